@@ -1,0 +1,470 @@
+import { ClusterError } from "./errors";
+import { MetadataImage, type PartitionMetadata, type TopicMetadata } from "./metadata-image";
+import type { MetadataLogEntry, MetadataRecord, PartitionChangeRecord } from "./metadata-records";
+import type { Random } from "./random";
+import { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
+import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
+
+/** A request to create one topic. */
+export interface CreateTopicRequest {
+  name: string;
+  /** Defaults to 1 (ignored when `replicaAssignment` is given). */
+  numPartitions?: number;
+  /** Defaults to min(3, live brokers) (ignored when `replicaAssignment` is given). */
+  replicationFactor?: number;
+  /** Replicas per partition, first one preferred leader. */
+  replicaAssignment?: number[][];
+  /** Create with this id (mirror topics keep the source's id); fails if another topic has it. */
+  topicId?: Uuid;
+  configs?: Record<string, string>;
+}
+
+/** One change of an incremental alter configs request (Kafka's AlterConfigOp). */
+export interface AlterConfigOp {
+  name: string;
+  op: "SET" | "DELETE" | "APPEND" | "SUBTRACT";
+  value?: string;
+}
+
+/** A partition whose leader epoch must reach at least `minLeaderEpoch` (KIP-1279's BumpLeaderEpochs). */
+export interface BumpLeaderEpochRequest {
+  topic: string;
+  partition: number;
+  minLeaderEpoch: number;
+}
+
+/** Listener of the metadata log, called once per record, in offset order. */
+export type MetadataListener = (entry: MetadataLogEntry) => void;
+
+/** Options of the controller. */
+export interface ControllerOptions {
+  /** Picks topic ids and the first broker of replica placement. */
+  random: Random;
+  /** Called when a listener throws; the record is still applied and the others still hear it. */
+  onListenerError?: (error: unknown, entry: MetadataLogEntry) => void;
+}
+
+const TOPIC_NAME = /^[a-zA-Z0-9._-]+$/;
+const MAX_TOPIC_NAME_LENGTH = 249;
+
+/**
+ * The cluster's controller (KRaft's QuorumController, in one process): validates requests, turns each into
+ * metadata records, appends them to the metadata log in order, applies them to its image and feeds them to
+ * every subscriber. Brokers learn everything about topics, leaders and configs from this feed.
+ */
+export class Controller {
+  /** The controller's current view; brokers build the same one from the feed. */
+  readonly image = new MetadataImage();
+  private readonly log: MetadataLogEntry[] = [];
+  private readonly listeners = new Set<MetadataListener>();
+  private readonly random: Random;
+  private readonly onListenerError: (error: unknown, entry: MetadataLogEntry) => void;
+
+  constructor(options: ControllerOptions) {
+    this.random = options.random;
+    this.onListenerError = options.onListenerError ?? (() => {});
+  }
+
+  /** Every metadata record so far, in order. */
+  metadataLog(): readonly MetadataLogEntry[] {
+    return this.log;
+  }
+
+  /**
+   * Subscribes to the metadata feed: first the records from `fromOffset` on, then every new one, in order.
+   * Returns the function that unsubscribes.
+   */
+  subscribe(listener: MetadataListener, fromOffset = 0): () => void {
+    for (const entry of this.log.slice(fromOffset)) this.deliver(listener, entry);
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Registers a broker and unfences it. Registering a known broker again just unfences it. */
+  registerBroker(brokerId: number, rack: string | null = null): void {
+    if (!Number.isInteger(brokerId) || brokerId < 0) {
+      throw new ClusterError("INVALID_REQUEST", `broker id must be a non-negative integer, got ${brokerId}`);
+    }
+    if (!this.image.brokers.has(brokerId)) this.append([{ type: "RegisterBroker", brokerId, rack }]);
+    this.unfenceBroker(brokerId);
+  }
+
+  /**
+   * Fences a broker (it crashed or shut down): it leaves every ISR, and each partition it led elects a new
+   * leader from the remaining ISR with a bumped leader epoch, or goes offline (leader -1) when none is left
+   * and unclean election is off.
+   */
+  fenceBroker(brokerId: number): void {
+    const broker = this.requireBroker(brokerId);
+    if (broker.fenced) return;
+    const records: MetadataRecord[] = [{ type: "FenceBroker", brokerId }];
+    const live = new Set(this.image.liveBrokers().filter((id) => id !== brokerId));
+    for (const topic of this.image.topicsById.values()) {
+      for (const p of topic.partitions) {
+        if (p.leader !== brokerId && !p.isr.includes(brokerId)) continue;
+        records.push(this.electAfterLoss(topic, p, brokerId, live));
+      }
+    }
+    this.append(records);
+  }
+
+  /** Unfences a broker; offline partitions whose ISR holds it elect it leader. */
+  unfenceBroker(brokerId: number): void {
+    const broker = this.requireBroker(brokerId);
+    if (!broker.fenced) return;
+    const records: MetadataRecord[] = [{ type: "UnfenceBroker", brokerId }];
+    for (const topic of this.image.topicsById.values()) {
+      for (const p of topic.partitions) {
+        if (p.leader === -1 && p.isr.includes(brokerId)) {
+          records.push(change(topic.topicId, p, { leader: brokerId, leaderEpoch: p.leaderEpoch + 1 }));
+        }
+      }
+    }
+    this.append(records);
+  }
+
+  /** Creates a topic; returns its id. */
+  createTopic(request: CreateTopicRequest): Uuid {
+    validateTopicName(request.name);
+    if (this.image.topic(request.name)) {
+      throw new ClusterError("TOPIC_ALREADY_EXISTS", `topic '${request.name}' already exists`);
+    }
+    const topicId = request.topicId ?? this.newTopicId();
+    if (!isUuid(topicId) || topicId === ZERO_UUID) {
+      throw new ClusterError("INVALID_REQUEST", `topic id '${topicId}' is not a valid non-zero UUID`);
+    }
+    const holder = this.image.topicsById.get(topicId);
+    if (holder) {
+      throw new ClusterError(
+        "INCONSISTENT_TOPIC_ID",
+        `topic id ${topicId} is already used by topic '${holder.name}'; delete that topic or use another id`,
+      );
+    }
+    const configs = Object.entries(request.configs ?? {});
+    for (const [name, value] of configs) checkConfig(name, value);
+    const assignment =
+      request.replicaAssignment ?? this.assign(request.numPartitions ?? 1, request.replicationFactor);
+    this.checkAssignment(assignment);
+    const records: MetadataRecord[] = [{ type: "Topic", name: request.name, topicId }];
+    for (const [name, value] of configs) {
+      records.push({ type: "Config", resourceType: "topic", resourceName: request.name, name, value });
+    }
+    for (const [partition, replicas] of assignment.entries()) {
+      records.push(this.newPartition(topicId, partition, replicas));
+    }
+    this.append(records);
+    return topicId;
+  }
+
+  /** Deletes a topic by name. */
+  deleteTopic(name: string): void {
+    const topic = this.requireTopic(name);
+    this.append([{ type: "RemoveTopic", topicId: topic.topicId }]);
+  }
+
+  /** Raises a topic's partition count to `totalCount` (Kafka's CreatePartitions). */
+  createPartitions(name: string, totalCount: number, replicationFactor?: number): void {
+    const topic = this.requireTopic(name);
+    const current = topic.partitions.length;
+    if (!Number.isInteger(totalCount) || totalCount <= current) {
+      throw new ClusterError(
+        "INVALID_PARTITIONS",
+        `topic '${name}' has ${current} partitions; the new count must be larger, got ${totalCount}`,
+      );
+    }
+    const rf = replicationFactor ?? topic.partitions[0]?.replicas.length ?? 1;
+    const assignment = this.assign(totalCount - current, rf);
+    this.checkAssignment(assignment);
+    this.append(assignment.map((replicas, i) => this.newPartition(topic.topicId, current + i, replicas)));
+  }
+
+  /** Applies config changes to a topic or broker (all or nothing). */
+  incrementalAlterConfigs(
+    resource: { type: "topic" | "broker"; name: string },
+    ops: readonly AlterConfigOp[],
+  ): void {
+    const current =
+      resource.type === "topic"
+        ? this.requireTopic(resource.name).configs
+        : (this.image.brokerConfigs.get(resource.name) ?? new Map<string, string>());
+    if (
+      resource.type === "broker" &&
+      resource.name !== "" &&
+      !this.image.brokers.has(Number(resource.name))
+    ) {
+      throw new ClusterError("INVALID_REQUEST", `broker '${resource.name}' is not registered`);
+    }
+    const next = new Map(current);
+    for (const op of ops) {
+      const value = op.value ?? "";
+      if (op.op !== "DELETE" && op.value === undefined) {
+        throw new ClusterError("INVALID_REQUEST", `config op ${op.op} on '${op.name}' needs a value`);
+      }
+      if (op.op === "DELETE") next.delete(op.name);
+      else if (op.op === "SET") next.set(op.name, value);
+      else {
+        const list = (next.get(op.name) ?? defaultFor(resource.type, op.name) ?? "")
+          .split(",")
+          .filter((v) => v);
+        const items = value.split(",").filter((v) => v);
+        const merged =
+          op.op === "APPEND"
+            ? [...list, ...items.filter((v) => !list.includes(v))]
+            : list.filter((v) => !items.includes(v));
+        next.set(op.name, merged.join(","));
+      }
+      if (resource.type === "topic" && op.op !== "DELETE") checkConfig(op.name, next.get(op.name)!);
+    }
+    const records: MetadataRecord[] = [];
+    for (const name of new Set([...current.keys(), ...next.keys()])) {
+      const before = current.get(name);
+      const after = next.get(name);
+      if (before === after) continue;
+      records.push({
+        type: "Config",
+        resourceType: resource.type,
+        resourceName: resource.name,
+        name,
+        value: after ?? null,
+      });
+    }
+    this.append(records);
+  }
+
+  /**
+   * Raises each partition's leader epoch to at least `minLeaderEpoch` (and by at least one), keeping the same
+   * leader: the leader fences producers and followers of older epochs. Returns the new epochs.
+   */
+  bumpLeaderEpochs(requests: readonly BumpLeaderEpochRequest[]): number[] {
+    const records: PartitionChangeRecord[] = [];
+    const epochs = requests.map((r) => {
+      const topic = this.requireTopic(r.topic);
+      const p = requirePartition(topic, r.partition);
+      if (p.leader === -1) {
+        throw new ClusterError(
+          "LEADER_NOT_AVAILABLE",
+          `${r.topic}-${r.partition} has no leader; bring a replica in its ISR back, then bump again`,
+        );
+      }
+      const leaderEpoch = Math.max(p.leaderEpoch + 1, r.minLeaderEpoch);
+      records.push(change(topic.topicId, p, { leaderEpoch }));
+      return leaderEpoch;
+    });
+    this.append(records);
+    return epochs;
+  }
+
+  /**
+   * The leader's request to change its ISR (Kafka's AlterPartition). Refused with FENCED_LEADER_EPOCH when
+   * the leader's epoch is stale, so a deposed leader cannot shrink or expand the ISR.
+   */
+  alterPartition(
+    topic: string,
+    partition: number,
+    request: { leader: number; leaderEpoch: number; isr: number[] },
+  ): void {
+    const t = this.requireTopic(topic);
+    const p = requirePartition(t, partition);
+    if (request.leader !== p.leader || request.leaderEpoch !== p.leaderEpoch) {
+      throw new ClusterError(
+        "FENCED_LEADER_EPOCH",
+        `${topic}-${partition}: broker ${request.leader} at epoch ${request.leaderEpoch} is not the leader (leader ${p.leader}, epoch ${p.leaderEpoch})`,
+      );
+    }
+    const isr = [...new Set(request.isr)];
+    if (!isr.includes(p.leader) || isr.some((b) => !p.replicas.includes(b))) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `${topic}-${partition}: ISR [${isr}] must contain the leader ${p.leader} and only replicas [${p.replicas}]`,
+      );
+    }
+    if (sameSet(isr, p.isr)) return;
+    this.append([change(t.topicId, p, { isr })]);
+  }
+
+  /** Makes the first live in-sync replica of each partition its leader (preferred leader election). */
+  electPreferredLeaders(): void {
+    const records: MetadataRecord[] = [];
+    const live = new Set(this.image.liveBrokers());
+    for (const topic of this.image.topicsById.values()) {
+      for (const p of topic.partitions) {
+        const preferred = p.replicas[0];
+        if (preferred === undefined || preferred === p.leader) continue;
+        if (!live.has(preferred) || !p.isr.includes(preferred)) continue;
+        records.push(change(topic.topicId, p, { leader: preferred, leaderEpoch: p.leaderEpoch + 1 }));
+      }
+    }
+    this.append(records);
+  }
+
+  private electAfterLoss(
+    topic: TopicMetadata,
+    p: PartitionMetadata,
+    lost: number,
+    live: ReadonlySet<number>,
+  ): PartitionChangeRecord {
+    const remaining = p.isr.filter((b) => b !== lost && live.has(b));
+    if (p.leader !== lost) return change(topic.topicId, p, { isr: remaining });
+    const leader = p.replicas.find((b) => remaining.includes(b));
+    if (leader !== undefined) {
+      return change(topic.topicId, p, { leader, isr: remaining, leaderEpoch: p.leaderEpoch + 1 });
+    }
+    if (topicConfigValue(topic.configs, "unclean.leader.election.enable") === "true") {
+      const unclean = p.replicas.find((b) => live.has(b));
+      if (unclean !== undefined) {
+        return change(topic.topicId, p, { leader: unclean, isr: [unclean], leaderEpoch: p.leaderEpoch + 1 });
+      }
+    }
+    // No replica can lead: keep the last ISR member so it can lead again when it returns (KRaft does this).
+    return change(topic.topicId, p, {
+      leader: -1,
+      isr: p.isr.filter((b) => b === lost),
+      leaderEpoch: p.leaderEpoch + 1,
+    });
+  }
+
+  private newPartition(topicId: Uuid, partition: number, replicas: number[]): MetadataRecord {
+    const live = new Set(this.image.liveBrokers());
+    const isr = replicas.filter((b) => live.has(b));
+    return {
+      type: "Partition",
+      topicId,
+      partition,
+      replicas,
+      isr,
+      leader: isr[0] ?? -1,
+      leaderEpoch: 0,
+      partitionEpoch: 0,
+    };
+  }
+
+  /** Round-robin placement over live brokers from a random start, as Kafka's rack-unaware assignment does. */
+  private assign(numPartitions: number, replicationFactor: number | undefined): number[][] {
+    const live = this.image.liveBrokers();
+    if (!Number.isInteger(numPartitions) || numPartitions < 1) {
+      throw new ClusterError(
+        "INVALID_PARTITIONS",
+        `number of partitions must be at least 1, got ${numPartitions}`,
+      );
+    }
+    const rf = replicationFactor ?? Math.min(3, live.length);
+    if (!Number.isInteger(rf) || rf < 1 || rf > live.length) {
+      throw new ClusterError(
+        "INVALID_REPLICATION_FACTOR",
+        `replication factor ${rf} needs that many live brokers; ${live.length} are live (${live.join(", ") || "none"})`,
+      );
+    }
+    const start = Math.floor(this.random.next() * live.length);
+    return Array.from({ length: numPartitions }, (_, p) =>
+      Array.from({ length: rf }, (_, r) => live[(start + p + r) % live.length]!),
+    );
+  }
+
+  private checkAssignment(assignment: number[][]): void {
+    if (assignment.length === 0)
+      throw new ClusterError("INVALID_PARTITIONS", "a topic needs at least one partition");
+    assignment.forEach((replicas, p) => {
+      if (replicas.length === 0 || new Set(replicas).size !== replicas.length) {
+        throw new ClusterError(
+          "INVALID_REPLICA_ASSIGNMENT",
+          `partition ${p}: replicas [${replicas}] must be non-empty and distinct`,
+        );
+      }
+      const unknown = replicas.filter((b) => !this.image.brokers.has(b));
+      if (unknown.length > 0) {
+        throw new ClusterError("INVALID_REPLICA_ASSIGNMENT", `partition ${p}: unknown brokers [${unknown}]`);
+      }
+    });
+  }
+
+  private newTopicId(): Uuid {
+    for (;;) {
+      const id = randomUuid(this.random);
+      if (!this.image.topicsById.has(id)) return id;
+    }
+  }
+
+  private requireTopic(name: string): TopicMetadata {
+    const topic = this.image.topic(name);
+    if (!topic) throw new ClusterError("UNKNOWN_TOPIC_OR_PARTITION", `topic '${name}' does not exist`);
+    return topic;
+  }
+
+  private requireBroker(brokerId: number) {
+    const broker = this.image.brokers.get(brokerId);
+    if (!broker) throw new ClusterError("BROKER_NOT_AVAILABLE", `broker ${brokerId} is not registered`);
+    return broker;
+  }
+
+  private append(records: readonly MetadataRecord[]): void {
+    for (const record of records) {
+      const entry = { offset: this.log.length, record };
+      this.log.push(entry);
+      this.image.apply(record, entry.offset);
+      for (const listener of this.listeners) this.deliver(listener, entry);
+    }
+  }
+
+  private deliver(listener: MetadataListener, entry: MetadataLogEntry): void {
+    try {
+      listener(entry);
+    } catch (error) {
+      this.onListenerError(error, entry);
+    }
+  }
+}
+
+function change(
+  topicId: Uuid,
+  p: PartitionMetadata,
+  update: Partial<Pick<PartitionChangeRecord, "leader" | "isr" | "leaderEpoch">>,
+): PartitionChangeRecord {
+  return {
+    type: "PartitionChange",
+    topicId,
+    partition: p.partition,
+    leader: update.leader ?? p.leader,
+    isr: update.isr ?? [...p.isr],
+    leaderEpoch: update.leaderEpoch ?? p.leaderEpoch,
+    partitionEpoch: p.partitionEpoch + 1,
+  };
+}
+
+function requirePartition(topic: TopicMetadata, partition: number): PartitionMetadata {
+  const p = topic.partitions[partition];
+  if (!p) {
+    throw new ClusterError(
+      "UNKNOWN_TOPIC_OR_PARTITION",
+      `topic '${topic.name}' has no partition ${partition} (it has ${topic.partitions.length})`,
+    );
+  }
+  return p;
+}
+
+function validateTopicName(name: string): void {
+  if (
+    name === "" ||
+    name === "." ||
+    name === ".." ||
+    name.length > MAX_TOPIC_NAME_LENGTH ||
+    !TOPIC_NAME.test(name)
+  ) {
+    throw new ClusterError(
+      "INVALID_TOPIC_EXCEPTION",
+      `topic name '${name}' is illegal: use 1 to ${MAX_TOPIC_NAME_LENGTH} of [a-zA-Z0-9._-], not '.' or '..'`,
+    );
+  }
+}
+
+function checkConfig(name: string, value: string): void {
+  const problem = validateTopicConfig(name, value);
+  if (problem) throw new ClusterError("INVALID_CONFIG", problem);
+}
+
+function defaultFor(type: "topic" | "broker", name: string): string | undefined {
+  return type === "topic" ? (TOPIC_CONFIGS[name]?.defaultValue ?? undefined) : undefined;
+}
+
+function sameSet(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}

@@ -1,0 +1,31 @@
+export { type Clock, ManualClock } from "./clock";
+export {
+  type AlterConfigOp,
+  type BumpLeaderEpochRequest,
+  Controller,
+  type ControllerOptions,
+  type CreateTopicRequest,
+  type MetadataListener,
+} from "./controller";
+export { ClusterError, type KafkaErrorName } from "./errors";
+export {
+  type BrokerMetadata,
+  MetadataImage,
+  type PartitionMetadata,
+  type TopicMetadata,
+} from "./metadata-image";
+export type {
+  ConfigRecord,
+  FenceBrokerRecord,
+  MetadataLogEntry,
+  MetadataRecord,
+  PartitionChangeRecord,
+  PartitionRecord,
+  RegisterBrokerRecord,
+  RemoveTopicRecord,
+  TopicRecord,
+  UnfenceBrokerRecord,
+} from "./metadata-records";
+export { type Random, SeededRandom } from "./random";
+export { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
+export { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";

@@ -1,0 +1,138 @@
+import type { MetadataRecord } from "./metadata-records";
+import type { Uuid } from "./uuid";
+
+/** One partition as the metadata log describes it. */
+export interface PartitionMetadata {
+  partition: number;
+  replicas: readonly number[];
+  isr: readonly number[];
+  /** Broker id of the leader, or -1 when no replica can lead (offline). */
+  leader: number;
+  leaderEpoch: number;
+  partitionEpoch: number;
+}
+
+/** One topic as the metadata log describes it. */
+export interface TopicMetadata {
+  name: string;
+  topicId: Uuid;
+  partitions: PartitionMetadata[];
+  configs: Map<string, string>;
+}
+
+/** One broker's registration. */
+export interface BrokerMetadata {
+  brokerId: number;
+  rack: string | null;
+  fenced: boolean;
+}
+
+/**
+ * The cluster's metadata as of some metadata-log offset: what `MetadataImage` is in KRaft. Built only by
+ * applying `MetadataRecord`s in order, so the controller and every broker that replays the same log agree.
+ */
+export class MetadataImage {
+  /** Offset of the last record applied (-1 before any). */
+  offset = -1;
+  readonly topicsById = new Map<Uuid, TopicMetadata>();
+  readonly topicIdsByName = new Map<string, Uuid>();
+  readonly brokers = new Map<number, BrokerMetadata>();
+  /** Dynamic broker configs by broker id as a string; "" holds cluster-wide defaults. */
+  readonly brokerConfigs = new Map<string, Map<string, string>>();
+
+  /** The topic named `name`, if it exists. */
+  topic(name: string): TopicMetadata | undefined {
+    const id = this.topicIdsByName.get(name);
+    return id === undefined ? undefined : this.topicsById.get(id);
+  }
+
+  /** One partition of a topic, if both exist. */
+  partition(topic: string, partition: number): PartitionMetadata | undefined {
+    return this.topic(topic)?.partitions[partition];
+  }
+
+  /** Live (unfenced) broker ids, ascending. */
+  liveBrokers(): number[] {
+    return [...this.brokers.values()]
+      .filter((b) => !b.fenced)
+      .map((b) => b.brokerId)
+      .sort((a, b) => a - b);
+  }
+
+  /** A broker's effective dynamic config: its own value, else the cluster default. */
+  brokerConfig(brokerId: number, name: string): string | undefined {
+    return this.brokerConfigs.get(String(brokerId))?.get(name) ?? this.brokerConfigs.get("")?.get(name);
+  }
+
+  /** Applies one record. Records come from the controller, which validated them; applying never fails. */
+  apply(record: MetadataRecord, offset: number): void {
+    this.offset = offset;
+    switch (record.type) {
+      case "RegisterBroker":
+        this.brokers.set(record.brokerId, { brokerId: record.brokerId, rack: record.rack, fenced: true });
+        return;
+      case "FenceBroker":
+      case "UnfenceBroker": {
+        const broker = this.brokers.get(record.brokerId);
+        if (broker) broker.fenced = record.type === "FenceBroker";
+        return;
+      }
+      case "Topic":
+        this.topicsById.set(record.topicId, {
+          name: record.name,
+          topicId: record.topicId,
+          partitions: [],
+          configs: new Map(),
+        });
+        this.topicIdsByName.set(record.name, record.topicId);
+        return;
+      case "Partition": {
+        const topic = this.topicsById.get(record.topicId);
+        topic?.partitions.splice(record.partition, 1, {
+          partition: record.partition,
+          replicas: record.replicas,
+          isr: record.isr,
+          leader: record.leader,
+          leaderEpoch: record.leaderEpoch,
+          partitionEpoch: record.partitionEpoch,
+        });
+        return;
+      }
+      case "PartitionChange": {
+        const p = this.topicsById.get(record.topicId)?.partitions[record.partition];
+        if (!p) return;
+        p.leader = record.leader;
+        p.isr = record.isr;
+        p.leaderEpoch = record.leaderEpoch;
+        p.partitionEpoch = record.partitionEpoch;
+        return;
+      }
+      case "Config": {
+        const configs =
+          record.resourceType === "topic"
+            ? this.topic(record.resourceName)?.configs
+            : getOrCreate(this.brokerConfigs, record.resourceName);
+        if (!configs) return;
+        if (record.value === null) configs.delete(record.name);
+        else configs.set(record.name, record.value);
+        return;
+      }
+      case "RemoveTopic": {
+        const topic = this.topicsById.get(record.topicId);
+        if (!topic) return;
+        this.topicsById.delete(record.topicId);
+        this.topicIdsByName.delete(topic.name);
+        return;
+      }
+    }
+  }
+}
+
+function getOrCreate(map: Map<string, Map<string, string>>, key: string): Map<string, string> {
+  let value = map.get(key);
+  if (!value) {
+    value = new Map();
+    map.set(key, value);
+  }
+  return value;
+}

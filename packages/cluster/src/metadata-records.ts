@@ -1,0 +1,89 @@
+import type { Uuid } from "./uuid";
+
+/**
+ * The controller's metadata log, after KRaft's records: every change to topics, partitions, configs and
+ * brokers is one of these, applied in order by the controller and by every broker that subscribes.
+ */
+export type MetadataRecord =
+  | RegisterBrokerRecord
+  | FenceBrokerRecord
+  | UnfenceBrokerRecord
+  | TopicRecord
+  | PartitionRecord
+  | PartitionChangeRecord
+  | ConfigRecord
+  | RemoveTopicRecord;
+
+/** A broker joined the cluster (it starts fenced until `UnfenceBroker`). */
+export interface RegisterBrokerRecord {
+  type: "RegisterBroker";
+  brokerId: number;
+  rack: string | null;
+}
+
+/** A broker stopped heartbeating (crash or shutdown): it leads nothing and is in no ISR. */
+export interface FenceBrokerRecord {
+  type: "FenceBroker";
+  brokerId: number;
+}
+
+/** A broker is alive and may lead partitions. */
+export interface UnfenceBrokerRecord {
+  type: "UnfenceBroker";
+  brokerId: number;
+}
+
+/** A topic was created. */
+export interface TopicRecord {
+  type: "Topic";
+  name: string;
+  topicId: Uuid;
+}
+
+/** A partition was created with its assignment, leader and ISR. */
+export interface PartitionRecord {
+  type: "Partition";
+  topicId: Uuid;
+  partition: number;
+  replicas: number[];
+  isr: number[];
+  leader: number;
+  leaderEpoch: number;
+  partitionEpoch: number;
+}
+
+/**
+ * A partition's leader, ISR or epochs changed. A new leader (or a bump) raises `leaderEpoch`; any change
+ * raises `partitionEpoch`, as in KRaft.
+ */
+export interface PartitionChangeRecord {
+  type: "PartitionChange";
+  topicId: Uuid;
+  partition: number;
+  leader: number;
+  isr: number[];
+  leaderEpoch: number;
+  partitionEpoch: number;
+}
+
+/** A dynamic config was set (`value` a string) or deleted (`value` null) on a topic or a broker. */
+export interface ConfigRecord {
+  type: "Config";
+  resourceType: "topic" | "broker";
+  /** Topic name, broker id as a string, or "" for the cluster-wide broker default. */
+  resourceName: string;
+  name: string;
+  value: string | null;
+}
+
+/** A topic was deleted. */
+export interface RemoveTopicRecord {
+  type: "RemoveTopic";
+  topicId: Uuid;
+}
+
+/** A metadata record with its offset in the metadata log. */
+export interface MetadataLogEntry {
+  offset: number;
+  record: MetadataRecord;
+}

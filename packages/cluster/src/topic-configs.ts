@@ -1,0 +1,97 @@
+/** How a dynamic config's value is checked. */
+type ConfigKind = "long" | "int" | "boolean" | "string" | "list" | "double";
+
+interface ConfigDef {
+  kind: ConfigKind;
+  defaultValue: string | null;
+  /** Allowed values for a string or list config. */
+  allowed?: readonly string[];
+  /** Smallest allowed number. */
+  min?: number;
+}
+
+/**
+ * Topic-level configs this cluster knows, with Kafka's defaults. Anything else is refused with
+ * INVALID_CONFIG, as Kafka does. `mirror.name` and `mirror.replication.throttled.replicas` come from KIP-1279.
+ */
+export const TOPIC_CONFIGS: Readonly<Record<string, ConfigDef>> = {
+  "cleanup.policy": { kind: "list", defaultValue: "delete", allowed: ["delete", "compact"] },
+  "compression.type": {
+    kind: "string",
+    defaultValue: "producer",
+    allowed: ["producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"],
+  },
+  "delete.retention.ms": { kind: "long", defaultValue: "86400000", min: 0 },
+  "file.delete.delay.ms": { kind: "long", defaultValue: "60000", min: 0 },
+  "flush.messages": { kind: "long", defaultValue: "9223372036854775807", min: 1 },
+  "flush.ms": { kind: "long", defaultValue: "9223372036854775807", min: 0 },
+  "max.compaction.lag.ms": { kind: "long", defaultValue: "9223372036854775807", min: 1 },
+  "max.message.bytes": { kind: "int", defaultValue: "1048588", min: 0 },
+  "message.timestamp.type": {
+    kind: "string",
+    defaultValue: "CreateTime",
+    allowed: ["CreateTime", "LogAppendTime"],
+  },
+  "message.timestamp.before.max.ms": { kind: "long", defaultValue: "9223372036854775807", min: 0 },
+  "message.timestamp.after.max.ms": { kind: "long", defaultValue: "9223372036854775807", min: 0 },
+  "min.cleanable.dirty.ratio": { kind: "double", defaultValue: "0.5", min: 0 },
+  "min.compaction.lag.ms": { kind: "long", defaultValue: "0", min: 0 },
+  "min.insync.replicas": { kind: "int", defaultValue: "1", min: 1 },
+  "retention.bytes": { kind: "long", defaultValue: "-1" },
+  "retention.ms": { kind: "long", defaultValue: "604800000", min: -1 },
+  "segment.bytes": { kind: "int", defaultValue: "1073741824", min: 14 },
+  "segment.ms": { kind: "long", defaultValue: "604800000", min: 1 },
+  "unclean.leader.election.enable": { kind: "boolean", defaultValue: "false" },
+  "leader.replication.throttled.replicas": { kind: "list", defaultValue: "" },
+  "follower.replication.throttled.replicas": { kind: "list", defaultValue: "" },
+  "mirror.name": { kind: "string", defaultValue: null },
+  "mirror.replication.throttled.replicas": { kind: "list", defaultValue: "" },
+};
+
+/**
+ * Checks one topic config; returns a message saying what is wrong, or undefined when the value is valid.
+ */
+export function validateTopicConfig(name: string, value: string): string | undefined {
+  const def = TOPIC_CONFIGS[name];
+  if (!def)
+    return `unknown topic config '${name}'; known configs are: ${Object.keys(TOPIC_CONFIGS).join(", ")}`;
+  switch (def.kind) {
+    case "long":
+    case "int": {
+      if (!/^-?\d+$/.test(value)) return `config '${name}' must be an integer, got '${value}'`;
+      const n = Number(value);
+      if (def.kind === "int" && (n > 2147483647 || n < -2147483648))
+        return `config '${name}' must fit in a 32-bit integer, got '${value}'`;
+      if (def.min !== undefined && n < def.min)
+        return `config '${name}' must be at least ${def.min}, got ${value}`;
+      return undefined;
+    }
+    case "double": {
+      const n = Number(value);
+      if (value.trim() === "" || Number.isNaN(n)) return `config '${name}' must be a number, got '${value}'`;
+      if (def.min !== undefined && n < def.min)
+        return `config '${name}' must be at least ${def.min}, got ${value}`;
+      return undefined;
+    }
+    case "boolean":
+      return value === "true" || value === "false"
+        ? undefined
+        : `config '${name}' must be true or false, got '${value}'`;
+    case "string":
+      if (def.allowed && !def.allowed.includes(value))
+        return `config '${name}' must be one of ${def.allowed.join(", ")}, got '${value}'`;
+      return undefined;
+    case "list": {
+      if (!def.allowed) return undefined;
+      const bad = value.split(",").filter((v) => !def.allowed!.includes(v.trim()));
+      return bad.length === 0
+        ? undefined
+        : `config '${name}' takes a list of ${def.allowed.join(", ")}; '${bad.join(",")}' is not allowed`;
+    }
+  }
+}
+
+/** The effective value of a topic config: the dynamic value, else Kafka's default. */
+export function topicConfigValue(configs: ReadonlyMap<string, string>, name: string): string | undefined {
+  return configs.get(name) ?? TOPIC_CONFIGS[name]?.defaultValue ?? undefined;
+}

@@ -1,0 +1,179 @@
+import { describe, expect, it } from "vitest";
+import { ClusterError, Controller, MetadataImage, SeededRandom } from "../src/index";
+
+function controller(brokers = 3): Controller {
+  const c = new Controller({ random: new SeededRandom(7) });
+  for (let b = 0; b < brokers; b++) c.registerBroker(b);
+  return c;
+}
+
+function errorOf(fn: () => unknown): ClusterError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ClusterError) return e;
+    throw e;
+  }
+  throw new Error("expected a ClusterError");
+}
+
+describe("Controller topics", () => {
+  it("creates a topic with a given id and refuses the same id for another topic", () => {
+    const c = controller();
+    const id = "6f1f3a40-1c2b-4d3e-8f40-0123456789ab";
+    expect(c.createTopic({ name: "orders", numPartitions: 2, replicationFactor: 3, topicId: id })).toBe(id);
+    const t = c.image.topic("orders");
+    expect(t?.topicId).toBe(id);
+    expect(t?.partitions.map((p) => p.replicas.length)).toEqual([3, 3]);
+    expect(t?.partitions.every((p) => p.leader === p.replicas[0] && p.isr.length === 3)).toBe(true);
+    const err = errorOf(() => c.createTopic({ name: "other", topicId: id }));
+    expect(err.errorName).toBe("INCONSISTENT_TOPIC_ID");
+    expect(err.message).toContain("orders");
+    expect(c.image.topic("other")).toBeUndefined();
+  });
+
+  it("refuses bad names, duplicate names, bad configs and impossible replication factors", () => {
+    const c = controller();
+    c.createTopic({ name: "a" });
+    expect(errorOf(() => c.createTopic({ name: "a" })).errorName).toBe("TOPIC_ALREADY_EXISTS");
+    expect(errorOf(() => c.createTopic({ name: "bad name" })).errorName).toBe("INVALID_TOPIC_EXCEPTION");
+    expect(errorOf(() => c.createTopic({ name: ".." })).errorName).toBe("INVALID_TOPIC_EXCEPTION");
+    expect(errorOf(() => c.createTopic({ name: "b", configs: { "retention.ms": "soon" } })).errorName).toBe(
+      "INVALID_CONFIG",
+    );
+    expect(errorOf(() => c.createTopic({ name: "b", configs: { "no.such": "1" } })).errorName).toBe(
+      "INVALID_CONFIG",
+    );
+    expect(errorOf(() => c.createTopic({ name: "b", replicationFactor: 4 })).errorName).toBe(
+      "INVALID_REPLICATION_FACTOR",
+    );
+    expect(errorOf(() => c.createTopic({ name: "b", numPartitions: 0 })).errorName).toBe(
+      "INVALID_PARTITIONS",
+    );
+    expect(c.image.topic("b")).toBeUndefined();
+  });
+
+  it("adds partitions, never removes them, and deletes topics", () => {
+    const c = controller();
+    c.createTopic({ name: "t", numPartitions: 1, replicationFactor: 2 });
+    c.createPartitions("t", 3);
+    expect(c.image.topic("t")?.partitions.map((p) => p.partition)).toEqual([0, 1, 2]);
+    expect(errorOf(() => c.createPartitions("t", 2)).errorName).toBe("INVALID_PARTITIONS");
+    c.deleteTopic("t");
+    expect(c.image.topic("t")).toBeUndefined();
+    expect(errorOf(() => c.deleteTopic("t")).errorName).toBe("UNKNOWN_TOPIC_OR_PARTITION");
+  });
+
+  it("alters topic configs incrementally, all or nothing", () => {
+    const c = controller();
+    c.createTopic({ name: "t", configs: { "mirror.name": "m1" } });
+    c.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+      { name: "mirror.name", op: "SET", value: "m1.paused" },
+      { name: "cleanup.policy", op: "APPEND", value: "compact" },
+    ]);
+    expect(c.image.topic("t")?.configs.get("mirror.name")).toBe("m1.paused");
+    expect(c.image.topic("t")?.configs.get("cleanup.policy")).toBe("delete,compact");
+    const err = errorOf(() =>
+      c.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+        { name: "mirror.name", op: "DELETE" },
+        { name: "min.insync.replicas", op: "SET", value: "0" },
+      ]),
+    );
+    expect(err.errorName).toBe("INVALID_CONFIG");
+    expect(c.image.topic("t")?.configs.get("mirror.name")).toBe("m1.paused");
+    c.incrementalAlterConfigs({ type: "broker", name: "" }, [
+      { name: "mirror.replication.throttled.rate", op: "SET", value: "1000" },
+    ]);
+    expect(c.image.brokerConfig(1, "mirror.replication.throttled.rate")).toBe("1000");
+  });
+});
+
+describe("Controller leadership", () => {
+  it("bumps leader epochs to at least the minimum and by at least one", () => {
+    const c = controller();
+    c.createTopic({ name: "t", numPartitions: 2 });
+    expect(c.bumpLeaderEpochs([{ topic: "t", partition: 0, minLeaderEpoch: 17 }])).toEqual([17]);
+    expect(c.bumpLeaderEpochs([{ topic: "t", partition: 0, minLeaderEpoch: 3 }])).toEqual([18]);
+    expect(c.image.partition("t", 0)?.leaderEpoch).toBe(18);
+    expect(c.image.partition("t", 1)?.leaderEpoch).toBe(0);
+    expect(
+      errorOf(() => c.bumpLeaderEpochs([{ topic: "t", partition: 9, minLeaderEpoch: 1 }])).errorName,
+    ).toBe("UNKNOWN_TOPIC_OR_PARTITION");
+  });
+
+  it("elects a new leader from the ISR with a higher epoch when the leader's broker is fenced", () => {
+    const c = controller();
+    c.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    c.fenceBroker(0);
+    const p = c.image.partition("t", 0)!;
+    expect(p.leader).toBe(1);
+    expect(p.leaderEpoch).toBe(1);
+    expect(p.isr).toEqual([1, 2]);
+    c.fenceBroker(2);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, leaderEpoch: 1, isr: [1] });
+    c.fenceBroker(1);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: -1, leaderEpoch: 2, isr: [1] });
+    // Broker 0 is not in the ISR: it cannot lead without unclean election.
+    c.unfenceBroker(0);
+    expect(c.image.partition("t", 0)?.leader).toBe(-1);
+    c.unfenceBroker(1);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, leaderEpoch: 3 });
+  });
+
+  it("elects an out-of-sync replica only with unclean.leader.election.enable", () => {
+    const c = controller();
+    c.createTopic({
+      name: "t",
+      replicaAssignment: [[0, 1]],
+      configs: { "unclean.leader.election.enable": "true" },
+    });
+    c.alterPartition("t", 0, { leader: 0, leaderEpoch: 0, isr: [0] });
+    c.fenceBroker(0);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1], leaderEpoch: 1 });
+  });
+
+  it("refuses an ISR change from a leader with a stale epoch", () => {
+    const c = controller();
+    c.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    c.bumpLeaderEpochs([{ topic: "t", partition: 0, minLeaderEpoch: 5 }]);
+    const err = errorOf(() => c.alterPartition("t", 0, { leader: 0, leaderEpoch: 4, isr: [0] }));
+    expect(err.errorName).toBe("FENCED_LEADER_EPOCH");
+    expect(err.code).toBe(74);
+    expect(c.image.partition("t", 0)?.isr).toEqual([0, 1, 2]);
+    c.alterPartition("t", 0, { leader: 0, leaderEpoch: 5, isr: [0, 2] });
+    expect(c.image.partition("t", 0)?.isr).toEqual([0, 2]);
+  });
+});
+
+describe("Controller metadata feed", () => {
+  it("gives a late subscriber the same image as the controller, in order", () => {
+    const c = controller();
+    c.createTopic({ name: "t", numPartitions: 3, configs: { "cleanup.policy": "compact" } });
+    c.fenceBroker(1);
+    const image = new MetadataImage();
+    const offsets: number[] = [];
+    c.subscribe((e) => {
+      offsets.push(e.offset);
+      image.apply(e.record, e.offset);
+    });
+    c.createPartitions("t", 4, 2);
+    c.unfenceBroker(1);
+    expect(offsets).toEqual(c.metadataLog().map((e) => e.offset));
+    expect(image.topic("t")).toEqual(c.image.topic("t"));
+    expect(image.liveBrokers()).toEqual([0, 1, 2]);
+  });
+
+  it("keeps feeding other listeners when one throws", () => {
+    const errors: unknown[] = [];
+    const c = new Controller({ random: new SeededRandom(1), onListenerError: (e) => errors.push(e) });
+    c.registerBroker(0);
+    let heard = 0;
+    c.subscribe(() => {
+      throw new Error("boom");
+    });
+    c.subscribe(() => heard++);
+    c.createTopic({ name: "t" });
+    expect(heard).toBe(c.metadataLog().length);
+    expect(errors.length).toBe(c.metadataLog().length);
+  });
+});

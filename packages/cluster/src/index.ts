@@ -1,3 +1,15 @@
+export {
+  type AclBinding,
+  type AclBindingFilter,
+  type AclOperation,
+  type AclPatternType,
+  type AclPermissionType,
+  type AclResourceType,
+  type AuthorizationRequest,
+  Authorizer,
+  type AuthorizerConfig,
+} from "./acls";
+export { ClientQuotaManager, type ClientQuotaOptions, type QuotaType } from "./client-quotas";
 export { type Clock, ManualClock } from "./clock";
 export {
   type AlterConfigOp,

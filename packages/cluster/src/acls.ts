@@ -1,0 +1,189 @@
+import { ClusterError } from "./errors";
+
+/** Resource types that ACLs protect. */
+export type AclResourceType = "TOPIC" | "GROUP" | "CLUSTER" | "TRANSACTIONAL_ID";
+/** How a binding's resource name matches: exactly (with "*" for all), or as a prefix. */
+export type AclPatternType = "LITERAL" | "PREFIXED";
+/** Operations, as in Kafka's AclOperation. */
+export type AclOperation =
+  | "ALL"
+  | "READ"
+  | "WRITE"
+  | "CREATE"
+  | "DELETE"
+  | "ALTER"
+  | "DESCRIBE"
+  | "CLUSTER_ACTION"
+  | "DESCRIBE_CONFIGS"
+  | "ALTER_CONFIGS"
+  | "IDEMPOTENT_WRITE";
+/** Whether a binding allows or denies. */
+export type AclPermissionType = "ALLOW" | "DENY";
+
+/** One ACL: who may (or may not) do what on which resources. */
+export interface AclBinding {
+  resourceType: AclResourceType;
+  resourceName: string;
+  patternType: AclPatternType;
+  /** e.g. `User:alice`, or `User:*` for everyone. */
+  principal: string;
+  /** Client host, or `*`. */
+  host: string;
+  operation: AclOperation;
+  permissionType: AclPermissionType;
+}
+
+/** A filter over bindings: every field left out matches anything ("ANY"). */
+export type AclBindingFilter = Partial<AclBinding>;
+
+/** Authorizer settings. */
+export interface AuthorizerConfig {
+  /** With false (the default, like a Kafka broker without `authorizer.class.name`), everything is allowed. */
+  enabled: boolean;
+  /** Principals allowed everything. */
+  superUsers?: readonly string[];
+  /** Kafka's `allow.everyone.if.no.acl.found` (default false). */
+  allowEveryoneIfNoAclFound?: boolean;
+}
+
+/** A request to authorize. */
+export interface AuthorizationRequest {
+  principal: string;
+  host?: string;
+  operation: AclOperation;
+  resourceType: AclResourceType;
+  resourceName: string;
+}
+
+const OPERATIONS: readonly AclOperation[] = [
+  "ALL",
+  "READ",
+  "WRITE",
+  "CREATE",
+  "DELETE",
+  "ALTER",
+  "DESCRIBE",
+  "CLUSTER_ACTION",
+  "DESCRIBE_CONFIGS",
+  "ALTER_CONFIGS",
+  "IDEMPOTENT_WRITE",
+];
+const RESOURCE_TYPES: readonly AclResourceType[] = ["TOPIC", "GROUP", "CLUSTER", "TRANSACTIONAL_ID"];
+
+/** Operations whose ALLOW also allows DESCRIBE (or DESCRIBE_CONFIGS), as in Kafka's StandardAuthorizer. */
+const IMPLIES: Partial<Record<AclOperation, readonly AclOperation[]>> = {
+  DESCRIBE: ["READ", "WRITE", "DELETE", "ALTER"],
+  DESCRIBE_CONFIGS: ["ALTER_CONFIGS"],
+};
+
+/**
+ * Kafka's StandardAuthorizer semantics: a matching DENY wins over any ALLOW; ALL matches every operation;
+ * READ, WRITE, DELETE and ALTER imply DESCRIBE; ALTER_CONFIGS implies DESCRIBE_CONFIGS; with no binding on a
+ * resource, only super users (or everyone, with `allowEveryoneIfNoAclFound`) are allowed.
+ */
+export class Authorizer {
+  private readonly bindings: AclBinding[] = [];
+  private config: AuthorizerConfig;
+
+  constructor(config: AuthorizerConfig = { enabled: false }) {
+    this.config = config;
+  }
+
+  /** Replaces the settings (dynamic, no restart). */
+  configure(config: AuthorizerConfig): void {
+    this.config = config;
+  }
+
+  /** Adds bindings; an exact duplicate is kept once. */
+  createAcls(bindings: readonly AclBinding[]): void {
+    for (const b of bindings) validateBinding(b);
+    for (const b of bindings) if (!this.bindings.some((x) => sameBinding(x, b))) this.bindings.push({ ...b });
+  }
+
+  /** Removes every binding matching any filter; returns the removed bindings. */
+  deleteAcls(filters: readonly AclBindingFilter[]): AclBinding[] {
+    const removed: AclBinding[] = [];
+    for (let i = this.bindings.length - 1; i >= 0; i--) {
+      const b = this.bindings[i]!;
+      if (filters.some((f) => matchesFilter(b, f))) removed.unshift(...this.bindings.splice(i, 1));
+    }
+    return removed;
+  }
+
+  /** Bindings matching the filter. */
+  describeAcls(filter: AclBindingFilter = {}): AclBinding[] {
+    return this.bindings.filter((b) => matchesFilter(b, filter)).map((b) => ({ ...b }));
+  }
+
+  /** True if the request is allowed. */
+  authorize(request: AuthorizationRequest): boolean {
+    if (!this.config.enabled) return true;
+    if (this.config.superUsers?.includes(request.principal)) return true;
+    const host = request.host ?? "*";
+    const onResource = this.bindings.filter(
+      (b) => b.resourceType === request.resourceType && resourceMatches(b, request.resourceName),
+    );
+    const applicable = onResource.filter(
+      (b) =>
+        (b.principal === request.principal || b.principal === "User:*") &&
+        (b.host === "*" || b.host === host),
+    );
+    const denies = applicable.some(
+      (b) => b.permissionType === "DENY" && (b.operation === "ALL" || b.operation === request.operation),
+    );
+    if (denies) return false;
+    const allowedOps = [request.operation, ...(IMPLIES[request.operation] ?? [])];
+    const allows = applicable.some(
+      (b) => b.permissionType === "ALLOW" && (b.operation === "ALL" || allowedOps.includes(b.operation)),
+    );
+    if (allows) return true;
+    return onResource.length === 0 && (this.config.allowEveryoneIfNoAclFound ?? false);
+  }
+
+  /**
+   * Throws Kafka's authorization error for the resource type when the request is not allowed: the message
+   * names the principal, the operation and the resource, and says which ACL would allow it.
+   */
+  check(request: AuthorizationRequest): void {
+    if (this.authorize(request)) return;
+    const name = {
+      TOPIC: "TOPIC_AUTHORIZATION_FAILED",
+      GROUP: "GROUP_AUTHORIZATION_FAILED",
+      CLUSTER: "CLUSTER_AUTHORIZATION_FAILED",
+      TRANSACTIONAL_ID: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+    } as const;
+    throw new ClusterError(
+      name[request.resourceType],
+      `${request.principal} may not ${request.operation} ${request.resourceType} '${request.resourceName}'; an ALLOW ACL for that operation (and no DENY) is needed`,
+    );
+  }
+}
+
+function resourceMatches(b: AclBinding, name: string): boolean {
+  if (b.patternType === "PREFIXED") return name.startsWith(b.resourceName);
+  return b.resourceName === "*" || b.resourceName === name;
+}
+
+function matchesFilter(b: AclBinding, f: AclBindingFilter): boolean {
+  return (Object.keys(f) as (keyof AclBinding)[]).every((k) => f[k] === undefined || f[k] === b[k]);
+}
+
+function sameBinding(a: AclBinding, b: AclBinding): boolean {
+  return matchesFilter(a, b);
+}
+
+function validateBinding(b: AclBinding): void {
+  const problems: string[] = [];
+  if (!RESOURCE_TYPES.includes(b.resourceType)) problems.push(`resource type '${b.resourceType}'`);
+  if (!OPERATIONS.includes(b.operation)) problems.push(`operation '${b.operation}'`);
+  if (b.patternType !== "LITERAL" && b.patternType !== "PREFIXED")
+    problems.push(`pattern type '${b.patternType}'`);
+  if (b.permissionType !== "ALLOW" && b.permissionType !== "DENY")
+    problems.push(`permission '${b.permissionType}'`);
+  if (!/^[^:]+:.+$/.test(b.principal))
+    problems.push(`principal '${b.principal}' (use Type:name, e.g. User:alice)`);
+  if (b.resourceName === "") problems.push("an empty resource name");
+  if (problems.length > 0) {
+    throw new ClusterError("INVALID_REQUEST", `invalid ACL binding: ${problems.join(", ")}`);
+  }
+}

@@ -40,4 +40,12 @@ export type {
 } from "./metadata-records";
 export { type Random, SeededRandom } from "./random";
 export { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
+export {
+  type TopicPartition,
+  TransactionCoordinator,
+  type TransactionCoordinatorOptions,
+  type TransactionMetadata,
+  type TransactionStateName,
+  type WriteTxnMarker,
+} from "./transaction-coordinator";
 export { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";

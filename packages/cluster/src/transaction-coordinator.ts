@@ -1,0 +1,267 @@
+import type { Clock } from "./clock";
+import { ClusterError } from "./errors";
+
+/** A topic partition named by topic and index. */
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+/** Kafka's TransactionState names. Prepare states last only while markers are still being written. */
+export type TransactionStateName =
+  | "Empty"
+  | "Ongoing"
+  | "PrepareCommit"
+  | "PrepareAbort"
+  | "CompleteCommit"
+  | "CompleteAbort";
+
+/** What the coordinator knows of one transactional id (Kafka's TransactionMetadata). */
+export interface TransactionMetadata {
+  transactionalId: string;
+  producerId: bigint;
+  producerEpoch: number;
+  state: TransactionStateName;
+  transactionTimeoutMs: number;
+  /** When the current transaction started (its first partition was added), or -1. */
+  txnStartTimestamp: number;
+  partitions: TopicPartition[];
+  /** Partitions whose end marker has not been written yet (their leader was not available). */
+  pendingMarkers: TopicPartition[];
+}
+
+/** Writes one transaction's end marker on a partition's leader; throws if the leader is not available. */
+export type WriteTxnMarker = (marker: {
+  partition: TopicPartition;
+  producerId: bigint;
+  producerEpoch: number;
+  coordinatorEpoch: number;
+  result: "COMMIT" | "ABORT";
+}) => void;
+
+/** Settings and ports of the transaction coordinator. */
+export interface TransactionCoordinatorOptions {
+  clock: Clock;
+  /** Hands out producer ids that are never used twice in the cluster. */
+  nextProducerId: () => bigint;
+  writeTxnMarker: WriteTxnMarker;
+  /** Kafka's `transaction.max.timeout.ms` (default 900000). */
+  maxTransactionTimeoutMs?: number;
+  coordinatorEpoch?: number;
+}
+
+const MAX_EPOCH = 32767;
+
+/**
+ * The transaction coordinator: producer ids and epochs for transactional ids (fencing zombies), the
+ * transaction state machine (Empty -> Ongoing -> PrepareCommit/PrepareAbort -> CompleteCommit/CompleteAbort),
+ * end markers on every partition of a transaction, and aborts of transactions that run past their timeout.
+ */
+export class TransactionCoordinator {
+  private readonly transactions = new Map<string, TransactionMetadata>();
+  private readonly options: TransactionCoordinatorOptions;
+
+  constructor(options: TransactionCoordinatorOptions) {
+    this.options = options;
+  }
+
+  /**
+   * InitProducerId. Without a transactional id: a fresh idempotent producer id at epoch 0. With one: the
+   * same producer id at a higher epoch, which fences the previous producer; an open transaction of the
+   * previous producer is aborted first.
+   */
+  initProducerId(request: { transactionalId?: string; transactionTimeoutMs?: number }): {
+    producerId: bigint;
+    producerEpoch: number;
+  } {
+    const { transactionalId } = request;
+    if (transactionalId === undefined) return { producerId: this.options.nextProducerId(), producerEpoch: 0 };
+    if (transactionalId === "")
+      throw new ClusterError("INVALID_REQUEST", "transactional id must not be empty");
+    const timeout = request.transactionTimeoutMs ?? 60_000;
+    const max = this.options.maxTransactionTimeoutMs ?? 900_000;
+    if (!Number.isInteger(timeout) || timeout <= 0 || timeout > max) {
+      throw new ClusterError(
+        "INVALID_TRANSACTION_TIMEOUT",
+        `transaction timeout ${timeout} ms must be between 1 and transaction.max.timeout.ms (${max})`,
+      );
+    }
+    const existing = this.transactions.get(transactionalId);
+    if (!existing) {
+      const fresh: TransactionMetadata = {
+        transactionalId,
+        producerId: this.options.nextProducerId(),
+        producerEpoch: 0,
+        state: "Empty",
+        transactionTimeoutMs: timeout,
+        txnStartTimestamp: -1,
+        partitions: [],
+        pendingMarkers: [],
+      };
+      this.transactions.set(transactionalId, fresh);
+      return { producerId: fresh.producerId, producerEpoch: 0 };
+    }
+    this.retryPendingMarkers(existing);
+    if (existing.state === "PrepareCommit" || existing.state === "PrepareAbort") {
+      throw new ClusterError(
+        "CONCURRENT_TRANSACTIONS",
+        `transactional id '${transactionalId}' is still completing its last transaction; retry shortly`,
+      );
+    }
+    if (existing.state === "Ongoing") {
+      // Fence the old producer: abort its transaction with a bumped epoch.
+      this.bumpEpoch(existing);
+      this.complete(existing, "ABORT");
+      if ((existing.state as TransactionStateName) === "PrepareAbort") {
+        throw new ClusterError(
+          "CONCURRENT_TRANSACTIONS",
+          `transactional id '${transactionalId}': aborting the previous producer's transaction; retry shortly`,
+        );
+      }
+    }
+    this.bumpEpoch(existing);
+    existing.transactionTimeoutMs = timeout;
+    return { producerId: existing.producerId, producerEpoch: existing.producerEpoch };
+  }
+
+  /** AddPartitionsToTxn: starts the transaction on its first call and adds partitions to it. */
+  addPartitionsToTxn(request: {
+    transactionalId: string;
+    producerId: bigint;
+    producerEpoch: number;
+    partitions: readonly TopicPartition[];
+  }): void {
+    const txn = this.validate(request);
+    this.retryPendingMarkers(txn);
+    if (txn.state === "PrepareCommit" || txn.state === "PrepareAbort") {
+      throw new ClusterError(
+        "CONCURRENT_TRANSACTIONS",
+        `transactional id '${txn.transactionalId}' is still completing its last transaction; retry shortly`,
+      );
+    }
+    if (txn.state !== "Ongoing") {
+      txn.state = "Ongoing";
+      txn.partitions = [];
+      txn.txnStartTimestamp = this.options.clock.now();
+    }
+    for (const tp of request.partitions) {
+      if (!txn.partitions.some((p) => p.topic === tp.topic && p.partition === tp.partition)) {
+        txn.partitions.push({ topic: tp.topic, partition: tp.partition });
+      }
+    }
+  }
+
+  /** True if the partition is part of the producer's ongoing transaction (a produce must check this). */
+  isInTransaction(transactionalId: string, tp: TopicPartition): boolean {
+    const txn = this.transactions.get(transactionalId);
+    return (
+      txn?.state === "Ongoing" &&
+      txn.partitions.some((p) => p.topic === tp.topic && p.partition === tp.partition)
+    );
+  }
+
+  /** EndTxn: commits or aborts the ongoing transaction by writing markers on each of its partitions. */
+  endTxn(request: {
+    transactionalId: string;
+    producerId: bigint;
+    producerEpoch: number;
+    commit: boolean;
+  }): void {
+    const txn = this.validate(request);
+    this.retryPendingMarkers(txn);
+    const wanted = request.commit ? "CompleteCommit" : "CompleteAbort";
+    if (txn.state === wanted) return; // a retried EndTxn after success
+    if (txn.state === "Empty" && !request.commit) return; // aborting nothing is fine
+    if (txn.state !== "Ongoing") {
+      throw new ClusterError(
+        txn.state.startsWith("Prepare") ? "CONCURRENT_TRANSACTIONS" : "INVALID_TXN_STATE",
+        `transactional id '${txn.transactionalId}' is ${txn.state}; ${request.commit ? "commit" : "abort"} needs an ongoing transaction`,
+      );
+    }
+    this.complete(txn, request.commit ? "COMMIT" : "ABORT");
+  }
+
+  /** Aborts every ongoing transaction older than its timeout; returns their transactional ids. */
+  abortTimedOutTransactions(): string[] {
+    const now = this.options.clock.now();
+    const aborted: string[] = [];
+    for (const txn of this.transactions.values()) {
+      this.retryPendingMarkers(txn);
+      if (txn.state !== "Ongoing" || now - txn.txnStartTimestamp < txn.transactionTimeoutMs) continue;
+      // Kafka bumps the epoch so the timed-out producer is fenced from continuing.
+      this.bumpEpoch(txn);
+      this.complete(txn, "ABORT");
+      aborted.push(txn.transactionalId);
+    }
+    return aborted;
+  }
+
+  /** Every transactional id the coordinator knows, with its state (a copy). */
+  listTransactions(): TransactionMetadata[] {
+    return [...this.transactions.values()].map((t) => structuredClone(t));
+  }
+
+  /** One transactional id's state (a copy), if known. */
+  describeTransaction(transactionalId: string): TransactionMetadata | undefined {
+    const t = this.transactions.get(transactionalId);
+    return t && structuredClone(t);
+  }
+
+  private validate(request: {
+    transactionalId: string;
+    producerId: bigint;
+    producerEpoch: number;
+  }): TransactionMetadata {
+    const txn = this.transactions.get(request.transactionalId);
+    if (!txn || txn.producerId !== request.producerId) {
+      throw new ClusterError(
+        "INVALID_PRODUCER_ID_MAPPING",
+        `transactional id '${request.transactionalId}' does not belong to producer id ${request.producerId}; call initTransactions first`,
+      );
+    }
+    if (request.producerEpoch !== txn.producerEpoch) {
+      throw new ClusterError(
+        "PRODUCER_FENCED",
+        `producer ${request.producerId} epoch ${request.producerEpoch} was fenced by epoch ${txn.producerEpoch} of '${request.transactionalId}'; close this producer`,
+      );
+    }
+    return txn;
+  }
+
+  private bumpEpoch(txn: TransactionMetadata): void {
+    if (txn.producerEpoch >= MAX_EPOCH - 1) {
+      txn.producerId = this.options.nextProducerId();
+      txn.producerEpoch = 0;
+    } else txn.producerEpoch++;
+  }
+
+  private complete(txn: TransactionMetadata, result: "COMMIT" | "ABORT"): void {
+    txn.state = result === "COMMIT" ? "PrepareCommit" : "PrepareAbort";
+    txn.pendingMarkers = [...txn.partitions];
+    this.retryPendingMarkers(txn);
+  }
+
+  private retryPendingMarkers(txn: TransactionMetadata): void {
+    if (txn.state !== "PrepareCommit" && txn.state !== "PrepareAbort") return;
+    const result = txn.state === "PrepareCommit" ? "COMMIT" : "ABORT";
+    txn.pendingMarkers = txn.pendingMarkers.filter((partition) => {
+      try {
+        this.options.writeTxnMarker({
+          partition,
+          producerId: txn.producerId,
+          producerEpoch: txn.producerEpoch,
+          coordinatorEpoch: this.options.coordinatorEpoch ?? 0,
+          result,
+        });
+        return false;
+      } catch {
+        return true; // the partition's leader is not available: retried on the next call
+      }
+    });
+    if (txn.pendingMarkers.length === 0) {
+      txn.state = result === "COMMIT" ? "CompleteCommit" : "CompleteAbort";
+      txn.partitions = [];
+      txn.txnStartTimestamp = -1;
+    }
+  }
+}

@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import { ClusterError, ManualClock, type TopicPartition, TransactionCoordinator } from "../src/index";
+
+interface Marker {
+  partition: TopicPartition;
+  producerId: bigint;
+  producerEpoch: number;
+  result: "COMMIT" | "ABORT";
+}
+
+function setup() {
+  const clock = new ManualClock(0);
+  const markers: Marker[] = [];
+  const down = new Set<string>();
+  let nextId = 1000n;
+  const tc = new TransactionCoordinator({
+    clock,
+    nextProducerId: () => nextId++,
+    writeTxnMarker: (m) => {
+      if (down.has(`${m.partition.topic}-${m.partition.partition}`)) throw new Error("leader not available");
+      markers.push(m);
+    },
+  });
+  return { clock, markers, down, tc };
+}
+
+const tp = (topic: string, partition = 0): TopicPartition => ({ topic, partition });
+
+function errorName(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ClusterError) return e.errorName;
+    throw e;
+  }
+  return "none";
+}
+
+describe("TransactionCoordinator", () => {
+  it("gives idempotent producers fresh ids and transactional ids the same id at higher epochs", () => {
+    const { tc } = setup();
+    expect(tc.initProducerId({})).toEqual({ producerId: 1000n, producerEpoch: 0 });
+    expect(tc.initProducerId({})).toEqual({ producerId: 1001n, producerEpoch: 0 });
+    expect(tc.initProducerId({ transactionalId: "tx" })).toEqual({ producerId: 1002n, producerEpoch: 0 });
+    expect(tc.initProducerId({ transactionalId: "tx" })).toEqual({ producerId: 1002n, producerEpoch: 1 });
+  });
+
+  it("commits with a COMMIT marker on every partition of the transaction", () => {
+    const { tc, markers } = setup();
+    const { producerId, producerEpoch } = tc.initProducerId({ transactionalId: "tx" });
+    tc.addPartitionsToTxn({
+      transactionalId: "tx",
+      producerId,
+      producerEpoch,
+      partitions: [tp("a"), tp("b", 1)],
+    });
+    tc.addPartitionsToTxn({ transactionalId: "tx", producerId, producerEpoch, partitions: [tp("a")] });
+    expect(tc.isInTransaction("tx", tp("b", 1))).toBe(true);
+    tc.endTxn({ transactionalId: "tx", producerId, producerEpoch, commit: true });
+    expect(markers.map((m) => [m.partition.topic, m.result])).toEqual([
+      ["a", "COMMIT"],
+      ["b", "COMMIT"],
+    ]);
+    expect(tc.describeTransaction("tx")?.state).toBe("CompleteCommit");
+    // A retried EndTxn after success is answered with success, and writes nothing more.
+    tc.endTxn({ transactionalId: "tx", producerId, producerEpoch, commit: true });
+    expect(markers).toHaveLength(2);
+    expect(
+      errorName(() => tc.endTxn({ transactionalId: "tx", producerId, producerEpoch, commit: false })),
+    ).toBe("none");
+  });
+
+  it("fences a zombie: a new initProducerId aborts the open transaction and old epochs are refused", () => {
+    const { tc, markers } = setup();
+    const old = tc.initProducerId({ transactionalId: "tx" });
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...old, partitions: [tp("a")] });
+    const fresh = tc.initProducerId({ transactionalId: "tx" });
+    expect(fresh.producerId).toBe(old.producerId);
+    expect(fresh.producerEpoch).toBe(old.producerEpoch + 2);
+    expect(markers).toEqual([
+      expect.objectContaining({ result: "ABORT", producerEpoch: old.producerEpoch + 1, partition: tp("a") }),
+    ]);
+    expect(errorName(() => tc.endTxn({ transactionalId: "tx", ...old, commit: true }))).toBe(
+      "PRODUCER_FENCED",
+    );
+    expect(
+      errorName(() =>
+        tc.addPartitionsToTxn({
+          transactionalId: "tx",
+          producerId: 1n,
+          producerEpoch: 0,
+          partitions: [tp("a")],
+        }),
+      ),
+    ).toBe("INVALID_PRODUCER_ID_MAPPING");
+  });
+
+  it("aborts transactions past their timeout and fences their producer", () => {
+    const { tc, clock, markers } = setup();
+    const p = tc.initProducerId({ transactionalId: "slow", transactionTimeoutMs: 1000 });
+    tc.addPartitionsToTxn({ transactionalId: "slow", ...p, partitions: [tp("a")] });
+    clock.advance(999);
+    expect(tc.abortTimedOutTransactions()).toEqual([]);
+    clock.advance(1);
+    expect(tc.abortTimedOutTransactions()).toEqual(["slow"]);
+    expect(markers.at(-1)).toMatchObject({ result: "ABORT" });
+    expect(errorName(() => tc.endTxn({ transactionalId: "slow", ...p, commit: true }))).toBe(
+      "PRODUCER_FENCED",
+    );
+  });
+
+  it("keeps markers pending while a leader is down and answers CONCURRENT_TRANSACTIONS until they land", () => {
+    const { tc, down, markers } = setup();
+    const p = tc.initProducerId({ transactionalId: "tx" });
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...p, partitions: [tp("a"), tp("b")] });
+    down.add("b-0");
+    tc.endTxn({ transactionalId: "tx", ...p, commit: true });
+    expect(tc.describeTransaction("tx")).toMatchObject({ state: "PrepareCommit", pendingMarkers: [tp("b")] });
+    expect(
+      errorName(() => tc.addPartitionsToTxn({ transactionalId: "tx", ...p, partitions: [tp("a")] })),
+    ).toBe("CONCURRENT_TRANSACTIONS");
+    down.clear();
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...p, partitions: [tp("c")] });
+    expect(markers.map((m) => m.partition.topic)).toEqual(["a", "b"]);
+    expect(tc.describeTransaction("tx")).toMatchObject({ state: "Ongoing", partitions: [tp("c")] });
+  });
+
+  it("refuses bad timeouts and empty ids with typed errors", () => {
+    const { tc } = setup();
+    expect(errorName(() => tc.initProducerId({ transactionalId: "t", transactionTimeoutMs: 0 }))).toBe(
+      "INVALID_TRANSACTION_TIMEOUT",
+    );
+    expect(errorName(() => tc.initProducerId({ transactionalId: "t", transactionTimeoutMs: 900_001 }))).toBe(
+      "INVALID_TRANSACTION_TIMEOUT",
+    );
+    expect(errorName(() => tc.initProducerId({ transactionalId: "" }))).toBe("INVALID_REQUEST");
+  });
+});

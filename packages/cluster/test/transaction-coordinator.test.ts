@@ -65,9 +65,10 @@ describe("TransactionCoordinator", () => {
     // A retried EndTxn after success is answered with success, and writes nothing more.
     tc.endTxn({ transactionalId: "tx", producerId, producerEpoch, commit: true });
     expect(markers).toHaveLength(2);
+    // Aborting a transaction that committed is a state error, as in Kafka.
     expect(
       errorName(() => tc.endTxn({ transactionalId: "tx", producerId, producerEpoch, commit: false })),
-    ).toBe("none");
+    ).toBe("INVALID_TXN_STATE");
   });
 
   it("fences a zombie: a new initProducerId aborts the open transaction and old epochs are refused", () => {

@@ -21,6 +21,16 @@ export {
 } from "./controller";
 export { ClusterError, type KafkaErrorName } from "./errors";
 export {
+  type CommittedOffset,
+  GroupCoordinator,
+  type GroupCoordinatorOptions,
+  type GroupDescription,
+  type GroupMember,
+  type GroupStateName,
+  offsetKey,
+  type PartitionCount,
+} from "./group-coordinator";
+export {
   type BrokerMetadata,
   MetadataImage,
   type PartitionMetadata,

@@ -1,0 +1,303 @@
+import type { Clock } from "./clock";
+import { ClusterError } from "./errors";
+import type { TopicPartition } from "./transaction-coordinator";
+
+/** A committed offset, as OffsetCommit stores it. */
+export interface CommittedOffset {
+  offset: bigint;
+  /** Leader epoch of the record at offset - 1 as the consumer saw it, or -1. */
+  leaderEpoch: number;
+  metadata: string;
+  commitTimestamp: number;
+}
+
+/** One member of a group. */
+export interface GroupMember {
+  memberId: string;
+  clientId: string;
+  topics: string[];
+  assignment: TopicPartition[];
+  sessionTimeoutMs: number;
+  lastHeartbeat: number;
+}
+
+/** Group states: Empty has no members (offsets may be changed by admins), Stable has members. */
+export type GroupStateName = "Empty" | "Stable" | "Dead";
+
+/** A group as `describeGroup` shows it. */
+export interface GroupDescription {
+  groupId: string;
+  state: GroupStateName;
+  generationId: number;
+  members: GroupMember[];
+}
+
+/** Tells the coordinator how many partitions a topic has (for assignment). */
+export type PartitionCount = (topic: string) => number;
+
+/** Settings and ports of the group coordinator. */
+export interface GroupCoordinatorOptions {
+  clock: Clock;
+  partitionCount: PartitionCount;
+  /** Called after every change of committed offsets, so an owner can persist them. */
+  onOffsetsChanged?: (groupId: string, offsets: ReadonlyMap<string, CommittedOffset>) => void;
+}
+
+interface Group {
+  groupId: string;
+  generationId: number;
+  members: Map<string, GroupMember>;
+  offsets: Map<string, CommittedOffset>;
+  nextMemberIndex: number;
+}
+
+/**
+ * The group coordinator: committed offsets (with leader epoch) and membership. Assignment is computed by the
+ * coordinator (range assignment over the members' subscriptions, as KIP-848's server-side assignor does), and
+ * every membership change bumps the generation. Members that stop heartbeating past their session timeout
+ * are removed. Offsets of a group with members can only be committed by a member of the current generation;
+ * an admin may change offsets only of an Empty group.
+ */
+export class GroupCoordinator {
+  private readonly groups = new Map<string, Group>();
+  private readonly options: GroupCoordinatorOptions;
+
+  constructor(options: GroupCoordinatorOptions) {
+    this.options = options;
+  }
+
+  /** Joins (or rejoins with `memberId`) a group; returns the member id, generation and assignment. */
+  joinGroup(request: {
+    groupId: string;
+    clientId?: string;
+    memberId?: string;
+    topics: readonly string[];
+    sessionTimeoutMs?: number;
+  }): { memberId: string; generationId: number; assignment: TopicPartition[] } {
+    checkGroupId(request.groupId);
+    const group = this.group(request.groupId, true)!;
+    const clientId = request.clientId ?? "consumer";
+    const memberId = request.memberId ?? `${clientId}-${request.groupId}-${group.nextMemberIndex++}`;
+    group.members.set(memberId, {
+      memberId,
+      clientId,
+      topics: [...request.topics],
+      assignment: [],
+      sessionTimeoutMs: request.sessionTimeoutMs ?? 45_000,
+      lastHeartbeat: this.options.clock.now(),
+    });
+    this.rebalance(group);
+    const member = group.members.get(memberId)!;
+    return { memberId, generationId: group.generationId, assignment: member.assignment };
+  }
+
+  /** Keeps a member alive; returns the current generation and the member's assignment. */
+  heartbeat(request: { groupId: string; memberId: string }): {
+    generationId: number;
+    assignment: TopicPartition[];
+  } {
+    const member = this.member(request.groupId, request.memberId);
+    member.lastHeartbeat = this.options.clock.now();
+    return { generationId: this.group(request.groupId)!.generationId, assignment: member.assignment };
+  }
+
+  /** Leaves a group; the others are rebalanced. */
+  leaveGroup(request: { groupId: string; memberId: string }): void {
+    this.member(request.groupId, request.memberId);
+    const group = this.group(request.groupId)!;
+    group.members.delete(request.memberId);
+    this.rebalance(group);
+  }
+
+  /** Removes members whose session expired; returns their ids. */
+  expireMembers(): string[] {
+    const now = this.options.clock.now();
+    const expired: string[] = [];
+    for (const group of this.groups.values()) {
+      let changed = false;
+      for (const m of [...group.members.values()]) {
+        if (now - m.lastHeartbeat < m.sessionTimeoutMs) continue;
+        group.members.delete(m.memberId);
+        expired.push(m.memberId);
+        changed = true;
+      }
+      if (changed) this.rebalance(group);
+    }
+    return expired;
+  }
+
+  /**
+   * Commits offsets. For a group with members, `memberId` and `generationId` must be current; without
+   * them the commit is a "simple" (standalone or admin) commit, allowed only while the group is Empty.
+   */
+  commitOffsets(request: {
+    groupId: string;
+    memberId?: string;
+    generationId?: number;
+    offsets: readonly (TopicPartition & { offset: bigint; leaderEpoch?: number; metadata?: string })[];
+  }): void {
+    checkGroupId(request.groupId);
+    const group = this.group(request.groupId, true)!;
+    if (group.members.size > 0 || request.memberId !== undefined) {
+      if (request.memberId === undefined) {
+        throw new ClusterError(
+          "NON_EMPTY_GROUP",
+          `group '${request.groupId}' has ${group.members.size} active member(s); only they can commit, or stop them first`,
+        );
+      }
+      this.member(request.groupId, request.memberId);
+      if (request.generationId !== group.generationId) {
+        throw new ClusterError(
+          "ILLEGAL_GENERATION",
+          `generation ${request.generationId} of group '${request.groupId}' is stale (now ${group.generationId}); rejoin`,
+        );
+      }
+    }
+    for (const o of request.offsets) {
+      if (o.offset < 0n) {
+        throw new ClusterError(
+          "INVALID_REQUEST",
+          `offset ${o.offset} for ${o.topic}-${o.partition} is negative`,
+        );
+      }
+    }
+    const now = this.options.clock.now();
+    for (const o of request.offsets) {
+      group.offsets.set(key(o), {
+        offset: o.offset,
+        leaderEpoch: o.leaderEpoch ?? -1,
+        metadata: o.metadata ?? "",
+        commitTimestamp: now,
+      });
+    }
+    this.options.onOffsetsChanged?.(group.groupId, group.offsets);
+  }
+
+  /** Admin's AlterConsumerGroupOffsets: refused while the group has members. */
+  alterOffsets(
+    groupId: string,
+    offsets: readonly (TopicPartition & { offset: bigint; leaderEpoch?: number })[],
+  ): void {
+    this.commitOffsets({ groupId, offsets });
+  }
+
+  /** Committed offsets of a group (all, or those of the given partitions). */
+  fetchOffsets(groupId: string, partitions?: readonly TopicPartition[]): Map<string, CommittedOffset> {
+    const group = this.group(groupId);
+    const all = group?.offsets ?? new Map<string, CommittedOffset>();
+    if (!partitions) return new Map(all);
+    return new Map(partitions.flatMap((tp) => (all.has(key(tp)) ? [[key(tp), all.get(key(tp))!]] : [])));
+  }
+
+  /** Deletes committed offsets of the given partitions (admin; refused while members consume the topic). */
+  deleteOffsets(groupId: string, partitions: readonly TopicPartition[]): void {
+    const group = this.requireGroup(groupId);
+    const busy = partitions.find((tp) =>
+      [...group.members.values()].some((m) => m.topics.includes(tp.topic)),
+    );
+    if (busy) {
+      throw new ClusterError(
+        "GROUP_SUBSCRIBED_TO_TOPIC",
+        `group '${groupId}' has members subscribed to '${busy.topic}'; stop them before deleting its offsets`,
+      );
+    }
+    for (const tp of partitions) group.offsets.delete(key(tp));
+    this.options.onOffsetsChanged?.(groupId, group.offsets);
+  }
+
+  /** Every group with its state. */
+  listGroups(): { groupId: string; state: GroupStateName }[] {
+    return [...this.groups.values()].map((g) => ({ groupId: g.groupId, state: stateOf(g) }));
+  }
+
+  /** One group's state, generation and members; an unknown group is described as Dead. */
+  describeGroup(groupId: string): GroupDescription {
+    const g = this.group(groupId);
+    if (!g) return { groupId, state: "Dead", generationId: -1, members: [] };
+    return {
+      groupId,
+      state: stateOf(g),
+      generationId: g.generationId,
+      members: [...g.members.values()].map((m) => structuredClone(m)),
+    };
+  }
+
+  /** Deletes an Empty group and its offsets. */
+  deleteGroup(groupId: string): void {
+    const group = this.requireGroup(groupId);
+    if (group.members.size > 0) {
+      throw new ClusterError(
+        "NON_EMPTY_GROUP",
+        `group '${groupId}' has active members; stop them before deleting it`,
+      );
+    }
+    this.groups.delete(groupId);
+    this.options.onOffsetsChanged?.(groupId, new Map());
+  }
+
+  /** Restores a group's committed offsets (after a restart, from the owner's persisted copy). */
+  loadOffsets(groupId: string, offsets: ReadonlyMap<string, CommittedOffset>): void {
+    const group = this.group(groupId, true)!;
+    for (const [k, v] of offsets) group.offsets.set(k, { ...v });
+  }
+
+  private rebalance(group: Group): void {
+    group.generationId++;
+    const members = [...group.members.values()].sort((a, b) => (a.memberId < b.memberId ? -1 : 1));
+    for (const m of members) m.assignment = [];
+    const topics = [...new Set(members.flatMap((m) => m.topics))].sort();
+    for (const topic of topics) {
+      const subscribers = members.filter((m) => m.topics.includes(topic));
+      const count = this.options.partitionCount(topic);
+      const per = Math.floor(count / subscribers.length);
+      const extra = count % subscribers.length;
+      let next = 0;
+      subscribers.forEach((m, i) => {
+        const n = per + (i < extra ? 1 : 0);
+        for (let p = next; p < next + n; p++) m.assignment.push({ topic, partition: p });
+        next += n;
+      });
+    }
+  }
+
+  private group(groupId: string, create = false): Group | undefined {
+    let g = this.groups.get(groupId);
+    if (!g && create) {
+      g = { groupId, generationId: 0, members: new Map(), offsets: new Map(), nextMemberIndex: 0 };
+      this.groups.set(groupId, g);
+    }
+    return g;
+  }
+
+  private requireGroup(groupId: string): Group {
+    const g = this.group(groupId);
+    if (!g) throw new ClusterError("GROUP_ID_NOT_FOUND", `group '${groupId}' does not exist`);
+    return g;
+  }
+
+  private member(groupId: string, memberId: string): GroupMember {
+    const m = this.group(groupId)?.members.get(memberId);
+    if (!m) {
+      throw new ClusterError(
+        "UNKNOWN_MEMBER_ID",
+        `member '${memberId}' is not in group '${groupId}' (it left or its session expired); rejoin`,
+      );
+    }
+    return m;
+  }
+}
+
+/** Map key of a partition in offset maps: `topic:partition`. */
+export function offsetKey(tp: TopicPartition): string {
+  return `${tp.topic}:${tp.partition}`;
+}
+
+const key = offsetKey;
+
+function stateOf(g: Group): GroupStateName {
+  return g.members.size > 0 ? "Stable" : "Empty";
+}
+
+function checkGroupId(groupId: string): void {
+  if (groupId === "") throw new ClusterError("INVALID_REQUEST", "group id must not be empty");
+}

@@ -34,7 +34,9 @@ export function result(
   note?: string,
 ): BenchResult {
   const ratio = LOWER_IS_BETTER.has(unit) ? baseline / value : value / baseline;
-  return note === undefined ? { name, value, unit, baseline, ratio } : { name, value, unit, baseline, ratio, note };
+  return note === undefined
+    ? { name, value, unit, baseline, ratio }
+    : { name, value, unit, baseline, ratio, note };
 }
 
 /**

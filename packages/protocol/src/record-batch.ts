@@ -1,3 +1,4 @@
+import { controlTypeOf } from "./control-record";
 import { crc32c } from "./crc32c";
 import { CorruptRecordError } from "./errors";
 import {
@@ -149,6 +150,14 @@ export class RecordBatch {
   /** Number of records in the batch. */
   get recordCount(): number {
     return this.buffer.readInt32BE(RECORDS_COUNT_OFFSET);
+  }
+  /**
+   * The control type of a control batch (ABORT 0, COMMIT 1, MIRROR_PID_RESET 7, ...), read from the first
+   * record's key in place; -1 for a non-control batch or an empty control batch. Throws
+   * `CorruptRecordError` if a control batch's key cannot be read.
+   */
+  get controlType(): number {
+    return controlTypeOf(this) ?? -1;
   }
   /** The records section, compressed or not, without copying. */
   get recordsBytes(): Buffer {

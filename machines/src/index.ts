@@ -1,0 +1,90 @@
+/**
+ * @cluster-mirror/machines: the XState v5 machines of the mirror (partition lifecycle, coordinator shard,
+ * fetcher), pure definitions with no I/O, plus the spec §4 valid-from table derived from them, JSON graphs
+ * and Mermaid text for the visualizer and docs.
+ */
+
+export {
+  applyEvent,
+  COMMAND_TARGETS,
+  lifecycleStateOf,
+  type MirrorPartitionEffect,
+  type MirrorPartitionSimpleEffectType,
+  type MirrorPartitionSnapshot,
+  type MirrorPartitionStep,
+  pendingEffectsOf,
+  recoverPartition,
+  sendCommand,
+  toStateRecord,
+} from "./commands";
+export {
+  type CoordinatorShardContext,
+  type CoordinatorShardEffectParams,
+  type CoordinatorShardEvent,
+  type CoordinatorShardInput,
+  coordinatorShardMachine,
+} from "./coordinator-shard.machine";
+export { InvalidMirrorStateError } from "./errors";
+export {
+  type FetcherContext,
+  type FetcherEvent,
+  type FetcherInput,
+  type FetchPartitionError,
+  fetcherMachine,
+} from "./fetcher.machine";
+export {
+  eventName,
+  guardName,
+  MACHINES,
+  type MachineGraph,
+  type MachineGraphNode,
+  type MachineGraphNodeType,
+  type MachineGraphTransition,
+  type MachineName,
+  machineGraphs,
+  toMachineGraph,
+} from "./graph";
+export {
+  isLifecycleState,
+  LEADER_EPOCH_BUMP_INCREMENT,
+  LEADER_EPOCH_BUMP_THRESHOLD,
+  LIFECYCLE_STATES,
+  type LifecycleState,
+  type MirrorPartitionStateRecord,
+  NON_RETRYABLE_ATTEMPT,
+  type RecoveredPartition,
+  UNKNOWN_PARTITION,
+} from "./lifecycle";
+export { toMermaid } from "./mermaid";
+export { mirrorPartitionMachine } from "./mirror-partition.machine";
+export type {
+  AppendStateRecordParams,
+  BumpLeaderEpochParams,
+  MirrorPartitionCommand,
+  MirrorPartitionCommitResult,
+  MirrorPartitionContext,
+  MirrorPartitionEffectResult,
+  MirrorPartitionEvent,
+  MirrorPartitionInput,
+  PendingCommit,
+  ScheduleRetryParams,
+  TruncateToEpochParams,
+} from "./mirror-partition.types";
+export { type MirrorPartitionActor, startMirrorPartitionActor } from "./partition-actor";
+export { buildPendingCommit } from "./pending-commit";
+export { generateReadme } from "./readme";
+export { rehydratePartition } from "./rehydrate";
+export {
+  DEFAULT_RETRY_BACKOFF,
+  type RetryBackoffOptions,
+  retryBackoffCeilingMs,
+  retryBackoffDelayMs,
+} from "./retry-backoff";
+export {
+  canTransition,
+  deriveValidFrom,
+  type LifecycleTransition,
+  lifecycleTransitions,
+  type ValidFromTable,
+  validFrom,
+} from "./valid-from";

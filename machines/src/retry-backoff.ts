@@ -1,0 +1,45 @@
+/**
+ * Capped exponential backoff with full jitter (AWS architecture blog, "Exponential Backoff And Jitter"),
+ * as KIP-1279's FAILED retry uses it. The random number is an argument: nothing here reads a clock or
+ * `Math.random()`, so the same inputs always give the same delay.
+ */
+
+/** Tuning of the FAILED retry backoff (`mirror.failed.retry.*` in the early KIP-1279 revision). */
+export interface RetryBackoffOptions {
+  /** First ceiling in ms (attempt 0). */
+  readonly baseMs: number;
+  /** Largest ceiling in ms, whatever the attempt. */
+  readonly capMs: number;
+  /** Retries allowed before the partition stays FAILED (RetryAttempt -1) until an operator acts. */
+  readonly maxAttempts: number;
+}
+
+/** Defaults: base 1000 ms, cap 60000 ms, 10 attempts. */
+export const DEFAULT_RETRY_BACKOFF: RetryBackoffOptions = Object.freeze({
+  baseMs: 1000,
+  capMs: 60_000,
+  maxAttempts: 10,
+});
+
+/** The ceiling for `attempt` (0-based): `min(cap, base * 2^attempt)`. */
+export function retryBackoffCeilingMs(
+  attempt: number,
+  options: RetryBackoffOptions = DEFAULT_RETRY_BACKOFF,
+): number {
+  // 2^attempt overflows to Infinity for huge attempts; min() with the cap keeps the result finite.
+  return Math.min(options.capMs, options.baseMs * 2 ** Math.max(0, attempt));
+}
+
+/**
+ * Full-jitter delay for `attempt`: `random * min(cap, base * 2^attempt)`, rounded down to whole ms.
+ * `random` must be in [0, 1); values outside are clamped so a bad input cannot produce a negative or
+ * over-cap delay.
+ */
+export function retryBackoffDelayMs(
+  attempt: number,
+  random: number,
+  options: RetryBackoffOptions = DEFAULT_RETRY_BACKOFF,
+): number {
+  const r = Number.isFinite(random) ? Math.min(Math.max(random, 0), 1) : 1;
+  return Math.floor(r * retryBackoffCeilingMs(attempt, options));
+}

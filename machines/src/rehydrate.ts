@@ -8,17 +8,20 @@ import { DEFAULT_RETRY_BACKOFF } from "./retry-backoff";
 type StateValue = MirrorPartitionSnapshot["value"];
 
 // The state `recovering` picks depends only on the record's state and whether it is non-retryable; the
-// value is read once from the chart (a real pass through `recovering`) and reused.
-const recoveredValues = new Map<string, StateValue>();
+// snapshot for that state is resolved once from the chart (a real pass through `recovering`) and each
+// partition gets a copy of it with its own context. Resolving the state nodes per partition is what made
+// bulk loads slow; the resolved nodes and value are immutable and safe to share.
+const templates = new Map<string, MirrorPartitionSnapshot>();
 
-function recoveredValue(record: RecoveredPartition): StateValue {
+function template(record: RecoveredPartition, context: MirrorPartitionContext): MirrorPartitionSnapshot {
   const key = `${record.state}|${record.retryAttempt < 0}`;
-  let value = recoveredValues.get(key);
-  if (value === undefined) {
-    value = initialTransition(mirrorPartitionMachine, { record })[0].value;
-    recoveredValues.set(key, value);
+  let snapshot = templates.get(key);
+  if (snapshot === undefined) {
+    const value: StateValue = initialTransition(mirrorPartitionMachine, { record })[0].value;
+    snapshot = mirrorPartitionMachine.resolveState({ value, context });
+    templates.set(key, snapshot);
   }
-  return value;
+  return snapshot;
 }
 
 /**
@@ -38,6 +41,6 @@ export function rehydratePartition(input: MirrorPartitionInput & { readonly reco
     pending: null,
     retry: input.retry ?? DEFAULT_RETRY_BACKOFF,
   };
-  const snapshot = mirrorPartitionMachine.resolveState({ value: recoveredValue(input.record), context });
+  const snapshot = { ...template(input.record, context), context } as MirrorPartitionSnapshot;
   return { snapshot, effects: pendingEffectsOf(snapshot) };
 }

@@ -1,0 +1,146 @@
+import { encodeRecordBatch, type Record, type RecordBatch } from "@cluster-mirror/protocol";
+import { decodeRecords } from "./record-decoder";
+
+/** One cleanable segment: its base offset and its batches in order. */
+export interface CleanableSegment {
+  baseOffset: bigint;
+  batches: RecordBatch[];
+}
+
+/** What the cleaner needs to know beyond the bytes. */
+export interface CompactionContext {
+  /** True if the (transactional) batch belongs to an aborted transaction. */
+  isAborted(batch: RecordBatch): boolean;
+  /** Last offset of the producer's last data batch, for producers that still have state. */
+  lastDataOffsetOf(producerId: bigint): bigint | undefined;
+  nowMs: number;
+  deleteRetentionMs: number;
+}
+
+/** Counts of one compaction pass. */
+export interface CompactionStats {
+  segmentsCleaned: number;
+  batchesRemoved: number;
+  recordsRemoved: number;
+  bytesBefore: number;
+  bytesAfter: number;
+  /** Offsets below this were cleanable (min of the active segment's base offset and the LSO). */
+  cleanableEndOffset: bigint;
+}
+
+/** A rewritten segment (only segments whose bytes changed are returned). */
+export interface CleanedSegment {
+  baseOffset: bigint;
+  bytes: Buffer;
+}
+
+/**
+ * Kafka's LogCleaner for one log, in one pass over the cleanable segments:
+ * - latest record per key: the offset map is built from non-aborted data batches of the cleanable range;
+ *   a keyed record survives only if it is its key's latest; records without a key are kept;
+ * - tombstones: the first pass that keeps a tombstone stamps its batch with a delete horizon (KIP-534:
+ *   hasDeleteHorizon, baseTimestamp = now + delete.retention.ms, record timestamps unchanged); a later
+ *   pass at or after the horizon drops the tombstone;
+ * - aborted transactional records are dropped;
+ * - control batches are always kept (markers and MIRROR_PID_RESET stay, so replay gives the same
+ *   transaction outcomes and producer resets);
+ * - a batch left empty is removed, except a producer's last data batch, kept empty (header only: producer
+ *   id, epoch, sequences, offsets) so that producer state rebuilt from the log stays the same, as Kafka's
+ *   RETAIN_EMPTY;
+ * - rewritten batches keep baseOffset, lastOffsetDelta, partition leader epoch and producer fields, so
+ *   offsets (and their gaps) never move; records keep their offset deltas;
+ * - compressed batches are left as they are (the log's decoder reads uncompressed batches only).
+ */
+export function compactSegments(
+  segments: readonly CleanableSegment[],
+  ctx: CompactionContext,
+): { cleaned: CleanedSegment[]; stats: Omit<CompactionStats, "cleanableEndOffset"> } {
+  const latest = new Map<string, bigint>();
+  for (const seg of segments) {
+    for (const batch of seg.batches) {
+      if (batch.isControl || batch.compression !== 0 || (batch.isTransactional && ctx.isAborted(batch)))
+        continue;
+      const base = batch.baseOffset;
+      for (const r of decodeRecords(batch)) {
+        if (r.key !== null) latest.set(r.key.toString("hex"), base + BigInt(r.offsetDelta));
+      }
+    }
+  }
+  const stats = { segmentsCleaned: 0, batchesRemoved: 0, recordsRemoved: 0, bytesBefore: 0, bytesAfter: 0 };
+  const cleaned: CleanedSegment[] = [];
+  for (const seg of segments) {
+    const out: Buffer[] = [];
+    let changed = false;
+    for (const batch of seg.batches) {
+      stats.bytesBefore += batch.sizeInBytes;
+      const kept = cleanBatch(batch, latest, ctx);
+      if (kept !== batch.buffer) {
+        changed = true;
+        stats.recordsRemoved += batch.recordCount - (kept ? kept.readInt32BE(57) : 0);
+        if (!kept) stats.batchesRemoved++;
+      }
+      if (kept) {
+        out.push(kept);
+        stats.bytesAfter += kept.length;
+      }
+    }
+    if (changed) {
+      stats.segmentsCleaned++;
+      cleaned.push({ baseOffset: seg.baseOffset, bytes: Buffer.concat(out) });
+    }
+  }
+  return { cleaned, stats };
+}
+
+/** The batch's bytes after cleaning: the same buffer if unchanged, a new one if rewritten, or undefined. */
+function cleanBatch(
+  batch: RecordBatch,
+  latest: Map<string, bigint>,
+  ctx: CompactionContext,
+): Buffer | undefined {
+  if (batch.isControl || batch.compression !== 0) return batch.buffer;
+  const base = batch.baseOffset;
+  const aborted = batch.isTransactional && ctx.isAborted(batch);
+  const records = decodeRecords(batch);
+  const horizon = batch.hasDeleteHorizon ? batch.baseTimestamp : undefined;
+  const keep: Record[] = [];
+  let tombstones = false;
+  if (!aborted) {
+    for (const r of records) {
+      if (r.key !== null && latest.get(r.key.toString("hex")) !== base + BigInt(r.offsetDelta)) continue;
+      if (r.key !== null && r.value === null) {
+        if (horizon !== undefined && BigInt(ctx.nowMs) >= horizon) continue;
+        tombstones = true;
+      }
+      keep.push(r);
+    }
+  }
+  const needsHorizon = tombstones && horizon === undefined;
+  if (keep.length === records.length && !needsHorizon) return batch.buffer;
+  const isProducersLast =
+    batch.producerId >= 0n && ctx.lastDataOffsetOf(batch.producerId) === batch.lastOffset;
+  if (keep.length === 0 && !isProducersLast) return undefined;
+  let baseTimestamp = batch.baseTimestamp;
+  let rebased = keep;
+  if (needsHorizon) {
+    // KIP-534: baseTimestamp becomes the delete horizon; deltas are shifted so record timestamps stay.
+    const newBase = BigInt(ctx.nowMs + ctx.deleteRetentionMs);
+    const shift = baseTimestamp - newBase;
+    rebased = keep.map((r) => ({ ...r, timestampDelta: r.timestampDelta + shift }));
+    baseTimestamp = newBase;
+  }
+  return encodeRecordBatch({
+    baseOffset: base,
+    partitionLeaderEpoch: batch.partitionLeaderEpoch,
+    timestampType: batch.timestampType,
+    isTransactional: batch.isTransactional,
+    hasDeleteHorizon: batch.hasDeleteHorizon || needsHorizon,
+    lastOffsetDelta: batch.lastOffsetDelta,
+    baseTimestamp,
+    maxTimestamp: batch.maxTimestamp,
+    producerId: batch.producerId,
+    producerEpoch: batch.producerEpoch,
+    baseSequence: batch.baseSequence,
+    records: rebased,
+  });
+}

@@ -1,0 +1,56 @@
+export { type BatchEntry, BatchIndex } from "./batch-index";
+export { type Clock, ManualClock } from "./clock";
+export {
+  type CleanableSegment,
+  type CleanedSegment,
+  type CompactionContext,
+  type CompactionStats,
+  compactSegments,
+} from "./compaction";
+export {
+  FencedLeaderEpochError,
+  InvalidProducerEpochError,
+  InvalidRecordError,
+  InvalidTxnStateError,
+  KafkaStorageError,
+  OffsetOutOfRangeError,
+  OutOfOrderSequenceError,
+  UnexpectedAppendOffsetError,
+  UnknownProducerIdError,
+} from "./errors";
+export { FileLogStorage, type FileLogStorageOptions, segmentFileName } from "./file-log-storage";
+export {
+  type EpochEndOffset,
+  type EpochEntry,
+  LeaderEpochCache,
+  UNDEFINED_EPOCH,
+  UNDEFINED_EPOCH_OFFSET,
+} from "./leader-epoch-cache";
+export {
+  formatLeaderEpochCheckpoint,
+  LEADER_EPOCH_CHECKPOINT_FILE,
+  parseLeaderEpochCheckpoint,
+} from "./leader-epoch-checkpoint";
+export { type CleanupPolicy, type LogConfig, type ResolvedLogConfig, resolveLogConfig } from "./log-config";
+export { scanLog, type TornTail } from "./log-loader";
+export { MemoryLogStorage } from "./memory-log-storage";
+export {
+  type AppendAsLeaderOptions,
+  type FetchDataInfo,
+  type IsolationLevel,
+  type LogAppendInfo,
+  type OpenLogOptions,
+  PartitionLog,
+  type ReadOptions,
+  type RecoveryInfo,
+} from "./partition-log";
+export {
+  type BatchMetadata,
+  type CompletedTxn,
+  MAX_BATCHES_PER_PRODUCER,
+  type ProducerStateEntry,
+} from "./producer-state-entry";
+export { type AppendOrigin, ProducerStateManager } from "./producer-state-manager";
+export { decodeRecords } from "./record-decoder";
+export type { LogStorage, SegmentInfo } from "./storage";
+export { type AbortedTxn, TransactionIndex } from "./transaction-index";

@@ -1,0 +1,38 @@
+import type { Clock } from "./clock";
+
+/** Kafka's cleanup.policy, as far as the log is concerned. */
+export type CleanupPolicy = "delete" | "compact";
+
+/** Per-log configuration, with Kafka's topic config names in the TSDoc. */
+export interface LogConfig {
+  /** The only source of time (segment rolling, delete horizons). */
+  clock: Clock;
+  /** segment.bytes: roll when an append would make the active segment larger. Default 1 GiB. */
+  segmentBytes?: number;
+  /** segment.ms: roll when the active segment is older than this. Default 7 days. */
+  segmentMs?: number;
+  /** cleanup.policy: `compact()` only works on compacted logs. Default "delete". */
+  cleanupPolicy?: CleanupPolicy;
+  /** delete.retention.ms: how long tombstones survive after compaction first sees them. Default 1 day. */
+  deleteRetentionMs?: number;
+}
+
+/** `LogConfig` with every default filled in. */
+export interface ResolvedLogConfig {
+  clock: Clock;
+  segmentBytes: number;
+  segmentMs: number;
+  cleanupPolicy: CleanupPolicy;
+  deleteRetentionMs: number;
+}
+
+/** Fills in Kafka's defaults. */
+export function resolveLogConfig(config: LogConfig): ResolvedLogConfig {
+  return {
+    clock: config.clock,
+    segmentBytes: config.segmentBytes ?? 1024 * 1024 * 1024,
+    segmentMs: config.segmentMs ?? 7 * 24 * 60 * 60 * 1000,
+    cleanupPolicy: config.cleanupPolicy ?? "delete",
+    deleteRetentionMs: config.deleteRetentionMs ?? 24 * 60 * 60 * 1000,
+  };
+}

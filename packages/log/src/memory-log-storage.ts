@@ -1,0 +1,139 @@
+import { KafkaStorageError } from "./errors";
+import type { EpochEntry } from "./leader-epoch-cache";
+import type { LogStorage, SegmentInfo } from "./storage";
+
+/** A segment in memory: the appended byte ranges (each copied once), never written to again. */
+interface MemorySegment {
+  baseOffset: bigint;
+  chunks: Buffer[];
+  /** Byte position where each chunk starts. */
+  starts: number[];
+  size: number;
+}
+
+/**
+ * `LogStorage` in memory. Each append is copied once into its own chunk; reads inside one chunk are
+ * zero-copy views. Chunks are never modified after they are written (truncation drops or re-slices them),
+ * so a view handed to a reader stays valid.
+ */
+export class MemoryLogStorage implements LogStorage {
+  private segs: MemorySegment[] = [];
+  private checkpoint: EpochEntry[] | undefined;
+
+  /** @inheritdoc */
+  segments(): readonly SegmentInfo[] {
+    return this.segs.map((s) => ({ baseOffset: s.baseOffset, sizeInBytes: s.size }));
+  }
+
+  /** @inheritdoc */
+  read(baseOffset: bigint, position: number, length: number): Buffer {
+    const seg = this.segment(baseOffset);
+    if (length === 0) return Buffer.alloc(0);
+    const i = chunkAt(seg, position);
+    const chunk = seg.chunks[i]!;
+    const start = position - seg.starts[i]!;
+    if (start + length <= chunk.length) return chunk.subarray(start, start + length);
+    const out = Buffer.allocUnsafe(length);
+    let copied = 0;
+    for (let j = i; copied < length; j++) {
+      const c = seg.chunks[j]!;
+      const from = j === i ? start : 0;
+      copied += c.copy(out, copied, from, Math.min(c.length, from + length - copied));
+    }
+    return out;
+  }
+
+  /** @inheritdoc */
+  append(bytes: Buffer): void {
+    const seg = this.segs[this.segs.length - 1];
+    if (!seg) throw new KafkaStorageError("append to a log with no segment; roll or reset it first");
+    if (bytes.length === 0) return;
+    const copy = Buffer.allocUnsafe(bytes.length);
+    bytes.copy(copy);
+    seg.chunks.push(copy);
+    seg.starts.push(seg.size);
+    seg.size += bytes.length;
+  }
+
+  /** @inheritdoc */
+  roll(baseOffset: bigint): void {
+    this.segs.push(emptySegment(baseOffset));
+  }
+
+  /** @inheritdoc */
+  truncate(baseOffset: bigint, position: number): void {
+    const index = this.segs.findIndex((s) => s.baseOffset === baseOffset);
+    const seg = this.segs[index];
+    if (!seg) throw new KafkaStorageError(`no segment ${baseOffset} to truncate`);
+    this.segs.length = index + 1;
+    if (position >= seg.size) return;
+    if (position === 0) {
+      this.segs[index] = emptySegment(baseOffset);
+      return;
+    }
+    const i = chunkAt(seg, position);
+    const keep = position - seg.starts[i]!;
+    seg.chunks.length = i + 1;
+    seg.starts.length = i + 1;
+    if (keep === 0) {
+      seg.chunks.pop();
+      seg.starts.pop();
+    } else {
+      seg.chunks[i] = seg.chunks[i]!.subarray(0, keep);
+    }
+    seg.size = position;
+  }
+
+  /** @inheritdoc */
+  reset(baseOffset: bigint): void {
+    this.segs = [emptySegment(baseOffset)];
+  }
+
+  /** @inheritdoc */
+  replaceSegment(baseOffset: bigint, bytes: Buffer): void {
+    const index = this.segs.findIndex((s) => s.baseOffset === baseOffset);
+    if (index < 0) throw new KafkaStorageError(`no segment ${baseOffset} to replace`);
+    const seg = emptySegment(baseOffset);
+    if (bytes.length > 0) {
+      seg.chunks.push(Buffer.from(bytes));
+      seg.starts.push(0);
+      seg.size = bytes.length;
+    }
+    this.segs[index] = seg;
+  }
+
+  /** @inheritdoc */
+  readLeaderEpochCheckpoint(): EpochEntry[] | undefined {
+    return this.checkpoint?.map((e) => ({ ...e }));
+  }
+
+  /** @inheritdoc */
+  writeLeaderEpochCheckpoint(entries: readonly EpochEntry[]): void {
+    this.checkpoint = entries.map((e) => ({ ...e }));
+  }
+
+  /** @inheritdoc */
+  close(): void {}
+
+  private segment(baseOffset: bigint): MemorySegment {
+    const seg = this.segs.find((s) => s.baseOffset === baseOffset);
+    if (!seg) throw new KafkaStorageError(`no segment ${baseOffset}`);
+    return seg;
+  }
+}
+
+function emptySegment(baseOffset: bigint): MemorySegment {
+  return { baseOffset, chunks: [], starts: [], size: 0 };
+}
+
+/** Index of the chunk holding byte `position` (binary search). */
+function chunkAt(seg: MemorySegment, position: number): number {
+  let lo = 0;
+  let hi = seg.starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (seg.starts[mid]! <= position) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

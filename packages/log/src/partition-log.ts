@@ -1,0 +1,579 @@
+import { type RecordBatch, recordBatches } from "@cluster-mirror/protocol";
+import { BatchIndex } from "./batch-index";
+import { type CleanableSegment, type CompactionStats, compactSegments } from "./compaction";
+import {
+  FencedLeaderEpochError,
+  InvalidRecordError,
+  OffsetOutOfRangeError,
+  UnexpectedAppendOffsetError,
+} from "./errors";
+import { type EpochEndOffset, type EpochEntry, LeaderEpochCache } from "./leader-epoch-cache";
+import { type LogConfig, type ResolvedLogConfig, resolveLogConfig } from "./log-config";
+import { scanLog, type TornTail } from "./log-loader";
+import type { CompletedTxn, ProducerStateEntry } from "./producer-state-entry";
+import { type AppendOrigin, ProducerStateManager } from "./producer-state-manager";
+import type { LogStorage, SegmentInfo } from "./storage";
+import { type AbortedTxn, TransactionIndex } from "./transaction-index";
+
+/** Kafka's consumer isolation levels. */
+export type IsolationLevel = "read_uncommitted" | "read_committed";
+
+/** What an append did. */
+export interface LogAppendInfo {
+  /** Offset of the first record appended (or of the original, for a duplicate); undefined if nothing. */
+  firstOffset: bigint | undefined;
+  /** Offset of the last record appended (or of the original, for a duplicate); undefined if nothing. */
+  lastOffset: bigint | undefined;
+  /** True when the batch duplicated one of the producer's last five: nothing was appended. */
+  duplicate: boolean;
+  /** Number of batches appended. */
+  batchCount: number;
+  /** Bytes appended (a trailing partial batch of a follower fetch is not counted, nor appended). */
+  validBytes: number;
+}
+
+/** Options of `appendAsLeader`. */
+export interface AppendAsLeaderOptions {
+  /**
+   * `client` (default): a produce; control batches are refused. `coordinator`: transaction markers and
+   * MIRROR_PID_RESET written by the leader on a coordinator's (or the mirror's) behalf.
+   */
+  origin?: Exclude<AppendOrigin, "replication">;
+}
+
+/** Options of `read`. */
+export interface ReadOptions {
+  /** Return the first batch even if it is larger than `maxBytes` (default true, as Kafka). */
+  minOneBatch?: boolean;
+  /**
+   * `log_end` for replica fetches (followers, the mirror's own reads): read up to the log end offset.
+   * Default: the high watermark (read_uncommitted) or the LSO (read_committed).
+   */
+  fetchUpTo?: "log_end";
+}
+
+/** Kafka's FetchDataInfo plus the partition's offsets, as a fetch response carries them. */
+export interface FetchDataInfo {
+  /** Whole raw batches, concatenated (a view of the stored bytes when it can be). */
+  records: Buffer;
+  highWatermark: bigint;
+  lastStableOffset: bigint;
+  logStartOffset: bigint;
+  logEndOffset: bigint;
+  /** For read_committed: aborted transactions overlapping the returned range; empty otherwise. */
+  abortedTransactions: AbortedTxn[];
+}
+
+/** Options of `PartitionLog.open`. */
+export interface OpenLogOptions {
+  /** High watermark to start from (the owner's checkpoint); bounded by the recovered log. Default: log start. */
+  highWatermark?: bigint;
+}
+
+/** What recovery found when the log was opened. */
+export interface RecoveryInfo {
+  /** Where a torn or corrupt tail was cut, if anywhere. */
+  truncatedTail: TornTail | undefined;
+  batches: number;
+}
+
+/**
+ * One partition's log (Kafka's UnifiedLog): raw record batches in segments, a leader-epoch cache, producer
+ * state, an aborted-transaction index, the high watermark and the LSO.
+ *
+ * Batches are stored as the byte ranges they arrived as: the leader path rewrites only baseOffset and the
+ * partition leader epoch in place (outside the CRC); the follower/mirror path changes nothing.
+ */
+export class PartitionLog {
+  private readonly config: ResolvedLogConfig;
+  private readonly index = new BatchIndex();
+  private readonly epochs: LeaderEpochCache;
+  private readonly producers = new ProducerStateManager();
+  private readonly txnIndex = new TransactionIndex();
+  private startOffset = 0n;
+  private endOffset = 0n;
+  private hw = 0n;
+  private activeBase = 0n;
+  private activeSize = 0;
+  private activeCreatedMs: number | undefined;
+  /** What recovery did when the log was opened. */
+  readonly recovery: RecoveryInfo;
+
+  private constructor(
+    private readonly storage: LogStorage,
+    config: LogConfig,
+    options: OpenLogOptions,
+  ) {
+    this.config = resolveLogConfig(config);
+    let checkpoint: EpochEntry[] | undefined;
+    try {
+      checkpoint = storage.readLeaderEpochCheckpoint();
+    } catch {
+      checkpoint = undefined; // unreadable: rebuilt from the batches' partition leader epochs below
+    }
+    this.epochs = new LeaderEpochCache(checkpoint ?? []);
+    if (storage.segments().length === 0) storage.reset(0n);
+    let batches = 0;
+    const torn = this.replay(true, (batch) => {
+      batches++;
+      this.maybeAssignEpoch(batch.partitionLeaderEpoch, batch.baseOffset);
+    });
+    if (torn) this.cutTornTail(torn);
+    this.refreshSegments();
+    this.epochs.truncateFromEnd(this.endOffset);
+    this.saveEpochs();
+    this.recovery = { truncatedTail: torn, batches };
+    this.updateHighWatermark(options.highWatermark ?? this.startOffset);
+  }
+
+  /**
+   * Opens a log over `storage`, recovering it as Kafka's LogLoader does: every batch is checked (header,
+   * CRC, increasing offsets), a torn or corrupt tail is cut off (with any later segments), the leader-epoch
+   * cache is loaded from its checkpoint and completed from the batches, and producer state and the
+   * aborted-transaction index are rebuilt by replaying the log. An empty storage starts at offset 0.
+   */
+  static open(storage: LogStorage, config: LogConfig, options: OpenLogOptions = {}): PartitionLog {
+    return new PartitionLog(storage, config, options);
+  }
+
+  /** First offset of the log. */
+  get logStartOffset(): bigint {
+    return this.startOffset;
+  }
+  /** Offset the next appended record gets. */
+  get logEndOffset(): bigint {
+    return this.endOffset;
+  }
+  /** Offsets below it are replicated (set by the owner with `updateHighWatermark`). */
+  get highWatermark(): bigint {
+    return this.hw;
+  }
+  /** min(high watermark, first offset of the earliest unstable transaction): READ_COMMITTED reads stop here. */
+  get lastStableOffset(): bigint {
+    const unstable = this.producers.firstUnstableOffset();
+    return unstable !== undefined && unstable < this.hw ? unstable : this.hw;
+  }
+  /** Latest leader epoch in the cache, if any. */
+  get latestEpoch(): number | undefined {
+    return this.epochs.latestEpoch;
+  }
+
+  /**
+   * Appends one produced batch as the leader: checks the CRC, that the batch is well formed, the leader
+   * epoch and the producer's epoch and sequence; then assigns baseOffset = log end offset and stamps
+   * `leaderEpoch`, in place in `batchBytes` (both fields are outside the CRC). A retry of one of the
+   * producer's last five batches appends nothing and returns the original offsets (`duplicate: true`).
+   *
+   * Throws `CorruptRecordError` (2), `InvalidRecordError` (87: not exactly one batch, record count not
+   * matching the offset range, a control batch from a client), `FencedLeaderEpochError` (74: epoch below
+   * the cache's latest), `InvalidProducerEpochError` (47), `OutOfOrderSequenceError` (45),
+   * `UnknownProducerIdError` (59), `InvalidTxnStateError` (48).
+   */
+  appendAsLeader(
+    batchBytes: Buffer,
+    leaderEpoch: number,
+    options: AppendAsLeaderOptions = {},
+  ): LogAppendInfo {
+    const origin = options.origin ?? "client";
+    const batch = singleBatch(batchBytes);
+    batch.validate();
+    const latest = this.epochs.latestEpoch;
+    if (latest !== undefined && leaderEpoch < latest) {
+      throw new FencedLeaderEpochError(
+        `append with leader epoch ${leaderEpoch} but the log already has epoch ${latest}; this leader is stale`,
+      );
+    }
+    if (batch.isControl) {
+      if (origin === "client") {
+        throw new InvalidRecordError(
+          "clients may not write control batches; markers are appended with origin coordinator",
+        );
+      }
+    } else if (batch.recordCount < 1 || batch.recordCount !== batch.lastOffsetDelta + 1) {
+      throw new InvalidRecordError(
+        `batch holds ${batch.recordCount} records but spans ${batch.lastOffsetDelta + 1} offsets; a produced batch must be dense and non-empty`,
+      );
+    }
+    if (!batch.isControl && batch.producerId >= 0n) {
+      const dup = this.producers.findDuplicate(batch);
+      if (dup) {
+        return {
+          firstOffset: dup.firstOffset,
+          lastOffset: dup.lastOffset,
+          duplicate: true,
+          batchCount: 0,
+          validBytes: 0,
+        };
+      }
+    }
+    this.producers.checkAppend(batch, origin);
+    batch.setBaseOffset(this.endOffset);
+    batch.setPartitionLeaderEpoch(leaderEpoch);
+    this.appendValidated([batch], batch.buffer);
+    return {
+      firstOffset: batch.baseOffset,
+      lastOffset: batch.lastOffset,
+      duplicate: false,
+      batchCount: 1,
+      validBytes: batch.sizeInBytes,
+    };
+  }
+
+  /**
+   * Appends fetched batches exactly as they are (followers, and the mirror's append-as-is): offsets,
+   * epochs, producer fields and CRC unchanged. Every batch's CRC and header is checked before anything is
+   * appended (all or nothing); a trailing partial batch (a fetch cut at its byte limit) is ignored.
+   * Offsets must increase and the first must be >= the log end offset; gaps are allowed (compacted
+   * sources). The leader-epoch cache, producer state (MIRROR_PID_RESET included) and aborted-transaction
+   * index are updated from the headers and control records.
+   *
+   * Throws `CorruptRecordError` (nothing appended: fetch again), or `UnexpectedAppendOffsetError` when the
+   * first offset is below the log end offset or offsets go backwards (fetch from `logEndOffset`, or
+   * `truncateTo` the diverging offset first).
+   */
+  appendAsFollower(batchesBytes: Buffer): LogAppendInfo {
+    const batches: RecordBatch[] = [];
+    let validBytes = 0;
+    let previousLast: bigint | undefined;
+    for (const batch of recordBatches(batchesBytes)) {
+      batch.validate();
+      const base = batch.baseOffset;
+      if (previousLast === undefined && base < this.endOffset) {
+        throw new UnexpectedAppendOffsetError(
+          `first offset ${base} is below the log end offset ${this.endOffset}; fetch from ${this.endOffset}, or truncate to ${base} first if the logs diverged`,
+          base,
+          this.endOffset,
+        );
+      }
+      if (previousLast !== undefined && base <= previousLast) {
+        throw new UnexpectedAppendOffsetError(
+          `batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
+          base,
+          this.endOffset,
+        );
+      }
+      previousLast = batch.lastOffset;
+      batches.push(batch);
+      validBytes += batch.sizeInBytes;
+    }
+    const first = batches[0];
+    if (!first)
+      return {
+        firstOffset: undefined,
+        lastOffset: undefined,
+        duplicate: false,
+        batchCount: 0,
+        validBytes: 0,
+      };
+    this.appendValidated(batches, batchesBytes.subarray(0, validBytes));
+    return {
+      firstOffset: first.baseOffset,
+      lastOffset: previousLast,
+      duplicate: false,
+      batchCount: batches.length,
+      validBytes,
+    };
+  }
+
+  /** The same as `appendAsFollower`: the mirror's name for appending fetched batches unchanged. */
+  appendAsIs(batchesBytes: Buffer): LogAppendInfo {
+    return this.appendAsFollower(batchesBytes);
+  }
+
+  /**
+   * Reads whole batches from `fetchOffset` (a batch holding it is returned whole, as Kafka does) up to
+   * `maxBytes`, never past the upper bound: the high watermark (read_uncommitted), the LSO
+   * (read_committed) or the log end (`fetchUpTo: "log_end"`). At least one batch is returned if there is
+   * one below the bound, even if larger than `maxBytes` (unless `minOneBatch: false`). The batches come
+   * from one segment, so the result is a view of the stored bytes when storage allows.
+   *
+   * Throws `OffsetOutOfRangeError` (1) if `fetchOffset` is below the log start or above the log end.
+   */
+  read(
+    fetchOffset: bigint,
+    maxBytes: number,
+    isolation: IsolationLevel,
+    options: ReadOptions = {},
+  ): FetchDataInfo {
+    if (fetchOffset < this.startOffset || fetchOffset > this.endOffset) {
+      throw new OffsetOutOfRangeError(
+        `fetch offset ${fetchOffset} is outside the log [${this.startOffset}, ${this.endOffset}]; reset the position to the log start or end`,
+      );
+    }
+    const lso = this.lastStableOffset;
+    const upper =
+      options.fetchUpTo === "log_end" ? this.endOffset : isolation === "read_committed" ? lso : this.hw;
+    const minOne = options.minOneBatch ?? true;
+    let i = this.index.search(fetchOffset);
+    const first = this.index.at(i);
+    let size = 0;
+    let lastOffset: bigint | undefined;
+    for (let e = first; e !== undefined && e.segment === first?.segment; e = this.index.at(++i)) {
+      if (e.lastOffset >= upper) break;
+      if (size + e.size > maxBytes && !(size === 0 && minOne)) break;
+      size += e.size;
+      lastOffset = e.lastOffset;
+    }
+    const records =
+      first && size > 0 ? this.storage.read(first.segment, first.position, size) : Buffer.alloc(0);
+    const aborted =
+      isolation === "read_committed" && lastOffset !== undefined
+        ? this.txnIndex.collect(fetchOffset, lastOffset + 1n)
+        : [];
+    return {
+      records,
+      highWatermark: this.hw,
+      lastStableOffset: lso,
+      logStartOffset: this.startOffset,
+      logEndOffset: this.endOffset,
+      abortedTransactions: aborted,
+    };
+  }
+
+  /** Every batch of the log, in order (a reading aid for tools and tests; not the fetch path). */
+  *batches(): Generator<RecordBatch, void, undefined> {
+    for (const seg of this.storage.segments()) {
+      if (seg.sizeInBytes > 0) yield* recordBatches(this.storage.read(seg.baseOffset, 0, seg.sizeInBytes));
+    }
+  }
+
+  /** Kafka's `endOffsetForEpoch`: see `LeaderEpochCache.endOffsetFor` for the cases. */
+  endOffsetForEpoch(epoch: number): EpochEndOffset {
+    return this.epochs.endOffsetFor(epoch, this.endOffset);
+  }
+
+  /** The leader-epoch cache entries, oldest first. */
+  epochEntries(): EpochEntry[] {
+    return this.epochs.entries();
+  }
+
+  /** Producer state, one entry per producer id, by ascending id. */
+  producerStateSnapshot(): ProducerStateEntry[] {
+    return this.producers.snapshot();
+  }
+
+  /** Open transactions (producer id, first offset), earliest first. */
+  ongoingTransactions(): { producerId: bigint; firstOffset: bigint }[] {
+    return this.producers.ongoingTransactions();
+  }
+
+  /** The whole aborted-transaction index. */
+  abortedTransactions(): AbortedTxn[] {
+    return this.txnIndex.all();
+  }
+
+  /** The segments, oldest first. */
+  segments(): readonly SegmentInfo[] {
+    return this.storage.segments();
+  }
+
+  /**
+   * Sets the high watermark, bounded to [log start, log end]; returns the value set. Closed transactions
+   * whose marker falls below it stop holding the LSO back.
+   */
+  updateHighWatermark(offset: bigint): bigint {
+    this.hw =
+      offset < this.startOffset ? this.startOffset : offset > this.endOffset ? this.endOffset : offset;
+    this.producers.onHighWatermarkUpdated(this.hw);
+    return this.hw;
+  }
+
+  /**
+   * Removes every batch at or above `offset`; returns false if there was nothing to remove. Truncation is
+   * at batch boundaries: a batch holding `offset` is removed whole, so the log end offset becomes the end
+   * of the last remaining batch (Kafka would set it to `offset` itself, leaving a hole inside a batch).
+   * An `offset` below the log start truncates fully and starts at `offset`. Afterwards the epoch cache
+   * drops entries at or above the new end, the high watermark is bounded by it, and producer state and
+   * the aborted-transaction index are rebuilt by replaying the remaining batches.
+   */
+  truncateTo(offset: bigint): boolean {
+    if (offset >= this.endOffset) return false;
+    if (offset < this.startOffset) {
+      this.truncateFullyAndStartAt(offset);
+      return true;
+    }
+    const entry = this.index.at(this.index.search(offset));
+    if (entry) {
+      const segs = this.storage.segments();
+      const segIndex = segs.findIndex((s) => s.baseOffset === entry.segment);
+      const previous = segs[segIndex - 1];
+      if (entry.position === 0 && previous) this.storage.truncate(previous.baseOffset, previous.sizeInBytes);
+      else this.storage.truncate(entry.segment, entry.position);
+    }
+    this.rebuild();
+    if (this.epochs.truncateFromEnd(this.endOffset)) this.saveEpochs();
+    this.updateHighWatermark(this.hw);
+    return true;
+  }
+
+  /** Empties the log: log start = log end = high watermark = `offset`; epochs and producer state cleared. */
+  truncateFullyAndStartAt(offset: bigint): void {
+    this.storage.reset(offset);
+    this.index.clear();
+    this.producers.clear();
+    this.txnIndex.clear();
+    this.epochs.clear();
+    this.saveEpochs();
+    this.activeCreatedMs = undefined;
+    this.refreshSegments();
+    this.hw = offset;
+  }
+
+  /**
+   * One compaction pass (Kafka's LogCleaner, see `compactSegments` for the rules) over the segments wholly
+   * below min(active segment base, LSO): the active segment and anything not yet stable are never
+   * touched. Producer state and the aborted-transaction index are rebuilt from the result, so they equal
+   * what a reopened log would rebuild. A log whose cleanup policy is not `compact` is left alone.
+   */
+  compact(): CompactionStats {
+    const cleanableEnd = minOffset(this.lastStableOffset, this.activeBase);
+    const none = { segmentsCleaned: 0, batchesRemoved: 0, recordsRemoved: 0, bytesBefore: 0, bytesAfter: 0 };
+    if (this.config.cleanupPolicy !== "compact") return { ...none, cleanableEndOffset: cleanableEnd };
+    const segs = this.storage.segments();
+    const cleanable: CleanableSegment[] = [];
+    for (let i = 0; i + 1 < segs.length; i++) {
+      const seg = segs[i]!;
+      if (segs[i + 1]!.baseOffset > cleanableEnd) break;
+      const bytes = this.storage.read(seg.baseOffset, 0, seg.sizeInBytes);
+      cleanable.push({ baseOffset: seg.baseOffset, batches: [...recordBatches(bytes)] });
+    }
+    if (cleanable.length === 0) return { ...none, cleanableEndOffset: cleanableEnd };
+    const lastData = new Map<bigint, bigint>();
+    for (const e of this.producers.snapshot()) {
+      const last = e.batchMetadata[e.batchMetadata.length - 1];
+      if (last) lastData.set(e.producerId, last.lastOffset);
+    }
+    const { cleaned, stats } = compactSegments(cleanable, {
+      isAborted: (b) => this.txnIndex.isAborted(b.producerId, b.baseOffset),
+      lastDataOffsetOf: (pid) => lastData.get(pid),
+      nowMs: this.config.clock.now(),
+      deleteRetentionMs: this.config.deleteRetentionMs,
+    });
+    for (const seg of cleaned) this.storage.replaceSegment(seg.baseOffset, seg.bytes);
+    if (cleaned.length > 0) {
+      this.rebuild();
+      this.updateHighWatermark(this.hw);
+    }
+    return { ...stats, cleanableEndOffset: cleanableEnd };
+  }
+
+  /** Closes the storage. */
+  close(): void {
+    this.storage.close();
+  }
+
+  private appendValidated(batches: readonly RecordBatch[], bytes: Buffer): void {
+    const first = batches[0]!;
+    this.maybeRoll(bytes.length, first.baseOffset);
+    this.storage.append(bytes);
+    let position = this.activeSize;
+    let epochsChanged = false;
+    for (const batch of batches) {
+      const size = batch.sizeInBytes;
+      const last = batch.lastOffset;
+      this.index.push({
+        baseOffset: batch.baseOffset,
+        lastOffset: last,
+        segment: this.activeBase,
+        position,
+        size,
+      });
+      position += size;
+      if (this.maybeAssignEpoch(batch.partitionLeaderEpoch, batch.baseOffset)) epochsChanged = true;
+      if (batch.producerId >= 0n || batch.isControl) this.recordCompleted(this.producers.update(batch));
+      this.endOffset = last + 1n;
+    }
+    this.activeSize = position;
+    if (epochsChanged) this.saveEpochs();
+  }
+
+  /** Kafka's shouldRoll: the append would overflow segment.bytes, or the segment is older than segment.ms. */
+  private maybeRoll(appendSize: number, firstOffset: bigint): void {
+    if (this.activeSize === 0) return;
+    const now = this.config.clock.now();
+    const age = now - (this.activeCreatedMs ?? now);
+    if (this.activeSize + appendSize > this.config.segmentBytes || age >= this.config.segmentMs) {
+      this.storage.roll(firstOffset);
+      this.activeBase = firstOffset;
+      this.activeSize = 0;
+      this.activeCreatedMs = now;
+    }
+  }
+
+  private maybeAssignEpoch(epoch: number, startOffset: bigint): boolean {
+    const latest = this.epochs.latestEpoch;
+    if (epoch < 0 || (latest !== undefined && epoch <= latest)) return false;
+    return this.epochs.assign(epoch, startOffset);
+  }
+
+  private recordCompleted(done: CompletedTxn[]): void {
+    for (const t of done) {
+      if (t.isAborted)
+        this.txnIndex.add({ producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset });
+    }
+  }
+
+  /** Replays the whole log into a fresh index, producer state and transaction index. */
+  private replay(validateCrc: boolean, onBatch?: (batch: RecordBatch) => void): TornTail | undefined {
+    this.index.clear();
+    this.producers.clear();
+    this.txnIndex.clear();
+    return scanLog(this.storage, validateCrc, (batch, entry) => {
+      this.index.push(entry);
+      onBatch?.(batch);
+      if (batch.producerId >= 0n || batch.isControl) this.recordCompleted(this.producers.update(batch));
+    });
+  }
+
+  private rebuild(): void {
+    this.replay(false);
+    this.refreshSegments();
+  }
+
+  /** Cuts a torn tail: the bad segment from the bad byte on, and every later segment. */
+  private cutTornTail(torn: TornTail): void {
+    const segs = this.storage.segments();
+    const i = segs.findIndex((s) => s.baseOffset === torn.segment);
+    const previous = segs[i - 1];
+    if (torn.position === 0 && previous) this.storage.truncate(previous.baseOffset, previous.sizeInBytes);
+    else this.storage.truncate(torn.segment, torn.position);
+  }
+
+  /** Re-reads segment bounds after a structural change; the end offset follows the last batch. */
+  private refreshSegments(): void {
+    const segs = this.storage.segments();
+    const first = segs[0];
+    const active = segs[segs.length - 1];
+    this.startOffset = first?.baseOffset ?? 0n;
+    const lastBatch = this.index.last();
+    const afterLast = lastBatch ? lastBatch.lastOffset + 1n : this.startOffset;
+    const activeBase = active?.baseOffset ?? 0n;
+    this.endOffset = afterLast > activeBase ? afterLast : activeBase;
+    if (this.activeCreatedMs === undefined || activeBase !== this.activeBase) {
+      this.activeCreatedMs = this.config.clock.now();
+    }
+    this.activeBase = activeBase;
+    this.activeSize = active?.sizeInBytes ?? 0;
+  }
+
+  private saveEpochs(): void {
+    this.storage.writeLeaderEpochCheckpoint(this.epochs.entries());
+  }
+}
+
+/** The smaller of two offsets (Math.min does not take bigints). */
+function minOffset(a: bigint, b: bigint): bigint {
+  if (a < b) return a;
+  return b;
+}
+
+function singleBatch(bytes: Buffer): RecordBatch {
+  const batches = [...recordBatches(bytes)];
+  const batch = batches[0];
+  if (batches.length !== 1 || !batch || batch.sizeInBytes !== bytes.length) {
+    throw new InvalidRecordError(
+      `a produce must carry exactly one whole batch per partition; got ${batches.length} batch(es) in ${bytes.length} bytes`,
+    );
+  }
+  return batch;
+}

@@ -1,0 +1,44 @@
+/** An aborted transaction as a READ_COMMITTED fetch reports it. */
+export interface AbortedTxn {
+  producerId: bigint;
+  firstOffset: bigint;
+  /** Offset of the ABORT marker (or MIRROR_PID_RESET) that closed it. */
+  lastOffset: bigint;
+}
+
+/**
+ * Kafka's TransactionIndex, for the whole log: aborted transactions in marker order. A READ_COMMITTED
+ * consumer uses it to skip aborted records.
+ */
+export class TransactionIndex {
+  private aborted: AbortedTxn[] = [];
+
+  /** Records an aborted transaction (markers arrive in offset order). */
+  add(txn: AbortedTxn): void {
+    this.aborted.push({ ...txn });
+  }
+
+  /** Aborted transactions overlapping [fetchOffset, upperBoundOffset). */
+  collect(fetchOffset: bigint, upperBoundOffset: bigint): AbortedTxn[] {
+    return this.aborted
+      .filter((t) => t.lastOffset >= fetchOffset && t.firstOffset < upperBoundOffset)
+      .map((t) => ({ ...t }));
+  }
+
+  /** True if `offset` of `producerId` lies in an aborted transaction. */
+  isAborted(producerId: bigint, offset: bigint): boolean {
+    return this.aborted.some(
+      (t) => t.producerId === producerId && t.firstOffset <= offset && offset <= t.lastOffset,
+    );
+  }
+
+  /** Every entry, oldest first (copies). */
+  all(): AbortedTxn[] {
+    return this.aborted.map((t) => ({ ...t }));
+  }
+
+  /** Removes every entry. */
+  clear(): void {
+    this.aborted = [];
+  }
+}

@@ -1,0 +1,107 @@
+import { RecordBatch } from "@cluster-mirror/protocol";
+import { describe, expect, it } from "vitest";
+import type { PartitionLog } from "../src/index";
+import { decodeRecords } from "../src/record-decoder";
+import { ABORT, COMMIT, controlBatch, dataBatch, memoryLog } from "./helpers";
+
+/** key -> value of every record left in the log (null = tombstone), plus the offsets of the batches. */
+function contents(log: PartitionLog): { kv: Map<string, string | null>; offsets: bigint[] } {
+  const kv = new Map<string, string | null>();
+  const offsets: bigint[] = [];
+  for (const b of log.batches()) {
+    offsets.push(b.baseOffset);
+    if (b.isControl) continue;
+    for (const r of decodeRecords(b)) if (r.key) kv.set(r.key.toString(), r.value?.toString() ?? null);
+  }
+  return { kv, offsets };
+}
+
+function compactedLog(): { log: PartitionLog; clock: { advance(ms: number): void } } {
+  return memoryLog({ cleanupPolicy: "compact", segmentBytes: 200, deleteRetentionMs: 1000 });
+}
+
+describe("compaction", () => {
+  it("keeps the latest value per key and preserves offsets (gaps, lastOffsetDelta)", () => {
+    const { log } = compactedLog();
+    log.appendAsLeader(dataBatch({ keys: ["a", "b"], values: ["1", "1"] }), 0); // 0-1
+    log.appendAsLeader(dataBatch({ keys: ["a"], values: ["2"] }), 0); // 2
+    log.appendAsLeader(dataBatch({ keys: ["b", "c"], values: ["2", "1"] }), 0); // 3-4
+    log.appendAsLeader(dataBatch({ keys: ["z"] }), 0); // 5 (active)
+    log.updateHighWatermark(log.logEndOffset);
+    const stats = log.compact();
+    expect(stats.segmentsCleaned).toBeGreaterThan(0);
+    const { kv } = contents(log);
+    expect(kv).toEqual(
+      new Map([
+        ["a", "2"],
+        ["b", "2"],
+        ["c", "1"],
+        ["z", "v0"],
+      ]),
+    );
+    const first = [...log.batches()][0]!;
+    expect(first.baseOffset).toBe(0n);
+    expect(first.lastOffset).toBe(1n);
+    // "a"@0 is superseded inside the cleanable range; "b"@1 is only superseded in the active segment.
+    expect(decodeRecords(first).map((r) => [r.key?.toString(), r.offsetDelta])).toEqual([["b", 1]]);
+    expect(log.logEndOffset).toBe(6n);
+    expect(() => log.read(1n, 1 << 20, "read_uncommitted")).not.toThrow();
+  });
+
+  it("removes tombstones only after delete.retention.ms (KIP-534 delete horizon)", () => {
+    const { log, clock } = compactedLog();
+    log.appendAsLeader(dataBatch({ keys: ["a"], values: ["1"] }), 0);
+    log.appendAsLeader(dataBatch({ keys: ["a"], values: [null] }), 0);
+    log.appendAsLeader(dataBatch({ keys: ["x", "y", "z"] }), 0);
+    log.appendAsLeader(dataBatch({ keys: ["w"] }), 0);
+    log.updateHighWatermark(log.logEndOffset);
+    log.compact();
+    expect(contents(log).kv.get("a")).toBeNull();
+    const tomb = [...log.batches()].find((b) => b.baseOffset === 1n)!;
+    expect(tomb.hasDeleteHorizon).toBe(true);
+    expect(tomb.maxTimestamp).toBe(1000n);
+    expect(decodeRecords(tomb)[0]!.timestampDelta + tomb.baseTimestamp).toBe(1000n);
+    clock.advance(999);
+    log.compact();
+    expect(contents(log).kv.has("a")).toBe(true);
+    clock.advance(1);
+    log.compact();
+    expect(contents(log).kv.has("a")).toBe(false);
+  });
+
+  it("drops aborted transactional data, keeps markers and each producer's last batch (empty)", () => {
+    const { log } = compactedLog();
+    log.appendAsLeader(dataBatch({ pid: 5n, seq: 0, txn: true, keys: ["k"], values: ["aborted"] }), 0); // 0
+    log.appendAsLeader(controlBatch(ABORT, { pid: 5n, epoch: 0 }), 0, { origin: "coordinator" }); // 1
+    log.appendAsLeader(dataBatch({ pid: 6n, seq: 0, txn: true, keys: ["k"], values: ["committed"] }), 0); // 2
+    log.appendAsLeader(controlBatch(COMMIT, { pid: 6n, epoch: 0 }), 0, { origin: "coordinator" }); // 3
+    log.appendAsLeader(dataBatch({ keys: ["q"] }), 0); // 4
+    log.appendAsLeader(dataBatch({ keys: ["r"] }), 0); // 5
+    log.updateHighWatermark(log.logEndOffset);
+    const producersBefore = log
+      .producerStateSnapshot()
+      .map((p) => [p.producerId, p.producerEpoch, p.batchMetadata.at(-1)]);
+    log.compact();
+    const batches = [...log.batches()];
+    const aborted = batches.find((b) => b.baseOffset === 0n)!;
+    expect(aborted.recordCount).toBe(0); // retained empty: it carries producer 5's last sequence
+    expect(batches.filter((b) => b.isControl).map((b) => b.baseOffset)).toEqual([1n, 3n]);
+    expect(contents(log).kv.get("k")).toBe("committed");
+    expect(
+      log.producerStateSnapshot().map((p) => [p.producerId, p.producerEpoch, p.batchMetadata.at(-1)]),
+    ).toEqual(producersBefore);
+    expect(new RecordBatch(aborted.buffer).isValid()).toBe(true);
+  });
+
+  it("never touches the active segment or data above the LSO, and does nothing for delete-policy logs", () => {
+    const { log } = compactedLog();
+    log.appendAsLeader(dataBatch({ keys: ["a"], values: ["1"] }), 0);
+    log.appendAsLeader(dataBatch({ keys: ["a"], values: ["2"] }), 0);
+    expect(log.compact().segmentsCleaned).toBe(0); // HW = 0: nothing stable
+    const plain = memoryLog({ segmentBytes: 100 }).log;
+    plain.appendAsLeader(dataBatch({ keys: ["a"] }), 0);
+    plain.appendAsLeader(dataBatch({ keys: ["a"] }), 0);
+    plain.updateHighWatermark(2n);
+    expect(plain.compact().segmentsCleaned).toBe(0);
+  });
+});

@@ -1,5 +1,10 @@
-import { encodeRecordBatch, type Record, type RecordBatch } from "@cluster-mirror/protocol";
-import { decodeRecords } from "./record-decoder";
+import {
+  decodeRecords,
+  encodeRecordBatch,
+  type Record,
+  type RecordBatch,
+  UnsupportedCompressionError,
+} from "@cluster-mirror/protocol";
 
 /** One cleanable segment: its base offset and its batches in order. */
 export interface CleanableSegment {
@@ -49,7 +54,9 @@ export interface CleanedSegment {
  *   RETAIN_EMPTY;
  * - rewritten batches keep baseOffset, lastOffsetDelta, partition leader epoch and producer fields, so
  *   offsets (and their gaps) never move; records keep their offset deltas;
- * - compressed batches are left as they are (the log's decoder reads uncompressed batches only).
+ * - a compressed batch is rewritten with its own codec, as Kafka's cleaner does; one whose codec is not
+ *   loaded (zstd before `loadCompressionCodecs()`) is left as it is and does not count in the offset map
+ *   (so it only ever makes the cleaner keep more, never less).
  */
 export function compactSegments(
   segments: readonly CleanableSegment[],
@@ -58,10 +65,11 @@ export function compactSegments(
   const latest = new Map<string, bigint>();
   for (const seg of segments) {
     for (const batch of seg.batches) {
-      if (batch.isControl || batch.compression !== 0 || (batch.isTransactional && ctx.isAborted(batch)))
-        continue;
+      if (batch.isControl || (batch.isTransactional && ctx.isAborted(batch))) continue;
+      const records = recordsOf(batch);
+      if (!records) continue;
       const base = batch.baseOffset;
-      for (const r of decodeRecords(batch)) {
+      for (const r of records) {
         if (r.key !== null) latest.set(r.key.toString("hex"), base + BigInt(r.offsetDelta));
       }
     }
@@ -98,10 +106,11 @@ function cleanBatch(
   latest: Map<string, bigint>,
   ctx: CompactionContext,
 ): Buffer | undefined {
-  if (batch.isControl || batch.compression !== 0) return batch.buffer;
+  if (batch.isControl) return batch.buffer;
+  const records = recordsOf(batch);
+  if (!records) return batch.buffer;
   const base = batch.baseOffset;
   const aborted = batch.isTransactional && ctx.isAborted(batch);
-  const records = decodeRecords(batch);
   const horizon = batch.hasDeleteHorizon ? batch.baseTimestamp : undefined;
   const keep: Record[] = [];
   let tombstones = false;
@@ -132,6 +141,7 @@ function cleanBatch(
   return encodeRecordBatch({
     baseOffset: base,
     partitionLeaderEpoch: batch.partitionLeaderEpoch,
+    compression: batch.compression,
     timestampType: batch.timestampType,
     isTransactional: batch.isTransactional,
     hasDeleteHorizon: batch.hasDeleteHorizon || needsHorizon,
@@ -143,4 +153,14 @@ function cleanBatch(
     baseSequence: batch.baseSequence,
     records: rebased,
   });
+}
+
+/** The batch's records, or undefined if its codec is not available here (the batch is then kept as is). */
+function recordsOf(batch: RecordBatch): Record[] | undefined {
+  try {
+    return decodeRecords(batch);
+  } catch (err) {
+    if (err instanceof UnsupportedCompressionError) return undefined;
+    throw err;
+  }
 }

@@ -7,6 +7,11 @@ import {
   LEADER_EPOCH_CHECKPOINT_FILE,
   parseLeaderEpochCheckpoint,
 } from "./leader-epoch-checkpoint";
+import {
+  formatOffsetCheckpoint,
+  LOG_START_OFFSET_CHECKPOINT_FILE,
+  parseOffsetCheckpoint,
+} from "./log-start-offset-checkpoint";
 import type { LogStorage, SegmentInfo } from "./storage";
 
 /** Kafka's segment file name: the base offset, zero-padded to 20 digits, then `.log`. */
@@ -21,6 +26,12 @@ export interface FileLogStorageOptions {
    * "acknowledged" means. Turn off only for tests or benchmarks that do not care about crashes.
    */
   fsync?: boolean;
+  /**
+   * The partition the directory holds, written into `log-start-offset-checkpoint` entries. Default: parsed
+   * from the directory name (Kafka's `topic-partition`); a name that does not parse uses the whole name
+   * and partition 0.
+   */
+  topicPartition?: { topic: string; partition: number };
 }
 
 interface FileSegment {
@@ -33,7 +44,9 @@ const SEGMENT_NAME = /^(\d{20})\.log$/;
 
 /**
  * `LogStorage` as a directory in Kafka's layout: `00000000000000000000.log` segment files (raw batches,
- * named by base offset) and a `leader-epoch-checkpoint` text file. Synchronous I/O, fsynced on every
+ * named by base offset), a `leader-epoch-checkpoint` text file and, once the log start offset was moved
+ * (DeleteRecords, retention, truncation), a `log-start-offset-checkpoint` in Kafka's offset checkpoint
+ * format (Kafka keeps one per data directory; here each partition directory has its own, of one entry). Synchronous I/O, fsynced on every
  * change unless `fsync: false`. Replacements (compaction, checkpoint) go through a temporary file and an
  * atomic rename, so a crash leaves either the old or the new file.
  */
@@ -44,6 +57,7 @@ export class FileLogStorage implements LogStorage {
     /** The partition directory. */
     readonly dir: string,
     private readonly fsync: boolean,
+    private readonly topicPartition: { topic: string; partition: number },
   ) {}
 
   /**
@@ -51,7 +65,11 @@ export class FileLogStorage implements LogStorage {
    * replacement are deleted. Validating the contents is the log's job (`PartitionLog.open`).
    */
   static open(dir: string, options: FileLogStorageOptions = {}): FileLogStorage {
-    const storage = new FileLogStorage(dir, options.fsync ?? true);
+    const storage = new FileLogStorage(
+      dir,
+      options.fsync ?? true,
+      options.topicPartition ?? topicPartitionOf(dir),
+    );
     try {
       fs.mkdirSync(dir, { recursive: true });
       for (const name of fs.readdirSync(dir).sort()) {
@@ -93,7 +111,7 @@ export class FileLogStorage implements LogStorage {
   }
 
   /** @inheritdoc */
-  append(bytes: Buffer): void {
+  append(bytes: Buffer, _options?: { transferOwnership?: boolean }): void {
     const seg = this.segs[this.segs.length - 1];
     if (!seg) throw new KafkaStorageError(`append to ${this.dir} with no segment; roll or reset it first`);
     let done = 0;
@@ -121,7 +139,7 @@ export class FileLogStorage implements LogStorage {
     const index = this.segs.findIndex((s) => s.baseOffset === baseOffset);
     const seg = this.segs[index];
     if (!seg) throw new KafkaStorageError(`no segment ${baseOffset} in ${this.dir} to truncate`);
-    for (const later of this.segs.splice(index + 1)) this.deleteSegment(later);
+    for (const later of this.segs.splice(index + 1)) this.removeSegmentFile(later);
     if (position < seg.size) {
       this.io(() => fs.ftruncateSync(seg.fd, position), "truncate", seg);
       if (this.fsync) this.io(() => fs.fsyncSync(seg.fd), "fsync", seg);
@@ -132,7 +150,7 @@ export class FileLogStorage implements LogStorage {
 
   /** @inheritdoc */
   reset(baseOffset: bigint): void {
-    for (const seg of this.segs.splice(0)) this.deleteSegment(seg);
+    for (const seg of this.segs.splice(0)) this.removeSegmentFile(seg);
     this.segs.push(this.createSegment(baseOffset));
     this.syncDir();
   }
@@ -146,6 +164,40 @@ export class FileLogStorage implements LogStorage {
     this.writeAtomically(file, bytes, ".cleaned");
     fs.closeSync(seg.fd);
     this.segs[index] = { baseOffset, size: bytes.length, fd: fs.openSync(file, "r+") };
+  }
+
+  /** @inheritdoc */
+  deleteSegment(baseOffset: bigint): void {
+    const index = this.segs.findIndex((s) => s.baseOffset === baseOffset);
+    const seg = this.segs[index];
+    if (!seg) throw new KafkaStorageError(`no segment ${baseOffset} in ${this.dir} to delete`);
+    if (index === this.segs.length - 1) {
+      throw new KafkaStorageError(
+        `segment ${baseOffset} is the active segment of ${this.dir}; roll before deleting it`,
+      );
+    }
+    this.segs.splice(index, 1);
+    this.removeSegmentFile(seg);
+    this.syncDir();
+  }
+
+  /** @inheritdoc */
+  readLogStartOffset(): bigint | undefined {
+    const file = path.join(this.dir, LOG_START_OFFSET_CHECKPOINT_FILE);
+    if (!fs.existsSync(file)) return undefined;
+    const entries = parseOffsetCheckpoint(fs.readFileSync(file, "utf8"), LOG_START_OFFSET_CHECKPOINT_FILE);
+    const { topic, partition } = this.topicPartition;
+    const entry =
+      entries.find((e) => e.topic === topic && e.partition === partition) ??
+      (entries.length === 1 ? entries[0] : undefined);
+    return entry?.offset;
+  }
+
+  /** @inheritdoc */
+  writeLogStartOffset(offset: bigint): void {
+    const file = path.join(this.dir, LOG_START_OFFSET_CHECKPOINT_FILE);
+    const text = formatOffsetCheckpoint([{ ...this.topicPartition, offset }]);
+    this.writeAtomically(file, Buffer.from(text, "utf8"), ".tmp");
   }
 
   /** @inheritdoc */
@@ -179,7 +231,7 @@ export class FileLogStorage implements LogStorage {
     return { baseOffset, size: 0, fd };
   }
 
-  private deleteSegment(seg: FileSegment): void {
+  private removeSegmentFile(seg: FileSegment): void {
     fs.closeSync(seg.fd);
     this.io(() => fs.unlinkSync(path.join(this.dir, segmentFileName(seg.baseOffset))), "delete", seg);
   }
@@ -224,4 +276,11 @@ export class FileLogStorage implements LogStorage {
       });
     }
   }
+}
+
+/** Kafka's partition directory name `topic-partition`, split; anything else is taken whole, partition 0. */
+function topicPartitionOf(dir: string): { topic: string; partition: number } {
+  const name = path.basename(path.resolve(dir));
+  const m = /^(\S+)-(\d+)$/.exec(name);
+  return m ? { topic: m[1]!, partition: Number(m[2]) } : { topic: name.replace(/\s/g, "_"), partition: 0 };
 }

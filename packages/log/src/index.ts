@@ -33,8 +33,15 @@ export {
 } from "./leader-epoch-checkpoint";
 export { type CleanupPolicy, type LogConfig, type ResolvedLogConfig, resolveLogConfig } from "./log-config";
 export { scanLog, type TornTail } from "./log-loader";
+export {
+  formatOffsetCheckpoint,
+  LOG_START_OFFSET_CHECKPOINT_FILE,
+  type OffsetCheckpointEntry,
+  parseOffsetCheckpoint,
+} from "./log-start-offset-checkpoint";
 export { MemoryLogStorage } from "./memory-log-storage";
 export {
+  type AppendAsIsOptions,
   type AppendAsLeaderOptions,
   type FetchDataInfo,
   type IsolationLevel,
@@ -43,6 +50,8 @@ export {
   PartitionLog,
   type ReadOptions,
   type RecoveryInfo,
+  type RetentionOptions,
+  type RetentionResult,
 } from "./partition-log";
 export {
   type BatchMetadata,
@@ -51,6 +60,5 @@ export {
   type ProducerStateEntry,
 } from "./producer-state-entry";
 export { type AppendOrigin, ProducerStateManager } from "./producer-state-manager";
-export { decodeRecords } from "./record-decoder";
 export type { LogStorage, SegmentInfo } from "./storage";
 export { type AbortedTxn, TransactionIndex } from "./transaction-index";

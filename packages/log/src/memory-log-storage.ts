@@ -2,7 +2,7 @@ import { KafkaStorageError } from "./errors";
 import type { EpochEntry } from "./leader-epoch-cache";
 import type { LogStorage, SegmentInfo } from "./storage";
 
-/** A segment in memory: the appended byte ranges (each copied once), never written to again. */
+/** A segment in memory: the appended byte ranges (each copied once, or handed over), never written to again. */
 interface MemorySegment {
   baseOffset: bigint;
   chunks: Buffer[];
@@ -12,13 +12,14 @@ interface MemorySegment {
 }
 
 /**
- * `LogStorage` in memory. Each append is copied once into its own chunk; reads inside one chunk are
- * zero-copy views. Chunks are never modified after they are written (truncation drops or re-slices them),
- * so a view handed to a reader stays valid.
+ * `LogStorage` in memory. Each append is copied once into its own chunk (or, with `transferOwnership`,
+ * kept as the caller's buffer); reads inside one chunk are zero-copy views. Chunks are never modified
+ * after they are written (truncation drops or re-slices them), so a view handed to a reader stays valid.
  */
 export class MemoryLogStorage implements LogStorage {
   private segs: MemorySegment[] = [];
   private checkpoint: EpochEntry[] | undefined;
+  private logStart: bigint | undefined;
 
   /** @inheritdoc */
   segments(): readonly SegmentInfo[] {
@@ -44,13 +45,16 @@ export class MemoryLogStorage implements LogStorage {
   }
 
   /** @inheritdoc */
-  append(bytes: Buffer): void {
+  append(bytes: Buffer, options?: { transferOwnership?: boolean }): void {
     const seg = this.segs[this.segs.length - 1];
     if (!seg) throw new KafkaStorageError("append to a log with no segment; roll or reset it first");
     if (bytes.length === 0) return;
-    const copy = Buffer.allocUnsafe(bytes.length);
-    bytes.copy(copy);
-    seg.chunks.push(copy);
+    let chunk = bytes;
+    if (options?.transferOwnership !== true) {
+      chunk = Buffer.allocUnsafe(bytes.length);
+      bytes.copy(chunk);
+    }
+    seg.chunks.push(chunk);
     seg.starts.push(seg.size);
     seg.size += bytes.length;
   }
@@ -100,6 +104,26 @@ export class MemoryLogStorage implements LogStorage {
       seg.size = bytes.length;
     }
     this.segs[index] = seg;
+  }
+
+  /** @inheritdoc */
+  deleteSegment(baseOffset: bigint): void {
+    const index = this.segs.findIndex((s) => s.baseOffset === baseOffset);
+    if (index < 0) throw new KafkaStorageError(`no segment ${baseOffset} to delete`);
+    if (index === this.segs.length - 1) {
+      throw new KafkaStorageError(`segment ${baseOffset} is the active segment; roll before deleting it`);
+    }
+    this.segs.splice(index, 1);
+  }
+
+  /** @inheritdoc */
+  readLogStartOffset(): bigint | undefined {
+    return this.logStart;
+  }
+
+  /** @inheritdoc */
+  writeLogStartOffset(offset: bigint): void {
+    this.logStart = offset;
   }
 
   /** @inheritdoc */

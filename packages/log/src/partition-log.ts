@@ -1,4 +1,10 @@
-import { type RecordBatch, recordBatches } from "@cluster-mirror/protocol";
+import {
+  CorruptRecordError,
+  RECORD_BATCH_OVERHEAD,
+  RecordBatch,
+  RecordBatchLayout,
+  recordBatches,
+} from "@cluster-mirror/protocol";
 import { BatchIndex } from "./batch-index";
 import { type CleanableSegment, type CompactionStats, compactSegments } from "./compaction";
 import {
@@ -39,6 +45,19 @@ export interface AppendAsLeaderOptions {
    * MIRROR_PID_RESET written by the leader on a coordinator's (or the mirror's) behalf.
    */
   origin?: Exclude<AppendOrigin, "replication">;
+  /** As `AppendAsIsOptions.transferOwnership`: the log may keep `batchBytes` instead of copying it. */
+  transferOwnership?: boolean;
+}
+
+/** Options of `appendAsFollower` / `appendAsIs`. */
+export interface AppendAsIsOptions {
+  /**
+   * The caller hands `batchesBytes` over to the log: it will never write to it again (typically a fetch
+   * response buffer it drops after the append). Memory storage then keeps the bytes as they are instead
+   * of copying them (file storage writes them out either way). Note that a view keeps its whole
+   * underlying buffer alive. Default false: the bytes are copied and the caller may reuse the buffer.
+   */
+  transferOwnership?: boolean;
 }
 
 /** Options of `read`. */
@@ -70,6 +89,22 @@ export interface OpenLogOptions {
   highWatermark?: bigint;
 }
 
+/** Limits of `applyRetention`, with Kafka's topic config names; -1 (the default) disables a limit. */
+export interface RetentionOptions {
+  /** retention.ms: delete segments whose newest record is older than this. */
+  retentionMs?: number;
+  /** retention.bytes: delete the oldest segments while the log is larger than this. */
+  retentionBytes?: number;
+}
+
+/** What `applyRetention` did. */
+export interface RetentionResult {
+  segmentsDeleted: number;
+  bytesDeleted: number;
+  /** The log start offset afterwards. */
+  logStartOffset: bigint;
+}
+
 /** What recovery found when the log was opened. */
 export interface RecoveryInfo {
   /** Where a torn or corrupt tail was cut, if anywhere. */
@@ -96,6 +131,9 @@ export class PartitionLog {
   private activeBase = 0n;
   private activeSize = 0;
   private activeCreatedMs: number | undefined;
+  /** Reused by `appendAsFollower` (one call per fetch): the batches being appended and their base offsets. */
+  private readonly scratchBatches: RecordBatch[] = [];
+  private readonly scratchBases: bigint[] = [];
   /** What recovery did when the log was opened. */
   readonly recovery: RecoveryInfo;
 
@@ -112,7 +150,12 @@ export class PartitionLog {
       checkpoint = undefined; // unreadable: rebuilt from the batches' partition leader epochs below
     }
     this.epochs = new LeaderEpochCache(checkpoint ?? []);
-    if (storage.segments().length === 0) storage.reset(0n);
+    try {
+      this.startOffset = storage.readLogStartOffset() ?? 0n;
+    } catch {
+      this.startOffset = 0n; // unreadable: the first segment's base offset is the log start
+    }
+    if (storage.segments().length === 0) storage.reset(this.startOffset);
     let batches = 0;
     const torn = this.replay(true, (batch) => {
       batches++;
@@ -120,6 +163,15 @@ export class PartitionLog {
     });
     if (torn) this.cutTornTail(torn);
     this.refreshSegments();
+    if (this.startOffset > this.endOffset) {
+      // Kafka's LogLoader: a log start checkpoint above the recovered log end (the tail was lost) leaves
+      // nothing readable; start empty at the checkpointed log start.
+      batches = 0;
+      this.storage.reset(this.startOffset);
+      this.epochs.clear();
+      this.rebuild();
+    }
+    this.epochs.truncateFromStart(this.startOffset);
     this.epochs.truncateFromEnd(this.endOffset);
     this.saveEpochs();
     this.recovery = { truncatedTail: torn, batches };
@@ -148,10 +200,14 @@ export class PartitionLog {
   get highWatermark(): bigint {
     return this.hw;
   }
-  /** min(high watermark, first offset of the earliest unstable transaction): READ_COMMITTED reads stop here. */
+  /**
+   * min(high watermark, first offset of the earliest unstable transaction), never below the log start:
+   * READ_COMMITTED reads stop here.
+   */
   get lastStableOffset(): bigint {
     const unstable = this.producers.firstUnstableOffset();
-    return unstable !== undefined && unstable < this.hw ? unstable : this.hw;
+    if (unstable === undefined || unstable >= this.hw) return this.hw;
+    return unstable > this.startOffset ? unstable : this.startOffset;
   }
   /** Latest leader epoch in the cache, if any. */
   get latestEpoch(): number | undefined {
@@ -209,7 +265,7 @@ export class PartitionLog {
     this.producers.checkAppend(batch, origin);
     batch.setBaseOffset(this.endOffset);
     batch.setPartitionLeaderEpoch(leaderEpoch);
-    this.appendValidated([batch], batch.buffer);
+    this.appendValidated([batch], [batch.baseOffset], batch.buffer, options.transferOwnership === true);
     return {
       firstOffset: batch.baseOffset,
       lastOffset: batch.lastOffset,
@@ -231,11 +287,26 @@ export class PartitionLog {
    * first offset is below the log end offset or offsets go backwards (fetch from `logEndOffset`, or
    * `truncateTo` the diverging offset first).
    */
-  appendAsFollower(batchesBytes: Buffer): LogAppendInfo {
-    const batches: RecordBatch[] = [];
-    let validBytes = 0;
+  appendAsFollower(batchesBytes: Buffer, options: AppendAsIsOptions = {}): LogAppendInfo {
+    // One pass over the headers, validating everything before anything is appended (all or nothing).
+    // The views and offsets go to reusable arrays: this is the mirror's hot path, one call per fetch.
+    const batches = this.scratchBatches;
+    const bases = this.scratchBases;
+    batches.length = 0;
+    bases.length = 0;
+    const end = batchesBytes.length;
+    let position = 0;
     let previousLast: bigint | undefined;
-    for (const batch of recordBatches(batchesBytes)) {
+    while (position + LOG_OVERHEAD <= end) {
+      const length = batchesBytes.readInt32BE(position + BATCH_LENGTH_OFFSET);
+      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
+        throw new CorruptRecordError(
+          `record batch at byte ${position} declares length ${length}, less than the v2 header needs`,
+        );
+      }
+      const next = position + LOG_OVERHEAD + length;
+      if (next > end) break; // a partial trailing batch: the fetch hit its byte limit
+      const batch = new RecordBatch(batchesBytes.subarray(position, next));
       batch.validate();
       const base = batch.baseOffset;
       if (previousLast === undefined && base < this.endOffset) {
@@ -252,12 +323,14 @@ export class PartitionLog {
           this.endOffset,
         );
       }
-      previousLast = batch.lastOffset;
+      previousLast = base + BigInt(batch.lastOffsetDelta);
       batches.push(batch);
-      validBytes += batch.sizeInBytes;
+      bases.push(base);
+      position = next;
     }
-    const first = batches[0];
-    if (!first)
+    const count = batches.length;
+    const first = bases[0];
+    if (first === undefined) {
       return {
         firstOffset: undefined,
         lastOffset: undefined,
@@ -265,19 +338,23 @@ export class PartitionLog {
         batchCount: 0,
         validBytes: 0,
       };
-    this.appendValidated(batches, batchesBytes.subarray(0, validBytes));
+    }
+    const bytes = position === end ? batchesBytes : batchesBytes.subarray(0, position);
+    this.appendValidated(batches, bases, bytes, options.transferOwnership === true);
+    batches.length = 0; // do not keep the caller's buffer alive through the scratch array
+    bases.length = 0;
     return {
-      firstOffset: first.baseOffset,
+      firstOffset: first,
       lastOffset: previousLast,
       duplicate: false,
-      batchCount: batches.length,
-      validBytes,
+      batchCount: count,
+      validBytes: position,
     };
   }
 
   /** The same as `appendAsFollower`: the mirror's name for appending fetched batches unchanged. */
-  appendAsIs(batchesBytes: Buffer): LogAppendInfo {
-    return this.appendAsFollower(batchesBytes);
+  appendAsIs(batchesBytes: Buffer, options: AppendAsIsOptions = {}): LogAppendInfo {
+    return this.appendAsFollower(batchesBytes, options);
   }
 
   /**
@@ -330,7 +407,10 @@ export class PartitionLog {
     };
   }
 
-  /** Every batch of the log, in order (a reading aid for tools and tests; not the fetch path). */
+  /**
+   * Every stored batch, in order (a reading aid for tools and tests; not the fetch path), including any
+   * batch below the log start still held by the first segment.
+   */
   *batches(): Generator<RecordBatch, void, undefined> {
     for (const seg of this.storage.segments()) {
       if (seg.sizeInBytes > 0) yield* recordBatches(this.storage.read(seg.baseOffset, 0, seg.sizeInBytes));
@@ -382,7 +462,8 @@ export class PartitionLog {
    * Removes every batch at or above `offset`; returns false if there was nothing to remove. Truncation is
    * at batch boundaries: a batch holding `offset` is removed whole, so the log end offset becomes the end
    * of the last remaining batch (Kafka would set it to `offset` itself, leaving a hole inside a batch).
-   * An `offset` below the log start truncates fully and starts at `offset`. Afterwards the epoch cache
+   * An `offset` below the log start truncates fully and starts at `offset`; so does a truncation that
+   * removes the batch holding the log start (nothing readable would be left). Afterwards the epoch cache
    * drops entries at or above the new end, the high watermark is bounded by it, and producer state and
    * the aborted-transaction index are rebuilt by replaying the remaining batches.
    */
@@ -401,6 +482,12 @@ export class PartitionLog {
       else this.storage.truncate(entry.segment, entry.position);
     }
     this.rebuild();
+    if (this.endOffset < this.startOffset) {
+      // The removed batches held the log start (it can sit inside a batch, or after a compaction gap):
+      // nothing readable is left, so the log starts anew at `offset`, as Kafka's offset-exact truncation.
+      this.truncateFullyAndStartAt(offset);
+      return true;
+    }
     if (this.epochs.truncateFromEnd(this.endOffset)) this.saveEpochs();
     this.updateHighWatermark(this.hw);
     return true;
@@ -408,6 +495,9 @@ export class PartitionLog {
 
   /** Empties the log: log start = log end = high watermark = `offset`; epochs and producer state cleared. */
   truncateFullyAndStartAt(offset: bigint): void {
+    // The log start first: a crash in between leaves a log start the reopened log can honour.
+    this.storage.writeLogStartOffset(offset);
+    this.startOffset = offset;
     this.storage.reset(offset);
     this.index.clear();
     this.producers.clear();
@@ -417,6 +507,76 @@ export class PartitionLog {
     this.activeCreatedMs = undefined;
     this.refreshSegments();
     this.hw = offset;
+  }
+
+  /**
+   * Kafka's DeleteRecords: moves the log start offset up to `offset` and deletes every segment wholly
+   * below it; returns the new log start offset (Kafka's low watermark). The log start may land inside a
+   * segment, even inside a batch: the bytes below it stay on disk until their segment goes, but reads
+   * below it fail with OFFSET_OUT_OF_RANGE. The new log start is persisted (`writeLogStartOffset`) before
+   * any segment is deleted, so a reopened log keeps it. The leader-epoch cache is truncated from the start
+   * (the epoch holding the new start is kept, moved to it); producer state and the aborted-transaction
+   * index are rebuilt from the remaining batches, as a reopened log would rebuild them.
+   *
+   * An `offset` at or below the log start changes nothing. Throws `OffsetOutOfRangeError` (1) if `offset`
+   * is above the high watermark: only replicated records may be deleted.
+   */
+  deleteRecordsBefore(offset: bigint): bigint {
+    if (offset > this.hw) {
+      throw new OffsetOutOfRangeError(
+        `cannot delete records before ${offset}: it is above the high watermark ${this.hw}; delete up to the high watermark at most`,
+      );
+    }
+    if (offset <= this.startOffset) return this.startOffset;
+    this.storage.writeLogStartOffset(offset);
+    this.startOffset = offset;
+    if (this.epochs.truncateFromStart(offset)) this.saveEpochs();
+    this.deleteSegments(this.segmentsBreachingLogStart());
+    return this.startOffset;
+  }
+
+  /**
+   * Kafka's time and size based retention (`deleteOldSegments`): deletes whole non-active segments, oldest
+   * first, each wholly below the high watermark, that breach
+   * - `retentionMs` (retention.ms): the segment's largest record timestamp is more than `retentionMs` older
+   *   than the injected clock's now (a segment without any timestamp is never deleted by time, as Kafka
+   *   would fall back to the file's modification time, which this log does not have);
+   * - `retentionBytes` (retention.bytes): while the log (active segment included) is larger than
+   *   `retentionBytes` by at least the oldest segment's size;
+   * and then any segment wholly below the log start offset. -1 (the default) disables a limit. As in
+   * Kafka, time and size retention apply only to logs whose cleanup policy is `delete`; a compacted log
+   * only loses segments below its log start. The log start moves to the first remaining segment and is
+   * persisted; epochs and producer state follow as for `deleteRecordsBefore`.
+   */
+  applyRetention(options: RetentionOptions = {}): RetentionResult {
+    const retentionMs = options.retentionMs ?? -1;
+    const retentionBytes = options.retentionBytes ?? -1;
+    const segs = this.storage.segments();
+    const deletable = this.segmentsBelowHighWatermark(segs);
+    let count = 0;
+    if (this.config.cleanupPolicy === "delete") {
+      if (retentionMs >= 0) {
+        const now = this.config.clock.now();
+        while (count < deletable.length) {
+          const largest = this.largestTimestampOf(deletable[count]!);
+          if (largest < 0 || now - largest <= retentionMs) break;
+          count++;
+        }
+      }
+      if (retentionBytes >= 0) {
+        let excess = segs.reduce((n, seg) => n + seg.sizeInBytes, 0) - retentionBytes;
+        for (let i = 0; i < count; i++) excess -= deletable[i]!.sizeInBytes;
+        while (count < deletable.length && excess - deletable[count]!.sizeInBytes >= 0) {
+          excess -= deletable[count]!.sizeInBytes;
+          count++;
+        }
+      }
+    }
+    const below = this.segmentsBreachingLogStart();
+    const chosen = below.length > count ? below : deletable.slice(0, count);
+    const bytes = chosen.reduce((n, seg) => n + seg.sizeInBytes, 0);
+    this.deleteSegments(chosen);
+    return { segmentsDeleted: chosen.length, bytesDeleted: bytes, logStartOffset: this.startOffset };
   }
 
   /**
@@ -462,27 +622,30 @@ export class PartitionLog {
     this.storage.close();
   }
 
-  private appendValidated(batches: readonly RecordBatch[], bytes: Buffer): void {
-    const first = batches[0]!;
-    this.maybeRoll(bytes.length, first.baseOffset);
-    this.storage.append(bytes);
+  private appendValidated(
+    batches: readonly RecordBatch[],
+    bases: readonly bigint[],
+    bytes: Buffer,
+    transferOwnership: boolean,
+  ): void {
+    this.maybeRoll(bytes.length, bases[0]!);
+    this.storage.append(bytes, transferOwnership ? TRANSFER : undefined);
+    const segment = this.activeBase;
     let position = this.activeSize;
     let epochsChanged = false;
-    for (const batch of batches) {
+    let last = this.endOffset - 1n;
+    for (let i = 0; i < batches.length; i++) {
+      const batch = batches[i]!;
+      const base = bases[i]!;
       const size = batch.sizeInBytes;
-      const last = batch.lastOffset;
-      this.index.push({
-        baseOffset: batch.baseOffset,
-        lastOffset: last,
-        segment: this.activeBase,
-        position,
-        size,
-      });
+      last = base + BigInt(batch.lastOffsetDelta);
+      this.index.push({ baseOffset: base, lastOffset: last, segment, position, size });
       position += size;
-      if (this.maybeAssignEpoch(batch.partitionLeaderEpoch, batch.baseOffset)) epochsChanged = true;
-      if (batch.producerId >= 0n || batch.isControl) this.recordCompleted(this.producers.update(batch));
-      this.endOffset = last + 1n;
+      const epoch = batch.partitionLeaderEpoch;
+      if (this.maybeAssignEpoch(epoch, base)) epochsChanged = true;
+      if (batch.isControl || batch.producerId >= 0n) this.recordCompleted(this.producers.update(batch));
     }
+    this.endOffset = last + 1n;
     this.activeSize = position;
     if (epochsChanged) this.saveEpochs();
   }
@@ -530,6 +693,53 @@ export class PartitionLog {
     this.refreshSegments();
   }
 
+  /** Non-active segments, oldest first, whose every offset is below the high watermark. */
+  private segmentsBelowHighWatermark(segs: readonly SegmentInfo[]): SegmentInfo[] {
+    const out: SegmentInfo[] = [];
+    for (let i = 0; i + 1 < segs.length && segs[i + 1]!.baseOffset <= this.hw; i++) out.push(segs[i]!);
+    return out;
+  }
+
+  /** Kafka's deleteLogStartOffsetBreachedSegments: segments whose next segment starts at or below the log start. */
+  private segmentsBreachingLogStart(): SegmentInfo[] {
+    const segs = this.storage.segments();
+    const out: SegmentInfo[] = [];
+    for (let i = 0; i + 1 < segs.length && segs[i + 1]!.baseOffset <= this.startOffset; i++)
+      out.push(segs[i]!);
+    return out;
+  }
+
+  /** Largest record timestamp in a segment (-1 if it has none), from its batches' maxTimestamp. */
+  private largestTimestampOf(seg: SegmentInfo): number {
+    let largest = -1n;
+    if (seg.sizeInBytes > 0) {
+      for (const batch of recordBatches(this.storage.read(seg.baseOffset, 0, seg.sizeInBytes))) {
+        const ts = batch.maxTimestamp;
+        if (ts > largest) largest = ts;
+      }
+    }
+    return Number(largest);
+  }
+
+  /**
+   * Deletes a prefix of the non-active segments; the log start moves up to the first remaining segment
+   * (persisted first), the epoch cache is truncated from the start and the rest is rebuilt by replay.
+   */
+  private deleteSegments(oldest: readonly SegmentInfo[]): void {
+    if (oldest.length === 0) return;
+    const segs = this.storage.segments();
+    const next = segs[oldest.length]!;
+    if (next.baseOffset > this.startOffset) {
+      this.storage.writeLogStartOffset(next.baseOffset);
+      this.startOffset = next.baseOffset;
+    }
+    for (const seg of oldest) this.storage.deleteSegment(seg.baseOffset);
+    this.rebuild();
+    this.epochs.truncateFromStart(this.startOffset);
+    this.saveEpochs();
+    this.updateHighWatermark(this.hw);
+  }
+
   /** Cuts a torn tail: the bad segment from the bad byte on, and every later segment. */
   private cutTornTail(torn: TornTail): void {
     const segs = this.storage.segments();
@@ -544,7 +754,10 @@ export class PartitionLog {
     const segs = this.storage.segments();
     const first = segs[0];
     const active = segs[segs.length - 1];
-    this.startOffset = first?.baseOffset ?? 0n;
+    // The log start is the stored one (DeleteRecords may put it inside the first segment), or the first
+    // segment's base once segments below it are gone.
+    const firstBase = first?.baseOffset ?? 0n;
+    if (firstBase > this.startOffset) this.startOffset = firstBase;
     const lastBatch = this.index.last();
     const afterLast = lastBatch ? lastBatch.lastOffset + 1n : this.startOffset;
     const activeBase = active?.baseOffset ?? 0n;
@@ -560,6 +773,10 @@ export class PartitionLog {
     this.storage.writeLeaderEpochCheckpoint(this.epochs.entries());
   }
 }
+
+const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
+/** Storage append option for a buffer the caller handed over. */
+const TRANSFER = { transferOwnership: true } as const;
 
 /** The smaller of two offsets (Math.min does not take bigints). */
 function minOffset(a: bigint, b: bigint): bigint {

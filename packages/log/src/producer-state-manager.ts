@@ -1,5 +1,4 @@
-import type { RecordBatch } from "@cluster-mirror/protocol";
-import { ControlRecordType, readControlType } from "./control-type";
+import { ControlRecordType, controlTypeOf, type RecordBatch } from "@cluster-mirror/protocol";
 import {
   InvalidProducerEpochError,
   InvalidTxnStateError,
@@ -118,11 +117,12 @@ export class ProducerStateManager {
 
   /**
    * Applies an appended batch (offsets final) and returns the transactions it closed. The batch's control
-   * type is read from its control record key.
+   * type is read from its control record key; an empty control batch (compaction can leave one) or an
+   * unknown control type changes nothing.
    */
   update(batch: RecordBatch): CompletedTxn[] {
     if (batch.isControl) {
-      const type = readControlType(batch);
+      const type = controlTypeOf(batch);
       if (type === ControlRecordType.MIRROR_PID_RESET) return this.resetAll(batch.baseOffset);
       if (type !== ControlRecordType.ABORT && type !== ControlRecordType.COMMIT) return [];
       if (batch.producerId < 0n) return [];

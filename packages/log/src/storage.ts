@@ -13,8 +13,9 @@ export interface SegmentInfo {
  * batches (Kafka's segment format), the last one being the active segment that appends go to. Storage
  * knows bytes and positions only; offsets, validation and recovery are the log's (`PartitionLog`).
  *
- * Durability: when `append`, `roll`, `truncate`, `reset`, `replaceSegment` or
- * `writeLeaderEpochCheckpoint` returns, the change is durable (for file storage: written and fsynced).
+ * Durability: when `append`, `roll`, `truncate`, `reset`, `replaceSegment`, `deleteSegment`,
+ * `writeLeaderEpochCheckpoint` or `writeLogStartOffset` returns, the change is durable (for file storage:
+ * written and fsynced).
  */
 export interface LogStorage {
   /** The segments, by ascending base offset; empty for a brand new log. */
@@ -24,8 +25,13 @@ export interface LogStorage {
    * memory storage returns a view (zero-copy), file storage a fresh copy.
    */
   read(baseOffset: bigint, position: number, length: number): Buffer;
-  /** Appends whole batches to the active (last) segment. */
-  append(bytes: Buffer): void;
+  /**
+   * Appends whole batches to the active (last) segment. By default the bytes are copied (file storage
+   * writes them out; memory storage copies them once), so the caller may reuse `bytes`. With
+   * `transferOwnership: true` the caller hands the buffer over: it promises never to write to it again,
+   * and memory storage keeps it as it is (a view, no copy). File storage ignores the flag.
+   */
+  append(bytes: Buffer, options?: { transferOwnership?: boolean }): void;
   /** Starts a new, empty active segment named `baseOffset` (above every offset stored so far). */
   roll(baseOffset: bigint): void;
   /** Cuts segment `baseOffset` to `position` bytes and deletes every later segment. */
@@ -34,10 +40,16 @@ export interface LogStorage {
   reset(baseOffset: bigint): void;
   /** Replaces the contents of segment `baseOffset` atomically (compaction). */
   replaceSegment(baseOffset: bigint, bytes: Buffer): void;
+  /** Deletes segment `baseOffset`, which must not be the active (last) one (retention, DeleteRecords). */
+  deleteSegment(baseOffset: bigint): void;
   /** The stored leader-epoch checkpoint, or undefined if there is none. */
   readLeaderEpochCheckpoint(): EpochEntry[] | undefined;
   /** Replaces the leader-epoch checkpoint. */
   writeLeaderEpochCheckpoint(entries: readonly EpochEntry[]): void;
+  /** The stored log start offset, or undefined if none was ever written (then the first segment's base). */
+  readLogStartOffset(): bigint | undefined;
+  /** Replaces the stored log start offset (file storage: Kafka's `log-start-offset-checkpoint`). */
+  writeLogStartOffset(offset: bigint): void;
   /** Releases resources (file descriptors); the storage is not used afterwards. */
   close(): void;
 }

@@ -1,7 +1,13 @@
-import { RecordBatch } from "@cluster-mirror/protocol";
+import {
+  CompressionType,
+  compressionCodecsLoaded,
+  decodeRecords,
+  loadCompressionCodecs,
+  RecordBatch,
+  RecordBatchLayout,
+} from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import type { PartitionLog } from "../src/index";
-import { decodeRecords } from "../src/record-decoder";
 import { ABORT, COMMIT, controlBatch, dataBatch, memoryLog } from "./helpers";
 
 /** key -> value of every record left in the log (null = tombstone), plus the offsets of the batches. */
@@ -103,5 +109,81 @@ describe("compaction", () => {
     plain.appendAsLeader(dataBatch({ keys: ["a"] }), 0);
     plain.updateHighWatermark(2n);
     expect(plain.compact().segmentsCleaned).toBe(0);
+  });
+});
+
+describe("compaction of compressed batches", () => {
+  /** Three segments of one batch each, all compressed with `codec`, keys a, a, b; plus an active one. */
+  function compressedLog(codec: CompressionType): PartitionLog {
+    const { log } = compactedLog();
+    log.appendAsLeader(dataBatch({ keys: ["a", "x"], values: ["1", "1"], compression: codec }), 0); // 0-1
+    log.appendAsLeader(dataBatch({ keys: ["a"], values: ["2"], compression: codec }), 0); // 2
+    log.appendAsLeader(dataBatch({ keys: ["b"], values: ["1"], compression: codec }), 0); // 3
+    log.appendAsLeader(dataBatch({ keys: ["z"] }), 0); // 4 (active)
+    log.updateHighWatermark(log.logEndOffset);
+    return log;
+  }
+
+  /**
+   * A zstd batch written without the zstd module (which this test must not load yet): the records section
+   * as one zstd frame of a single raw (stored) block, which is valid zstd.
+   */
+  function zstdBatchWithoutCodec(keys: string[], values: string[]): Buffer {
+    const plain = new RecordBatch(dataBatch({ keys, values }));
+    const section = plain.recordsBytes;
+    expect(section.length).toBeLessThan(256);
+    const frame = Buffer.alloc(4 + 1 + 1 + 3 + section.length);
+    frame.writeUInt32LE(0xfd2fb528, 0); // magic
+    frame[4] = 0x20; // single segment, 1-byte frame content size
+    frame[5] = section.length;
+    frame.writeUIntLE(1 | (section.length << 3), 6, 3); // last block, raw, size
+    section.copy(frame, 9);
+    const out = Buffer.concat([plain.buffer.subarray(0, RecordBatchLayout.RECORD_BATCH_OVERHEAD), frame]);
+    out.writeInt32BE(out.length - RecordBatchLayout.LOG_OVERHEAD, RecordBatchLayout.BATCH_LENGTH_OFFSET);
+    out.writeInt16BE(plain.attributes | CompressionType.ZSTD, RecordBatchLayout.ATTRIBUTES_OFFSET);
+    out.writeUInt32BE(new RecordBatch(out).computeCrc(), RecordBatchLayout.CRC_OFFSET);
+    return out;
+  }
+
+  it("leaves a batch whose codec is not loaded (zstd before loadCompressionCodecs) as it is", () => {
+    expect(compressionCodecsLoaded()).toBe(false);
+    const { log } = compactedLog();
+    log.appendAsLeader(zstdBatchWithoutCodec(["a", "x"], ["1", "1"]), 0); // 0-1
+    log.appendAsLeader(dataBatch({ keys: ["a"], values: ["2"] }), 0); // 2: supersedes a@0 (not rewritten)
+    log.appendAsLeader(zstdBatchWithoutCodec(["b"], ["1"]), 0); // 3
+    log.appendAsLeader(dataBatch({ keys: ["b"], values: ["2"] }), 0); // 4: supersedes b@3
+    log.appendAsLeader(dataBatch({ keys: ["z"] }), 0); // 5 (active)
+    log.updateHighWatermark(log.logEndOffset);
+    const before = [...log.batches()].map((b) => Buffer.from(b.buffer));
+    const stats = log.compact();
+    expect(stats.segmentsCleaned).toBe(0);
+    expect([...log.batches()].map((b) => b.buffer)).toEqual(before);
+    expect(log.batches().next().value?.compression).toBe(CompressionType.ZSTD);
+  });
+
+  it.each([
+    ["gzip", CompressionType.GZIP],
+    ["snappy", CompressionType.SNAPPY],
+    ["lz4", CompressionType.LZ4],
+    ["zstd", CompressionType.ZSTD],
+  ] as const)("rewrites %s batches with their own codec, offsets kept", async (_name, codec) => {
+    await loadCompressionCodecs();
+    const log = compressedLog(codec);
+    const stats = log.compact();
+    expect(stats.segmentsCleaned).toBe(1);
+    expect(stats.recordsRemoved).toBe(1);
+    const first = [...log.batches()][0]!;
+    expect(first.compression).toBe(codec);
+    expect(first.isValid()).toBe(true);
+    expect([first.baseOffset, first.lastOffset]).toEqual([0n, 1n]);
+    expect(decodeRecords(first).map((r) => [r.key?.toString(), r.offsetDelta])).toEqual([["x", 1]]);
+    expect(contents(log).kv).toEqual(
+      new Map([
+        ["a", "2"],
+        ["x", "1"],
+        ["b", "1"],
+        ["z", "v0"],
+      ]),
+    );
   });
 });

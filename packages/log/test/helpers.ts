@@ -1,7 +1,15 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { encodeRecordBatch, type Record, recordBatches } from "@cluster-mirror/protocol";
+import {
+  type CompressionType,
+  ControlRecordType,
+  encodeEndTxnMarkerBatch,
+  encodeMirrorPidResetBatch,
+  encodeRecordBatch,
+  type Record,
+  recordBatches,
+} from "@cluster-mirror/protocol";
 import { type LogConfig, ManualClock, MemoryLogStorage, PartitionLog } from "../src/index";
 
 /** A data batch as a producer sends it (offsets from 0). */
@@ -18,6 +26,8 @@ export interface DataBatchSpec {
   baseOffset?: bigint;
   leaderEpoch?: number;
   baseTimestamp?: bigint;
+  /** Codec of the records section (default none). */
+  compression?: CompressionType;
 }
 
 export function dataBatch(spec: DataBatchSpec = {}): Buffer {
@@ -38,6 +48,7 @@ export function dataBatch(spec: DataBatchSpec = {}): Buffer {
   return encodeRecordBatch({
     baseOffset: spec.baseOffset ?? 0n,
     partitionLeaderEpoch: spec.leaderEpoch ?? -1,
+    compression: spec.compression ?? 0,
     isTransactional: spec.txn ?? false,
     baseTimestamp: spec.baseTimestamp ?? 1000n,
     producerId: spec.pid ?? -1n,
@@ -47,31 +58,37 @@ export function dataBatch(spec: DataBatchSpec = {}): Buffer {
   });
 }
 
-/** A control batch with one control record of `type` (ABORT 0, COMMIT 1, MIRROR_PID_RESET 7). */
+/**
+ * A control batch as the protocol writes it: an ABORT/COMMIT marker of producer `pid`, or MIRROR_PID_RESET
+ * (no producer).
+ */
 export function controlBatch(
   type: number,
   opts: { pid?: bigint; epoch?: number; baseOffset?: bigint; leaderEpoch?: number } = {},
 ): Buffer {
-  const key = Buffer.alloc(4);
-  key.writeInt16BE(0, 0);
-  key.writeInt16BE(type, 2);
-  const value = Buffer.alloc(6);
-  return encodeRecordBatch({
+  const common = {
     baseOffset: opts.baseOffset ?? 0n,
     partitionLeaderEpoch: opts.leaderEpoch ?? -1,
-    isControl: true,
-    isTransactional: type !== 7,
-    baseTimestamp: 1000n,
+    timestamp: 1000n,
+  };
+  if (type === ControlRecordType.MIRROR_PID_RESET) {
+    return encodeMirrorPidResetBatch({ ...common, sourceClusterId: "source-cluster" });
+  }
+  if (type !== ControlRecordType.ABORT && type !== ControlRecordType.COMMIT) {
+    throw new RangeError(`control type ${type} is not a marker this helper writes`);
+  }
+  return encodeEndTxnMarkerBatch({
+    ...common,
+    type,
     producerId: opts.pid ?? -1n,
     producerEpoch: opts.epoch ?? -1,
-    baseSequence: -1,
-    records: [{ attributes: 0, offsetDelta: 0, timestampDelta: 0n, key, value, headers: [] }],
+    coordinatorEpoch: 0,
   });
 }
 
-export const ABORT = 0;
-export const COMMIT = 1;
-export const PID_RESET = 7;
+export const ABORT = ControlRecordType.ABORT;
+export const COMMIT = ControlRecordType.COMMIT;
+export const PID_RESET = ControlRecordType.MIRROR_PID_RESET;
 
 export function memoryLog(config: Partial<LogConfig> = {}): { log: PartitionLog; clock: ManualClock } {
   const clock = new ManualClock(1_000_000);

@@ -1,5 +1,4 @@
-import type { KafkaError, RecordBatch } from "@cluster-mirror/protocol";
-import { readControlType } from "../src/control-type";
+import { controlTypeOf, type KafkaError, type RecordBatch } from "@cluster-mirror/protocol";
 import type { PartitionLog, ProducerStateEntry } from "../src/index";
 import { ABORT, COMMIT, controlBatch, dataBatch, PID_RESET } from "./helpers";
 
@@ -22,7 +21,7 @@ export function headerOf(b: RecordBatch): ModelBatch {
     epoch: b.producerEpoch,
     seq: b.baseSequence,
     txn: b.isTransactional,
-    control: b.isControl ? readControlType(b) : undefined,
+    control: b.isControl ? controlTypeOf(b) : undefined,
   };
 }
 
@@ -99,6 +98,7 @@ export type Command =
   | { t: "truncate"; frac: number }
   | { t: "hw"; frac: number }
   | { t: "compact"; advanceMs: number }
+  | { t: "deleteRecords"; frac: number }
   | { t: "reopen" };
 
 /** Expected outcome of a client produce under the reference rules. */

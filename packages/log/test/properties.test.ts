@@ -52,6 +52,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ t: fc.constant("truncate" as const), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
   fc.record({ t: fc.constant("hw" as const), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
   fc.record({ t: fc.constant("compact" as const), advanceMs: fc.integer({ min: 0, max: 2000 }) }),
+  fc.record({ t: fc.constant("deleteRecords" as const), frac: fc.double({ min: 0, max: 1, noNaN: true }) }),
   fc.constant({ t: "reopen" as const }),
 );
 
@@ -125,7 +126,9 @@ function step(log: PartitionLog, clock: ManualClock, cmd: Command, batches: Mode
     case "truncate": {
       const target = span(cmd.frac);
       log.truncateTo(target);
-      const kept = batches.filter((b) => b.last < target);
+      // A batch holding the log start is removed whole with everything below it (the log starts anew).
+      const firstBase = log.segments()[0]!.baseOffset;
+      const kept = batches.filter((b) => b.last < target && b.base >= firstBase);
       const lastEnd = kept.length > 0 ? kept[kept.length - 1]!.last + 1n : log.logStartOffset;
       const activeBase = log.segments().at(-1)!.baseOffset;
       expect(log.logEndOffset).toBe(lastEnd > activeBase ? lastEnd : activeBase);
@@ -149,6 +152,18 @@ function step(log: PartitionLog, clock: ManualClock, cmd: Command, batches: Mode
       expect(log.logEndOffset).toBe(leo);
       return after;
     }
+    case "deleteRecords": {
+      const start = log.logStartOffset;
+      const target = start + BigInt(Math.floor(Number(log.highWatermark - start) * cmd.frac));
+      expect(log.deleteRecordsBefore(target)).toBe(target);
+      expect(log.logStartOffset).toBe(target);
+      expect(log.logEndOffset).toBe(leo);
+      // Whole segments below the log start are gone; the first remaining one may start below it.
+      const segs = log.segments();
+      expect(segs[0]!.baseOffset <= target).toBe(true);
+      expect(segs[1] === undefined || segs[1].baseOffset > target).toBe(true);
+      return batches.filter((b) => b.base >= segs[0]!.baseOffset);
+    }
     case "reopen":
       return batches;
   }
@@ -165,7 +180,11 @@ function checkInvariants(log: PartitionLog, batches: ModelBatch[]): void {
   // The LSO never passes an open transaction, nor the high watermark.
   const lso = log.lastStableOffset;
   expect(lso <= log.highWatermark).toBe(true);
-  for (const p of modelProducers(batches).values()) if (p.txn !== undefined) expect(lso <= p.txn).toBe(true);
+  // (An open transaction that started below the log start holds it at the log start, as in Kafka.)
+  const start = log.logStartOffset;
+  for (const p of modelProducers(batches).values())
+    if (p.txn !== undefined) expect(lso <= (p.txn > start ? p.txn : start)).toBe(true);
+  expect(lso >= start).toBe(true);
   expect(log.highWatermark <= log.logEndOffset && log.logStartOffset <= log.highWatermark).toBe(true);
 }
 

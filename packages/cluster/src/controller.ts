@@ -282,6 +282,18 @@ export class Controller {
     this.append([change(t.topicId, p, { isr })]);
   }
 
+  /**
+   * Hands out a block of `size` producer ids that will never be handed out again (KRaft's
+   * AllocateProducerIds); returns the first id of the block.
+   */
+  allocateProducerIds(size = 1000): bigint {
+    if (!Number.isInteger(size) || size < 1)
+      throw new ClusterError("INVALID_REQUEST", `block size must be >= 1, got ${size}`);
+    const first = this.image.nextProducerId;
+    this.append([{ type: "ProducerIds", nextProducerId: first + BigInt(size) }]);
+    return first;
+  }
+
   /** Makes the first live in-sync replica of each partition its leader (preferred leader election). */
   electPreferredLeaders(): void {
     const records: MetadataRecord[] = [];

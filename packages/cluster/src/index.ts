@@ -9,6 +9,17 @@ export {
   Authorizer,
   type AuthorizerConfig,
 } from "./acls";
+export {
+  Broker,
+  type BrokerNetwork,
+  type BrokerOptions,
+  type FetchRequest,
+  type FetchResponse,
+  type LeadershipChange,
+  type ProduceRequest,
+  type ProduceResponse,
+  type RequestContext,
+} from "./broker";
 export { ClientQuotaManager, type ClientQuotaOptions, type QuotaType } from "./client-quotas";
 export { type Clock, ManualClock } from "./clock";
 export {
@@ -19,6 +30,7 @@ export {
   type CreateTopicRequest,
   type MetadataListener,
 } from "./controller";
+export { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 export { ClusterError, type KafkaErrorName } from "./errors";
 export {
   type CommittedOffset,
@@ -30,6 +42,12 @@ export {
   offsetKey,
   type PartitionCount,
 } from "./group-coordinator";
+export {
+  formatHighWatermarks,
+  HIGH_WATERMARK_CHECKPOINT,
+  parseHighWatermarks,
+} from "./high-watermark-checkpoint";
+export { KafkaCluster, type KafkaClusterOptions } from "./kafka-cluster";
 export {
   type BrokerMetadata,
   MetadataImage,
@@ -43,12 +61,15 @@ export type {
   MetadataRecord,
   PartitionChangeRecord,
   PartitionRecord,
+  ProducerIdsRecord,
   RegisterBrokerRecord,
   RemoveTopicRecord,
   TopicRecord,
   UnfenceBrokerRecord,
 } from "./metadata-records";
+export { Partition, type PartitionConfig, type ReplicaFetchResult } from "./partition";
 export { type Random, SeededRandom } from "./random";
+export { type Cancel, EventLoopScheduler, ManualScheduler, type Scheduler } from "./scheduler";
 export { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
 export {
   type TopicPartition,

@@ -39,6 +39,8 @@ export class MetadataImage {
   readonly brokers = new Map<number, BrokerMetadata>();
   /** Dynamic broker configs by broker id as a string; "" holds cluster-wide defaults. */
   readonly brokerConfigs = new Map<string, Map<string, string>>();
+  /** First producer id not yet handed out. */
+  nextProducerId = 0n;
 
   /** The topic named `name`, if it exists. */
   topic(name: string): TopicMetadata | undefined {
@@ -117,6 +119,9 @@ export class MetadataImage {
         else configs.set(record.name, record.value);
         return;
       }
+      case "ProducerIds":
+        this.nextProducerId = record.nextProducerId;
+        return;
       case "RemoveTopic": {
         const topic = this.topicsById.get(record.topicId);
         if (!topic) return;

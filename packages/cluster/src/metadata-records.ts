@@ -12,7 +12,8 @@ export type MetadataRecord =
   | PartitionRecord
   | PartitionChangeRecord
   | ConfigRecord
-  | RemoveTopicRecord;
+  | RemoveTopicRecord
+  | ProducerIdsRecord;
 
 /** A broker joined the cluster (it starts fenced until `UnfenceBroker`). */
 export interface RegisterBrokerRecord {
@@ -86,4 +87,10 @@ export interface RemoveTopicRecord {
 export interface MetadataLogEntry {
   offset: number;
   record: MetadataRecord;
+}
+
+/** A block of producer ids was handed out: the next block starts at `nextProducerId` (KRaft's ProducerIdsRecord). */
+export interface ProducerIdsRecord {
+  type: "ProducerIds";
+  nextProducerId: bigint;
 }

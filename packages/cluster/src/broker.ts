@@ -1,0 +1,746 @@
+import {
+  type AbortedTxn,
+  type IsolationLevel,
+  type LogAppendInfo,
+  PartitionLog,
+  UNDEFINED_EPOCH,
+} from "@cluster-mirror/log";
+import { decodeRecords, KafkaError } from "@cluster-mirror/protocol";
+import type { Authorizer } from "./acls";
+import type { ClientQuotaManager } from "./client-quotas";
+import type { Clock } from "./clock";
+import type { Controller } from "./controller";
+import type { DataDir } from "./data-dir";
+import { ClusterError } from "./errors";
+import {
+  formatHighWatermarks,
+  HIGH_WATERMARK_CHECKPOINT,
+  parseHighWatermarks,
+} from "./high-watermark-checkpoint";
+import { MetadataImage, type TopicMetadata } from "./metadata-image";
+import type { MetadataLogEntry } from "./metadata-records";
+import { Partition, type PartitionConfig, type ReplicaFetchResult } from "./partition";
+import type { Cancel, Scheduler } from "./scheduler";
+import { topicConfigValue } from "./topic-configs";
+import type { Uuid } from "./uuid";
+
+/** How a broker reaches the other brokers of its cluster (undefined: that broker is down or unreachable). */
+export interface BrokerNetwork {
+  /** Broker `brokerId` as seen from broker `from` (a client when omitted). */
+  broker(brokerId: number, from?: number): Broker | undefined;
+}
+
+/** A change of leadership of one partition on this broker, for coordinators that live on partition leaders. */
+export interface LeadershipChange {
+  topic: string;
+  topicId: Uuid;
+  partition: number;
+  leaderEpoch: number;
+  /** True: this broker became leader at `leaderEpoch`. False: it stopped being leader. */
+  elected: boolean;
+}
+
+/** Broker settings and the ports it uses. */
+export interface BrokerOptions {
+  brokerId: number;
+  rack?: string | null;
+  controller: Controller;
+  network: BrokerNetwork;
+  dataDir: DataDir;
+  clock: Clock;
+  scheduler: Scheduler;
+  authorizer: Authorizer;
+  quotas: ClientQuotaManager;
+  /** Checks that a transactional produce's partition was added to its transaction (KIP-890 verification). */
+  verifyTransaction?: (transactionalId: string, topic: string, partition: number) => boolean;
+  /** Kafka's replica.lag.time.max.ms (default 30000). */
+  replicaLagTimeMaxMs?: number;
+  /** Kafka's replica.fetch.max.bytes (default 1 MiB). */
+  replicaFetchMaxBytes?: number;
+  /** Kafka's replica.fetch.backoff.ms, used when the leader is unreachable (default 100). */
+  replicaFetchBackoffMs?: number;
+  /** How often the high watermarks are checkpointed (default 5000, Kafka's replica.high.watermark.checkpoint.interval.ms). */
+  highWatermarkCheckpointIntervalMs?: number;
+}
+
+/** Who is asking: the principal for ACLs and the client id for quotas. */
+export interface RequestContext {
+  principal?: string;
+  clientId?: string;
+  host?: string;
+}
+
+/** One partition of a produce request: exactly one record batch, as produced by a client. */
+export interface ProduceRequest extends RequestContext {
+  topic: string;
+  partition: number;
+  /** A whole RecordBatch v2; the broker rewrites its base offset and leader epoch in place. */
+  batch: Buffer;
+  /** 0, 1 or -1 (all). */
+  acks: number;
+  /** How long an acks=-1 produce waits for the ISR (default 30000). */
+  timeoutMs?: number;
+  transactionalId?: string;
+}
+
+/** The answer to a produce. */
+export interface ProduceResponse {
+  baseOffset: bigint;
+  lastOffset: bigint;
+  logStartOffset: bigint;
+  /** True when the batch was a retry of one already appended: nothing new was written. */
+  duplicate: boolean;
+  throttleTimeMs: number;
+}
+
+/** One partition of a consumer fetch. */
+export interface FetchRequest extends RequestContext {
+  topic: string;
+  partition: number;
+  fetchOffset: bigint;
+  maxBytes: number;
+  isolationLevel: IsolationLevel;
+  /** The leader epoch the consumer believes in (-1: don't check). */
+  currentLeaderEpoch?: number;
+  /** The epoch of the last batch the fetcher has (KIP-320); a mismatch answers with the diverging epoch. */
+  lastFetchedEpoch?: number;
+}
+
+/** The answer to a consumer fetch. */
+export interface FetchResponse {
+  records: Buffer;
+  highWatermark: bigint;
+  lastStableOffset: bigint;
+  logStartOffset: bigint;
+  abortedTransactions: AbortedTxn[];
+  /** Set when `lastFetchedEpoch` ends earlier here: the fetcher's log diverged; truncate to endOffset. */
+  divergingEpoch?: { epoch: number; endOffset: bigint };
+  /** The leader epoch the data was read at. */
+  leaderEpoch: number;
+  throttleTimeMs: number;
+}
+
+interface Waiter {
+  offset: bigint;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  cancel: Cancel;
+}
+
+/**
+ * One broker of the embedded cluster: it replays the controller's metadata feed, hosts partition replicas
+ * on its data dir, leads some (answering produce, fetch, list offsets and epoch queries) and follows the
+ * others (fetching from their leaders, truncating where its log diverged). Requests that reach the wrong
+ * broker or a stale epoch get Kafka's errors, so clients refresh metadata and retry.
+ */
+export class Broker {
+  readonly brokerId: number;
+  /** This broker's view of the metadata, built only from the controller's feed. */
+  readonly image = new MetadataImage();
+  private readonly options: BrokerOptions;
+  private readonly partitions = new Map<string, Partition>();
+  private readonly fetchScheduled = new Map<string, Cancel>();
+  private readonly waiters = new Map<string, Waiter[]>();
+  private readonly leadershipListeners = new Set<(change: LeadershipChange) => void>();
+  private readonly loops = new Map<string, Cancel>();
+  private unsubscribe: (() => void) | undefined;
+  private checkpointedHw = new Map<string, bigint>();
+  private running = false;
+
+  constructor(options: BrokerOptions) {
+    this.brokerId = options.brokerId;
+    this.options = options;
+  }
+
+  /** True between `start` and `shutdown`/`crash`. */
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Opens the logs it hosts (recovering them), replays the metadata feed and registers with the controller. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.checkpointedHw = parseHighWatermarks(this.options.dataDir.readCheckpoint(HIGH_WATERMARK_CHECKPOINT));
+    this.unsubscribe = this.options.controller.subscribe((entry) => this.onMetadata(entry));
+    this.options.controller.registerBroker(this.brokerId, this.options.rack ?? null);
+    const lag = this.options.replicaLagTimeMaxMs ?? 30_000;
+    this.every("isr-expiration", Math.max(1, Math.floor(lag / 2)), () => this.maybeShrinkIsr());
+    this.every("hw-checkpoint", this.options.highWatermarkCheckpointIntervalMs ?? 5000, () =>
+      this.checkpointHighWatermarks(),
+    );
+  }
+
+  /** A clean shutdown: checkpoints high watermarks, closes logs and tells the controller (it is fenced). */
+  shutdown(): void {
+    if (!this.running) return;
+    this.checkpointHighWatermarks();
+    this.stop();
+    this.options.controller.fenceBroker(this.brokerId);
+  }
+
+  /** A crash: stops at once, writes nothing more. The controller fences the broker, as on a missed heartbeat. */
+  crash(): void {
+    if (!this.running) return;
+    this.stop();
+    this.options.controller.fenceBroker(this.brokerId);
+  }
+
+  /** Listens to this broker gaining and losing partition leadership (for coordinators on internal topics). */
+  onLeadershipChange(listener: (change: LeadershipChange) => void): () => void {
+    this.leadershipListeners.add(listener);
+    return () => this.leadershipListeners.delete(listener);
+  }
+
+  /** The replica of a partition hosted here, if any. */
+  replica(topic: string, partition: number): Partition | undefined {
+    const t = this.image.topic(topic);
+    return t && this.partitions.get(key(t.topicId, partition));
+  }
+
+  /** Every replica hosted here. */
+  replicas(): Partition[] {
+    return [...this.partitions.values()];
+  }
+
+  /** Produce: appends one batch as leader; with acks=-1 resolves once the ISR has it (high watermark). */
+  async produce(request: ProduceRequest): Promise<ProduceResponse> {
+    this.checkRunning();
+    const { topic } = request;
+    this.options.authorizer.check({
+      principal: request.principal ?? "User:ANONYMOUS",
+      host: request.host,
+      operation: "WRITE",
+      resourceType: "TOPIC",
+      resourceName: topic,
+    });
+    if (![0, 1, -1].includes(request.acks)) {
+      throw new ClusterError("INVALID_REQUIRED_ACKS", `acks must be 0, 1 or -1 (all), got ${request.acks}`);
+    }
+    const p = this.leaderReplica(topic, request.partition);
+    const t = this.image.topic(topic)!;
+    if (p.isReadOnly(t.configs.get("mirror.name"))) {
+      throw new ClusterError(
+        "READ_ONLY_TOPIC",
+        `${p.name} is a mirror topic (mirror.name=${t.configs.get("mirror.name")}) and read-only until it is failed over; remove it from the mirror to make it writable`,
+      );
+    }
+    if (request.transactionalId !== undefined && this.options.verifyTransaction) {
+      if (!this.options.verifyTransaction(request.transactionalId, topic, request.partition)) {
+        throw new ClusterError(
+          "INVALID_TXN_STATE",
+          `${p.name} was not added to transaction '${request.transactionalId}'; call addPartitionsToTxn first`,
+        );
+      }
+    }
+    const info = p.appendAsLeader(request.batch, request.acks, this.partitionConfig(t));
+    const throttleTimeMs = this.options.quotas.record(
+      "produce",
+      request.clientId ?? "",
+      request.batch.length,
+    );
+    this.afterLeaderAppend(p);
+    if (request.acks === -1 && !info.duplicate)
+      await this.awaitHighWatermark(p, info.lastOffset!, request.timeoutMs);
+    return {
+      baseOffset: info.firstOffset!,
+      lastOffset: info.lastOffset!,
+      logStartOffset: p.log.logStartOffset,
+      duplicate: info.duplicate,
+      throttleTimeMs,
+    };
+  }
+
+  /**
+   * Appends control batches (transaction markers, MIRROR_PID_RESET) on the leader on a coordinator's
+   * behalf: allowed on read-only mirror partitions, refused elsewhere than on the leader.
+   */
+  appendControlBatch(topic: string, partition: number, batch: Buffer): LogAppendInfo {
+    this.checkRunning();
+    const p = this.leaderReplica(topic, partition);
+    const info = p.appendAsLeader(batch, 1, this.partitionConfig(this.image.topic(topic)!), "coordinator");
+    this.afterLeaderAppend(p);
+    return info;
+  }
+
+  /** The mirror's append-as-is on the leader: fetched batches stored unchanged (offsets, epochs, CRC). */
+  appendAsIs(topic: string, partition: number, batches: Buffer): LogAppendInfo {
+    this.checkRunning();
+    const p = this.leaderReplica(topic, partition);
+    const info = p.appendAsIsAsLeader(batches);
+    this.afterLeaderAppend(p);
+    return info;
+  }
+
+  /** A consumer fetch (replica id -1): never past the high watermark, or the LSO for read_committed. */
+  fetch(request: FetchRequest): FetchResponse {
+    this.checkRunning();
+    this.options.authorizer.check({
+      principal: request.principal ?? "User:ANONYMOUS",
+      host: request.host,
+      operation: "READ",
+      resourceType: "TOPIC",
+      resourceName: request.topic,
+    });
+    const p = this.leaderReplica(request.topic, request.partition);
+    p.checkLeader(request.currentLeaderEpoch ?? -1);
+    const last = request.lastFetchedEpoch ?? UNDEFINED_EPOCH;
+    if (last !== UNDEFINED_EPOCH) {
+      const end = p.log.endOffsetForEpoch(last);
+      if (end.epoch !== last || end.endOffset < request.fetchOffset) {
+        return {
+          records: Buffer.alloc(0),
+          highWatermark: p.log.highWatermark,
+          lastStableOffset: p.log.lastStableOffset,
+          logStartOffset: p.log.logStartOffset,
+          abortedTransactions: [],
+          divergingEpoch: { epoch: end.epoch, endOffset: end.endOffset },
+          leaderEpoch: p.leaderEpoch,
+          throttleTimeMs: 0,
+        };
+      }
+    }
+    const data = p.readForConsumer(request.fetchOffset, request.maxBytes, request.isolationLevel);
+    const throttleTimeMs = this.options.quotas.record("fetch", request.clientId ?? "", data.records.length);
+    return {
+      records: data.records,
+      highWatermark: data.highWatermark,
+      lastStableOffset: data.lastStableOffset,
+      logStartOffset: data.logStartOffset,
+      abortedTransactions: data.abortedTransactions,
+      leaderEpoch: p.leaderEpoch,
+      throttleTimeMs,
+    };
+  }
+
+  /**
+   * Resolves when the partition's high watermark passes `offset` (new data for a consumer at `offset`),
+   * or after `timeoutMs` (Kafka's fetch.max.wait.ms) either way.
+   */
+  waitForData(topic: string, partition: number, offset: bigint, timeoutMs: number): Promise<void> {
+    const p = this.replica(topic, partition);
+    if (!p?.isLeader || p.log.highWatermark > offset) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        offset,
+        resolve,
+        reject: () => resolve(),
+        cancel: () => {},
+      };
+      waiter.cancel = this.options.scheduler.schedule(
+        () => this.removeWaiter(p, waiter, () => resolve()),
+        timeoutMs,
+      );
+      this.addWaiter(p, waiter);
+    });
+  }
+
+  /** ListOffsets: earliest (-2), latest (-1: the high watermark, or LSO for read_committed) or by timestamp. */
+  listOffsets(
+    topic: string,
+    partition: number,
+    timestamp: bigint,
+    isolationLevel: IsolationLevel = "read_uncommitted",
+  ): { offset: bigint; timestamp: bigint; leaderEpoch: number } {
+    this.checkRunning();
+    const p = this.leaderReplica(topic, partition);
+    if (timestamp === -2n)
+      return { offset: p.log.logStartOffset, timestamp: -1n, leaderEpoch: p.leaderEpoch };
+    const bound = isolationLevel === "read_committed" ? p.log.lastStableOffset : p.log.highWatermark;
+    if (timestamp === -1n) return { offset: bound, timestamp: -1n, leaderEpoch: p.leaderEpoch };
+    for (const batch of p.log.batches()) {
+      if (batch.baseOffset >= bound) break;
+      if (batch.isControl || batch.maxTimestamp < timestamp) continue;
+      // Kafka answers with the first record at or after the timestamp, so the batch's records are read.
+      for (const r of decodeRecords(batch)) {
+        const offset = batch.baseOffset + BigInt(r.offsetDelta);
+        const ts = batch.baseTimestamp + r.timestampDelta;
+        if (offset < bound && ts >= timestamp)
+          return { offset, timestamp: ts, leaderEpoch: batch.partitionLeaderEpoch };
+      }
+    }
+    return { offset: -1n, timestamp: -1n, leaderEpoch: -1 };
+  }
+
+  /** OffsetsForLeaderEpoch on the leader: the end offset of `leaderEpoch` (KIP-101/279 semantics). */
+  offsetsForLeaderEpoch(
+    topic: string,
+    partition: number,
+    leaderEpoch: number,
+    currentLeaderEpoch = -1,
+  ): { leaderEpoch: number; endOffset: bigint } {
+    this.checkRunning();
+    const p = this.leaderReplica(topic, partition);
+    p.checkLeader(currentLeaderEpoch);
+    const end = p.log.endOffsetForEpoch(leaderEpoch);
+    return { leaderEpoch: end.epoch, endOffset: end.endOffset };
+  }
+
+  /** A follower's fetch, answered by the leader (in-process replication). */
+  handleReplicaFetch(
+    topicId: Uuid,
+    partition: number,
+    followerId: number,
+    fetchOffset: bigint,
+    lastFetchedEpoch: number,
+    maxBytes: number,
+  ): ReplicaFetchResult {
+    this.checkRunning();
+    const p = this.partitions.get(key(topicId, partition));
+    if (!p)
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.brokerId} hosts no ${topicId}-${partition}`,
+      );
+    const hwBefore = p.log.highWatermark;
+    const result = p.fetchFromFollower(followerId, fetchOffset, lastFetchedEpoch, maxBytes);
+    if (p.log.highWatermark !== hwBefore) {
+      this.releaseWaiters(p);
+      this.notifyFollowers(p, followerId);
+    }
+    this.maybeChangeIsr(p);
+    return result;
+  }
+
+  /** Wakes this broker's fetcher for a partition it follows (the leader has new data or a new HW). */
+  wakeReplicaFetch(topicId: Uuid, partition: number): void {
+    const p = this.partitions.get(key(topicId, partition));
+    if (p && this.running && !p.isLeader) this.scheduleReplicaFetch(p, 0);
+  }
+
+  /** KIP-1279: sets or clears the read-only flag of a mirror partition hosted here. */
+  setReadOnly(topic: string, partition: number, readOnly: boolean | undefined): void {
+    const p = this.replica(topic, partition);
+    if (!p)
+      throw new ClusterError(
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        `broker ${this.brokerId} hosts no ${topic}-${partition}`,
+      );
+    p.setReadOnly(readOnly);
+  }
+
+  /** Writes every hosted partition's high watermark to the checkpoint file. */
+  checkpointHighWatermarks(): void {
+    const hws = new Map<string, bigint>();
+    for (const p of this.partitions.values()) hws.set(p.name, p.log.highWatermark);
+    this.options.dataDir.writeCheckpoint(HIGH_WATERMARK_CHECKPOINT, formatHighWatermarks(hws));
+  }
+
+  private stop(): void {
+    this.running = false;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    for (const cancel of this.loops.values()) cancel();
+    this.loops.clear();
+    for (const cancel of this.fetchScheduled.values()) cancel();
+    this.fetchScheduled.clear();
+    for (const p of this.partitions.values()) {
+      this.failWaiters(p);
+      p.log.close();
+    }
+    this.partitions.clear();
+    this.image.topicsById.clear();
+    this.image.topicIdsByName.clear();
+  }
+
+  private onMetadata(entry: MetadataLogEntry): void {
+    const record = entry.record;
+    const removed = record.type === "RemoveTopic" ? this.image.topicsById.get(record.topicId) : undefined;
+    this.image.apply(record, entry.offset);
+    if (!this.running) return;
+    switch (record.type) {
+      case "Partition":
+      case "PartitionChange": {
+        const topic = this.image.topicsById.get(record.topicId);
+        if (topic) this.reconcilePartition(topic, record.partition);
+        return;
+      }
+      case "RemoveTopic":
+        if (removed) this.removeTopic(removed);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private reconcilePartition(topic: TopicMetadata, index: number): void {
+    const meta = topic.partitions[index];
+    if (!meta?.replicas.includes(this.brokerId)) return;
+    const k = key(topic.topicId, index);
+    let p = this.partitions.get(k);
+    const wasLeader = p?.isLeader ?? false;
+    const oldEpoch = p?.leaderEpoch;
+    if (!p) {
+      const storage = this.options.dataDir.openLog(topic.name, index);
+      const log = PartitionLog.open(
+        storage,
+        {
+          clock: this.options.clock,
+          segmentBytes: Number(topicConfigValue(topic.configs, "segment.bytes")),
+          segmentMs: Number(topicConfigValue(topic.configs, "segment.ms")),
+          cleanupPolicy: topicConfigValue(topic.configs, "cleanup.policy")?.includes("compact")
+            ? "compact"
+            : "delete",
+          deleteRetentionMs: Number(topicConfigValue(topic.configs, "delete.retention.ms")),
+        },
+        { highWatermark: this.checkpointedHw.get(`${topic.name}-${index}`) },
+      );
+      p = new Partition(
+        { topic: topic.name, topicId: topic.topicId, partition: index, brokerId: this.brokerId, log, meta },
+        this.options.clock,
+      );
+      this.partitions.set(k, p);
+    }
+    p.updateMetadata(meta);
+    const epochChanged = oldEpoch !== p.leaderEpoch;
+    if (p.isLeader) {
+      this.cancelReplicaFetch(p);
+      if (!wasLeader || epochChanged) {
+        // A new leader's high watermark may only move up from what it knows; followers report in.
+        this.notifyFollowers(p);
+        this.emitLeadership(p, true);
+      }
+      this.releaseWaiters(p);
+    } else {
+      if (wasLeader) {
+        this.failWaiters(p);
+        this.emitLeadership(p, false);
+      }
+      if (p.leaderId >= 0) this.scheduleReplicaFetch(p, 0);
+    }
+  }
+
+  private removeTopic(topic: TopicMetadata): void {
+    for (const [k, p] of this.partitions) {
+      if (p.topicId !== topic.topicId) continue;
+      if (p.isLeader) this.emitLeadership(p, false);
+      this.failWaiters(p);
+      this.cancelReplicaFetch(p);
+      p.log.close();
+      this.partitions.delete(k);
+      this.options.dataDir.deleteLog(topic.name, p.partition);
+    }
+  }
+
+  private scheduleReplicaFetch(p: Partition, delayMs: number): void {
+    const k = key(p.topicId, p.partition);
+    if (this.fetchScheduled.has(k)) return;
+    const cancel = this.options.scheduler.schedule(() => {
+      this.fetchScheduled.delete(k);
+      this.replicaFetchOnce(p);
+    }, delayMs);
+    this.fetchScheduled.set(k, cancel);
+  }
+
+  private cancelReplicaFetch(p: Partition): void {
+    const k = key(p.topicId, p.partition);
+    this.fetchScheduled.get(k)?.();
+    this.fetchScheduled.delete(k);
+  }
+
+  /** One follower fetch: truncate where the logs diverged, append what the leader sent, follow its HW. */
+  private replicaFetchOnce(p: Partition): void {
+    if (
+      !this.running ||
+      p.isLeader ||
+      p.leaderId < 0 ||
+      this.partitions.get(key(p.topicId, p.partition)) !== p
+    ) {
+      return;
+    }
+    const backoff = this.options.replicaFetchBackoffMs ?? 100;
+    const leader = this.options.network.broker(p.leaderId, this.brokerId);
+    if (!leader?.isRunning) {
+      this.scheduleReplicaFetch(p, backoff);
+      return;
+    }
+    const log = p.log;
+    let result: ReplicaFetchResult;
+    try {
+      result = leader.handleReplicaFetch(
+        p.topicId,
+        p.partition,
+        this.brokerId,
+        log.logEndOffset,
+        log.latestEpoch ?? UNDEFINED_EPOCH,
+        this.options.replicaFetchMaxBytes ?? 1024 * 1024,
+      );
+    } catch (error) {
+      if (error instanceof KafkaError && error.errorName === "OFFSET_OUT_OF_RANGE") {
+        log.truncateFullyAndStartAt(leader.replica(p.topic, p.partition)?.log.logStartOffset ?? 0n);
+        this.scheduleReplicaFetch(p, 0);
+      } else this.scheduleReplicaFetch(p, backoff);
+      return;
+    }
+    if (result.divergingEpoch) {
+      const d = result.divergingEpoch;
+      const mine = log.endOffsetForEpoch(d.epoch);
+      let target = d.endOffset >= 0n ? d.endOffset : result.logEndOffset;
+      if (mine.epoch === d.epoch && mine.endOffset >= 0n && mine.endOffset < target) target = mine.endOffset;
+      log.truncateTo(target);
+      this.scheduleReplicaFetch(p, 0);
+      return;
+    }
+    const hwBefore = log.highWatermark;
+    const appended = log.appendAsFollower(result.records);
+    const hw = result.highWatermark < log.logEndOffset ? result.highWatermark : log.logEndOffset;
+    if (hw > log.highWatermark) log.updateHighWatermark(hw);
+    if (appended.batchCount > 0 || log.highWatermark !== hwBefore) this.scheduleReplicaFetch(p, 0);
+  }
+
+  private afterLeaderAppend(p: Partition): void {
+    this.notifyFollowers(p);
+    this.releaseWaiters(p);
+  }
+
+  private notifyFollowers(p: Partition, except?: number): void {
+    for (const r of p.replicas) {
+      if (r === this.brokerId || r === except) continue;
+      this.options.network.broker(r, this.brokerId)?.wakeReplicaFetch(p.topicId, p.partition);
+    }
+  }
+
+  private maybeChangeIsr(p: Partition): void {
+    const t = this.image.topicsById.get(p.topicId);
+    if (!t) return;
+    const isr = p.proposedIsr(this.partitionConfig(t));
+    if (!isr) return;
+    try {
+      this.options.controller.alterPartition(p.topic, p.partition, {
+        leader: this.brokerId,
+        leaderEpoch: p.leaderEpoch,
+        isr,
+      });
+    } catch {
+      // A stale leader's proposal is refused; the metadata feed will tell this broker what it is now.
+    }
+  }
+
+  private maybeShrinkIsr(): void {
+    for (const p of this.partitions.values()) if (p.isLeader) this.maybeChangeIsr(p);
+  }
+
+  private awaitHighWatermark(p: Partition, lastOffset: bigint, timeoutMs = 30_000): Promise<void> {
+    if (p.log.highWatermark > lastOffset) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { offset: lastOffset, resolve, reject, cancel: () => {} };
+      waiter.cancel = this.options.scheduler.schedule(
+        () =>
+          this.removeWaiter(p, waiter, () =>
+            reject(
+              new ClusterError(
+                "REQUEST_TIMED_OUT",
+                `${p.name}: the in-sync replicas did not acknowledge offset ${lastOffset} within ${timeoutMs} ms; the write may still be replicated, retry with idempotence`,
+              ),
+            ),
+          ),
+        timeoutMs,
+      );
+      this.addWaiter(p, waiter);
+    });
+  }
+
+  private addWaiter(p: Partition, waiter: Waiter): void {
+    const k = key(p.topicId, p.partition);
+    const list = this.waiters.get(k) ?? [];
+    list.push(waiter);
+    this.waiters.set(k, list);
+  }
+
+  private removeWaiter(p: Partition, waiter: Waiter, then: () => void): void {
+    const k = key(p.topicId, p.partition);
+    const list = this.waiters.get(k);
+    const i = list?.indexOf(waiter) ?? -1;
+    if (list && i >= 0) {
+      list.splice(i, 1);
+      then();
+    }
+  }
+
+  private releaseWaiters(p: Partition): void {
+    const k = key(p.topicId, p.partition);
+    const list = this.waiters.get(k);
+    if (!list) return;
+    const hw = p.log.highWatermark;
+    const remaining = list.filter((w) => {
+      if (hw <= w.offset) return true;
+      w.cancel();
+      w.resolve();
+      return false;
+    });
+    this.waiters.set(k, remaining);
+  }
+
+  private failWaiters(p: Partition): void {
+    const k = key(p.topicId, p.partition);
+    for (const w of this.waiters.get(k) ?? []) {
+      w.cancel();
+      w.reject(
+        new ClusterError(
+          "NOT_LEADER_OR_FOLLOWER",
+          `broker ${this.brokerId} stopped leading ${p.name} before the write was acknowledged; retry on the new leader`,
+        ),
+      );
+    }
+    this.waiters.delete(k);
+  }
+
+  private emitLeadership(p: Partition, elected: boolean): void {
+    const change = {
+      topic: p.topic,
+      topicId: p.topicId,
+      partition: p.partition,
+      leaderEpoch: p.leaderEpoch,
+      elected,
+    };
+    for (const l of this.leadershipListeners) l(change);
+  }
+
+  private leaderReplica(topic: string, partition: number): Partition {
+    const t = this.image.topic(topic);
+    if (!t?.partitions[partition]) {
+      throw new ClusterError(
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        `${topic}-${partition} does not exist on this cluster; create the topic (or partition) first`,
+      );
+    }
+    const p = this.partitions.get(key(t.topicId, partition));
+    if (!p?.isLeader) {
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.brokerId} is not the leader of ${topic}-${partition} (leader is ${t.partitions[partition]!.leader}); refresh metadata and retry`,
+      );
+    }
+    return p;
+  }
+
+  private partitionConfig(t: TopicMetadata): PartitionConfig {
+    return {
+      minInsyncReplicas: Number(topicConfigValue(t.configs, "min.insync.replicas")),
+      replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs ?? 30_000,
+    };
+  }
+
+  private checkRunning(): void {
+    if (!this.running) {
+      throw new ClusterError(
+        "BROKER_NOT_AVAILABLE",
+        `broker ${this.brokerId} is not running; use another broker`,
+      );
+    }
+  }
+
+  /** Runs `task` every `intervalMs` while the broker runs (Kafka's scheduled broker tasks). */
+  private every(name: string, intervalMs: number, task: () => void): void {
+    const tick = () => {
+      if (!this.running) return;
+      task();
+      this.loops.set(name, this.options.scheduler.schedule(tick, intervalMs));
+    };
+    this.loops.set(name, this.options.scheduler.schedule(tick, intervalMs));
+  }
+}
+
+function key(topicId: Uuid, partition: number): string {
+  return `${topicId}:${partition}`;
+}

@@ -1,0 +1,100 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { FileLogStorage, type LogStorage, MemoryLogStorage } from "@cluster-mirror/log";
+
+/**
+ * One broker's disk: partition logs (Kafka's `topic-partition` directories) and small checkpoint files
+ * (high watermarks). What a broker finds here after a restart is what it had before the crash.
+ */
+export interface DataDir {
+  /** Opens (or creates) the log storage of one partition replica. */
+  openLog(topic: string, partition: number): LogStorage;
+  /** Deletes the log of a partition (topic deleted). */
+  deleteLog(topic: string, partition: number): void;
+  /** Partition directories present (`topic-partition`). */
+  listLogs(): string[];
+  readCheckpoint(name: string): string | undefined;
+  writeCheckpoint(name: string, text: string): void;
+}
+
+/**
+ * A disk in memory that outlives the broker process: a restarted broker sees the same logs, like a broker
+ * restarted on the same disk. For tests and the simulator.
+ */
+export class MemoryDataDir implements DataDir {
+  private readonly logs = new Map<string, MemoryLogStorage>();
+  private readonly checkpoints = new Map<string, string>();
+
+  openLog(topic: string, partition: number): LogStorage {
+    const key = `${topic}-${partition}`;
+    let storage = this.logs.get(key);
+    if (!storage) {
+      storage = new MemoryLogStorage();
+      this.logs.set(key, storage);
+    }
+    return storage;
+  }
+
+  deleteLog(topic: string, partition: number): void {
+    this.logs.delete(`${topic}-${partition}`);
+  }
+
+  listLogs(): string[] {
+    return [...this.logs.keys()].sort();
+  }
+
+  readCheckpoint(name: string): string | undefined {
+    return this.checkpoints.get(name);
+  }
+
+  writeCheckpoint(name: string, text: string): void {
+    this.checkpoints.set(name, text);
+  }
+}
+
+/** A real directory in Kafka's layout: `<dir>/<topic>-<partition>/00000000000000000000.log` and checkpoints. */
+export class FileDataDir implements DataDir {
+  constructor(
+    readonly dir: string,
+    private readonly options: { fsync?: boolean } = {},
+  ) {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+
+  openLog(topic: string, partition: number): LogStorage {
+    return FileLogStorage.open(path.join(this.dir, `${topic}-${partition}`), this.options);
+  }
+
+  deleteLog(topic: string, partition: number): void {
+    fs.rmSync(path.join(this.dir, `${topic}-${partition}`), { recursive: true, force: true });
+  }
+
+  listLogs(): string[] {
+    return fs
+      .readdirSync(this.dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && /-\d+$/.test(e.name))
+      .map((e) => e.name)
+      .sort();
+  }
+
+  readCheckpoint(name: string): string | undefined {
+    try {
+      return fs.readFileSync(path.join(this.dir, name), "utf8");
+    } catch {
+      return undefined;
+    }
+  }
+
+  writeCheckpoint(name: string, text: string): void {
+    const file = path.join(this.dir, name);
+    const tmp = `${file}.tmp`;
+    const fd = fs.openSync(tmp, "w");
+    try {
+      fs.writeSync(fd, text);
+      if (this.options.fsync ?? true) fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  }
+}

@@ -1,0 +1,201 @@
+import * as path from "node:path";
+import { encodeEndTxnMarkerBatch } from "@cluster-mirror/protocol";
+import { Authorizer, type AuthorizerConfig } from "./acls";
+import { Broker, type BrokerNetwork } from "./broker";
+import { ClientQuotaManager } from "./client-quotas";
+import type { Clock } from "./clock";
+import { Controller } from "./controller";
+import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
+import { ClusterError } from "./errors";
+import { GroupCoordinator } from "./group-coordinator";
+import type { Random } from "./random";
+import type { Scheduler } from "./scheduler";
+import { TransactionCoordinator } from "./transaction-coordinator";
+
+/** Settings of an embedded cluster. Clock, randomness and scheduling are injected; nothing else is global. */
+export interface KafkaClusterOptions {
+  /** Number of brokers, ids 0..n-1 (default 3). */
+  brokers?: number;
+  /** Files in Kafka's layout under this directory (one `broker-N` folder each); omitted: in memory. */
+  dataDir?: string;
+  /** fsync file writes (default true). */
+  fsync?: boolean;
+  clock: Clock;
+  random: Random;
+  scheduler: Scheduler;
+  /** Kafka's cluster id (22-character base64 UUID); drawn from `random` if omitted. */
+  clusterId?: string;
+  authorizer?: AuthorizerConfig;
+  /** Broker settings shared by every broker. */
+  replicaLagTimeMaxMs?: number;
+  /** How many producer ids the transaction coordinator takes from the controller at a time. */
+  producerIdBlockSize?: number;
+}
+
+/**
+ * An embedded Kafka cluster: a controller, N brokers with their own disks, the transaction and group
+ * coordinators, ACLs and quotas, all in process. Brokers can be stopped, crashed and restarted; with a
+ * `dataDir` a restarted broker recovers its logs from disk.
+ */
+export class KafkaCluster implements BrokerNetwork {
+  readonly clusterId: string;
+  readonly controller: Controller;
+  readonly authorizer: Authorizer;
+  readonly quotas: ClientQuotaManager;
+  readonly transactions: TransactionCoordinator;
+  readonly groups: GroupCoordinator;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  private readonly options: KafkaClusterOptions;
+  private readonly dataDirs = new Map<number, DataDir>();
+  private readonly running = new Map<number, Broker>();
+  private producerIdBlock = { next: 0n, end: 0n };
+  private readonly unreachable = new Set<number>();
+
+  constructor(options: KafkaClusterOptions) {
+    this.options = options;
+    this.clock = options.clock;
+    this.scheduler = options.scheduler;
+    this.clusterId = options.clusterId ?? randomClusterId(options.random);
+    this.controller = new Controller({ random: options.random });
+    this.authorizer = new Authorizer(options.authorizer ?? { enabled: false });
+    this.quotas = new ClientQuotaManager({ clock: options.clock });
+    this.transactions = new TransactionCoordinator({
+      clock: options.clock,
+      nextProducerId: () => this.nextProducerId(),
+      writeTxnMarker: (m) => {
+        const leader = this.leaderFor(m.partition.topic, m.partition.partition);
+        leader.appendControlBatch(
+          m.partition.topic,
+          m.partition.partition,
+          encodeEndTxnMarkerBatch({
+            type: m.result === "COMMIT" ? 1 : 0,
+            producerId: m.producerId,
+            producerEpoch: m.producerEpoch,
+            coordinatorEpoch: m.coordinatorEpoch,
+            timestamp: BigInt(this.clock.now()),
+          }),
+        );
+      },
+    });
+    this.groups = new GroupCoordinator({
+      clock: options.clock,
+      partitionCount: (topic) => this.controller.image.topic(topic)?.partitions.length ?? 0,
+    });
+  }
+
+  /** Starts a cluster with all its brokers running. */
+  static start(options: KafkaClusterOptions): KafkaCluster {
+    const cluster = new KafkaCluster(options);
+    for (let id = 0; id < (options.brokers ?? 3); id++) cluster.startBroker(id);
+    return cluster;
+  }
+
+  /** A running broker, or undefined if it is stopped, crashed or cut off from the others. */
+  broker(brokerId: number, from?: number): Broker | undefined {
+    const cut = this.unreachable.has(brokerId) || (from !== undefined && this.unreachable.has(from));
+    return cut ? undefined : this.running.get(brokerId);
+  }
+
+  /**
+   * Cuts a running broker off from the other brokers (and clients) or heals it. The controller still
+   * hears its heartbeats, so it is not fenced: its followers stop fetching and fall out of the ISR after
+   * replica.lag.time.max.ms, as in a network partition between brokers.
+   */
+  setReachable(brokerId: number, reachable: boolean): void {
+    if (reachable) this.unreachable.delete(brokerId);
+    else this.unreachable.add(brokerId);
+  }
+
+  /** Ids of the running brokers. */
+  runningBrokers(): number[] {
+    return [...this.running.keys()].sort((a, b) => a - b);
+  }
+
+  /** Starts (or restarts) broker `brokerId` on its disk. */
+  startBroker(brokerId: number): Broker {
+    const existing = this.running.get(brokerId);
+    if (existing) return existing;
+    const broker = new Broker({
+      brokerId,
+      controller: this.controller,
+      network: this,
+      dataDir: this.dataDir(brokerId),
+      clock: this.clock,
+      scheduler: this.scheduler,
+      authorizer: this.authorizer,
+      quotas: this.quotas,
+      verifyTransaction: (txnId, topic, partition) =>
+        this.transactions.isInTransaction(txnId, { topic, partition }),
+      replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
+    });
+    this.running.set(brokerId, broker);
+    broker.start();
+    return broker;
+  }
+
+  /** A clean shutdown of one broker. */
+  stopBroker(brokerId: number): void {
+    this.running.get(brokerId)?.shutdown();
+    this.running.delete(brokerId);
+  }
+
+  /** Kills one broker at once (its disk keeps what was appended). */
+  crashBroker(brokerId: number): void {
+    this.running.get(brokerId)?.crash();
+    this.running.delete(brokerId);
+  }
+
+  /** The running broker that leads a partition; NOT_LEADER_OR_FOLLOWER/LEADER_NOT_AVAILABLE otherwise. */
+  leaderFor(topic: string, partition: number): Broker {
+    const meta = this.controller.image.partition(topic, partition);
+    if (!meta) {
+      throw new ClusterError(
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        `${topic}-${partition} does not exist on this cluster`,
+      );
+    }
+    const broker = meta.leader >= 0 ? this.broker(meta.leader) : undefined;
+    if (!broker) {
+      throw new ClusterError(
+        "LEADER_NOT_AVAILABLE",
+        `${topic}-${partition} has no running leader right now (leader ${meta.leader}); retry after the election`,
+      );
+    }
+    return broker;
+  }
+
+  /** Shuts every broker down cleanly. */
+  close(): void {
+    for (const id of this.runningBrokers()) this.stopBroker(id);
+  }
+
+  private dataDir(brokerId: number): DataDir {
+    let dir = this.dataDirs.get(brokerId);
+    if (!dir) {
+      dir = this.options.dataDir
+        ? new FileDataDir(path.join(this.options.dataDir, `broker-${brokerId}`), {
+            fsync: this.options.fsync,
+          })
+        : new MemoryDataDir();
+      this.dataDirs.set(brokerId, dir);
+    }
+    return dir;
+  }
+
+  private nextProducerId(): bigint {
+    if (this.producerIdBlock.next >= this.producerIdBlock.end) {
+      const size = this.options.producerIdBlockSize ?? 1000;
+      const first = this.controller.allocateProducerIds(size);
+      this.producerIdBlock = { next: first, end: first + BigInt(size) };
+    }
+    return this.producerIdBlock.next++;
+  }
+}
+
+/** Kafka's cluster id form: 16 random bytes in URL-safe base64 without padding (22 characters). */
+function randomClusterId(random: Random): string {
+  const bytes = Buffer.alloc(16);
+  for (let i = 0; i < 16; i++) bytes[i] = Math.floor(random.next() * 256);
+  return bytes.toString("base64url");
+}

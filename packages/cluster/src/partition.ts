@@ -1,0 +1,288 @@
+import {
+  type FetchDataInfo,
+  type IsolationLevel,
+  type LogAppendInfo,
+  type PartitionLog,
+  UNDEFINED_EPOCH,
+} from "@cluster-mirror/log";
+import type { Clock } from "./clock";
+import { ClusterError } from "./errors";
+import type { PartitionMetadata } from "./metadata-image";
+import type { Uuid } from "./uuid";
+
+/** What the leader knows of one follower (Kafka's ReplicaState). */
+interface FollowerState {
+  logEndOffset: bigint;
+  /** Last time the follower's fetch reached the leader's log end offset. */
+  lastCaughtUpTimeMs: number;
+}
+
+/** The answer to a follower's fetch: batches, or where the follower's log diverged from the leader's. */
+export interface ReplicaFetchResult {
+  records: Buffer;
+  highWatermark: bigint;
+  logStartOffset: bigint;
+  /** The leader's log end offset. */
+  logEndOffset: bigint;
+  /** Set when the follower's last fetched epoch ends earlier on the leader: truncate to `endOffset` first. */
+  divergingEpoch?: { epoch: number; endOffset: bigint };
+}
+
+/** Settings the partition reads from the topic's configs. */
+export interface PartitionConfig {
+  minInsyncReplicas: number;
+  /** Kafka's `replica.lag.time.max.ms`. */
+  replicaLagTimeMaxMs: number;
+}
+
+/**
+ * One replica of a topic partition on one broker (Kafka's `Partition`): the log, whether this broker
+ * leads it and at which epoch, and, on the leader, what each follower has replicated, from which it moves
+ * the high watermark and proposes ISR changes.
+ */
+export class Partition {
+  readonly topic: string;
+  readonly topicId: Uuid;
+  readonly partition: number;
+  readonly brokerId: number;
+  readonly log: PartitionLog;
+  private meta: PartitionMetadata;
+  private readonly followers = new Map<number, FollowerState>();
+  /**
+   * KIP-1279: while a mirror owns the partition it is read-only. Undefined means "decide from the topic's
+   * `mirror.name` config" (set and not `.removed`: read-only); the mirror sets it explicitly.
+   */
+  private readOnlyOverride: boolean | undefined;
+
+  constructor(
+    init: {
+      topic: string;
+      topicId: Uuid;
+      partition: number;
+      brokerId: number;
+      log: PartitionLog;
+      meta: PartitionMetadata;
+    },
+    private readonly clock: Clock,
+  ) {
+    this.topic = init.topic;
+    this.topicId = init.topicId;
+    this.partition = init.partition;
+    this.brokerId = init.brokerId;
+    this.log = init.log;
+    this.meta = { ...init.meta };
+    this.resetFollowers();
+  }
+
+  /** `topic-partition`, as Kafka prints it. */
+  get name(): string {
+    return `${this.topic}-${this.partition}`;
+  }
+  get isLeader(): boolean {
+    return this.meta.leader === this.brokerId;
+  }
+  get leaderId(): number {
+    return this.meta.leader;
+  }
+  get leaderEpoch(): number {
+    return this.meta.leaderEpoch;
+  }
+  get isr(): readonly number[] {
+    return this.meta.isr;
+  }
+  get replicas(): readonly number[] {
+    return this.meta.replicas;
+  }
+  get partitionEpoch(): number {
+    return this.meta.partitionEpoch;
+  }
+
+  /** Takes the controller's latest view of this partition; a new leader epoch resets follower tracking. */
+  updateMetadata(meta: PartitionMetadata): void {
+    const newEpoch = meta.leaderEpoch !== this.meta.leaderEpoch;
+    this.meta = { ...meta };
+    if (newEpoch) {
+      this.followers.clear();
+      if (this.isLeader) {
+        for (const r of meta.replicas) {
+          if (r !== this.brokerId)
+            this.followers.set(r, { logEndOffset: -1n, lastCaughtUpTimeMs: this.clock.now() });
+        }
+      }
+    }
+    if (this.isLeader) this.maybeAdvanceHighWatermark();
+  }
+
+  /** A leader starts knowing nothing of its followers: they report their log end offsets by fetching. */
+  private resetFollowers(): void {
+    this.followers.clear();
+    if (!this.isLeader) return;
+    for (const r of this.meta.replicas) {
+      if (r !== this.brokerId)
+        this.followers.set(r, { logEndOffset: -1n, lastCaughtUpTimeMs: this.clock.now() });
+    }
+  }
+
+  /** Whether produces are refused with READ_ONLY_TOPIC, given the topic's `mirror.name` config. */
+  isReadOnly(mirrorName: string | undefined): boolean {
+    if (this.readOnlyOverride !== undefined) return this.readOnlyOverride;
+    return mirrorName !== undefined && !mirrorName.endsWith(".removed");
+  }
+
+  /** Set by the mirror engine: true while mirroring, false once STOPPED; undefined goes back to the config. */
+  setReadOnly(readOnly: boolean | undefined): void {
+    this.readOnlyOverride = readOnly;
+  }
+
+  /** Checks that this broker leads the partition at `leaderEpoch` (-1 = any), as Kafka's request handling does. */
+  checkLeader(leaderEpoch = -1): void {
+    if (!this.isLeader) {
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.brokerId} is not the leader of ${this.name} (leader is ${this.meta.leader}); refresh metadata and retry`,
+      );
+    }
+    if (leaderEpoch >= 0 && leaderEpoch < this.meta.leaderEpoch) {
+      throw new ClusterError(
+        "FENCED_LEADER_EPOCH",
+        `${this.name}: request epoch ${leaderEpoch} is older than the leader's ${this.meta.leaderEpoch}; refresh metadata`,
+      );
+    }
+    if (leaderEpoch > this.meta.leaderEpoch) {
+      throw new ClusterError(
+        "UNKNOWN_LEADER_EPOCH",
+        `${this.name}: request epoch ${leaderEpoch} is newer than this broker knows (${this.meta.leaderEpoch}); retry`,
+      );
+    }
+  }
+
+  /**
+   * Appends a produced batch as leader. `acks: -1` requires the ISR to have at least `min.insync.replicas`
+   * members (NOT_ENOUGH_REPLICAS otherwise); waiting for the high watermark is the caller's.
+   */
+  appendAsLeader(
+    batch: Buffer,
+    acks: number,
+    config: PartitionConfig,
+    origin: "client" | "coordinator" = "client",
+  ): LogAppendInfo {
+    this.checkLeader();
+    if (acks === -1 && this.meta.isr.length < config.minInsyncReplicas) {
+      throw new ClusterError(
+        "NOT_ENOUGH_REPLICAS",
+        `${this.name} has ${this.meta.isr.length} in-sync replicas, fewer than min.insync.replicas=${config.minInsyncReplicas}`,
+      );
+    }
+    const info = this.log.appendAsLeader(batch, this.meta.leaderEpoch, { origin });
+    this.maybeAdvanceHighWatermark();
+    return info;
+  }
+
+  /** Appends batches unchanged on the leader (the mirror's append-as-is), then moves the high watermark. */
+  appendAsIsAsLeader(batches: Buffer): LogAppendInfo {
+    this.checkLeader();
+    const info = this.log.appendAsIs(batches);
+    this.maybeAdvanceHighWatermark();
+    return info;
+  }
+
+  /** A consumer fetch on the leader. */
+  readForConsumer(
+    offset: bigint,
+    maxBytes: number,
+    isolation: IsolationLevel,
+    leaderEpoch = -1,
+  ): FetchDataInfo {
+    this.checkLeader(leaderEpoch);
+    return this.log.read(offset, maxBytes, isolation);
+  }
+
+  /**
+   * A follower's fetch on the leader. Records the follower's log end offset (its fetch offset), which may
+   * move the high watermark; answers with where the follower diverged when its `lastFetchedEpoch` ends
+   * earlier here (KIP-595 style), else with the next batches.
+   */
+  fetchFromFollower(
+    followerId: number,
+    fetchOffset: bigint,
+    lastFetchedEpoch: number,
+    maxBytes: number,
+  ): ReplicaFetchResult {
+    this.checkLeader();
+    const follower = this.followers.get(followerId);
+    if (!follower) {
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${followerId} is not a replica of ${this.name}`,
+      );
+    }
+    if (lastFetchedEpoch !== UNDEFINED_EPOCH) {
+      const end = this.log.endOffsetForEpoch(lastFetchedEpoch);
+      if (end.epoch !== lastFetchedEpoch || end.endOffset < fetchOffset) {
+        return {
+          records: Buffer.alloc(0),
+          highWatermark: this.log.highWatermark,
+          logStartOffset: this.log.logStartOffset,
+          logEndOffset: this.log.logEndOffset,
+          divergingEpoch: { epoch: end.epoch, endOffset: end.endOffset },
+        };
+      }
+    }
+    if (fetchOffset < this.log.logStartOffset) {
+      // The follower is behind the log start: it must start over from there (OFFSET_OUT_OF_RANGE).
+      throw new ClusterError(
+        "OFFSET_OUT_OF_RANGE",
+        `${this.name}: follower fetch offset ${fetchOffset} is below the log start ${this.log.logStartOffset}`,
+      );
+    }
+    follower.logEndOffset = fetchOffset;
+    if (fetchOffset >= this.log.logEndOffset) follower.lastCaughtUpTimeMs = this.clock.now();
+    this.maybeAdvanceHighWatermark();
+    const data = this.log.read(fetchOffset, maxBytes, "read_uncommitted", { fetchUpTo: "log_end" });
+    return {
+      records: data.records,
+      highWatermark: this.log.highWatermark,
+      logStartOffset: data.logStartOffset,
+      logEndOffset: data.logEndOffset,
+    };
+  }
+
+  /**
+   * The ISR the leader should propose: followers caught up to the high watermark join; followers that have
+   * not caught up for `replicaLagTimeMaxMs` leave. Undefined when no change is due.
+   */
+  proposedIsr(config: PartitionConfig): number[] | undefined {
+    if (!this.isLeader) return undefined;
+    const now = this.clock.now();
+    const isr = new Set(this.meta.isr);
+    for (const [id, f] of this.followers) {
+      const caughtUp = f.logEndOffset >= this.log.highWatermark && f.logEndOffset >= 0n;
+      if (!isr.has(id) && caughtUp && f.logEndOffset >= this.log.logEndOffset) isr.add(id);
+      else if (isr.has(id) && now - f.lastCaughtUpTimeMs > config.replicaLagTimeMaxMs) isr.delete(id);
+    }
+    const next = this.meta.replicas.filter((r) => isr.has(r));
+    return sameMembers(next, this.meta.isr) ? undefined : next;
+  }
+
+  /** Log end offset of each follower as the leader last heard it. */
+  followerOffsets(): Map<number, bigint> {
+    return new Map([...this.followers].map(([id, f]) => [id, f.logEndOffset]));
+  }
+
+  /** HW = the smallest log end offset among the ISR (the leader's own included). */
+  maybeAdvanceHighWatermark(): void {
+    if (!this.isLeader) return;
+    let hw = this.log.logEndOffset;
+    for (const id of this.meta.isr) {
+      if (id === this.brokerId) continue;
+      const f = this.followers.get(id);
+      const leo = f?.logEndOffset ?? -1n;
+      if (leo < hw) hw = leo;
+    }
+    if (hw > this.log.highWatermark) this.log.updateHighWatermark(hw);
+  }
+}
+
+function sameMembers(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}

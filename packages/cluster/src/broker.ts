@@ -59,6 +59,8 @@ export interface BrokerOptions {
   replicaFetchMaxBytes?: number;
   /** Kafka's replica.fetch.backoff.ms, used when the leader is unreachable (default 100). */
   replicaFetchBackoffMs?: number;
+  /** How often retention and compaction run over the hosted logs (default 30000). */
+  logCleanerIntervalMs?: number;
   /** How often the high watermarks are checkpointed (default 5000, Kafka's replica.high.watermark.checkpoint.interval.ms). */
   highWatermarkCheckpointIntervalMs?: number;
 }
@@ -166,6 +168,7 @@ export class Broker {
     this.options.controller.registerBroker(this.brokerId, this.options.rack ?? null);
     const lag = this.options.replicaLagTimeMaxMs ?? 30_000;
     this.every("isr-expiration", Math.max(1, Math.floor(lag / 2)), () => this.maybeShrinkIsr());
+    this.every("log-cleaner", this.options.logCleanerIntervalMs ?? 30_000, () => this.runLogCleaner());
     this.every("hw-checkpoint", this.options.highWatermarkCheckpointIntervalMs ?? 5000, () =>
       this.checkpointHighWatermarks(),
     );
@@ -270,6 +273,25 @@ export class Broker {
     const info = p.appendAsIsAsLeader(batches);
     this.afterLeaderAppend(p);
     return info;
+  }
+
+  /**
+   * DeleteRecords on the leader: moves the log start offset up to `offset` (at most the high watermark);
+   * followers follow the leader's log start on their next fetch. Returns the new log start offset.
+   */
+  deleteRecords(topic: string, partition: number, offset: bigint, context: RequestContext = {}): bigint {
+    this.checkRunning();
+    this.options.authorizer.check({
+      principal: context.principal ?? "User:ANONYMOUS",
+      host: context.host,
+      operation: "DELETE",
+      resourceType: "TOPIC",
+      resourceName: topic,
+    });
+    const p = this.leaderReplica(topic, partition);
+    const start = p.log.deleteRecordsBefore(offset);
+    this.notifyFollowers(p);
+    return start;
   }
 
   /** A consumer fetch (replica id -1): never past the high watermark, or the LSO for read_committed. */
@@ -417,6 +439,24 @@ export class Broker {
         `broker ${this.brokerId} hosts no ${topic}-${partition}`,
       );
     p.setReadOnly(readOnly);
+  }
+
+  /**
+   * One pass of Kafka's log cleaner and retention over every hosted replica: compacted topics are
+   * compacted, the others lose whole segments past `retention.ms` / `retention.bytes`.
+   */
+  runLogCleaner(): void {
+    for (const p of this.partitions.values()) {
+      const t = this.image.topicsById.get(p.topicId);
+      if (!t) continue;
+      if (topicConfigValue(t.configs, "cleanup.policy")?.includes("compact")) p.log.compact();
+      else {
+        p.log.applyRetention({
+          retentionMs: Number(topicConfigValue(t.configs, "retention.ms")),
+          retentionBytes: Number(topicConfigValue(t.configs, "retention.bytes")),
+        });
+      }
+    }
   }
 
   /** Writes every hosted partition's high watermark to the checkpoint file. */
@@ -585,6 +625,9 @@ export class Broker {
     const appended = log.appendAsFollower(result.records);
     const hw = result.highWatermark < log.logEndOffset ? result.highWatermark : log.logEndOffset;
     if (hw > log.highWatermark) log.updateHighWatermark(hw);
+    // The leader's log start moved (DeleteRecords or retention): follow it within what is replicated here.
+    const start = result.logStartOffset < log.highWatermark ? result.logStartOffset : log.highWatermark;
+    if (start > log.logStartOffset) log.deleteRecordsBefore(start);
     if (appended.batchCount > 0 || log.highWatermark !== hwBefore) this.scheduleReplicaFetch(p, 0);
   }
 

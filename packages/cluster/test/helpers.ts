@@ -62,3 +62,18 @@ export function batchesOf(
 export function split(records: Buffer): RecordBatch[] {
   return [...recordBatches(records)];
 }
+
+/** A batch of keyed string records. */
+export function keyedBatch(entries: [string, string][]): Buffer {
+  return encodeRecordBatch({
+    baseTimestamp: 1_700_000_000_000n,
+    records: entries.map(([k, v], i) => ({
+      attributes: 0,
+      offsetDelta: i,
+      timestampDelta: 0n,
+      key: Buffer.from(k),
+      value: Buffer.from(v),
+      headers: [],
+    })),
+  });
+}

@@ -83,15 +83,13 @@ describe("durability and log maintenance", () => {
     for (const id of [0, 1, 2]) expect(cluster.broker(id)!.replica("t", 0)?.log.logStartOffset).toBe(2n);
     let code = 0;
     try {
-      cluster
-        .broker(0)!
-        .fetch({
-          topic: "t",
-          partition: 0,
-          fetchOffset: 0n,
-          maxBytes: 1000,
-          isolationLevel: "read_uncommitted",
-        });
+      cluster.broker(0)!.fetch({
+        topic: "t",
+        partition: 0,
+        fetchOffset: 0n,
+        maxBytes: 1000,
+        isolationLevel: "read_uncommitted",
+      });
     } catch (e) {
       code = (e as { code: number }).code;
     }

@@ -1,43 +1,54 @@
 import { type AnyStateNode, initialTransition, type SnapshotFrom, transition } from "xstate";
 import { InvalidMirrorStateError } from "./errors";
-import { isLifecycleState, type LifecycleState, type MirrorPartitionStateRecord } from "./lifecycle";
+import {
+  isLifecycleState,
+  LIFECYCLE_STATES,
+  type LifecycleState,
+  type MirrorPartitionStateRecord,
+} from "./lifecycle";
 import { mirrorPartitionMachine } from "./mirror-partition.machine";
 import type {
   AppendStateRecordParams,
   BumpLeaderEpochParams,
+  EffectParams,
   MirrorPartitionCommand,
   MirrorPartitionEvent,
   MirrorPartitionInput,
+  RecordLastMirrorEpochParams,
   ScheduleRetryParams,
   TruncateToEpochParams,
 } from "./mirror-partition.types";
-import { validFrom } from "./valid-from";
 
 /** A snapshot of the mirror partition machine. */
 export type MirrorPartitionSnapshot = SnapshotFrom<typeof mirrorPartitionMachine>;
 
-/** Effects without parameters. */
+/** Effects whose only parameter is the `stateEpoch` they were requested under. */
 export type MirrorPartitionSimpleEffectType =
   | "markReadOnly"
+  | "clearReadOnly"
+  | "clearLastMirrorEpoch"
   | "checkMirrorLoop"
   | "lookupLastMirrorEpoch"
   | "truncateFully"
+  | "cancelTruncation"
   | "awaitIsrTruncated"
   | "addFetcher"
   | "removeFetcher"
-  | "recordLastMirrorEpoch"
+  | "holdAppends"
+  | "releaseAppends"
   | "abortOpenTransactions"
   | "appendPidReset"
-  | "clearReadOnly"
-  | "cancelRetryTimer";
+  | "cancelRetryTimer"
+  | "cancelCommitRetry";
 
 /** An effect the runtime must run, as returned by a pure transition: a named action and its parameters. */
 export type MirrorPartitionEffect =
   | { readonly type: "appendStateRecord"; readonly params: AppendStateRecordParams }
   | { readonly type: "bumpLeaderEpoch"; readonly params: BumpLeaderEpochParams }
   | { readonly type: "truncateToEpoch"; readonly params: TruncateToEpochParams }
-  | { readonly type: "scheduleRetry"; readonly params: ScheduleRetryParams }
-  | { readonly type: MirrorPartitionSimpleEffectType };
+  | { readonly type: "recordLastMirrorEpoch"; readonly params: RecordLastMirrorEpochParams }
+  | { readonly type: "scheduleRetry" | "scheduleCommitRetry"; readonly params: ScheduleRetryParams }
+  | { readonly type: MirrorPartitionSimpleEffectType; readonly params: EffectParams };
 
 /** The result of feeding one event to a partition snapshot with the pure `transition()`. */
 export interface MirrorPartitionStep {
@@ -45,20 +56,17 @@ export interface MirrorPartitionStep {
   readonly snapshot: MirrorPartitionSnapshot;
   /** Effects to run, in order. For a lifecycle change they start only after COMMITTED. */
   readonly effects: readonly MirrorPartitionEffect[];
-  /** False when no transition was enabled: the event was ignored. */
+  /** False when the event was ignored (no enabled transition, e.g. a stale result): nothing to do. */
   readonly changed: boolean;
 }
 
 function toEffect(action: { type: string; params?: unknown }): MirrorPartitionEffect {
-  return (
-    action.params === undefined ? { type: action.type } : { type: action.type, params: action.params }
-  ) as MirrorPartitionEffect;
+  return { type: action.type, params: action.params } as MirrorPartitionEffect;
 }
 
 /**
- * Feeds any event (command, effect result or commit result) to a snapshot and returns the next snapshot and
- * the effects to run. Pure: no clock, no randomness, no I/O. An event with no enabled transition returns the
- * same snapshot and no effects.
+ * Feeds any event (command, effect result, observation or commit result) to a snapshot and returns the next
+ * snapshot and the effects to run. Pure: no clock, no randomness, no I/O.
  */
 export function applyEvent(
   snapshot: MirrorPartitionSnapshot,
@@ -66,7 +74,7 @@ export function applyEvent(
 ): MirrorPartitionStep {
   const [next, actions] = transition(mirrorPartitionMachine, snapshot, event);
   // xstate returns the same reference when no transition is enabled (unknown event or failed guard).
-  return { snapshot: next, effects: actions.map(toEffect), changed: next !== snapshot };
+  return { snapshot: next, effects: actions.map(toEffect), changed: next !== snapshot || actions.length > 0 };
 }
 
 /** The lifecycle state each command asks for. */
@@ -78,10 +86,39 @@ export const COMMAND_TARGETS: { readonly [C in MirrorPartitionCommand["type"]]: 
   FAIL: "FAILED",
 };
 
+function* descendants(node: AnyStateNode): Generator<AnyStateNode> {
+  yield node;
+  for (const child of Object.values(node.states) as AnyStateNode[]) yield* descendants(child);
+}
+
+/** The lifecycle states whose chart accepts `command` outside a commit step, read from the machine. */
+function statesAccepting(command: MirrorPartitionCommand["type"]): LifecycleState[] {
+  return LIFECYCLE_STATES.filter((s) => {
+    const node = mirrorPartitionMachine.root.states[s] as AnyStateNode;
+    for (const n of descendants(node)) {
+      if (n.key.startsWith("committing_") || n.path.some((p: string) => p.startsWith("committing_")))
+        continue;
+      if (n.transitions.has(command)) return true;
+    }
+    return false;
+  });
+}
+
+/** For each command, the lifecycle states that accept it (derived from the chart, for error messages). */
+export const COMMAND_ACCEPTED_IN: {
+  readonly [C in MirrorPartitionCommand["type"]]: readonly LifecycleState[];
+} = {
+  START: statesAccepting("START"),
+  PAUSE: statesAccepting("PAUSE"),
+  RESUME: statesAccepting("RESUME"),
+  STOP: statesAccepting("STOP"),
+  FAIL: statesAccepting("FAIL"),
+};
+
 /**
  * Sends an operator or metadata-manager command. Throws `InvalidMirrorStateError` naming the state and the
- * command when the command is not valid from the current state (or another change is waiting for its
- * append); the snapshot passed in is never modified.
+ * command when the command is not valid now (not accepted in the current state, or another change is
+ * waiting for its append); the snapshot passed in is never modified.
  */
 export function sendCommand(
   snapshot: MirrorPartitionSnapshot,
@@ -91,24 +128,34 @@ export function sendCommand(
   if (step.changed) return step;
   const state = lifecycleStateOf(snapshot);
   const pendingTo = snapshot.context.pending?.to ?? null;
-  const to = COMMAND_TARGETS[command.type];
-  const allowed = validFrom[to].filter((s): s is LifecycleState => s !== null);
-  const message =
-    pendingTo !== null
-      ? `Cannot ${command.type} mirror partition in state ${state}: a change to ${pendingTo} is waiting for its ` +
-        "__mirror_state append. Retry once it has committed or failed."
-      : `Cannot ${command.type} mirror partition in state ${state}: ${command.type} moves it to ${to}, which is ` +
-        `valid only from ${allowed.join(", ")}. Describe the mirror to see each partition's state and retry from one of those.`;
+  const accepted = COMMAND_ACCEPTED_IN[command.type];
+  let message: string;
+  if (state === "fenced") {
+    message = `Cannot ${command.type} mirror partition: its coordinator lost leadership of __mirror_state. Send it to the new coordinator.`;
+  } else if (pendingTo !== null) {
+    message =
+      `Cannot ${command.type} mirror partition in state ${state}: a change to ${pendingTo} is waiting for its ` +
+      "__mirror_state append. Retry once it has committed.";
+  } else if (state === "FAILED" && command.type === "START") {
+    message =
+      `Cannot START mirror partition in state FAILED: the failure is not retryable (${snapshot.context.record.errorMessage}). ` +
+      "Remove the topic from the mirror (STOP), then add it back.";
+  } else {
+    message =
+      `Cannot ${command.type} mirror partition in state ${state}: ${command.type} is accepted only in ` +
+      `${accepted.join(", ")}. Describe the mirror to see each partition's state.`;
+  }
   throw new InvalidMirrorStateError(state, command.type, pendingTo, message);
 }
 
 /**
- * The committed lifecycle state of a snapshot: its top-level state node. While a change waits for its
- * append, this is still the old state.
+ * The committed lifecycle state of a snapshot: its top-level state node (`fenced` once another coordinator
+ * took over). While a change waits for its append, this is still the old state.
  */
-export function lifecycleStateOf(snapshot: MirrorPartitionSnapshot): LifecycleState {
+export function lifecycleStateOf(snapshot: MirrorPartitionSnapshot): LifecycleState | "fenced" {
   const value: unknown = snapshot.value;
   const key = typeof value === "string" ? value : Object.keys(value as object)[0];
+  if (key === "fenced") return "fenced";
   return key !== undefined && isLifecycleState(key) ? key : snapshot.context.record.state;
 }
 
@@ -116,7 +163,7 @@ export function lifecycleStateOf(snapshot: MirrorPartitionSnapshot): LifecycleSt
 export function toStateRecord(snapshot: MirrorPartitionSnapshot): MirrorPartitionStateRecord {
   const r = snapshot.context.record;
   return {
-    state: lifecycleStateOf(snapshot),
+    state: r.state,
     leaderEpoch: r.leaderEpoch,
     stateEpoch: r.stateEpoch,
     errorMessage: r.errorMessage,
@@ -127,33 +174,44 @@ export function toStateRecord(snapshot: MirrorPartitionSnapshot): MirrorPartitio
 
 /**
  * Rehydrates a partition from its records through the `recovering` state. Returns the snapshot and the
- * effects the recovered state owns (e.g. STOPPING restarts with `removeFetcher`), which the runtime runs.
+ * effects the recovered state's commit started (e.g. STOPPING restarts with `markReadOnly`,
+ * `removeFetcher`), which the runtime runs again: they are idempotent. Throws `RangeError` for an input
+ * that cannot be recovered (a retryable FAILED record without `retryJitter`).
  */
 export function recoverPartition(input: MirrorPartitionInput): MirrorPartitionStep {
   const [snapshot, actions] = initialTransition(mirrorPartitionMachine, input);
+  // xstate turns an error in the context factory (a bad input) into an error snapshot: surface it.
+  if (snapshot.status === "error") throw snapshot.error;
   return { snapshot, effects: actions.map(toEffect), changed: true };
 }
 
-type EntryAction = string | { type: string; params?: unknown };
+type ActionDef = string | { type: string; params?: unknown };
+
+/** Resolves action definitions (names or `{ type, params }`) against a snapshot's context, as xstate does. */
+export function resolveEffects(defs: readonly unknown[], context: unknown): MirrorPartitionEffect[] {
+  const out: MirrorPartitionEffect[] = [];
+  for (const def of defs as ActionDef[]) {
+    const action = typeof def === "string" ? { type: def } : def;
+    const params =
+      typeof action.params === "function"
+        ? (action.params as (a: { context: unknown; event: unknown }) => unknown)({
+            context,
+            event: { type: "xstate.init" },
+          })
+        : action.params;
+    out.push(toEffect({ type: action.type, params }));
+  }
+  return out;
+}
 
 /**
  * The effects the snapshot's active states own: the entry effects of every active state node, outermost
- * first, with their parameters resolved from the context. These are the effects in flight (or to restart).
+ * first, with their parameters resolved from the context. These are the effects in flight.
  */
 export function pendingEffectsOf(snapshot: MirrorPartitionSnapshot): MirrorPartitionEffect[] {
   const effects: MirrorPartitionEffect[] = [];
   const visit = (node: AnyStateNode, value: unknown): void => {
-    for (const entry of node.entry as EntryAction[]) {
-      const action = typeof entry === "string" ? { type: entry } : entry;
-      const params =
-        typeof action.params === "function"
-          ? (action.params as (a: { context: unknown; event: unknown }) => unknown)({
-              context: snapshot.context,
-              event: { type: "xstate.init" },
-            })
-          : action.params;
-      effects.push(toEffect({ type: action.type, params }));
-    }
+    effects.push(...resolveEffects(node.entry as unknown[], snapshot.context));
     if (typeof value === "string") {
       const child = node.states[value];
       if (child) visit(child, undefined);

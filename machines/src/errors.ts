@@ -8,14 +8,19 @@ import type { LifecycleState } from "./lifecycle";
  * again cannot succeed until something else changes the state.
  */
 export class InvalidMirrorStateError extends KafkaError {
-  /** The committed lifecycle state that refused the command. */
-  readonly state: LifecycleState;
+  /** The committed lifecycle state that refused the command (`fenced`: the coordinator lost leadership). */
+  readonly state: LifecycleState | "fenced";
   /** The refused command's type. */
   readonly command: string;
   /** The lifecycle change waiting for its append when the command arrived, if any. */
   readonly pendingTo: LifecycleState | null;
 
-  constructor(state: LifecycleState, command: string, pendingTo: LifecycleState | null, message: string) {
+  constructor(
+    state: LifecycleState | "fenced",
+    command: string,
+    pendingTo: LifecycleState | null,
+    message: string,
+  ) {
     super("INVALID_MIRROR_STATE", -1, false, message);
     this.state = state;
     this.command = command;

@@ -6,6 +6,7 @@
 
 export {
   applyEvent,
+  COMMAND_ACCEPTED_IN,
   COMMAND_TARGETS,
   lifecycleStateOf,
   type MirrorPartitionEffect,
@@ -14,6 +15,7 @@ export {
   type MirrorPartitionStep,
   pendingEffectsOf,
   recoverPartition,
+  resolveEffects,
   sendCommand,
   toStateRecord,
 } from "./commands";
@@ -26,11 +28,16 @@ export {
 } from "./coordinator-shard.machine";
 export { InvalidMirrorStateError } from "./errors";
 export {
+  classifyFetchResult,
   type FetcherContext,
   type FetcherEvent,
   type FetcherInput,
   type FetchPartitionError,
+  type FetchPartitionResult,
+  type FetchResultClass,
   fetcherMachine,
+  type InFlightFetch,
+  RETRIABLE_FETCH_ERRORS,
 } from "./fetcher.machine";
 export {
   eventName,
@@ -44,6 +51,7 @@ export {
   machineGraphs,
   toMachineGraph,
 } from "./graph";
+export { initialContext } from "./initial-context";
 export {
   isLifecycleState,
   LEADER_EPOCH_BUMP_INCREMENT,
@@ -56,27 +64,37 @@ export {
   UNKNOWN_PARTITION,
 } from "./lifecycle";
 export { toMermaid } from "./mermaid";
-export { mirrorPartitionMachine } from "./mirror-partition.machine";
+export {
+  mirrorPartitionMachine,
+  RECOVERY_ROUTES,
+  type RecoveryRoute,
+  recoveryRoute,
+} from "./mirror-partition.machine";
 export type {
   AppendStateRecordParams,
   BumpLeaderEpochParams,
+  EffectParams,
   MirrorPartitionCommand,
   MirrorPartitionCommitResult,
   MirrorPartitionContext,
   MirrorPartitionEffectResult,
   MirrorPartitionEvent,
+  MirrorPartitionFailure,
   MirrorPartitionInput,
+  MirrorPartitionObservation,
   PendingCommit,
+  RecordLastMirrorEpochParams,
   ScheduleRetryParams,
   TruncateToEpochParams,
 } from "./mirror-partition.types";
 export { type MirrorPartitionActor, startMirrorPartitionActor } from "./partition-actor";
-export { buildPendingCommit } from "./pending-commit";
+export { buildPendingCommit, type CommitCause, causeOf } from "./pending-commit";
 export { generateReadme } from "./readme";
 export { rehydratePartition } from "./rehydrate";
 export {
   DEFAULT_RETRY_BACKOFF,
   type RetryBackoffOptions,
+  retryAttemptsExhausted,
   retryBackoffCeilingMs,
   retryBackoffDelayMs,
 } from "./retry-backoff";

@@ -1,9 +1,20 @@
 /**
- * The mirror partition lifecycle of spec §4 and the `__mirror_state` value of spec §6, as plain types.
- * The protocol package encodes the same fields in binary; the names here are the record's names.
+ * The mirror partition lifecycle of spec §4 and the `__mirror_state` value of spec §6, as plain types. The
+ * state names, the record's fields and `NON_RETRYABLE_ATTEMPT` are the protocol package's (its codec writes
+ * them), so the machine and the bytes cannot drift apart.
  */
+import {
+  type MirrorPartitionStateName,
+  type MirrorPartitionStateValue,
+  NON_RETRYABLE_ATTEMPT,
+} from "@cluster-mirror/protocol";
 
-/** Every lifecycle state of spec §4, in the table's order. */
+export { NON_RETRYABLE_ATTEMPT };
+
+/** A lifecycle state of spec §4. UNKNOWN is "no cached state" and is never appended to `__mirror_state`. */
+export type LifecycleState = MirrorPartitionStateName;
+
+/** Every lifecycle state of spec §4, in the table's order (a type test checks it lists every protocol name). */
 export const LIFECYCLE_STATES = [
   "UNKNOWN",
   "PREPARING",
@@ -14,18 +25,12 @@ export const LIFECYCLE_STATES = [
   "STOPPING",
   "STOPPED",
   "FAILED",
-] as const;
-
-/** A lifecycle state of spec §4. UNKNOWN is "no cached state" and is never appended to `__mirror_state`. */
-export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
+] as const satisfies readonly LifecycleState[];
 
 /** Whether `value` names a lifecycle state. */
 export function isLifecycleState(value: string): value is LifecycleState {
   return (LIFECYCLE_STATES as readonly string[]).includes(value);
 }
-
-/** `RetryAttempt` value meaning "do not retry": a non-retryable cause or an exhausted attempt limit. */
-export const NON_RETRYABLE_ATTEMPT = -1;
 
 /** Kafka's increment when the mirror bumps the local leader epoch (the later KIP revision's constant). */
 export const LEADER_EPOCH_BUMP_INCREMENT = 10;
@@ -34,30 +39,18 @@ export const LEADER_EPOCH_BUMP_INCREMENT = 10;
 export const LEADER_EPOCH_BUMP_THRESHOLD = 3;
 
 /**
- * The `MirrorPartitionState` value of spec §6: a complete record, never a delta, so replaying the compacted
- * log and replaying the full history give the same state.
+ * The `MirrorPartitionState` value of spec §6 (the protocol codec's value, read-only): a complete record,
+ * never a delta. `leaderEpoch` is the highest leader epoch among the *mirrored* batches seen, as of the last
+ * commit; the local leader epoch is not part of it.
  */
-export interface MirrorPartitionStateRecord {
-  /** The committed lifecycle state. */
-  readonly state: LifecycleState;
-  /** The highest leader epoch seen for the partition (local or in a mirrored batch); -1 when none. */
-  readonly leaderEpoch: number;
-  /** Monotonic, +1 per committed transition. */
-  readonly stateEpoch: number;
-  /** Why the partition is FAILED; null in every other state. */
-  readonly errorMessage: string | null;
-  /** Retries started so far; -1 means non-retryable (stay FAILED until an operator removes the topic). */
-  readonly retryAttempt: number;
-  /** The state before the last committed transition; null before the first one. */
-  readonly previousState: LifecycleState | null;
-}
+export type MirrorPartitionStateRecord = Readonly<MirrorPartitionStateValue>;
 
 /**
  * What a coordinator hands a partition actor on rehydration: the last `MirrorPartitionState` value for the
  * key plus the last `LastMirrorEpochs` value (-1 when that record is absent).
  */
 export interface RecoveredPartition extends MirrorPartitionStateRecord {
-  /** The LME this cluster recorded when it last failed over (spec §4 STOPPING step 2); -1 when unknown. */
+  /** The LME this cluster recorded at its current failover (spec §4 STOPPING step 2); -1 when none. */
   readonly lastMirrorEpoch: number;
 }
 

@@ -13,9 +13,11 @@ function mid(id: string): string {
 
 function label(t: MachineGraphTransition): string {
   const text = t.guard ? `${t.event} [${t.guard}]` : t.event;
-  // Mermaid ends a label at ';' and treats ':' specially; the names here use neither, but be safe.
+  // Mermaid ends a label at ';' and treats ':' specially.
   return text.replace(/[;:]/g, " ");
 }
+
+const parentOf = (id: string): string => id.split(".").slice(0, -1).join(".");
 
 /** Lowest node whose id is a prefix of both ids (their common ancestor). */
 function commonAncestor(a: string, b: string): string {
@@ -29,46 +31,54 @@ function commonAncestor(a: string, b: string): string {
   return out.join(".");
 }
 
+/** The child of `scope` that is `id` or contains it. */
+function childOfScope(scope: string, id: string): string {
+  const depth = scope.split(".").length;
+  return id
+    .split(".")
+    .slice(0, depth + 1)
+    .join(".");
+}
+
 /**
- * Mermaid `stateDiagram-v2` text for a machine: composite states for compound nodes, `--` between parallel
- * regions, `[*] -->` for initial states, `--> [*]` for final ones, and one labelled edge per transition
- * target (`EVENT [guard]`). Each edge is written inside the lowest composite state containing both ends;
- * a transition a composite state handles in any of its children is drawn from an "any step" pseudo-state.
+ * Mermaid `stateDiagram-v2` text for a machine. Mermaid cannot draw an edge between states inside different
+ * composite states, so each transition is drawn between the children of the lowest composite containing
+ * both ends (a COMMITTED from `PREPARING.committing_MIRRORING.appending` to `MIRRORING` is drawn as
+ * `PREPARING --> MIRRORING : COMMITTED`); the exact ends are in the JSON graph. A transition a composite
+ * state handles whatever its current child (its own edge into one of its children) is listed in a note on
+ * that composite. Parallel regions are separated by `--`.
  */
 export function toMermaid(machineOrGraph: AnyStateMachine | MachineGraph): string {
   const graph =
     "root" in machineOrGraph && "transitions" in machineOrGraph && !("config" in machineOrGraph)
       ? (machineOrGraph as MachineGraph)
       : toMachineGraph(machineOrGraph as AnyStateMachine);
-  const edgesByScope = new Map<string, string[]>();
-  const anyStep = new Set<string>();
-  const push = (scope: string, edge: string): void => {
-    const list = edgesByScope.get(scope) ?? [];
-    list.push(edge);
-    edgesByScope.set(scope, list);
+  const edgesByScope = new Map<string, Set<string>>();
+  const notes = new Map<string, Set<string>>();
+  const add = (map: Map<string, Set<string>>, key: string, line: string): void => {
+    const set = map.get(key) ?? new Set<string>();
+    set.add(line);
+    map.set(key, set);
   };
   for (const t of graph.transitions) {
     for (const target of t.targets) {
       if (target.startsWith(`${t.source}.`)) {
-        // Handled by a composite state whatever its current child: draw it from an "any" pseudo-state.
-        anyStep.add(t.source);
-        push(t.source, `${mid(t.source)}__any --> ${mid(target)} : ${label(t)}`);
+        const rel = target.slice(t.source.length + 1);
+        if (t.source === graph.root.id) add(notes, target, `from any state, ${label(t)}`);
+        else add(notes, t.source, `${label(t)} → ${rel}`);
         continue;
       }
       let scope = commonAncestor(t.source, target);
-      // A self-transition belongs to the state's parent.
-      if (scope === t.source || scope === target) scope = scope.split(".").slice(0, -1).join(".");
-      push(scope, `${mid(t.source)} --> ${mid(target)} : ${label(t)}`);
+      // A self-transition (or one to an ancestor) is drawn in the parent of the state it re-enters.
+      if (scope === t.source || scope === target) scope = parentOf(scope);
+      const from = childOfScope(scope, t.source);
+      const to = childOfScope(scope, target);
+      add(edgesByScope, scope, `${mid(from)} --> ${mid(to)} : ${label(t)}`);
     }
   }
   const lines: string[] = ["stateDiagram-v2"];
   const emitChildren = (node: MachineGraphNode, indent: string): void => {
     const children = node.children;
-    if (anyStep.has(node.id)) {
-      lines.push(
-        `${indent}state "${node === graph.root ? "any state" : "any step"}" as ${mid(node.id)}__any`,
-      );
-    }
     children.forEach((child, i) => {
       if (node.type === "parallel" && i > 0) lines.push(`${indent}--`);
       emitNode(child, indent);
@@ -76,6 +86,13 @@ export function toMermaid(machineOrGraph: AnyStateMachine | MachineGraph): strin
     if (node.initial) lines.push(`${indent}[*] --> ${mid(node.initial)}`);
     for (const child of children) if (child.type === "final") lines.push(`${indent}${mid(child.id)} --> [*]`);
     for (const edge of edgesByScope.get(node.id) ?? []) lines.push(`${indent}${edge}`);
+    for (const child of children) {
+      const text = notes.get(child.id);
+      if (!text) continue;
+      lines.push(`${indent}note right of ${mid(child.id)}`);
+      for (const line of text) lines.push(`${indent}  ${line}`);
+      lines.push(`${indent}end note`);
+    }
   };
   const emitNode = (node: MachineGraphNode, indent: string): void => {
     if (node.children.length === 0) {

@@ -1,56 +1,252 @@
-import { assign, setup } from "xstate";
+import { and, assign, setup } from "xstate";
+import { effect } from "./effect";
+import { initialContext } from "./initial-context";
 import {
   LEADER_EPOCH_BUMP_INCREMENT,
   LEADER_EPOCH_BUMP_THRESHOLD,
   type LifecycleState,
-  UNKNOWN_PARTITION,
+  type MirrorPartitionStateRecord,
 } from "./lifecycle";
 import type {
   AppendStateRecordParams,
   BumpLeaderEpochParams,
+  EffectParams,
   MirrorPartitionContext,
   MirrorPartitionEvent,
+  MirrorPartitionFailure,
   MirrorPartitionInput,
+  RecordLastMirrorEpochParams,
   ScheduleRetryParams,
   TruncateToEpochParams,
 } from "./mirror-partition.types";
-import { buildPendingCommit } from "./pending-commit";
-import { DEFAULT_RETRY_BACKOFF, retryBackoffDelayMs } from "./retry-backoff";
+import { buildPendingCommit, causeOf } from "./pending-commit";
+import { retryBackoffDelayMs } from "./retry-backoff";
 
-/** Placeholder for an effect the runtime provides with `machine.provide({ actions })`. */
-function effect<P = undefined>(): (args: unknown, params: P) => void {
-  return () => {};
+type Args = { readonly context: MirrorPartitionContext; readonly event: MirrorPartitionEvent };
+
+/** The `stateEpoch` an effect of the committed state is requested under. */
+const epoch = ({ context }: Args): EffectParams => ({ stateEpoch: context.record.stateEpoch });
+
+/** `minLeaderEpoch` of a bump while MIRRORING or EPOCH_FENCING: above the local epoch and every batch. */
+function mirroringBumpMin(context: MirrorPartitionContext): number {
+  return Math.max(context.localLeaderEpoch, context.highestBatchEpoch) + LEADER_EPOCH_BUMP_INCREMENT;
 }
 
-/** The commit step every lifecycle change passes through: append the record, then (and only then) move. */
-function committing<const To extends LifecycleState, const Resume extends string>(to: To, resume: Resume) {
-  return {
-    entry: {
-      type: "appendStateRecord",
-      params: ({ context }: { context: MirrorPartitionContext }) => context.pending!.record,
+/** `minLeaderEpoch` of the failover bump (spec §4 STOPPING step 2): above the LME and the local epoch. */
+function failoverBumpMin(context: MirrorPartitionContext): number {
+  return Math.max(context.lastMirrorEpoch, context.localLeaderEpoch) + 1;
+}
+
+/** The local epoch an EPOCH_OBSERVED compares against: the larger of what we knew and what it reports. */
+function localEpochWith(context: MirrorPartitionContext, event: MirrorPartitionEvent): number {
+  return event.type === "EPOCH_OBSERVED"
+    ? Math.max(context.localLeaderEpoch, event.localLeaderEpoch)
+    : context.localLeaderEpoch;
+}
+
+/** How `recovering` enters a recovered record's state; one route per distinct set of effects. */
+export const RECOVERY_ROUTES = [
+  { route: "UNKNOWN", target: "UNKNOWN" },
+  { route: "PREPARING", target: "PREPARING" },
+  // PREPARING had completed for a paused partition: ask for PAUSING again, without a fetcher.
+  { route: "MIRRORING_PAUSE_REQUESTED", target: "MIRRORING.committing_PAUSING" },
+  // Back from EPOCH_FENCING: the fetcher was never removed, so the commit step added none.
+  { route: "MIRRORING_AFTER_EPOCH_FENCING", target: "MIRRORING" },
+  { route: "MIRRORING", target: "MIRRORING" },
+  { route: "EPOCH_FENCING", target: "EPOCH_FENCING" },
+  { route: "PAUSING", target: "PAUSING" },
+  { route: "PAUSED", target: "PAUSED" },
+  { route: "STOPPING", target: "STOPPING" },
+  { route: "STOPPED", target: "STOPPED" },
+  { route: "FAILED_NON_RETRYABLE", target: "FAILED.awaitingOperator" },
+  { route: "FAILED", target: "FAILED.backingOff" },
+] as const;
+
+/** Name of a recovery route. */
+export type RecoveryRoute = (typeof RECOVERY_ROUTES)[number]["route"];
+
+/** The route `recovering` takes for a context built from a record (pure; `rehydratePartition` uses it). */
+export function recoveryRoute(context: MirrorPartitionContext): RecoveryRoute {
+  const r = context.record;
+  switch (r.state) {
+    case "MIRRORING":
+      if (context.pauseRequested) return "MIRRORING_PAUSE_REQUESTED";
+      return r.previousState === "EPOCH_FENCING" ? "MIRRORING_AFTER_EPOCH_FENCING" : "MIRRORING";
+    case "FAILED":
+      return r.retryAttempt < 0 ? "FAILED_NON_RETRYABLE" : "FAILED";
+    default:
+      return r.state;
+  }
+}
+
+/** An effect whose only parameter is the committed `stateEpoch`. */
+function fx<const T extends string>(type: T) {
+  return { type, params: epoch } as const;
+}
+
+/** The `stateEpoch` of the pending record (what a commit retry timer is armed for). */
+const pendingEpoch = ({ context }: Args): EffectParams => ({
+  stateEpoch: context.pending?.record.stateEpoch ?? context.record.stateEpoch,
+});
+
+/** Effects a lifecycle state's own commit edges run before they leave it (what the state started). */
+const CLEANUP_ON_LEAVE: {
+  readonly [S in LifecycleState]?: readonly ReturnType<typeof fx<"releaseAppends">>[];
+} = {
+  EPOCH_FENCING: [fx("releaseAppends")],
+};
+
+/** Where COMMITTED goes for a change `from -> to`, and what it does beyond applying the commit. */
+function committedEdges(from: LifecycleState, to: LifecycleState) {
+  const cleanup = CLEANUP_ON_LEAVE[from] ?? [];
+  const base = {} as const;
+  const deferred = {
+    ...base,
+    guard: and(["pendingMatches", "hasDeferredFailure"]),
+    target: `#mirrorPartition.${to}.committing_FAILED`,
+    actions: [...cleanup, "applyCommit", "prepareDeferredFailure"],
+  } as const;
+  if (to === "MIRRORING" && from === "PREPARING") {
+    return [
+      deferred,
+      {
+        ...base,
+        guard: and(["pendingMatches", "pendingPauseRequested"]),
+        target: "#mirrorPartition.MIRRORING.committing_PAUSING",
+        actions: ["applyCommit", { type: "prepareCommit", params: { to: "PAUSING" } }],
+      },
+      {
+        ...base,
+        guard: "pendingMatches",
+        target: "#mirrorPartition.MIRRORING",
+        actions: ["applyCommit", fx("addFetcher")],
+      },
+    ] as const;
+  }
+  if (to === "MIRRORING" && from === "PAUSED") {
+    return [
+      deferred,
+      {
+        ...base,
+        guard: "pendingMatches",
+        target: "#mirrorPartition.MIRRORING",
+        actions: ["applyCommit", fx("addFetcher")],
+      },
+    ] as const;
+  }
+  if (to === "FAILED") {
+    // FAILED -> FAILED stays inside FAILED, so FAILED's entry does not run again: run it on the edge.
+    const entry = from === "FAILED" ? [fx("removeFetcher")] : [];
+    return [
+      deferred,
+      {
+        ...base,
+        guard: and(["pendingMatches", "pendingIsNonRetryable"]),
+        target: "#mirrorPartition.FAILED.awaitingOperator",
+        actions: [...cleanup, "applyCommit", ...entry],
+      },
+      {
+        ...base,
+        guard: "pendingMatches",
+        target: "#mirrorPartition.FAILED.backingOff",
+        actions: [...cleanup, "applyCommit", ...entry],
+      },
+    ] as const;
+  }
+  return [
+    deferred,
+    {
+      ...base,
+      guard: "pendingMatches",
+      target: `#mirrorPartition.${to}`,
+      actions: [...cleanup, "applyCommit"],
     },
-    on: {
-      COMMITTED: { target: `#mirrorPartition.${to}`, actions: "applyCommit" },
-      COMMIT_FAILED: { target: resume, actions: "dropPendingCommit" },
-      FENCED: { target: resume, actions: "dropPendingCommit" },
+  ] as const;
+}
+
+/** A failure applied right away (no append in flight): cancel `cancel` first when given. */
+function failNow(
+  lifecycle: LifecycleState,
+  cancel: "cancelCommitRetry" | "cancelRetryTimer" | "cancelTruncation",
+) {
+  const cancelAction =
+    cancel === "cancelCommitRetry" ? { type: cancel, params: pendingEpoch } : { type: cancel, params: epoch };
+  const actions = [cancelAction, { type: "prepareCommit", params: { to: "FAILED" } }] as const;
+  const target = `#mirrorPartition.${lifecycle}.committing_FAILED`;
+  return {
+    FAIL: { target, reenter: true, actions },
+    EFFECT_FAILED: { guard: "currentEpoch", target, reenter: true, actions },
+  } as const;
+}
+
+/**
+ * The commit step of a change `lifecycle -> to`: append the record, then (and only then) move. A transient
+ * failure re-appends the same record after a backoff; a failure of the partition that arrives meanwhile is
+ * deferred until the append settles; FENCED (handled at the root) ends the actor.
+ */
+function committing(lifecycle: LifecycleState, to: LifecycleState) {
+  return {
+    initial: "appending",
+    states: {
+      appending: {
+        entry: {
+          type: "appendStateRecord",
+          params: ({ context }: Args): AppendStateRecordParams =>
+            (context.pending as { record: MirrorPartitionStateRecord }).record,
+        },
+        on: {
+          COMMITTED: committedEdges(lifecycle, to),
+          COMMIT_FAILED: [
+            {
+              guard: and(["pendingMatches", "hasDeferredFailure"]),
+              target: `#mirrorPartition.${lifecycle}.committing_FAILED`,
+              reenter: true,
+              actions: "prepareDeferredFailure",
+            },
+            { guard: "pendingMatches", target: "retrying", actions: "noteCommitFailure" },
+          ],
+          FAIL: { actions: "deferFailure" },
+          EFFECT_FAILED: { guard: "currentEpoch", actions: "deferFailure" },
+        },
+      },
+      retrying: {
+        entry: {
+          type: "scheduleCommitRetry",
+          params: ({ context }: Args): ScheduleRetryParams => ({
+            stateEpoch: pendingEpoch({ context, event: { type: "START" } }).stateEpoch,
+            attempt: context.commitAttempt,
+            delayMs: retryBackoffDelayMs(context.commitAttempt, context.commitJitter, context.retry),
+          }),
+        },
+        on: {
+          COMMIT_RETRY_TIMER_FIRED: {
+            guard: "pendingMatches",
+            target: "appending",
+            actions: "noteCommitRetry",
+          },
+          ...failNow(lifecycle, "cancelCommitRetry"),
+        },
+      },
     },
   } as const;
 }
 
-type ChangeGuard = "batchEpochAboveLocal" | "previousStateWasStopping";
+type ChangeGuard = "batchEpochAboveLocal" | "previousStateWasFailover" | "currentEpoch";
 
 /** A lifecycle change from a step: record what will be appended, then wait in the sibling `committing_<to>`. */
-function change<const To extends LifecycleState, const G extends ChangeGuard | undefined = undefined>(
+function change<const To extends LifecycleState>(
   to: To,
-  guard?: G,
+  guard: ChangeGuard | readonly ChangeGuard[] = "currentEpoch",
 ) {
-  return { guard, target: `committing_${to}`, actions: { type: "prepareCommit", params: { to } } } as const;
+  return {
+    // `[]`: an unguarded change (a command); one name or several (all must hold).
+    guard: typeof guard === "string" ? guard : guard.length === 0 ? undefined : and(guard as ChangeGuard[]),
+    target: `committing_${to}`,
+    actions: { type: "prepareCommit", params: { to } },
+  } as const;
 }
 
-/**
- * A lifecycle change handled by the lifecycle state itself (whatever step it is in), refused while another
- * change waits for its append.
- */
+/** A lifecycle change handled by the lifecycle state itself, refused while another change waits. */
 function changeFromAnyStep<const To extends LifecycleState>(to: To) {
   return {
     guard: "noPendingCommit",
@@ -59,18 +255,32 @@ function changeFromAnyStep<const To extends LifecycleState>(to: To) {
   } as const;
 }
 
+/** A step that started cancellable work: leaving it on STOP or a failure cancels that work first. */
+function cancelling(lifecycle: LifecycleState, cancel: "cancelTruncation" | "cancelRetryTimer") {
+  return {
+    STOP: {
+      target: `#mirrorPartition.${lifecycle}.committing_STOPPING`,
+      actions: [fx(cancel), { type: "prepareCommit", params: { to: "STOPPING" } }] as const,
+    },
+    ...failNow(lifecycle, cancel),
+  } as const;
+}
+
 /** Every lifecycle state may fail (spec §4: FAILED is valid from any state). */
-const failures = { FAIL: changeFromAnyStep("FAILED"), EFFECT_FAILED: changeFromAnyStep("FAILED") } as const;
+const failures = {
+  FAIL: changeFromAnyStep("FAILED"),
+  EFFECT_FAILED: { ...changeFromAnyStep("FAILED"), guard: and(["noPendingCommit", "currentEpoch"]) },
+} as const;
 
 /**
  * The mirror partition actor of spec §4: one per mirrored topic-partition.
  *
- * Top-level states are the lifecycle states. Inside each, `committing_X` sub-states are the commit protocol:
- * the machine requests `appendStateRecord` and waits; COMMITTED enters X and starts X's effects, while
- * COMMIT_FAILED or FENCED leaves the old state (restarting its idempotent steps). `recovering` is the entry
- * point that rehydrates from a `__mirror_state` record so the recovered state's effects run again.
- * Every effect is a named action with no implementation here: the runtime provides them (or runs the
- * actions that the pure `transition()` returns).
+ * Top-level states are the lifecycle states (plus `recovering`, the entry point that rehydrates from a
+ * `__mirror_state` record, and `fenced`, the end when another coordinator took over). Inside each,
+ * `committing_X` steps are the commit protocol: the machine requests `appendStateRecord` and waits; COMMITTED
+ * enters X and starts X's effects; COMMIT_FAILED re-appends the same record after a backoff. Every effect
+ * carries the `stateEpoch` it was requested under and every result carries it back: stale results are
+ * dropped. Every effect is a named action with no implementation here.
  */
 export const mirrorPartitionMachine = setup({
   types: {} as {
@@ -81,211 +291,340 @@ export const mirrorPartitionMachine = setup({
   actions: {
     // The commit protocol.
     prepareCommit: assign(({ context, event }, params: { to: LifecycleState }) => ({
-      pending: buildPendingCommit(context, event, params.to),
+      pending: buildPendingCommit(context, params.to, causeOf(event)),
+      commitAttempt: 0,
     })),
+    prepareDeferredFailure: assign(({ context }) => ({
+      pending: buildPendingCommit(context, "FAILED", {
+        kind: "failure",
+        failure: context.deferredFailure as MirrorPartitionFailure,
+      }),
+      deferredFailure: null,
+      commitAttempt: 0,
+    })),
+    applyCommit: assign(({ context }) => {
+      const pending = context.pending as NonNullable<MirrorPartitionContext["pending"]>;
+      const preparing = pending.to === "PREPARING";
+      return {
+        record: pending.record,
+        retryJitter: pending.retryJitter,
+        pauseRequested: pending.pauseRequested,
+        pending: null,
+        proactiveBumpMin: null,
+        commitAttempt: 0,
+        // A new mirroring episode: the next failover captures its own LME.
+        lastMirrorEpoch: preparing ? -1 : context.lastMirrorEpoch,
+        lmeCaptured: preparing ? false : context.lmeCaptured,
+      };
+    }),
+    deferFailure: assign(({ context, event }) => {
+      if (event.type !== "FAIL" && event.type !== "EFFECT_FAILED") return {};
+      const kept = context.deferredFailure;
+      // Keep the first failure, unless a later one is non-retryable and the first is not.
+      const failure = { message: event.message, retryable: event.retryable, random: event.random };
+      return { deferredFailure: kept === null || (kept.retryable && !failure.retryable) ? failure : kept };
+    }),
+    noteCommitFailure: assign(({ event }) => ({
+      commitJitter: event.type === "COMMIT_FAILED" ? event.random : 0,
+    })),
+    noteCommitRetry: assign(({ context }) => ({ commitAttempt: context.commitAttempt + 1 })),
     appendStateRecord: effect<AppendStateRecordParams>(),
-    applyCommit: assign(({ context }) => ({
-      record: context.pending!.record,
-      retryJitter: context.pending!.retryJitter,
-      pending: null,
+    scheduleCommitRetry: effect<ScheduleRetryParams>(),
+    cancelCommitRetry: effect<EffectParams>(),
+    // Bookkeeping from results and observations (never touches `record`: only a commit does).
+    noteSourceLastMirrorEpoch: assign(({ event }) => ({
+      sourceLastMirrorEpoch: event.type === "LME_FOUND" ? event.lme : -1,
     })),
-    dropPendingCommit: assign({ pending: null }),
-    // Bookkeeping from effect results that is not a lifecycle change (persisted with the next record).
-    noteLeaderEpoch: assign(({ context, event }) =>
-      event.type === "EPOCH_BUMPED" && event.leaderEpoch > context.record.leaderEpoch
-        ? { record: { ...context.record, leaderEpoch: event.leaderEpoch } }
-        : {},
+    captureLastMirrorEpoch: assign(({ context, event }) =>
+      context.lmeCaptured || event.type !== "FETCHER_REMOVED"
+        ? {}
+        : { lastMirrorEpoch: event.latestMirroredEpoch, lmeCaptured: true },
     ),
-    noteLastMirrorEpoch: assign(({ context, event }) => ({
-      lastMirrorEpoch: event.type === "LME_RECORDED" ? event.lme : context.lastMirrorEpoch,
+    noteObservedEpochs: assign(({ context, event }) => ({
+      localLeaderEpoch: localEpochWith(context, event),
+      highestBatchEpoch:
+        event.type === "EPOCH_OBSERVED"
+          ? Math.max(context.highestBatchEpoch, event.batchEpoch)
+          : context.highestBatchEpoch,
     })),
+    noteProactiveBump: assign(({ context }) => ({ proactiveBumpMin: mirroringBumpMin(context) })),
+    noteLeaderEpochBumped: assign(({ context, event }) => ({
+      localLeaderEpoch:
+        event.type === "EPOCH_BUMPED"
+          ? Math.max(context.localLeaderEpoch, event.leaderEpoch)
+          : context.localLeaderEpoch,
+      proactiveBumpMin: null,
+    })),
+    // Effects: read-only flag and LastMirrorEpochs.
+    markReadOnly: effect<EffectParams>(),
+    clearReadOnly: effect<EffectParams>(),
+    clearLastMirrorEpoch: effect<EffectParams>(),
+    recordLastMirrorEpoch: effect<RecordLastMirrorEpochParams>(),
     // Effects: PREPARING.
-    markReadOnly: effect(),
-    checkMirrorLoop: effect(),
-    lookupLastMirrorEpoch: effect(),
-    truncateFully: effect(),
+    checkMirrorLoop: effect<EffectParams>(),
+    lookupLastMirrorEpoch: effect<EffectParams>(),
+    truncateFully: effect<EffectParams>(),
     truncateToEpoch: effect<TruncateToEpochParams>(),
-    awaitIsrTruncated: effect(),
-    // Effects: MIRRORING and EPOCH_FENCING.
-    addFetcher: effect(),
+    cancelTruncation: effect<EffectParams>(),
+    awaitIsrTruncated: effect<EffectParams>(),
+    // Effects: fetcher and leader epoch.
+    addFetcher: effect<EffectParams>(),
+    removeFetcher: effect<EffectParams>(),
+    holdAppends: effect<EffectParams>(),
+    releaseAppends: effect<EffectParams>(),
     bumpLeaderEpoch: effect<BumpLeaderEpochParams>(),
-    // Effects: PAUSING, STOPPING, STOPPED.
-    removeFetcher: effect(),
-    recordLastMirrorEpoch: effect(),
-    abortOpenTransactions: effect(),
-    appendPidReset: effect(),
-    clearReadOnly: effect(),
+    // Effects: STOPPING.
+    abortOpenTransactions: effect<EffectParams>(),
+    appendPidReset: effect<EffectParams>(),
     // Effects: FAILED.
     scheduleRetry: effect<ScheduleRetryParams>(),
-    cancelRetryTimer: effect(),
+    cancelRetryTimer: effect<EffectParams>(),
   },
   guards: {
     noPendingCommit: ({ context }) => context.pending === null,
-    recordStateIs: ({ context }, params: { state: LifecycleState }) => context.record.state === params.state,
-    isNonRetryable: ({ context }) => context.record.retryAttempt < 0,
+    currentEpoch: ({ context, event }) =>
+      "stateEpoch" in event && event.stateEpoch === context.record.stateEpoch,
+    pendingMatches: ({ context, event }) =>
+      context.pending !== null &&
+      "stateEpoch" in event &&
+      event.stateEpoch === context.pending.record.stateEpoch,
+    hasDeferredFailure: ({ context }) => context.deferredFailure !== null,
     pendingIsNonRetryable: ({ context }) => (context.pending?.record.retryAttempt ?? 0) < 0,
-    previousStateWasStopping: ({ context }) => context.record.previousState === "STOPPING",
+    pendingPauseRequested: ({ context }) => context.pending?.pauseRequested === true,
+    recoversTo: ({ context }, params: { route: RecoveryRoute }) => recoveryRoute(context) === params.route,
+    previousStateWasFailover: ({ context }) =>
+      context.record.previousState === "STOPPING" || context.record.previousState === "STOPPED",
     lmeUnknown: ({ event }) => event.type === "LME_FOUND" && event.lme < 0,
     batchEpochAboveLocal: ({ context, event }) =>
-      event.type === "EPOCH_OBSERVED" && event.batchEpoch > context.record.leaderEpoch,
-    batchEpochNearLocal: ({ context, event }) =>
+      event.type === "EPOCH_OBSERVED" && event.batchEpoch > localEpochWith(context, event),
+    proactiveBumpDue: ({ context, event }) =>
       event.type === "EPOCH_OBSERVED" &&
-      event.batchEpoch >= context.record.leaderEpoch - LEADER_EPOCH_BUMP_THRESHOLD,
+      context.proactiveBumpMin === null &&
+      event.batchEpoch >= localEpochWith(context, event) - LEADER_EPOCH_BUMP_THRESHOLD,
+    epochsAdvance: ({ context, event }) =>
+      event.type === "EPOCH_OBSERVED" &&
+      (event.batchEpoch > context.highestBatchEpoch || event.localLeaderEpoch > context.localLeaderEpoch),
+    bumpSatisfies: ({ context, event }, params: { bump: "proactive" | "fence" | "failover" }) => {
+      if (event.type !== "EPOCH_BUMPED" || event.stateEpoch !== context.record.stateEpoch) return false;
+      const min =
+        params.bump === "proactive"
+          ? context.proactiveBumpMin
+          : params.bump === "fence"
+            ? mirroringBumpMin(context)
+            : failoverBumpMin(context);
+      return min !== null && event.leaderEpoch >= min;
+    },
   },
 }).createMachine({
   id: "mirrorPartition",
-  context: ({ input }) => ({
-    record: input?.record ?? UNKNOWN_PARTITION,
-    lastMirrorEpoch: input?.record?.lastMirrorEpoch ?? -1,
-    retryJitter: input?.retryJitter ?? 1,
-    pending: null,
-    retry: input?.retry ?? DEFAULT_RETRY_BACKOFF,
-  }),
+  context: ({ input }) => initialContext(input),
   initial: "recovering",
+  on: {
+    // Another coordinator leads `__mirror_state` now: stop here, run nothing (the runtime stops the actor).
+    FENCED: { guard: "pendingMatches", target: ".fenced" },
+  },
   states: {
     recovering: {
       description:
-        "Rehydrate from the __mirror_state record: enter its state so that state's effects run again.",
-      always: [
-        { guard: { type: "recordStateIs", params: { state: "PREPARING" } }, target: "PREPARING" },
-        { guard: { type: "recordStateIs", params: { state: "MIRRORING" } }, target: "MIRRORING" },
-        { guard: { type: "recordStateIs", params: { state: "EPOCH_FENCING" } }, target: "EPOCH_FENCING" },
-        { guard: { type: "recordStateIs", params: { state: "PAUSING" } }, target: "PAUSING" },
-        { guard: { type: "recordStateIs", params: { state: "PAUSED" } }, target: "PAUSED" },
-        { guard: { type: "recordStateIs", params: { state: "STOPPING" } }, target: "STOPPING" },
-        { guard: { type: "recordStateIs", params: { state: "STOPPED" } }, target: "STOPPED" },
-        { guard: { type: "recordStateIs", params: { state: "FAILED" } }, target: "FAILED" },
-        { target: "UNKNOWN" },
-      ],
+        "Rehydrate from the __mirror_state record: enter its state so the effects its commit started run again.",
+      always: RECOVERY_ROUTES.map(({ route, target }) => ({
+        guard: { type: "recoversTo", params: { route } },
+        target: `#mirrorPartition.${target}`,
+        actions:
+          route === "MIRRORING"
+            ? [fx("addFetcher")]
+            : route === "MIRRORING_PAUSE_REQUESTED"
+              ? [{ type: "prepareCommit", params: { to: "PAUSING" } }]
+              : [],
+      })),
     },
     UNKNOWN: {
       description: "No cached state: the broker just became leader. Not persisted.",
       initial: "idle",
       states: {
-        idle: { on: { START: change("PREPARING") } },
-        committing_PREPARING: committing("PREPARING", "idle"),
-        committing_FAILED: committing("FAILED", "idle"),
+        idle: { on: { START: change("PREPARING", []) } },
+        committing_PREPARING: committing("UNKNOWN", "PREPARING"),
+        committing_FAILED: committing("UNKNOWN", "FAILED"),
       },
       on: failures,
     },
     PREPARING: {
-      description: "Look up the LME on the source, truncate to it, wait for the ISR to truncate.",
-      entry: "markReadOnly",
+      description: "Refuse a mirror loop, look up the LME on the source, truncate to it, wait for the ISR.",
+      entry: [
+        { type: "markReadOnly", params: epoch },
+        { type: "clearLastMirrorEpoch", params: epoch },
+      ],
       initial: "checkingMirrorLoop",
       states: {
         checkingMirrorLoop: {
-          entry: "checkMirrorLoop",
-          on: { MIRROR_LOOP_CHECKED: "lookingUpLastMirrorEpoch" },
+          entry: { type: "checkMirrorLoop", params: epoch },
+          on: {
+            MIRROR_LOOP_CHECKED: { guard: "currentEpoch", target: "lookingUpLastMirrorEpoch" },
+            MIRROR_LOOP_FOUND: change("FAILED"),
+          },
         },
         lookingUpLastMirrorEpoch: {
-          entry: "lookupLastMirrorEpoch",
+          entry: { type: "lookupLastMirrorEpoch", params: epoch },
           on: {
             LME_FOUND: [
-              { guard: "lmeUnknown", target: "truncating", actions: "truncateFully" },
               {
-                target: "truncating",
-                actions: {
-                  type: "truncateToEpoch",
-                  params: ({ event }) => ({ lme: event.type === "LME_FOUND" ? event.lme : -1 }),
-                },
+                guard: and(["currentEpoch", "lmeUnknown"]),
+                target: "truncatingFully",
+                actions: "noteSourceLastMirrorEpoch",
               },
+              { guard: "currentEpoch", target: "truncatingToEpoch", actions: "noteSourceLastMirrorEpoch" },
             ],
           },
         },
-        truncating: { on: { TRUNCATED: "awaitingIsrTruncation" } },
+        truncatingFully: {
+          description:
+            "LME -1 (the source does not know one): truncate fully, start at the source's log start.",
+          entry: { type: "truncateFully", params: epoch },
+          on: {
+            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation" },
+            ...cancelling("PREPARING", "cancelTruncation"),
+          },
+        },
+        truncatingToEpoch: {
+          description: "Truncate the local log to the end offset of the source's LME.",
+          entry: {
+            type: "truncateToEpoch",
+            params: ({ context }: Args): TruncateToEpochParams => ({
+              stateEpoch: context.record.stateEpoch,
+              lme: context.sourceLastMirrorEpoch,
+            }),
+          },
+          on: {
+            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation" },
+            ...cancelling("PREPARING", "cancelTruncation"),
+          },
+        },
         awaitingIsrTruncation: {
-          entry: "awaitIsrTruncated",
+          entry: { type: "awaitIsrTruncated", params: epoch },
           on: { ISR_TRUNCATED: change("MIRRORING") },
         },
-        committing_MIRRORING: committing("MIRRORING", "checkingMirrorLoop"),
-        committing_STOPPING: committing("STOPPING", "checkingMirrorLoop"),
-        committing_FAILED: committing("FAILED", "checkingMirrorLoop"),
+        committing_MIRRORING: committing("PREPARING", "MIRRORING"),
+        committing_STOPPING: committing("PREPARING", "STOPPING"),
+        committing_FAILED: committing("PREPARING", "FAILED"),
       },
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     MIRRORING: {
       description: "A fetcher replicates from the source; the topic is read-only.",
-      entry: "addFetcher",
+      entry: { type: "markReadOnly", params: epoch },
       initial: "replicating",
       states: {
         replicating: {
           on: {
-            PAUSE: change("PAUSING"),
+            PAUSE: change("PAUSING", []),
             EPOCH_OBSERVED: [
-              change("EPOCH_FENCING", "batchEpochAboveLocal"),
               {
-                guard: "batchEpochNearLocal",
-                actions: {
-                  type: "bumpLeaderEpoch",
-                  params: ({ context }) => ({
-                    minLeaderEpoch: context.record.leaderEpoch + LEADER_EPOCH_BUMP_INCREMENT,
-                  }),
-                },
+                guard: "batchEpochAboveLocal",
+                target: "committing_EPOCH_FENCING",
+                actions: ["noteObservedEpochs", { type: "prepareCommit", params: { to: "EPOCH_FENCING" } }],
               },
+              {
+                guard: "proactiveBumpDue",
+                actions: [
+                  "noteObservedEpochs",
+                  "noteProactiveBump",
+                  {
+                    type: "bumpLeaderEpoch",
+                    params: ({ context }: Args): BumpLeaderEpochParams => ({
+                      stateEpoch: context.record.stateEpoch,
+                      minLeaderEpoch: context.proactiveBumpMin ?? mirroringBumpMin(context),
+                    }),
+                  },
+                ],
+              },
+              { guard: "epochsAdvance", actions: "noteObservedEpochs" },
             ],
-            EPOCH_BUMPED: { actions: "noteLeaderEpoch" },
+            EPOCH_BUMPED: {
+              guard: { type: "bumpSatisfies", params: { bump: "proactive" } },
+              actions: "noteLeaderEpochBumped",
+            },
           },
         },
-        committing_EPOCH_FENCING: committing("EPOCH_FENCING", "replicating"),
-        committing_PAUSING: committing("PAUSING", "replicating"),
-        committing_STOPPING: committing("STOPPING", "replicating"),
-        committing_FAILED: committing("FAILED", "replicating"),
+        committing_EPOCH_FENCING: committing("MIRRORING", "EPOCH_FENCING"),
+        committing_PAUSING: committing("MIRRORING", "PAUSING"),
+        committing_STOPPING: committing("MIRRORING", "STOPPING"),
+        committing_FAILED: committing("MIRRORING", "FAILED"),
       },
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     EPOCH_FENCING: {
       description: "A fetched batch carries a leader epoch above the local one: appends wait for the bump.",
+      entry: [
+        { type: "markReadOnly", params: epoch },
+        { type: "holdAppends", params: epoch },
+      ],
       initial: "bumpingLeaderEpoch",
       states: {
         bumpingLeaderEpoch: {
           entry: {
             type: "bumpLeaderEpoch",
-            params: ({ context }) => ({
-              minLeaderEpoch: context.record.leaderEpoch + LEADER_EPOCH_BUMP_INCREMENT,
+            params: ({ context }: Args): BumpLeaderEpochParams => ({
+              stateEpoch: context.record.stateEpoch,
+              minLeaderEpoch: mirroringBumpMin(context),
             }),
           },
-          on: { EPOCH_BUMPED: change("MIRRORING") },
+          on: {
+            EPOCH_BUMPED: {
+              guard: { type: "bumpSatisfies", params: { bump: "fence" } },
+              target: "committing_MIRRORING",
+              actions: ["noteLeaderEpochBumped", { type: "prepareCommit", params: { to: "MIRRORING" } }],
+            },
+          },
         },
-        committing_MIRRORING: committing("MIRRORING", "bumpingLeaderEpoch"),
-        committing_STOPPING: committing("STOPPING", "bumpingLeaderEpoch"),
-        committing_FAILED: committing("FAILED", "bumpingLeaderEpoch"),
+        committing_MIRRORING: committing("EPOCH_FENCING", "MIRRORING"),
+        committing_STOPPING: committing("EPOCH_FENCING", "STOPPING"),
+        committing_FAILED: committing("EPOCH_FENCING", "FAILED"),
       },
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     PAUSING: {
       description: "Pause requested; the fetcher is being removed.",
+      entry: { type: "markReadOnly", params: epoch },
       initial: "removingFetcher",
       states: {
         removingFetcher: {
-          entry: "removeFetcher",
+          entry: { type: "removeFetcher", params: epoch },
           on: { FETCHER_REMOVED: change("PAUSED") },
         },
-        committing_PAUSED: committing("PAUSED", "removingFetcher"),
-        committing_STOPPING: committing("STOPPING", "removingFetcher"),
-        committing_FAILED: committing("FAILED", "removingFetcher"),
+        committing_PAUSED: committing("PAUSING", "PAUSED"),
+        committing_STOPPING: committing("PAUSING", "STOPPING"),
+        committing_FAILED: committing("PAUSING", "FAILED"),
       },
       // STOP while PAUSING is the spec's race guard.
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     PAUSED: {
       description: "No fetcher and no metadata sync; still read-only. Resume goes straight to MIRRORING.",
+      entry: { type: "markReadOnly", params: epoch },
       initial: "idle",
       states: {
-        idle: { on: { RESUME: change("MIRRORING") } },
-        committing_MIRRORING: committing("MIRRORING", "idle"),
-        committing_STOPPING: committing("STOPPING", "idle"),
-        committing_FAILED: committing("FAILED", "idle"),
+        idle: { on: { RESUME: change("MIRRORING", []) } },
+        committing_MIRRORING: committing("PAUSED", "MIRRORING"),
+        committing_STOPPING: committing("PAUSED", "STOPPING"),
+        committing_FAILED: committing("PAUSED", "FAILED"),
       },
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     STOPPING: {
       description:
-        "Failover: every step is idempotent, so re-entering STOPPING restarts the sequence safely.",
+        "Failover: every step is idempotent, so re-entering STOPPING restarts the sequence safely; the LME is captured once.",
+      entry: { type: "markReadOnly", params: epoch },
       initial: "removingFetcher",
       states: {
         removingFetcher: {
-          entry: "removeFetcher",
-          on: { FETCHER_REMOVED: "recordingLmeAndBumpingEpoch" },
+          entry: { type: "removeFetcher", params: epoch },
+          on: {
+            FETCHER_REMOVED: {
+              guard: "currentEpoch",
+              target: "recordingLmeAndBumpingEpoch",
+              actions: "captureLastMirrorEpoch",
+            },
+          },
         },
         recordingLmeAndBumpingEpoch: {
           type: "parallel",
@@ -294,8 +633,14 @@ export const mirrorPartitionMachine = setup({
               initial: "recording",
               states: {
                 recording: {
-                  entry: "recordLastMirrorEpoch",
-                  on: { LME_RECORDED: { target: "recorded", actions: "noteLastMirrorEpoch" } },
+                  entry: {
+                    type: "recordLastMirrorEpoch",
+                    params: ({ context }: Args): RecordLastMirrorEpochParams => ({
+                      stateEpoch: context.record.stateEpoch,
+                      lme: context.lastMirrorEpoch,
+                    }),
+                  },
+                  on: { LME_RECORDED: { guard: "currentEpoch", target: "recorded" } },
                 },
                 recorded: { type: "final" },
               },
@@ -306,11 +651,18 @@ export const mirrorPartitionMachine = setup({
                 bumping: {
                   entry: {
                     type: "bumpLeaderEpoch",
-                    params: ({ context }) => ({
-                      minLeaderEpoch: context.record.leaderEpoch + LEADER_EPOCH_BUMP_INCREMENT,
+                    params: ({ context }: Args): BumpLeaderEpochParams => ({
+                      stateEpoch: context.record.stateEpoch,
+                      minLeaderEpoch: failoverBumpMin(context),
                     }),
                   },
-                  on: { EPOCH_BUMPED: { target: "bumped", actions: "noteLeaderEpoch" } },
+                  on: {
+                    EPOCH_BUMPED: {
+                      guard: { type: "bumpSatisfies", params: { bump: "failover" } },
+                      target: "bumped",
+                      actions: "noteLeaderEpochBumped",
+                    },
+                  },
                 },
                 bumped: { type: "final" },
               },
@@ -319,62 +671,69 @@ export const mirrorPartitionMachine = setup({
           onDone: "abortingTransactions",
         },
         abortingTransactions: {
-          entry: "abortOpenTransactions",
-          on: { TXNS_ABORTED: "writingPidReset" },
+          entry: { type: "abortOpenTransactions", params: epoch },
+          on: { TXNS_ABORTED: { guard: "currentEpoch", target: "writingPidReset" } },
         },
         writingPidReset: {
-          entry: "appendPidReset",
+          entry: { type: "appendPidReset", params: epoch },
           on: { PID_RESET_APPENDED: change("STOPPED") },
         },
-        committing_STOPPED: committing("STOPPED", "removingFetcher"),
-        committing_FAILED: committing("FAILED", "removingFetcher"),
+        committing_STOPPED: committing("STOPPING", "STOPPED"),
+        committing_FAILED: committing("STOPPING", "FAILED"),
       },
       on: failures,
     },
     STOPPED: {
       description: "The topic is writable; the last mirror epoch is persisted.",
-      entry: "clearReadOnly",
+      entry: { type: "clearReadOnly", params: epoch },
       initial: "idle",
       states: {
-        idle: { on: { START: change("PREPARING") } },
-        committing_PREPARING: committing("PREPARING", "idle"),
-        committing_FAILED: committing("FAILED", "idle"),
+        idle: { on: { START: change("PREPARING", []) } },
+        committing_PREPARING: committing("STOPPED", "PREPARING"),
+        committing_FAILED: committing("STOPPED", "FAILED"),
       },
       on: failures,
     },
     FAILED: {
       description: "Keeps the message, the previous state and the attempt; retries with backoff or waits.",
-      entry: "removeFetcher",
-      initial: "choosingRetry",
+      entry: { type: "removeFetcher", params: epoch },
+      initial: "backingOff",
       states: {
-        choosingRetry: {
-          always: [{ guard: "isNonRetryable", target: "awaitingOperator" }, { target: "backingOff" }],
-        },
         backingOff: {
           entry: {
             type: "scheduleRetry",
-            params: ({ context }) => ({
+            params: ({ context }: Args): ScheduleRetryParams => ({
+              stateEpoch: context.record.stateEpoch,
               attempt: context.record.retryAttempt,
               delayMs: retryBackoffDelayMs(context.record.retryAttempt, context.retryJitter, context.retry),
             }),
           },
-          exit: "cancelRetryTimer",
           on: {
             RETRY_TIMER_FIRED: [
-              // A failover that failed half way resumes STOPPING; anything else starts over in PREPARING.
-              change("STOPPING", "previousStateWasStopping"),
+              // A failover that failed (or a stopped topic that failed) resumes STOPPING: its steps are
+              // idempotent and it ends in STOPPED again. Anything else starts over in PREPARING.
+              change("STOPPING", ["currentEpoch", "previousStateWasFailover"]),
               change("PREPARING"),
             ],
+            START: {
+              target: "committing_PREPARING",
+              actions: [fx("cancelRetryTimer"), { type: "prepareCommit", params: { to: "PREPARING" } }],
+            },
+            ...cancelling("FAILED", "cancelRetryTimer"),
           },
         },
         awaitingOperator: {
-          description: "Non-retryable or out of attempts: only REMOVE (STOP) or an explicit START moves on.",
+          description: "Non-retryable or out of attempts: only remove (STOP), then add back, moves on.",
         },
-        committing_PREPARING: committing("PREPARING", "choosingRetry"),
-        committing_STOPPING: committing("STOPPING", "choosingRetry"),
-        committing_FAILED: committing("FAILED", "choosingRetry"),
+        committing_PREPARING: committing("FAILED", "PREPARING"),
+        committing_STOPPING: committing("FAILED", "STOPPING"),
+        committing_FAILED: committing("FAILED", "FAILED"),
       },
-      on: { START: changeFromAnyStep("PREPARING"), STOP: changeFromAnyStep("STOPPING"), ...failures },
+      on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
+    },
+    fenced: {
+      description: "Another coordinator leads __mirror_state: this actor is done and runs nothing.",
+      type: "final",
     },
   },
 });

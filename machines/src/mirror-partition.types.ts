@@ -1,9 +1,17 @@
 import type { LifecycleState, MirrorPartitionStateRecord, RecoveredPartition } from "./lifecycle";
 import type { RetryBackoffOptions } from "./retry-backoff";
 
+/** A failure cause: why, whether a retry may help, and the runtime's random number for the retry's jitter. */
+export interface MirrorPartitionFailure {
+  readonly message: string;
+  readonly retryable: boolean;
+  /** A number in [0, 1) from the runtime's Random, used for the retry's full jitter. */
+  readonly random: number;
+}
+
 /** Operator and metadata-manager commands (spec §4 "Triggers"). Refused with a typed error when invalid. */
 export type MirrorPartitionCommand =
-  /** Add the topic to the mirror, add a STOPPED topic back, or recover a FAILED one: -> PREPARING. */
+  /** Add the topic to the mirror, add a STOPPED topic back, or recover a retryable FAILED one: -> PREPARING. */
   | { readonly type: "START" }
   /** `mirror.name` gained `.paused`: MIRRORING -> PAUSING. */
   | { readonly type: "PAUSE" }
@@ -12,46 +20,65 @@ export type MirrorPartitionCommand =
   /** `.removed` suffix or source topic deleted: failover, -> STOPPING. */
   | { readonly type: "STOP" }
   /** A failure found outside the partition's own effects (e.g. source cluster id changed): -> FAILED. */
-  | {
-      readonly type: "FAIL";
-      readonly message: string;
-      readonly retryable: boolean;
-      /** A number in [0, 1) from the runtime's Random, used for the retry's full jitter. */
-      readonly random: number;
-    };
+  | ({ readonly type: "FAIL" } & MirrorPartitionFailure);
 
-/** Results of the effects the machine requested, reported back by the runtime. */
+/**
+ * Results of the effects the machine requested, reported back by the runtime. Each carries the `stateEpoch`
+ * of the effect it answers; a result whose epoch is not the committed one is stale and dropped.
+ */
 export type MirrorPartitionEffectResult =
-  | { readonly type: "MIRROR_LOOP_CHECKED" }
-  | { readonly type: "LME_FOUND"; readonly lme: number }
-  | { readonly type: "TRUNCATED" }
-  | { readonly type: "ISR_TRUNCATED" }
-  | { readonly type: "EPOCH_OBSERVED"; readonly batchEpoch: number }
-  | { readonly type: "EPOCH_BUMPED"; readonly leaderEpoch: number }
-  | { readonly type: "FETCHER_REMOVED" }
-  | { readonly type: "LME_RECORDED"; readonly lme: number }
-  | { readonly type: "TXNS_ABORTED" }
-  | { readonly type: "PID_RESET_APPENDED" }
-  | { readonly type: "RETRY_TIMER_FIRED" }
+  | { readonly type: "MIRROR_LOOP_CHECKED"; readonly stateEpoch: number }
+  /** The source mirrors this cluster's topic back (spec §4 PREPARING step 1): FAILED, non-retryable. */
+  | { readonly type: "MIRROR_LOOP_FOUND"; readonly stateEpoch: number; readonly message: string }
+  | { readonly type: "LME_FOUND"; readonly stateEpoch: number; readonly lme: number }
+  | { readonly type: "TRUNCATED"; readonly stateEpoch: number }
+  | { readonly type: "ISR_TRUNCATED"; readonly stateEpoch: number }
+  | { readonly type: "EPOCH_BUMPED"; readonly stateEpoch: number; readonly leaderEpoch: number }
   | {
-      readonly type: "EFFECT_FAILED";
-      readonly message: string;
-      readonly retryable: boolean;
-      /** A number in [0, 1) from the runtime's Random, used for the retry's full jitter. */
-      readonly random: number;
-    };
+      readonly type: "FETCHER_REMOVED";
+      readonly stateEpoch: number;
+      /** The local log's latest leader epoch, read before any local append (the LME candidate). */
+      readonly latestMirroredEpoch: number;
+    }
+  | { readonly type: "LME_RECORDED"; readonly stateEpoch: number }
+  | { readonly type: "TXNS_ABORTED"; readonly stateEpoch: number }
+  | { readonly type: "PID_RESET_APPENDED"; readonly stateEpoch: number }
+  | { readonly type: "RETRY_TIMER_FIRED"; readonly stateEpoch: number }
+  | ({ readonly type: "EFFECT_FAILED"; readonly stateEpoch: number } & MirrorPartitionFailure);
 
-/** The outcome of `appendStateRecord`: only COMMITTED changes the lifecycle state. */
+/**
+ * Observations from the data path (not answers to a request, so no `stateEpoch`): a fetched batch's leader
+ * epoch and the local leader epoch at the time. Only MIRRORING acts on it.
+ */
+export type MirrorPartitionObservation = {
+  readonly type: "EPOCH_OBSERVED";
+  readonly batchEpoch: number;
+  readonly localLeaderEpoch: number;
+};
+
+/**
+ * The outcome of `appendStateRecord` (and of its retry timer); `stateEpoch` is the appended record's. Only
+ * COMMITTED changes the lifecycle state.
+ */
 export type MirrorPartitionCommitResult =
-  | { readonly type: "COMMITTED" }
-  | { readonly type: "COMMIT_FAILED"; readonly message: string }
-  /** The coordinator lost leadership of its `__mirror_state` partition: the append was rejected. */
-  | { readonly type: "FENCED"; readonly message: string };
+  | { readonly type: "COMMITTED"; readonly stateEpoch: number }
+  /** A transient append failure: the same record is appended again after a backoff. */
+  | {
+      readonly type: "COMMIT_FAILED";
+      readonly stateEpoch: number;
+      readonly message: string;
+      /** A number in [0, 1) from the runtime's Random, for the commit retry's jitter. */
+      readonly random: number;
+    }
+  | { readonly type: "COMMIT_RETRY_TIMER_FIRED"; readonly stateEpoch: number }
+  /** Another coordinator leads the `__mirror_state` partition now: the actor ends in `fenced`. */
+  | { readonly type: "FENCED"; readonly stateEpoch: number; readonly message: string };
 
 /** Every event the mirror partition machine accepts. */
 export type MirrorPartitionEvent =
   | MirrorPartitionCommand
   | MirrorPartitionEffectResult
+  | MirrorPartitionObservation
   | MirrorPartitionCommitResult;
 
 /** A lifecycle change that waits for its `__mirror_state` record to be appended. */
@@ -62,47 +89,87 @@ export interface PendingCommit {
   readonly record: MirrorPartitionStateRecord;
   /** The jitter the target FAILED state will use for its retry timer. */
   readonly retryJitter: number;
+  /** `pauseRequested` once the change commits. */
+  readonly pauseRequested: boolean;
 }
 
 /** The mirror partition machine's context. Small on purpose: 100,000 of these live in one coordinator. */
 export interface MirrorPartitionContext {
   /** The committed `__mirror_state` value: what `describe`, metrics and the visualizer read. */
   readonly record: MirrorPartitionStateRecord;
-  /** The LME this cluster recorded at its last failover; -1 when unknown. */
+  /** This cluster's LME for the current failover (the `LastMirrorEpochs` value); -1 when none. */
   readonly lastMirrorEpoch: number;
+  /** Whether `lastMirrorEpoch` was captured in the current failover (it is captured exactly once). */
+  readonly lmeCaptured: boolean;
+  /** The local (destination) partition leader epoch, an input; not persisted. */
+  readonly localLeaderEpoch: number;
+  /** Highest leader epoch among the mirrored batches seen; goes into `record.leaderEpoch` at the next commit. */
+  readonly highestBatchEpoch: number;
+  /** The LME the source answered in PREPARING (-1: unknown, truncate fully). */
+  readonly sourceLastMirrorEpoch: number;
+  /** `minLeaderEpoch` of the proactive bump in flight while MIRRORING, or null (so a bump is asked once). */
+  readonly proactiveBumpMin: number | null;
+  /** Go to PAUSED (not MIRRORING) once PREPARING completes: a retry of a paused partition. */
+  readonly pauseRequested: boolean;
+  /** A failure that arrived while a commit was in flight; applied once the commit settles. */
+  readonly deferredFailure: MirrorPartitionFailure | null;
   /** Number in [0, 1) for the full-jitter retry delay in FAILED (an input: never `Math.random()`). */
   readonly retryJitter: number;
+  /** COMMIT_FAILED answers in a row for the pending record; drives the commit retry backoff. */
+  readonly commitAttempt: number;
+  /** Jitter of the next commit retry (from COMMIT_FAILED). */
+  readonly commitJitter: number;
   /** The lifecycle change waiting for its append, or null. */
   readonly pending: PendingCommit | null;
   /** Retry backoff tuning. */
   readonly retry: RetryBackoffOptions;
 }
 
-/** Input of the mirror partition machine: rehydrate from a record, or start fresh in UNKNOWN. */
+/** Input of the mirror partition machine: rehydrate from records, or start fresh in UNKNOWN. */
 export interface MirrorPartitionInput {
   /** The last records for the key (spec §6); absent or null means no cached state (UNKNOWN). */
   readonly record?: RecoveredPartition | null;
-  /** Number in [0, 1) for the retry jitter of a recovered FAILED partition; defaults to 1 (the full ceiling). */
+  /** The local partition leader epoch now; -1 (the default) when not known yet. */
+  readonly localLeaderEpoch?: number;
+  /**
+   * Number in [0, 1) from the runtime's Random for the retry of a recovered FAILED partition. Required when
+   * the record is a retryable FAILED one (a fresh number per recovery, so retries do not synchronize).
+   */
   readonly retryJitter?: number;
+  /**
+   * Whether the topic is paused (its `mirror.name` has the `.paused` suffix). Not in the record: it makes a
+   * recovered PREPARING or MIRRORING partition end in PAUSED. Default false.
+   */
+  readonly pauseRequested?: boolean;
   /** Retry backoff tuning; defaults to `DEFAULT_RETRY_BACKOFF`. */
   readonly retry?: RetryBackoffOptions;
 }
 
-/** Parameters of `appendStateRecord`: the complete record to append to `__mirror_state`. */
+/** What every effect carries: the `stateEpoch` it was requested under; its result must carry it back. */
+export interface EffectParams {
+  readonly stateEpoch: number;
+}
+
+/** Parameters of `appendStateRecord`: the complete record to append (its `stateEpoch` is the new one). */
 export type AppendStateRecordParams = MirrorPartitionStateRecord;
 
 /** Parameters of `bumpLeaderEpoch`: ask the controller for a leader epoch at least this high. */
-export interface BumpLeaderEpochParams {
+export interface BumpLeaderEpochParams extends EffectParams {
   readonly minLeaderEpoch: number;
 }
 
 /** Parameters of `truncateToEpoch`: truncate the local log to the end offset of this epoch. */
-export interface TruncateToEpochParams {
+export interface TruncateToEpochParams extends EffectParams {
   readonly lme: number;
 }
 
-/** Parameters of `scheduleRetry`: the runtime arms a timer that sends RETRY_TIMER_FIRED after `delayMs`. */
-export interface ScheduleRetryParams {
+/** Parameters of `recordLastMirrorEpoch`: write `LastMirrorEpochs { lme }` to `__mirror_state`. */
+export interface RecordLastMirrorEpochParams extends EffectParams {
+  readonly lme: number;
+}
+
+/** Parameters of `scheduleRetry` / `scheduleCommitRetry`: arm a timer that fires after `delayMs`. */
+export interface ScheduleRetryParams extends EffectParams {
   /** The retry about to be scheduled, 0-based. */
   readonly attempt: number;
   /** Full-jitter delay in ms. */

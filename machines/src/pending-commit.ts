@@ -1,50 +1,92 @@
 import { type LifecycleState, type MirrorPartitionStateRecord, NON_RETRYABLE_ATTEMPT } from "./lifecycle";
-import type { MirrorPartitionContext, MirrorPartitionEvent, PendingCommit } from "./mirror-partition.types";
+import type {
+  MirrorPartitionContext,
+  MirrorPartitionEvent,
+  MirrorPartitionFailure,
+  PendingCommit,
+} from "./mirror-partition.types";
+import { retryAttemptsExhausted } from "./retry-backoff";
+
+/** Why a lifecycle change is made: a failure, a FAILED retry, or anything else. */
+export type CommitCause =
+  | { readonly kind: "failure"; readonly failure: MirrorPartitionFailure }
+  | { readonly kind: "retry" }
+  | { readonly kind: "plain" };
+
+/** The cause an event gives a lifecycle change. */
+export function causeOf(event: MirrorPartitionEvent): CommitCause {
+  switch (event.type) {
+    case "FAIL":
+    case "EFFECT_FAILED":
+      return { kind: "failure", failure: event };
+    case "MIRROR_LOOP_FOUND":
+      return { kind: "failure", failure: { message: event.message, retryable: false, random: 0 } };
+    case "RETRY_TIMER_FIRED":
+      return { kind: "retry" };
+    default:
+      return { kind: "plain" };
+  }
+}
+
+/** Whether `pauseRequested` holds once the change to `to` commits. */
+function pauseRequestedAfter(context: MirrorPartitionContext, to: LifecycleState): boolean {
+  const committed = context.record;
+  switch (to) {
+    case "PREPARING":
+      // A retry (or START) of a partition that failed while pausing or paused must end PAUSED again.
+      return (
+        context.pauseRequested ||
+        (committed.state === "FAILED" &&
+          (committed.previousState === "PAUSING" || committed.previousState === "PAUSED"))
+      );
+    case "MIRRORING":
+    case "FAILED":
+      return context.pauseRequested;
+    default:
+      return false;
+  }
+}
 
 /**
- * Builds the complete `__mirror_state` record for the change `context.record.state -> to` caused by `event`.
- * Pure: the record depends only on the committed record, the event and the retry options.
+ * Builds the complete `__mirror_state` record for the change `context.record.state -> to`. Pure: the record
+ * depends only on the committed record, the context and the cause.
  */
 export function buildPendingCommit(
   context: MirrorPartitionContext,
-  event: MirrorPartitionEvent,
   to: LifecycleState,
+  cause: CommitCause,
 ): PendingCommit {
   const committed = context.record;
   const from = committed.state;
-  let leaderEpoch = committed.leaderEpoch;
-  if (event.type === "EPOCH_OBSERVED") leaderEpoch = Math.max(leaderEpoch, event.batchEpoch);
-  if (event.type === "EPOCH_BUMPED") leaderEpoch = Math.max(leaderEpoch, event.leaderEpoch);
-
   let errorMessage: string | null = null;
   let retryAttempt = 0;
   let retryJitter = context.retryJitter;
   if (to === "FAILED") {
     const failure =
-      event.type === "FAIL" || event.type === "EFFECT_FAILED"
-        ? event
-        : { message: `unexpected ${event.type}`, retryable: false, random: 1 };
+      cause.kind === "failure"
+        ? cause.failure
+        : { message: "failed without a cause", retryable: false, random: context.retryJitter };
     const attempt = committed.retryAttempt;
-    const exhausted = attempt >= context.retry.maxAttempts;
+    const exhausted = attempt >= 0 && retryAttemptsExhausted(attempt, context.retry);
     retryAttempt = !failure.retryable || attempt < 0 || exhausted ? NON_RETRYABLE_ATTEMPT : attempt;
     errorMessage =
-      exhausted && failure.retryable && attempt >= 0
+      exhausted && failure.retryable
         ? `${failure.message} (gave up after ${attempt} retries)`
         : failure.message;
     retryJitter = failure.random;
-  } else if (event.type === "RETRY_TIMER_FIRED") {
+  } else if (cause.kind === "retry") {
     // The retry in progress: if it fails again, FAILED schedules the next, longer, backoff.
     retryAttempt = committed.retryAttempt + 1;
   }
 
   const record: MirrorPartitionStateRecord = {
     state: to,
-    leaderEpoch,
+    leaderEpoch: Math.max(committed.leaderEpoch, context.highestBatchEpoch),
     stateEpoch: committed.stateEpoch + 1,
     errorMessage,
     retryAttempt,
     // A failure while FAILED keeps the state that first failed, so the retry goes back to the right place.
     previousState: from === "FAILED" && to === "FAILED" ? committed.previousState : from,
   };
-  return { to, record, retryJitter };
+  return { to, record, retryJitter, pauseRequested: pauseRequestedAfter(context, to) };
 }

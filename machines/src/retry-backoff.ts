@@ -6,20 +6,29 @@
 
 /** Tuning of the FAILED retry backoff (`mirror.failed.retry.*` in the early KIP-1279 revision). */
 export interface RetryBackoffOptions {
-  /** First ceiling in ms (attempt 0). */
+  /** First ceiling in ms (attempt 0): `mirror.failed.retry.initial.backoff.ms`. */
   readonly baseMs: number;
-  /** Largest ceiling in ms, whatever the attempt. */
+  /** Largest ceiling in ms, whatever the attempt: `mirror.failed.retry.max.backoff.ms`. */
   readonly capMs: number;
-  /** Retries allowed before the partition stays FAILED (RetryAttempt -1) until an operator acts. */
+  /**
+   * Retries allowed before the partition stays FAILED (RetryAttempt -1) until an operator acts:
+   * `mirror.failed.retry.max.attempts`. 0 means unlimited (the early POC's semantics; the later revision
+   * reads 0 as "disabled").
+   */
   readonly maxAttempts: number;
 }
 
-/** Defaults: base 1000 ms, cap 60000 ms, 10 attempts. */
+/** Defaults of the POC's early revision: initial 1000 ms, max 300000 ms, 10 attempts. */
 export const DEFAULT_RETRY_BACKOFF: RetryBackoffOptions = Object.freeze({
   baseMs: 1000,
-  capMs: 60_000,
+  capMs: 300_000,
   maxAttempts: 10,
 });
+
+/** Whether `attempt` retries have used up the budget (`maxAttempts` 0: never). */
+export function retryAttemptsExhausted(attempt: number, options: RetryBackoffOptions): boolean {
+  return options.maxAttempts > 0 && attempt >= options.maxAttempts;
+}
 
 /** The ceiling for `attempt` (0-based): `min(cap, base * 2^attempt)`. */
 export function retryBackoffCeilingMs(
@@ -31,9 +40,8 @@ export function retryBackoffCeilingMs(
 }
 
 /**
- * Full-jitter delay for `attempt`: `random * min(cap, base * 2^attempt)`, rounded down to whole ms.
- * `random` must be in [0, 1); values outside are clamped so a bad input cannot produce a negative or
- * over-cap delay.
+ * Full-jitter delay for `attempt`: `floor(random * min(cap, base * 2^attempt))`. `random` must be in [0, 1);
+ * values outside are clamped so a bad input cannot produce a negative or over-cap delay.
  */
 export function retryBackoffDelayMs(
   attempt: number,

@@ -6,6 +6,25 @@ import {
   recoverPartition,
 } from "../src/index";
 
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** An event as a test writes it: `stateEpoch` is filled in by `withEpoch` unless given (e.g. a stale one). */
+export type TestEvent = DistributiveOmit<MirrorPartitionEvent, "stateEpoch"> & {
+  readonly stateEpoch?: number;
+};
+
+const COMMIT_RESULTS = new Set(["COMMITTED", "COMMIT_FAILED", "COMMIT_RETRY_TIMER_FIRED", "FENCED"]);
+const NO_EPOCH = new Set(["START", "PAUSE", "RESUME", "STOP", "FAIL", "EPOCH_OBSERVED"]);
+
+/** Puts the epoch a correct runtime would put on `e`: the pending record's for commit results, else the committed one. */
+export function withEpoch(s: MirrorPartitionSnapshot, e: TestEvent): MirrorPartitionEvent {
+  if (NO_EPOCH.has(e.type) || e.stateEpoch !== undefined) return e as MirrorPartitionEvent;
+  const epoch = COMMIT_RESULTS.has(e.type)
+    ? (s.context.pending?.record.stateEpoch ?? s.context.record.stateEpoch + 1)
+    : s.context.record.stateEpoch;
+  return { ...e, stateEpoch: epoch } as MirrorPartitionEvent;
+}
+
 /** A fresh partition (no record: UNKNOWN). */
 export function fresh(): MirrorPartitionSnapshot {
   return recoverPartition({}).snapshot;
@@ -14,12 +33,12 @@ export function fresh(): MirrorPartitionSnapshot {
 /** Feeds events in order; fails loudly when one is ignored, so a scenario cannot silently stall. */
 export function drive(
   snapshot: MirrorPartitionSnapshot,
-  events: readonly MirrorPartitionEvent[],
+  events: readonly TestEvent[],
 ): { snapshot: MirrorPartitionSnapshot; effects: MirrorPartitionEffect[][] } {
   let s = snapshot;
   const effects: MirrorPartitionEffect[][] = [];
   for (const e of events) {
-    const step = applyEvent(s, e);
+    const step = applyEvent(s, withEpoch(s, e));
     if (!step.changed) throw new Error(`event ${e.type} ignored in ${JSON.stringify(s.value)}`);
     s = step.snapshot;
     effects.push([...step.effects]);
@@ -32,9 +51,14 @@ export function names(effects: readonly MirrorPartitionEffect[]): string[] {
   return effects.map((e) => e.type);
 }
 
-/** The event sequences that take a partition through the happy paths. */
-export const COMMITTED = { type: "COMMITTED" } as const;
-export const START_TO_MIRRORING: readonly MirrorPartitionEvent[] = [
+/** The last `appendStateRecord` among steps' effects: what a runtime would have made durable. */
+export function lastAppended(effects: readonly (readonly MirrorPartitionEffect[])[]) {
+  const all = effects.flat().filter((e) => e.type === "appendStateRecord");
+  return all.at(-1)?.params;
+}
+
+export const COMMITTED: TestEvent = { type: "COMMITTED" };
+export const START_TO_MIRRORING: readonly TestEvent[] = [
   { type: "START" },
   COMMITTED,
   { type: "MIRROR_LOOP_CHECKED" },
@@ -43,12 +67,12 @@ export const START_TO_MIRRORING: readonly MirrorPartitionEvent[] = [
   { type: "ISR_TRUNCATED" },
   COMMITTED,
 ];
-export const STOP_TO_STOPPED: readonly MirrorPartitionEvent[] = [
+export const STOP_TO_STOPPED: readonly TestEvent[] = [
   { type: "STOP" },
   COMMITTED,
-  { type: "FETCHER_REMOVED" },
-  { type: "LME_RECORDED", lme: 7 },
-  { type: "EPOCH_BUMPED", leaderEpoch: 17 },
+  { type: "FETCHER_REMOVED", latestMirroredEpoch: 7 },
+  { type: "LME_RECORDED" },
+  { type: "EPOCH_BUMPED", leaderEpoch: 30 },
   { type: "TXNS_ABORTED" },
   { type: "PID_RESET_APPENDED" },
   COMMITTED,

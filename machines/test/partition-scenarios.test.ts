@@ -11,25 +11,41 @@ import {
   sendCommand,
   toStateRecord,
 } from "../src/index";
-import { COMMITTED, drive, fresh, names, START_TO_MIRRORING, STOP_TO_STOPPED } from "./helpers";
+import {
+  COMMITTED,
+  drive,
+  fresh,
+  lastAppended,
+  names,
+  START_TO_MIRRORING,
+  STOP_TO_STOPPED,
+  type TestEvent,
+  withEpoch,
+} from "./helpers";
 
-function mirroring(): MirrorPartitionSnapshot {
-  return drive(fresh(), START_TO_MIRRORING).snapshot;
+function mirroring(localLeaderEpoch = 20): MirrorPartitionSnapshot {
+  const s = drive(fresh(), START_TO_MIRRORING).snapshot;
+  return drive(s, [{ type: "EPOCH_OBSERVED", batchEpoch: 0, localLeaderEpoch }]).snapshot;
 }
+
+const fail = (retryable: boolean, random = 0.5): TestEvent => ({
+  type: "EFFECT_FAILED",
+  message: "broker down",
+  retryable,
+  random,
+});
 
 describe("start: UNKNOWN -> PREPARING -> MIRRORING", () => {
   it("commits each change before its effects and walks PREPARING's steps in order", () => {
-    const s0 = fresh();
-    expect(lifecycleStateOf(s0)).toBe("UNKNOWN");
-    const { snapshot, effects } = drive(s0, START_TO_MIRRORING);
+    const { snapshot, effects } = drive(fresh(), START_TO_MIRRORING);
     expect(effects.map(names)).toEqual([
       ["appendStateRecord"], // START: nothing runs until the record is appended
-      ["markReadOnly", "checkMirrorLoop"],
+      ["markReadOnly", "clearLastMirrorEpoch", "checkMirrorLoop"],
       ["lookupLastMirrorEpoch"],
       ["truncateFully"], // LME -1: a plain Kafka source
       ["awaitIsrTruncated"],
       ["appendStateRecord"],
-      ["addFetcher"],
+      ["addFetcher", "markReadOnly"],
     ]);
     expect(effects[0]?.[0]).toEqual({
       type: "appendStateRecord",
@@ -42,6 +58,7 @@ describe("start: UNKNOWN -> PREPARING -> MIRRORING", () => {
         previousState: "UNKNOWN",
       },
     });
+    expect(effects[1]?.[2]).toEqual({ type: "checkMirrorLoop", params: { stateEpoch: 1 } });
     expect(lifecycleStateOf(snapshot)).toBe("MIRRORING");
     expect(toStateRecord(snapshot)).toMatchObject({
       state: "MIRRORING",
@@ -50,111 +67,147 @@ describe("start: UNKNOWN -> PREPARING -> MIRRORING", () => {
     });
   });
 
-  it("truncates to the source's LME when it knows one (failback)", () => {
-    const { effects } = drive(fresh(), [
+  it("truncates to the source's LME when it knows one (failback), from context", () => {
+    const { snapshot, effects } = drive(fresh(), [
       { type: "START" },
       COMMITTED,
       { type: "MIRROR_LOOP_CHECKED" },
       { type: "LME_FOUND", lme: 5 },
     ]);
-    expect(effects.at(-1)).toEqual([{ type: "truncateToEpoch", params: { lme: 5 } }]);
+    expect(effects.at(-1)).toEqual([{ type: "truncateToEpoch", params: { stateEpoch: 1, lme: 5 } }]);
+    expect(pendingEffectsOf(snapshot).at(-1)).toEqual({
+      type: "truncateToEpoch",
+      params: { stateEpoch: 1, lme: 5 },
+    });
+  });
+
+  it("a mirror loop fails the partition, non-retryable", () => {
+    const { snapshot } = drive(fresh(), [
+      { type: "START" },
+      COMMITTED,
+      { type: "MIRROR_LOOP_FOUND", message: "mirror loop: src mirrors dst" },
+      COMMITTED,
+    ]);
+    expect(toStateRecord(snapshot)).toMatchObject({
+      state: "FAILED",
+      retryAttempt: -1,
+      previousState: "PREPARING",
+    });
   });
 });
 
-describe("failover: MIRRORING -> STOPPING -> STOPPED", () => {
-  it("removes the fetcher, then records the LME and bumps the epoch in parallel, then aborts, then PID reset", () => {
-    const { snapshot, effects } = drive(mirroring(), STOP_TO_STOPPED);
-    expect(effects.map(names)).toEqual([
-      ["appendStateRecord"],
-      ["removeFetcher"],
-      ["recordLastMirrorEpoch", "bumpLeaderEpoch"],
-      [],
-      ["abortOpenTransactions"],
-      ["appendPidReset"],
-      ["appendStateRecord"],
-      ["clearReadOnly"],
-    ]);
-    expect(lifecycleStateOf(snapshot)).toBe("STOPPED");
-    expect(snapshot.context.lastMirrorEpoch).toBe(7);
-    expect(toStateRecord(snapshot)).toMatchObject({ state: "STOPPED", leaderEpoch: 17, stateEpoch: 4 });
+describe("Critical: stale results are dropped", () => {
+  it("an EPOCH_BUMPED from an older stateEpoch or below the requested minimum is ignored", () => {
+    const s = mirroring(20);
+    const fenced = drive(s, [{ type: "EPOCH_OBSERVED", batchEpoch: 25, localLeaderEpoch: 20 }, COMMITTED]);
+    expect(fenced.effects[1]).toContainEqual({
+      type: "bumpLeaderEpoch",
+      params: { stateEpoch: 3, minLeaderEpoch: 35 },
+    });
+    const f = fenced.snapshot;
+    expect(applyEvent(f, { type: "EPOCH_BUMPED", stateEpoch: 2, leaderEpoch: 40 }).changed).toBe(false);
+    expect(applyEvent(f, { type: "EPOCH_BUMPED", stateEpoch: 3, leaderEpoch: 30 }).changed).toBe(false);
+    const back = drive(f, [{ type: "EPOCH_BUMPED", leaderEpoch: 35 }, COMMITTED]);
+    expect(names(back.effects[1] ?? [])).toEqual(["releaseAppends", "markReadOnly"]); // no second addFetcher
+    expect(lifecycleStateOf(back.snapshot)).toBe("MIRRORING");
+    expect(back.snapshot.context.localLeaderEpoch).toBe(35);
+    expect(toStateRecord(back.snapshot).leaderEpoch).toBe(25); // the highest mirrored batch epoch
   });
 
-  it("waits for both parallel steps, in either order", () => {
+  it("a COMMITTED for another record is ignored", () => {
+    const pending = drive(mirroring(), [{ type: "PAUSE" }]).snapshot;
+    expect(applyEvent(pending, { type: "COMMITTED", stateEpoch: 99 }).changed).toBe(false);
+  });
+});
+
+describe("Critical: leaving a state cancels what it started", () => {
+  it("STOP during truncation cancels it", () => {
+    const s = drive(fresh(), [
+      { type: "START" },
+      COMMITTED,
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: -1 },
+    ]);
+    const stop = applyEvent(s.snapshot, { type: "STOP" });
+    expect(names(stop.effects)).toEqual(["cancelTruncation", "appendStateRecord"]);
+    expect(stop.effects[0]).toEqual({ type: "cancelTruncation", params: { stateEpoch: 1 } });
+  });
+
+  it("EPOCH_FENCING holds appends on entry and releases them when it leaves", () => {
+    const f = drive(mirroring(20), [
+      { type: "EPOCH_OBSERVED", batchEpoch: 30, localLeaderEpoch: 20 },
+      COMMITTED,
+    ]);
+    expect(names(f.effects[1] ?? [])).toEqual(["markReadOnly", "holdAppends", "bumpLeaderEpoch"]);
+    const stopped = drive(f.snapshot, [{ type: "STOP" }, COMMITTED]);
+    expect(names(stopped.effects[1] ?? [])).toEqual(["releaseAppends", "markReadOnly", "removeFetcher"]);
+  });
+});
+
+describe("Critical: FAILED retries go to the right place", () => {
+  it("a failure in STOPPED retries through STOPPING (never PREPARING) and ends STOPPED", () => {
+    const stopped = drive(mirroring(), STOP_TO_STOPPED).snapshot;
+    const failed = drive(stopped, [{ type: "FAIL", message: "x", retryable: true, random: 0.5 }, COMMITTED]);
+    const retry = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(lifecycleStateOf(retry.snapshot)).toBe("STOPPING");
+    const again = drive(retry.snapshot, [
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 30 },
+      { type: "LME_RECORDED" },
+      { type: "EPOCH_BUMPED", leaderEpoch: 31 }, // above the LME (7, reused) and the local epoch (30)
+      { type: "TXNS_ABORTED" },
+      { type: "PID_RESET_APPENDED" },
+      COMMITTED,
+    ]);
+    expect(again.snapshot.context.lastMirrorEpoch).toBe(7);
+    expect(lifecycleStateOf(again.snapshot)).toBe("STOPPED");
+  });
+
+  it("a failure during failover retries STOPPING", () => {
     const s = drive(mirroring(), [
       { type: "STOP" },
       COMMITTED,
-      { type: "FETCHER_REMOVED" },
-      { type: "EPOCH_BUMPED", leaderEpoch: 9 },
-    ]).snapshot;
-    expect(applyEvent(s, { type: "TXNS_ABORTED" }).changed).toBe(false);
-    const after = drive(s, [{ type: "LME_RECORDED", lme: 3 }]);
-    expect(after.effects).toEqual([[{ type: "abortOpenTransactions" }]]);
+      fail(true, 0),
+      COMMITTED,
+      { type: "RETRY_TIMER_FIRED" },
+      COMMITTED,
+    ]);
+    expect(lifecycleStateOf(s.snapshot)).toBe("STOPPING");
   });
 
-  it("re-entering STOPPING after a takeover restarts its idempotent steps", () => {
-    const half = drive(mirroring(), STOP_TO_STOPPED.slice(0, 6)).snapshot; // aborting transactions
-    const record = { ...toStateRecord(half), lastMirrorEpoch: half.context.lastMirrorEpoch };
-    const recovered = recoverPartition({ record });
-    expect(lifecycleStateOf(recovered.snapshot)).toBe("STOPPING");
-    expect(recovered.effects).toEqual([{ type: "removeFetcher" }]);
-  });
-});
-
-describe("restart a stopped mirror", () => {
-  it("STOPPED -> PREPARING -> MIRRORING, read-only again", () => {
-    const stopped = drive(mirroring(), STOP_TO_STOPPED).snapshot;
-    const { snapshot, effects } = drive(stopped, [{ type: "START" }, COMMITTED]);
-    expect(effects[1]).toEqual([{ type: "markReadOnly" }, { type: "checkMirrorLoop" }]);
-    expect(lifecycleStateOf(snapshot)).toBe("PREPARING");
-    expect(lifecycleStateOf(drive(snapshot, START_TO_MIRRORING.slice(2)).snapshot)).toBe("MIRRORING");
-  });
-});
-
-describe("pause and resume", () => {
-  it("MIRRORING -> PAUSING -> PAUSED -> MIRRORING with no truncation", () => {
-    const { snapshot, effects } = drive(mirroring(), [
+  it("a retry of a PAUSED partition ends PAUSED, without adding a fetcher", () => {
+    const paused = drive(mirroring(), [
       { type: "PAUSE" },
       COMMITTED,
-      { type: "FETCHER_REMOVED" },
-      COMMITTED,
-      { type: "RESUME" },
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 0 },
       COMMITTED,
     ]);
-    expect(effects.map(names)).toEqual([
-      ["appendStateRecord"],
-      ["removeFetcher"],
-      ["appendStateRecord"],
-      [],
-      ["appendStateRecord"],
-      ["addFetcher"],
+    const failed = drive(paused.snapshot, [
+      { type: "FAIL", message: "x", retryable: true, random: 0.1 },
+      COMMITTED,
     ]);
-    expect(lifecycleStateOf(snapshot)).toBe("MIRRORING");
+    const prep = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, ...START_TO_MIRRORING.slice(1)]);
+    expect(prep.snapshot.context.pending?.to).toBe("PAUSING");
+    expect(prep.effects.flat().map((e) => e.type)).not.toContain("addFetcher");
+    const end = drive(prep.snapshot, [
+      COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 0 },
+      COMMITTED,
+    ]);
+    expect(lifecycleStateOf(end.snapshot)).toBe("PAUSED");
+    expect(() => sendCommand(end.snapshot, { type: "START" })).toThrow(InvalidMirrorStateError);
+    expect(names(drive(end.snapshot, [{ type: "RESUME" }, COMMITTED]).effects[1] ?? [])).toContain(
+      "addFetcher",
+    );
   });
 
-  it("STOP while PAUSING wins the race", () => {
-    const s = drive(mirroring(), [{ type: "PAUSE" }, COMMITTED, { type: "STOP" }, COMMITTED]).snapshot;
-    expect(lifecycleStateOf(s)).toBe("STOPPING");
-  });
-});
-
-describe("FAILED, then remove, then add back", () => {
-  it("a non-retryable failure waits for the operator; STOP fails over; START mirrors again", () => {
+  it("START from a non-retryable FAILED is refused; STOP then START is the way back", () => {
     const failed = drive(mirroring(), [
       { type: "FAIL", message: "source cluster id changed", retryable: false, random: 0.3 },
       COMMITTED,
     ]);
-    expect(failed.effects[1]).toEqual([{ type: "removeFetcher" }]); // no retry timer
-    expect(toStateRecord(failed.snapshot)).toEqual({
-      state: "FAILED",
-      leaderEpoch: -1,
-      stateEpoch: 3,
-      errorMessage: "source cluster id changed",
-      retryAttempt: -1,
-      previousState: "MIRRORING",
-    });
-    expect(applyEvent(failed.snapshot, { type: "RETRY_TIMER_FIRED" }).changed).toBe(false);
+    expect(names(failed.effects[1] ?? [])).toEqual(["removeFetcher"]); // no retry timer
+    expect(() => sendCommand(failed.snapshot, { type: "START" })).toThrow(/not retryable.*Remove the topic/);
     const stopped = drive(failed.snapshot, STOP_TO_STOPPED).snapshot;
-    expect(lifecycleStateOf(stopped)).toBe("STOPPED");
     const back = drive(stopped, START_TO_MIRRORING).snapshot;
     expect(toStateRecord(back)).toMatchObject({ state: "MIRRORING", retryAttempt: 0, errorMessage: null });
   });
@@ -163,22 +216,16 @@ describe("FAILED, then remove, then add back", () => {
     const retry = { baseMs: 100, capMs: 1000, maxAttempts: 3 };
     let s = drive(recoverPartition({ retry }).snapshot, START_TO_MIRRORING).snapshot;
     const delays: number[] = [];
-    const failAndRetry = [
-      { type: "EFFECT_FAILED", message: "broker down", retryable: true, random: 0.5 },
-      COMMITTED,
-    ] as const;
     for (let i = 0; i < 3; i++) {
-      const failed = drive(s, failAndRetry);
+      const failed = drive(s, [fail(true), COMMITTED]);
       const scheduled = failed.effects[1]?.find((e) => e.type === "scheduleRetry");
-      expect(scheduled).toBeDefined();
       if (scheduled?.type === "scheduleRetry") delays.push(scheduled.params.delayMs);
-      // The retry goes back to PREPARING and fails there again.
       s = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]).snapshot;
       expect(lifecycleStateOf(s)).toBe("PREPARING");
       expect(s.context.record.retryAttempt).toBe(i + 1);
     }
     expect(delays).toEqual([50, 100, 200]);
-    const exhausted = drive(s, failAndRetry);
+    const exhausted = drive(s, [fail(true), COMMITTED]);
     expect(names(exhausted.effects[1] ?? [])).toEqual(["removeFetcher"]);
     expect(toStateRecord(exhausted.snapshot)).toMatchObject({
       retryAttempt: -1,
@@ -186,63 +233,156 @@ describe("FAILED, then remove, then add back", () => {
     });
   });
 
-  it("a failure during failover retries STOPPING, not PREPARING", () => {
-    const s = drive(mirroring(), [
+  it("maxAttempts 0 retries without limit", () => {
+    let s = drive(
+      recoverPartition({ retry: { baseMs: 1, capMs: 1, maxAttempts: 0 } }).snapshot,
+      START_TO_MIRRORING,
+    ).snapshot;
+    for (let i = 0; i < 15; i++)
+      s = drive(s, [fail(true), COMMITTED, { type: "RETRY_TIMER_FIRED" }, COMMITTED]).snapshot;
+    expect(s.context.record.retryAttempt).toBe(15);
+  });
+});
+
+describe("Critical: the LME is captured once per failover", () => {
+  it("re-entering STOPPING after a failed step reuses the stored LME", () => {
+    const s = drive(mirroring(20), [
       { type: "STOP" },
       COMMITTED,
-      { type: "EFFECT_FAILED", message: "controller unavailable", retryable: true, random: 0 },
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 7 },
+      { type: "LME_RECORDED" },
+      { type: "EPOCH_BUMPED", leaderEpoch: 21 },
+      fail(true),
       COMMITTED,
       { type: "RETRY_TIMER_FIRED" },
       COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 21 }, // the log now holds local appends
     ]);
-    expect(lifecycleStateOf(s.snapshot)).toBe("STOPPING");
-    expect(s.effects[4]).toEqual([
-      { type: "cancelRetryTimer" },
-      expect.objectContaining({ type: "appendStateRecord" }),
+    expect(s.snapshot.context.lastMirrorEpoch).toBe(7);
+    expect(s.effects.at(-1)).toContainEqual({
+      type: "recordLastMirrorEpoch",
+      params: { stateEpoch: 5, lme: 7 },
+    });
+    expect(s.effects[2]).toContainEqual({
+      type: "bumpLeaderEpoch",
+      params: { stateEpoch: 3, minLeaderEpoch: 21 },
+    });
+  });
+
+  it("a recovered STOPPING partition reuses the recorded LME; a new start clears it", () => {
+    const rec = {
+      state: "STOPPING",
+      leaderEpoch: 4,
+      stateEpoch: 9,
+      errorMessage: null,
+      retryAttempt: 0,
+      previousState: "MIRRORING",
+      lastMirrorEpoch: 7,
+    } as const;
+    const r = recoverPartition({ record: rec, localLeaderEpoch: 12 });
+    expect(names(r.effects)).toEqual(["markReadOnly", "removeFetcher"]);
+    const after = drive(r.snapshot, [{ type: "FETCHER_REMOVED", latestMirroredEpoch: 30 }]);
+    expect(after.effects[0]).toContainEqual({
+      type: "recordLastMirrorEpoch",
+      params: { stateEpoch: 9, lme: 7 },
+    });
+    const stopped = drive(after.snapshot, [
+      { type: "LME_RECORDED" },
+      { type: "EPOCH_BUMPED", leaderEpoch: 13 },
+      { type: "TXNS_ABORTED" },
+      { type: "PID_RESET_APPENDED" },
+      COMMITTED,
     ]);
+    const restarted = drive(stopped.snapshot, [{ type: "START" }, COMMITTED]);
+    expect(restarted.snapshot.context).toMatchObject({ lastMirrorEpoch: -1, lmeCaptured: false });
+  });
+});
+
+describe("Critical: FENCED stops everything", () => {
+  it("goes to the final fenced state and runs no effect", () => {
+    const pending = drive(fresh(), [
+      { type: "START" },
+      COMMITTED,
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: 2 },
+      { type: "STOP" },
+    ]).snapshot;
+    const step = applyEvent(
+      pending,
+      withEpoch(pending, { type: "FENCED", message: "stale coordinator epoch" }),
+    );
+    expect(step.effects).toEqual([]);
+    expect(step.snapshot.value).toBe("fenced");
+    expect(step.snapshot.status).toBe("done");
+    expect(() => sendCommand(step.snapshot, { type: "STOP" })).toThrow(/lost leadership/);
+  });
+});
+
+describe("Critical: the record changes only through an append", () => {
+  it("bumps, observations and results never touch context.record", () => {
+    const s = mirroring(20);
+    const before = s.context.record;
+    const steps = drive(s, [
+      { type: "EPOCH_OBSERVED", batchEpoch: 18, localLeaderEpoch: 20 },
+      { type: "EPOCH_BUMPED", leaderEpoch: 30 },
+      { type: "EPOCH_OBSERVED", batchEpoch: 29, localLeaderEpoch: 30 },
+    ]);
+    expect(steps.snapshot.context.record).toBe(before);
+    expect(steps.effects[0]).toEqual([
+      { type: "bumpLeaderEpoch", params: { stateEpoch: 2, minLeaderEpoch: 30 } },
+    ]);
+    // The proactive bump is asked once, not once per batch.
+    const again = drive(s, [
+      { type: "EPOCH_OBSERVED", batchEpoch: 18, localLeaderEpoch: 20 },
+      { type: "EPOCH_OBSERVED", batchEpoch: 19, localLeaderEpoch: 20 },
+    ]);
+    expect(again.effects[1]).toEqual([]);
   });
 });
 
 describe("the commit protocol", () => {
-  it("a failed or fenced append leaves the old state and starts no effects", () => {
-    for (const failure of [
-      { type: "COMMIT_FAILED", message: "timeout" },
-      { type: "FENCED", message: "stale coordinator epoch" },
-    ] as const) {
-      const before = mirroring();
-      const { snapshot, effects } = drive(before, [{ type: "PAUSE" }, failure]);
-      expect(effects[1]).toEqual([]);
-      expect(lifecycleStateOf(snapshot)).toBe("MIRRORING");
-      expect(toStateRecord(snapshot)).toEqual(toStateRecord(before));
-      expect(snapshot.context.pending).toBeNull();
-    }
+  it("COMMIT_FAILED re-appends the same record after a backoff, without re-running the steps", () => {
+    const s = drive(fresh(), [
+      { type: "START" },
+      COMMITTED,
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: -1 },
+      { type: "TRUNCATED" },
+      { type: "ISR_TRUNCATED" },
+    ]);
+    const appended = lastAppended(s.effects);
+    const r = drive(s.snapshot, [
+      { type: "COMMIT_FAILED", message: "timeout", random: 0.5 },
+      { type: "COMMIT_RETRY_TIMER_FIRED" },
+    ]);
+    expect(r.effects[0]).toEqual([
+      { type: "scheduleCommitRetry", params: { stateEpoch: 2, attempt: 0, delayMs: 500 } },
+    ]);
+    expect(r.effects[1]).toEqual([{ type: "appendStateRecord", params: appended }]);
+    expect(lifecycleStateOf(drive(r.snapshot, [COMMITTED]).snapshot)).toBe("MIRRORING");
+  });
+
+  it("a failure that arrives while a commit is in flight is applied once it settles", () => {
+    const pending = drive(mirroring(), [{ type: "PAUSE" }, fail(false)]);
+    expect(pending.effects[1]).toEqual([]);
+    const after = drive(pending.snapshot, [COMMITTED]);
+    expect(names(after.effects[0] ?? [])).toEqual(["markReadOnly", "appendStateRecord"]);
+    expect(after.snapshot.context.pending?.record).toMatchObject({
+      state: "FAILED",
+      previousState: "PAUSING",
+      retryAttempt: -1,
+    });
   });
 
   it("while a change is pending the lifecycle state is still the old one and other commands are refused", () => {
     const pending = drive(mirroring(), [{ type: "PAUSE" }]).snapshot;
     expect(lifecycleStateOf(pending)).toBe("MIRRORING");
-    expect(pending.context.pending?.to).toBe("PAUSING");
     expect(() => sendCommand(pending, { type: "STOP" })).toThrow(/waiting for its __mirror_state append/);
   });
 });
 
-describe("EPOCH_FENCING", () => {
-  it("a batch above the local epoch fences appends until the bump, then mirrors again", () => {
-    const s = drive(mirroring(), [{ type: "EPOCH_BUMPED", leaderEpoch: 20 }]).snapshot;
-    const near = applyEvent(s, { type: "EPOCH_OBSERVED", batchEpoch: 18 });
-    expect(near.effects).toEqual([{ type: "bumpLeaderEpoch", params: { minLeaderEpoch: 30 } }]); // proactive
-    expect(applyEvent(s, { type: "EPOCH_OBSERVED", batchEpoch: 5 }).changed).toBe(false);
-    const fenced = drive(s, [{ type: "EPOCH_OBSERVED", batchEpoch: 25 }, COMMITTED]);
-    expect(fenced.effects[1]).toEqual([{ type: "bumpLeaderEpoch", params: { minLeaderEpoch: 35 } }]);
-    expect(lifecycleStateOf(fenced.snapshot)).toBe("EPOCH_FENCING");
-    const back = drive(fenced.snapshot, [{ type: "EPOCH_BUMPED", leaderEpoch: 35 }, COMMITTED]);
-    expect(lifecycleStateOf(back.snapshot)).toBe("MIRRORING");
-    expect(toStateRecord(back.snapshot).leaderEpoch).toBe(35);
-  });
-});
-
 describe("refused commands", () => {
-  it("throw InvalidMirrorStateError naming the state and the command, and change nothing", () => {
+  it("throw InvalidMirrorStateError naming the state, the command and the states that accept it", () => {
     const s = mirroring();
     const before = JSON.stringify({ value: s.value, context: s.context });
     let error: unknown;
@@ -252,18 +392,35 @@ describe("refused commands", () => {
       error = e;
     }
     expect(error).toBeInstanceOf(InvalidMirrorStateError);
-    const e = error as InvalidMirrorStateError;
-    expect(e).toMatchObject({
-      name: "InvalidMirrorStateError",
-      code: -1,
-      retriable: false,
-      state: "MIRRORING",
-      command: "RESUME",
-    });
-    expect(e.message).toMatch(
-      /Cannot RESUME mirror partition in state MIRRORING: RESUME moves it to MIRRORING, which is valid only from .*PAUSED/,
+    expect(error).toMatchObject({ code: -1, retriable: false, state: "MIRRORING", command: "RESUME" });
+    expect((error as Error).message).toMatch(
+      /Cannot RESUME mirror partition in state MIRRORING: RESUME is accepted only in PAUSED\./,
     );
     expect(JSON.stringify({ value: s.value, context: s.context })).toBe(before);
+  });
+});
+
+describe("recovery", () => {
+  it("a recovered FAILED partition needs a fresh random from the runtime", () => {
+    const record = {
+      state: "FAILED",
+      leaderEpoch: 1,
+      stateEpoch: 4,
+      errorMessage: "x",
+      retryAttempt: 2,
+      previousState: "MIRRORING",
+      lastMirrorEpoch: -1,
+    } as const;
+    expect(() => recoverPartition({ record })).toThrow(RangeError);
+    const r = recoverPartition({
+      record,
+      retryJitter: 0.5,
+      retry: { baseMs: 100, capMs: 10_000, maxAttempts: 5 },
+    });
+    expect(r.effects).toContainEqual({
+      type: "scheduleRetry",
+      params: { stateEpoch: 4, attempt: 2, delayMs: 200 },
+    });
   });
 });
 
@@ -280,27 +437,23 @@ describe("live actors with effects provided by the runtime", () => {
         appendStateRecord: log("append"),
       },
     });
-    const actor = createActor(machine, {
-      input: {
-        record: {
-          state: "MIRRORING",
-          leaderEpoch: 4,
-          stateEpoch: 9,
-          errorMessage: null,
-          retryAttempt: 0,
-          previousState: "PREPARING",
-          lastMirrorEpoch: -1,
-        },
-      },
-    });
+    const record = {
+      state: "MIRRORING",
+      leaderEpoch: 4,
+      stateEpoch: 9,
+      errorMessage: null,
+      retryAttempt: 0,
+      previousState: "PREPARING",
+      lastMirrorEpoch: -1,
+    } as const;
+    const actor = createActor(machine, { input: { record, localLeaderEpoch: 10 } });
     actor.start();
     expect(ran).toEqual(["addFetcher"]);
     actor.send({ type: "PAUSE" });
-    expect(ran).toEqual(["addFetcher", "append"]);
-    actor.send(COMMITTED);
+    actor.send({ type: "COMMITTED", stateEpoch: 10 });
     expect(ran).toEqual(["addFetcher", "append", "removeFetcher"]);
     expect(lifecycleStateOf(actor.getSnapshot())).toBe("PAUSING");
-    expect(pendingEffectsOf(actor.getSnapshot())).toEqual([{ type: "removeFetcher" }]);
+    expect(names(pendingEffectsOf(actor.getSnapshot()))).toEqual(["markReadOnly", "removeFetcher"]);
     actor.stop();
   });
 });

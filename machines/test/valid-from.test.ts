@@ -42,7 +42,7 @@ describe("validFrom", () => {
     expect(edges.length).toBeGreaterThan(20);
     for (const e of edges) {
       expect(e.event, `${e.source} -> ${e.target}`).toBe("COMMITTED");
-      expect(e.source).toMatch(new RegExp(`\\.committing_${e.to}$`));
+      expect(e.source).toMatch(new RegExp(`\\.committing_${e.to}\\.appending$`));
     }
   });
 

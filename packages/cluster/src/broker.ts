@@ -294,6 +294,35 @@ export class Broker {
     return start;
   }
 
+  /**
+   * Truncates the leader's log to `offset` (KIP-1279: a mirror aligning with its source). Followers learn
+   * on their next fetch and truncate too; `followersTruncated` tells when every ISR member has.
+   */
+  truncateTo(topic: string, partition: number, offset: bigint): void {
+    this.checkRunning();
+    const p = this.leaderReplica(topic, partition);
+    p.log.truncateTo(offset);
+    this.notifyFollowers(p);
+  }
+
+  /** Empties the leader's log and restarts it at `offset` (a mirror restarting from the source's log start). */
+  truncateFullyAndStartAt(topic: string, partition: number, offset: bigint): void {
+    this.checkRunning();
+    const p = this.leaderReplica(topic, partition);
+    p.log.truncateFullyAndStartAt(offset);
+    this.notifyFollowers(p);
+  }
+
+  /** True when every in-sync follower has reported a log end offset no larger than the leader's. */
+  followersTruncated(topic: string, partition: number): boolean {
+    const p = this.leaderReplica(topic, partition);
+    const leo = p.log.logEndOffset;
+    const reported = p.followerOffsets();
+    return p.isr.every(
+      (id) => id === this.brokerId || ((reported.get(id) ?? -1n) >= 0n && reported.get(id)! <= leo),
+    );
+  }
+
   /** A consumer fetch (replica id -1): never past the high watermark, or the LSO for read_committed. */
   fetch(request: FetchRequest): FetchResponse {
     this.checkRunning();
@@ -607,7 +636,11 @@ export class Broker {
       );
     } catch (error) {
       if (error instanceof KafkaError && error.errorName === "OFFSET_OUT_OF_RANGE") {
-        log.truncateFullyAndStartAt(leader.replica(p.topic, p.partition)?.log.logStartOffset ?? 0n);
+        // As Kafka's follower: past the leader's end (the leader truncated, e.g. a mirror aligning to the
+        // source), truncate to the leader's end; below its start, start over at the leader's log start.
+        const leaderLog = leader.replica(p.topic, p.partition)?.log;
+        if (leaderLog && log.logEndOffset > leaderLog.logEndOffset) log.truncateTo(leaderLog.logEndOffset);
+        else log.truncateFullyAndStartAt(leaderLog?.logStartOffset ?? 0n);
         this.scheduleReplicaFetch(p, 0);
       } else this.scheduleReplicaFetch(p, backoff);
       return;

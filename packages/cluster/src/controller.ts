@@ -283,6 +283,23 @@ export class Controller {
   }
 
   /**
+   * Creates a cluster mirror or replaces its definition (KIP-1279's CreateClusterMirror / altering the
+   * CLUSTER_MIRROR config resource). Validation of the definition is the mirror engine's; the controller only
+   * keeps it in the metadata log so every broker sees it in order.
+   */
+  putMirror(name: string, configs: Record<string, string>): void {
+    this.append([{ type: "Mirror", name, configs: { ...configs } }]);
+  }
+
+  /** Deletes a cluster mirror's definition. */
+  deleteMirror(name: string): void {
+    if (!this.image.mirrors.has(name)) {
+      throw new ClusterError("INVALID_REQUEST", `mirror '${name}' does not exist`);
+    }
+    this.append([{ type: "RemoveMirror", name }]);
+  }
+
+  /**
    * Hands out a block of `size` producer ids that will never be handed out again (KRaft's
    * AllocateProducerIds); returns the first id of the block.
    */

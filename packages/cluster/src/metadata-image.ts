@@ -39,6 +39,8 @@ export class MetadataImage {
   readonly brokers = new Map<number, BrokerMetadata>();
   /** Dynamic broker configs by broker id as a string; "" holds cluster-wide defaults. */
   readonly brokerConfigs = new Map<string, Map<string, string>>();
+  /** Cluster mirrors by name, with their definitions (source connection and filters). */
+  readonly mirrors = new Map<string, Readonly<Record<string, string>>>();
   /** First producer id not yet handed out. */
   nextProducerId = 0n;
 
@@ -119,6 +121,12 @@ export class MetadataImage {
         else configs.set(record.name, record.value);
         return;
       }
+      case "Mirror":
+        this.mirrors.set(record.name, { ...record.configs });
+        return;
+      case "RemoveMirror":
+        this.mirrors.delete(record.name);
+        return;
       case "ProducerIds":
         this.nextProducerId = record.nextProducerId;
         return;

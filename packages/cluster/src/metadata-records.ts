@@ -13,7 +13,9 @@ export type MetadataRecord =
   | PartitionChangeRecord
   | ConfigRecord
   | RemoveTopicRecord
-  | ProducerIdsRecord;
+  | ProducerIdsRecord
+  | MirrorRecord
+  | RemoveMirrorRecord;
 
 /** A broker joined the cluster (it starts fenced until `UnfenceBroker`). */
 export interface RegisterBrokerRecord {
@@ -93,4 +95,20 @@ export interface MetadataLogEntry {
 export interface ProducerIdsRecord {
   type: "ProducerIds";
   nextProducerId: bigint;
+}
+
+/**
+ * A cluster mirror was created or its definition changed (KIP-1279 keeps mirrors in the cluster metadata, as
+ * the CLUSTER_MIRROR config resource). `configs` is the whole definition: source connection and filters.
+ */
+export interface MirrorRecord {
+  type: "Mirror";
+  name: string;
+  configs: Record<string, string>;
+}
+
+/** A cluster mirror was deleted. */
+export interface RemoveMirrorRecord {
+  type: "RemoveMirror";
+  name: string;
 }

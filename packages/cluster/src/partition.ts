@@ -228,6 +228,14 @@ export class Partition {
         };
       }
     }
+    if (fetchOffset > this.log.logEndOffset) {
+      // The leader's log was truncated below the follower's end (a mirror aligning with its source): the
+      // follower must truncate to the leader's end first.
+      throw new ClusterError(
+        "OFFSET_OUT_OF_RANGE",
+        `${this.name}: follower fetch offset ${fetchOffset} is past the leader's log end ${this.log.logEndOffset}`,
+      );
+    }
     if (fetchOffset < this.log.logStartOffset) {
       // The follower is behind the log start: it must start over from there (OFFSET_OUT_OF_RANGE).
       throw new ClusterError(

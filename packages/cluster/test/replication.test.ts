@@ -1,3 +1,4 @@
+import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import type { ClusterError } from "../src/index";
 import { batch, batchesOf, split, testCluster } from "./helpers";
@@ -171,5 +172,44 @@ describe("produce and fetch with replication", () => {
       .broker(0)!
       .produce({ topic: "m", partition: 0, batch: batch(["local"]), acks: 1 });
     expect(r.baseOffset).toBe(1n);
+  });
+});
+
+describe("leader truncation", () => {
+  it("followers truncate to the leader's end when the leader's log was cut below theirs", async () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    settle();
+    for (const v of ["a", "b", "c"]) {
+      const p = cluster.broker(0)!.produce({ topic: "t", partition: 0, batch: batch([v]), acks: -1 });
+      settle();
+      await p;
+    }
+    // A mirror aligning with its source truncates the leader's log; the followers must follow.
+    cluster.broker(0)!.truncateTo("t", 0, 1n);
+    expect(cluster.broker(0)!.followersTruncated("t", 0)).toBe(false);
+    const other = encodeRecordBatch({
+      baseOffset: 1n,
+      partitionLeaderEpoch: 1,
+      records: [
+        {
+          attributes: 0,
+          offsetDelta: 0,
+          timestampDelta: 0n,
+          key: null,
+          value: Buffer.from("other"),
+          headers: [],
+        },
+      ],
+    });
+    settle();
+    expect(cluster.broker(0)!.followersTruncated("t", 0)).toBe(true);
+    cluster.broker(0)!.appendAsIs("t", 0, other);
+    settle();
+    const leaderBytes = batchesOf(cluster, 0, "t").map((b) => b.buffer.toString("hex"));
+    expect(leaderBytes).toHaveLength(2);
+    for (const id of [1, 2]) {
+      expect(batchesOf(cluster, id, "t").map((b) => b.buffer.toString("hex"))).toEqual(leaderBytes);
+    }
   });
 });

@@ -1,0 +1,243 @@
+import type { AclBinding, Uuid } from "@cluster-mirror/cluster";
+import type { KafkaError } from "@cluster-mirror/protocol";
+
+/**
+ * The ports of the mirroring engine (design.md "Ports"). The engine talks to these interfaces only; the
+ * embedded adapters implement them over `KafkaCluster`, and a kafkajs adapter implements `SourceCluster` for a
+ * real Apache Kafka source. Everything is asynchronous because a source is usually across a network.
+ */
+
+/** One partition of a source topic as the source's metadata describes it. */
+export interface SourcePartitionInfo {
+  partition: number;
+  /** Broker id of the source leader, or -1 when the partition has none right now. */
+  leaderId: number;
+  leaderEpoch: number;
+}
+
+/** One source topic: id, partitions and dynamic configs. */
+export interface SourceTopicInfo {
+  name: string;
+  topicId: Uuid;
+  partitions: SourcePartitionInfo[];
+  /** Dynamic (non-default) topic configs. */
+  configs: Record<string, string>;
+}
+
+/** One partition of a mirror fetch: consumer-style, with the epoch of the last fetched batch (KIP-320). */
+export interface SourceFetchPartition {
+  topic: string;
+  partition: number;
+  fetchOffset: bigint;
+  /** Epoch of the last batch the destination has for this partition, -1 when it has none. */
+  lastFetchedEpoch: number;
+  /** The source leader epoch the fetcher last saw, -1 to skip the check. */
+  currentLeaderEpoch: number;
+  maxBytes: number;
+}
+
+/** The answer for one partition of a mirror fetch. */
+export interface SourceFetchPartitionResult {
+  topic: string;
+  partition: number;
+  /** Set when this partition failed (NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE, FENCED_LEADER_EPOCH...). */
+  error?: KafkaError;
+  /** Whole raw batches, exactly as the source stores them. */
+  records: Buffer;
+  highWatermark: bigint;
+  lastStableOffset: bigint;
+  logStartOffset: bigint;
+  /** Set when the destination's last fetched epoch ends earlier on the source: truncate to `endOffset`. */
+  divergingEpoch?: { epoch: number; endOffset: bigint };
+}
+
+/** A fetch sent to one source broker (replica id -1, READ_UNCOMMITTED). */
+export interface SourceFetchRequest {
+  /** Deterministic client id (spec §8): mirror name, destination broker id, fetcher index. */
+  clientId: string;
+  /** The source broker the partitions' leaders are on. */
+  brokerId: number;
+  /** Response size limit over all partitions. */
+  maxBytes: number;
+  partitions: SourceFetchPartition[];
+}
+
+/** A source consumer group's committed offsets and whether it has active members. */
+export interface SourceGroupOffsets {
+  groupId: string;
+  offsets: { topic: string; partition: number; offset: bigint; leaderEpoch: number; metadata: string }[];
+}
+
+/** A cluster mirror as the source lists it (for mirror-loop detection). */
+export interface SourceMirrorInfo {
+  name: string;
+  /** The cluster id of the cluster that source mirrors from. */
+  sourceClusterId: string;
+  topics: string[];
+}
+
+/** The source cluster: an unmodified Kafka cluster that only serves ordinary consumer fetches and admin calls. */
+export interface SourceCluster {
+  /** The source's cluster id (pinned at mirror creation; a change fails the mirror's partitions). */
+  clusterId(): Promise<string>;
+  /** Every topic (internal ones excluded) with ids, partitions, leaders, epochs and dynamic configs. */
+  describeTopics(): Promise<SourceTopicInfo[]>;
+  /** A consumer-style fetch to one source broker; per-partition errors are in the results, never thrown. */
+  fetch(
+    request: SourceFetchRequest,
+  ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }>;
+  /** ListOffsets: -2 earliest (log start), -1 latest (high watermark). */
+  listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint>;
+  /** Consumer groups with committed offsets, and whether each has active members. */
+  listGroupOffsets(): Promise<(SourceGroupOffsets & { active: boolean })[]>;
+  /** ACL bindings (an empty list when the source has no authorizer or denies describing them). */
+  describeAcls(): Promise<AclBinding[]>;
+  /**
+   * The LME the source recorded for this partition when it was failed over (it was a mirror itself), or -1
+   * when it does not know (never failed over, or a plain Apache Kafka cluster without KIP-1279).
+   */
+  lastMirrorEpoch(topicId: Uuid, partition: number): Promise<number>;
+  /** The mirrors the source itself runs (empty for a plain Apache Kafka cluster). */
+  listMirrors(): Promise<SourceMirrorInfo[]>;
+}
+
+/** Opens a source from a mirror's definition (`bootstrap.servers` and the rest of its configs). */
+export interface SourceConnector {
+  connect(mirrorName: string, configs: Readonly<Record<string, string>>): SourceCluster;
+}
+
+/** Identifies one mirror partition: the mirror, and the topic (same name and id as on the source). */
+export interface MirrorPartitionKey {
+  mirror: string;
+  topic: string;
+  topicId: Uuid;
+  partition: number;
+}
+
+/** The destination leader replica of one mirror partition, as the engine on its broker sees it. */
+export interface LocalReplica {
+  readonly topic: string;
+  readonly partition: number;
+  logStartOffset(): bigint;
+  logEndOffset(): bigint;
+  highWatermark(): bigint;
+  /** The partition's current leader epoch on the destination. */
+  leaderEpoch(): number;
+  /** Latest epoch in the log's leader-epoch cache (-1 for an empty log). */
+  latestEpoch(): number;
+  /** KIP-101/279 end offset of `epoch` in the local log. */
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint };
+  /** Appends fetched batches unchanged (validated first); returns the batches appended and the last offset. */
+  appendAsIs(batches: Buffer): { batchCount: number; lastOffset: bigint | undefined };
+  truncateTo(offset: bigint): void;
+  truncateFullyAndStartAt(offset: bigint): void;
+  /** True once every in-sync follower has truncated to at most the leader's end. */
+  followersTruncated(): boolean;
+  /** Open transactions in the producer state (to abort at failover). */
+  ongoingTransactions(): { producerId: bigint; producerEpoch: number; firstOffset: bigint }[];
+  /** Appends a control batch (ABORT marker, MIRROR_PID_RESET) as leader, allowed while read-only. */
+  appendControlBatch(batch: Buffer): void;
+  /** True if the log's last batch is a MIRROR_PID_RESET (so a resumed STOPPING does not write another). */
+  endsWithPidReset(): boolean;
+  setReadOnly(readOnly: boolean): void;
+}
+
+/** What the engine needs of the destination cluster beyond one replica. */
+export interface DestinationCluster {
+  readonly clusterId: string;
+  /** The local leader replica of a partition on `brokerId`, or undefined when that broker does not lead it. */
+  replica(brokerId: number, topic: string, partition: number): LocalReplica | undefined;
+  /** The broker that leads a partition now, or -1. */
+  leaderOf(topic: string, partition: number): number;
+  /** Creates a mirror topic with the source's id and partition count (read-only from birth: mirror.name set). */
+  createMirrorTopic(request: {
+    name: string;
+    topicId: Uuid;
+    numPartitions: number;
+    replicationFactor?: number;
+    configs: Record<string, string>;
+  }): void;
+  createPartitions(topic: string, totalCount: number): void;
+  /** Incremental alter of topic configs (SET / DELETE). */
+  alterTopicConfigs(topic: string, ops: { name: string; op: "SET" | "DELETE"; value?: string }[]): void;
+  /** KIP-1279 BumpLeaderEpochs: returns the new leader epochs. */
+  bumpLeaderEpochs(requests: { topic: string; partition: number; minLeaderEpoch: number }[]): number[];
+}
+
+/** One record of `__mirror_state` as the log holds it: a key, and a value or null (tombstone). */
+export interface StateLogRecord {
+  offset: bigint;
+  key: Buffer;
+  value: Buffer | null;
+}
+
+/**
+ * One `__mirror_state` partition as its coordinator sees it. `append` is refused (FENCED_LEADER_EPOCH or
+ * NOT_LEADER_OR_FOLLOWER) when `leaderEpoch` is not the partition's current one on this broker, so a
+ * coordinator that lost leadership cannot write; it resolves once the records are durable (acks=all).
+ */
+export interface StateLog {
+  readonly partition: number;
+  append(records: { key: Buffer; value: Buffer | null }[], leaderEpoch: number): Promise<void>;
+  /** Every record from the log start, in offset order (the compacted log). */
+  readAll(): StateLogRecord[];
+}
+
+/** The fetcher side, as the coordinator's effect executor drives it (spec §3 "Mirror fetcher"). */
+export interface FetcherManager {
+  /** Starts fetching a partition from the local log end offset. */
+  addPartition(key: MirrorPartitionKey): void;
+  /**
+   * Stops fetching a partition; resolves once no fetch in flight includes it (nothing more will be
+   * appended), with the local log's latest leader epoch at that point (the LME candidate).
+   */
+  removePartition(key: MirrorPartitionKey): Promise<{ latestMirroredEpoch: number }>;
+  /** EPOCH_FENCING: stop appending this partition's batches until `releaseAppends`. */
+  holdAppends(key: MirrorPartitionKey): void;
+  releaseAppends(key: MirrorPartitionKey): void;
+  /** Source high watermark and destination log end offset as last seen, for lag (spec §4). */
+  offsets(
+    key: MirrorPartitionKey,
+  ): { sourceHighWatermark: bigint; destinationLogEndOffset: bigint } | undefined;
+  /** Stops every fetcher. */
+  close(): void;
+}
+
+/** What the fetchers report back to the partition actors (through their coordinator's mailbox). */
+export interface FetcherEvents {
+  /** A fetched batch's leader epoch, with the local leader epoch (drives EPOCH_FENCING and proactive bumps). */
+  epochObserved(key: MirrorPartitionKey, batchEpoch: number, localLeaderEpoch: number): void;
+  /** A partition-level failure the fetcher cannot handle itself (corrupt batch, unknown error...). */
+  partitionFailed(key: MirrorPartitionKey, message: string, retryable: boolean): void;
+}
+
+/** A mirror partition's committed state, as `describe`, metrics and the visualizer read it. */
+export interface MirrorPartitionView {
+  key: MirrorPartitionKey;
+  state: string;
+  stateEpoch: number;
+  leaderEpoch: number;
+  lastMirrorEpoch: number;
+  errorMessage: string | null;
+  retryAttempt: number;
+  previousState: string | null;
+}
+
+/** The coordinators as the metadata manager and the admin API use them. */
+export interface MirrorCoordinators {
+  /**
+   * Sends an operator or metadata command to the partition's actor through its coordinator; resolves once
+   * the command was accepted (its record appended), rejects with InvalidMirrorStateError when the state does
+   * not allow it.
+   */
+  command(
+    key: MirrorPartitionKey,
+    command:
+      | { type: "START" | "PAUSE" | "RESUME" | "STOP" }
+      | { type: "FAIL"; message: string; retryable: boolean },
+  ): Promise<void>;
+  /** Committed states of every partition of a mirror (all mirrors when omitted). */
+  describe(mirror?: string): MirrorPartitionView[];
+  /** Writes tombstones for every partition of a deleted mirror. */
+  tombstoneMirror(mirror: string): Promise<void>;
+}

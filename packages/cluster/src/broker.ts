@@ -243,8 +243,8 @@ export class Broker {
       request.batch.length,
     );
     this.afterLeaderAppend(p);
-    if (request.acks === -1 && !info.duplicate)
-      await this.awaitHighWatermark(p, info.lastOffset!, request.timeoutMs);
+    // A duplicate is acknowledged like the original: only once the ISR has it.
+    if (request.acks === -1) await this.awaitHighWatermark(p, info.lastOffset!, request.timeoutMs);
     return {
       baseOffset: info.firstOffset!,
       lastOffset: info.lastOffset!,

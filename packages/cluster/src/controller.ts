@@ -278,6 +278,13 @@ export class Controller {
         `${topic}-${partition}: ISR [${isr}] must contain the leader ${p.leader} and only replicas [${p.replicas}]`,
       );
     }
+    const fenced = isr.filter((b) => b !== p.leader && this.image.brokers.get(b)?.fenced !== false);
+    if (fenced.length > 0) {
+      throw new ClusterError(
+        "INELIGIBLE_REPLICA",
+        `${topic}-${partition}: brokers [${fenced}] are fenced or unknown and cannot join the ISR`,
+      );
+    }
     if (sameSet(isr, p.isr)) return;
     this.append([change(t.topicId, p, { isr })]);
   }

@@ -47,6 +47,7 @@ const KAFKA_ERRORS = {
   PRODUCER_FENCED: [90, false],
   UNKNOWN_TOPIC_ID: [100, true],
   INCONSISTENT_TOPIC_ID: [103, true],
+  INELIGIBLE_REPLICA: [107, false],
   THROTTLING_QUOTA_EXCEEDED: [89, true],
 } as const satisfies Record<string, readonly [number, boolean]>;
 

@@ -13,6 +13,8 @@ import type { Uuid } from "./uuid";
 /** What the leader knows of one follower (Kafka's ReplicaState). */
 interface FollowerState {
   logEndOffset: bigint;
+  /** Last time the follower fetched at all. */
+  lastFetchTimeMs: number;
   /** Last time the follower's fetch reached the leader's log end offset. */
   lastCaughtUpTimeMs: number;
 }
@@ -101,15 +103,7 @@ export class Partition {
   updateMetadata(meta: PartitionMetadata): void {
     const newEpoch = meta.leaderEpoch !== this.meta.leaderEpoch;
     this.meta = { ...meta };
-    if (newEpoch) {
-      this.followers.clear();
-      if (this.isLeader) {
-        for (const r of meta.replicas) {
-          if (r !== this.brokerId)
-            this.followers.set(r, { logEndOffset: -1n, lastCaughtUpTimeMs: this.clock.now() });
-        }
-      }
-    }
+    if (newEpoch) this.resetFollowers();
     if (this.isLeader) this.maybeAdvanceHighWatermark();
   }
 
@@ -118,8 +112,13 @@ export class Partition {
     this.followers.clear();
     if (!this.isLeader) return;
     for (const r of this.meta.replicas) {
-      if (r !== this.brokerId)
-        this.followers.set(r, { logEndOffset: -1n, lastCaughtUpTimeMs: this.clock.now() });
+      if (r !== this.brokerId) {
+        this.followers.set(r, {
+          logEndOffset: -1n,
+          lastFetchTimeMs: -1,
+          lastCaughtUpTimeMs: this.clock.now(),
+        });
+      }
     }
   }
 
@@ -244,6 +243,7 @@ export class Partition {
       );
     }
     follower.logEndOffset = fetchOffset;
+    follower.lastFetchTimeMs = this.clock.now();
     if (fetchOffset >= this.log.logEndOffset) follower.lastCaughtUpTimeMs = this.clock.now();
     this.maybeAdvanceHighWatermark();
     const data = this.log.read(fetchOffset, maxBytes, "read_uncommitted", { fetchUpTo: "log_end" });
@@ -264,8 +264,10 @@ export class Partition {
     const now = this.clock.now();
     const isr = new Set(this.meta.isr);
     for (const [id, f] of this.followers) {
-      const caughtUp = f.logEndOffset >= this.log.highWatermark && f.logEndOffset >= 0n;
-      if (!isr.has(id) && caughtUp && f.logEndOffset >= this.log.logEndOffset) isr.add(id);
+      // Only a follower that is fetching now may rejoin: a crashed one keeps its last (caught-up) offsets.
+      const fetching = f.lastFetchTimeMs >= 0 && now - f.lastFetchTimeMs <= config.replicaLagTimeMaxMs / 2;
+      const caughtUp = f.logEndOffset >= this.log.highWatermark && f.logEndOffset >= this.log.logEndOffset;
+      if (!isr.has(id) && fetching && caughtUp) isr.add(id);
       else if (isr.has(id) && now - f.lastCaughtUpTimeMs > config.replicaLagTimeMaxMs) isr.delete(id);
     }
     const next = this.meta.replicas.filter((r) => isr.has(r));

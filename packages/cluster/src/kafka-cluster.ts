@@ -51,6 +51,7 @@ export class KafkaCluster implements BrokerNetwork {
   private readonly running = new Map<number, Broker>();
   private producerIdBlock = { next: 0n, end: 0n };
   private readonly unreachable = new Set<number>();
+  private readonly brokerListeners = new Set<(brokerId: number, running: boolean) => void>();
 
   constructor(options: KafkaClusterOptions) {
     this.options = options;
@@ -131,18 +132,34 @@ export class KafkaCluster implements BrokerNetwork {
     });
     this.running.set(brokerId, broker);
     broker.start();
+    for (const l of this.brokerListeners) l(brokerId, true);
     return broker;
+  }
+
+  /**
+   * Hears brokers start and stop (clean or crash): what runs inside a broker process (mirror coordinators,
+   * fetchers) starts and dies with it. Returns the function that unsubscribes.
+   */
+  onBrokerChange(listener: (brokerId: number, running: boolean) => void): () => void {
+    this.brokerListeners.add(listener);
+    return () => this.brokerListeners.delete(listener);
   }
 
   /** A clean shutdown of one broker. */
   stopBroker(brokerId: number): void {
-    this.running.get(brokerId)?.shutdown();
+    const broker = this.running.get(brokerId);
+    if (!broker) return;
+    for (const l of this.brokerListeners) l(brokerId, false);
+    broker.shutdown();
     this.running.delete(brokerId);
   }
 
   /** Kills one broker at once (its disk keeps what was appended). */
   crashBroker(brokerId: number): void {
-    this.running.get(brokerId)?.crash();
+    const broker = this.running.get(brokerId);
+    if (!broker) return;
+    for (const l of this.brokerListeners) l(brokerId, false);
+    broker.crash();
     this.running.delete(brokerId);
   }
 

@@ -1,3 +1,71 @@
+export {
+  type DescribeTableOptions,
+  formatDescribeJson,
+  formatDescribeTable,
+  formatListTable,
+  type MirrorDescribeRow,
+  type MirrorListing,
+} from "./admin/describe-format";
+export {
+  InvalidMirrorConfigError,
+  InvalidMirrorNameError,
+  MirrorAlreadyExistsError,
+  MirrorStateError,
+  SourceUnreachableError,
+  UnknownMirrorError,
+} from "./admin/errors";
+export {
+  MirrorAdmin,
+  type MirrorAdminOptions,
+  type MirrorConfigDescription,
+  type MirrorTopicsResult,
+} from "./admin/mirror-admin";
+export {
+  compilePattern,
+  isExcludedTopicConfig,
+  MIRROR_CONFIG_DEFAULTS,
+  MIRROR_CONFIG_KEYS,
+  type MirrorDefinition,
+  PAUSED_SUFFIX,
+  parseMirrorConfig,
+  REMOVED_SUFFIX,
+  validateMirrorName,
+} from "./admin/mirror-config";
+export { parseProperties } from "./admin/properties";
+export { ClusterMirroring, type ClusterMirroringOptions } from "./cluster-mirroring";
+export { CoordinatorRuntime, type CoordinatorRuntimeOptions } from "./coordinator/coordinator-runtime";
+export { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
+export { mirrorStatePartitionFor } from "./coordinator/mirror-state-partition";
+export { DEFAULT_APPEND_LINGER_MS } from "./coordinator/state-write-batcher";
+export { type DestinationTopicLookup, EmbeddedDestination } from "./destination/embedded-destination";
+export { EmbeddedLocalReplica } from "./destination/embedded-local-replica";
+export {
+  DEFAULT_MIRROR_STATE_PARTITIONS,
+  EmbeddedStateLog,
+  ensureMirrorStateTopic,
+  MIRROR_STATE_TOPIC,
+} from "./destination/embedded-state-log";
+export { fetcherIndexFor, mirrorFetcherClientId } from "./fetcher/client-id";
+export type { FetcherMetrics, FetcherThreadMetrics, PartitionFetchMetrics } from "./fetcher/fetcher-metrics";
+export {
+  type MirrorFetcherConfig,
+  MirrorFetcherManager,
+  type MirrorFetcherManagerOptions,
+} from "./fetcher/mirror-fetcher-manager";
+export {
+  destinationConfigsOf,
+  MIRROR_REPLICATION_THROTTLED_RATE,
+  MIRROR_REPLICATION_THROTTLED_REPLICAS,
+  ReplicationQuota,
+} from "./fetcher/replication-quota";
+export {
+  MirrorMetadataManager,
+  type MirrorMetadataManagerOptions,
+  type RefreshReport,
+  SOURCE_TOPIC_DELETED,
+} from "./metadata/mirror-metadata-manager";
+export { SourceConnections } from "./metadata/source-connections";
+export { MIRROR_METRIC_NAMES, MirrorMetrics, type SyncErrorKind } from "./metrics/mirror-metrics";
 export type {
   DestinationCluster,
   FetcherEvents,
@@ -18,3 +86,9 @@ export type {
   StateLog,
   StateLogRecord,
 } from "./ports";
+export { EmbeddedSourceCluster, type EmbeddedSourceOptions } from "./source/embedded-source";
+export {
+  EmbeddedSourceConnector,
+  EmbeddedSourceRegistry,
+  UnknownBootstrapError,
+} from "./source/embedded-source-registry";

@@ -1,0 +1,180 @@
+import { performance } from "node:perf_hooks";
+import { KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
+import {
+  type DestinationCluster,
+  EmbeddedDestination,
+  EmbeddedSourceCluster,
+  MirrorFetcherManager,
+} from "@cluster-mirror/mirror";
+import { decodeRecordBatch, encodeRecordBatch, type Record, recordBatches } from "@cluster-mirror/protocol";
+import { type BenchResult, type BenchSuite, result } from "../harness";
+
+const BATCH_BYTES = 16 * 1024;
+const PARTITIONS = 8;
+const TOPIC = "bench";
+/** Data per run: 128 MiB (8192 batches of 16 KiB). */
+const TOTAL_BATCHES = 8192;
+
+/** One ~16 KiB batch of 16 records of 1000 bytes (non-idempotent, so it can be produced again and again). */
+function template(): Buffer {
+  const records: Record[] = [];
+  for (let i = 0; i < 16; i++) {
+    records.push({
+      attributes: 0,
+      offsetDelta: i,
+      timestampDelta: BigInt(i),
+      key: Buffer.from(`key-${i}`),
+      value: Buffer.alloc(BATCH_BYTES / 16 - 24, i),
+      headers: [],
+    });
+  }
+  return encodeRecordBatch({ baseTimestamp: 1_700_000_000_000n, records });
+}
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function setUp(rf: number) {
+  const clock = new ManualClock(1_700_000_000_000);
+  const scheduler = new ManualScheduler(clock);
+  const source = KafkaCluster.start({ brokers: 1, clock, scheduler, random: new SeededRandom(1) });
+  const destination = KafkaCluster.start({ brokers: rf, clock, scheduler, random: new SeededRandom(2) });
+  const segmentBytes = String(64 * 1024 * 1024);
+  const topicId = source.controller.createTopic({
+    name: TOPIC,
+    numPartitions: PARTITIONS,
+    replicationFactor: 1,
+    configs: { "segment.bytes": segmentBytes },
+  });
+  const mirrorAssignment = Array.from({ length: PARTITIONS }, (_, p) =>
+    Array.from({ length: rf }, (_, r) => (r === 0 ? 0 : ((p + r) % (rf - 1)) + 1)),
+  );
+  destination.controller.createTopic({
+    name: TOPIC,
+    topicId,
+    replicaAssignment: mirrorAssignment,
+    configs: { "mirror.name": "bench", "segment.bytes": segmentBytes },
+  });
+  destination.controller.createTopic({
+    name: "copy",
+    replicaAssignment: mirrorAssignment,
+    configs: { "segment.bytes": segmentBytes },
+  });
+  const batch = template();
+  const broker = source.broker(0)!;
+  for (let i = 0; i < TOTAL_BATCHES; i++) {
+    await broker.produce({ topic: TOPIC, partition: i % PARTITIONS, batch: Buffer.from(batch), acks: 1 });
+  }
+  let bytes = 0;
+  for (let p = 0; p < PARTITIONS; p++) {
+    for (const b of broker.replica(TOPIC, p)!.log.batches()) bytes += b.sizeInBytes;
+  }
+  return { clock, scheduler, source, destination, topicId, bytes };
+}
+
+/** Mirrors the whole topic with the fetcher manager on destination broker 0; returns MB/s. */
+async function mirrorRun(rf: number): Promise<number> {
+  const env = await setUp(rf);
+  const destination: DestinationCluster = new EmbeddedDestination(env.destination);
+  const manager = new MirrorFetcherManager({
+    brokerId: 0,
+    destination,
+    sources: () => new EmbeddedSourceCluster(env.source),
+    events: { epochObserved: () => {}, partitionFailed: () => {} },
+    clock: env.clock,
+    scheduler: env.scheduler,
+    config: () => ({
+      numFetchers: 1,
+      maxBytes: 16 * 1024 * 1024,
+      partitionMaxBytes: 2 * 1024 * 1024,
+      backoffMs: 1000,
+    }),
+  });
+  const end = env.source.broker(0)!.replica(TOPIC, 0)!.log.logEndOffset * BigInt(PARTITIONS);
+  const leader = env.destination.broker(0)!;
+  const caughtUp = () => {
+    let n = 0n;
+    for (let p = 0; p < PARTITIONS; p++) n += leader.replica(TOPIC, p)!.log.logEndOffset;
+    return n >= end;
+  };
+  const start = performance.now();
+  for (let p = 0; p < PARTITIONS; p++)
+    manager.addPartition({ mirror: "bench", topic: TOPIC, topicId: env.topicId, partition: p });
+  while (!caughtUp()) {
+    env.scheduler.run(0);
+    await tick();
+  }
+  const ms = performance.now() - start;
+  manager.close();
+  return env.bytes / 1e6 / (ms / 1000);
+}
+
+/** The consume-then-produce baseline: fetch, decode every record, re-encode a batch, produce acks=-1. */
+async function consumeProduceRun(rf: number): Promise<number> {
+  const env = await setUp(rf);
+  const from = env.source.broker(0)!;
+  const to = env.destination.broker(0)!;
+  const start = performance.now();
+  for (let p = 0; p < PARTITIONS; p++) {
+    let offset = 0n;
+    const end = from.replica(TOPIC, p)!.log.logEndOffset;
+    while (offset < end) {
+      const response = from.fetch({
+        topic: TOPIC,
+        partition: p,
+        fetchOffset: offset,
+        maxBytes: 2 * 1024 * 1024,
+        isolationLevel: "read_uncommitted",
+      });
+      for (const batch of recordBatches(response.records)) {
+        const decoded = decodeRecordBatch(batch);
+        const copy = encodeRecordBatch({
+          baseTimestamp: decoded.baseTimestamp,
+          compression: decoded.compression,
+          records: decoded.records,
+        });
+        const produced = to.produce({ topic: "copy", partition: p, batch: copy, acks: -1 });
+        // acks=-1 waits for the followers: let replication run while the produce is outstanding.
+        let done = false;
+        void produced.then(() => {
+          done = true;
+        });
+        while (!done) {
+          env.scheduler.run(0);
+          await tick();
+        }
+        offset = batch.nextOffset;
+      }
+    }
+  }
+  const ms = performance.now() - start;
+  return env.bytes / 1e6 / (ms / 1000);
+}
+
+/**
+ * Mirroring throughput embedded to embedded on 16 KiB batches (the fetcher manager's as-is append) against
+ * a consume-then-produce mirror on the same clusters (decode records, re-encode, produce acks=-1, as a
+ * kafkajs-style MirrorMaker does). Targets: >= 1000 MB/s and >= 20x at RF 1; RF 3 is printed beside.
+ */
+export const suite: BenchSuite = {
+  name: "mirror",
+  async run(): Promise<BenchResult[]> {
+    const results: BenchResult[] = [];
+    for (const rf of [1, 3]) {
+      // Best of three after a warm-up run each: the JIT and the allocator settle in the first runs.
+      await mirrorRun(rf);
+      await consumeProduceRun(rf);
+      const mirror = Math.max(await mirrorRun(rf), await mirrorRun(rf), await mirrorRun(rf));
+      const baseline = Math.max(await consumeProduceRun(rf), await consumeProduceRun(rf));
+      results.push(
+        result(
+          `mirror.throughput.16KiB.rf${rf}`,
+          mirror,
+          "MB/s",
+          baseline,
+          `baseline: consume-then-produce (decode + re-encode + produce acks=-1)${rf === 1 ? "; targets >= 1000 MB/s and >= 20x" : "; RF 3 destination, informational"}`,
+        ),
+      );
+    }
+    return results;
+  },
+};

@@ -1,0 +1,101 @@
+import { KafkaError } from "@cluster-mirror/protocol";
+
+/**
+ * Mirror-only errors (KIP-1279 review names). Kafka has no codes for them yet, so they carry -1, like the
+ * project's other mirror-only errors (READ_ONLY_TOPIC, INVALID_MIRROR_STATE). None is retriable: the same
+ * call fails again until the operator changes something.
+ */
+
+/** The named mirror does not exist on this cluster (UNKNOWN_MIRROR). */
+export class UnknownMirrorError extends KafkaError {
+  /** The mirror name that was asked for. */
+  readonly mirror: string;
+
+  constructor(mirror: string, known: readonly string[]) {
+    const list = known.length === 0 ? "none exist yet" : `known mirrors: ${known.join(", ")}`;
+    super(
+      "UNKNOWN_MIRROR",
+      -1,
+      false,
+      `Mirror '${mirror}' does not exist (${list}). Create it with --create --mirror ${mirror} --mirror-config FILE, or check the name with --list.`,
+    );
+    this.mirror = mirror;
+  }
+}
+
+/** A mirror name that breaks the naming rules (INVALID_MIRROR_NAME). */
+export class InvalidMirrorNameError extends KafkaError {
+  /** The refused name. */
+  readonly mirror: string;
+
+  constructor(mirror: string, reason: string) {
+    super("INVALID_MIRROR_NAME", -1, false, `Mirror name '${mirror}' is invalid: ${reason}.`);
+    this.mirror = mirror;
+  }
+}
+
+/** A mirror with this name already exists (MIRROR_ALREADY_EXISTS, like TOPIC_ALREADY_EXISTS). */
+export class MirrorAlreadyExistsError extends KafkaError {
+  /** The mirror name. */
+  readonly mirror: string;
+
+  constructor(mirror: string) {
+    super(
+      "MIRROR_ALREADY_EXISTS",
+      -1,
+      false,
+      `Mirror '${mirror}' already exists. Describe it with --describe --mirror ${mirror}, delete it first, or choose another name.`,
+    );
+    this.mirror = mirror;
+  }
+}
+
+/**
+ * A mirror-level operation the mirror's current state does not allow (INVALID_MIRROR_STATE), e.g. deleting
+ * a mirror whose topics are still mirroring. Partition-level refusals are the machines package's
+ * `InvalidMirrorStateError` (same error name and code).
+ */
+export class MirrorStateError extends KafkaError {
+  /** The mirror the operation was refused for. */
+  readonly mirror: string;
+
+  constructor(mirror: string, message: string) {
+    super("INVALID_MIRROR_STATE", -1, false, message);
+    this.mirror = mirror;
+  }
+}
+
+/** A mirror config that is missing, malformed, or an include/exclude regex that does not compile (INVALID_CONFIG). */
+export class InvalidMirrorConfigError extends KafkaError {
+  /** The config key at fault. */
+  readonly config: string;
+  /** The regex that did not compile, when the fault is a pattern. */
+  readonly pattern: string | undefined;
+
+  constructor(config: string, message: string, pattern?: string, options?: ErrorOptions) {
+    super("INVALID_CONFIG", 40, false, message, options);
+    this.config = config;
+    this.pattern = pattern;
+  }
+}
+
+/**
+ * The source cluster could not be reached or answered with an error while the admin API needed it
+ * (Kafka's NETWORK_EXCEPTION, code 13, retriable).
+ */
+export class SourceUnreachableError extends KafkaError {
+  /** The mirror whose source failed. */
+  readonly mirror: string;
+
+  constructor(mirror: string, bootstrap: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    super(
+      "NETWORK_EXCEPTION",
+      13,
+      true,
+      `Cannot reach the source cluster of mirror '${mirror}' at bootstrap.servers=${bootstrap}: ${why}. Check that the source is up and that bootstrap.servers and the security settings are right, then retry.`,
+      { cause },
+    );
+    this.mirror = mirror;
+  }
+}

@@ -1,0 +1,392 @@
+import { ClusterError, type KafkaCluster } from "@cluster-mirror/cluster";
+import { createMirrorTopic, sourcePartitionCount } from "../metadata/mirror-topic-factory";
+import {
+  compareStrings,
+  type DesiredMirrorState,
+  MIRROR_NAME_CONFIG,
+  type MirrorTopic,
+  mirrorNameValue,
+  mirrorTopics,
+} from "../metadata/mirror-topics";
+import { SourceConnections } from "../metadata/source-connections";
+import { driveTopics, viewsByPartition } from "../metadata/state-driver";
+import type { PartitionOffsets } from "../metrics/mirror-metrics";
+import type { MirrorCoordinators, SourceCluster, SourceConnector, SourceTopicInfo } from "../ports";
+import type { MirrorDescribeRow, MirrorListing } from "./describe-format";
+import {
+  InvalidMirrorConfigError,
+  MirrorAlreadyExistsError,
+  MirrorStateError,
+  SourceUnreachableError,
+  UnknownMirrorError,
+} from "./errors";
+import {
+  MIRROR_CONFIG_DEFAULTS,
+  MIRROR_CONFIG_KEYS,
+  type MirrorDefinition,
+  parseMirrorConfig,
+  topicFilter,
+  validateMirrorName,
+} from "./mirror-config";
+import { describeMirrorPartitions } from "./mirror-describe";
+import { checkPartitionStates, selectMirrorTopics, topicList, topicPattern } from "./topic-selection";
+
+/** Wiring of the admin API. */
+export interface MirrorAdminOptions {
+  /** The destination cluster: mirror definitions live in its metadata log. */
+  destination: KafkaCluster;
+  /** Opens sources from mirror definitions (share one `SourceConnections` with the metadata manager). */
+  sources: SourceConnector | SourceConnections;
+  coordinators: MirrorCoordinators;
+  /** Source HW and destination LEO as the fetchers last saw them (FetcherManager.offsets), for lag. */
+  offsets?: PartitionOffsets;
+}
+
+/** The answer of add/remove/pause/resume: the topics acted on (sorted) and the seeds' message. */
+export interface MirrorTopicsResult {
+  topics: string[];
+  message: string;
+}
+
+/** A mirror's config as `describeMirrorConfig` shows it: every known key with its effective value. */
+export interface MirrorConfigDescription {
+  name: string;
+  configs: { name: string; value: string; isDefault: boolean }[];
+}
+
+/**
+ * The mirror admin API (KIP-1279's Admin methods and `kafka-mirrors` actions), over the destination's
+ * controller, the coordinators and the sources. Mirror definitions are the controller's (`putMirror`,
+ * like the CLUSTER_MIRROR config resource); topic membership is each topic's `mirror.name` config, whose
+ * `.paused` / `.removed` suffix the metadata manager turns into PAUSE / STOP; this API also sends the
+ * command at once so a caller does not wait for the next refresh.
+ */
+export class MirrorAdmin {
+  private readonly options: MirrorAdminOptions;
+  private readonly sources: SourceConnections;
+
+  constructor(options: MirrorAdminOptions) {
+    this.options = options;
+    this.sources =
+      options.sources instanceof SourceConnections ? options.sources : new SourceConnections(options.sources);
+  }
+
+  /**
+   * Creates a mirror (CreateClusterMirror): validates the name and configs, connects to the source and pins
+   * its cluster id as `source.cluster.id` (a given one must match). SourceUnreachableError when the source
+   * does not answer; INVALID_CONFIG when it is this very cluster or another than the pinned one.
+   */
+  async createMirror(name: string, configs: Readonly<Record<string, string>>): Promise<MirrorListing> {
+    validateMirrorName(name);
+    if (this.controller.image.mirrors.has(name)) throw new MirrorAlreadyExistsError(name);
+    const def = parseMirrorConfig(name, configs);
+    const clusterId = await this.sourceCall(def, (s) => s.clusterId()).catch((error: unknown) => {
+      this.sources.drop(name);
+      throw error;
+    });
+    const K = MIRROR_CONFIG_KEYS;
+    if (def.sourceClusterId !== undefined && def.sourceClusterId !== clusterId) {
+      throw new InvalidMirrorConfigError(
+        K.SOURCE_CLUSTER_ID,
+        `${K.SOURCE_CLUSTER_ID}=${def.sourceClusterId} but ${K.BOOTSTRAP_SERVERS}=${def.bootstrapServers} reaches cluster ${clusterId}. Fix one of them, or leave ${K.SOURCE_CLUSTER_ID} out to pin the cluster found.`,
+      );
+    }
+    if (clusterId === this.options.destination.clusterId) {
+      throw new InvalidMirrorConfigError(
+        K.BOOTSTRAP_SERVERS,
+        `${K.BOOTSTRAP_SERVERS}=${def.bootstrapServers} reaches this cluster (${clusterId}); a mirror needs another cluster as its source.`,
+      );
+    }
+    this.controller.putMirror(name, { ...configs, [K.SOURCE_CLUSTER_ID]: clusterId });
+    return this.listing(name);
+  }
+
+  /** Every mirror with its source and topics (ListClusterMirrors), sorted by name. */
+  listMirrors(): MirrorListing[] {
+    return [...this.controller.image.mirrors.keys()].sort(compareStrings).map((name) => this.listing(name));
+  }
+
+  /** A mirror's effective configs: the stored ones and the defaults of the rest, sorted by key. */
+  describeMirrorConfig(name: string): MirrorConfigDescription {
+    const stored = this.requireMirror(name).configs;
+    const keys = new Set([...Object.keys(stored), ...Object.keys(MIRROR_CONFIG_DEFAULTS)]);
+    return {
+      name,
+      configs: [...keys].sort(compareStrings).map((key) => ({
+        name: key,
+        value: stored[key] ?? MIRROR_CONFIG_DEFAULTS[key]!,
+        isDefault: stored[key] === undefined,
+      })),
+    };
+  }
+
+  /**
+   * Deletes a mirror (DeleteClusterMirror). Refused (INVALID_MIRROR_STATE) while any of its topics is still
+   * in the mirror (mirroring or paused) or still failing over: remove them first and wait until every
+   * partition is STOPPED, so deleting never leaves a read-only topic behind. Then writes the tombstones of
+   * its partitions to `__mirror_state`, drops the definition, and clears `mirror.name` from its (now
+   * ordinary, writable) topics.
+   */
+  async deleteMirror(name: string): Promise<void> {
+    this.requireMirror(name);
+    const topics = mirrorTopics(this.controller.image, name);
+    const inMirror = topics.filter((t) => t.desired !== "REMOVED").map((t) => t.name);
+    if (inMirror.length > 0) {
+      throw new MirrorStateError(
+        name,
+        `Mirror '${name}' still has ${inMirror.length} topic(s) ${topicList(inMirror)}. Remove them first (--remove --topic '.*' --mirror ${name}), wait until their partitions are STOPPED, then delete the mirror.`,
+      );
+    }
+    const busy = this.options.coordinators
+      .describe(name)
+      .filter((v) => v.state !== "STOPPED" && v.state !== "UNKNOWN")
+      .map((v) => `${v.key.topic}-${v.key.partition} (${v.state})`);
+    if (busy.length > 0) {
+      throw new MirrorStateError(
+        name,
+        `Mirror '${name}' still has partitions failing over: ${busy.join(", ")}. Wait until they are STOPPED (--describe --mirror ${name}), then delete the mirror.`,
+      );
+    }
+    await this.options.coordinators.tombstoneMirror(name);
+    this.controller.deleteMirror(name);
+    this.sources.drop(name);
+    for (const t of topics) {
+      this.controller.incrementalAlterConfigs({ type: "topic", name: t.name }, [
+        { name: MIRROR_NAME_CONFIG, op: "DELETE" },
+      ]);
+    }
+  }
+
+  /**
+   * `--add` / StartMirrorTopics: every source topic that `regex` matches as a whole name (and
+   * `topics.exclude` does not) gets a destination mirror topic with the same name, id and partition count,
+   * the source's configs minus the exclusion list, and `mirror.name=<mirror>`; a topic already there with the
+   * same id (a removed one, or the old primary in a failback) just gets `mirror.name` back. The regex joins
+   * `topics.include` so topics created later are discovered (a regex containing a comma cannot be stored in
+   * that comma-separated list and is applied once). Each partition is sent START.
+   * Message: `Added N topic(s) to mirror NAME: [t1, t2]`.
+   */
+  async addTopics(
+    mirror: string,
+    regex: string,
+    options: { replicationFactor?: number } = {},
+  ): Promise<MirrorTopicsResult> {
+    const def = this.requireMirror(mirror);
+    const pattern = topicPattern(regex);
+    const filter = topicFilter(def);
+    const sourceTopics = await this.sourceCall(def, (s) => s.describeTopics());
+    const matched = sourceTopics
+      .filter((t) => pattern.test(t.name) && !filter.excluded(t.name))
+      .sort((a, b) => compareStrings(a.name, b.name));
+    if (matched.length === 0) {
+      throw new ClusterError(
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        `No topic on the source of mirror '${mirror}' matches '${regex}' (the pattern must match whole topic names; topics.exclude=${def.topicsExclude.join(",")}). Nothing was added; check the pattern against the source's topics.`,
+      );
+    }
+    const existing = matched.map((t) => this.checkAddable(mirror, t));
+    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const readded = existing.filter((t): t is MirrorTopic => t?.desired === "REMOVED");
+    checkPartitionStates("START", readded, views, ["UNKNOWN", "STOPPED"]);
+    for (const [i, source] of matched.entries()) {
+      const current = existing[i];
+      if (current === undefined && !this.controller.image.topic(source.name)) {
+        createMirrorTopic(this.options.destination, def, source, options.replicationFactor);
+        continue;
+      }
+      if (current?.desired !== "ACTIVE" && current?.desired !== "PAUSED") {
+        this.setMirrorName(source.name, mirror, "ACTIVE");
+      }
+      const dest = this.controller.image.topic(source.name)!;
+      const count = sourcePartitionCount(source);
+      if (count > dest.partitions.length) this.controller.createPartitions(source.name, count);
+    }
+    if (!regex.includes(",") && !def.topicsInclude.includes(regex)) {
+      this.putConfig(def, MIRROR_CONFIG_KEYS.TOPICS_INCLUDE, [...def.topicsInclude, regex].join(","));
+    }
+    const names = matched.map((t) => t.name);
+    await this.drive(mirror, names);
+    return {
+      topics: names,
+      message: `Added ${names.length} topic(s) to mirror ${mirror}: ${topicList(names)}`,
+    };
+  }
+
+  /** Alias of {@link addTopics} (the later revision's StartMirrorTopics / `--start`). */
+  startMirrorTopics(
+    mirror: string,
+    regex: string,
+    options: { replicationFactor?: number } = {},
+  ): Promise<MirrorTopicsResult> {
+    return this.addTopics(mirror, regex, options);
+  }
+
+  /**
+   * `--remove` / StopMirrorTopics (failover): sets `mirror.name=<mirror>.removed` on the mirror's matching
+   * topics (mirroring or paused), drops `regex` from `topics.include` when it is there verbatim (so it is not
+   * rediscovered), and sends STOP: the partitions go STOPPING -> STOPPED and become writable.
+   * Message: `Removed N topic(s) from mirror NAME: [t1]`.
+   */
+  async removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    const def = this.requireMirror(mirror);
+    const topics = selectMirrorTopics(mirror, regex, mirrorTopics(this.controller.image, mirror), [
+      "ACTIVE",
+      "PAUSED",
+    ]);
+    for (const t of topics) this.setMirrorName(t.name, mirror, "REMOVED");
+    if (def.topicsInclude.includes(regex)) {
+      this.putConfig(
+        def,
+        MIRROR_CONFIG_KEYS.TOPICS_INCLUDE,
+        def.topicsInclude.filter((p) => p !== regex).join(","),
+      );
+    }
+    const names = topics.map((t) => t.name);
+    await this.drive(mirror, names);
+    return {
+      topics: names,
+      message: `Removed ${names.length} topic(s) from mirror ${mirror}: ${topicList(names)}`,
+    };
+  }
+
+  /** Alias of {@link removeTopics} (the later revision's StopMirrorTopics / `--stop`). */
+  stopMirrorTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    return this.removeTopics(mirror, regex);
+  }
+
+  /**
+   * `--pause`: sets `mirror.name=<mirror>.paused` and sends PAUSE; the topics stay read-only and get no
+   * metadata sync. Every partition must be MIRRORING (or already pausing/paused), else the partition-level
+   * InvalidMirrorStateError and nothing changes. Message: `Paused mirroring for N topic(s): [t1]`.
+   */
+  async pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    this.requireMirror(mirror);
+    const topics = selectMirrorTopics(mirror, regex, mirrorTopics(this.controller.image, mirror), [
+      "ACTIVE",
+      "PAUSED",
+    ]);
+    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    checkPartitionStates("PAUSE", topics, views, ["MIRRORING", "PAUSING", "PAUSED"]);
+    for (const t of topics) if (t.desired !== "PAUSED") this.setMirrorName(t.name, mirror, "PAUSED");
+    const names = topics.map((t) => t.name);
+    await this.drive(mirror, names);
+    return { topics: names, message: `Paused mirroring for ${names.length} topic(s): ${topicList(names)}` };
+  }
+
+  /**
+   * `--resume`: clears the `.paused` suffix and sends RESUME (straight to MIRRORING from the local log end).
+   * Every partition must be PAUSED (or already mirroring), else InvalidMirrorStateError and nothing changes.
+   * Message: `Resumed mirroring for N topic(s): [t1]`.
+   */
+  async resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    this.requireMirror(mirror);
+    const topics = selectMirrorTopics(mirror, regex, mirrorTopics(this.controller.image, mirror), [
+      "ACTIVE",
+      "PAUSED",
+    ]);
+    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const paused = topics.filter((t) => t.desired === "PAUSED");
+    checkPartitionStates("RESUME", paused, views, ["PAUSED", "MIRRORING"]);
+    for (const t of paused) this.setMirrorName(t.name, mirror, "ACTIVE");
+    const names = topics.map((t) => t.name);
+    await this.drive(mirror, names);
+    return { topics: names, message: `Resumed mirroring for ${names.length} topic(s): ${topicList(names)}` };
+  }
+
+  /**
+   * `--describe [--mirror M] [--failed]`: one row per mirror partition (see `describeMirrorPartitions`),
+   * sorted by mirror, topic, partition. UNKNOWN_MIRROR when `mirror` does not exist.
+   */
+  async describe(mirror?: string, options: { failedOnly?: boolean } = {}): Promise<MirrorDescribeRow[]> {
+    if (mirror !== undefined) this.requireMirror(mirror);
+    return describeMirrorPartitions(
+      {
+        destination: this.options.destination,
+        sources: this.sources,
+        coordinators: this.options.coordinators,
+        offsets: this.options.offsets,
+      },
+      mirror,
+      options,
+    );
+  }
+
+  private get controller() {
+    return this.options.destination.controller;
+  }
+
+  private requireMirror(name: string): MirrorDefinition {
+    const stored = this.controller.image.mirrors.get(name);
+    if (!stored)
+      throw new UnknownMirrorError(name, [...this.controller.image.mirrors.keys()].sort(compareStrings));
+    return parseMirrorConfig(name, stored);
+  }
+
+  private listing(name: string): MirrorListing {
+    const def = this.requireMirror(name);
+    return {
+      name,
+      sourceClusterId: def.sourceClusterId ?? "",
+      sourceBootstrap: def.bootstrapServers,
+      topics: mirrorTopics(this.controller.image, name)
+        .filter((t) => t.desired !== "REMOVED")
+        .map((t) => t.name),
+    };
+  }
+
+  /** The destination topic a source topic would be added over, or undefined; throws when it belongs elsewhere. */
+  private checkAddable(mirror: string, source: SourceTopicInfo): MirrorTopic | undefined {
+    const dest = this.controller.image.topic(source.name);
+    if (!dest) return undefined;
+    if (dest.topicId !== source.topicId) {
+      throw new ClusterError(
+        "INCONSISTENT_TOPIC_ID",
+        `Topic '${source.name}' exists on this cluster with id ${dest.topicId}, but the source's has id ${source.topicId}; a mirror topic must keep the source's id. Delete or rename the local topic first.`,
+      );
+    }
+    const current = mirrorTopics(this.controller.image).find((t) => t.name === source.name);
+    if (current && current.mirror !== mirror && current.desired !== "REMOVED") {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `Topic '${source.name}' is already mirrored by mirror '${current.mirror}'. Remove it from that mirror first.`,
+      );
+    }
+    return current?.mirror === mirror ? current : undefined;
+  }
+
+  private setMirrorName(topic: string, mirror: string, desired: DesiredMirrorState): void {
+    this.controller.incrementalAlterConfigs({ type: "topic", name: topic }, [
+      { name: MIRROR_NAME_CONFIG, op: "SET", value: mirrorNameValue(mirror, desired) },
+    ]);
+  }
+
+  private putConfig(def: MirrorDefinition, key: string, value: string): void {
+    const configs: Record<string, string> = { ...def.configs };
+    if (value === "") delete configs[key];
+    else configs[key] = value;
+    this.controller.putMirror(def.name, configs);
+  }
+
+  /**
+   * Sends the commands that move the named topics' partitions to what their (just written) `mirror.name`
+   * asks for; rethrows the first refusal after trying every partition.
+   */
+  private async drive(mirror: string, names: readonly string[]): Promise<void> {
+    const topics = mirrorTopics(this.controller.image, mirror).filter((t) => names.includes(t.name));
+    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const result = await driveTopics(this.options.coordinators, topics, views);
+    const first = result.failed[0];
+    if (first) throw first.error;
+  }
+
+  private async sourceCall<T>(
+    def: MirrorDefinition,
+    call: (source: SourceCluster) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await call(this.sources.get(def.name, def.configs));
+    } catch (error) {
+      throw new SourceUnreachableError(def.name, def.bootstrapServers, error);
+    }
+  }
+}

@@ -1,0 +1,239 @@
+import { InvalidMirrorConfigError, InvalidMirrorNameError } from "./errors";
+
+/** Longest mirror name, as for topics (Kafka's 249). */
+export const MAX_MIRROR_NAME_LENGTH = 249;
+
+/** Suffixes of a topic's `mirror.name` that ask for a pause or a removal (spec §4 triggers). */
+export const PAUSED_SUFFIX = ".paused";
+/** See {@link PAUSED_SUFFIX}. */
+export const REMOVED_SUFFIX = ".removed";
+
+/** Mirror-level config keys this engine reads (the rest, e.g. security settings, are passed to the source client). */
+export const MIRROR_CONFIG_KEYS = {
+  BOOTSTRAP_SERVERS: "bootstrap.servers",
+  SOURCE_CLUSTER_ID: "source.cluster.id",
+  TOPICS_INCLUDE: "topics.include",
+  TOPICS_EXCLUDE: "topics.exclude",
+  GROUPS_INCLUDE: "groups.include",
+  GROUPS_EXCLUDE: "groups.exclude",
+  ACLS_SYNC_ENABLE: "acls.sync.enable",
+  CONFIGS_SYNC_ENABLE: "configs.sync.enable",
+  TOPIC_PROPERTIES_EXCLUDE: "topic.properties.exclude",
+  NUM_REPLICA_FETCHERS: "mirror.num.replica.fetchers",
+  METADATA_REFRESH_INTERVAL_MS: "mirror.metadata.refresh.interval.ms",
+  DEFAULT_REPLICATION_FACTOR: "default.replication.factor",
+} as const;
+
+/**
+ * Defaults of the mirror-level configs (KIP-1279's `ClusterMirrorConfig`, early-revision refresh interval).
+ * `topics.include` is empty: only topics added explicitly (and the patterns given to `addTopics`) are mirrored.
+ * `default.replication.factor` has no default here: the destination's own default applies.
+ */
+export const MIRROR_CONFIG_DEFAULTS: Readonly<Record<string, string>> = {
+  "topics.include": "",
+  "topics.exclude": "__.*",
+  "groups.include": ".*",
+  "groups.exclude": "",
+  "acls.sync.enable": "true",
+  "configs.sync.enable": "true",
+  "topic.properties.exclude": "",
+  "mirror.num.replica.fetchers": "1",
+  "mirror.metadata.refresh.interval.ms": "30000",
+};
+
+/** A mirror's definition, validated and typed. */
+export interface MirrorDefinition {
+  name: string;
+  bootstrapServers: string;
+  /** The source cluster id pinned at creation (undefined only before creation pins it). */
+  sourceClusterId: string | undefined;
+  topicsInclude: string[];
+  topicsExclude: string[];
+  groupsInclude: string[];
+  groupsExclude: string[];
+  aclsSyncEnable: boolean;
+  configsSyncEnable: boolean;
+  /** Topic config names never copied, on top of {@link isExcludedTopicConfig}'s fixed list. */
+  topicPropertiesExclude: string[];
+  numReplicaFetchers: number;
+  metadataRefreshIntervalMs: number;
+  defaultReplicationFactor: number | undefined;
+  /** The stored configs, as given (without defaults). */
+  configs: Readonly<Record<string, string>>;
+}
+
+/** Throws InvalidMirrorNameError unless `name` is 1..249 of [a-zA-Z0-9._-], not `.`/`..`, without a reserved suffix. */
+export function validateMirrorName(name: string): void {
+  if (name.length === 0) throw new InvalidMirrorNameError(name, "it must not be empty");
+  if (name.length > MAX_MIRROR_NAME_LENGTH) {
+    throw new InvalidMirrorNameError(
+      name,
+      `it is ${name.length} characters long; use at most ${MAX_MIRROR_NAME_LENGTH}`,
+    );
+  }
+  if (name === "." || name === "..") throw new InvalidMirrorNameError(name, "'.' and '..' are reserved");
+  const bad = [...new Set(name.replace(/[a-zA-Z0-9._-]/g, ""))];
+  if (bad.length > 0) {
+    throw new InvalidMirrorNameError(
+      name,
+      `it contains ${bad.map((c) => `'${c}'`).join(", ")}; use only ASCII letters, digits, '.', '_' and '-'`,
+    );
+  }
+  for (const suffix of [PAUSED_SUFFIX, REMOVED_SUFFIX]) {
+    if (name.endsWith(suffix)) {
+      throw new InvalidMirrorNameError(
+        name,
+        `it ends in '${suffix}', which the mirror.name topic config uses to pause or remove topics`,
+      );
+    }
+  }
+}
+
+/** Splits a comma-separated list, trimming entries and dropping empty ones. */
+export function splitList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+/**
+ * Compiles one regex as a whole-name match (Java's `Pattern.matches`): `foo` matches only `foo`, `foo.*`
+ * every name that starts with `foo`. Throws InvalidMirrorConfigError naming the pattern and the syntax error.
+ */
+export function compilePattern(config: string, pattern: string): RegExp {
+  try {
+    new RegExp(pattern);
+    return new RegExp(`^(?:${pattern})$`);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new InvalidMirrorConfigError(
+      config,
+      `Invalid regular expression '${pattern}' in ${config}: ${why}. Fix the pattern (lists are comma-separated; each entry must match whole names).`,
+      pattern,
+      { cause: error },
+    );
+  }
+}
+
+/** An include/exclude pair: a name passes when some include matches and no exclude does. */
+export class NameFilter {
+  private readonly include: RegExp[];
+  private readonly exclude: RegExp[];
+
+  constructor(include: RegExp[], exclude: RegExp[]) {
+    this.include = include;
+    this.exclude = exclude;
+  }
+
+  /** Compiles comma-separated include and exclude lists (validated). */
+  static of(includeConfig: string, include: string[], excludeConfig: string, exclude: string[]): NameFilter {
+    return new NameFilter(
+      include.map((p) => compilePattern(includeConfig, p)),
+      exclude.map((p) => compilePattern(excludeConfig, p)),
+    );
+  }
+
+  /** True when `name` is included and not excluded. */
+  matches(name: string): boolean {
+    return this.include.some((r) => r.test(name)) && !this.excluded(name);
+  }
+
+  /** True when an exclude pattern matches `name`. */
+  excluded(name: string): boolean {
+    return this.exclude.some((r) => r.test(name));
+  }
+}
+
+/**
+ * Validates a mirror's configs and returns its typed definition (defaults filled in). Throws
+ * InvalidMirrorNameError or InvalidMirrorConfigError saying which key is wrong and how to fix it.
+ */
+export function parseMirrorConfig(name: string, configs: Readonly<Record<string, string>>): MirrorDefinition {
+  validateMirrorName(name);
+  const K = MIRROR_CONFIG_KEYS;
+  const get = (key: string): string | undefined => configs[key] ?? MIRROR_CONFIG_DEFAULTS[key];
+  const bootstrap = (configs[K.BOOTSTRAP_SERVERS] ?? "").trim();
+  if (bootstrap === "") {
+    throw new InvalidMirrorConfigError(
+      K.BOOTSTRAP_SERVERS,
+      `Mirror '${name}' needs ${K.BOOTSTRAP_SERVERS}: set it to the source cluster's host:port list in the mirror config.`,
+    );
+  }
+  const patterns = (key: string): string[] => {
+    const list = splitList(get(key));
+    for (const p of list) compilePattern(key, p);
+    return list;
+  };
+  const sourceClusterId = configs[K.SOURCE_CLUSTER_ID]?.trim();
+  if (sourceClusterId === "") {
+    throw new InvalidMirrorConfigError(
+      K.SOURCE_CLUSTER_ID,
+      `${K.SOURCE_CLUSTER_ID} must not be empty; leave it out and it is pinned from the source at creation.`,
+    );
+  }
+  const rf = configs[K.DEFAULT_REPLICATION_FACTOR];
+  return {
+    name,
+    bootstrapServers: bootstrap,
+    sourceClusterId,
+    topicsInclude: patterns(K.TOPICS_INCLUDE),
+    topicsExclude: patterns(K.TOPICS_EXCLUDE),
+    groupsInclude: patterns(K.GROUPS_INCLUDE),
+    groupsExclude: patterns(K.GROUPS_EXCLUDE),
+    aclsSyncEnable: bool(K.ACLS_SYNC_ENABLE, get(K.ACLS_SYNC_ENABLE)!),
+    configsSyncEnable: bool(K.CONFIGS_SYNC_ENABLE, get(K.CONFIGS_SYNC_ENABLE)!),
+    topicPropertiesExclude: splitList(get(K.TOPIC_PROPERTIES_EXCLUDE)),
+    numReplicaFetchers: int(K.NUM_REPLICA_FETCHERS, get(K.NUM_REPLICA_FETCHERS)!, 1),
+    metadataRefreshIntervalMs: int(K.METADATA_REFRESH_INTERVAL_MS, get(K.METADATA_REFRESH_INTERVAL_MS)!, 1),
+    defaultReplicationFactor: rf === undefined ? undefined : int(K.DEFAULT_REPLICATION_FACTOR, rf, 1),
+    configs: { ...configs },
+  };
+}
+
+/** The topic filter of a mirror (`topics.include` / `topics.exclude`). */
+export function topicFilter(def: MirrorDefinition): NameFilter {
+  const K = MIRROR_CONFIG_KEYS;
+  return NameFilter.of(K.TOPICS_INCLUDE, def.topicsInclude, K.TOPICS_EXCLUDE, def.topicsExclude);
+}
+
+/** The group filter of a mirror (`groups.include` / `groups.exclude`). */
+export function groupFilter(def: MirrorDefinition): NameFilter {
+  const K = MIRROR_CONFIG_KEYS;
+  return NameFilter.of(K.GROUPS_INCLUDE, def.groupsInclude, K.GROUPS_EXCLUDE, def.groupsExclude);
+}
+
+/**
+ * Topic configs never copied from the source (spec §7): `mirror.name`, every throttle
+ * (`*.replication.throttled.*`), `min.insync.replicas`, timestamp settings (`message.timestamp.*`,
+ * `log.message.timestamp.*`), `unclean.leader.election.enable` and `mirror.support.unclean.leader.election`,
+ * plus the mirror's own `topic.properties.exclude` names.
+ */
+export function isExcludedTopicConfig(name: string, extra: readonly string[] = []): boolean {
+  return (
+    name === "mirror.name" ||
+    name.includes(".replication.throttled.") ||
+    name === "min.insync.replicas" ||
+    name.startsWith("message.timestamp.") ||
+    name.startsWith("log.message.timestamp.") ||
+    name === "unclean.leader.election.enable" ||
+    name === "mirror.support.unclean.leader.election" ||
+    extra.includes(name)
+  );
+}
+
+function bool(key: string, value: string): boolean {
+  const v = value.trim().toLowerCase();
+  if (v === "true") return true;
+  if (v === "false") return false;
+  throw new InvalidMirrorConfigError(key, `${key} must be true or false, got '${value}'.`);
+}
+
+function int(key: string, value: string, min: number): number {
+  const v = value.trim();
+  const n = Number(v);
+  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n) || n < min) {
+    throw new InvalidMirrorConfigError(key, `${key} must be an integer >= ${min}, got '${value}'.`);
+  }
+  return n;
+}

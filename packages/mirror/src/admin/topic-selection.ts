@@ -1,0 +1,66 @@
+import { ClusterError } from "@cluster-mirror/cluster";
+import { InvalidMirrorStateError, isLifecycleState, type LifecycleState } from "@cluster-mirror/machines";
+import type { DesiredMirrorState, MirrorTopic } from "../metadata/mirror-topics";
+import type { MirrorPartitionView } from "../ports";
+import { compilePattern } from "./mirror-config";
+
+/** Compiles the `--topic` regex (whole-name match); INVALID_CONFIG naming the pattern when it does not compile. */
+export function topicPattern(regex: string): RegExp {
+  return compilePattern("--topic", regex);
+}
+
+/**
+ * The mirror's topics that `regex` selects among those in `from` states; UNKNOWN_TOPIC_OR_PARTITION naming the
+ * mirror when none is.
+ */
+export function selectMirrorTopics(
+  mirror: string,
+  regex: string,
+  topics: readonly MirrorTopic[],
+  from: readonly DesiredMirrorState[],
+): MirrorTopic[] {
+  const pattern = topicPattern(regex);
+  const selected = topics.filter((t) => from.includes(t.desired) && pattern.test(t.name));
+  if (selected.length === 0) {
+    const inMirror = topics.filter((t) => from.includes(t.desired)).map((t) => t.name);
+    throw new ClusterError(
+      "UNKNOWN_TOPIC_OR_PARTITION",
+      `No topic of mirror '${mirror}' matches '${regex}' (the pattern must match whole topic names; ` +
+        `topics in the mirror: ${inMirror.length === 0 ? "none" : inMirror.join(", ")}). ` +
+        `Add topics with --add --topic REGEX --mirror ${mirror}.`,
+    );
+  }
+  return selected;
+}
+
+/**
+ * Checks, before anything changes, that every partition of `topics` can take `command` or has already
+ * reached its target (`done` states); throws the partition-level InvalidMirrorStateError otherwise, naming
+ * the topic-partition, its state and what to wait for.
+ */
+export function checkPartitionStates(
+  command: "PAUSE" | "RESUME" | "START",
+  topics: readonly MirrorTopic[],
+  views: ReadonlyMap<string, MirrorPartitionView>,
+  allowed: readonly LifecycleState[],
+): void {
+  for (const topic of topics) {
+    for (let p = 0; p < topic.partitionCount; p++) {
+      const raw = views.get(`${topic.name}:${p}`)?.state ?? "UNKNOWN";
+      const state: LifecycleState = isLifecycleState(raw) ? raw : "UNKNOWN";
+      if (allowed.includes(state)) continue;
+      throw new InvalidMirrorStateError(
+        state,
+        command,
+        null,
+        `Cannot ${command} mirror partition ${topic.name}-${p} in state ${state}: ${command} is accepted only in ` +
+          `${allowed.join(", ")}. Wait until it gets there (--describe --mirror ${topic.mirror}), then retry.`,
+      );
+    }
+  }
+}
+
+/** `[t1, t2]`, the seeds' topic list format. */
+export function topicList(names: readonly string[]): string {
+  return `[${names.join(", ")}]`;
+}

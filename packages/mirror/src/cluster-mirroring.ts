@@ -1,0 +1,207 @@
+import { type KafkaCluster, murmur2, type Random, toPositive } from "@cluster-mirror/cluster";
+import type { RetryBackoffOptions } from "@cluster-mirror/machines";
+import { MirrorAdmin } from "./admin/mirror-admin";
+import { parseMirrorConfig } from "./admin/mirror-config";
+import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
+import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
+import { EmbeddedDestination } from "./destination/embedded-destination";
+import {
+  EmbeddedStateLog,
+  ensureMirrorStateTopic,
+  MIRROR_STATE_TOPIC,
+} from "./destination/embedded-state-log";
+import { type MirrorFetcherConfig, MirrorFetcherManager } from "./fetcher/mirror-fetcher-manager";
+import { destinationConfigsOf } from "./fetcher/replication-quota";
+import { MirrorMetadataManager } from "./metadata/mirror-metadata-manager";
+import { SourceConnections } from "./metadata/source-connections";
+import { MirrorMetrics } from "./metrics/mirror-metrics";
+import type { FetcherManager, MirrorPartitionKey, SourceConnector } from "./ports";
+
+/** Settings of the mirroring engine on one destination cluster. */
+export interface ClusterMirroringOptions {
+  /** The destination cluster: mirroring runs inside its brokers. */
+  cluster: KafkaCluster;
+  /** Opens a mirror's source from its definition (`bootstrap.servers`...). */
+  sources: SourceConnector;
+  /** Jitter for retries and backoffs. */
+  random: Random;
+  /** `mirror.topic.num.partitions`: partitions of `__mirror_state` (default 16). */
+  numStatePartitions?: number;
+  /** `mirror.coordinator.append.linger.ms` (default 10). */
+  lingerMs?: number;
+  /** Retry backoff of FAILED partitions (default: the machine's, 1 s doubling to 300 s, 10 attempts). */
+  retry?: RetryBackoffOptions;
+  /** Fetch settings shared by every mirror (the fetcher count comes from each mirror's definition). */
+  fetch?: Partial<Omit<MirrorFetcherConfig, "numFetchers">>;
+  /** Where warnings go (unknown `__mirror_state` record versions, sync errors). */
+  warn?: (message: string) => void;
+}
+
+/** What runs inside one destination broker: its coordinators, fetchers and metadata manager. */
+interface MirrorNode {
+  runtime: CoordinatorRuntime;
+  fetchers: MirrorFetcherManager;
+  metadata: MirrorMetadataManager;
+}
+
+const FETCH_DEFAULTS: Omit<MirrorFetcherConfig, "numFetchers"> = {
+  maxBytes: 50 * 1024 * 1024,
+  partitionMaxBytes: 1024 * 1024,
+  backoffMs: 1000,
+};
+
+/**
+ * Cluster mirroring on an embedded destination cluster (KIP-1279): wires, in every running broker, the
+ * coordinator runtime over `__mirror_state`, the fetcher manager and the metadata manager, and follows the
+ * brokers as they start, stop and crash (what runs in a broker dies with it and is rebuilt from
+ * `__mirror_state` by whoever leads its partitions next). `admin` is the operator surface.
+ */
+export class ClusterMirroring {
+  /** Create, list and delete mirrors; add, remove, pause and resume topics; describe. */
+  readonly admin: MirrorAdmin;
+  /** Routes partition commands and reads to the coordinator that owns each partition. */
+  readonly coordinators: MirrorCoordinatorRouter;
+  /** Partitions per state, lag, sync errors, bytes and batches mirrored. */
+  readonly metrics: MirrorMetrics;
+  readonly destination: EmbeddedDestination;
+  private readonly options: ClusterMirroringOptions;
+  private readonly sources: SourceConnections;
+  private readonly nodes = new Map<number, MirrorNode>();
+  private readonly numStatePartitions: number;
+  private unsubscribe: (() => void) | undefined;
+
+  private constructor(options: ClusterMirroringOptions) {
+    this.options = options;
+    this.numStatePartitions = options.numStatePartitions ?? 16;
+    this.destination = new EmbeddedDestination(options.cluster);
+    this.sources = new SourceConnections(options.sources);
+    this.coordinators = new MirrorCoordinatorRouter(
+      this.destination,
+      this.numStatePartitions,
+      options.random,
+    );
+    this.metrics = new MirrorMetrics({
+      coordinators: this.coordinators,
+      offsets: (key) => this.fetcherOf(key)?.offsets(key),
+    });
+    this.admin = new MirrorAdmin({
+      destination: options.cluster,
+      sources: this.sources,
+      coordinators: this.coordinators,
+      offsets: (key) => this.fetcherOf(key)?.offsets(key),
+    });
+  }
+
+  /** Starts mirroring on every running broker of `options.cluster` (creating `__mirror_state` if needed). */
+  static start(options: ClusterMirroringOptions): ClusterMirroring {
+    const mirroring = new ClusterMirroring(options);
+    ensureMirrorStateTopic(options.cluster, mirroring.numStatePartitions);
+    for (const id of options.cluster.runningBrokers()) mirroring.attach(id);
+    mirroring.unsubscribe = options.cluster.onBrokerChange((id, running) => {
+      if (running) mirroring.attach(id);
+      else mirroring.detach(id);
+    });
+    return mirroring;
+  }
+
+  /** The fetcher manager of a running broker. */
+  fetchers(brokerId: number): FetcherManager | undefined {
+    return this.nodes.get(brokerId)?.fetchers;
+  }
+
+  /** Bytes and batches mirrored, lag and fetcher states of every running broker's fetchers. */
+  fetcherMetrics() {
+    return [...this.nodes].map(([brokerId, node]) => ({ brokerId, ...node.fetchers.metrics() }));
+  }
+
+  /** Stops every broker's mirroring (the cluster keeps running). */
+  close(): void {
+    this.unsubscribe?.();
+    for (const id of [...this.nodes.keys()]) this.detach(id);
+  }
+
+  private attach(brokerId: number): void {
+    if (this.nodes.has(brokerId)) return;
+    const { cluster, random } = this.options;
+    const definition = (mirror: string) => {
+      const configs = cluster.controller.image.mirrors.get(mirror);
+      return configs ? parseMirrorConfig(mirror, configs) : undefined;
+    };
+    const sourceOf = (mirror: string) => {
+      const configs = cluster.controller.image.mirrors.get(mirror);
+      if (!configs) throw new Error(`mirror '${mirror}' does not exist (it was deleted)`);
+      return this.sources.get(mirror, configs);
+    };
+    const fetchers = new MirrorFetcherManager({
+      brokerId,
+      destination: this.destination,
+      sources: sourceOf,
+      events: this.coordinators,
+      clock: cluster.clock,
+      scheduler: cluster.scheduler,
+      random,
+      config: (mirror) => ({
+        ...FETCH_DEFAULTS,
+        ...this.options.fetch,
+        numFetchers: definition(mirror)?.numReplicaFetchers ?? 1,
+      }),
+      destinationConfigs: destinationConfigsOf(cluster.controller.image),
+      onMirrored: (key, bytes, batches) => this.metrics.recordMirrored(key, bytes, batches),
+    });
+    const runtime = new CoordinatorRuntime({
+      brokerId,
+      cluster,
+      destination: this.destination,
+      stateLogFor: (p) => new EmbeddedStateLog(cluster, brokerId, p),
+      sources: sourceOf,
+      sourceClusterId: (mirror) => definition(mirror)?.sourceClusterId ?? "",
+      fetchers: (id) => {
+        const f = this.nodes.get(id)?.fetchers;
+        if (!f) throw new Error(`broker ${id} runs no mirror fetchers (it is not running)`);
+        return f;
+      },
+      clock: cluster.clock,
+      random,
+      scheduler: cluster.scheduler,
+      numStatePartitions: this.numStatePartitions,
+      lingerMs: this.options.lingerMs,
+      retry: this.options.retry,
+      warn: this.options.warn,
+    });
+    const metadata = new MirrorMetadataManager({
+      destination: cluster,
+      sources: this.sources,
+      coordinators: this.coordinators,
+      scheduler: cluster.scheduler,
+      leadsMirror: (mirror) =>
+        this.destination.leaderOf(MIRROR_STATE_TOPIC, this.mirrorStatePartition(mirror)) === brokerId,
+      metrics: this.metrics,
+      onSyncError: (mirror, kind, error) =>
+        this.options.warn?.(`mirror ${mirror}: ${kind}: ${String(error)}`),
+    });
+    this.nodes.set(brokerId, { runtime, fetchers, metadata });
+    this.coordinators.register(runtime);
+    runtime.start();
+    metadata.start();
+  }
+
+  private detach(brokerId: number): void {
+    const node = this.nodes.get(brokerId);
+    if (!node) return;
+    this.nodes.delete(brokerId);
+    node.metadata.close();
+    node.runtime.close();
+    node.fetchers.close();
+    this.coordinators.unregister(brokerId);
+  }
+
+  /** The `__mirror_state` partition whose leader does a mirror's metadata work: abs(murmur2(name)) % N. */
+  private mirrorStatePartition(mirror: string): number {
+    return toPositive(murmur2(Buffer.from(mirror, "utf8"))) % this.numStatePartitions;
+  }
+
+  private fetcherOf(key: MirrorPartitionKey): MirrorFetcherManager | undefined {
+    const leader = this.destination.leaderOf(key.topic, key.partition);
+    return this.nodes.get(leader)?.fetchers;
+  }
+}

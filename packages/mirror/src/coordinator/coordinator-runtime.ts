@@ -1,0 +1,228 @@
+import {
+  type Clock,
+  ClusterError,
+  type KafkaCluster,
+  type Random,
+  type Scheduler,
+} from "@cluster-mirror/cluster";
+import type {
+  MirrorPartitionCommand,
+  MirrorPartitionEvent,
+  RetryBackoffOptions,
+} from "@cluster-mirror/machines";
+import type { DestinationTopicLookup } from "../destination/embedded-destination";
+import { MIRROR_STATE_TOPIC } from "../destination/embedded-state-log";
+import type {
+  DestinationCluster,
+  FetcherManager,
+  MirrorPartitionKey,
+  MirrorPartitionView,
+  SourceCluster,
+  StateLog,
+} from "../ports";
+import { CoordinatorShard, type MirrorStateWrite } from "./coordinator-shard";
+import { DEFAULT_ISR_POLL_INTERVAL_MS } from "./effect-executor";
+import { mirrorStatePartitionFor } from "./mirror-state-partition";
+import { DEFAULT_APPEND_LINGER_MS, DEFAULT_MAX_APPEND_BYTES } from "./state-write-batcher";
+
+/** Settings and ports of one broker's coordinator runtime. */
+export interface CoordinatorRuntimeOptions {
+  readonly brokerId: number;
+  /** The destination cluster, for this broker's `__mirror_state` leadership callbacks. */
+  readonly cluster: Pick<KafkaCluster, "broker">;
+  readonly destination: DestinationCluster;
+  /** Topic name and `mirror.name` by topic id; defaults to `destination` when it implements them. */
+  readonly topics?: DestinationTopicLookup;
+  /** This broker's view of one `__mirror_state` partition. */
+  readonly stateLogFor: (partition: number) => StateLog;
+  readonly sources: (mirror: string) => SourceCluster;
+  /** The source cluster id pinned for a mirror (written into MIRROR_PID_RESET). */
+  readonly sourceClusterId: (mirror: string) => string;
+  /** The fetcher manager of a destination broker. */
+  readonly fetchers: (brokerId: number) => FetcherManager;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly scheduler: Scheduler;
+  /** `mirror.topic.num.partitions`. */
+  readonly numStatePartitions: number;
+  /** `mirror.coordinator.append.linger.ms` (default 10). */
+  readonly lingerMs?: number;
+  /** Largest `__mirror_state` append (default 1,000,000 bytes). */
+  readonly maxAppendBytes?: number;
+  /** How often PREPARING checks that the ISR has truncated (default 100 ms). */
+  readonly isrPollIntervalMs?: number;
+  /** Retry backoff of FAILED partitions and of failed appends (default: the machine's). */
+  readonly retry?: RetryBackoffOptions;
+  /** Where load warnings go (a `__mirror_state` record of an unknown version); default console.warn. */
+  readonly warn?: (message: string) => void;
+}
+
+/**
+ * One broker's mirror coordinators (Kafka's `CoordinatorRuntime`): a `CoordinatorShard` per
+ * `__mirror_state` partition, loaded when this broker becomes its leader and unloaded when it stops.
+ * `start()` subscribes to the broker's leadership changes and loads the partitions it already leads.
+ */
+export class CoordinatorRuntime {
+  readonly brokerId: number;
+  private readonly shards = new Map<number, CoordinatorShard>();
+  private unsubscribe: (() => void) | undefined;
+  private readonly topics: DestinationTopicLookup;
+
+  constructor(private readonly options: CoordinatorRuntimeOptions) {
+    this.brokerId = options.brokerId;
+    const lookup = options.topics ?? (options.destination as Partial<DestinationTopicLookup>);
+    if (typeof lookup.topicName !== "function" || typeof lookup.topicConfig !== "function") {
+      throw new TypeError(
+        "CoordinatorRuntime needs `topics` (topic name by id, topic configs) when the destination does not implement them",
+      );
+    }
+    this.topics = lookup as DestinationTopicLookup;
+  }
+
+  /** Follows this broker's `__mirror_state` leadership; loads the partitions it leads now. */
+  start(): void {
+    if (this.unsubscribe) return;
+    const broker = this.options.cluster.broker(this.brokerId);
+    if (!broker) {
+      throw new ClusterError(
+        "BROKER_NOT_AVAILABLE",
+        `broker ${this.brokerId} is not running; start it before its coordinators`,
+      );
+    }
+    this.unsubscribe = broker.onLeadershipChange((change) => {
+      if (change.topic !== MIRROR_STATE_TOPIC) return;
+      if (change.elected) this.onElection(change.partition, change.leaderEpoch);
+      else this.onResignation(change.partition, change.leaderEpoch);
+    });
+    for (let p = 0; p < this.options.numStatePartitions; p++) {
+      const replica = broker.replica(MIRROR_STATE_TOPIC, p);
+      if (replica?.isLeader) this.onElection(p, replica.leaderEpoch);
+    }
+  }
+
+  /** Stops following leadership and unloads every shard (the broker shuts down or crashed). */
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    for (const shard of this.shards.values()) shard.shutdown();
+  }
+
+  /** Kafka's `onElection`: load the partition (ignored unless `leaderEpoch` is newer). */
+  onElection(partition: number, leaderEpoch: number): void {
+    this.shard(partition).elected(leaderEpoch);
+  }
+
+  /** Kafka's `onResignation`: unload the partition. */
+  onResignation(partition: number, leaderEpoch?: number): void {
+    this.shards.get(partition)?.resigned(leaderEpoch);
+  }
+
+  /** The shard of a `__mirror_state` partition, if this broker ever led it. */
+  shardFor(partition: number): CoordinatorShard | undefined {
+    return this.shards.get(partition);
+  }
+
+  /** The shards that are ACTIVE on this broker. */
+  activeShards(): CoordinatorShard[] {
+    return [...this.shards.values()].filter((s) => s.state === "ACTIVE");
+  }
+
+  /** The `__mirror_state` partition that owns `key`. */
+  statePartitionOf(key: MirrorPartitionKey): number {
+    return mirrorStatePartitionFor(key, this.options.numStatePartitions);
+  }
+
+  /** Whether this broker's coordinator for `key` is ACTIVE. */
+  owns(key: MirrorPartitionKey): boolean {
+    return this.shards.get(this.statePartitionOf(key))?.state === "ACTIVE";
+  }
+
+  /** Sends a command to the partition's actor; NOT_COORDINATOR when this broker does not own it. */
+  command(key: MirrorPartitionKey, command: MirrorPartitionCommand): Promise<void> {
+    try {
+      return this.requireShard(key).command(key, command);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** Delivers a data-path observation to the partition's actor, if this broker owns it. */
+  observe(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
+    this.shards.get(this.statePartitionOf(key))?.observe(key, event);
+  }
+
+  /** Committed views of every partition this broker coordinates (of one mirror when given). */
+  describe(mirror?: string): MirrorPartitionView[] {
+    return this.activeShards().flatMap((s) => s.describe(mirror));
+  }
+
+  /** Tombstones every partition of `mirror` this broker coordinates. */
+  async tombstoneMirror(mirror: string): Promise<void> {
+    await Promise.all(this.activeShards().map((s) => s.tombstoneMirror(mirror)));
+  }
+
+  /** ReadMirrorStates for keys owned by one `__mirror_state` partition (see `CoordinatorShard`). */
+  readMirrorStates(
+    partition: number,
+    keys: readonly MirrorPartitionKey[],
+    leaderEpoch?: number,
+  ): { leaderEpoch: number; states: (MirrorPartitionView | undefined)[] } {
+    return this.requireShardAt(partition).readMirrorStates(keys, leaderEpoch);
+  }
+
+  /** WriteMirrorStates for keys owned by one `__mirror_state` partition (see `CoordinatorShard`). */
+  writeMirrorStates(
+    partition: number,
+    leaderEpoch: number,
+    writes: readonly MirrorStateWrite[],
+  ): Promise<{ key: MirrorPartitionKey; error?: Error }[]> {
+    try {
+      return this.requireShardAt(partition).writeMirrorStates(leaderEpoch, writes);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private requireShard(key: MirrorPartitionKey): CoordinatorShard {
+    return this.requireShardAt(this.statePartitionOf(key), key);
+  }
+
+  private requireShardAt(partition: number, key?: MirrorPartitionKey): CoordinatorShard {
+    const shard = this.shards.get(partition);
+    if (shard === undefined) {
+      const what = key ? ` (owner of ${key.mirror}/${key.topic}-${key.partition})` : "";
+      throw new ClusterError(
+        "NOT_COORDINATOR",
+        `broker ${this.brokerId} does not lead __mirror_state-${partition}${what}; send the request to that partition's leader`,
+      );
+    }
+    return shard;
+  }
+
+  private shard(partition: number): CoordinatorShard {
+    let shard = this.shards.get(partition);
+    if (shard === undefined) {
+      const o = this.options;
+      shard = new CoordinatorShard({
+        brokerId: o.brokerId,
+        partition,
+        stateLog: o.stateLogFor(partition),
+        destination: o.destination,
+        topics: this.topics,
+        sources: o.sources,
+        sourceClusterId: o.sourceClusterId,
+        fetchers: o.fetchers,
+        clock: o.clock,
+        random: o.random,
+        scheduler: o.scheduler,
+        lingerMs: o.lingerMs ?? DEFAULT_APPEND_LINGER_MS,
+        maxAppendBytes: o.maxAppendBytes ?? DEFAULT_MAX_APPEND_BYTES,
+        isrPollIntervalMs: o.isrPollIntervalMs ?? DEFAULT_ISR_POLL_INTERVAL_MS,
+        retry: o.retry,
+        warn: o.warn ?? ((m) => console.warn(m)),
+      });
+      this.shards.set(partition, shard);
+    }
+    return shard;
+  }
+}

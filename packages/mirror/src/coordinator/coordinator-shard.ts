@@ -1,0 +1,435 @@
+import { type Clock, ClusterError, type Random, type Scheduler } from "@cluster-mirror/cluster";
+import {
+  type CoordinatorShardEvent,
+  type MirrorPartitionCommand,
+  type MirrorPartitionEvent,
+  type RetryBackoffOptions,
+  rehydratePartition,
+  UNKNOWN_PARTITION,
+} from "@cluster-mirror/machines";
+import type { DestinationTopicLookup } from "../destination/embedded-destination";
+import type { LeaderEpochCheck } from "../destination/embedded-state-log";
+import type {
+  DestinationCluster,
+  FetcherManager,
+  MirrorPartitionKey,
+  MirrorPartitionView,
+  SourceCluster,
+  StateLog,
+} from "../ports";
+import { EffectExecutor } from "./effect-executor";
+import { foldMirrorState } from "./load-mirror-state";
+import { partitionKeyId } from "./mirror-state-partition";
+import { PartitionRuntime } from "./partition-runtime";
+import { INITIAL_SHARD, type ShardEffect, type ShardLifecycle, transitionShard } from "./shard-lifecycle";
+import { tombstones } from "./state-records";
+import { StateWriteBatcher } from "./state-write-batcher";
+
+/** What a shard needs; the `CoordinatorRuntime` builds one per `__mirror_state` partition. */
+export interface CoordinatorShardOptions {
+  readonly brokerId: number;
+  readonly partition: number;
+  readonly stateLog: StateLog;
+  readonly destination: DestinationCluster;
+  readonly topics: DestinationTopicLookup;
+  readonly sources: (mirror: string) => SourceCluster;
+  readonly sourceClusterId: (mirror: string) => string;
+  readonly fetchers: (brokerId: number) => FetcherManager;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly scheduler: Scheduler;
+  readonly lingerMs: number;
+  readonly maxAppendBytes: number;
+  readonly isrPollIntervalMs: number;
+  readonly retry: RetryBackoffOptions | undefined;
+  readonly warn: (message: string) => void;
+}
+
+/** Kafka's WriteMirrorStates for one partition: a command, fenced by the caller's epochs. */
+export interface MirrorStateWrite {
+  readonly key: MirrorPartitionKey;
+  /** The committed `stateEpoch` the caller read; -1 skips the check. */
+  readonly stateEpoch: number;
+  readonly command: MirrorPartitionCommand;
+}
+
+interface Loaded {
+  readonly leaderEpoch: number;
+  readonly partitions: Map<string, PartitionRuntime>;
+  readonly lmes: Map<string, { key: MirrorPartitionKey; lme: number }>;
+  readonly recovery: Map<string, readonly import("@cluster-mirror/machines").MirrorPartitionEffect[]>;
+}
+
+/**
+ * The mirror coordinator of one `__mirror_state` partition (Kafka's `CoordinatorShard` inside the
+ * `CoordinatorRuntime`): on election it replays the partition from its log start and rehydrates a
+ * partition actor per key, then serves commands and runs effects; on resignation it drops everything.
+ * The lifecycle is `coordinatorShardMachine`'s (see `shard-lifecycle.ts`).
+ */
+export class CoordinatorShard {
+  private lifecycle: ShardLifecycle = INITIAL_SHARD;
+  /** Bumped on every load and unload: work of an older generation is discarded. */
+  private generation = 0;
+  private partitions = new Map<string, PartitionRuntime>();
+  private lmes = new Map<string, { key: MirrorPartitionKey; lme: number }>();
+  private writer: StateWriteBatcher | undefined;
+  private executor: EffectExecutor | undefined;
+  private loaded: Loaded | undefined;
+
+  constructor(private readonly options: CoordinatorShardOptions) {}
+
+  /** The `__mirror_state` partition this shard owns. */
+  get partition(): number {
+    return this.options.partition;
+  }
+  /** INITIAL, LOADING, ACTIVE, FAILED or CLOSED. */
+  get state(): ShardLifecycle["state"] {
+    return this.lifecycle.state;
+  }
+  /** The leader epoch of the current (or last) leadership. */
+  get leaderEpoch(): number {
+    return this.lifecycle.leaderEpoch;
+  }
+  /** Why the load failed, when FAILED. */
+  get errorMessage(): string | null {
+    return this.lifecycle.errorMessage;
+  }
+  /** Number of partition actors loaded. */
+  get size(): number {
+    return this.partitions.size;
+  }
+
+  /** This broker became leader of the partition at `leaderEpoch`. */
+  elected(leaderEpoch: number, reload = false): void {
+    this.dispatch({ type: "ELECTED", leaderEpoch, reload });
+  }
+  /** This broker stopped leading the partition (`leaderEpoch`: the new leader's, when known). */
+  resigned(leaderEpoch?: number): void {
+    this.dispatch(leaderEpoch === undefined ? { type: "RESIGNED" } : { type: "RESIGNED", leaderEpoch });
+  }
+  /** The broker shuts down. */
+  shutdown(): void {
+    this.dispatch({ type: "SHUTDOWN" });
+  }
+  /** Loads a FAILED shard again at the same epoch. */
+  retryLoad(): void {
+    this.dispatch({ type: "RETRY_LOAD", leaderEpoch: this.lifecycle.leaderEpoch });
+  }
+
+  /** Sends a command to a partition's actor (created in UNKNOWN when the key has no state yet). */
+  command(key: MirrorPartitionKey, command: MirrorPartitionCommand): Promise<void> {
+    this.requireActive(key);
+    const id = partitionKeyId(key);
+    let p = this.partitions.get(id);
+    const created = p === undefined;
+    if (p === undefined) {
+      p = this.newPartition(
+        id,
+        key,
+        rehydratePartition(this.recoveryInput(key, UNKNOWN_PARTITION, -1)).snapshot,
+      );
+      this.partitions.set(id, p);
+    }
+    const done = p.command(command);
+    if (created && p.snapshot.context.pending === null && p.snapshot.context.record.state === "UNKNOWN") {
+      // Refused (or a no-op) on a key without state: do not keep an empty actor.
+      this.partitions.delete(id);
+    }
+    return done;
+  }
+
+  /** Delivers an observation or failure from the data path to a loaded partition (ignored otherwise). */
+  observe(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
+    if (this.lifecycle.state !== "ACTIVE") return;
+    this.partitions.get(partitionKeyId(key))?.send(event);
+  }
+
+  /** Committed views of this shard's partitions (of one mirror when given). */
+  describe(mirror?: string): MirrorPartitionView[] {
+    if (this.lifecycle.state !== "ACTIVE") return [];
+    const out: MirrorPartitionView[] = [];
+    for (const [id, p] of this.partitions) {
+      if (mirror !== undefined && p.key.mirror !== mirror) continue;
+      if (p.isClosed) continue;
+      out.push(p.view(this.lmes.get(id)?.lme ?? -1));
+    }
+    return out;
+  }
+
+  /** The committed view of one partition, if this shard has it. */
+  view(key: MirrorPartitionKey): MirrorPartitionView | undefined {
+    const id = partitionKeyId(key);
+    const p = this.partitions.get(id);
+    return p === undefined || p.isClosed ? undefined : p.view(this.lmes.get(id)?.lme ?? -1);
+  }
+
+  /**
+   * Writes tombstones for both records of every partition of `mirror` through the write path, then drops
+   * their actors. Resolves once every tombstone is committed.
+   */
+  async tombstoneMirror(mirror: string): Promise<void> {
+    if (this.lifecycle.state !== "ACTIVE") return;
+    const keys = new Map<string, MirrorPartitionKey>();
+    for (const [id, p] of this.partitions) if (p.key.mirror === mirror) keys.set(id, p.key);
+    for (const [id, l] of this.lmes) if (l.key.mirror === mirror) keys.set(id, l.key);
+    const writer = this.writer;
+    if (writer === undefined || keys.size === 0) return;
+    const generation = this.generation;
+    const writes: Promise<void>[] = [];
+    for (const key of keys.values()) {
+      for (const record of tombstones(key)) {
+        writes.push(
+          new Promise((resolve, reject) =>
+            writer.write(record, (o) =>
+              o.kind === "committed"
+                ? resolve()
+                : reject(
+                    new ClusterError(
+                      o.kind === "fenced" ? "NOT_COORDINATOR" : "REQUEST_TIMED_OUT",
+                      `tombstone for mirror '${mirror}' not written: ${o.message}; retry the deletion`,
+                    ),
+                  ),
+            ),
+          ),
+        );
+      }
+    }
+    await Promise.all(writes);
+    if (generation !== this.generation) return;
+    for (const id of keys.keys()) {
+      const p = this.partitions.get(id);
+      if (p) {
+        this.executor?.cancelTimers(p);
+        p.close();
+      }
+      this.partitions.delete(id);
+      this.lmes.delete(id);
+    }
+  }
+
+  /**
+   * Kafka's ReadMirrorStates: committed states of `keys` with this coordinator's leader epoch, which the
+   * reader validates. `leaderEpoch`, when given, must be this shard's (a stale reader is refused).
+   */
+  readMirrorStates(
+    keys: readonly MirrorPartitionKey[],
+    leaderEpoch?: number,
+  ): { leaderEpoch: number; states: (MirrorPartitionView | undefined)[] } {
+    this.requireActive(keys[0]);
+    if (leaderEpoch !== undefined) this.checkEpoch(leaderEpoch);
+    return { leaderEpoch: this.lifecycle.leaderEpoch, states: keys.map((k) => this.view(k)) };
+  }
+
+  /**
+   * Kafka's WriteMirrorStates: applies commands for remote brokers. Refused as a whole with
+   * FENCED_LEADER_EPOCH when the caller's coordinator epoch is stale; a write whose `stateEpoch` is not the
+   * committed one is refused on its own (the caller acted on an old state).
+   */
+  async writeMirrorStates(
+    leaderEpoch: number,
+    writes: readonly MirrorStateWrite[],
+  ): Promise<{ key: MirrorPartitionKey; error?: Error }[]> {
+    this.requireActive(writes[0]?.key);
+    this.checkEpoch(leaderEpoch);
+    return Promise.all(
+      writes.map(async (w) => {
+        const current = this.view(w.key)?.stateEpoch ?? 0;
+        if (w.stateEpoch >= 0 && w.stateEpoch !== current) {
+          return {
+            key: w.key,
+            error: new ClusterError(
+              "INVALID_REQUEST",
+              `stale write for ${w.key.mirror}/${w.key.topic}-${w.key.partition}: state epoch ${w.stateEpoch}, committed ${current}; read the state again and retry`,
+            ),
+          };
+        }
+        try {
+          await this.command(w.key, w.command);
+          return { key: w.key };
+        } catch (error) {
+          return { key: w.key, error: error instanceof Error ? error : new Error(String(error)) };
+        }
+      }),
+    );
+  }
+
+  private checkEpoch(leaderEpoch: number): void {
+    const mine = this.lifecycle.leaderEpoch;
+    if (leaderEpoch < mine) {
+      throw new ClusterError(
+        "FENCED_LEADER_EPOCH",
+        `__mirror_state-${this.partition}: the caller's coordinator epoch ${leaderEpoch} is older than ${mine}; refresh metadata and retry`,
+      );
+    }
+    if (leaderEpoch > mine) {
+      throw new ClusterError(
+        "UNKNOWN_LEADER_EPOCH",
+        `__mirror_state-${this.partition}: the caller's coordinator epoch ${leaderEpoch} is newer than ${mine}; this broker lags, retry`,
+      );
+    }
+  }
+
+  private requireActive(key: MirrorPartitionKey | undefined): void {
+    if (this.lifecycle.state === "ACTIVE") return;
+    const what = key ? ` for ${key.mirror}/${key.topic}-${key.partition}` : "";
+    throw new ClusterError(
+      this.lifecycle.state === "LOADING" ? "COORDINATOR_NOT_AVAILABLE" : "NOT_COORDINATOR",
+      `broker ${this.options.brokerId} is not an active coordinator of __mirror_state-${this.partition}${what} (state ${this.lifecycle.state}); retry on the partition's leader`,
+    );
+  }
+
+  private dispatch(event: CoordinatorShardEvent): void {
+    const { lifecycle, effects } = transitionShard(this.lifecycle, event);
+    this.lifecycle = lifecycle;
+    for (const e of effects) this.runShardEffect(e);
+  }
+
+  private runShardEffect(effect: ShardEffect): void {
+    switch (effect.type) {
+      case "loadPartition":
+        this.scheduleLoad(effect.leaderEpoch);
+        return;
+      case "abortLoad":
+        this.generation++;
+        this.loaded = undefined;
+        return;
+      case "activateShard":
+        this.activate();
+        return;
+      case "updateShardEpoch":
+        return; // the writer reads the epoch from the lifecycle on every append
+      case "unloadShard":
+        this.unload();
+        return;
+    }
+  }
+
+  /** The replay runs as its own task so that a resignation or a newer election can abort it. */
+  private scheduleLoad(leaderEpoch: number): void {
+    const generation = ++this.generation;
+    this.options.scheduler.schedule(() => {
+      if (generation !== this.generation || this.lifecycle.state !== "LOADING") return;
+      try {
+        this.loaded = this.load(leaderEpoch);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        this.dispatch({ type: "LOAD_FAILED", leaderEpoch, message });
+        return;
+      }
+      this.dispatch({ type: "LOAD_COMPLETED", leaderEpoch });
+    }, 0);
+  }
+
+  private load(leaderEpoch: number): Loaded {
+    const o = this.options;
+    const folded = foldMirrorState(o.stateLog.readAll(), o.warn);
+    const partitions = new Map<string, PartitionRuntime>();
+    const lmes = new Map<string, { key: MirrorPartitionKey; lme: number }>();
+    const recovery = new Map<string, readonly import("@cluster-mirror/machines").MirrorPartitionEffect[]>();
+    for (const [id, entry] of folded) {
+      const topic = o.topics.topicName(entry.topicId) ?? entry.topicId;
+      const key: MirrorPartitionKey = {
+        mirror: entry.mirrorName,
+        topic,
+        topicId: entry.topicId,
+        partition: entry.partition,
+      };
+      if (entry.lastMirrorEpoch >= 0) lmes.set(id, { key, lme: entry.lastMirrorEpoch });
+      if (entry.state === null) continue;
+      const { snapshot, effects } = rehydratePartition(
+        this.recoveryInput(key, { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch }, leaderEpoch),
+      );
+      partitions.set(id, this.newPartition(id, key, snapshot));
+      if (effects.length > 0) recovery.set(id, effects);
+    }
+    return { leaderEpoch, partitions, lmes, recovery };
+  }
+
+  private recoveryInput(
+    key: MirrorPartitionKey,
+    record: import("@cluster-mirror/machines").RecoveredPartition,
+    _leaderEpoch: number,
+  ) {
+    const o = this.options;
+    const leader = o.destination.leaderOf(key.topic, key.partition);
+    let localLeaderEpoch = -1;
+    try {
+      localLeaderEpoch =
+        leader >= 0 ? (o.destination.replica(leader, key.topic, key.partition)?.leaderEpoch() ?? -1) : -1;
+    } catch {
+      localLeaderEpoch = -1;
+    }
+    const failedRetryable = record.state === "FAILED" && record.retryAttempt >= 0;
+    return {
+      record,
+      localLeaderEpoch,
+      pauseRequested: o.topics.topicConfig(key.topic, "mirror.name")?.endsWith(".paused") ?? false,
+      ...(failedRetryable ? { retryJitter: o.random.next() } : {}),
+      ...(o.retry ? { retry: o.retry } : {}),
+    };
+  }
+
+  private newPartition(
+    id: string,
+    key: MirrorPartitionKey,
+    snapshot: import("@cluster-mirror/machines").MirrorPartitionSnapshot,
+  ): PartitionRuntime {
+    return new PartitionRuntime(id, key, snapshot, {
+      run: (p, effect) => this.executor?.run(p, effect),
+    });
+  }
+
+  private activate(): void {
+    const loaded = this.loaded;
+    this.loaded = undefined;
+    if (loaded === undefined) return;
+    const o = this.options;
+    const writer = new StateWriteBatcher(
+      o.stateLog,
+      () => this.lifecycle.leaderEpoch,
+      o.scheduler,
+      o.lingerMs,
+      o.maxAppendBytes,
+    );
+    const check = o.stateLog as Partial<LeaderEpochCheck>;
+    const generation = this.generation;
+    this.writer = writer;
+    this.executor = new EffectExecutor({
+      brokerId: o.brokerId,
+      destination: o.destination,
+      sources: o.sources,
+      sourceClusterId: o.sourceClusterId,
+      fetchers: o.fetchers,
+      clock: o.clock,
+      random: o.random,
+      scheduler: o.scheduler,
+      writer,
+      isrPollIntervalMs: o.isrPollIntervalMs,
+      stillCoordinator: () =>
+        generation === this.generation &&
+        this.lifecycle.state === "ACTIVE" &&
+        (check.isLeaderAt?.(this.lifecycle.leaderEpoch) ?? true),
+      onLastMirrorEpochCommitted: (p, lme) => {
+        if (p.isClosed) return;
+        if (lme === null) this.lmes.delete(p.id);
+        else this.lmes.set(p.id, { key: p.key, lme });
+      },
+    });
+    this.partitions = loaded.partitions;
+    this.lmes = loaded.lmes;
+    // Kafka's onLoaded: re-arm timers and restart in-flight steps from state (they are idempotent).
+    for (const [id, effects] of loaded.recovery) this.partitions.get(id)?.runEffects(effects);
+  }
+
+  private unload(): void {
+    this.generation++;
+    this.writer?.close();
+    this.writer = undefined;
+    this.executor?.cancelAll();
+    this.executor = undefined;
+    for (const p of this.partitions.values()) p.close();
+    this.partitions = new Map();
+    this.lmes = new Map();
+    this.loaded = undefined;
+  }
+}

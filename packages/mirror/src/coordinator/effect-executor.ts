@@ -1,0 +1,322 @@
+import { type Cancel, type Clock, ClusterError, type Random, type Scheduler } from "@cluster-mirror/cluster";
+import type { MirrorPartitionEffect, MirrorPartitionEvent } from "@cluster-mirror/machines";
+import {
+  ControlRecordType,
+  encodeEndTxnMarkerBatch,
+  encodeMirrorPidResetBatch,
+} from "@cluster-mirror/protocol";
+import type {
+  DestinationCluster,
+  FetcherManager,
+  LocalReplica,
+  MirrorPartitionKey,
+  SourceCluster,
+} from "../ports";
+import type { EffectSink, PartitionRuntime } from "./partition-runtime";
+import { lastMirrorEpochRecord, partitionStateRecord } from "./state-records";
+import type { AppendOutcome, StateWriteBatcher } from "./state-write-batcher";
+
+/** Default interval between two `followersTruncated()` checks while waiting for the ISR. */
+export const DEFAULT_ISR_POLL_INTERVAL_MS = 100;
+
+/** What the executor of one shard uses: the ports, the shard's writer and timers, and its fencing check. */
+export interface EffectExecutorContext {
+  readonly brokerId: number;
+  readonly destination: DestinationCluster;
+  readonly sources: (mirror: string) => SourceCluster;
+  readonly sourceClusterId: (mirror: string) => string;
+  readonly fetchers: (brokerId: number) => FetcherManager;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly scheduler: Scheduler;
+  readonly writer: StateWriteBatcher;
+  readonly isrPollIntervalMs: number;
+  /** False once the shard lost its `__mirror_state` leadership: data-path effects must not run. */
+  readonly stillCoordinator: () => boolean;
+  /** Called once a `LastMirrorEpochs` record committed (null: tombstoned). */
+  readonly onLastMirrorEpochCommitted: (partition: PartitionRuntime, lme: number | null) => void;
+}
+
+type Timer = "retry" | "commitRetry" | "isr";
+
+/**
+ * Runs a partition machine's effects against the ports and reports each result, carrying the effect's
+ * `stateEpoch`, into the partition's mailbox (one executor per coordinator shard). Any thrown error becomes
+ * EFFECT_FAILED (retryable unless the error says `retriable: false`). Effects on the data partition run on
+ * the broker that leads it, which may not be this coordinator's broker: that call stands for an RPC.
+ */
+export class EffectExecutor implements EffectSink {
+  private readonly timers = new Map<string, Cancel>();
+
+  constructor(private readonly ctx: EffectExecutorContext) {}
+
+  run(p: PartitionRuntime, effect: MirrorPartitionEffect): void {
+    switch (effect.type) {
+      case "appendStateRecord": {
+        const stateEpoch = effect.params.stateEpoch;
+        this.ctx.writer.write(partitionStateRecord(p.key, effect.params), (o) =>
+          p.send(this.commitResult(o, stateEpoch)),
+        );
+        return;
+      }
+      case "recordLastMirrorEpoch":
+        this.writeLastMirrorEpoch(p, effect.params.stateEpoch, effect.params.lme);
+        return;
+      case "clearLastMirrorEpoch":
+        this.writeLastMirrorEpoch(p, effect.params.stateEpoch, null);
+        return;
+      case "scheduleRetry":
+        this.arm(p, "retry", effect.params.delayMs, {
+          type: "RETRY_TIMER_FIRED",
+          stateEpoch: effect.params.stateEpoch,
+        });
+        return;
+      case "scheduleCommitRetry":
+        this.arm(p, "commitRetry", effect.params.delayMs, {
+          type: "COMMIT_RETRY_TIMER_FIRED",
+          stateEpoch: effect.params.stateEpoch,
+        });
+        return;
+      case "cancelRetryTimer":
+        this.cancel(p, "retry");
+        return;
+      case "cancelCommitRetry":
+        this.cancel(p, "commitRetry");
+        return;
+      case "cancelTruncation":
+        this.cancel(p, "isr");
+        return;
+      case "awaitIsrTruncated":
+        this.pollIsr(p, effect.params.stateEpoch);
+        return;
+      default:
+        this.runAsync(p, effect);
+    }
+  }
+
+  /** Cancels a partition's timers (it was removed, or the shard unloads). */
+  cancelTimers(p: PartitionRuntime): void {
+    for (const t of ["retry", "commitRetry", "isr"] as const) this.cancel(p, t);
+  }
+
+  /** Cancels every timer of the shard. */
+  cancelAll(): void {
+    for (const cancel of this.timers.values()) cancel();
+    this.timers.clear();
+  }
+
+  private commitResult(o: AppendOutcome, stateEpoch: number): MirrorPartitionEvent {
+    switch (o.kind) {
+      case "committed":
+        return { type: "COMMITTED", stateEpoch };
+      case "fenced":
+        return { type: "FENCED", stateEpoch, message: o.message };
+      case "failed":
+        return { type: "COMMIT_FAILED", stateEpoch, message: o.message, random: this.ctx.random.next() };
+    }
+  }
+
+  private writeLastMirrorEpoch(p: PartitionRuntime, stateEpoch: number, lme: number | null): void {
+    this.ctx.writer.write(lastMirrorEpochRecord(p.key, lme), (o) => {
+      if (o.kind === "committed") {
+        this.ctx.onLastMirrorEpochCommitted(p, lme);
+        p.send({ type: "LME_RECORDED", stateEpoch });
+      } else {
+        p.send(
+          this.failure(stateEpoch, `could not write LastMirrorEpochs: ${o.message}`, o.kind !== "fenced"),
+        );
+      }
+    });
+  }
+
+  private arm(p: PartitionRuntime, timer: Timer, delayMs: number, event: MirrorPartitionEvent): void {
+    this.cancel(p, timer);
+    const id = `${p.id}\u0000${timer}`;
+    this.timers.set(
+      id,
+      this.ctx.scheduler.schedule(() => {
+        this.timers.delete(id);
+        p.send(event);
+      }, delayMs),
+    );
+  }
+
+  private cancel(p: PartitionRuntime, timer: Timer): void {
+    const id = `${p.id}\u0000${timer}`;
+    this.timers.get(id)?.();
+    this.timers.delete(id);
+  }
+
+  /** Checks `followersTruncated()` now and then every `isrPollIntervalMs` until it holds (or is cancelled). */
+  private pollIsr(p: PartitionRuntime, stateEpoch: number): void {
+    this.cancel(p, "isr");
+    const id = `${p.id}\u0000isr`;
+    const check = (delayMs: number): void => {
+      this.timers.set(
+        id,
+        this.ctx.scheduler.schedule(() => {
+          this.timers.delete(id);
+          if (p.isClosed) return;
+          let truncated: boolean;
+          try {
+            truncated = this.leaderReplica(p.key).followersTruncated();
+          } catch (error) {
+            p.send(this.failureOf(stateEpoch, error));
+            return;
+          }
+          if (truncated) p.send({ type: "ISR_TRUNCATED", stateEpoch });
+          else check(this.ctx.isrPollIntervalMs);
+        }, delayMs),
+      );
+    };
+    check(0);
+  }
+
+  private runAsync(p: PartitionRuntime, effect: MirrorPartitionEffect): void {
+    const stateEpoch = effect.params.stateEpoch;
+    Promise.resolve()
+      .then(() => this.execute(p.key, effect))
+      .then(
+        (result) => {
+          if (result !== undefined) p.send(result);
+        },
+        (error: unknown) => p.send(this.failureOf(stateEpoch, error)),
+      );
+  }
+
+  /** Runs one effect that talks to the data partition, the source or the fetchers; returns its result. */
+  private async execute(
+    key: MirrorPartitionKey,
+    effect: MirrorPartitionEffect,
+  ): Promise<MirrorPartitionEvent | undefined> {
+    const stateEpoch = effect.params.stateEpoch;
+    if (!this.ctx.stillCoordinator()) return undefined; // a zombie coordinator must not touch the data
+    switch (effect.type) {
+      case "markReadOnly":
+        this.leaderReplica(key).setReadOnly(true);
+        return undefined;
+      case "clearReadOnly":
+        this.leaderReplica(key).setReadOnly(false);
+        return undefined;
+      case "checkMirrorLoop": {
+        const mirrors = await this.ctx.sources(key.mirror).listMirrors();
+        const here = this.ctx.destination.clusterId;
+        const loop = mirrors.find((m) => m.sourceClusterId === here && m.topics.includes(key.topic));
+        if (loop === undefined) return { type: "MIRROR_LOOP_CHECKED", stateEpoch };
+        return {
+          type: "MIRROR_LOOP_FOUND",
+          stateEpoch,
+          message: `mirror loop: the source's mirror '${loop.name}' already mirrors topic '${key.topic}' from this cluster (${here}); remove the topic from one of the two mirrors`,
+        };
+      }
+      case "lookupLastMirrorEpoch": {
+        const lme = await this.ctx.sources(key.mirror).lastMirrorEpoch(key.topicId, key.partition);
+        return { type: "LME_FOUND", stateEpoch, lme };
+      }
+      case "truncateFully": {
+        const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
+        this.leaderReplica(key).truncateFullyAndStartAt(start);
+        return { type: "TRUNCATED", stateEpoch };
+      }
+      case "truncateToEpoch": {
+        const replica = this.leaderReplica(key);
+        const end = replica.endOffsetForEpoch(effect.params.lme);
+        if (end.endOffset < 0n) {
+          // This log never had the epoch (nor any later one): nothing of ours can be kept.
+          const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
+          this.leaderReplica(key).truncateFullyAndStartAt(start);
+        } else if (end.endOffset < replica.logEndOffset()) replica.truncateTo(end.endOffset);
+        return { type: "TRUNCATED", stateEpoch };
+      }
+      case "addFetcher":
+        this.fetchers(key).addPartition(key);
+        return undefined;
+      case "removeFetcher": {
+        const removed = await this.fetchers(key).removePartition(key);
+        return { type: "FETCHER_REMOVED", stateEpoch, latestMirroredEpoch: removed.latestMirroredEpoch };
+      }
+      case "holdAppends":
+        this.fetchers(key).holdAppends(key);
+        return undefined;
+      case "releaseAppends":
+        this.fetchers(key).releaseAppends(key);
+        return undefined;
+      case "bumpLeaderEpoch": {
+        const req = {
+          topic: key.topic,
+          partition: key.partition,
+          minLeaderEpoch: effect.params.minLeaderEpoch,
+        };
+        const [leaderEpoch] = this.ctx.destination.bumpLeaderEpochs([req]);
+        if (leaderEpoch === undefined)
+          throw new Error(`BumpLeaderEpochs returned no epoch for ${key.topic}-${key.partition}`);
+        return { type: "EPOCH_BUMPED", stateEpoch, leaderEpoch };
+      }
+      case "abortOpenTransactions": {
+        const replica = this.leaderReplica(key);
+        // Idempotent: a resumed STOPPING finds the transactions it aborted closed.
+        for (const txn of replica.ongoingTransactions()) {
+          replica.appendControlBatch(
+            encodeEndTxnMarkerBatch({
+              type: ControlRecordType.ABORT,
+              producerId: txn.producerId,
+              producerEpoch: txn.producerEpoch,
+              coordinatorEpoch: 0,
+              timestamp: BigInt(this.ctx.clock.now()),
+            }),
+          );
+        }
+        return { type: "TXNS_ABORTED", stateEpoch };
+      }
+      case "appendPidReset": {
+        const replica = this.leaderReplica(key);
+        if (!replica.endsWithPidReset()) {
+          replica.appendControlBatch(
+            encodeMirrorPidResetBatch({
+              sourceClusterId: this.ctx.sourceClusterId(key.mirror),
+              timestamp: BigInt(this.ctx.clock.now()),
+            }),
+          );
+        }
+        return { type: "PID_RESET_APPENDED", stateEpoch };
+      }
+      default:
+        throw new Error(`the coordinator has no executor for effect '${effect.type}'; this is a bug`);
+    }
+  }
+
+  /** The leader replica of the data partition, on whichever broker leads it (an RPC when not this one). */
+  private leaderReplica(key: MirrorPartitionKey): LocalReplica {
+    const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
+    const replica = leader >= 0 ? this.ctx.destination.replica(leader, key.topic, key.partition) : undefined;
+    if (replica === undefined) {
+      throw new ClusterError(
+        "LEADER_NOT_AVAILABLE",
+        `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}); the step is retried after the election`,
+      );
+    }
+    return replica;
+  }
+
+  /** The fetcher manager of the broker that leads the data partition (it appends the fetched batches). */
+  private fetchers(key: MirrorPartitionKey): FetcherManager {
+    const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
+    if (leader < 0) {
+      throw new ClusterError(
+        "LEADER_NOT_AVAILABLE",
+        `${key.topic}-${key.partition} has no leader on the destination; the fetcher step is retried after the election`,
+      );
+    }
+    return this.ctx.fetchers(leader);
+  }
+
+  private failure(stateEpoch: number, message: string, retryable: boolean): MirrorPartitionEvent {
+    return { type: "EFFECT_FAILED", stateEpoch, message, retryable, random: this.ctx.random.next() };
+  }
+
+  private failureOf(stateEpoch: number, error: unknown): MirrorPartitionEvent {
+    const message = error instanceof Error ? error.message : String(error);
+    const retriable = (error as { retriable?: unknown } | null)?.retriable;
+    return this.failure(stateEpoch, message, typeof retriable === "boolean" ? retriable : true);
+  }
+}

@@ -1,0 +1,78 @@
+import type { Random } from "@cluster-mirror/cluster";
+import { ClusterError } from "@cluster-mirror/cluster";
+import type { MirrorPartitionCommand, MirrorPartitionEvent } from "@cluster-mirror/machines";
+import { MIRROR_STATE_TOPIC } from "../destination/embedded-state-log";
+import type {
+  DestinationCluster,
+  FetcherEvents,
+  MirrorCoordinators,
+  MirrorPartitionKey,
+  MirrorPartitionView,
+} from "../ports";
+import type { CoordinatorRuntime } from "./coordinator-runtime";
+import { mirrorStatePartitionFor } from "./mirror-state-partition";
+
+/**
+ * `MirrorCoordinators` and `FetcherEvents` over the coordinator runtimes of the destination's brokers: a
+ * request for a partition goes to the runtime of the broker leading the partition's `__mirror_state`
+ * partition (an in-process stand-in for the RPC to that broker), NOT_COORDINATOR when there is none.
+ */
+export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvents {
+  private readonly runtimes = new Map<number, CoordinatorRuntime>();
+
+  constructor(
+    private readonly destination: DestinationCluster,
+    private readonly numStatePartitions: number,
+    private readonly random: Random,
+  ) {}
+
+  /** Adds a broker's runtime (replacing an older one of the same broker). */
+  register(runtime: CoordinatorRuntime): void {
+    this.runtimes.set(runtime.brokerId, runtime);
+  }
+
+  /** Removes a broker's runtime (it shut down or crashed). */
+  unregister(brokerId: number): void {
+    this.runtimes.delete(brokerId);
+  }
+
+  /** The runtime coordinating `key` now, or undefined. */
+  coordinatorOf(key: MirrorPartitionKey): CoordinatorRuntime | undefined {
+    const partition = mirrorStatePartitionFor(key, this.numStatePartitions);
+    const leader = this.destination.leaderOf(MIRROR_STATE_TOPIC, partition);
+    return this.runtimes.get(leader);
+  }
+
+  command(key: MirrorPartitionKey, command: MirrorPartitionCommand): Promise<void> {
+    const runtime = this.coordinatorOf(key);
+    if (runtime === undefined) {
+      return Promise.reject(
+        new ClusterError(
+          "NOT_COORDINATOR",
+          `no running coordinator for ${key.mirror}/${key.topic}-${key.partition} (its __mirror_state partition has no leader with a runtime); retry after the election`,
+        ),
+      );
+    }
+    return runtime.command(key, command);
+  }
+
+  describe(mirror?: string): MirrorPartitionView[] {
+    return [...this.runtimes.values()].flatMap((r) => r.describe(mirror));
+  }
+
+  async tombstoneMirror(mirror: string): Promise<void> {
+    await Promise.all([...this.runtimes.values()].map((r) => r.tombstoneMirror(mirror)));
+  }
+
+  epochObserved(key: MirrorPartitionKey, batchEpoch: number, localLeaderEpoch: number): void {
+    this.deliver(key, { type: "EPOCH_OBSERVED", batchEpoch, localLeaderEpoch });
+  }
+
+  partitionFailed(key: MirrorPartitionKey, message: string, retryable: boolean): void {
+    this.deliver(key, { type: "FAIL", message, retryable, random: this.random.next() });
+  }
+
+  private deliver(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
+    this.coordinatorOf(key)?.observe(key, event);
+  }
+}

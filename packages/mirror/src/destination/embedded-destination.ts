@@ -1,0 +1,68 @@
+import type { KafkaCluster, Uuid } from "@cluster-mirror/cluster";
+import type { DestinationCluster, LocalReplica } from "../ports";
+import { EmbeddedLocalReplica } from "./embedded-local-replica";
+
+/**
+ * What the coordinator needs beyond `DestinationCluster` to rehydrate a `__mirror_state` key (which holds a
+ * topic id, not a name) into a partition actor: the topic's name and its `mirror.name` config.
+ */
+export interface DestinationTopicLookup {
+  /** The name of the topic with this id, or undefined when no such topic exists. */
+  topicName(topicId: Uuid): string | undefined;
+  /** A dynamic topic config's value, or undefined when unset (or the topic does not exist). */
+  topicConfig(topic: string, name: string): string | undefined;
+}
+
+/** `DestinationCluster` over an embedded `KafkaCluster`: replicas of its brokers, requests to its controller. */
+export class EmbeddedDestination implements DestinationCluster, DestinationTopicLookup {
+  constructor(readonly cluster: KafkaCluster) {}
+
+  get clusterId(): string {
+    return this.cluster.clusterId;
+  }
+
+  replica(brokerId: number, topic: string, partition: number): LocalReplica | undefined {
+    const p = this.cluster.broker(brokerId)?.replica(topic, partition);
+    return p?.isLeader ? new EmbeddedLocalReplica(this.cluster, brokerId, topic, partition) : undefined;
+  }
+
+  leaderOf(topic: string, partition: number): number {
+    return this.cluster.controller.image.partition(topic, partition)?.leader ?? -1;
+  }
+
+  createMirrorTopic(request: {
+    name: string;
+    topicId: Uuid;
+    numPartitions: number;
+    replicationFactor?: number;
+    configs: Record<string, string>;
+  }): void {
+    this.cluster.controller.createTopic({
+      name: request.name,
+      topicId: request.topicId,
+      numPartitions: request.numPartitions,
+      replicationFactor: request.replicationFactor,
+      configs: request.configs,
+    });
+  }
+
+  createPartitions(topic: string, totalCount: number): void {
+    this.cluster.controller.createPartitions(topic, totalCount);
+  }
+
+  alterTopicConfigs(topic: string, ops: { name: string; op: "SET" | "DELETE"; value?: string }[]): void {
+    this.cluster.controller.incrementalAlterConfigs({ type: "topic", name: topic }, ops);
+  }
+
+  bumpLeaderEpochs(requests: { topic: string; partition: number; minLeaderEpoch: number }[]): number[] {
+    return this.cluster.controller.bumpLeaderEpochs(requests);
+  }
+
+  topicName(topicId: Uuid): string | undefined {
+    return this.cluster.controller.image.topicsById.get(topicId)?.name;
+  }
+
+  topicConfig(topic: string, name: string): string | undefined {
+    return this.cluster.controller.image.topic(topic)?.configs.get(name);
+  }
+}

@@ -1,0 +1,105 @@
+import { type Broker, ClusterError, type KafkaCluster, type Partition } from "@cluster-mirror/cluster";
+import { ControlRecordType, controlTypeOf, type RecordBatch } from "@cluster-mirror/protocol";
+import type { LocalReplica } from "../ports";
+
+/**
+ * `LocalReplica` over one broker's leader replica of the embedded cluster. Every call looks the broker and
+ * its `Partition` up again, so a replica that lost leadership (or a crashed broker) answers with Kafka's
+ * NOT_LEADER_OR_FOLLOWER instead of acting on a stale object.
+ */
+export class EmbeddedLocalReplica implements LocalReplica {
+  constructor(
+    private readonly cluster: KafkaCluster,
+    readonly brokerId: number,
+    readonly topic: string,
+    readonly partition: number,
+  ) {}
+
+  private broker(): Broker {
+    const broker = this.cluster.broker(this.brokerId);
+    if (!broker?.isRunning) {
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.brokerId} is not running, so it no longer leads ${this.topic}-${this.partition}; look the leader up again`,
+      );
+    }
+    return broker;
+  }
+
+  private leader(): Partition {
+    const p = this.broker().replica(this.topic, this.partition);
+    if (!p?.isLeader) {
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.brokerId} no longer leads ${this.topic}-${this.partition}; look the leader up again`,
+      );
+    }
+    return p;
+  }
+
+  logStartOffset(): bigint {
+    return this.leader().log.logStartOffset;
+  }
+  logEndOffset(): bigint {
+    return this.leader().log.logEndOffset;
+  }
+  highWatermark(): bigint {
+    return this.leader().log.highWatermark;
+  }
+  leaderEpoch(): number {
+    return this.leader().leaderEpoch;
+  }
+  latestEpoch(): number {
+    return this.leader().log.latestEpoch ?? -1;
+  }
+  endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint } {
+    return this.leader().log.endOffsetForEpoch(epoch);
+  }
+
+  /** Through `Broker.appendAsIs`, so the followers are woken and the high watermark moves. */
+  appendAsIs(batches: Buffer): { batchCount: number; lastOffset: bigint | undefined } {
+    const info = this.broker().appendAsIs(this.topic, this.partition, batches);
+    return { batchCount: info.batchCount, lastOffset: info.lastOffset };
+  }
+  truncateTo(offset: bigint): void {
+    this.broker().truncateTo(this.topic, this.partition, offset);
+  }
+  truncateFullyAndStartAt(offset: bigint): void {
+    this.broker().truncateFullyAndStartAt(this.topic, this.partition, offset);
+  }
+  followersTruncated(): boolean {
+    return this.broker().followersTruncated(this.topic, this.partition);
+  }
+
+  /** Open transactions with their producer epoch (an ABORT marker must carry the producer's epoch). */
+  ongoingTransactions(): { producerId: bigint; producerEpoch: number; firstOffset: bigint }[] {
+    const log = this.leader().log;
+    const open = log.ongoingTransactions();
+    if (open.length === 0) return [];
+    const epochs = new Map(log.producerStateSnapshot().map((e) => [e.producerId, e.producerEpoch]));
+    return open.map((t) => ({ ...t, producerEpoch: epochs.get(t.producerId) ?? 0 }));
+  }
+
+  appendControlBatch(batch: Buffer): void {
+    this.broker().appendControlBatch(this.topic, this.partition, batch);
+  }
+
+  endsWithPidReset(): boolean {
+    let last: RecordBatch | undefined;
+    for (const b of this.leader().log.batches()) last = b;
+    return last !== undefined && controlTypeOf(last) === ControlRecordType.MIRROR_PID_RESET;
+  }
+
+  /**
+   * Sets the flag on every running replica of the partition, not only the leader, so a leader change keeps
+   * the partition read-only (or writable) without waiting for the coordinator.
+   */
+  setReadOnly(readOnly: boolean): void {
+    this.leader();
+    for (const id of this.cluster.runningBrokers()) {
+      const broker = this.cluster.broker(id);
+      if (broker?.replica(this.topic, this.partition))
+        broker.setReadOnly(this.topic, this.partition, readOnly);
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import { ClusterError, type KafkaCluster } from "@cluster-mirror/cluster";
+import { decodeRecords, encodeRecordBatch } from "@cluster-mirror/protocol";
+import type { StateLog, StateLogRecord } from "../ports";
+
+/** The compacted internal topic that holds the mirror partitions' states (spec §6). */
+export const MIRROR_STATE_TOPIC = "__mirror_state";
+
+/** Kafka's default for `mirror.topic.num.partitions` (as `offsets.topic.num.partitions`). */
+export const DEFAULT_MIRROR_STATE_PARTITIONS = 50;
+
+/**
+ * Creates `__mirror_state` (compacted, `numPartitions` partitions, replication factor min(3, live brokers))
+ * unless it exists; returns its partition count.
+ */
+export function ensureMirrorStateTopic(cluster: KafkaCluster, numPartitions: number): number {
+  const existing = cluster.controller.image.topic(MIRROR_STATE_TOPIC);
+  if (existing) return existing.partitions.length;
+  const live = cluster.controller.image.liveBrokers().length;
+  cluster.controller.createTopic({
+    name: MIRROR_STATE_TOPIC,
+    numPartitions,
+    replicationFactor: Math.max(1, Math.min(3, live)),
+    configs: { "cleanup.policy": "compact" },
+  });
+  return numPartitions;
+}
+
+/** A `StateLog` that can say, without writing, whether it still leads at an epoch (zombie fencing). */
+export interface LeaderEpochCheck {
+  /** True when this log's broker leads the partition at exactly `leaderEpoch`. */
+  isLeaderAt(leaderEpoch: number): boolean;
+}
+
+/**
+ * `StateLog` over one `__mirror_state` partition as broker `brokerId` holds it. `append` writes one batch
+ * with acks=-1 (resolves once the ISR has it) and is refused unless this broker leads the partition at
+ * exactly `leaderEpoch`, checked synchronously right before the produce, so a coordinator that lost
+ * leadership cannot write.
+ */
+export class EmbeddedStateLog implements StateLog, LeaderEpochCheck {
+  constructor(
+    private readonly cluster: KafkaCluster,
+    readonly brokerId: number,
+    readonly partition: number,
+  ) {}
+
+  isLeaderAt(leaderEpoch: number): boolean {
+    const p = this.cluster.broker(this.brokerId)?.replica(MIRROR_STATE_TOPIC, this.partition);
+    return p?.isLeader === true && p.leaderEpoch === leaderEpoch;
+  }
+
+  async append(records: { key: Buffer; value: Buffer | null }[], leaderEpoch: number): Promise<void> {
+    const broker = this.cluster.broker(this.brokerId);
+    const p = broker?.isRunning ? broker.replica(MIRROR_STATE_TOPIC, this.partition) : undefined;
+    const name = `${MIRROR_STATE_TOPIC}-${this.partition}`;
+    if (!broker || !p?.isLeader) {
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.brokerId} does not lead ${name}; its coordinator must stop writing (the new leader's coordinator owns it)`,
+      );
+    }
+    if (p.leaderEpoch !== leaderEpoch) {
+      throw new ClusterError(
+        "FENCED_LEADER_EPOCH",
+        `${name} is at leader epoch ${p.leaderEpoch}, the coordinator wrote with ${leaderEpoch}; it must reload the partition`,
+      );
+    }
+    if (records.length === 0) return;
+    const batch = encodeRecordBatch({
+      baseTimestamp: BigInt(this.cluster.clock.now()),
+      records: records.map((r, i) => ({
+        attributes: 0,
+        offsetDelta: i,
+        timestampDelta: 0n,
+        key: r.key,
+        value: r.value,
+        headers: [],
+      })),
+    });
+    await broker.produce({ topic: MIRROR_STATE_TOPIC, partition: this.partition, batch, acks: -1 });
+  }
+
+  readAll(): StateLogRecord[] {
+    const p = this.cluster.broker(this.brokerId)?.replica(MIRROR_STATE_TOPIC, this.partition);
+    if (!p) {
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.brokerId} hosts no ${MIRROR_STATE_TOPIC}-${this.partition}; load it on its leader`,
+      );
+    }
+    const start = p.log.logStartOffset;
+    const out: StateLogRecord[] = [];
+    for (const batch of p.log.batches()) {
+      if (batch.isControl || batch.lastOffset < start) continue;
+      for (const r of decodeRecords(batch)) {
+        const offset = batch.baseOffset + BigInt(r.offsetDelta);
+        if (offset >= start && r.key !== null) out.push({ offset, key: r.key, value: r.value });
+      }
+    }
+    return out;
+  }
+}

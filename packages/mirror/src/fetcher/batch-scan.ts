@@ -1,0 +1,105 @@
+import { CorruptRecordError, RecordBatch, RecordBatchLayout } from "@cluster-mirror/protocol";
+
+/** What `scanFetchedBatches` found in one partition's fetched bytes. */
+export interface FetchedBatchScan {
+  /** Bytes of the appendable prefix: whole, valid batches below the epoch limit, in offset order. */
+  validBytes: number;
+  batchCount: number;
+  /** Base offset of the first batch of the prefix, and its last offset. */
+  firstBaseOffset: bigint | undefined;
+  firstLastOffset: bigint | undefined;
+  /** Highest partition leader epoch among the prefix's batches and a held batch (-1 when none). */
+  maxEpoch: number;
+  /** Set when a whole batch's epoch is above the local leader epoch: it and what follows are not appended. */
+  heldEpoch: number | undefined;
+  /** Set when a batch failed validation: its base offset (or the byte position when unreadable) and why. */
+  corrupt: { at: string; error: CorruptRecordError } | undefined;
+}
+
+const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } = RecordBatchLayout;
+
+/**
+ * Walks the whole batches of a fetch response's records, zero-copy, and finds the prefix the mirror may
+ * append as it is: each batch's header (and CRC-32C unless `verifyCrc: false`, for a caller whose append
+ * checks the CRC itself, all or nothing) is validated, offsets must increase, and a batch whose
+ * partition leader epoch is above `localLeaderEpoch` stops the prefix (the epoch invariant, spec §4). A
+ * partial trailing batch (the fetch hit its byte limit) ends the walk; it is fetched again next time.
+ * Records are never decoded.
+ */
+export function scanFetchedBatches(
+  records: Buffer,
+  localLeaderEpoch: number,
+  options: { verifyCrc?: boolean } = {},
+): FetchedBatchScan {
+  const verifyCrc = options.verifyCrc ?? true;
+  const scan: FetchedBatchScan = {
+    validBytes: 0,
+    batchCount: 0,
+    firstBaseOffset: undefined,
+    firstLastOffset: undefined,
+    maxEpoch: -1,
+    heldEpoch: undefined,
+    corrupt: undefined,
+  };
+  let position = 0;
+  let previousLast: bigint | undefined;
+  while (position + LOG_OVERHEAD <= records.length) {
+    const length = records.readInt32BE(position + BATCH_LENGTH_OFFSET);
+    if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
+      scan.corrupt = {
+        at: `byte ${position}`,
+        error: new CorruptRecordError(
+          `record batch at byte ${position} of the fetch response declares length ${length}, less than the v2 header needs`,
+        ),
+      };
+      return scan;
+    }
+    const end = position + LOG_OVERHEAD + length;
+    if (end > records.length) return scan;
+    let batch: RecordBatch;
+    try {
+      batch = new RecordBatch(records.subarray(position, end));
+      if (verifyCrc) batch.validate();
+      else if (batch.lastOffsetDelta < 0 || batch.recordCount < 0) {
+        throw new CorruptRecordError(
+          `record batch at offset ${batch.baseOffset} has a negative record count or lastOffsetDelta`,
+        );
+      }
+    } catch (error) {
+      // The base offset is outside the CRC: it names the batch even when the rest is damaged.
+      scan.corrupt = { at: records.readBigInt64BE(position).toString(), error: asCorrupt(error) };
+      return scan;
+    }
+    const base = batch.baseOffset;
+    const last = base + BigInt(batch.lastOffsetDelta);
+    if (previousLast !== undefined && base <= previousLast) {
+      scan.corrupt = {
+        at: base.toString(),
+        error: new CorruptRecordError(
+          `record batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
+        ),
+      };
+      return scan;
+    }
+    const epoch = batch.partitionLeaderEpoch;
+    if (epoch > scan.maxEpoch) scan.maxEpoch = epoch;
+    if (epoch > localLeaderEpoch) {
+      scan.heldEpoch = epoch;
+      return scan;
+    }
+    if (scan.firstBaseOffset === undefined) {
+      scan.firstBaseOffset = base;
+      scan.firstLastOffset = last;
+    }
+    previousLast = last;
+    scan.batchCount++;
+    position = end;
+    scan.validBytes = position;
+  }
+  return scan;
+}
+
+function asCorrupt(error: unknown): CorruptRecordError {
+  if (error instanceof CorruptRecordError) return error;
+  return new CorruptRecordError(error instanceof Error ? error.message : String(error), { cause: error });
+}

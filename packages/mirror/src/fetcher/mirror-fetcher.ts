@@ -1,0 +1,470 @@
+import type { Cancel, Random, Scheduler } from "@cluster-mirror/cluster";
+import type { FetcherEvent, FetchPartitionResult, RetryBackoffOptions } from "@cluster-mirror/machines";
+import { CorruptRecordError, KafkaError } from "@cluster-mirror/protocol";
+import type {
+  FetcherEvents,
+  LocalReplica,
+  SourceCluster,
+  SourceFetchPartition,
+  SourceFetchPartitionResult,
+} from "../ports";
+import { type FetchedBatchScan, scanFetchedBatches } from "./batch-scan";
+import type { FetchPartitionState } from "./fetch-partition-state";
+import {
+  type FetcherChartSnapshot,
+  type FetcherEffect,
+  fetcherStateName,
+  fetcherTransition,
+  initialFetcherSnapshot,
+} from "./fetcher-chart";
+
+/** Fetch sizes and timings of one fetch round (read on every round, so changes apply at once). */
+export interface FetchRoundConfig {
+  /** Response size limit over all partitions (`fetch.response.max.bytes`). */
+  maxBytes: number;
+  /** Per-partition limit (`fetch.max.bytes` in KIP-1279's mirror configs). */
+  partitionMaxBytes: number;
+  /** Wait before fetching again when a round brought nothing (the source does not long-poll). */
+  fetchWaitMaxMs: number;
+}
+
+/** What a fetcher needs from its manager. */
+export interface FetcherHost {
+  readonly scheduler: Scheduler;
+  readonly random: Random;
+  readonly events: FetcherEvents;
+  source(mirror: string): SourceCluster;
+  round(mirror: string): FetchRoundConfig;
+  /** The destination leader replica of the partition on this broker, or undefined. */
+  replica(state: FetchPartitionState): LocalReplica | undefined;
+  /** True when the destination throttle applies to the partition and its quota is used up now. */
+  throttledNow(state: FetchPartitionState): boolean;
+  /** Counts appended bytes and batches, and meters them against the destination throttle. */
+  recordAppended(state: FetchPartitionState, bytes: number, batches: number): void;
+  /** The fetcher no longer fetches these partitions (REMOVE_PARTITIONS acknowledged, or STOP). */
+  removed(states: readonly FetchPartitionState[]): void;
+  /** The source answered NOT_LEADER_OR_FOLLOWER / FENCED / UNKNOWN_LEADER_EPOCH: route them again. */
+  reroute(states: readonly FetchPartitionState[]): void;
+  /** These partitions failed (reported to their actors by the host). */
+  failed(states: readonly FetchPartitionState[]): void;
+  /** A whole fetch failed (source broker unreachable): the host refreshes source leaders. */
+  fetchFailed(fetcher: MirrorFetcher): void;
+}
+
+/**
+ * One mirror fetcher (spec §3): a mirror's partitions led by one source broker with the same fetcher index.
+ * It follows `fetcherMachine` (through `fetcherTransition`) and runs the chart's effects: one consumer-style
+ * fetch with every fetchable partition, then per partition truncation (diverging epoch, out of range),
+ * validation and the as-is append of the validated prefix, re-routing or failing. Every delay goes through
+ * the injected scheduler.
+ */
+export class MirrorFetcher {
+  private snapshot: FetcherChartSnapshot;
+  private readonly queue: FetcherEvent[] = [];
+  private draining = false;
+  private readonly assigned = new Map<string, FetchPartitionState>();
+  private timer: Cancel | undefined;
+  private sendTask: Cancel | undefined;
+  private rotation = 0;
+
+  constructor(
+    readonly mirror: string,
+    readonly sourceBrokerId: number,
+    readonly index: number,
+    /** The deterministic client id (see `mirrorFetcherClientId`). */
+    readonly clientId: string,
+    private readonly host: FetcherHost,
+    backoff: RetryBackoffOptions,
+  ) {
+    this.snapshot = initialFetcherSnapshot(backoff);
+  }
+
+  /** The chart state: idle, fetching, backingOff, throttled or stopped. */
+  get state(): string {
+    return fetcherStateName(this.snapshot);
+  }
+
+  /** Ids of the partitions this fetcher fetches. */
+  partitionIds(): string[] {
+    return [...this.snapshot.context.partitions];
+  }
+
+  add(state: FetchPartitionState): void {
+    this.assigned.set(state.id, state);
+    this.send({ type: "ADD_PARTITIONS", partitions: [state.id] });
+  }
+
+  remove(ids: readonly string[]): void {
+    this.send({ type: "REMOVE_PARTITIONS", partitions: ids });
+  }
+
+  stop(): void {
+    this.send({ type: "STOP" });
+  }
+
+  private send(event: FetcherEvent): void {
+    this.queue.push(event);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+        const step = fetcherTransition(this.snapshot, e);
+        this.snapshot = step.snapshot;
+        for (const effect of step.effects) this.run(effect);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private take(ids: readonly string[]): FetchPartitionState[] {
+    const out: FetchPartitionState[] = [];
+    for (const id of ids) {
+      const s = this.assigned.get(id);
+      if (!s) continue;
+      this.assigned.delete(id);
+      out.push(s);
+    }
+    return out;
+  }
+
+  private run(effect: FetcherEffect): void {
+    switch (effect.type) {
+      case "sendFetch": {
+        const { fetchId, partitions } = effect.params;
+        this.sendTask = this.host.scheduler.schedule(() => this.doFetch(fetchId, partitions), 0);
+        return;
+      }
+      case "reportPartitionFailures": {
+        const failed = this.take(effect.params.failures.map((f) => f.partition));
+        for (const s of failed) {
+          const error = effect.params.failures.find((f) => f.partition === s.id)?.error ?? "UNKNOWN";
+          s.failure ??= {
+            message: `${s.key.mirror}: ${s.source.topic}-${s.source.partition} failed on source broker ${this.sourceBrokerId} with ${error}`,
+            retryable: true,
+          };
+        }
+        this.host.failed(failed);
+        return;
+      }
+      case "reroutePartitions":
+        this.host.reroute(this.take(effect.params.partitions.map((p) => p.partition)));
+        return;
+      case "truncateToDivergingEpoch":
+        this.truncateToDivergingEpoch(effect.params.partition, effect.params.epoch, effect.params.endOffset);
+        return;
+      case "truncateFullyAndStartAt":
+        this.truncateOutOfRange(effect.params.partition);
+        return;
+      case "partitionsRemoved":
+        this.host.removed(this.take(effect.params.partitions));
+        return;
+      case "scheduleBackoff":
+        this.timer = this.host.scheduler.schedule(
+          () => this.send({ type: "BACKOFF_ELAPSED" }),
+          effect.params.delayMs,
+        );
+        return;
+      case "scheduleThrottle":
+        this.timer = this.host.scheduler.schedule(
+          () => this.send({ type: "THROTTLE_ELAPSED" }),
+          effect.params.delayMs,
+        );
+        return;
+      case "closeFetcher":
+        this.timer?.();
+        this.sendTask?.();
+        this.host.removed(this.take([...this.assigned.keys()]));
+        return;
+    }
+  }
+
+  private isCurrent(fetchId: number): boolean {
+    return this.snapshot.context.inFlight?.fetchId === fetchId;
+  }
+
+  /** Builds and sends fetch `fetchId` (a scheduler task), then settles it when the answer comes. */
+  private doFetch(fetchId: number, ids: readonly string[]): void {
+    if (!this.isCurrent(fetchId)) return;
+    const round = this.host.round(this.mirror);
+    const local: FetchPartitionResult[] = [];
+    const requested: { id: string; state: FetchPartitionState; request: SourceFetchPartition }[] = [];
+    const start = ids.length > 0 ? this.rotation++ % ids.length : 0;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[(start + i) % ids.length]!;
+      const s = this.assigned.get(id);
+      if (!s || s.held || this.host.throttledNow(s)) continue;
+      const replica = this.host.replica(s);
+      try {
+        if (!replica) throw notLeader(s);
+        requested.push({
+          id,
+          state: s,
+          request: {
+            topic: s.source.topic,
+            partition: s.source.partition,
+            fetchOffset: replica.logEndOffset(),
+            lastFetchedEpoch: replica.latestEpoch(),
+            currentLeaderEpoch: s.sourceLeaderEpoch,
+            maxBytes: round.partitionMaxBytes,
+          },
+        });
+      } catch (error) {
+        local.push(this.destinationFailure(s, error));
+      }
+    }
+    if (requested.length === 0) {
+      this.send({ type: "FETCH_COMPLETED", fetchId, results: local, throttleTimeMs: round.fetchWaitMaxMs });
+      return;
+    }
+    let answer: ReturnType<SourceCluster["fetch"]>;
+    try {
+      answer = this.host.source(this.mirror).fetch({
+        clientId: this.clientId,
+        brokerId: this.sourceBrokerId,
+        maxBytes: round.maxBytes,
+        partitions: requested.map((r) => r.request),
+      });
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    answer.then(
+      (response) => {
+        if (!this.isCurrent(fetchId)) return;
+        let results: FetchPartitionResult[];
+        let progress: boolean;
+        try {
+          ({ results, progress } = this.settle(requested, response.partitions));
+        } catch (error) {
+          this.fail(fetchId, error);
+          return;
+        }
+        const idle = progress ? 0 : round.fetchWaitMaxMs;
+        this.send({
+          type: "FETCH_COMPLETED",
+          fetchId,
+          results: [...local, ...results],
+          throttleTimeMs: Math.max(response.throttleTimeMs, idle),
+        });
+      },
+      (error: unknown) => {
+        if (this.isCurrent(fetchId)) this.fail(fetchId, error);
+      },
+    );
+  }
+
+  private fail(fetchId: number, error: unknown): void {
+    this.send({ type: "FETCH_FAILED", fetchId, message: messageOf(error), random: this.host.random.next() });
+    this.host.fetchFailed(this);
+  }
+
+  /** Handles each partition's answer: records the lag inputs, appends, and classifies for the chart. */
+  private settle(
+    requested: readonly { id: string; state: FetchPartitionState; request: SourceFetchPartition }[],
+    answers: readonly SourceFetchPartitionResult[],
+  ): { results: FetchPartitionResult[]; progress: boolean } {
+    const byPartition = new Map(answers.map((a) => [`${a.topic}\u0000${a.partition}`, a]));
+    const results: FetchPartitionResult[] = [];
+    let progress = false;
+    const live = new Set(this.snapshot.context.partitions);
+    for (const { id, state: s, request } of requested) {
+      const answer = byPartition.get(`${request.topic}\u0000${request.partition}`);
+      // Removed while the fetch was in flight: nothing more is appended for it.
+      if (!answer || !live.has(id) || this.assigned.get(id) !== s) continue;
+      if (answer.error) {
+        const name = answer.error.errorName;
+        if (name === "OFFSET_OUT_OF_RANGE") {
+          s.outOfRange = { fetchOffset: request.fetchOffset, logStartOffset: answer.logStartOffset };
+          progress = true;
+        } else {
+          s.failure = { message: answer.error.message, retryable: answer.error.retriable };
+        }
+        results.push({ partition: id, error: name });
+        continue;
+      }
+      if (answer.highWatermark >= 0n) s.sourceHighWatermark = answer.highWatermark;
+      if (answer.divergingEpoch) {
+        s.diverging = answer.divergingEpoch;
+        const { epoch, endOffset } = answer.divergingEpoch;
+        results.push({ partition: id, error: null, divergingEpoch: { epoch, endOffset: Number(endOffset) } });
+        progress = true;
+        continue;
+      }
+      if (s.held || answer.records.length === 0) {
+        results.push({ partition: id, error: null });
+        continue;
+      }
+      const replica = this.host.replica(s);
+      try {
+        if (!replica) throw notLeader(s);
+        const outcome = this.append(s, replica, request.fetchOffset, answer.records);
+        if (outcome === "corrupt") results.push({ partition: id, error: "CORRUPT_MESSAGE" });
+        else {
+          if (outcome === "progress") progress = true;
+          results.push({ partition: id, error: null });
+        }
+      } catch (error) {
+        results.push(this.destinationFailure(s, error));
+      }
+    }
+    return { results, progress };
+  }
+
+  /**
+   * Validates the partition's fetched batches and appends the valid prefix as it is (a zero-copy view of
+   * the response). A corrupt batch is fetched once more; corrupt again, it fails the partition.
+   */
+  private append(
+    s: FetchPartitionState,
+    replica: LocalReplica,
+    fetchOffset: bigint,
+    records: Buffer,
+  ): "progress" | "none" | "corrupt" {
+    const localEpoch = replica.leaderEpoch();
+    // Fast path: headers and epochs here, the CRC-32C in the as-is append, which validates every batch
+    // before writing any. Only when it finds a corrupt batch is the response scanned with CRCs to append
+    // the valid prefix, so each byte's CRC is computed once.
+    let scan = scanFetchedBatches(records, localEpoch, { verifyCrc: false });
+    if (scan.maxEpoch >= 0) this.host.events.epochObserved(s.key, scan.maxEpoch, localEpoch);
+    let appended = false;
+    if (scan.validBytes > 0 && scan.firstBaseOffset !== undefined) {
+      try {
+        appended = this.appendPrefix(s, replica, fetchOffset, records, scan);
+      } catch (error) {
+        if (!(error instanceof CorruptRecordError)) throw error;
+        scan = scanFetchedBatches(records, localEpoch);
+        if (scan.corrupt === undefined) throw error;
+        if (scan.validBytes > 0) appended = this.appendPrefix(s, replica, fetchOffset, records, scan);
+      }
+    }
+    s.destinationLogEndOffset = replica.logEndOffset();
+    if (scan.corrupt) {
+      if (s.corruptAt === scan.corrupt.at) {
+        s.failure = {
+          message: `${s.key.mirror}: ${s.key.topic}-${s.key.partition}: the source sent a corrupt batch twice (${scan.corrupt.error.message}); the partition is retried from its local log end`,
+          retryable: true,
+        };
+        return "corrupt";
+      }
+      s.corruptAt = scan.corrupt.at;
+      return "progress"; // fetch it again at once
+    }
+    s.corruptAt = undefined;
+    return appended ? "progress" : "none";
+  }
+
+  /** Appends the scan's prefix as it is: a zero-copy view of the response. */
+  private appendPrefix(
+    s: FetchPartitionState,
+    replica: LocalReplica,
+    fetchOffset: bigint,
+    records: Buffer,
+    scan: FetchedBatchScan,
+  ): boolean {
+    if (scan.firstBaseOffset === undefined) return false;
+    // Kafka's follower rule: the source's log start can fall inside a batch (DeleteRecords); an empty
+    // local log then starts at that batch's base offset so the batch is stored whole.
+    const leo = replica.logEndOffset();
+    if (
+      scan.firstBaseOffset < leo &&
+      leo === fetchOffset &&
+      leo === replica.logStartOffset() &&
+      (scan.firstLastOffset ?? -1n) >= leo
+    ) {
+      replica.truncateFullyAndStartAt(scan.firstBaseOffset);
+    }
+    const prefix = scan.validBytes === records.length ? records : records.subarray(0, scan.validBytes);
+    replica.appendAsIs(prefix);
+    s.bytesMirrored += prefix.length;
+    s.batchesMirrored += scan.batchCount;
+    this.host.recordAppended(s, prefix.length, scan.batchCount);
+    return true;
+  }
+
+  private destinationFailure(s: FetchPartitionState, error: unknown): FetchPartitionResult {
+    if (error instanceof CorruptRecordError) {
+      s.failure = { message: error.message, retryable: true };
+      return { partition: s.id, error: "CORRUPT_MESSAGE" };
+    }
+    const retryable = error instanceof KafkaError ? error.retriable || isNotLeader(error) : true;
+    s.failure = {
+      message: `${s.key.mirror}: ${s.key.topic}-${s.key.partition}: ${messageOf(error)}`,
+      retryable,
+    };
+    // A destination-side error is never re-routed on the source: the chart treats it as fatal.
+    return { partition: s.id, error: "KAFKA_STORAGE_ERROR" };
+  }
+
+  private truncateToDivergingEpoch(id: string, epoch: number, endOffset: number): void {
+    const s = this.assigned.get(id);
+    const replica = s && this.host.replica(s);
+    try {
+      if (s && replica) {
+        const d = s.diverging?.epoch === epoch ? s.diverging : { epoch, endOffset: BigInt(endOffset) };
+        // KIP-320: truncate to the smaller of the source's end for that epoch and ours.
+        let target = d.endOffset >= 0n ? d.endOffset : replica.logStartOffset();
+        const mine = replica.endOffsetForEpoch(d.epoch);
+        if (mine.epoch === d.epoch && mine.endOffset >= 0n && mine.endOffset < target)
+          target = mine.endOffset;
+        if (target < replica.logEndOffset()) replica.truncateTo(target);
+        s.destinationLogEndOffset = replica.logEndOffset();
+        s.diverging = undefined;
+      }
+    } catch {
+      // The destination lost the partition; the next fetch reports it.
+    }
+    this.send({ type: "TRUNCATION_COMPLETED", partition: id });
+  }
+
+  /** OFFSET_OUT_OF_RANGE: below the source's log start, start over there; past its end, truncate to it. */
+  private truncateOutOfRange(id: string): void {
+    const s = this.assigned.get(id);
+    if (!s) {
+      this.send({ type: "TRUNCATION_COMPLETED", partition: id });
+      return;
+    }
+    const generation = s.generation;
+    const oor = s.outOfRange;
+    s.outOfRange = undefined;
+    const source = this.host.source(this.mirror);
+    const { topic, partition } = s.source;
+    const resolve = async (): Promise<{ fullyAt?: bigint; truncateTo?: bigint }> => {
+      if (oor && oor.logStartOffset >= 0n && oor.fetchOffset < oor.logStartOffset)
+        return { fullyAt: oor.logStartOffset };
+      const logStart = await source.listOffsets(topic, partition, -2n);
+      if (!oor || oor.fetchOffset < logStart) return { fullyAt: logStart };
+      const end = await source.listOffsets(topic, partition, -1n);
+      return oor.fetchOffset > end ? { truncateTo: end } : {};
+    };
+    resolve()
+      .then((plan) => {
+        if (this.assigned.get(id) !== s || s.generation !== generation) return;
+        const replica = this.host.replica(s);
+        if (!replica) return;
+        if (plan.fullyAt !== undefined) replica.truncateFullyAndStartAt(plan.fullyAt);
+        else if (plan.truncateTo !== undefined) replica.truncateTo(plan.truncateTo);
+        s.destinationLogEndOffset = replica.logEndOffset();
+      })
+      .catch(() => {
+        // Source or destination unavailable: the next fetch tells again.
+      })
+      .finally(() => this.send({ type: "TRUNCATION_COMPLETED", partition: id }));
+  }
+}
+
+function notLeader(s: FetchPartitionState): KafkaError {
+  return new KafkaError(
+    "NOT_LEADER_OR_FOLLOWER",
+    6,
+    true,
+    `this broker no longer leads ${s.key.topic}-${s.key.partition} on the destination; the coordinator of its new leader takes the mirror partition over`,
+  );
+}
+
+function isNotLeader(error: KafkaError): boolean {
+  return error.errorName === "NOT_LEADER_OR_FOLLOWER";
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

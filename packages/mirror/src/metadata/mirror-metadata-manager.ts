@@ -1,0 +1,406 @@
+import type { AclBinding, Cancel, KafkaCluster, MetadataLogEntry, Scheduler } from "@cluster-mirror/cluster";
+import { groupFilter, type MirrorDefinition, parseMirrorConfig, topicFilter } from "../admin/mirror-config";
+import type { MirrorMetrics, SyncErrorKind } from "../metrics/mirror-metrics";
+import type { MirrorCoordinators, SourceCluster, SourceConnector, SourceTopicInfo } from "../ports";
+import { reconcileAcls } from "./acl-sync";
+import { type GroupOffsetSyncResult, syncGroupOffsets } from "./group-offset-sync";
+import { createMirrorTopic, sourcePartitionCount } from "./mirror-topic-factory";
+import { MIRROR_NAME_CONFIG, type MirrorTopic, mirrorTopics, parseMirrorNameConfig } from "./mirror-topics";
+import { SourceConnections } from "./source-connections";
+import {
+  type DriveResult,
+  driveTopics,
+  failPartitions,
+  isStateRace,
+  partitionKey,
+  viewsByPartition,
+} from "./state-driver";
+import { topicConfigSyncOps } from "./topic-configs";
+
+/** Message of a partition failed because its source topic disappeared (the POC's words). */
+export const SOURCE_TOPIC_DELETED = "The source topic is deleted.";
+
+/** How many consecutive refreshes must miss a source topic before its partitions fail. */
+export const DELETED_TOPIC_OBSERVATIONS = 2;
+
+/** Wiring of a broker's metadata manager. */
+export interface MirrorMetadataManagerOptions {
+  /** The destination cluster (its controller, group coordinator and authorizer). */
+  destination: KafkaCluster;
+  /** Opens sources from mirror definitions (a shared `SourceConnections` keeps one per mirror). */
+  sources: SourceConnector | SourceConnections;
+  coordinators: MirrorCoordinators;
+  /** Runs the periodic refreshes (and the drives that follow a `mirror.name` change). */
+  scheduler: Scheduler;
+  /**
+   * True when this broker leads the mirror's designated `__mirror_state` partition
+   * (`abs(hash(mirror)) % numPartitions`): only that broker creates topics and syncs metadata.
+   */
+  leadsMirror: (mirror: string) => boolean;
+  metrics?: MirrorMetrics;
+  /** Hears every sync error (after it is counted), e.g. to log it. */
+  onSyncError?: (mirror: string, kind: SyncErrorKind, error: unknown) => void;
+}
+
+/** What one refresh of one mirror did (for logs and tests). */
+export interface RefreshReport {
+  mirror: string;
+  /** False when this broker does not lead the mirror (only the cluster id was checked). */
+  leader: boolean;
+  /** Set when the source's cluster id differs from the pinned one (every partition was failed). */
+  clusterIdChanged?: { pinned: string; seen: string };
+  /** Topics whose partitions were failed because the source topic is gone (seen twice). */
+  deletedTopics: string[];
+  /** Mirror topics created for newly discovered source topics. */
+  createdTopics: string[];
+  /** Topics whose partition count was raised, with the new count. */
+  createdPartitions: { topic: string; count: number }[];
+  /** Topics whose configs were altered. */
+  alteredConfigs: string[];
+  groups?: GroupOffsetSyncResult;
+  acls?: { created: AclBinding[]; deleted: AclBinding[] };
+  /** Commands sent to partition actors. */
+  commands: DriveResult["sent"];
+}
+
+/**
+ * The mirror metadata manager of one destination broker (spec §3, §7; KIP-1279's MirrorMetadataManager and
+ * MirrorSourceSyncer). Every `mirror.metadata.refresh.interval.ms`, per mirror:
+ *
+ * 1. every broker checks the source cluster id against the pinned one; a change fails every partition of the
+ *    mirror non-retryably and stops the pass;
+ * 2. the broker that leads the mirror (`leadsMirror`) then: fails the partitions of a source topic seen
+ *    missing (or recreated with another id) on two consecutive refreshes; creates and starts new source
+ *    topics matching `topics.include` and not `topics.exclude`; raises partition counts; copies topic
+ *    configs (except the exclusion list); copies group offsets, clamped; reconciles ACLs; and drives every
+ *    partition toward what its topic's `mirror.name` suffix asks for. PAUSED topics get no sync.
+ *
+ * A `mirror.name` change also drives that topic's partitions right away (next scheduler turn). Every error
+ * is counted per mirror and kind and never stops other topics or mirrors.
+ */
+export class MirrorMetadataManager {
+  private readonly options: MirrorMetadataManagerOptions;
+  private readonly sources: SourceConnections;
+  private readonly timers = new Map<string, Cancel>();
+  private readonly inFlight = new Map<string, Promise<RefreshReport | undefined>>();
+  private readonly pending = new Set<Promise<unknown>>();
+  /** Consecutive refreshes that missed a source topic, by `mirror\0topic`. */
+  private readonly missing = new Map<string, number>();
+  /** ACL bindings each mirror created or adopted (see `reconcileAcls`). */
+  private readonly ownedAcls = new Map<string, Set<string>>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(options: MirrorMetadataManagerOptions) {
+    this.options = options;
+    this.sources =
+      options.sources instanceof SourceConnections ? options.sources : new SourceConnections(options.sources);
+  }
+
+  /** Starts the periodic refreshes of every mirror (now and later created ones) and the `mirror.name` watch. */
+  start(): void {
+    if (this.unsubscribe) return;
+    const controller = this.options.destination.controller;
+    for (const name of controller.image.mirrors.keys()) this.schedule(name);
+    this.unsubscribe = controller.subscribe((e) => this.onMetadata(e), controller.metadataLog().length);
+  }
+
+  /** Stops every timer and the metadata watch; refreshes in flight finish on their own. */
+  close(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    for (const cancel of this.timers.values()) cancel();
+    this.timers.clear();
+  }
+
+  /** Resolves once every refresh and drive started so far has finished. */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /**
+   * Runs one refresh of `mirror` now (a refresh already running is joined, not repeated). Resolves with what
+   * it did, or undefined when the mirror does not exist; never rejects.
+   */
+  refresh(mirror: string): Promise<RefreshReport | undefined> {
+    const running = this.inFlight.get(mirror);
+    if (running) return running;
+    const run = this.track(
+      this.doRefresh(mirror).catch((error: unknown) => {
+        this.error(mirror, "TopicMetadataRefreshError", error);
+        return undefined;
+      }),
+    ).finally(() => this.inFlight.delete(mirror));
+    this.inFlight.set(mirror, run);
+    return run;
+  }
+
+  /** Drives the partitions of a mirror's topics toward their `mirror.name` suffix (leader broker only). */
+  async drive(mirror: string, topicName?: string): Promise<DriveResult["sent"]> {
+    if (!this.options.leadsMirror(mirror)) return [];
+    const topics = mirrorTopics(this.options.destination.controller.image, mirror).filter(
+      (t) => topicName === undefined || t.name === topicName,
+    );
+    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const result = await driveTopics(this.options.coordinators, topics, views);
+    for (const f of result.failed) {
+      if (!isStateRace(f.error)) this.error(mirror, "MirrorStateCommandError", f.error);
+    }
+    return result.sent;
+  }
+
+  private schedule(mirror: string): void {
+    this.timers.get(mirror)?.();
+    const def = this.options.destination.controller.image.mirrors.get(mirror);
+    if (!def) {
+      this.timers.delete(mirror);
+      return;
+    }
+    let interval: number;
+    try {
+      interval = parseMirrorConfig(mirror, def).metadataRefreshIntervalMs;
+    } catch {
+      interval = 30_000;
+    }
+    this.timers.set(
+      mirror,
+      this.options.scheduler.schedule(() => {
+        this.schedule(mirror);
+        void this.refresh(mirror);
+      }, interval),
+    );
+  }
+
+  private onMetadata(entry: MetadataLogEntry): void {
+    const record = entry.record;
+    if (record.type === "Mirror") {
+      this.schedule(record.name);
+    } else if (record.type === "RemoveMirror") {
+      this.timers.get(record.name)?.();
+      this.timers.delete(record.name);
+      this.sources.drop(record.name);
+      this.ownedAcls.delete(record.name);
+      for (const key of [...this.missing.keys()])
+        if (key.startsWith(`${record.name}\u0000`)) this.missing.delete(key);
+    } else if (
+      record.type === "Config" &&
+      record.resourceType === "topic" &&
+      record.name === MIRROR_NAME_CONFIG
+    ) {
+      const parsed = parseMirrorNameConfig(record.value ?? undefined);
+      if (!parsed) return;
+      const topic = record.resourceName;
+      // Deferred: the topic's partitions are appended after its configs, and commands are asynchronous.
+      this.options.scheduler.schedule(() => {
+        void this.track(
+          this.drive(parsed.mirror, topic).catch((error: unknown) => {
+            this.error(parsed.mirror, "MirrorStateCommandError", error);
+            return [];
+          }),
+        );
+      }, 0);
+    }
+  }
+
+  private async doRefresh(mirror: string): Promise<RefreshReport | undefined> {
+    const stored = this.options.destination.controller.image.mirrors.get(mirror);
+    if (!stored) return undefined;
+    const report: RefreshReport = {
+      mirror,
+      leader: false,
+      deletedTopics: [],
+      createdTopics: [],
+      createdPartitions: [],
+      alteredConfigs: [],
+      commands: [],
+    };
+    let def: MirrorDefinition;
+    let source: SourceCluster;
+    let seen: string;
+    try {
+      def = parseMirrorConfig(mirror, stored);
+      source = this.sources.get(mirror, stored);
+      seen = await source.clusterId();
+    } catch (error) {
+      this.error(mirror, "TopicMetadataRefreshError", error);
+      return report;
+    }
+    if (def.sourceClusterId !== undefined && seen !== def.sourceClusterId) {
+      report.clusterIdChanged = { pinned: def.sourceClusterId, seen };
+      await this.failMirror(def, seen);
+      return report;
+    }
+    if (!this.options.leadsMirror(mirror)) return report;
+    report.leader = true;
+    let sourceTopics: SourceTopicInfo[];
+    try {
+      sourceTopics = await source.describeTopics();
+    } catch (error) {
+      this.error(mirror, "TopicMetadataRefreshError", error);
+      return report;
+    }
+    const byName = new Map(sourceTopics.map((t) => [t.name, t]));
+    report.deletedTopics = await this.detectDeletedTopics(mirror, byName);
+    report.createdTopics = this.discoverTopics(def, sourceTopics);
+    const active = mirrorTopics(this.options.destination.controller.image, mirror).filter(
+      (t) => t.desired === "ACTIVE" && byName.get(t.name)?.topicId === t.topicId,
+    );
+    for (const topic of active) this.syncTopic(def, topic, byName.get(topic.name)!, report);
+    const activeNames = new Set(active.map((t) => t.name));
+    await this.syncGroups(def, source, activeNames, report);
+    await this.syncAcls(def, source, activeNames, report);
+    report.commands = await this.drive(mirror);
+    return report;
+  }
+
+  /** Source cluster id changed: every partition of the mirror fails for good (every broker does this). */
+  private async failMirror(def: MirrorDefinition, seen: string): Promise<void> {
+    const topics = mirrorTopics(this.options.destination.controller.image, def.name).filter(
+      (t) => t.desired !== "REMOVED",
+    );
+    const keys = topics.flatMap((t) =>
+      Array.from({ length: t.partitionCount }, (_, p) => partitionKey(t, p)),
+    );
+    const message =
+      `The source cluster id changed from ${def.sourceClusterId} to ${seen}: bootstrap.servers=${def.bootstrapServers} ` +
+      "now reaches another cluster. Point the mirror back at its source, or remove the topics and create a new mirror.";
+    await this.fail(def.name, keys, message);
+  }
+
+  /** Fails topics missing from the source (or recreated with another id) on two consecutive refreshes. */
+  private async detectDeletedTopics(
+    mirror: string,
+    byName: ReadonlyMap<string, SourceTopicInfo>,
+  ): Promise<string[]> {
+    const deleted: string[] = [];
+    for (const topic of mirrorTopics(this.options.destination.controller.image, mirror)) {
+      const key = `${mirror}\u0000${topic.name}`;
+      if (topic.desired === "REMOVED" || byName.get(topic.name)?.topicId === topic.topicId) {
+        this.missing.delete(key);
+        continue;
+      }
+      const seenMissing = (this.missing.get(key) ?? 0) + 1;
+      this.missing.set(key, seenMissing);
+      if (seenMissing < DELETED_TOPIC_OBSERVATIONS) continue;
+      const keys = Array.from({ length: topic.partitionCount }, (_, p) => partitionKey(topic, p));
+      if ((await this.fail(mirror, keys, SOURCE_TOPIC_DELETED)) > 0) deleted.push(topic.name);
+    }
+    return deleted;
+  }
+
+  private async fail(
+    mirror: string,
+    keys: ReturnType<typeof partitionKey>[],
+    message: string,
+  ): Promise<number> {
+    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const { failed, errors } = await failPartitions(this.options.coordinators, keys, views, message);
+    for (const e of errors) if (!isStateRace(e)) this.error(mirror, "MirrorStateCommandError", e);
+    return failed;
+  }
+
+  /** Creates mirror topics for source topics matching the mirror's patterns that the destination lacks. */
+  private discoverTopics(def: MirrorDefinition, sourceTopics: readonly SourceTopicInfo[]): string[] {
+    const created: string[] = [];
+    let filter: ReturnType<typeof topicFilter>;
+    try {
+      filter = topicFilter(def);
+    } catch (error) {
+      this.error(def.name, "TopicMetadataRefreshError", error);
+      return created;
+    }
+    const image = this.options.destination.controller.image;
+    for (const topic of sourceTopics) {
+      if (!filter.matches(topic.name) || image.topic(topic.name)) continue;
+      try {
+        createMirrorTopic(this.options.destination, def, topic);
+        created.push(topic.name);
+      } catch (error) {
+        this.error(def.name, "TopicMetadataRefreshError", error);
+      }
+    }
+    return created;
+  }
+
+  /** Partition count and configs of one ACTIVE mirror topic. */
+  private syncTopic(
+    def: MirrorDefinition,
+    topic: MirrorTopic,
+    source: SourceTopicInfo,
+    report: RefreshReport,
+  ): void {
+    const controller = this.options.destination.controller;
+    const count = sourcePartitionCount(source);
+    if (count > topic.partitionCount) {
+      try {
+        controller.createPartitions(topic.name, count);
+        report.createdPartitions.push({ topic: topic.name, count });
+      } catch (error) {
+        this.error(def.name, "TopicMetadataRefreshError", error);
+      }
+    }
+    if (!def.configsSyncEnable) return;
+    try {
+      const ops = topicConfigSyncOps(source.configs, topic.configs, def.topicPropertiesExclude);
+      if (ops.length === 0) return;
+      controller.incrementalAlterConfigs({ type: "topic", name: topic.name }, ops);
+      report.alteredConfigs.push(topic.name);
+    } catch (error) {
+      this.error(def.name, "TopicConfigSyncError", error);
+    }
+  }
+
+  private async syncGroups(
+    def: MirrorDefinition,
+    source: SourceCluster,
+    topics: ReadonlySet<string>,
+    report: RefreshReport,
+  ): Promise<void> {
+    if (topics.size === 0) return;
+    try {
+      const groups = await source.listGroupOffsets();
+      report.groups = syncGroupOffsets(this.options.destination, groups, groupFilter(def), topics);
+      for (const e of report.groups.errors) {
+        // A group that became active between the check and the write: its members' commits win.
+        if (e.error instanceof Error && "errorName" in e.error && e.error.errorName === "NON_EMPTY_GROUP")
+          continue;
+        this.error(def.name, "ConsumerGroupOffsetSyncError", e.error);
+      }
+    } catch (error) {
+      this.error(def.name, "ConsumerGroupOffsetSyncError", error);
+    }
+  }
+
+  private async syncAcls(
+    def: MirrorDefinition,
+    source: SourceCluster,
+    topics: ReadonlySet<string>,
+    report: RefreshReport,
+  ): Promise<void> {
+    if (!def.aclsSyncEnable) return;
+    try {
+      const acls = await source.describeAcls();
+      let owned = this.ownedAcls.get(def.name);
+      if (!owned) {
+        owned = new Set();
+        this.ownedAcls.set(def.name, owned);
+      }
+      report.acls = reconcileAcls(this.options.destination.authorizer, acls, owned, topics, groupFilter(def));
+    } catch (error) {
+      this.error(def.name, "AclSyncError", error);
+    }
+  }
+
+  private error(mirror: string, kind: SyncErrorKind, error: unknown): void {
+    this.options.metrics?.recordSyncError(mirror, kind);
+    this.options.onSyncError?.(mirror, kind, error);
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.pending.add(promise);
+    void promise.then(
+      () => this.pending.delete(promise),
+      () => this.pending.delete(promise),
+    );
+    return promise;
+  }
+}

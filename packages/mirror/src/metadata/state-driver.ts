@@ -1,0 +1,109 @@
+import { InvalidMirrorStateError, NON_RETRYABLE_ATTEMPT } from "@cluster-mirror/machines";
+import type { MirrorCoordinators, MirrorPartitionKey, MirrorPartitionView } from "../ports";
+import type { DesiredMirrorState, MirrorTopic } from "./mirror-topics";
+
+/** A command the metadata manager or the admin API sends to a partition actor. */
+export type MirrorCommandType = "START" | "PAUSE" | "RESUME" | "STOP";
+
+/**
+ * The command that moves a partition toward what its topic's `mirror.name` asks for, or undefined when
+ * none is needed now (already there, on its way, or waiting for an operator). Idempotent by construction:
+ * a command whose target state is reached (or being reached) is never sent again.
+ *
+ * - ACTIVE (`NAME`): no state or STOPPED -> START; PAUSED -> RESUME. FAILED is left to the coordinator's
+ *   retries, or to the operator when non-retryable (remove, then add back).
+ * - PAUSED (`NAME.paused`): MIRRORING -> PAUSE (PREPARING / EPOCH_FENCING wait until MIRRORING).
+ * - REMOVED (`NAME.removed`): any state STOP accepts (PREPARING, MIRRORING, EPOCH_FENCING, PAUSING, PAUSED,
+ *   FAILED) -> STOP.
+ */
+export function commandFor(
+  desired: DesiredMirrorState,
+  view: MirrorPartitionView | undefined,
+): MirrorCommandType | undefined {
+  const state = view?.state ?? "UNKNOWN";
+  switch (desired) {
+    case "ACTIVE":
+      if (state === "UNKNOWN" || state === "STOPPED") return "START";
+      return state === "PAUSED" ? "RESUME" : undefined;
+    case "PAUSED":
+      return state === "MIRRORING" ? "PAUSE" : undefined;
+    case "REMOVED":
+      return STOPPABLE.has(state) ? "STOP" : undefined;
+  }
+}
+
+const STOPPABLE = new Set(["PREPARING", "MIRRORING", "EPOCH_FENCING", "PAUSING", "PAUSED", "FAILED"]);
+
+/** Views of a mirror indexed by `topic:partition`. */
+export function viewsByPartition(views: readonly MirrorPartitionView[]): Map<string, MirrorPartitionView> {
+  return new Map(views.map((v) => [`${v.key.topic}:${v.key.partition}`, v]));
+}
+
+/** The key of one partition of a mirror topic. */
+export function partitionKey(topic: MirrorTopic, partition: number): MirrorPartitionKey {
+  return { mirror: topic.mirror, topic: topic.name, topicId: topic.topicId, partition };
+}
+
+/** What happened when driving partitions: the commands sent, and the ones that failed. */
+export interface DriveResult {
+  sent: { key: MirrorPartitionKey; command: MirrorCommandType }[];
+  failed: { key: MirrorPartitionKey; command: MirrorCommandType; error: unknown }[];
+}
+
+/**
+ * Sends each partition of `topics` the command {@link commandFor} picks. Commands run one after another;
+ * a refused one (a state change raced us) is reported in `failed` and never stops the others.
+ */
+export async function driveTopics(
+  coordinators: MirrorCoordinators,
+  topics: readonly MirrorTopic[],
+  views: ReadonlyMap<string, MirrorPartitionView>,
+): Promise<DriveResult> {
+  const result: DriveResult = { sent: [], failed: [] };
+  for (const topic of topics) {
+    for (let p = 0; p < topic.partitionCount; p++) {
+      const command = commandFor(topic.desired, views.get(`${topic.name}:${p}`));
+      if (!command) continue;
+      const key = partitionKey(topic, p);
+      try {
+        await coordinators.command(key, { type: command });
+        result.sent.push({ key, command });
+      } catch (error) {
+        result.failed.push({ key, command, error });
+      }
+    }
+  }
+  return result;
+}
+
+/**
+ * Fails partitions non-retryably (source cluster id changed, source topic deleted), skipping those already
+ * failed non-retryably and those failing over or failed over (STOPPING, STOPPED): their data is no longer
+ * the source's concern. Returns how many commands were accepted; refusals are collected, not thrown.
+ */
+export async function failPartitions(
+  coordinators: MirrorCoordinators,
+  keys: readonly MirrorPartitionKey[],
+  views: ReadonlyMap<string, MirrorPartitionView>,
+  message: string,
+): Promise<{ failed: number; errors: unknown[] }> {
+  let failed = 0;
+  const errors: unknown[] = [];
+  for (const key of keys) {
+    const view = views.get(`${key.topic}:${key.partition}`);
+    if (view && (view.state === "STOPPING" || view.state === "STOPPED")) continue;
+    if (view?.state === "FAILED" && view.retryAttempt === NON_RETRYABLE_ATTEMPT) continue;
+    try {
+      await coordinators.command(key, { type: "FAIL", message, retryable: false });
+      failed++;
+    } catch (error) {
+      errors.push(error);
+    }
+  }
+  return { failed, errors };
+}
+
+/** True for the refusals that only mean "a state change raced us" (not worth an error metric). */
+export function isStateRace(error: unknown): boolean {
+  return error instanceof InvalidMirrorStateError;
+}

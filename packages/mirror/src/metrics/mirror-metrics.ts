@@ -1,0 +1,194 @@
+import { LIFECYCLE_STATES } from "@cluster-mirror/machines";
+import { compareStrings } from "../metadata/mirror-topics";
+import type { MirrorCoordinators, MirrorPartitionKey } from "../ports";
+import { type PrometheusFamily, renderPrometheus } from "./prometheus";
+
+/**
+ * Kinds of metadata-sync errors, named after the POC's `MirrorMetadataManager` meters (anchors §1.11);
+ * `MirrorStateCommandError` is ours (a command to a partition actor failed for a reason other than a race).
+ */
+export type SyncErrorKind =
+  | "TopicMetadataRefreshError"
+  | "TopicConfigSyncError"
+  | "ConsumerGroupOffsetSyncError"
+  | "AclSyncError"
+  | "MirrorStateCommandError";
+
+/** Source high watermark and destination log end offset of a partition (FetcherManager.offsets). */
+export type PartitionOffsets = (
+  key: MirrorPartitionKey,
+) => { sourceHighWatermark: bigint; destinationLogEndOffset: bigint } | undefined;
+
+/** Where the metrics read committed partition states and fetch positions. */
+export interface MirrorMetricsOptions {
+  coordinators: Pick<MirrorCoordinators, "describe">;
+  /** Lag per partition; usually `fetcherManager.offsets.bind(fetcherManager)`. */
+  offsets?: PartitionOffsets;
+}
+
+/**
+ * Metric names (Prometheus; JMX-style POC names in parentheses):
+ * - `kafka_server_cluster_mirror_partition_count{mirror,state}` gauge: partitions per lifecycle state, every
+ *   state listed (`MirroringPartitionState`, `PausedPartitionState`, ... `FailedPartitionState`).
+ * - `kafka_server_cluster_mirror_topic_count{mirror}` gauge (`MirrorTopicCount`).
+ * - `kafka_server_cluster_mirror_lag{mirror,topic,partition}` gauge: source HW - destination LEO, for the
+ *   partitions the fetchers know (`FetcherLagMetrics`).
+ * - `kafka_server_cluster_mirror_sync_errors_total{mirror,kind}` counter, `kind` one of {@link SyncErrorKind}
+ *   (`TopicMetadataRefreshError`, `TopicConfigSyncError`, `ConsumerGroupOffsetSyncError`, `AclSyncError`).
+ * - `kafka_server_cluster_mirror_bytes_total{mirror,topic}` and `..._batches_total{mirror,topic}` counters:
+ *   what the fetchers appended (`ReplicationBytesInPerSec`).
+ */
+export const MIRROR_METRIC_NAMES = {
+  partitionCount: "kafka_server_cluster_mirror_partition_count",
+  topicCount: "kafka_server_cluster_mirror_topic_count",
+  lag: "kafka_server_cluster_mirror_lag",
+  syncErrors: "kafka_server_cluster_mirror_sync_errors_total",
+  bytes: "kafka_server_cluster_mirror_bytes_total",
+  batches: "kafka_server_cluster_mirror_batches_total",
+} as const;
+
+/**
+ * The mirroring engine's metrics. States and lag are read live from the coordinators and fetchers when
+ * asked; sync errors and mirrored bytes/batches are counted as they are reported.
+ */
+export class MirrorMetrics {
+  private readonly options: MirrorMetricsOptions;
+  private readonly errors = new Map<string, number>();
+  private readonly mirrored = new Map<string, { bytes: bigint; batches: bigint }>();
+
+  constructor(options: MirrorMetricsOptions) {
+    this.options = options;
+  }
+
+  /** Counts one metadata-sync error of a mirror. */
+  recordSyncError(mirror: string, kind: SyncErrorKind): void {
+    const key = `${mirror}\u0000${kind}`;
+    this.errors.set(key, (this.errors.get(key) ?? 0) + 1);
+  }
+
+  /** Sync error counts, sorted by mirror then kind. */
+  syncErrors(mirror?: string): { mirror: string; kind: SyncErrorKind; count: number }[] {
+    return [...this.errors]
+      .map(([key, count]) => {
+        const [m, kind] = key.split("\u0000") as [string, SyncErrorKind];
+        return { mirror: m, kind, count };
+      })
+      .filter((e) => mirror === undefined || e.mirror === mirror)
+      .sort((a, b) => compareStrings(a.mirror, b.mirror) || compareStrings(a.kind, b.kind));
+  }
+
+  /** The fetcher side's callback: `batches` batches of `bytes` bytes were appended for `key`. */
+  recordMirrored(key: MirrorPartitionKey, bytes: number, batches: number): void {
+    const k = `${key.mirror}\u0000${key.topic}`;
+    const total = this.mirrored.get(k) ?? { bytes: 0n, batches: 0n };
+    total.bytes += BigInt(bytes);
+    total.batches += BigInt(batches);
+    this.mirrored.set(k, total);
+  }
+
+  /** Partitions per lifecycle state per mirror (every state, zeros included), sorted. */
+  partitionCounts(): { mirror: string; state: string; count: number }[] {
+    const counts = new Map<string, Map<string, number>>();
+    for (const view of this.options.coordinators.describe()) {
+      let perState = counts.get(view.key.mirror);
+      if (!perState) {
+        perState = new Map(LIFECYCLE_STATES.map((s) => [s, 0]));
+        counts.set(view.key.mirror, perState);
+      }
+      perState.set(view.state, (perState.get(view.state) ?? 0) + 1);
+    }
+    return [...counts.keys()]
+      .sort(compareStrings)
+      .flatMap((mirror) => [...counts.get(mirror)!].map(([state, count]) => ({ mirror, state, count })));
+  }
+
+  /** Lag (source HW - destination LEO, at least 0) of every partition the fetchers report, sorted. */
+  lags(): { mirror: string; topic: string; partition: number; lag: bigint }[] {
+    const offsets = this.options.offsets;
+    if (!offsets) return [];
+    return this.options.coordinators
+      .describe()
+      .flatMap((view) => {
+        const o = offsets(view.key);
+        if (!o) return [];
+        const lag = o.sourceHighWatermark - o.destinationLogEndOffset;
+        return [{ ...pick(view.key), lag: lag > 0n ? lag : 0n }];
+      })
+      .sort(
+        (a, b) =>
+          compareStrings(a.mirror, b.mirror) || compareStrings(a.topic, b.topic) || a.partition - b.partition,
+      );
+  }
+
+  /** Every metric in the Prometheus text format (names in {@link MIRROR_METRIC_NAMES}). */
+  toPrometheusText(): string {
+    const views = this.options.coordinators.describe();
+    const topics = new Map<string, Set<string>>();
+    for (const v of views) {
+      const set = topics.get(v.key.mirror) ?? new Set<string>();
+      set.add(v.key.topic);
+      topics.set(v.key.mirror, set);
+    }
+    const mirrored = [...this.mirrored]
+      .map(([k, v]) => {
+        const [mirror, topic] = k.split("\u0000") as [string, string];
+        return { mirror, topic, ...v };
+      })
+      .sort((a, b) => compareStrings(a.mirror, b.mirror) || compareStrings(a.topic, b.topic));
+    const N = MIRROR_METRIC_NAMES;
+    const families: PrometheusFamily[] = [
+      {
+        name: N.partitionCount,
+        help: "Mirror partitions per lifecycle state.",
+        type: "gauge",
+        samples: this.partitionCounts().map((c) => ({
+          labels: { mirror: c.mirror, state: c.state },
+          value: c.count,
+        })),
+      },
+      {
+        name: N.topicCount,
+        help: "Topics with mirror partition state, per mirror.",
+        type: "gauge",
+        samples: [...topics.keys()]
+          .sort(compareStrings)
+          .map((mirror) => ({ labels: { mirror }, value: topics.get(mirror)!.size })),
+      },
+      {
+        name: N.lag,
+        help: "Source high watermark minus destination log end offset.",
+        type: "gauge",
+        samples: this.lags().map((l) => ({
+          labels: { mirror: l.mirror, topic: l.topic, partition: String(l.partition) },
+          value: l.lag,
+        })),
+      },
+      {
+        name: N.syncErrors,
+        help: "Metadata sync errors per mirror and kind.",
+        type: "counter",
+        samples: this.syncErrors().map((e) => ({
+          labels: { mirror: e.mirror, kind: e.kind },
+          value: e.count,
+        })),
+      },
+      {
+        name: N.bytes,
+        help: "Bytes of record batches mirrored into the destination.",
+        type: "counter",
+        samples: mirrored.map((m) => ({ labels: { mirror: m.mirror, topic: m.topic }, value: m.bytes })),
+      },
+      {
+        name: N.batches,
+        help: "Record batches mirrored into the destination.",
+        type: "counter",
+        samples: mirrored.map((m) => ({ labels: { mirror: m.mirror, topic: m.topic }, value: m.batches })),
+      },
+    ];
+    return renderPrometheus(families);
+  }
+}
+
+function pick(key: MirrorPartitionKey): { mirror: string; topic: string; partition: number } {
+  return { mirror: key.mirror, topic: key.topic, partition: key.partition };
+}

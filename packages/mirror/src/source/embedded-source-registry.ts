@@ -1,0 +1,72 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { KafkaError } from "@cluster-mirror/protocol";
+import type { SourceCluster, SourceConnector } from "../ports";
+import { EmbeddedSourceCluster, type EmbeddedSourceOptions } from "./embedded-source";
+
+/** A mirror's `bootstrap.servers` names no embedded cluster (Kafka's INVALID_CONFIG, code 40). */
+export class UnknownBootstrapError extends KafkaError {
+  /** The `bootstrap.servers` value that was tried. */
+  readonly bootstrapServers: string;
+
+  constructor(mirrorName: string, bootstrapServers: string) {
+    super(
+      "INVALID_CONFIG",
+      40,
+      false,
+      `no embedded cluster answers at ${bootstrapServers || "(empty bootstrap.servers)"}; register the source with EmbeddedSourceRegistry.register("${bootstrapServers}", cluster) before creating mirror '${mirrorName}', or fix the mirror's bootstrap.servers`,
+    );
+    this.bootstrapServers = bootstrapServers;
+  }
+}
+
+interface Registration {
+  cluster: KafkaCluster;
+  options: EmbeddedSourceOptions;
+}
+
+/**
+ * The in-process "network" of embedded clusters: which cluster answers at which bootstrap address
+ * (`host:port` or any name). One address names one cluster; a cluster may answer at several.
+ */
+export class EmbeddedSourceRegistry {
+  private readonly byBootstrap = new Map<string, Registration>();
+
+  /** Makes `cluster` answer at `bootstrap` (replacing whatever answered there). */
+  register(bootstrap: string, cluster: KafkaCluster, options: EmbeddedSourceOptions = {}): void {
+    this.byBootstrap.set(bootstrap.trim(), { cluster, options });
+  }
+
+  /** Stops answering at `bootstrap` (the cluster is gone, or unreachable for a test). */
+  unregister(bootstrap: string): void {
+    this.byBootstrap.delete(bootstrap.trim());
+  }
+
+  /** The cluster at one address, if any. */
+  lookup(bootstrap: string): KafkaCluster | undefined {
+    return this.byBootstrap.get(bootstrap.trim())?.cluster;
+  }
+
+  /** The registration for the first address of a comma-separated `bootstrap.servers` that answers. */
+  resolve(bootstrapServers: string): { cluster: KafkaCluster; options: EmbeddedSourceOptions } | undefined {
+    for (const address of bootstrapServers.split(",")) {
+      const found = this.byBootstrap.get(address.trim());
+      if (found) return found;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * `SourceConnector` for embedded sources: resolves a mirror's `bootstrap.servers` in the registry and
+ * opens an `EmbeddedSourceCluster` on it. Throws `UnknownBootstrapError` when nothing answers.
+ */
+export class EmbeddedSourceConnector implements SourceConnector {
+  constructor(private readonly registry: EmbeddedSourceRegistry) {}
+
+  connect(mirrorName: string, configs: Readonly<Record<string, string>>): SourceCluster {
+    const bootstrap = configs["bootstrap.servers"] ?? "";
+    const found = this.registry.resolve(bootstrap);
+    if (!found) throw new UnknownBootstrapError(mirrorName, bootstrap);
+    return new EmbeddedSourceCluster(found.cluster, found.options);
+  }
+}

@@ -1,0 +1,187 @@
+import {
+  type AclBinding,
+  type Broker,
+  ClusterError,
+  type KafkaCluster,
+  offsetKey,
+  type Uuid,
+} from "@cluster-mirror/cluster";
+import { KafkaError } from "@cluster-mirror/protocol";
+import type {
+  SourceCluster,
+  SourceFetchPartitionResult,
+  SourceFetchRequest,
+  SourceGroupOffsets,
+  SourceMirrorInfo,
+  SourceTopicInfo,
+} from "../ports";
+
+/**
+ * What an embedded source that itself runs mirrors can answer from its own `__mirror_state` (the
+ * coordinator provides these); without them it answers like a plain Apache Kafka cluster.
+ */
+export interface EmbeddedSourceOptions {
+  /** The LME this cluster recorded for a partition when it was failed over; default -1. */
+  lastMirrorEpoch?: (topicId: Uuid, partition: number) => number | Promise<number>;
+  /** The mirrors this cluster runs; default none. */
+  listMirrors?: () => SourceMirrorInfo[] | Promise<SourceMirrorInfo[]>;
+  /** Principal the mirror's requests present to the source's authorizer (default User:ANONYMOUS). */
+  principal?: string;
+}
+
+/**
+ * `SourceCluster` over an embedded `KafkaCluster`: consumer fetches (replica id -1, READ_UNCOMMITTED) to the
+ * broker the request names, metadata from the controller's image, groups and ACLs from its coordinators.
+ * Per-partition errors are answered in the results, never thrown; a request to a broker that is not
+ * running (or not reachable) rejects as a whole with BROKER_NOT_AVAILABLE, as a lost connection would.
+ */
+export class EmbeddedSourceCluster implements SourceCluster {
+  constructor(
+    readonly cluster: KafkaCluster,
+    private readonly options: EmbeddedSourceOptions = {},
+  ) {}
+
+  async clusterId(): Promise<string> {
+    return this.cluster.clusterId;
+  }
+
+  /** Every topic whose name does not start with `__`, with partitions, leaders, epochs and dynamic configs. */
+  async describeTopics(): Promise<SourceTopicInfo[]> {
+    const topics: SourceTopicInfo[] = [];
+    for (const t of this.cluster.controller.image.topicsById.values()) {
+      if (t.name.startsWith("__")) continue;
+      topics.push({
+        name: t.name,
+        topicId: t.topicId,
+        partitions: t.partitions.map((p) => ({
+          partition: p.partition,
+          leaderId: p.leader,
+          leaderEpoch: p.leaderEpoch,
+        })),
+        configs: Object.fromEntries(t.configs),
+      });
+    }
+    return topics.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async fetch(
+    request: SourceFetchRequest,
+  ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }> {
+    const broker = this.cluster.broker(request.brokerId);
+    if (!broker?.isRunning) {
+      throw new ClusterError(
+        "BROKER_NOT_AVAILABLE",
+        `source broker ${request.brokerId} of cluster ${this.cluster.clusterId} is not reachable; refresh the source metadata and fetch from the partitions' new leaders`,
+      );
+    }
+    let remaining = request.maxBytes;
+    let throttleTimeMs = 0;
+    const partitions: SourceFetchPartitionResult[] = [];
+    for (const p of request.partitions) {
+      if (remaining <= 0) {
+        partitions.push(this.offsetsOnly(broker, p.topic, p.partition));
+        continue;
+      }
+      try {
+        const response = broker.fetch({
+          topic: p.topic,
+          partition: p.partition,
+          fetchOffset: p.fetchOffset,
+          maxBytes: Math.min(p.maxBytes, remaining),
+          isolationLevel: "read_uncommitted",
+          currentLeaderEpoch: p.currentLeaderEpoch,
+          lastFetchedEpoch: p.lastFetchedEpoch,
+          clientId: request.clientId,
+          principal: this.options.principal,
+        });
+        remaining -= response.records.length;
+        if (response.throttleTimeMs > throttleTimeMs) throttleTimeMs = response.throttleTimeMs;
+        const result: SourceFetchPartitionResult = {
+          topic: p.topic,
+          partition: p.partition,
+          records: response.records,
+          highWatermark: response.highWatermark,
+          lastStableOffset: response.lastStableOffset,
+          logStartOffset: response.logStartOffset,
+        };
+        if (response.divergingEpoch) result.divergingEpoch = response.divergingEpoch;
+        partitions.push(result);
+      } catch (error) {
+        partitions.push({ ...this.offsetsOnly(broker, p.topic, p.partition), error: asKafkaError(error) });
+      }
+    }
+    return { throttleTimeMs, partitions };
+  }
+
+  async listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint> {
+    return this.cluster.leaderFor(topic, partition).listOffsets(topic, partition, timestamp).offset;
+  }
+
+  /** Groups with committed offsets; `active` when the group has members right now. */
+  async listGroupOffsets(): Promise<(SourceGroupOffsets & { active: boolean })[]> {
+    const groups = this.cluster.groups;
+    const out: (SourceGroupOffsets & { active: boolean })[] = [];
+    for (const { groupId } of groups.listGroups()) {
+      const committed = groups.fetchOffsets(groupId);
+      if (committed.size === 0) continue;
+      const offsets: SourceGroupOffsets["offsets"] = [];
+      for (const [key, c] of committed) {
+        const tp = parseOffsetKey(key);
+        if (!tp) continue;
+        offsets.push({ ...tp, offset: c.offset, leaderEpoch: c.leaderEpoch, metadata: c.metadata });
+      }
+      out.push({ groupId, offsets, active: groups.describeGroup(groupId).members.length > 0 });
+    }
+    return out;
+  }
+
+  async describeAcls(): Promise<AclBinding[]> {
+    return this.cluster.authorizer.describeAcls();
+  }
+
+  async lastMirrorEpoch(topicId: Uuid, partition: number): Promise<number> {
+    return this.options.lastMirrorEpoch ? await this.options.lastMirrorEpoch(topicId, partition) : -1;
+  }
+
+  async listMirrors(): Promise<SourceMirrorInfo[]> {
+    return this.options.listMirrors ? await this.options.listMirrors() : [];
+  }
+
+  /** A partition left out of the response (size limit reached) or failed: offsets only, no records. */
+  private offsetsOnly(broker: Broker, topic: string, partition: number): SourceFetchPartitionResult {
+    const log = broker.replica(topic, partition)?.log;
+    return {
+      topic,
+      partition,
+      records: EMPTY,
+      highWatermark: log?.highWatermark ?? -1n,
+      lastStableOffset: log?.lastStableOffset ?? -1n,
+      logStartOffset: log?.logStartOffset ?? -1n,
+    };
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** `offsetKey` is `topic:partition`; the partition is after the last colon. */
+function parseOffsetKey(key: string): { topic: string; partition: number } | undefined {
+  const i = key.lastIndexOf(":");
+  const partition = Number(key.slice(i + 1));
+  const topic = key.slice(0, i);
+  return i > 0 && Number.isInteger(partition) && offsetKey({ topic, partition }) === key
+    ? { topic, partition }
+    : undefined;
+}
+
+function asKafkaError(error: unknown): KafkaError {
+  if (error instanceof KafkaError) return error;
+  return new KafkaError(
+    "UNKNOWN_SERVER_ERROR",
+    -1,
+    false,
+    error instanceof Error ? error.message : String(error),
+    {
+      cause: error,
+    },
+  );
+}

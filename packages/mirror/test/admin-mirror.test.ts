@@ -1,0 +1,318 @@
+import { InvalidMirrorStateError } from "@cluster-mirror/machines";
+import { describe, expect, it } from "vitest";
+import {
+  InvalidMirrorConfigError,
+  InvalidMirrorNameError,
+  MirrorAlreadyExistsError,
+  MirrorStateError,
+  SourceUnreachableError,
+  UnknownMirrorError,
+} from "../src/admin/errors";
+import { appendRecords, MIRROR_CONFIG, mirrorEnv, sourceTopic } from "./meta-helpers";
+
+async function rejection(work: Promise<unknown>): Promise<Error & { errorName?: string; code?: number }> {
+  try {
+    await work;
+  } catch (error) {
+    return error as Error & { errorName?: string };
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("MirrorAdmin: mirrors", () => {
+  it("creates a mirror pinning the source cluster id, lists it, describes its config", async () => {
+    const env = mirrorEnv();
+    const listing = await env.admin.createMirror("m1", MIRROR_CONFIG);
+    expect(listing).toEqual({
+      name: "m1",
+      sourceClusterId: "source-cluster-AAAAAAAAA",
+      sourceBootstrap: "source:9092",
+      topics: [],
+    });
+    expect(env.destination.controller.image.mirrors.get("m1")).toEqual({
+      "bootstrap.servers": "source:9092",
+      "source.cluster.id": "source-cluster-AAAAAAAAA",
+    });
+    await env.admin.createMirror("a0", MIRROR_CONFIG);
+    expect(env.admin.listMirrors().map((m) => m.name)).toEqual(["a0", "m1"]);
+    const config = env.admin.describeMirrorConfig("m1").configs;
+    expect(config).toContainEqual({
+      name: "mirror.metadata.refresh.interval.ms",
+      value: "30000",
+      isDefault: true,
+    });
+    expect(config).toContainEqual({ name: "bootstrap.servers", value: "source:9092", isDefault: false });
+  });
+
+  it("refuses bad names, duplicates, bad regexes, an unreachable source and a wrong pinned id", async () => {
+    const env = mirrorEnv();
+    expect(await rejection(env.admin.createMirror("bad name", MIRROR_CONFIG))).toBeInstanceOf(
+      InvalidMirrorNameError,
+    );
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    expect(await rejection(env.admin.createMirror("m1", MIRROR_CONFIG))).toBeInstanceOf(
+      MirrorAlreadyExistsError,
+    );
+    const regex = await rejection(env.admin.createMirror("m2", { ...MIRROR_CONFIG, "groups.exclude": "[" }));
+    expect(regex).toBeInstanceOf(InvalidMirrorConfigError);
+    expect(regex.message).toContain("'['");
+    const pinned = await rejection(
+      env.admin.createMirror("m2", { ...MIRROR_CONFIG, "source.cluster.id": "other" }),
+    );
+    expect(pinned.errorName).toBe("INVALID_CONFIG");
+    expect(pinned.message).toContain("reaches cluster source-cluster-AAAAAAAAA");
+    env.network.reachable = false;
+    const down = await rejection(env.admin.createMirror("m3", MIRROR_CONFIG));
+    expect(down).toBeInstanceOf(SourceUnreachableError);
+    expect(down.errorName).toBe("NETWORK_EXCEPTION");
+    expect(down.message).toContain(
+      "Cannot reach the source cluster of mirror 'm3' at bootstrap.servers=source:9092",
+    );
+    expect(env.admin.listMirrors().map((m) => m.name)).toEqual(["m1"]);
+  });
+
+  it("refuses a mirror whose source is this cluster", async () => {
+    const env = mirrorEnv();
+    env.network.target = env.destination;
+    const self = await rejection(env.admin.createMirror("loop", MIRROR_CONFIG));
+    expect(self.message).toContain("reaches this cluster");
+  });
+
+  it("answers UNKNOWN_MIRROR for every operation on a mirror that does not exist", async () => {
+    const env = mirrorEnv();
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    for (const work of [
+      env.admin.addTopics("nope", "t"),
+      env.admin.removeTopics("nope", "t"),
+      env.admin.pauseTopics("nope", "t"),
+      env.admin.resumeTopics("nope", "t"),
+      env.admin.describe("nope"),
+      env.admin.deleteMirror("nope"),
+    ]) {
+      const error = await rejection(work);
+      expect(error).toBeInstanceOf(UnknownMirrorError);
+      expect(error.errorName).toBe("UNKNOWN_MIRROR");
+      expect(error.message).toBe(
+        "Mirror 'nope' does not exist (known mirrors: m1). Create it with --create --mirror nope --mirror-config FILE, or check the name with --list.",
+      );
+    }
+  });
+
+  it("deletes a mirror only once its topics are removed and STOPPED, then tombstones it", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t");
+    const live = await rejection(env.admin.deleteMirror("m1"));
+    expect(live).toBeInstanceOf(MirrorStateError);
+    expect(live.errorName).toBe("INVALID_MIRROR_STATE");
+    expect(live.message).toContain("still has 1 topic(s) [t]. Remove them first");
+    await env.admin.removeTopics("m1", "t");
+    expect(env.coordinators.stateOf("t", 0)).toBe("STOPPING");
+    expect((await rejection(env.admin.deleteMirror("m1"))).message).toContain("failing over: t-0 (STOPPING)");
+    env.coordinators.advance("STOPPING", "STOPPED");
+    await env.admin.deleteMirror("m1");
+    expect(env.coordinators.tombstoned).toEqual(["m1"]);
+    expect(env.destination.controller.image.mirrors.has("m1")).toBe(false);
+    expect(env.destination.controller.image.topic("t")!.configs.has("mirror.name")).toBe(false);
+  });
+});
+
+describe("MirrorAdmin: topics", () => {
+  it("adds matching source topics with the source's ids, partition counts and configs, and STARTs them", async () => {
+    const env = mirrorEnv();
+    const fooId = sourceTopic(env.source, "foo", 3, { "retention.ms": "1000", "min.insync.replicas": "1" });
+    const barId = sourceTopic(env.source, "bar", 1);
+    sourceTopic(env.source, "other", 1);
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    const result = await env.admin.addTopics("m1", "foo|bar", { replicationFactor: 2 });
+    expect(result.message).toBe("Added 2 topic(s) to mirror m1: [bar, foo]");
+    const image = env.destination.controller.image;
+    const foo = image.topic("foo")!;
+    expect(foo.topicId).toBe(fooId);
+    expect(foo.partitions).toHaveLength(3);
+    expect(foo.partitions[0]!.replicas).toHaveLength(2);
+    expect(Object.fromEntries(foo.configs)).toEqual({ "retention.ms": "1000", "mirror.name": "m1" });
+    expect(image.topic("bar")!.topicId).toBe(barId);
+    expect(image.topic("other")).toBeUndefined();
+    expect(env.coordinators.take()).toEqual(["START bar-0", "START foo-0", "START foo-1", "START foo-2"]);
+    expect(image.mirrors.get("m1")!["topics.include"]).toBe("foo|bar");
+    expect(env.admin.listMirrors()[0]!.topics).toEqual(["bar", "foo"]);
+  });
+
+  it("prints the seeds' message for one topic, and adding again is idempotent", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "my-topic");
+    await env.admin.createMirror("my-mirror", MIRROR_CONFIG);
+    expect((await env.admin.addTopics("my-mirror", "my-topic")).message).toBe(
+      "Added 1 topic(s) to mirror my-mirror: [my-topic]",
+    );
+    env.coordinators.take();
+    await env.admin.addTopics("my-mirror", "my-topic");
+    expect(env.coordinators.take()).toEqual([]);
+    expect(env.destination.controller.image.mirrors.get("my-mirror")!["topics.include"]).toBe("my-topic");
+  });
+
+  it("says so when the regex matches nothing, or is invalid", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    const none = await rejection(env.admin.addTopics("m1", "x.*"));
+    expect(none.errorName).toBe("UNKNOWN_TOPIC_OR_PARTITION");
+    expect(none.message).toContain("No topic on the source of mirror 'm1' matches 'x.*'");
+    const bad = await rejection(env.admin.addTopics("m1", "t("));
+    expect(bad).toBeInstanceOf(InvalidMirrorConfigError);
+    expect(bad.message).toMatch(/^Invalid regular expression 't\(' in --topic: /);
+    expect(env.destination.controller.image.topic("t")).toBeUndefined();
+  });
+
+  it("refuses a local topic with the same name and another id", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    env.destination.controller.createTopic({ name: "t", replicationFactor: 1 });
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    const error = await rejection(env.admin.addTopics("m1", "t"));
+    expect(error.errorName).toBe("INCONSISTENT_TOPIC_ID");
+  });
+
+  it("pause, resume and remove set the mirror.name suffix and send PAUSE, RESUME, STOP", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "my-topic", 2);
+    await env.admin.createMirror("my-mirror", MIRROR_CONFIG);
+    await env.admin.addTopics("my-mirror", "my-topic");
+    const mirrorName = () => env.destination.controller.image.topic("my-topic")!.configs.get("mirror.name");
+    env.coordinators.advance("PREPARING", "MIRRORING");
+    env.coordinators.take();
+
+    expect((await env.admin.pauseTopics("my-mirror", "my-topic")).message).toBe(
+      "Paused mirroring for 1 topic(s): [my-topic]",
+    );
+    expect(mirrorName()).toBe("my-mirror.paused");
+    expect(env.coordinators.take()).toEqual(["PAUSE my-topic-0", "PAUSE my-topic-1"]);
+    env.coordinators.advance("PAUSING", "PAUSED");
+
+    expect((await env.admin.resumeTopics("my-mirror", "my-topic")).message).toBe(
+      "Resumed mirroring for 1 topic(s): [my-topic]",
+    );
+    expect(mirrorName()).toBe("my-mirror");
+    expect(env.coordinators.take()).toEqual(["RESUME my-topic-0", "RESUME my-topic-1"]);
+
+    expect((await env.admin.removeTopics("my-mirror", "my-topic")).message).toBe(
+      "Removed 1 topic(s) from mirror my-mirror: [my-topic]",
+    );
+    expect(mirrorName()).toBe("my-mirror.removed");
+    expect(env.coordinators.take()).toEqual(["STOP my-topic-0", "STOP my-topic-1"]);
+    expect(env.destination.controller.image.mirrors.get("my-mirror")!["topics.include"]).toBeUndefined();
+  });
+
+  it("accepts the later revision's names as aliases", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    expect((await env.admin.startMirrorTopics("m1", "t")).message).toBe("Added 1 topic(s) to mirror m1: [t]");
+    expect((await env.admin.stopMirrorTopics("m1", "t")).message).toBe(
+      "Removed 1 topic(s) from mirror m1: [t]",
+    );
+  });
+
+  it("re-adding a STOPPED topic sets mirror.name again and STARTs it", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t");
+    await env.admin.removeTopics("m1", "t");
+    const early = await rejection(env.admin.addTopics("m1", "t"));
+    expect(early).toBeInstanceOf(InvalidMirrorStateError);
+    expect(early.message).toContain("Cannot START mirror partition t-0 in state STOPPING");
+    env.coordinators.advance("STOPPING", "STOPPED");
+    env.coordinators.take();
+    await env.admin.addTopics("m1", "t");
+    expect(env.destination.controller.image.topic("t")!.configs.get("mirror.name")).toBe("m1");
+    expect(env.coordinators.take()).toEqual(["START t-0"]);
+  });
+
+  it("refuses a topic not in the mirror, and a command the state does not allow", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    env.destination.controller.createTopic({ name: "local", replicationFactor: 1 });
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t");
+    const missing = await rejection(env.admin.pauseTopics("m1", "local"));
+    expect(missing.errorName).toBe("UNKNOWN_TOPIC_OR_PARTITION");
+    expect(missing.message).toBe(
+      "No topic of mirror 'm1' matches 'local' (the pattern must match whole topic names; topics in the mirror: t). Add topics with --add --topic REGEX --mirror m1.",
+    );
+    const early = await rejection(env.admin.pauseTopics("m1", "t"));
+    expect(early).toBeInstanceOf(InvalidMirrorStateError);
+    expect(early.errorName).toBe("INVALID_MIRROR_STATE");
+    expect(early.message).toBe(
+      "Cannot PAUSE mirror partition t-0 in state PREPARING: PAUSE is accepted only in MIRRORING, PAUSING, PAUSED. Wait until it gets there (--describe --mirror m1), then retry.",
+    );
+    expect(env.destination.controller.image.topic("t")!.configs.get("mirror.name")).toBe("m1");
+  });
+
+  it("keeps the coordinator's refusal message when a command races", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t");
+    env.coordinators.advance("PREPARING", "MIRRORING");
+    const original = env.coordinators.command.bind(env.coordinators);
+    env.coordinators.command = async () => {
+      throw new InvalidMirrorStateError("EPOCH_FENCING", "PAUSE", null, "coordinator says no");
+    };
+    expect((await rejection(env.admin.pauseTopics("m1", "t"))).message).toBe("coordinator says no");
+    env.coordinators.command = original;
+  });
+});
+
+describe("MirrorAdmin: describe", () => {
+  it("reports source HW, destination LEO, lag and state, sorted, with --failed", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "foo", 2);
+    sourceTopic(env.source, "bar", 1);
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "foo|bar");
+    appendRecords(env.source, "foo", 0, 10);
+    appendRecords(env.source, "foo", 1, 4);
+    appendRecords(env.destination, "foo", 0, 7);
+    env.coordinators.advance("PREPARING", "MIRRORING");
+    const fooKey = env.coordinators
+      .describe()
+      .find((v) => v.key.topic === "foo" && v.key.partition === 1)!.key;
+    await env.coordinators.command(fooKey, { type: "FAIL", message: "boom", retryable: false });
+    const rows = await env.admin.describe("m1");
+    expect(
+      rows.map((r) => [r.topic, r.partition, r.sourceOffset, r.destinationOffset, r.lag, r.state]),
+    ).toEqual([
+      ["bar", 0, 0n, 0n, 0n, "MIRRORING"],
+      ["foo", 0, 10n, 7n, 3n, "MIRRORING"],
+      ["foo", 1, 4n, 0n, 4n, "FAILED"],
+    ]);
+    const failed = await env.admin.describe(undefined, { failedOnly: true });
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ topic: "foo", partition: 1, errorMessage: "boom", retryAttempt: -1 });
+  });
+
+  it("uses the fetchers' offsets when given, and shows partitions without state as UNKNOWN", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t", 2);
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t");
+    const { MirrorAdmin } = await import("../src/admin/mirror-admin");
+    const admin = new MirrorAdmin({
+      destination: env.destination,
+      sources: env.sources,
+      coordinators: env.coordinators,
+      offsets: (key) =>
+        key.partition === 0 ? { sourceHighWatermark: 94n, destinationLogEndOffset: 84n } : undefined,
+    });
+    await env.coordinators.tombstoneMirror("m1");
+    env.network.reachable = false;
+    const rows = await admin.describe("m1");
+    expect(rows.map((r) => [r.partition, r.sourceOffset, r.destinationOffset, r.lag, r.state])).toEqual([
+      [0, 94n, 84n, 10n, "UNKNOWN"],
+      [1, null, 0n, null, "UNKNOWN"],
+    ]);
+  });
+});

@@ -1,0 +1,161 @@
+import { describe, expect, it } from "vitest";
+import { SOURCE_TOPIC_DELETED } from "../src/metadata/mirror-metadata-manager";
+import { MIRROR_CONFIG, mirrorEnv, sourceTopic } from "./meta-helpers";
+
+async function setup(options: { leads?: boolean } = {}) {
+  const env = mirrorEnv(options);
+  sourceTopic(env.source, "t", 2);
+  await env.admin.createMirror("m1", MIRROR_CONFIG);
+  await env.admin.addTopics("m1", "t");
+  env.coordinators.advance("PREPARING", "MIRRORING");
+  env.coordinators.take();
+  return env;
+}
+
+describe("MirrorMetadataManager: scheduling and triggers", () => {
+  it("refreshes every mirror.metadata.refresh.interval.ms on the injected scheduler", async () => {
+    const env = mirrorEnv();
+    await env.admin.createMirror("m1", { ...MIRROR_CONFIG, "topics.include": "new.*" });
+    env.manager.start();
+    sourceTopic(env.source, "new-1");
+    env.scheduler.run(29_999);
+    await env.manager.idle();
+    expect(env.destination.controller.image.topic("new-1")).toBeUndefined();
+    env.scheduler.run(1);
+    await env.manager.idle();
+    expect(env.destination.controller.image.topic("new-1")).toBeDefined();
+    sourceTopic(env.source, "new-2");
+    env.scheduler.run(30_000);
+    await env.manager.idle();
+    expect(env.destination.controller.image.topic("new-2")).toBeDefined();
+    env.manager.close();
+    sourceTopic(env.source, "new-3");
+    env.scheduler.run(60_000);
+    await env.manager.idle();
+    expect(env.destination.controller.image.topic("new-3")).toBeUndefined();
+  });
+
+  it("picks up mirrors created after start, with their own interval", async () => {
+    const env = mirrorEnv();
+    env.manager.start();
+    await env.admin.createMirror("m1", {
+      ...MIRROR_CONFIG,
+      "topics.include": "x",
+      "mirror.metadata.refresh.interval.ms": "1000",
+    });
+    sourceTopic(env.source, "x");
+    env.scheduler.run(1_000);
+    await env.manager.idle();
+    expect(env.destination.controller.image.topic("x")!.configs.get("mirror.name")).toBe("m1");
+    expect(env.coordinators.take()).toEqual(["START x-0"]);
+  });
+
+  it("turns the mirror.name suffix into PAUSE, RESUME and STOP on the next scheduler turn, once", async () => {
+    const env = await setup();
+    env.manager.start();
+    const setName = (value: string) =>
+      env.destination.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+        { name: "mirror.name", op: "SET", value },
+      ]);
+    setName("m1.paused");
+    env.scheduler.runDue();
+    await env.manager.idle();
+    expect(env.coordinators.take()).toEqual(["PAUSE t-0", "PAUSE t-1"]);
+    await env.manager.refresh("m1");
+    expect(env.coordinators.take()).toEqual([]);
+    env.coordinators.advance("PAUSING", "PAUSED");
+    setName("m1");
+    env.scheduler.runDue();
+    await env.manager.idle();
+    expect(env.coordinators.take()).toEqual(["RESUME t-0", "RESUME t-1"]);
+    setName("m1.removed");
+    env.scheduler.runDue();
+    await env.manager.idle();
+    expect(env.coordinators.take()).toEqual(["STOP t-0", "STOP t-1"]);
+    await env.manager.refresh("m1");
+    expect(env.coordinators.take()).toEqual([]);
+  });
+
+  it("STARTs partitions of an ACTIVE topic that have no state (after a refresh)", async () => {
+    const env = await setup();
+    await env.coordinators.tombstoneMirror("m1");
+    const report = await env.manager.refresh("m1");
+    expect(report?.commands.map((c) => `${c.command} ${c.key.topic}-${c.key.partition}`)).toEqual([
+      "START t-0",
+      "START t-1",
+    ]);
+  });
+
+  it("leaves create and sync work to the broker leading the mirror", async () => {
+    const env = await setup({ leads: false });
+    sourceTopic(env.source, "t2");
+    env.destination.controller.putMirror("m1", {
+      ...env.destination.controller.image.mirrors.get("m1")!,
+      "topics.include": "t.*",
+    });
+    const report = await env.manager.refresh("m1");
+    expect(report).toMatchObject({ leader: false, createdTopics: [], commands: [] });
+    expect(env.destination.controller.image.topic("t2")).toBeUndefined();
+  });
+});
+
+describe("MirrorMetadataManager: non-retryable failures", () => {
+  it("fails every partition non-retryably when the source cluster id changes (every broker checks)", async () => {
+    const env = await setup({ leads: false });
+    const other = mirrorEnv().source;
+    Object.defineProperty(other, "clusterId", { value: "another-cluster-CCCCCCC" });
+    env.network.target = other;
+    const report = await env.manager.refresh("m1");
+    expect(report?.clusterIdChanged).toEqual({
+      pinned: "source-cluster-AAAAAAAAA",
+      seen: "another-cluster-CCCCCCC",
+    });
+    expect(env.coordinators.take()).toEqual(["FAIL t-0", "FAIL t-1"]);
+    const view = env.coordinators.describe("m1")[0]!;
+    expect(view).toMatchObject({ state: "FAILED", retryAttempt: -1 });
+    expect(view.errorMessage).toContain(
+      "The source cluster id changed from source-cluster-AAAAAAAAA to another-cluster-CCCCCCC",
+    );
+    await env.manager.refresh("m1");
+    expect(env.coordinators.take()).toEqual([]);
+  });
+
+  it("fails a source topic's partitions only after it was seen deleted on two consecutive refreshes", async () => {
+    const env = await setup();
+    env.source.controller.deleteTopic("t");
+    const first = await env.manager.refresh("m1");
+    expect(first?.deletedTopics).toEqual([]);
+    expect(env.coordinators.take()).toEqual([]);
+    const second = await env.manager.refresh("m1");
+    expect(second?.deletedTopics).toEqual(["t"]);
+    expect(env.coordinators.take()).toEqual(["FAIL t-0", "FAIL t-1"]);
+    expect(env.coordinators.describe("m1")[0]).toMatchObject({
+      state: "FAILED",
+      retryAttempt: -1,
+      errorMessage: SOURCE_TOPIC_DELETED,
+    });
+    await env.manager.refresh("m1");
+    expect(env.coordinators.take()).toEqual([]);
+  });
+
+  it("forgets a missing observation when the topic is back (once is not enough)", async () => {
+    const env = await setup();
+    env.network.target = mirrorEnv().source; // same cluster id, but no topic t
+    Object.defineProperty(env.network.target, "clusterId", { value: "source-cluster-AAAAAAAAA" });
+    await env.manager.refresh("m1");
+    env.network.target = env.source;
+    await env.manager.refresh("m1");
+    env.network.target = mirrorEnv().source;
+    Object.defineProperty(env.network.target, "clusterId", { value: "source-cluster-AAAAAAAAA" });
+    await env.manager.refresh("m1");
+    expect(env.coordinators.take()).toEqual([]);
+  });
+
+  it("counts an unreachable source as a sync error and carries on with other mirrors", async () => {
+    const env = await setup();
+    env.network.reachable = false;
+    await env.manager.refresh("m1");
+    expect(env.metrics.syncErrors()).toEqual([{ mirror: "m1", kind: "TopicMetadataRefreshError", count: 1 }]);
+    expect(env.errors[0]!.mirror).toBe("m1");
+  });
+});

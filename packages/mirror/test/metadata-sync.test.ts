@@ -1,0 +1,242 @@
+import { describe, expect, it } from "vitest";
+import { acl, appendRecords, MIRROR_CONFIG, mirrorEnv, sourceTopic } from "./meta-helpers";
+
+async function setup(config: Record<string, string> = {}) {
+  const env = mirrorEnv();
+  await env.admin.createMirror("m1", { ...MIRROR_CONFIG, ...config });
+  return env;
+}
+
+async function mirrorTopic(
+  env: Awaited<ReturnType<typeof setup>>,
+  topic: string,
+  partitions = 1,
+  configs = {},
+) {
+  sourceTopic(env.source, topic, partitions, configs);
+  await env.admin.addTopics("m1", topic, { replicationFactor: 1 });
+  env.coordinators.advance("PREPARING", "MIRRORING");
+  env.coordinators.take();
+}
+
+const configsOf = (env: Awaited<ReturnType<typeof setup>>, topic: string) =>
+  Object.fromEntries(env.destination.controller.image.topic(topic)!.configs);
+
+describe("topic discovery and partitions", () => {
+  it("creates and STARTs new source topics matching topics.include and not topics.exclude", async () => {
+    const env = await setup({ "topics.include": "orders.*,payments", "topics.exclude": "orders\\.tmp.*" });
+    const ordersId = sourceTopic(env.source, "orders.eu", 2, { "cleanup.policy": "compact" });
+    sourceTopic(env.source, "orders.tmp1");
+    sourceTopic(env.source, "payments");
+    sourceTopic(env.source, "payments2");
+    const report = await env.manager.refresh("m1");
+    expect(report?.createdTopics).toEqual(["orders.eu", "payments"]);
+    const created = env.destination.controller.image.topic("orders.eu")!;
+    expect(created.topicId).toBe(ordersId);
+    expect(created.partitions).toHaveLength(2);
+    expect(configsOf(env, "orders.eu")).toEqual({ "cleanup.policy": "compact", "mirror.name": "m1" });
+    expect(env.coordinators.take()).toEqual(["START orders.eu-0", "START orders.eu-1", "START payments-0"]);
+    expect((await env.manager.refresh("m1"))?.createdTopics).toEqual([]);
+  });
+
+  it("never recreates a removed (failed-over) topic, nor touches a local topic of the same name", async () => {
+    const env = await setup({ "topics.include": ".*" });
+    await mirrorTopic(env, "t");
+    await env.admin.removeTopics("m1", "t");
+    env.coordinators.advance("STOPPING", "STOPPED");
+    env.coordinators.take();
+    await env.manager.refresh("m1");
+    expect(env.coordinators.take()).toEqual([]);
+    expect(configsOf(env, "t")["mirror.name"]).toBe("m1.removed");
+  });
+
+  it("adds partitions the source gained and STARTs them", async () => {
+    const env = await setup();
+    await mirrorTopic(env, "t", 2);
+    env.source.controller.createPartitions("t", 4);
+    const report = await env.manager.refresh("m1");
+    expect(report?.createdPartitions).toEqual([{ topic: "t", count: 4 }]);
+    expect(env.destination.controller.image.topic("t")!.partitions).toHaveLength(4);
+    expect(env.coordinators.take()).toEqual(["START t-2", "START t-3"]);
+  });
+});
+
+describe("topic config sync", () => {
+  it("copies the source's dynamic configs except the exclusion list, and removes deleted ones", async () => {
+    const env = await setup();
+    await mirrorTopic(env, "t", 1, { "retention.ms": "1000" });
+    env.source.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+      { name: "retention.ms", op: "SET", value: "2000" },
+      { name: "segment.bytes", op: "SET", value: "100000" },
+      { name: "min.insync.replicas", op: "SET", value: "2" },
+      { name: "message.timestamp.type", op: "SET", value: "LogAppendTime" },
+      { name: "unclean.leader.election.enable", op: "SET", value: "true" },
+      { name: "leader.replication.throttled.replicas", op: "SET", value: "*" },
+    ]);
+    env.destination.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+      { name: "min.insync.replicas", op: "SET", value: "1" },
+      { name: "cleanup.policy", op: "SET", value: "compact" },
+    ]);
+    expect((await env.manager.refresh("m1"))?.alteredConfigs).toEqual(["t"]);
+    expect(configsOf(env, "t")).toEqual({
+      "retention.ms": "2000",
+      "segment.bytes": "100000",
+      "min.insync.replicas": "1",
+      "mirror.name": "m1",
+    });
+    env.source.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+      { name: "segment.bytes", op: "DELETE" },
+    ]);
+    await env.manager.refresh("m1");
+    expect(configsOf(env, "t")).toEqual({
+      "retention.ms": "2000",
+      "min.insync.replicas": "1",
+      "mirror.name": "m1",
+    });
+    expect((await env.manager.refresh("m1"))?.alteredConfigs).toEqual([]);
+  });
+
+  it("honours configs.sync.enable=false and topic.properties.exclude", async () => {
+    const env = await setup({ "topic.properties.exclude": "segment.bytes" });
+    await mirrorTopic(env, "t");
+    env.source.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+      { name: "segment.bytes", op: "SET", value: "100000" },
+    ]);
+    await env.manager.refresh("m1");
+    expect(configsOf(env, "t")).toEqual({ "mirror.name": "m1" });
+  });
+});
+
+describe("consumer group offset sync", () => {
+  it("clamps offsets to [destination log start, log end], keeps the epoch, skips active and excluded groups", async () => {
+    const env = await setup({ "groups.exclude": "private.*" });
+    await mirrorTopic(env, "t", 2);
+    appendRecords(env.destination, "t", 0, 5, 3);
+    appendRecords(env.destination, "t", 1, 10, 4);
+    env.destination.leaderFor("t", 1).deleteRecords("t", 1, 6n);
+    env.source.groups.commitOffsets({
+      groupId: "app",
+      offsets: [
+        { topic: "t", partition: 0, offset: 8n, leaderEpoch: 9 },
+        { topic: "t", partition: 1, offset: 2n, leaderEpoch: 9 },
+      ],
+    });
+    env.source.groups.commitOffsets({
+      groupId: "ok",
+      offsets: [{ topic: "t", partition: 0, offset: 2n, leaderEpoch: 7 }],
+    });
+    env.source.groups.commitOffsets({
+      groupId: "private-1",
+      offsets: [{ topic: "t", partition: 0, offset: 1n }],
+    });
+    env.source.groups.commitOffsets({ groupId: "busy", offsets: [{ topic: "t", partition: 0, offset: 1n }] });
+    env.destination.groups.joinGroup({ groupId: "busy", topics: ["t"] });
+    const report = await env.manager.refresh("m1");
+    expect(report?.groups?.skippedActive).toEqual(["busy"]);
+    const app = env.destination.groups.fetchOffsets("app");
+    expect(app.get("t:0")).toMatchObject({ offset: 5n, leaderEpoch: 3 });
+    expect(app.get("t:1")).toMatchObject({ offset: 6n, leaderEpoch: 4 });
+    expect(env.destination.groups.fetchOffsets("ok").get("t:0")).toMatchObject({
+      offset: 2n,
+      leaderEpoch: 7,
+    });
+    expect(env.destination.groups.fetchOffsets("private-1").size).toBe(0);
+    expect(env.destination.groups.fetchOffsets("busy").size).toBe(0);
+    expect((await env.manager.refresh("m1"))?.groups?.synced).toEqual([]);
+  });
+
+  it("copies only offsets of the mirror's topics", async () => {
+    const env = await setup();
+    await mirrorTopic(env, "t");
+    sourceTopic(env.source, "unmirrored");
+    env.source.groups.commitOffsets({
+      groupId: "app",
+      offsets: [
+        { topic: "t", partition: 0, offset: 0n },
+        { topic: "unmirrored", partition: 0, offset: 0n },
+      ],
+    });
+    await env.manager.refresh("m1");
+    expect([...env.destination.groups.fetchOffsets("app").keys()]).toEqual(["t:0"]);
+  });
+});
+
+describe("ACL sync", () => {
+  it("creates the source's in-scope bindings and deletes ours that vanished, never local ones", async () => {
+    const env = await setup({ "groups.include": "app.*" });
+    await mirrorTopic(env, "t");
+    const onTopic = acl("TOPIC", "t");
+    const onGroup = acl("GROUP", "app-1");
+    env.source.authorizer.createAcls([
+      onTopic,
+      onGroup,
+      acl("GROUP", "other"),
+      acl("TOPIC", "unmirrored"),
+      acl("TOPIC", "t", { patternType: "PREFIXED" }),
+      acl("TOPIC", "*"),
+      acl("CLUSTER", "kafka-cluster", { operation: "ALTER" }),
+    ]);
+    const local = acl("TOPIC", "t", { principal: "User:bob", operation: "WRITE" });
+    env.destination.authorizer.createAcls([local]);
+    const first = await env.manager.refresh("m1");
+    expect(first?.acls?.created).toEqual([onTopic, onGroup]);
+    expect(env.destination.authorizer.describeAcls()).toEqual([local, onTopic, onGroup]);
+    env.source.authorizer.deleteAcls([onTopic]);
+    const second = await env.manager.refresh("m1");
+    expect(second?.acls).toEqual({ created: [], deleted: [onTopic] });
+    expect(env.destination.authorizer.describeAcls()).toEqual([local, onGroup]);
+  });
+
+  it("honours acls.sync.enable=false", async () => {
+    const env = await setup({ "acls.sync.enable": "false" });
+    await mirrorTopic(env, "t");
+    env.source.authorizer.createAcls([acl("TOPIC", "t")]);
+    await env.manager.refresh("m1");
+    expect(env.destination.authorizer.describeAcls()).toEqual([]);
+  });
+});
+
+describe("paused topics", () => {
+  it("get no config, partition, group offset or ACL sync", async () => {
+    const env = await setup();
+    await mirrorTopic(env, "t");
+    await env.admin.pauseTopics("m1", "t");
+    env.coordinators.advance("PAUSING", "PAUSED");
+    env.coordinators.take();
+    env.source.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+      { name: "retention.ms", op: "SET", value: "5" },
+    ]);
+    env.source.controller.createPartitions("t", 3);
+    env.source.groups.commitOffsets({ groupId: "app", offsets: [{ topic: "t", partition: 0, offset: 0n }] });
+    env.source.authorizer.createAcls([acl("TOPIC", "t")]);
+    const report = await env.manager.refresh("m1");
+    expect(report).toMatchObject({ alteredConfigs: [], createdPartitions: [], commands: [] });
+    expect(configsOf(env, "t")).toEqual({ "mirror.name": "m1.paused" });
+    expect(env.destination.controller.image.topic("t")!.partitions).toHaveLength(1);
+    expect(env.destination.groups.fetchOffsets("app").size).toBe(0);
+    expect(env.destination.authorizer.describeAcls()).toEqual([]);
+    await env.admin.resumeTopics("m1", "t");
+    await env.manager.refresh("m1");
+    expect(configsOf(env, "t")).toEqual({ "mirror.name": "m1", "retention.ms": "5" });
+  });
+});
+
+describe("sync errors", () => {
+  it("are counted per mirror and kind and never stop the other steps", async () => {
+    const env = await setup();
+    await mirrorTopic(env, "t");
+    env.source.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+      { name: "retention.ms", op: "SET", value: "5" },
+    ]);
+    const controller = env.destination.controller;
+    const original = controller.incrementalAlterConfigs.bind(controller);
+    controller.incrementalAlterConfigs = () => {
+      throw new Error("controller unavailable");
+    };
+    env.source.groups.commitOffsets({ groupId: "app", offsets: [{ topic: "t", partition: 0, offset: 0n }] });
+    await env.manager.refresh("m1");
+    controller.incrementalAlterConfigs = original;
+    expect(env.metrics.syncErrors("m1")).toEqual([{ mirror: "m1", kind: "TopicConfigSyncError", count: 1 }]);
+    expect(env.destination.groups.fetchOffsets("app").get("t:0")?.offset).toBe(0n);
+  });
+});

@@ -96,7 +96,7 @@ export {
   Transaction,
   toPositive,
 } from "./clients/index";
-export { type Clock, ManualClock } from "./clock";
+export { type Clock, ManualClock, SystemClock } from "./clock";
 export {
   type AlterConfigOp,
   type BumpLeaderEpochRequest,

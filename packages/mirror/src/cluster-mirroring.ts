@@ -16,6 +16,7 @@ import { MirrorMetadataManager } from "./metadata/mirror-metadata-manager";
 import { SourceConnections } from "./metadata/source-connections";
 import { MirrorMetrics } from "./metrics/mirror-metrics";
 import type { FetcherManager, MirrorPartitionKey, SourceConnector } from "./ports";
+import type { EmbeddedSourceOptions } from "./source/embedded-source";
 
 /** Settings of the mirroring engine on one destination cluster. */
 export interface ClusterMirroringOptions {
@@ -112,6 +113,30 @@ export class ClusterMirroring {
   /** Bytes and batches mirrored, lag and fetcher states of every running broker's fetchers. */
   fetcherMetrics() {
     return [...this.nodes].map(([brokerId, node]) => ({ brokerId, ...node.fetchers.metrics() }));
+  }
+
+  /**
+   * What this cluster answers when another cluster mirrors from it (failback, chains): the LME it
+   * recorded for a partition when it failed over, and the mirrors it runs (for mirror-loop detection).
+   * Pass it to `EmbeddedSourceRegistry.register(bootstrap, cluster, mirroring.asSource())`.
+   */
+  asSource(): EmbeddedSourceOptions {
+    return {
+      lastMirrorEpoch: (topicId, partition) => {
+        const views = this.coordinators
+          .describe()
+          .filter(
+            (v) => v.key.topicId === topicId && v.key.partition === partition && v.lastMirrorEpoch >= 0,
+          );
+        // The partition's latest failover: the view with the highest state epoch.
+        views.sort((a, b) => b.stateEpoch - a.stateEpoch);
+        return views[0]?.lastMirrorEpoch ?? -1;
+      },
+      listMirrors: () =>
+        this.admin
+          .listMirrors()
+          .map((m) => ({ name: m.name, sourceClusterId: m.sourceClusterId, topics: m.topics })),
+    };
   }
 
   /** Stops every broker's mirroring (the cluster keeps running). */

@@ -32,6 +32,19 @@ export function commandFor(
   }
 }
 
+/** States in which each command's purpose is already served (reached, or on the way). */
+const SERVED: Readonly<Record<MirrorCommandType, ReadonlySet<string>>> = {
+  START: new Set(["PREPARING", "MIRRORING", "EPOCH_FENCING"]),
+  PAUSE: new Set(["PAUSING", "PAUSED"]),
+  RESUME: new Set(["MIRRORING", "EPOCH_FENCING"]),
+  STOP: new Set(["STOPPING", "STOPPED"]),
+};
+
+function alreadyThere(command: MirrorCommandType, error: unknown): boolean {
+  if (!(error instanceof InvalidMirrorStateError)) return false;
+  return SERVED[command].has(error.pendingTo ?? error.state);
+}
+
 const STOPPABLE = new Set(["PREPARING", "MIRRORING", "EPOCH_FENCING", "PAUSING", "PAUSED", "FAILED"]);
 
 /** Views of a mirror indexed by `topic:partition`. */
@@ -69,7 +82,10 @@ export async function driveTopics(
         await coordinators.command(key, { type: command });
         result.sent.push({ key, command });
       } catch (error) {
-        result.failed.push({ key, command, error });
+        // The admin API and the metadata manager both drive partitions after a `mirror.name` change; a
+        // command refused because the partition is already at (or moving to) its target raced the other.
+        if (alreadyThere(command, error)) result.sent.push({ key, command });
+        else result.failed.push({ key, command, error });
       }
     }
   }

@@ -1,0 +1,122 @@
+import {
+  EmbeddedKafka,
+  KafkaCluster,
+  ManualClock,
+  ManualScheduler,
+  SeededRandom,
+} from "@cluster-mirror/cluster";
+import { ClusterMirroring, EmbeddedSourceConnector, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
+import { recordBatches } from "@cluster-mirror/protocol";
+
+/** Lets promise continuations run. */
+export const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Clusters on one manual clock and scheduler, each with mirroring started and registered as a source under
+ * `<name>:9092`. `run(work)` drives virtual time until `work` settles.
+ */
+export function topology(names: string[], options: { brokers?: number; seed?: number } = {}) {
+  const clock = new ManualClock(1_700_000_000_000);
+  const scheduler = new ManualScheduler(clock);
+  const registry = new EmbeddedSourceRegistry();
+  const connector = new EmbeddedSourceConnector(registry);
+  const seed = options.seed ?? 1;
+  const nodes = new Map(
+    names.map((name, i) => {
+      const cluster = KafkaCluster.start({
+        brokers: options.brokers ?? 3,
+        clock,
+        scheduler,
+        random: new SeededRandom(seed * 100 + i),
+      });
+      const mirroring = ClusterMirroring.start({
+        cluster,
+        sources: connector,
+        random: new SeededRandom(seed * 100 + 50 + i),
+        numStatePartitions: 4,
+      });
+      registry.register(`${name}:9092`, cluster, mirroring.asSource());
+      return [
+        name,
+        { cluster, mirroring, kafka: new EmbeddedKafka(cluster, { clientId: `app-${name}` }) },
+      ] as const;
+    }),
+  );
+  const node = (name: string) => {
+    const n = nodes.get(name);
+    if (!n) throw new Error(`no cluster ${name}`);
+    return n;
+  };
+
+  /** Drives the scheduler (and promise continuations) until `work` settles or `maxMs` of virtual time pass. */
+  async function run<T>(work: Promise<T>, maxMs = 600_000): Promise<T> {
+    let done = false;
+    work.then(
+      () => {
+        done = true;
+      },
+      () => {
+        done = true;
+      },
+    );
+    const end = clock.now() + maxMs;
+    while (!done) {
+      await flush();
+      if (done) break;
+      if (scheduler.run(0, 50_000) > 0) continue;
+      await flush();
+      if (done) break;
+      if (clock.now() >= end) throw new Error(`work did not settle within ${maxMs} ms of virtual time`);
+      scheduler.run(5, 50_000);
+    }
+    return work;
+  }
+
+  /** Runs virtual time forward by `ms`, letting everything due happen. */
+  async function advance(ms: number): Promise<void> {
+    const end = clock.now() + ms;
+    while (clock.now() < end) {
+      await flush();
+      scheduler.run(Math.min(10, end - clock.now()), 50_000);
+    }
+    await flush();
+    scheduler.run(0, 50_000);
+    await flush();
+  }
+
+  /** Waits (in virtual time) until `predicate` holds. */
+  async function until(
+    predicate: () => boolean | Promise<boolean>,
+    what: string,
+    maxMs = 600_000,
+  ): Promise<void> {
+    const end = clock.now() + maxMs;
+    while (!(await predicate())) {
+      if (clock.now() >= end) throw new Error(`timed out waiting for ${what}`);
+      await advance(50);
+    }
+  }
+
+  return { clock, scheduler, registry, node, run, advance, until };
+}
+
+/** Every batch of a partition on its leader, as hex, by base offset. */
+export function leaderBatches(cluster: KafkaCluster, topic: string, partition: number) {
+  const leader = cluster.leaderFor(topic, partition);
+  const log = leader.replica(topic, partition)!.log;
+  return [...log.batches()].map((b) => ({
+    offset: b.baseOffset,
+    epoch: b.partitionLeaderEpoch,
+    hex: b.buffer.toString("hex"),
+    batch: b,
+  }));
+}
+
+/** Raw bytes of a partition's log on its leader, split into batches. */
+export function logBytes(cluster: KafkaCluster, topic: string, partition: number): Buffer[] {
+  const leader = cluster.leaderFor(topic, partition);
+  const log = leader.replica(topic, partition)!.log;
+  return [...log.batches()].map((b) => Buffer.from(b.buffer));
+}
+
+export { recordBatches };

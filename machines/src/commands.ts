@@ -1,5 +1,6 @@
-import { type AnyStateNode, initialTransition, type SnapshotFrom, transition } from "xstate";
+import { type AnyStateNode, initialTransition, type SnapshotFrom } from "xstate";
 import { InvalidMirrorStateError } from "./errors";
+import { transitionPartition } from "./inert-scope";
 import {
   isLifecycleState,
   LIFECYCLE_STATES,
@@ -72,7 +73,7 @@ export function applyEvent(
   snapshot: MirrorPartitionSnapshot,
   event: MirrorPartitionEvent,
 ): MirrorPartitionStep {
-  const [next, actions] = transition(mirrorPartitionMachine, snapshot, event);
+  const [next, actions] = transitionPartition(snapshot, event);
   // xstate returns the same reference when no transition is enabled (unknown event or failed guard).
   return { snapshot: next, effects: actions.map(toEffect), changed: next !== snapshot || actions.length > 0 };
 }

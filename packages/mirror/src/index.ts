@@ -34,8 +34,10 @@ export {
 export { parseProperties } from "./admin/properties";
 export { ClusterMirroring, type ClusterMirroringOptions } from "./cluster-mirroring";
 export { CoordinatorRuntime, type CoordinatorRuntimeOptions } from "./coordinator/coordinator-runtime";
+export { CoordinatorShard, type CoordinatorShardOptions } from "./coordinator/coordinator-shard";
 export { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 export { mirrorStatePartitionFor } from "./coordinator/mirror-state-partition";
+export { partitionStateRecord } from "./coordinator/state-records";
 export { DEFAULT_APPEND_LINGER_MS } from "./coordinator/state-write-batcher";
 export { type DestinationTopicLookup, EmbeddedDestination } from "./destination/embedded-destination";
 export { EmbeddedLocalReplica } from "./destination/embedded-local-replica";

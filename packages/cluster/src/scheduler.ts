@@ -12,17 +12,20 @@ export interface Scheduler {
 }
 
 /**
- * The embedded default: tasks with no delay run on `setImmediate`, delayed ones on `setTimeout`. Timers are
- * unref'd so an idle cluster never keeps a process alive.
+ * The embedded default: tasks with no delay run on `setImmediate`, delayed ones on `setTimeout`. A running
+ * cluster keeps the process alive, like a Kafka client with open connections; closing the cluster (and its
+ * mirroring) cancels its timers so the process can exit. `{ keepAlive: false }` unrefs delayed timers.
  */
 export class EventLoopScheduler implements Scheduler {
+  constructor(private readonly options: { keepAlive?: boolean } = {}) {}
+
   schedule(task: () => void, delayMs = 0): Cancel {
     if (delayMs <= 0) {
       const handle = setImmediate(task);
       return () => clearImmediate(handle);
     }
     const handle = setTimeout(task, delayMs);
-    handle.unref();
+    if (this.options.keepAlive === false) handle.unref();
     return () => clearTimeout(handle);
   }
 }

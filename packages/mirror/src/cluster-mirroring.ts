@@ -139,6 +139,65 @@ export class ClusterMirroring {
     };
   }
 
+  /**
+   * Resolves once every partition of `mirror` is MIRRORING with no lag (source high watermark reached),
+   * checking every `intervalMs` on the cluster's scheduler; rejects after `timeoutMs` naming the laggards.
+   */
+  whenCaughtUp(mirror: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<void> {
+    return this.waitFor(async () => {
+      const rows = await this.admin.describe(mirror);
+      const behind = rows.filter((r) => r.state !== "MIRRORING" || r.lag !== 0n);
+      return behind.length === 0 && rows.length > 0
+        ? undefined
+        : `${behind.length} of ${rows.length} partitions of mirror ${mirror} not caught up (${behind
+            .slice(0, 3)
+            .map((r) => `${r.topic}-${r.partition} ${r.state} lag ${r.lag ?? "?"}`)
+            .join(", ")})`;
+    }, options);
+  }
+
+  /** Resolves once every partition of `mirror` (optionally only of `topic`) is in `state`. */
+  whenState(
+    mirror: string,
+    state: string,
+    options: { topic?: string; timeoutMs?: number; intervalMs?: number } = {},
+  ): Promise<void> {
+    return this.waitFor(async () => {
+      const rows = (await this.admin.describe(mirror)).filter(
+        (r) => !options.topic || r.topic === options.topic,
+      );
+      const other = rows.filter((r) => r.state !== state);
+      return other.length === 0 && rows.length > 0
+        ? undefined
+        : `${other.length} of ${rows.length} partitions of mirror ${mirror} not ${state} (${other
+            .slice(0, 3)
+            .map((r) => `${r.topic}-${r.partition} ${r.state}`)
+            .join(", ")})`;
+    }, options);
+  }
+
+  /** Polls `check` (undefined = done, else why not) on the cluster's scheduler until done or timed out. */
+  private waitFor(
+    check: () => Promise<string | undefined>,
+    { timeoutMs = 60_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number },
+  ): Promise<void> {
+    const { clock, scheduler } = this.options.cluster;
+    const deadline = clock.now() + timeoutMs;
+    return new Promise((resolve, reject) => {
+      const poll = () => {
+        check().then(
+          (notYet) => {
+            if (notYet === undefined) resolve();
+            else if (clock.now() >= deadline) reject(new Error(`timed out after ${timeoutMs} ms: ${notYet}`));
+            else scheduler.schedule(poll, intervalMs);
+          },
+          (error: unknown) => reject(error),
+        );
+      };
+      poll();
+    });
+  }
+
   /** Stops every broker's mirroring (the cluster keeps running). */
   close(): void {
     this.unsubscribe?.();

@@ -62,9 +62,11 @@ async function offsetsOf(
   deps: DescribeSources,
   key: MirrorPartitionKey,
 ): Promise<{ source: bigint | null; destination: bigint | null }> {
-  const known = deps.offsets?.(key);
-  if (known) return { source: known.sourceHighWatermark, destination: known.destinationLogEndOffset };
+  // The destination's log end is read live from its leader; the fetcher's last view of the source high
+  // watermark saves a round trip to the source when there is one.
   const destination = leaderLog(deps.destination, key.topic, key.partition)?.logEndOffset ?? null;
+  const known = deps.offsets?.(key);
+  if (known) return { source: known.sourceHighWatermark, destination };
   const stored = deps.destination.controller.image.mirrors.get(key.mirror);
   if (!stored) return { source: null, destination };
   try {

@@ -145,7 +145,11 @@ export class MirrorFetcherManager implements FetcherManager {
   ): { sourceHighWatermark: bigint; destinationLogEndOffset: bigint } | undefined {
     const s = this.partitions.get(partitionId(key));
     if (!s || s.sourceHighWatermark < 0n) return undefined;
-    return { sourceHighWatermark: s.sourceHighWatermark, destinationLogEndOffset: s.destinationLogEndOffset };
+    // The local log end is read live: the last append's view is stale after truncation, or unknown (-1)
+    // before the first append.
+    const replica = this.options.destination.replica(this.options.brokerId, key.topic, key.partition);
+    const destinationLogEndOffset = replica?.logEndOffset() ?? s.destinationLogEndOffset;
+    return { sourceHighWatermark: s.sourceHighWatermark, destinationLogEndOffset };
   }
 
   close(): void {

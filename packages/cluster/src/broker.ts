@@ -267,10 +267,15 @@ export class Broker {
   }
 
   /** The mirror's append-as-is on the leader: fetched batches stored unchanged (offsets, epochs, CRC). */
-  appendAsIs(topic: string, partition: number, batches: Buffer): LogAppendInfo {
+  appendAsIs(
+    topic: string,
+    partition: number,
+    batches: Buffer,
+    options: { transferOwnership?: boolean } = {},
+  ): LogAppendInfo {
     this.checkRunning();
     const p = this.leaderReplica(topic, partition);
-    const info = p.appendAsIsAsLeader(batches);
+    const info = p.appendAsIsAsLeader(batches, options.transferOwnership ?? false);
     this.afterLeaderAppend(p);
     return info;
   }

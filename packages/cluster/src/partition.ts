@@ -177,10 +177,13 @@ export class Partition {
     return info;
   }
 
-  /** Appends batches unchanged on the leader (the mirror's append-as-is), then moves the high watermark. */
-  appendAsIsAsLeader(batches: Buffer): LogAppendInfo {
+  /**
+   * Appends batches unchanged on the leader (the mirror's append-as-is), then moves the high watermark.
+   * `transferOwnership`: the caller never writes to `batches` again, so the log may keep them uncopied.
+   */
+  appendAsIsAsLeader(batches: Buffer, transferOwnership = false): LogAppendInfo {
     this.checkLeader();
-    const info = this.log.appendAsIs(batches);
+    const info = this.log.appendAsIs(batches, { transferOwnership });
     this.maybeAdvanceHighWatermark();
     return info;
   }

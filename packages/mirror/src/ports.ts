@@ -127,8 +127,15 @@ export interface LocalReplica {
   latestEpoch(): number;
   /** KIP-101/279 end offset of `epoch` in the local log. */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint };
-  /** Appends fetched batches unchanged (validated first); returns the batches appended and the last offset. */
-  appendAsIs(batches: Buffer): { batchCount: number; lastOffset: bigint | undefined };
+  /**
+   * Appends fetched batches unchanged (validated first); returns the batches appended and the last offset.
+   * `transferOwnership`: the caller never writes to `batches` again (a fetch response), so the log may
+   * keep the bytes without copying them.
+   */
+  appendAsIs(
+    batches: Buffer,
+    options?: { transferOwnership?: boolean },
+  ): { batchCount: number; lastOffset: bigint | undefined };
   truncateTo(offset: bigint): void;
   truncateFullyAndStartAt(offset: bigint): void;
   /** True once every in-sync follower has truncated to at most the leader's end. */

@@ -15,16 +15,19 @@ const TOPIC = "bench";
 /** Data per run: 128 MiB (8192 batches of 16 KiB). */
 const TOTAL_BATCHES = 8192;
 
-/** One ~16 KiB batch of 16 records of 1000 bytes (non-idempotent, so it can be produced again and again). */
-function template(): Buffer {
+/**
+ * One ~16 KiB batch of `count` records (16: ~1000-byte values; 140: ~100-byte values, the typical case),
+ * non-idempotent, so it can be produced again and again.
+ */
+function template(count: number): Buffer {
   const records: Record[] = [];
-  for (let i = 0; i < 16; i++) {
+  for (let i = 0; i < count; i++) {
     records.push({
       attributes: 0,
       offsetDelta: i,
       timestampDelta: BigInt(i),
       key: Buffer.from(`key-${i}`),
-      value: Buffer.alloc(BATCH_BYTES / 16 - 24, i),
+      value: Buffer.alloc(Math.floor(BATCH_BYTES / count) - 24, i),
       headers: [],
     });
   }
@@ -33,7 +36,7 @@ function template(): Buffer {
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function setUp(rf: number) {
+async function setUp(rf: number, count: number) {
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
   const source = KafkaCluster.start({ brokers: 1, clock, scheduler, random: new SeededRandom(1) });
@@ -59,7 +62,7 @@ async function setUp(rf: number) {
     replicaAssignment: mirrorAssignment,
     configs: { "segment.bytes": segmentBytes },
   });
-  const batch = template();
+  const batch = template(count);
   const broker = source.broker(0)!;
   for (let i = 0; i < TOTAL_BATCHES; i++) {
     await broker.produce({ topic: TOPIC, partition: i % PARTITIONS, batch: Buffer.from(batch), acks: 1 });
@@ -72,8 +75,8 @@ async function setUp(rf: number) {
 }
 
 /** Mirrors the whole topic with the fetcher manager on destination broker 0; returns MB/s. */
-async function mirrorRun(rf: number): Promise<number> {
-  const env = await setUp(rf);
+async function mirrorRun(rf: number, count: number): Promise<number> {
+  const env = await setUp(rf, count);
   const destination: DestinationCluster = new EmbeddedDestination(env.destination);
   const manager = new MirrorFetcherManager({
     brokerId: 0,
@@ -109,8 +112,8 @@ async function mirrorRun(rf: number): Promise<number> {
 }
 
 /** The consume-then-produce baseline: fetch, decode every record, re-encode a batch, produce acks=-1. */
-async function consumeProduceRun(rf: number): Promise<number> {
-  const env = await setUp(rf);
+async function consumeProduceRun(rf: number, count: number): Promise<number> {
+  const env = await setUp(rf, count);
   const from = env.source.broker(0)!;
   const to = env.destination.broker(0)!;
   const start = performance.now();
@@ -159,15 +162,24 @@ export const suite: BenchSuite = {
   name: "mirror",
   async run(): Promise<BenchResult[]> {
     const results: BenchResult[] = [];
-    for (const rf of [1, 3]) {
+    const shapes = [
+      { rf: 1, count: 16, name: "1KiB-records" },
+      { rf: 1, count: 140, name: "100B-records" },
+      { rf: 3, count: 16, name: "1KiB-records" },
+    ];
+    for (const { rf, count, name } of shapes) {
       // Best of three after a warm-up run each: the JIT and the allocator settle in the first runs.
-      await mirrorRun(rf);
-      await consumeProduceRun(rf);
-      const mirror = Math.max(await mirrorRun(rf), await mirrorRun(rf), await mirrorRun(rf));
-      const baseline = Math.max(await consumeProduceRun(rf), await consumeProduceRun(rf));
+      await mirrorRun(rf, count);
+      await consumeProduceRun(rf, count);
+      const mirror = Math.max(
+        await mirrorRun(rf, count),
+        await mirrorRun(rf, count),
+        await mirrorRun(rf, count),
+      );
+      const baseline = Math.max(await consumeProduceRun(rf, count), await consumeProduceRun(rf, count));
       results.push(
         result(
-          `mirror.throughput.16KiB.rf${rf}`,
+          `mirror.throughput.16KiB.${name}.rf${rf}`,
           mirror,
           "MB/s",
           baseline,

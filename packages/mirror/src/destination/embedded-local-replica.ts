@@ -57,8 +57,11 @@ export class EmbeddedLocalReplica implements LocalReplica {
   }
 
   /** Through `Broker.appendAsIs`, so the followers are woken and the high watermark moves. */
-  appendAsIs(batches: Buffer): { batchCount: number; lastOffset: bigint | undefined } {
-    const info = this.broker().appendAsIs(this.topic, this.partition, batches);
+  appendAsIs(
+    batches: Buffer,
+    options: { transferOwnership?: boolean } = {},
+  ): { batchCount: number; lastOffset: bigint | undefined } {
+    const info = this.broker().appendAsIs(this.topic, this.partition, batches, options);
     return { batchCount: info.batchCount, lastOffset: info.lastOffset };
   }
   truncateTo(offset: bigint): void {

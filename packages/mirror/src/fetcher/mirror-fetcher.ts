@@ -374,7 +374,8 @@ export class MirrorFetcher {
       replica.truncateFullyAndStartAt(scan.firstBaseOffset);
     }
     const prefix = scan.validBytes === records.length ? records : records.subarray(0, scan.validBytes);
-    replica.appendAsIs(prefix);
+    // The response bytes are never written to again: the log may keep them as they are.
+    replica.appendAsIs(prefix, { transferOwnership: true });
     s.bytesMirrored += prefix.length;
     s.batchesMirrored += scan.batchCount;
     this.host.recordAppended(s, prefix.length, scan.batchCount);

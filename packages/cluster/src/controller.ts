@@ -80,6 +80,21 @@ export class Controller {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Replays records this controller decided before a restart (from a persisted metadata log), in order,
+   * into an empty log: its log and image end up as they were, and subscribers see them as usual. Nothing
+   * is validated or decided again. Call before any broker starts.
+   */
+  replay(records: readonly MetadataRecord[]): void {
+    if (this.log.length !== 0) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `cannot replay a metadata log into a controller that already has ${this.log.length} records; replay before starting brokers`,
+      );
+    }
+    this.append(records);
+  }
+
   /** Registers a broker and unfences it. Registering a known broker again just unfences it. */
   registerBroker(brokerId: number, rack: string | null = null): void {
     if (!Number.isInteger(brokerId) || brokerId < 0) {

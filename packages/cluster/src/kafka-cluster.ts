@@ -7,7 +7,7 @@ import type { Clock } from "./clock";
 import { Controller } from "./controller";
 import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { ClusterError } from "./errors";
-import { GroupCoordinator } from "./group-coordinator";
+import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
 import type { Random } from "./random";
 import type { Scheduler } from "./scheduler";
 import { TransactionCoordinator } from "./transaction-coordinator";
@@ -30,6 +30,8 @@ export interface KafkaClusterOptions {
   replicaLagTimeMaxMs?: number;
   /** How many producer ids the transaction coordinator takes from the controller at a time. */
   producerIdBlockSize?: number;
+  /** Hears every change of a group's committed offsets (its whole offset map), e.g. to persist them. */
+  onGroupOffsetsChanged?: GroupCoordinatorOptions["onOffsetsChanged"];
 }
 
 /**
@@ -82,6 +84,7 @@ export class KafkaCluster implements BrokerNetwork {
     this.groups = new GroupCoordinator({
       clock: options.clock,
       partitionCount: (topic) => this.controller.image.topic(topic)?.partitions.length ?? 0,
+      onOffsetsChanged: options.onGroupOffsetsChanged,
     });
   }
 

@@ -1,0 +1,93 @@
+import { Command, Option } from "commander";
+import { runConsume, runCreateTopic, runProduce } from "./console-commands";
+import { intFlag } from "./int-flag";
+import type { NodeFlags } from "./node-command";
+import { runProgram } from "./run-program";
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** The `cluster-mirror` program: `node`, `produce`, `consume` and `demo`. */
+export function clusterMirrorProgram(): Command {
+  const program = new Command("cluster-mirror").description(
+    "Kafka Cluster Mirroring (KIP-1279) on embedded clusters: run a node, try it out, or watch the demo",
+  );
+  program
+    .command("node")
+    .description("run the destination cluster with mirroring, an admin endpoint and a metrics endpoint")
+    .requiredOption("--data-dir <dir>", "where the clusters keep their data (restart recovers it)")
+    .option("--name <name>", "the destination cluster's name (answers as NAME:9092)", "destination")
+    .option("--brokers <n>", "destination brokers", "3")
+    .option("--port <port>", "admin endpoint port on 127.0.0.1 (0: any free port)", "9094")
+    .option("--metrics-port <port>", "Prometheus endpoint port (GET /metrics)", "9404")
+    .option("--source <name=brokers>", "also run an embedded source cluster (repeatable)", collect, [])
+    .option("--seed <n>", "seed of the clusters' random ids and jitter", "1")
+    .option("--state-partitions <n>", "mirror.topic.num.partitions of __mirror_state", "16")
+    .option("--no-fsync", "do not fsync writes (faster, not crash-safe)")
+    .addOption(new Option("--log-level <level>", "pino log level").default("info"))
+    .action(async (flags: NodeFlags) => (await import("./node-command")).runNodeCommand(flags));
+  program
+    .command("create-topic")
+    .description("create a topic through the node (on its destination, or on --cluster NAME)")
+    .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
+    .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
+    .requiredOption("--topic <topic>", "the topic")
+    .option("--partitions <n>", "partition count", "1")
+    .option("--replication-factor <n>", "replication factor (default: min(3, brokers))")
+    .option("--config <key=value>", "topic config (repeatable)", collect, [])
+    .action((flags) => runCreateTopic(flags, (t) => process.stdout.write(t)));
+  program
+    .command("produce")
+    .description("write messages through the node (to its destination, or to --cluster NAME)")
+    .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
+    .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
+    .requiredOption("--topic <topic>", "the topic")
+    .option("--key <key>", "message key")
+    .option("--value <value>", "message value (with --count, suffixed -0, -1, ...)")
+    .option("--count <n>", "number of messages")
+    .option("--partition <n>", "partition (default: by key)")
+    .option("--transactional-id <id>", "send inside a transaction (committed unless --abort/--leave-open)")
+    .option("--abort", "abort the transaction")
+    .option("--leave-open", "leave the transaction open (a failover aborts it on the mirror)")
+    .action((flags) => runProduce(flags, (t) => process.stdout.write(t)));
+  program
+    .command("consume")
+    .description("read messages through the node (from its destination, or from --cluster NAME)")
+    .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
+    .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
+    .requiredOption("--topic <topic>", "the topic")
+    .option("--group <group>", "consumer group (commits the offsets it read)")
+    .option("--from-beginning", "start at the log start when the group has no offset")
+    .option("--isolation <level>", "read_committed or read_uncommitted", "read_uncommitted")
+    .option("--max-messages <n>", "stop after n messages")
+    .option("--timeout-ms <ms>", "stop after this long", "2000")
+    .action((flags) =>
+      runConsume(
+        flags,
+        (t) => process.stdout.write(t),
+        (t) => process.stderr.write(t),
+      ),
+    );
+  program
+    .command("demo")
+    .description("a guided failover and failback between two embedded clusters, verified at the end")
+    .option("--keep-running", "stay up afterwards, serving the admin endpoint for kafka-mirrors")
+    .option("--data-dir <dir>", "keep the clusters on disk here (default: in memory)")
+    .option("--port <port>", "admin endpoint port with --keep-running", "9094")
+    .option("--seed <n>", "seed of the clusters' random ids and jitter", "7")
+    .action(async (flags: { keepRunning?: boolean; dataDir?: string; port: string; seed: string }) =>
+      (await import("../demo/demo")).runDemo({
+        keepRunning: flags.keepRunning ?? false,
+        dataDir: flags.dataDir,
+        port: intFlag("--port", flags.port, 0),
+        seed: intFlag("--seed", flags.seed, 0),
+        out: (t) => process.stdout.write(t),
+        color: process.stdout.isTTY === true,
+      }),
+    );
+  return program;
+}
+
+/** Runs `cluster-mirror` with `argv` (without node and script); resolves with the exit code. */
+export function clusterMirrorMain(argv: readonly string[]): Promise<number> {
+  return runProgram(clusterMirrorProgram(), argv);
+}

@@ -1,0 +1,117 @@
+import { parseBootstrap } from "../client/bootstrap";
+import { NodeClient } from "../client/node-client";
+import type { ConsumedMessage, ProduceResult } from "../node/console-clients";
+import { UsageError } from "./cli-errors";
+import { intFlag } from "./int-flag";
+
+/** Flags of `cluster-mirror produce`. */
+export interface ProduceFlags {
+  bootstrapServer: string;
+  cluster?: string;
+  topic: string;
+  key?: string;
+  value?: string;
+  count?: string;
+  partition?: string;
+  transactionalId?: string;
+  abort?: boolean;
+  leaveOpen?: boolean;
+}
+
+/** Flags of `cluster-mirror consume`. */
+export interface ConsumeFlags {
+  bootstrapServer: string;
+  cluster?: string;
+  topic: string;
+  group?: string;
+  fromBeginning?: boolean;
+  isolation: string;
+  maxMessages?: string;
+  timeoutMs: string;
+}
+
+/** `cluster-mirror produce`: writes through the node's embedded producer; prints one summary line. */
+export async function runProduce(flags: ProduceFlags, out: (text: string) => void): Promise<void> {
+  if (flags.value === undefined && flags.count === undefined) {
+    throw new UsageError("produce needs --value V or --count N");
+  }
+  if ((flags.abort || flags.leaveOpen) && flags.transactionalId === undefined) {
+    throw new UsageError("--abort and --leave-open need --transactional-id X");
+  }
+  if (flags.abort && flags.leaveOpen)
+    throw new UsageError("--abort and --leave-open cannot be used together");
+  const client = new NodeClient(parseBootstrap(flags.bootstrapServer));
+  const result = await client.post<ProduceResult>("/v1/produce", {
+    cluster: flags.cluster,
+    topic: flags.topic,
+    key: flags.key,
+    value: flags.value,
+    count: flags.count === undefined ? undefined : intFlag("--count", flags.count, 1),
+    partition: flags.partition === undefined ? undefined : intFlag("--partition", flags.partition, 0),
+    transactionalId: flags.transactionalId,
+    abort: flags.abort ?? false,
+    leaveOpen: flags.leaveOpen ?? false,
+  });
+  const count = flags.count === undefined ? 1 : Number(flags.count);
+  const where = result.records.map((r) => `${r.topic}-${r.partition}@${r.offset}`).join(", ");
+  const txn =
+    result.transaction === null ? "" : `, transaction ${flags.transactionalId} ${result.transaction}`;
+  out(`Produced ${count} message(s) to ${flags.topic} [${where}] (producer id ${result.producerId}${txn})\n`);
+}
+
+/** `cluster-mirror consume`: prints each value on its own line, then the count on stderr. */
+export async function runConsume(
+  flags: ConsumeFlags,
+  out: (text: string) => void,
+  err: (text: string) => void,
+): Promise<void> {
+  if (flags.isolation !== "read_committed" && flags.isolation !== "read_uncommitted") {
+    throw new UsageError(`--isolation must be read_committed or read_uncommitted, got '${flags.isolation}'`);
+  }
+  const client = new NodeClient(parseBootstrap(flags.bootstrapServer));
+  const { messages } = await client.post<{ messages: ConsumedMessage[] }>("/v1/consume", {
+    cluster: flags.cluster,
+    topic: flags.topic,
+    group: flags.group,
+    fromBeginning: flags.fromBeginning ?? false,
+    isolation: flags.isolation,
+    maxMessages:
+      flags.maxMessages === undefined ? undefined : intFlag("--max-messages", flags.maxMessages, 1),
+    timeoutMs: intFlag("--timeout-ms", flags.timeoutMs, 0),
+  });
+  for (const m of messages) out(`${m.value ?? "null"}\n`);
+  err(`Processed a total of ${messages.length} messages\n`);
+}
+
+/** Flags of `cluster-mirror create-topic`. */
+export interface CreateTopicFlags {
+  bootstrapServer: string;
+  cluster?: string;
+  topic: string;
+  partitions: string;
+  replicationFactor?: string;
+  config: string[];
+}
+
+/** `cluster-mirror create-topic`: creates a topic on the destination or a named embedded cluster. */
+export async function runCreateTopic(flags: CreateTopicFlags, out: (text: string) => void): Promise<void> {
+  const configs: Record<string, string> = {};
+  for (const c of flags.config) {
+    const eq = c.indexOf("=");
+    if (eq <= 0)
+      throw new UsageError(`--config '${c}' is not KEY=VALUE (e.g. --config retention.ms=86400000)`);
+    configs[c.slice(0, eq)] = c.slice(eq + 1);
+  }
+  const client = new NodeClient(parseBootstrap(flags.bootstrapServer));
+  await client.post("/v1/topics", {
+    cluster: flags.cluster,
+    topic: flags.topic,
+    partitions: intFlag("--partitions", flags.partitions, 1),
+    replicationFactor:
+      flags.replicationFactor === undefined
+        ? undefined
+        : intFlag("--replication-factor", flags.replicationFactor, 1),
+    configs,
+  });
+  out(`Created topic ${flags.topic}.\n`);
+}

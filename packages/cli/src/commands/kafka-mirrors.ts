@@ -1,0 +1,219 @@
+import * as fs from "node:fs";
+import type { MirrorListing } from "@cluster-mirror/mirror";
+import { Command, Option } from "commander";
+import { parseBootstrap } from "../client/bootstrap";
+import { NodeClient } from "../client/node-client";
+import { rowFromWire, type WireDescribeRow } from "../node/wire";
+import { UsageError } from "./cli-errors";
+import { runProgram } from "./run-program";
+
+/** The action flags of `kafka-mirrors`; exactly one per call. */
+const ACTIONS = [
+  "create",
+  "list",
+  "delete",
+  "add",
+  "remove",
+  "pause",
+  "resume",
+  "start",
+  "stop",
+  "describe",
+] as const;
+type Action = (typeof ACTIONS)[number];
+const TOPIC_ACTIONS: readonly Action[] = ["add", "remove", "pause", "resume", "start", "stop"];
+
+/** Parsed flags of `kafka-mirrors`. */
+interface MirrorsFlags extends Partial<Record<Action, boolean>> {
+  bootstrapServer?: string;
+  mirror?: string;
+  topic?: string;
+  sourceBootstrap?: string;
+  mirrorConfig?: string;
+  replicationFactor?: string;
+  failed?: boolean;
+  json?: boolean;
+  cluster?: string;
+}
+
+/** The `kafka-mirrors` program (spec §9): one action per call against a node's admin endpoint. */
+export function kafkaMirrorsProgram(): Command {
+  const program = new Command("kafka-mirrors")
+    .description("Manage cluster mirrors (KIP-1279) on a cluster-mirror node")
+    .option("--bootstrap-server <host:port>", "the node's admin endpoint (':9094' means 127.0.0.1:9094)")
+    .option("--create", "create a mirror (needs --mirror and --source-bootstrap or --mirror-config)")
+    .option("--list", "list mirrors")
+    .option("--delete", "delete a mirror (its topics must be removed and STOPPED first)")
+    .option("--add", "add the source topics matching --topic to --mirror (start mirroring)")
+    .option("--remove", "remove topics from --mirror (failover: they become writable)")
+    .option("--pause", "pause mirroring of topics (they stay read-only)")
+    .option("--resume", "resume paused topics")
+    .option("--start", "alias of --add")
+    .option("--stop", "alias of --remove")
+    .option("--describe", "describe mirror partitions: offsets, lag, state")
+    .option("--mirror <name>", "the mirror")
+    .addOption(new Option("--topic <regex>", "topics (a regex matching whole names)"))
+    .addOption(new Option("--topics <regex>", "alias of --topic").hideHelp())
+    .option("--source-bootstrap <servers>", "the source's bootstrap.servers (with --create)")
+    .option("--mirror-config <file>", "mirror definition as a Java properties file (with --create)")
+    .option("--replication-factor <n>", "replication factor of created mirror topics (with --add/--start)")
+    .option("--failed", "with --describe: only FAILED partitions, with RETRY and ERROR columns")
+    .option("--json", "with --describe: JSON output")
+    .option("--cluster <name>", "act on this embedded cluster of the node instead of its destination")
+    .allowExcessArguments(false);
+  program.action(async (flags: MirrorsFlags & { topics?: string }) => {
+    if (flags.topics !== undefined && flags.topic === undefined) flags.topic = flags.topics;
+    await runMirrors(flags, (text) => process.stdout.write(text));
+  });
+  return program;
+}
+
+/** Runs `kafka-mirrors` with `argv` (without node and script); resolves with the exit code. */
+export function kafkaMirrorsMain(argv: readonly string[]): Promise<number> {
+  return runProgram(kafkaMirrorsProgram(), argv);
+}
+
+async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Promise<void> {
+  const action = validate(flags);
+  const client = new NodeClient(parseBootstrap(flags.bootstrapServer!));
+  const cluster = flags.cluster;
+  const mirror = flags.mirror!;
+  const path = `/v1/mirrors/${encodeURIComponent(mirror)}`;
+  switch (action) {
+    case "create": {
+      const configs = flags.mirrorConfig
+        ? await readMirrorConfig(flags.mirrorConfig)
+        : { "bootstrap.servers": flags.sourceBootstrap! };
+      const { mirror: m } = await client.post<{ mirror: MirrorListing }>("/v1/mirrors", {
+        cluster,
+        name: mirror,
+        configs,
+      });
+      out(`Created mirror ${m.name} from ${m.sourceBootstrap} (source cluster id ${m.sourceClusterId})\n`);
+      return;
+    }
+    case "list": {
+      const { mirrors } = await client.get<{ mirrors: MirrorListing[] }>("/v1/mirrors", { cluster });
+      const { formatListTable } = await mirrorFormats();
+      out(formatListTable(mirrors));
+      return;
+    }
+    case "delete":
+      await client.delete(path, { cluster });
+      out(`Deleted mirror ${mirror}\n`);
+      return;
+    case "describe": {
+      const { rows } = await client.get<{ rows: WireDescribeRow[] }>("/v1/describe", {
+        cluster,
+        mirror: flags.mirror,
+        failed: flags.failed ? "true" : undefined,
+      });
+      const parsed = rows.map(rowFromWire);
+      const { formatDescribeJson, formatDescribeTable } = await mirrorFormats();
+      out(
+        flags.json
+          ? `${formatDescribeJson(parsed)}\n`
+          : formatDescribeTable(parsed, { failed: flags.failed }),
+      );
+      return;
+    }
+    default: {
+      const rf = flags.replicationFactor === undefined ? undefined : Number(flags.replicationFactor);
+      const result = await client.post<{ message: string }>(`${path}/topics/${action}`, {
+        cluster,
+        topic: flags.topic,
+        replicationFactor: rf,
+      });
+      out(`${result.message}\n`);
+    }
+  }
+}
+
+/** Checks the flag combination; returns the one action. UsageError naming what is wrong otherwise. */
+function validate(flags: MirrorsFlags): Action {
+  const given = ACTIONS.filter((a) => flags[a] === true);
+  const all = ACTIONS.map((a) => `--${a}`).join(", ");
+  if (given.length === 0) throw new UsageError(`no action given: use exactly one of ${all}`);
+  if (given.length > 1) {
+    throw new UsageError(
+      `${given.map((a) => `--${a}`).join(" and ")} cannot be used together: use exactly one action`,
+    );
+  }
+  const action = given[0]!;
+  if (flags.bootstrapServer === undefined) {
+    throw new UsageError(
+      "--bootstrap-server is required: pass the node's admin endpoint, e.g. --bootstrap-server :9094",
+    );
+  }
+  const only = (flag: string, set: boolean, allowed: readonly Action[]) => {
+    if (set && !allowed.includes(action)) {
+      throw new UsageError(
+        `${flag} cannot be used with --${action}; it is valid only with ${allowed.map((a) => `--${a}`).join(", ")}`,
+      );
+    }
+  };
+  only("--topic", flags.topic !== undefined, TOPIC_ACTIONS);
+  only("--replication-factor", flags.replicationFactor !== undefined, ["add", "start"]);
+  only("--source-bootstrap", flags.sourceBootstrap !== undefined, ["create"]);
+  only("--mirror-config", flags.mirrorConfig !== undefined, ["create"]);
+  only("--failed", flags.failed === true, ["describe"]);
+  only("--json", flags.json === true, ["describe"]);
+  only(
+    "--mirror",
+    flags.mirror !== undefined,
+    ACTIONS.filter((a) => a !== "list"),
+  );
+  if (action !== "list" && action !== "describe" && flags.mirror === undefined) {
+    throw new UsageError(`--${action} needs --mirror NAME`);
+  }
+  if (TOPIC_ACTIONS.includes(action) && flags.topic === undefined) {
+    throw new UsageError(`--${action} needs --topic REGEX (e.g. --topic 'orders|payments' or --topic '.*')`);
+  }
+  if (action === "create") {
+    if (flags.sourceBootstrap === undefined && flags.mirrorConfig === undefined) {
+      throw new UsageError("--create needs --source-bootstrap SERVERS or --mirror-config FILE");
+    }
+    if (flags.sourceBootstrap !== undefined && flags.mirrorConfig !== undefined) {
+      throw new UsageError(
+        "--source-bootstrap and --mirror-config cannot be used together: put bootstrap.servers in the config file, or use --source-bootstrap alone",
+      );
+    }
+  }
+  if (flags.replicationFactor !== undefined) {
+    const rf = Number(flags.replicationFactor);
+    if (!Number.isInteger(rf) || rf < 1) {
+      throw new UsageError(
+        `--replication-factor must be a positive integer, got '${flags.replicationFactor}'`,
+      );
+    }
+  }
+  return action;
+}
+
+/**
+ * The mirror package's formatters, loaded only when output needs them: it pulls in the whole engine, and
+ * usage errors and topic actions should not pay for that at startup.
+ */
+function mirrorFormats() {
+  return import("@cluster-mirror/mirror");
+}
+
+async function readMirrorConfig(file: string): Promise<Record<string, string>> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? String(error);
+    throw new UsageError(
+      `cannot read --mirror-config ${file} (${code}); pass a readable Java properties file`,
+    );
+  }
+  const { parseProperties } = await mirrorFormats();
+  const configs = parseProperties(text);
+  if (!configs["bootstrap.servers"]) {
+    throw new UsageError(
+      `--mirror-config ${file} has no bootstrap.servers; add bootstrap.servers=HOST:PORT of the source`,
+    );
+  }
+  return configs;
+}

@@ -1,0 +1,57 @@
+import { pino } from "pino";
+import { startNodeRuntime } from "../node/node-runtime";
+import { UsageError } from "./cli-errors";
+import { intFlag } from "./int-flag";
+import { parseSources } from "./source-spec";
+
+/** Flags of `cluster-mirror node`. */
+export interface NodeFlags {
+  dataDir: string;
+  name: string;
+  brokers: string;
+  port: string;
+  metricsPort: string;
+  source: string[];
+  seed: string;
+  logLevel: string;
+  statePartitions: string;
+  fsync: boolean;
+}
+
+const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/**
+ * Runs the node until SIGTERM/SIGINT: the destination cluster (and `--source` clusters) on `--data-dir`,
+ * mirroring, the admin endpoint and the metrics endpoint; JSON logs on stdout. Resolves when it stopped.
+ */
+export async function runNodeCommand(flags: NodeFlags): Promise<void> {
+  if (!LEVELS.includes(flags.logLevel)) {
+    throw new UsageError(`--log-level must be one of ${LEVELS.join(", ")}, got '${flags.logLevel}'`);
+  }
+  const logger = pino({ level: flags.logLevel, base: { service: "cluster-mirror" } });
+  const runtime = await startNodeRuntime(
+    {
+      name: flags.name,
+      dataDir: flags.dataDir,
+      brokers: intFlag("--brokers", flags.brokers, 1),
+      port: intFlag("--port", flags.port, 0),
+      metricsPort: intFlag("--metrics-port", flags.metricsPort, 0),
+      sources: parseSources(flags.source),
+      seed: intFlag("--seed", flags.seed, 0),
+      numStatePartitions: intFlag("--state-partitions", flags.statePartitions, 1),
+      fsync: flags.fsync,
+    },
+    logger,
+  );
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ event: "node.signal", signal }, `received ${signal}, shutting down`);
+      runtime.close().then(resolve, (error: unknown) => {
+        logger.error({ err: error }, "shutdown failed");
+        resolve();
+      });
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+}

@@ -1,0 +1,42 @@
+import { KafkaError } from "@cluster-mirror/protocol";
+
+/** The JSON body of every failed request: `{error: {name, code, message}}`. */
+export interface ErrorBody {
+  error: {
+    /** Kafka's error name (UNKNOWN_MIRROR, INVALID_CONFIG, ...) or INVALID_REQUEST / INTERNAL_ERROR. */
+    name: string;
+    /** Kafka's error code, -1 when Kafka has none. */
+    code: number;
+    message: string;
+  };
+}
+
+/** A request the node cannot act on because a field is missing or malformed (HTTP 400). */
+export class BadRequestError extends KafkaError {
+  constructor(message: string) {
+    super("INVALID_REQUEST", 42, false, message);
+  }
+}
+
+const NOT_FOUND = new Set(["UNKNOWN_MIRROR", "UNKNOWN_CLUSTER", "UNKNOWN_TOPIC_OR_PARTITION"]);
+const CONFLICT = new Set(["INVALID_MIRROR_STATE", "MIRROR_ALREADY_EXISTS", "TOPIC_ALREADY_EXISTS"]);
+const UNAVAILABLE = new Set(["NETWORK_EXCEPTION", "LEADER_NOT_AVAILABLE", "NOT_LEADER_OR_FOLLOWER"]);
+
+/**
+ * HTTP status and body for an error: typed (Kafka) errors get a 4xx (404 unknown, 409 state conflict,
+ * 424 a dependency such as the source is unavailable, 400 the rest); anything else is a 500.
+ */
+export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
+  if (error instanceof KafkaError) {
+    const status = NOT_FOUND.has(error.errorName)
+      ? 404
+      : CONFLICT.has(error.errorName)
+        ? 409
+        : UNAVAILABLE.has(error.errorName)
+          ? 424
+          : 400;
+    return { status, body: { error: { name: error.errorName, code: error.code, message: error.message } } };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { status: 500, body: { error: { name: "INTERNAL_ERROR", code: -1, message } } };
+}

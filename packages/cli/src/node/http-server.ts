@@ -1,0 +1,45 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { registerAdminRoutes } from "./admin-routes";
+import { registerClientRoutes } from "./client-routes";
+import { BadRequestError, errorResponse } from "./http-errors";
+import type { MirrorNode } from "./mirror-node";
+import { toJson } from "./wire";
+
+/**
+ * The node's admin endpoint: every `kafka-mirrors` operation plus produce/consume/log routes, JSON in and
+ * out (bigints as decimal strings); failures answer `{error: {name, code, message}}` with a 4xx status for
+ * typed errors. Each request is logged (method, url, status, duration) on `logger`.
+ */
+export function buildAdminServer(node: MirrorNode, logger: Logger): FastifyInstance {
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger });
+  app.setReplySerializer((payload) => toJson(payload));
+  app.setErrorHandler((error, _req, reply) => {
+    // Fastify's own request errors (bad JSON, wrong content type) carry a 4xx statusCode.
+    const own = (error as { statusCode?: number }).statusCode;
+    const mapped =
+      own !== undefined && own >= 400 && own < 500 && !(error instanceof BadRequestError)
+        ? errorResponse(new BadRequestError((error as Error).message))
+        : errorResponse(error);
+    if (mapped.status >= 500) logger.error({ err: error }, "request failed");
+    void reply.status(mapped.status).type("application/json").send(mapped.body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply
+      .status(404)
+      .send({ error: { name: "NOT_FOUND", code: -1, message: `no route ${req.method} ${req.url}` } });
+  });
+  registerAdminRoutes(app, node);
+  registerClientRoutes(app, node);
+  return app;
+}
+
+/** The Prometheus endpoint: `GET /metrics` with the destination's mirror metrics in text format 0.0.4. */
+export function buildMetricsServer(node: MirrorNode): FastifyInstance {
+  const app = Fastify({ logger: false });
+  app.get("/metrics", async (_req, reply) => {
+    void reply.type("text/plain; version=0.0.4; charset=utf-8");
+    return node.destination.mirroring.metrics.toPrometheusText();
+  });
+  return app;
+}

@@ -1,0 +1,157 @@
+import * as path from "node:path";
+import {
+  type Clock,
+  EmbeddedKafka,
+  EventLoopScheduler,
+  type KafkaCluster,
+  type Scheduler,
+  SeededRandom,
+  SystemClock,
+} from "@cluster-mirror/cluster";
+import { ClusterMirroring, EmbeddedSourceConnector, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
+import { KafkaError } from "@cluster-mirror/protocol";
+import { type PersistentCluster, startPersistentCluster } from "../persistence/persistent-cluster";
+
+/** One embedded source cluster to start next to the destination (`--source NAME=BROKERS`). */
+export interface SourceSpec {
+  name: string;
+  brokers: number;
+}
+
+/** Settings of a node: the destination cluster, optional embedded sources, time and seeds. */
+export interface MirrorNodeOptions {
+  /** The destination's name: it answers as `<name>:9092` to clusters that mirror from it (failback). */
+  name: string;
+  brokers: number;
+  /** Root data dir: the destination in it, each source in `sources/<name>`. Omitted: in memory. */
+  dataDir?: string;
+  sources: readonly SourceSpec[];
+  /** Seed of every SeededRandom (topic ids, jitter); default 1. */
+  seed?: number;
+  /** `mirror.topic.num.partitions` (default 16). */
+  numStatePartitions?: number;
+  fsync?: boolean;
+  /** Default: SystemClock (real time). */
+  clock?: Clock;
+  /** Default: EventLoopScheduler (real time). */
+  scheduler?: Scheduler;
+  /** Sync errors and other warnings of the mirroring engine. */
+  warn?: (cluster: string, message: string) => void;
+}
+
+/** One running cluster of the node. */
+export interface NodeCluster {
+  name: string;
+  /** Address in the embedded source registry, `<name>:9092`. */
+  bootstrap: string;
+  cluster: KafkaCluster;
+  mirroring: ClusterMirroring;
+  /** kafkajs-shaped clients of this cluster. */
+  kafka: EmbeddedKafka;
+  /** Metadata records recovered from disk at start. */
+  recoveredRecords: number;
+}
+
+/** No cluster of this node has the requested name (HTTP 404). */
+export class UnknownClusterError extends KafkaError {
+  constructor(name: string, known: readonly string[]) {
+    super(
+      "UNKNOWN_CLUSTER",
+      -1,
+      false,
+      `This node runs no cluster named '${name}' (it runs: ${known.join(", ")}). Pass one of those to --cluster, or start the node with --source ${name}=3.`,
+    );
+  }
+}
+
+/**
+ * A cluster-mirror node: the destination cluster with mirroring, plus embedded source clusters (each with
+ * mirroring too, so it can fail back), all registered in one embedded source registry as `<name>:9092`,
+ * each persisted under its own data dir so a restart recovers everything.
+ */
+export class MirrorNode {
+  readonly destination: NodeCluster;
+  readonly sources: ReadonlyMap<string, NodeCluster>;
+  readonly registry = new EmbeddedSourceRegistry();
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+  private readonly persistent: PersistentCluster[] = [];
+  private closed = false;
+
+  private constructor(options: MirrorNodeOptions) {
+    this.clock = options.clock ?? new SystemClock();
+    this.scheduler = options.scheduler ?? new EventLoopScheduler();
+    const connector = new EmbeddedSourceConnector(this.registry);
+    const seed = options.seed ?? 1;
+    const start = (name: string, brokers: number, dataDir: string | undefined, index: number) => {
+      const pc = startPersistentCluster({
+        dataDir,
+        brokers,
+        clock: this.clock,
+        scheduler: this.scheduler,
+        random: new SeededRandom(seed * 1000 + index),
+        fsync: options.fsync,
+      });
+      this.persistent.push(pc);
+      const mirroring = ClusterMirroring.start({
+        cluster: pc.cluster,
+        sources: connector,
+        random: new SeededRandom(seed * 1000 + 500 + index),
+        numStatePartitions: options.numStatePartitions,
+        warn: (message) => options.warn?.(name, message),
+      });
+      const bootstrap = `${name}:9092`;
+      this.registry.register(bootstrap, pc.cluster, mirroring.asSource());
+      const node: NodeCluster = {
+        name,
+        bootstrap,
+        cluster: pc.cluster,
+        mirroring,
+        kafka: new EmbeddedKafka(pc.cluster, { clientId: `cluster-mirror-${name}` }),
+        recoveredRecords: pc.recoveredRecords,
+      };
+      return node;
+    };
+    const sources = new Map<string, NodeCluster>();
+    for (const [i, s] of options.sources.entries()) {
+      const dir = options.dataDir ? path.join(options.dataDir, "sources", s.name) : undefined;
+      sources.set(s.name, start(s.name, s.brokers, dir, i + 1));
+    }
+    this.sources = sources;
+    this.destination = start(options.name, options.brokers, options.dataDir, 0);
+  }
+
+  /** Starts the sources, then the destination (recovering each from its data dir). */
+  static start(options: MirrorNodeOptions): MirrorNode {
+    const names = [options.name, ...options.sources.map((s) => s.name)];
+    const dup = names.find((n, i) => names.indexOf(n) !== i);
+    if (dup !== undefined)
+      throw new Error(`cluster name '${dup}' is used twice; give each cluster its own name`);
+    return new MirrorNode(options);
+  }
+
+  /** Every cluster, destination first. */
+  clusters(): NodeCluster[] {
+    return [this.destination, ...this.sources.values()];
+  }
+
+  /** The named cluster (the destination when `name` is undefined or empty). */
+  cluster(name?: string): NodeCluster {
+    if (name === undefined || name === "" || name === this.destination.name) return this.destination;
+    const found = this.sources.get(name);
+    if (!found)
+      throw new UnknownClusterError(
+        name,
+        this.clusters().map((c) => c.name),
+      );
+    return found;
+  }
+
+  /** Stops mirroring and shuts every broker down cleanly (destination first); idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const c of this.clusters()) c.mirroring.close();
+    for (const pc of [...this.persistent].reverse()) pc.close();
+  }
+}

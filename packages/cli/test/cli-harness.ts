@@ -1,0 +1,170 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** The CLI entry points. */
+export const BIN = {
+  clusterMirror: path.join(here, "..", "bin", "cluster-mirror.mjs"),
+  kafkaMirrors: path.join(here, "..", "bin", "kafka-mirrors.mjs"),
+};
+
+/** What a finished CLI process printed and returned. */
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const children = new Set<ChildProcess>();
+
+/** Kills every child process still running (call in afterEach). */
+export function killAll(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  children.clear();
+}
+
+/** A free TCP port on 127.0.0.1 (listen on 0, read it back, close). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A fresh temp dir. */
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+}
+
+/** Spawns a bin with args (cwd: the temp dir, to prove it runs from anywhere). */
+export function spawnBin(bin: string, args: readonly string[]): ChildProcess {
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: os.tmpdir(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  return child;
+}
+
+/** Runs a bin to completion. */
+export function run(bin: string, args: readonly string[]): Promise<RunResult> {
+  const child = spawnBin(bin, args);
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+/** `kafka-mirrors --bootstrap-server :port ...args`. */
+export function mirrors(port: number, ...args: string[]): Promise<RunResult> {
+  return run(BIN.kafkaMirrors, ["--bootstrap-server", `:${port}`, ...args]);
+}
+
+/** `cluster-mirror <command> --bootstrap-server :port ...args`. */
+export function cm(command: string, port: number, ...args: string[]): Promise<RunResult> {
+  return run(BIN.clusterMirror, [command, "--bootstrap-server", `:${port}`, ...args]);
+}
+
+/** A running node process and its ports. */
+export interface NodeProcess {
+  child: ChildProcess;
+  port: number;
+  metricsPort: number;
+  /** Everything it logged so far. */
+  output(): string;
+}
+
+/** Starts `cluster-mirror node` with an embedded source `primary` and waits until its endpoint answers. */
+export async function startNode(dataDir: string, port?: number): Promise<NodeProcess> {
+  const adminPort = port ?? (await freePort());
+  const metricsPort = await freePort();
+  const child = spawnBin(BIN.clusterMirror, [
+    "node",
+    "--data-dir",
+    dataDir,
+    "--port",
+    String(adminPort),
+    "--metrics-port",
+    String(metricsPort),
+    "--source",
+    "primary=3",
+    "--state-partitions",
+    "4",
+    "--log-level",
+    "info",
+  ]);
+  let output = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    output += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    output += d.toString();
+  });
+  await waitFor(`the node on port ${adminPort}`, async () => {
+    if (child.exitCode !== null) throw new Error(`the node exited early (${child.exitCode}):\n${output}`);
+    try {
+      return (await fetch(`http://127.0.0.1:${adminPort}/v1/health`)).ok;
+    } catch {
+      return false;
+    }
+  });
+  return { child, port: adminPort, metricsPort, output: () => output };
+}
+
+/** Polls `predicate` every 100 ms, at most `timeoutMs`. */
+export async function waitFor(
+  what: string,
+  predicate: () => Promise<boolean> | boolean,
+  timeoutMs = 20_000,
+): Promise<void> {
+  for (let waited = 0; ; waited += 100) {
+    if (await predicate()) return;
+    if (waited >= timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** GET a JSON route of the node. */
+export async function getJson<T>(port: number, route: string): Promise<T> {
+  const res = await fetch(`http://127.0.0.1:${port}${route}`);
+  if (!res.ok) throw new Error(`${route}: HTTP ${res.status} ${await res.text()}`);
+  return (await res.json()) as T;
+}
+
+/** Describe rows through the HTTP route (fast, no process spawn). */
+export async function describeRows(
+  port: number,
+  mirror?: string,
+): Promise<{ topic: string; partition: number; state: string; lag: string | null }[]> {
+  const q = mirror ? `?mirror=${encodeURIComponent(mirror)}` : "";
+  return (
+    await getJson<{ rows: { topic: string; partition: number; state: string; lag: string | null }[] }>(
+      port,
+      `/v1/describe${q}`,
+    )
+  ).rows;
+}
+
+/** Asserts the CLI failed with `code` and exactly one `Error: ...` line on stderr; returns that line. */
+export function failureLine(result: RunResult): string {
+  const lines = result.stderr.split("\n").filter((l) => l !== "");
+  if (lines.length !== 1 || !lines[0]!.startsWith("Error: ")) {
+    throw new Error(`expected one 'Error: ...' line on stderr, got ${JSON.stringify(result.stderr)}`);
+  }
+  return lines[0]!;
+}

@@ -1,0 +1,270 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  BIN,
+  cm,
+  describeRows,
+  failureLine,
+  freePort,
+  killAll,
+  mirrors,
+  run,
+  startNode,
+  tempDir,
+  waitFor,
+} from "./cli-harness";
+
+afterEach(() => killAll());
+
+const allIn = async (port: number, mirror: string, state: string, topic?: string) =>
+  (await describeRows(port, mirror))
+    .filter((r) => topic === undefined || r.topic === topic)
+    .every((r) => r.state === state);
+
+describe("kafka-mirrors against a running node", () => {
+  it("drives every command: create, list, add, describe (table, --json, --failed), pause, resume, stop, start, delete", async () => {
+    const node = await startNode(tempDir("cm-cmds"));
+    const port = node.port;
+    expect(
+      (await cm("create-topic", port, "--cluster", "primary", "--topic", "orders", "--partitions", "2")).code,
+    ).toBe(0);
+    expect((await cm("create-topic", port, "--cluster", "primary", "--topic", "payments")).code).toBe(0);
+    const produced = await cm(
+      "produce",
+      port,
+      "--cluster",
+      "primary",
+      "--topic",
+      "orders",
+      "--count",
+      "10",
+      "--value",
+      "o",
+    );
+    expect(produced.stdout).toMatch(/^Produced 10 message\(s\) to orders/);
+    await cm(
+      "produce",
+      port,
+      "--cluster",
+      "primary",
+      "--topic",
+      "payments",
+      "--value",
+      "p1",
+      "--transactional-id",
+      "tx-a",
+    );
+    await cm(
+      "produce",
+      port,
+      "--cluster",
+      "primary",
+      "--topic",
+      "payments",
+      "--value",
+      "p2",
+      "--transactional-id",
+      "tx-b",
+      "--abort",
+    );
+
+    const created = await mirrors(
+      port,
+      "--create",
+      "--mirror",
+      "my-mirror",
+      "--source-bootstrap",
+      "primary:9092",
+    );
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(
+      /^Created mirror my-mirror from primary:9092 \(source cluster id \S+\)\n$/,
+    );
+    const configFile = path.join(tempDir("cm-conf"), "src.properties");
+    fs.writeFileSync(configFile, "bootstrap.servers=primary:9092\nmirror.metadata.refresh.interval.ms=500\n");
+    expect(
+      (await mirrors(port, "--create", "--mirror", "new-mirror", "--mirror-config", configFile)).code,
+    ).toBe(0);
+
+    const list = await mirrors(port, "--list");
+    expect(list.code).toBe(0);
+    expect(list.stdout.split("\n")[0]).toMatch(
+      /^MIRROR\s+TOPICS\s+SOURCE-CLUSTER-ID\s+SOURCE-BOOTSTRAP-SERVER$/,
+    );
+    expect(list.stdout).toMatch(/my-mirror\s+0\s+\S+\s+primary:9092/);
+    expect(list.stdout).toMatch(/new-mirror\s+0\s+\S+\s+primary:9092/);
+
+    const added = await mirrors(
+      port,
+      "--add",
+      "--topic",
+      "orders",
+      "--mirror",
+      "my-mirror",
+      "--replication-factor",
+      "2",
+    );
+    expect(added).toMatchObject({
+      code: 0,
+      stdout: "Added 1 topic(s) to mirror my-mirror: [orders]\n",
+      stderr: "",
+    });
+    const started = await mirrors(port, "--start", "--topic", "pay.*", "--mirror", "new-mirror");
+    expect(started.stdout).toBe("Added 1 topic(s) to mirror new-mirror: [payments]\n");
+    await waitFor("both mirrors caught up", async () => {
+      const rows = await describeRows(port);
+      return rows.length === 3 && rows.every((r) => r.state === "MIRRORING" && r.lag === "0");
+    });
+
+    const table = await mirrors(port, "--describe");
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split("\n");
+    expect(lines[0]).toBe(
+      "MIRROR                         TOPIC                                    PARTITION  SOURCE-OFFSET   DESTINATION-OFFSET LAG      STATE       ",
+    );
+    expect(lines.slice(1).map((l) => l.replace(/\s+/g, " ").trim())).toEqual([
+      expect.stringMatching(/^my-mirror orders 0 \d+ \d+ 0 MIRRORING$/),
+      expect.stringMatching(/^my-mirror orders 1 \d+ \d+ 0 MIRRORING$/),
+      "new-mirror payments 0 4 4 0 MIRRORING",
+    ]);
+    const json = await mirrors(port, "--describe", "--mirror", "new-mirror", "--json");
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({
+        mirror: "new-mirror",
+        topic: "payments",
+        partition: 0,
+        sourceOffset: 4,
+        lag: 0,
+        state: "MIRRORING",
+      }),
+    ]);
+    const failed = await mirrors(port, "--describe", "--failed");
+    expect(failed.stdout.trimEnd().split("\n")).toEqual([
+      expect.stringMatching(/^MIRROR\s+TOPIC.*STATE\s+RETRY\s+ERROR$/),
+    ]);
+
+    expect((await mirrors(port, "--pause", "--topic", "orders", "--mirror", "my-mirror")).stdout).toBe(
+      "Paused mirroring for 1 topic(s): [orders]\n",
+    );
+    await waitFor("PAUSED", () => allIn(port, "my-mirror", "PAUSED"));
+    expect((await mirrors(port, "--resume", "--topic", "orders", "--mirror", "my-mirror")).stdout).toBe(
+      "Resumed mirroring for 1 topic(s): [orders]\n",
+    );
+    await waitFor("MIRRORING again", () => allIn(port, "my-mirror", "MIRRORING"));
+
+    // Read the mirror through the node, then fail over and write to it.
+    const consumed = await cm(
+      "consume",
+      port,
+      "--topic",
+      "payments",
+      "--from-beginning",
+      "--group",
+      "g1",
+      "--isolation",
+      "read_committed",
+    );
+    expect(consumed.stdout).toBe("p1\n");
+    expect(consumed.stderr).toBe("Processed a total of 1 messages\n");
+    expect((await mirrors(port, "--stop", "--topic", "orders", "--mirror", "my-mirror")).stdout).toBe(
+      "Removed 1 topic(s) from mirror my-mirror: [orders]\n",
+    );
+    await waitFor("STOPPED", () => allIn(port, "my-mirror", "STOPPED"));
+    expect((await cm("produce", port, "--topic", "orders", "--value", "after failover")).code).toBe(0);
+    expect((await mirrors(port, "--remove", "--topic", "payments", "--mirror", "new-mirror")).stdout).toBe(
+      "Removed 1 topic(s) from mirror new-mirror: [payments]\n",
+    );
+    await waitFor("STOPPED", () => allIn(port, "new-mirror", "STOPPED"));
+    expect(await mirrors(port, "--delete", "--mirror", "my-mirror")).toMatchObject({
+      code: 0,
+      stdout: "Deleted mirror my-mirror\n",
+    });
+    expect((await mirrors(port, "--list")).stdout).not.toContain("my-mirror");
+
+    const metrics = await (await fetch(`http://127.0.0.1:${node.metricsPort}/metrics`)).text();
+    expect(metrics).toContain(
+      'kafka_server_cluster_mirror_partition_count{mirror="new-mirror",state="STOPPED"} 1',
+    );
+    expect(node.output()).toContain('"event":"mirror.partition.state"');
+  });
+
+  it("refuses bad input with one Error line: exit 2 for usage, 1 for operation errors", async () => {
+    const node = await startNode(tempDir("cm-bad"));
+    const port = node.port;
+    await cm("create-topic", port, "--cluster", "primary", "--topic", "orders");
+    expect(
+      (await mirrors(port, "--create", "--mirror", "m", "--source-bootstrap", "primary:9092")).code,
+    ).toBe(0);
+    expect((await mirrors(port, "--add", "--topic", "orders", "--mirror", "m")).code).toBe(0);
+    const conf = path.join(tempDir("cm-bad-conf"), "x.properties");
+    fs.writeFileSync(conf, "bootstrap.servers=primary:9092\n");
+
+    const usage: [string[], RegExp][] = [
+      [[], /no action given: use exactly one of --create/],
+      [
+        ["--add", "--remove", "--topic", "orders", "--mirror", "m"],
+        /--add and --remove cannot be used together/,
+      ],
+      [["--add", "--mirror", "m"], /--add needs --topic REGEX/],
+      [["--pause", "--topic", "orders"], /--pause needs --mirror NAME/],
+      [["--delete"], /--delete needs --mirror NAME/],
+      [["--create", "--mirror", "x"], /--create needs --source-bootstrap SERVERS or --mirror-config FILE/],
+      [
+        ["--create", "--mirror", "x", "--source-bootstrap", "primary:9092", "--mirror-config", conf],
+        /cannot be used together/,
+      ],
+      [
+        ["--create", "--mirror", "x", "--mirror-config", "/nonexistent/file.properties"],
+        /cannot read --mirror-config/,
+      ],
+      [["--list", "--json"], /--json cannot be used with --list/],
+      [["--describe", "--topic", "orders"], /--topic cannot be used with --describe/],
+      [
+        ["--add", "--topic", "orders", "--mirror", "m", "--replication-factor", "zero"],
+        /--replication-factor must be a positive integer/,
+      ],
+      [["--frobnicate"], /Unknown option '--frobnicate'/],
+    ];
+    const usageResults = await Promise.all(usage.map(([args]) => mirrors(port, ...args)));
+    for (const [i, [args, message]] of usage.entries()) {
+      const r = usageResults[i]!;
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(failureLine(r)).toMatch(message);
+      expect(r.stdout).toBe("");
+    }
+    const missingBootstrap = await run(BIN.kafkaMirrors, ["--list"]);
+    expect(missingBootstrap.code).toBe(2);
+    expect(failureLine(missingBootstrap)).toMatch(/--bootstrap-server is required/);
+
+    const operation: [string[], RegExp][] = [
+      [["--describe", "--mirror", "nope"], /^Error: Mirror 'nope' does not exist \(known mirrors: m\)/],
+      [["--add", "--topic", "orders", "--mirror", "nope"], /Mirror 'nope' does not exist/],
+      [["--delete", "--mirror", "nope"], /Mirror 'nope' does not exist/],
+      [["--add", "--topic", "(orders", "--mirror", "m"], /\(orders/],
+      [
+        ["--pause", "--topic", "nothing-matches", "--mirror", "m"],
+        /No topic of mirror 'm' matches 'nothing-matches'/,
+      ],
+      [["--create", "--mirror", "m", "--source-bootstrap", "primary:9092"], /Mirror 'm' already exists/],
+      [
+        ["--create", "--mirror", "bad name!", "--source-bootstrap", "primary:9092"],
+        /Mirror name 'bad name!' is invalid/,
+      ],
+      [["--create", "--mirror", "x", "--source-bootstrap", "nowhere:9092"], /nowhere:9092/],
+      [["--delete", "--mirror", "m"], /Remove them first/],
+    ];
+    const operationResults = await Promise.all(operation.map(([args]) => mirrors(port, ...args)));
+    for (const [i, [args, message]] of operation.entries()) {
+      const r = operationResults[i]!;
+      expect(r.code, args.join(" ")).toBe(1);
+      expect(failureLine(r)).toMatch(message);
+    }
+    const closed = await freePort();
+    const unreachable = await mirrors(closed, "--list");
+    expect(unreachable.code).toBe(1);
+    expect(failureLine(unreachable)).toMatch(
+      /cannot reach the cluster-mirror node at 127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
+    );
+  });
+});

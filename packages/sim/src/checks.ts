@@ -1,0 +1,185 @@
+import { restartAll } from "./faults";
+import { checkPromisedWrites } from "./invariants/durability";
+import { checkGroupOffsets } from "./invariants/group-offsets";
+import { checkLeaderEpoch } from "./invariants/leader-epoch";
+import { leaderLog } from "./invariants/logs";
+import { readMirrorStateHistory } from "./invariants/mirror-state-history";
+import { checkOffsetIdentity } from "./invariants/offset-identity";
+import { probeReadOnly } from "./invariants/read-only";
+import { checkReplayMatchesLive } from "./invariants/replay";
+import { checkTransitions } from "./invariants/transitions";
+import type { Violation } from "./invariants/violation";
+import { partitionId } from "./model";
+import type { Simulation } from "./simulation";
+
+/** Topics that `node` receives through one of its mirrors (any requested state). */
+function mirroredInto(sim: Simulation, node: string, states?: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const { edge, topic } of sim.edgeTopics((s) => !states || states.includes(s))) {
+    if (edge.to === node) out.add(topic);
+  }
+  return out;
+}
+
+/**
+ * The invariants that hold at every instant, checked after every command: leader epoch >= mirrored
+ * epochs, read-only until STOPPED (a probe produce to every mirror partition not STOPPED), and valid-from
+ * plus StateEpoch steps over each cluster's `__mirror_state` history.
+ */
+export async function checkNow(sim: Simulation): Promise<Violation[]> {
+  const out: Violation[] = [];
+  for (const name of sim.world.spec.clusters) {
+    const { cluster, mirroring } = sim.node(name);
+    for (const topic of mirroredInto(sim, name)) out.push(...checkLeaderEpoch(name, cluster, topic));
+    for (const v of mirroring.coordinators.describe()) {
+      if (v.state === "STOPPED") continue;
+      out.push(
+        ...(await sim.world.time.run(probeReadOnly(name, cluster, v.key.topic, v.key.partition, v.state))),
+      );
+    }
+    out.push(...checkTransitions(name, readMirrorStateHistory(cluster)));
+  }
+  sim.report(out);
+  return out;
+}
+
+const NO_FETCHER = "no fetcher on the leader";
+
+/** True once every edge topic reached its requested state and every ACTIVE one is caught up. */
+function converged(sim: Simulation): string | undefined {
+  for (const { edge, topic } of sim.edgeTopics()) {
+    const state = sim.edgeState(edge, topic)!;
+    const src = sim.node(edge.from).cluster;
+    const dst = sim.node(edge.to).cluster;
+    const partitions = src.controller.image.topic(topic)?.partitions.length ?? 0;
+    const views = sim
+      .node(edge.to)
+      .mirroring.coordinators.describe(edge.mirror)
+      .filter((v) => v.key.topic === topic);
+    const want = state === "ACTIVE" ? "MIRRORING" : state === "PAUSED" ? "PAUSED" : "STOPPED";
+    const expected = state === "ACTIVE" ? partitions : views.length;
+    if (views.length < expected || views.some((v) => v.state !== want)) {
+      return `${edge.mirror} ${topic}: want ${want} x${expected}, have ${views.map((v) => `${v.key.partition}:${v.state}${v.errorMessage ? `(${v.errorMessage})` : ""}`).join(",")}`;
+    }
+    if (state !== "ACTIVE") continue;
+    for (let p = 0; p < partitions; p++) {
+      const s = leaderLog(src, topic, p);
+      const d = leaderLog(dst, topic, p);
+      if (!s || !d) return `${edge.mirror} ${topic}-${p}: no leader`;
+      const leader = dst.controller.image.partition(topic, p)?.leader ?? -1;
+      const view = views.find((v) => v.key.partition === p);
+      if (
+        view &&
+        d.logEndOffset < s.highWatermark &&
+        sim.node(edge.to).mirroring.fetchers(leader)?.offsets(view.key) === undefined
+      ) {
+        return `${NO_FETCHER}: ${edge.mirror} ${topic}-${p} is MIRRORING but its destination leader (broker ${leader}) runs no fetcher for it (destination LEO ${d.logEndOffset}, source HW ${s.highWatermark})`;
+      }
+      if (
+        s.highWatermark !== s.logEndOffset ||
+        d.logEndOffset !== s.highWatermark ||
+        d.highWatermark !== d.logEndOffset
+      ) {
+        return `${edge.mirror} ${topic}-${p}: source HW ${s.highWatermark}/LEO ${s.logEndOffset}, destination LEO ${d.logEndOffset}/HW ${d.highWatermark}`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Settles the world and checks everything: heals every link, restarts every broker, lets a metadata
+ * refresh pass, waits (virtual time) until every mirror reached its requested state and caught up, then
+ * checks offset identity / log matching on every edge, acknowledged-write durability after failover and
+ * failback, leader epochs, group offsets, config and partition sync, the `__mirror_state` history and the
+ * replay-equals-live round trip. Not converging within 10 virtual minutes is itself a violation.
+ */
+export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
+  const out: Violation[] = [];
+  for (const link of sim.world.allLinks()) link.heal();
+  for (const name of sim.world.spec.clusters) restartAll(sim.node(name).cluster, sim.brokers);
+  await sim.world.time.advance(35_000);
+  let why: string | undefined;
+  const start = sim.world.clock.now();
+  try {
+    await sim.world.time.until(
+      () => {
+        why = converged(sim);
+        // A partition with no fetcher on its leader stays behind forever: report it after a minute.
+        return why === undefined || (why.startsWith(NO_FETCHER) && sim.world.clock.now() - start > 60_000);
+      },
+      "convergence",
+      600_000,
+      250,
+    );
+  } catch {
+    out.push({ invariant: "converges", message: `not settled after 10 virtual minutes: ${why}` });
+  }
+  if (why?.startsWith(NO_FETCHER)) out.push({ invariant: "fetcher-follows-leader", message: why });
+  sim.step("settled");
+  for (const { edge, topic } of sim.edgeTopics()) {
+    const state = sim.edgeState(edge, topic)!;
+    const src = sim.node(edge.from).cluster;
+    const dst = sim.node(edge.to).cluster;
+    const partitions = dst.controller.image.topic(topic)?.partitions.length ?? 0;
+    for (let p = 0; p < partitions; p++) {
+      const label = `${edge.from}->${edge.to}`;
+      if (state !== "REMOVED") {
+        out.push(...checkOffsetIdentity(label, src, dst, topic, p));
+        continue;
+      }
+      if (sim.model.diverged.has(partitionId(edge.from, topic, p))) continue;
+      const f = [...sim.model.failovers]
+        .reverse()
+        .find((x) => x.mirror === edge.mirror && x.topic === topic && x.partition === p);
+      if (f)
+        out.push(
+          ...checkOffsetIdentity(
+            `${label} (failed over from ${f.stoppedFrom})`,
+            src,
+            dst,
+            topic,
+            p,
+            f.mirroredEnd,
+          ),
+        );
+    }
+    if (state === "ACTIVE") {
+      const srcRetention = src.controller.image.topic(topic)?.configs.get("retention.ms");
+      const dstRetention = dst.controller.image.topic(topic)?.configs.get("retention.ms");
+      if (srcRetention !== undefined && srcRetention !== dstRetention) {
+        out.push({
+          invariant: "config-sync",
+          message: `${edge.mirror} ${topic}: source retention.ms=${srcRetention}, destination ${dstRetention ?? "unset"}`,
+        });
+      }
+    }
+  }
+  for (const f of sim.model.failovers) {
+    out.push(...checkPromisedWrites(`${f.node} (new primary)`, sim.node(f.node).cluster, f.promised));
+    const orig = sim.edges.find((e) => e.mirror === f.mirror);
+    const back = orig
+      ? sim.edges.find(
+          (e) => e.from === orig.to && e.to === orig.from && sim.edgeState(e, f.topic) === "ACTIVE",
+        )
+      : undefined;
+    if (back)
+      out.push(...checkPromisedWrites(`${back.to} (after failback)`, sim.node(back.to).cluster, f.promised));
+  }
+  for (const name of sim.world.spec.clusters) {
+    const { cluster, mirroring } = sim.node(name);
+    for (const topic of mirroredInto(sim, name)) out.push(...checkLeaderEpoch(name, cluster, topic));
+    const active = sim.model.activeGroups.filter((g) => g.node === name);
+    // Groups committed on this cluster itself are its own, not synced: only the others are checked.
+    const committedOn = [...sim.model.sourceGroups].map((k) => k.split("\0") as [string, string]);
+    const local = new Set(committedOn.filter(([n]) => n === name).map(([, g]) => g));
+    const synced = new Set(committedOn.map(([, g]) => g).filter((g) => !local.has(g)));
+    out.push(...checkGroupOffsets(name, cluster, synced, mirroredInto(sim, name, ["ACTIVE"]), active));
+    const history = readMirrorStateHistory(cluster);
+    out.push(...checkTransitions(name, history));
+    if (history.incomplete.length === 0)
+      out.push(...checkReplayMatchesLive(name, history, mirroring.coordinators.describe()));
+  }
+  sim.report(out);
+  return out;
+}

@@ -1,0 +1,109 @@
+import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
+import {
+  crashBroker,
+  crashMirrorStateLeader,
+  downBrokers,
+  electPreferredLeaders,
+  restartAll,
+  uncleanLeaderElection,
+} from "./faults";
+import { partitionId } from "./model";
+import type { Simulation } from "./simulation";
+import { pick, produce } from "./workload";
+
+/** Crashes one broker of one cluster, keeping at most one broker down per cluster. */
+export function crash(sim: Simulation, nodeChoice: number, brokerChoice: number): void {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const cluster = sim.node(node).cluster;
+  if (downBrokers(cluster, sim.brokers).length > 0) {
+    sim.step(`crash on ${node}: one broker already down`);
+    return;
+  }
+  const broker = Math.abs(brokerChoice) % sim.brokers;
+  crashBroker(cluster, broker);
+  sim.step(`crash ${node} broker ${broker}`);
+}
+
+/** Restarts every down broker of one cluster. */
+export async function restart(sim: Simulation, nodeChoice: number): Promise<void> {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const restarted = restartAll(sim.node(node).cluster, sim.brokers);
+  sim.step(`restart ${node} brokers [${restarted.join(",")}]`);
+  await sim.world.time.advance(100);
+}
+
+/** Moves a `__mirror_state` partition's leadership by crashing its leader (at most one broker down). */
+export function moveStateLeader(sim: Simulation, nodeChoice: number, partitionChoice: number): void {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const cluster = sim.node(node).cluster;
+  if (downBrokers(cluster, sim.brokers).length > 0) {
+    sim.step(`move state leader on ${node}: a broker is down`);
+    return;
+  }
+  const partitions = cluster.controller.image.topic(MIRROR_STATE_TOPIC)?.partitions.length ?? 1;
+  const p = Math.abs(partitionChoice) % partitions;
+  const crashed = crashMirrorStateLeader(cluster, p);
+  sim.step(`move ${MIRROR_STATE_TOPIC}-${p} leader on ${node}: crashed broker ${crashed ?? "-"}`);
+}
+
+/** Preferred leader election on one cluster (moves leaders, coordinators included, back home). */
+export function electPreferred(sim: Simulation, nodeChoice: number): void {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  electPreferredLeaders(sim.node(node).cluster);
+  sim.step(`preferred leader election on ${node}`);
+}
+
+/** Cuts the link of one edge. */
+export function cutLink(sim: Simulation, edgeChoice: number): void {
+  const edge = pick(sim.edges, edgeChoice);
+  if (!edge) return;
+  sim.world.link(edge.from, edge.to).cutLink();
+  sim.step(`cut link ${edge.from}->${edge.to}`);
+}
+
+/** Heals the link of one edge. */
+export function healLink(sim: Simulation, edgeChoice: number): void {
+  const edge = pick(sim.edges, edgeChoice);
+  if (!edge) return;
+  sim.world.link(edge.from, edge.to).heal();
+  sim.step(`heal link ${edge.from}->${edge.to}`);
+}
+
+/** Lets virtual time pass. */
+export async function advance(sim: Simulation, ms: number): Promise<void> {
+  await sim.world.time.advance(ms);
+  sim.step(`advance ${ms} ms`);
+}
+
+/**
+ * Unclean leader election on a writable, non-compacted source partition (see `uncleanLeaderElection`);
+ * acknowledged writes the source itself lost are dropped from the model (that loss is the source's).
+ */
+export async function uncleanElection(sim: Simulation, target: number): Promise<void> {
+  const t = pick(
+    sim.writableTargets().filter((x) => !sim.model.topics.get(x.topic)?.compacted),
+    target,
+  );
+  if (!t) {
+    sim.step("unclean election: nothing writable");
+    return;
+  }
+  const cluster = sim.node(t.node).cluster;
+  const end = await uncleanLeaderElection(cluster, sim.world.time, t.topic, 0, () =>
+    produce(
+      sim,
+      sim.writableTargets().findIndex((x) => x.node === t.node && x.topic === t.topic),
+      0,
+      2,
+    ),
+  );
+  if (end === undefined) {
+    sim.step(`unclean election on ${t.node}/${t.topic}-0: not possible now`);
+    return;
+  }
+  sim.model.diverged.add(partitionId(t.node, t.topic, 0));
+  sim.model.acked = sim.model.acked.filter(
+    (w) => !(w.node === t.node && w.topic === t.topic && w.partition === 0 && w.offset >= end),
+  );
+  sim.step(`unclean election on ${t.node}/${t.topic}-0: new leader log end ${end}`);
+}

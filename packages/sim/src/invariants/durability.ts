@@ -1,0 +1,41 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import type { AckedWrite } from "../model";
+import { batchesByOffset, hexOf, leaderLog } from "./logs";
+import type { Violation } from "./violation";
+
+/**
+ * No acknowledged loss across failover and failback: every write acknowledged on the old primary below
+ * the destination high watermark at failover is still in `cluster`'s log at the same offset, byte for byte.
+ * Checked on the new primary, and on the old primary once it mirrors back from it. Writes below the log
+ * start (retention) are not checked.
+ */
+export function checkPromisedWrites(
+  label: string,
+  cluster: KafkaCluster,
+  promised: readonly AckedWrite[],
+): Violation[] {
+  const out: Violation[] = [];
+  const byPartition = new Map<string, AckedWrite[]>();
+  for (const w of promised) {
+    const k = `${w.topic}\0${w.partition}`;
+    byPartition.set(k, [...(byPartition.get(k) ?? []), w]);
+  }
+  for (const writes of byPartition.values()) {
+    const first = writes[0]!;
+    const log = leaderLog(cluster, first.topic, first.partition);
+    if (!log) continue;
+    const batches = batchesByOffset(log);
+    for (const w of writes) {
+      if (w.offset < log.logStartOffset) continue;
+      const b = batches.get(w.offset);
+      if (!b || hexOf(b) !== w.hex) {
+        out.push({
+          invariant: "acked-durability",
+          message: `${label} ${w.topic}-${w.partition}: write acknowledged on ${w.node} at offset ${w.offset} (below the destination HW at failover) is ${b ? "different" : "missing"} (log ${log.logStartOffset}..${log.logEndOffset})`,
+        });
+        if (out.length >= 3) return out;
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,94 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import type { MirrorPartitionView } from "@cluster-mirror/mirror";
+import { ControlRecordType } from "@cluster-mirror/protocol";
+import { leaderLog } from "./logs";
+import type { Violation } from "./violation";
+
+/** Where STOPPING's local writes begin and where its barrier is, as read from the log. */
+export interface FailoverPoint {
+  mirroredEnd: bigint;
+  barrierOffset: bigint;
+  highWatermark: bigint;
+}
+
+/**
+ * The failover invariants (spec §4 "STOPPING"), checked on the new primary right after a partition reached
+ * STOPPED and before anything writes to it:
+ * - the log ends with a MIRROR_PID_RESET barrier (control type 7), preceded only by ABORT markers that
+ *   STOPPING wrote (epoch above the LME);
+ * - the LME persisted equals the highest epoch among the mirrored batches (those before STOPPING's writes);
+ * - the partition leader epoch is above the LME;
+ * - no transaction is open in the producer state.
+ * Returns the failover point (for later checks) and the violations.
+ */
+export function checkFailover(
+  label: string,
+  cluster: KafkaCluster,
+  view: MirrorPartitionView,
+): { point: FailoverPoint | undefined; violations: Violation[] } {
+  const { topic, partition } = view.key;
+  const where = `${label} ${topic}-${partition}`;
+  const log = leaderLog(cluster, topic, partition);
+  const meta = cluster.controller.image.partition(topic, partition);
+  if (!log || !meta) return { point: undefined, violations: [] };
+  const out: Violation[] = [];
+  const batches = [...log.batches()];
+  const lme = view.lastMirrorEpoch;
+  const last = batches[batches.length - 1];
+  if (!last?.isControl || last.controlType !== ControlRecordType.MIRROR_PID_RESET) {
+    out.push({
+      invariant: "failover-barrier",
+      message: `${where}: STOPPED but the log does not end with a MIRROR_PID_RESET barrier (last batch: ${last ? `offset ${last.baseOffset} control=${last.isControl} type=${last.controlType}` : "none"})`,
+    });
+    return { point: undefined, violations: out };
+  }
+  let i = batches.length - 1;
+  while (i > 0) {
+    const b = batches[i - 1]!;
+    if (!(b.isControl && b.controlType === ControlRecordType.ABORT && b.partitionLeaderEpoch > lme)) break;
+    i--;
+  }
+  const mirroredEnd = batches[i]!.baseOffset;
+  let mirroredMax = -1;
+  for (const b of batches.slice(0, i)) mirroredMax = Math.max(mirroredMax, b.partitionLeaderEpoch);
+  if (mirroredMax !== lme && batches.slice(0, i).length > 0) {
+    out.push({
+      invariant: "failover-lme",
+      message: `${where}: LME persisted ${lme} but the highest epoch among the mirrored batches (below offset ${mirroredEnd}) is ${mirroredMax}`,
+    });
+  }
+  if (meta.leaderEpoch <= lme) {
+    out.push({
+      invariant: "failover-epoch-bump",
+      message: `${where}: leader epoch ${meta.leaderEpoch} is not above the LME ${lme}`,
+    });
+  }
+  const open = log.ongoingTransactions();
+  if (open.length > 0) {
+    out.push({
+      invariant: "failover-no-open-txn",
+      message: `${where}: ${open.length} transaction(s) still open after STOPPED (first at offset ${open[0]!.firstOffset}, producer ${open[0]!.producerId})`,
+    });
+  }
+  return {
+    point: { mirroredEnd, barrierOffset: last.baseOffset, highWatermark: log.highWatermark },
+    violations: out,
+  };
+}
+
+/** After failover, once replication settled: LSO == HW (no hanging transaction) on the new primary. */
+export function checkNoHangingTransaction(
+  label: string,
+  cluster: KafkaCluster,
+  topic: string,
+  partition: number,
+): Violation[] {
+  const log = leaderLog(cluster, topic, partition);
+  if (!log || log.lastStableOffset === log.highWatermark) return [];
+  return [
+    {
+      invariant: "failover-lso",
+      message: `${label} ${topic}-${partition}: LSO ${log.lastStableOffset} != HW ${log.highWatermark} after failover (a transaction hangs)`,
+    },
+  ];
+}

@@ -1,0 +1,149 @@
+import type { Random, Scheduler } from "@cluster-mirror/cluster";
+import type { SourceCluster, SourceConnector } from "@cluster-mirror/mirror";
+import { KafkaError } from "@cluster-mirror/protocol";
+
+/** Settings of a link between a destination cluster and one of its sources. */
+export interface LinkOptions {
+  /** One-way latency, ms (default 1). */
+  latencyMs?: number;
+  /** Extra one-way latency drawn uniformly from [0, jitterMs) per message (default 0). */
+  jitterMs?: number;
+  /** A call whose round trip would take longer fails with REQUEST_TIMED_OUT after this long (default 30 000). */
+  timeoutMs?: number;
+}
+
+/**
+ * The network between a destination cluster and one source cluster, as the destination's mirror sees it:
+ * latency with seeded jitter (delivered through the simulation scheduler), request timeouts, and cuts.
+ * While the link is cut every call fails with a retriable NETWORK_EXCEPTION, as a lost connection would;
+ * a call in flight when the link is cut fails when its answer would have arrived.
+ */
+export class Link {
+  private cut = false;
+  private extraLatencyMs = 0;
+  /** Calls that reached the source, and calls refused by a cut or a timeout (for reports). */
+  readonly stats = { delivered: 0, refused: 0, timedOut: 0 };
+
+  constructor(
+    readonly name: string,
+    private readonly scheduler: Scheduler,
+    private readonly random: Random,
+    private readonly options: LinkOptions = {},
+  ) {}
+
+  /** True while the link is cut. */
+  get isCut(): boolean {
+    return this.cut;
+  }
+
+  /** Cuts the link (a network partition between the two clusters). */
+  cutLink(): void {
+    this.cut = true;
+  }
+
+  /** Heals a cut link. */
+  heal(): void {
+    this.cut = false;
+  }
+
+  /** Adds `ms` of one-way latency (0 restores the configured latency); above the timeout, calls time out. */
+  slowDown(ms: number): void {
+    this.extraLatencyMs = Math.max(0, ms);
+  }
+
+  /** Carries one call across the link: request latency, the call, response latency, cut and timeout checks. */
+  async carry<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    this.refuseIfCut(operation);
+    const timeoutMs = this.options.timeoutMs ?? 30_000;
+    const there = this.oneWay();
+    const back = this.oneWay();
+    if (there + back > timeoutMs) {
+      await this.sleep(timeoutMs);
+      this.stats.timedOut++;
+      throw new KafkaError(
+        "REQUEST_TIMED_OUT",
+        7,
+        true,
+        `${operation} over link ${this.name} timed out after ${timeoutMs} ms (simulated slow network)`,
+      );
+    }
+    await this.sleep(there);
+    this.refuseIfCut(operation);
+    const result = await call();
+    this.stats.delivered++;
+    await this.sleep(back);
+    this.refuseIfCut(operation);
+    return result;
+  }
+
+  private oneWay(): number {
+    const jitter = this.options.jitterMs ?? 0;
+    return (this.options.latencyMs ?? 1) + this.extraLatencyMs + Math.floor(this.random.next() * jitter);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.scheduler.schedule(resolve, ms);
+    });
+  }
+
+  private refuseIfCut(operation: string): void {
+    if (!this.cut) return;
+    this.stats.refused++;
+    throw new KafkaError(
+      "NETWORK_EXCEPTION",
+      13,
+      true,
+      `${operation} failed: link ${this.name} is cut (simulated network partition); retry after it heals`,
+    );
+  }
+}
+
+/** A `SourceCluster` whose every call crosses a `Link`. */
+export class LinkedSourceCluster implements SourceCluster {
+  constructor(
+    private readonly inner: SourceCluster,
+    readonly link: Link,
+  ) {}
+
+  clusterId(): ReturnType<SourceCluster["clusterId"]> {
+    return this.link.carry("clusterId", () => this.inner.clusterId());
+  }
+  describeTopics(): ReturnType<SourceCluster["describeTopics"]> {
+    return this.link.carry("describeTopics", () => this.inner.describeTopics());
+  }
+  fetch(request: Parameters<SourceCluster["fetch"]>[0]): ReturnType<SourceCluster["fetch"]> {
+    return this.link.carry("fetch", () => this.inner.fetch(request));
+  }
+  listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint> {
+    return this.link.carry("listOffsets", () => this.inner.listOffsets(topic, partition, timestamp));
+  }
+  listGroupOffsets(): ReturnType<SourceCluster["listGroupOffsets"]> {
+    return this.link.carry("listGroupOffsets", () => this.inner.listGroupOffsets());
+  }
+  describeAcls(): ReturnType<SourceCluster["describeAcls"]> {
+    return this.link.carry("describeAcls", () => this.inner.describeAcls());
+  }
+  lastMirrorEpoch(...args: Parameters<SourceCluster["lastMirrorEpoch"]>): Promise<number> {
+    return this.link.carry("lastMirrorEpoch", () => this.inner.lastMirrorEpoch(...args));
+  }
+  listMirrors(): ReturnType<SourceCluster["listMirrors"]> {
+    return this.link.carry("listMirrors", () => this.inner.listMirrors());
+  }
+}
+
+/**
+ * A `SourceConnector` for one destination cluster that puts a `Link` between it and each source it connects
+ * to (`linkFor(bootstrap)` names the link by the mirror's `bootstrap.servers`).
+ */
+export class LinkedSourceConnector implements SourceConnector {
+  constructor(
+    private readonly inner: SourceConnector,
+    private readonly linkFor: (bootstrapServers: string) => Link,
+  ) {}
+
+  connect(mirrorName: string, configs: Readonly<Record<string, string>>): SourceCluster {
+    const source = this.inner.connect(mirrorName, configs);
+    return new LinkedSourceCluster(source, this.linkFor(configs["bootstrap.servers"] ?? ""));
+  }
+}

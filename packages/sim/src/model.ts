@@ -1,0 +1,83 @@
+/** What the simulation knows it did, used by the invariant checkers (a simplification, not a copy). */
+
+/** How a topic is mirrored on one edge, as the operator last asked. */
+export type EdgeTopicState = "ACTIVE" | "PAUSED" | "REMOVED";
+
+/** A topic created on a root cluster. */
+export interface TopicModel {
+  name: string;
+  /** The cluster it was created on. */
+  root: string;
+  partitions: number;
+  compacted: boolean;
+}
+
+/** A write the cluster acknowledged (acks=all): where it landed, and the batch's bytes there. */
+export interface AckedWrite {
+  node: string;
+  topic: string;
+  partition: number;
+  offset: bigint;
+  /** Hex of the batch at `offset` right after the acknowledgement. */
+  hex: string;
+}
+
+/** What a completed failover on an edge left behind, per partition. */
+export interface FailoverRecord {
+  /** Edge mirror name and the new primary. */
+  mirror: string;
+  node: string;
+  topic: string;
+  partition: number;
+  /** First offset written locally by STOPPING (markers, barrier): below it everything was mirrored. */
+  mirroredEnd: bigint;
+  /** Offset of the MIRROR_PID_RESET barrier. */
+  barrierOffset: bigint;
+  /** Destination high watermark when STOPPED was observed. */
+  highWatermark: bigint;
+  /** The partition's committed state when the failover was requested. */
+  stoppedFrom: string;
+  /** Source writes acknowledged below `highWatermark`: they must survive failover and failback. */
+  promised: AckedWrite[];
+}
+
+/** A destination-side group with an active member and its own commit, which mirroring must not overwrite. */
+export interface ActiveGroup {
+  node: string;
+  groupId: string;
+  topic: string;
+  partition: number;
+  offset: bigint;
+}
+
+/** The simulation's model of the world. */
+export interface SimModel {
+  topics: Map<string, TopicModel>;
+  /** Per edge mirror name: topic -> requested state. */
+  edgeTopics: Map<string, Map<string, EdgeTopicState>>;
+  acked: AckedWrite[];
+  failovers: FailoverRecord[];
+  /** `node\0groupId` of every commit the workload made on a source (those groups are synced elsewhere). */
+  sourceGroups: Set<string>;
+  activeGroups: ActiveGroup[];
+  /** `node/topic/partition` of partitions that went through an unclean election (source-side data loss). */
+  diverged: Set<string>;
+}
+
+/** A fresh, empty model. */
+export function emptyModel(): SimModel {
+  return {
+    topics: new Map(),
+    edgeTopics: new Map(),
+    acked: [],
+    failovers: [],
+    sourceGroups: new Set(),
+    activeGroups: [],
+    diverged: new Set(),
+  };
+}
+
+/** `node/topic/partition`. */
+export function partitionId(node: string, topic: string, partition: number): string {
+  return `${node}/${topic}/${partition}`;
+}

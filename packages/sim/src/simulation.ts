@@ -1,0 +1,243 @@
+import type { Producer, Transaction } from "@cluster-mirror/cluster";
+import type { Violation } from "./invariants/violation";
+import type { LinkOptions } from "./link";
+import { type EdgeTopicState, emptyModel, type SimModel } from "./model";
+import { type MirrorEdge, mirrorName, type SimNode, SimWorld, type TopologySpec } from "./topology";
+
+/** Settings of a simulation run. */
+export interface SimulationOptions {
+  /** Brokers per cluster (default 3). */
+  brokers?: number;
+  links?: LinkOptions;
+  /** Topics created on each root at setup: `orders` (2 partitions) and the compacted `profiles` (default). */
+  topics?: { name: string; partitions: number; compacted?: boolean }[];
+}
+
+/** An open transaction of the workload. */
+export interface OpenTxn {
+  node: string;
+  topic: string;
+  producer: Producer;
+  txn: Transaction;
+}
+
+/**
+ * One deterministic simulation: a topology on a seeded scheduler, the model of what was done to it, the
+ * steps taken (for replay reports) and the invariant violations found so far. Commands live in
+ * `workload.ts`, `operator.ts` and `fault-commands.ts`; checks in `checks.ts`.
+ */
+export class Simulation {
+  readonly world: SimWorld;
+  readonly model: SimModel = emptyModel();
+  readonly violations: Violation[] = [];
+  /** Every step with its virtual time, for failure reports. */
+  readonly steps: string[] = [];
+  readonly brokers: number;
+  readonly edges: MirrorEdge[] = [];
+  readonly producers = new Map<string, Producer>();
+  openTxn: OpenTxn | undefined;
+  private readonly reported = new Set<string>();
+  private txnCount = 0;
+  private topicCount = 0;
+
+  private constructor(
+    spec: TopologySpec,
+    readonly seed: number,
+    readonly options: SimulationOptions,
+  ) {
+    this.brokers = options.brokers ?? spec.brokers ?? 3;
+    this.world = new SimWorld({ ...spec, brokers: this.brokers }, seed, options.links);
+  }
+
+  /**
+   * Builds the topology, creates the topics on its roots and every initial mirror, adds the topics along
+   * every edge (a chain adds them hop by hop) and waits until every partition mirrors.
+   */
+  static async create(
+    spec: TopologySpec,
+    seed: number,
+    options: SimulationOptions = {},
+  ): Promise<Simulation> {
+    const sim = new Simulation(spec, seed, options);
+    const incoming = new Set(spec.edges.map((e) => e.to));
+    const roots = spec.clusters.filter((c) => !incoming.has(c));
+    const topics = options.topics ?? [
+      { name: "orders", partitions: 2 },
+      { name: "profiles", partitions: 1, compacted: true },
+    ];
+    for (const root of roots) {
+      for (const t of topics) {
+        // Fan-in needs distinct names per root.
+        const name = roots.length > 1 ? `${root}.${t.name}` : t.name;
+        await sim.createTopic(root, name, t.partitions, t.compacted ?? false);
+      }
+    }
+    for (const e of spec.edges) {
+      const edge = { ...e, mirror: mirrorName(e.from, e.to) };
+      await sim.world.time.run(
+        sim.node(e.to).mirroring.admin.createMirror(edge.mirror, { "bootstrap.servers": `${e.from}:9092` }),
+      );
+      sim.edges.push(edge);
+      sim.model.edgeTopics.set(edge.mirror, new Map());
+    }
+    for (const t of [...sim.model.topics.values()]) await sim.addAlongEdges(t.name);
+    await sim.world.time.until(() => sim.allMirroring(), "every mirror partition MIRRORING", 600_000, 100);
+    sim.step("setup done");
+    return sim;
+  }
+
+  /** The node called `name`. */
+  node(name: string): SimNode {
+    return this.world.node(name);
+  }
+
+  /** Records a step (shown when a property fails). */
+  step(text: string): void {
+    this.steps.push(`t+${this.world.clock.now() - 1_700_000_000_000}ms ${text}`);
+  }
+
+  /** Records violations found by a check. */
+  report(found: readonly Violation[]): void {
+    for (const v of found) {
+      const id = `${v.invariant}\0${v.message}`;
+      if (this.reported.has(id)) continue;
+      this.reported.add(id);
+      this.violations.push(v);
+    }
+  }
+
+  /** Requested state of `topic` on an edge (undefined: never added there). */
+  edgeState(edge: MirrorEdge, topic: string): EdgeTopicState | undefined {
+    return this.model.edgeTopics.get(edge.mirror)?.get(topic);
+  }
+
+  setEdgeState(edge: MirrorEdge, topic: string, state: EdgeTopicState): void {
+    let m = this.model.edgeTopics.get(edge.mirror);
+    if (!m) {
+      m = new Map();
+      this.model.edgeTopics.set(edge.mirror, m);
+    }
+    m.set(topic, state);
+  }
+
+  /**
+   * Re-reads an edge topic's state from the destination's `mirror.name` config (the source of truth the
+   * metadata manager drives from): `<mirror>` ACTIVE, `.paused` PAUSED, `.removed` REMOVED. Returns it.
+   */
+  syncEdgeState(edge: MirrorEdge, topic: string): EdgeTopicState | undefined {
+    const name = this.node(edge.to).cluster.controller.image.topic(topic)?.configs.get("mirror.name");
+    const state: EdgeTopicState | undefined =
+      name === edge.mirror
+        ? "ACTIVE"
+        : name === `${edge.mirror}.paused`
+          ? "PAUSED"
+          : name === `${edge.mirror}.removed`
+            ? "REMOVED"
+            : undefined;
+    if (state !== undefined) this.setEdgeState(edge, topic, state);
+    return state ?? this.edgeState(edge, topic);
+  }
+
+  /** Whether `node` holds `topic` (created there, or added by one of its mirrors). */
+  holds(node: string, topic: string): boolean {
+    if (this.model.topics.get(topic)?.root === node) return true;
+    return this.edges.some((e) => e.to === node && this.edgeState(e, topic) !== undefined);
+  }
+
+  /** Whether `node` may write `topic`: it holds it and none of its mirrors copies it in. */
+  writable(node: string, topic: string): boolean {
+    if (!this.holds(node, topic)) return false;
+    return !this.edges.some((e) => {
+      const s = e.to === node ? this.edgeState(e, topic) : undefined;
+      return s === "ACTIVE" || s === "PAUSED";
+    });
+  }
+
+  /** (node, topic) pairs that may be written now, in a stable order. */
+  writableTargets(): { node: string; topic: string }[] {
+    const out: { node: string; topic: string }[] = [];
+    for (const node of this.world.spec.clusters) {
+      for (const topic of this.model.topics.keys()) if (this.writable(node, topic)) out.push({ node, topic });
+    }
+    return out;
+  }
+
+  /** (edge, topic) pairs with a requested state, in a stable order. */
+  edgeTopics(filter?: (state: EdgeTopicState) => boolean): { edge: MirrorEdge; topic: string }[] {
+    const out: { edge: MirrorEdge; topic: string }[] = [];
+    for (const edge of this.edges) {
+      for (const [topic, state] of this.model.edgeTopics.get(edge.mirror) ?? []) {
+        if (!filter || filter(state)) out.push({ edge, topic });
+      }
+    }
+    return out;
+  }
+
+  /** Creates a topic on a root cluster and records it in the model. */
+  async createTopic(root: string, name: string, partitions: number, compacted: boolean): Promise<void> {
+    const configs = compacted ? [{ name: "cleanup.policy", value: "compact" }] : [];
+    await this.world.time.run(
+      this.node(root)
+        .kafka.admin()
+        .createTopics({
+          topics: [{ topic: name, numPartitions: partitions, replicationFactor: 3, configEntries: configs }],
+        }),
+    );
+    this.model.topics.set(name, { name, root, partitions, compacted });
+  }
+
+  /** A fresh topic name. */
+  nextTopicName(): string {
+    return `t${++this.topicCount}`;
+  }
+
+  /** A fresh transactional id. */
+  nextTransactionalId(node: string): string {
+    return `txn-${node}-${++this.txnCount}`;
+  }
+
+  /** Adds `topic` to every edge whose source holds it, hop by hop (chains), unless already added. */
+  async addAlongEdges(topic: string): Promise<void> {
+    let progress = true;
+    while (progress) {
+      progress = false;
+      for (const edge of this.edges) {
+        if (this.edgeState(edge, topic) !== undefined || !this.holds(edge.from, topic)) continue;
+        if (this.holds(edge.to, topic)) continue;
+        try {
+          await this.world.time.run(
+            this.node(edge.to).mirroring.admin.addTopics(edge.mirror, topic),
+            120_000,
+          );
+          this.setEdgeState(edge, topic, "ACTIVE");
+          progress = true;
+        } catch (error) {
+          this.step(`add ${topic} on ${edge.mirror} refused: ${String(error)}`);
+        }
+      }
+    }
+  }
+
+  /** The idempotent producer of `node` (created and connected on first use). */
+  async producer(node: string): Promise<Producer> {
+    let p = this.producers.get(node);
+    if (!p) {
+      p = this.node(node).kafka.producer({ idempotent: true, retry: { retries: 3, initialRetryTime: 100 } });
+      await p.connect();
+      this.producers.set(node, p);
+    }
+    return p;
+  }
+
+  /** True when every ACTIVE edge partition is MIRRORING on its destination. */
+  allMirroring(): boolean {
+    for (const { edge, topic } of this.edgeTopics((s) => s === "ACTIVE")) {
+      const rows = this.node(edge.to)
+        .mirroring.coordinators.describe(edge.mirror)
+        .filter((v) => v.key.topic === topic);
+      const partitions = this.node(edge.from).cluster.controller.image.topic(topic)?.partitions.length ?? 0;
+      if (rows.length < partitions || !rows.every((r) => r.state === "MIRRORING")) return false;
+    }
+    return true;
+  }
+}

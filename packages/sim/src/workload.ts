@@ -1,0 +1,243 @@
+import { KafkaError } from "@cluster-mirror/protocol";
+import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
+import type { Simulation } from "./simulation";
+
+/** Picks `list[i mod length]`, or undefined for an empty list (commands choose by index, so they shrink). */
+export function pick<T>(list: readonly T[], i: number): T | undefined {
+  return list.length === 0 ? undefined : list[Math.abs(i) % list.length];
+}
+
+function describeError(error: unknown): string {
+  return error instanceof KafkaError
+    ? `${error.errorName}: ${error.message}`
+    : error instanceof Error
+      ? error.message
+      : String(error);
+}
+
+/**
+ * Produces `count` records with the idempotent producer to a writable (node, topic), acks=all. Each
+ * acknowledged batch is recorded with its bytes (for the durability check); the PID reset barrier of a
+ * failed-over partition must precede it. A READ_ONLY_TOPIC refusal on a topic the model says is writable
+ * is a violation (writable after STOPPED).
+ */
+export async function produce(
+  sim: Simulation,
+  target: number,
+  partitionChoice: number,
+  count: number,
+): Promise<void> {
+  const t = pick(sim.writableTargets(), target);
+  if (!t) {
+    sim.step("produce: nothing writable");
+    return;
+  }
+  const topic = sim.model.topics.get(t.topic)!;
+  const cluster = sim.node(t.node).cluster;
+  const partitions = cluster.controller.image.topic(t.topic)?.partitions.length ?? topic.partitions;
+  const partition = Math.abs(partitionChoice) % partitions;
+  const messages = Array.from({ length: Math.max(1, count) }, (_, i) => ({
+    key: topic.compacted ? `k${i % 3}` : `k${sim.steps.length}-${i}`,
+    value: `${t.node}-${sim.steps.length}-${i}`,
+    partition,
+  }));
+  try {
+    const meta = await sim.world.time.run(
+      (await sim.producer(t.node)).send({ topic: t.topic, messages, acks: -1 }),
+      120_000,
+    );
+    for (const m of meta) recordAck(sim, t.node, t.topic, m.partition, BigInt(m.baseOffset));
+    sim.step(`produce ${messages.length} to ${t.node}/${t.topic}-${partition}: ok at ${meta[0]?.baseOffset}`);
+  } catch (error) {
+    sim.step(`produce to ${t.node}/${t.topic}-${partition}: ${describeError(error)}`);
+    if (error instanceof KafkaError && error.errorName === "READ_ONLY_TOPIC") {
+      sim.report([
+        {
+          invariant: "writable-after-stopped",
+          message: `${t.node} ${t.topic}-${partition}: produce refused as READ_ONLY_TOPIC but the topic was failed over (STOPPED) or is a source`,
+        },
+      ]);
+    }
+  }
+}
+
+/** Records an acknowledged batch and checks that it follows the partition's latest PID reset barrier. */
+export function recordAck(
+  sim: Simulation,
+  node: string,
+  topic: string,
+  partition: number,
+  offset: bigint,
+): void {
+  const log = leaderLog(sim.node(node).cluster, topic, partition);
+  const b = log ? batchesByOffset(log).get(offset) : undefined;
+  if (b) sim.model.acked.push({ node, topic, partition, offset, hex: hexOf(b) });
+  const barrier = [...sim.model.failovers]
+    .reverse()
+    .find((f) => f.node === node && f.topic === topic && f.partition === partition);
+  if (barrier && offset <= barrier.barrierOffset) {
+    sim.report([
+      {
+        invariant: "pid-barrier-first",
+        message: `${node} ${topic}-${partition}: local write at offset ${offset} is not after the MIRROR_PID_RESET barrier at ${barrier.barrierOffset}`,
+      },
+    ]);
+  }
+}
+
+/** Begins a transaction on a writable (node, topic) and sends one record in it (no-op if one is open). */
+export async function txnBegin(sim: Simulation, target: number, partitionChoice: number): Promise<void> {
+  if (sim.openTxn) {
+    sim.step("txn begin: one is already open");
+    return;
+  }
+  const t = pick(sim.writableTargets(), target);
+  if (!t) {
+    sim.step("txn begin: nothing writable");
+    return;
+  }
+  const partitions = sim.node(t.node).cluster.controller.image.topic(t.topic)?.partitions.length ?? 1;
+  const partition = Math.abs(partitionChoice) % partitions;
+  const producer = sim.node(t.node).kafka.producer({
+    transactionalId: sim.nextTransactionalId(t.node),
+    retry: { retries: 3, initialRetryTime: 100 },
+  });
+  try {
+    await producer.connect();
+    const txn = await sim.world.time.run(producer.transaction(), 120_000);
+    await sim.world.time.run(
+      txn.send({ topic: t.topic, messages: [{ key: "tx", value: `tx-${sim.steps.length}`, partition }] }),
+      120_000,
+    );
+    sim.openTxn = { node: t.node, topic: t.topic, producer, txn };
+    sim.step(`txn begin on ${t.node}/${t.topic}-${partition}`);
+  } catch (error) {
+    sim.step(`txn begin on ${t.node}/${t.topic}: ${describeError(error)}`);
+  }
+}
+
+/** Commits or aborts the open transaction (no-op when none is open). */
+export async function txnEnd(sim: Simulation, commit: boolean): Promise<void> {
+  const open = sim.openTxn;
+  if (!open) {
+    sim.step(`txn ${commit ? "commit" : "abort"}: none open`);
+    return;
+  }
+  sim.openTxn = undefined;
+  try {
+    await sim.world.time.run(commit ? open.txn.commit() : open.txn.abort(), 120_000);
+    sim.step(`txn ${commit ? "commit" : "abort"} on ${open.node}/${open.topic}: ok`);
+  } catch (error) {
+    sim.step(`txn ${commit ? "commit" : "abort"} on ${open.node}/${open.topic}: ${describeError(error)}`);
+  }
+}
+
+/**
+ * A consumer group commits an offset (a simple commit, as a stopped consumer's last commit) on a writable
+ * (node, topic): somewhere in [0, log end + 5], so that the mirror's clamping is exercised.
+ */
+export function groupCommit(sim: Simulation, target: number, group: number, offsetChoice: number): void {
+  const t = pick(sim.writableTargets(), target);
+  if (!t) {
+    sim.step("group commit: nothing writable");
+    return;
+  }
+  const cluster = sim.node(t.node).cluster;
+  const log = leaderLog(cluster, t.topic, 0);
+  const end = log ? Number(log.logEndOffset) : 0;
+  const offset = BigInt(Math.abs(offsetChoice) % (end + 6));
+  const groupId = `g${Math.abs(group) % 2}`;
+  try {
+    cluster.groups.commitOffsets({ groupId, offsets: [{ topic: t.topic, partition: 0, offset }] });
+    sim.model.sourceGroups.add(`${t.node}\0${groupId}`);
+    sim.step(`group ${groupId} commits ${t.node}/${t.topic}-0 @${offset}`);
+  } catch (error) {
+    sim.step(`group ${groupId} commit on ${t.node}: ${describeError(error)}`);
+  }
+}
+
+/**
+ * On a destination of an ACTIVE edge, a consumer joins group `g0` (so it is active there) and commits its
+ * own offset 0; mirroring must leave that commit alone.
+ */
+export function activateDestinationGroup(sim: Simulation, target: number): void {
+  const et = pick(
+    sim.edgeTopics((s) => s === "ACTIVE"),
+    target,
+  );
+  if (!et) {
+    sim.step("activate group: no active edge");
+    return;
+  }
+  const node = et.edge.to;
+  if (sim.model.activeGroups.some((g) => g.node === node)) {
+    sim.step(`activate group: ${node} has one`);
+    return;
+  }
+  const groups = sim.node(node).cluster.groups;
+  const groupId = "g0";
+  try {
+    const join = groups.joinGroup({ groupId, topics: [et.topic], sessionTimeoutMs: 1_000_000_000 });
+    groups.commitOffsets({
+      groupId,
+      memberId: join.memberId,
+      generationId: join.generationId,
+      offsets: [{ topic: et.topic, partition: 0, offset: 0n }],
+    });
+    sim.model.activeGroups.push({ node, groupId, topic: et.topic, partition: 0, offset: 0n });
+    sim.step(`group ${groupId} active on ${node} with ${et.topic}-0 @0`);
+  } catch (error) {
+    sim.step(`activate group on ${node}: ${describeError(error)}`);
+  }
+}
+
+/** Creates a new topic on a root and adds it along every edge (a chain hop by hop). */
+export async function addTopic(sim: Simulation, rootChoice: number, partitions: number): Promise<void> {
+  const roots = [...new Set([...sim.model.topics.values()].map((t) => t.root))].sort();
+  const root = pick(roots, rootChoice);
+  if (!root) return;
+  const name = sim.nextTopicName();
+  try {
+    await sim.createTopic(root, name, 1 + (Math.abs(partitions) % 2), false);
+    await sim.addAlongEdges(name);
+    sim.step(`add topic ${name} on ${root}`);
+  } catch (error) {
+    sim.step(`add topic ${name} on ${root}: ${describeError(error)}`);
+  }
+}
+
+/** Changes a dynamic config (`retention.ms`) of a topic on a writable node; mirrors copy it at refresh. */
+export async function alterSourceConfig(sim: Simulation, target: number, value: number): Promise<void> {
+  const t = pick(sim.writableTargets(), target);
+  if (!t) return;
+  const ms = String(3_600_000 * (1 + (Math.abs(value) % 100)));
+  try {
+    sim
+      .node(t.node)
+      .cluster.controller.incrementalAlterConfigs({ type: "topic", name: t.topic }, [
+        { name: "retention.ms", op: "SET", value: ms },
+      ]);
+    sim.step(`config ${t.node}/${t.topic} retention.ms=${ms}`);
+  } catch (error) {
+    sim.step(`config ${t.node}/${t.topic}: ${describeError(error)}`);
+  }
+}
+
+/** Adds one partition to a topic on a writable node; mirrors create it at refresh. */
+export async function addPartition(sim: Simulation, target: number): Promise<void> {
+  const t = pick(sim.writableTargets(), target);
+  if (!t) return;
+  const current = sim.node(t.node).cluster.controller.image.topic(t.topic)?.partitions.length ?? 0;
+  if (current >= 4) {
+    sim.step(`partitions ${t.topic}: already ${current}`);
+    return;
+  }
+  try {
+    sim.node(t.node).cluster.controller.createPartitions(t.topic, current + 1);
+    const model = sim.model.topics.get(t.topic)!;
+    model.partitions = Math.max(model.partitions, current + 1);
+    sim.step(`partitions ${t.node}/${t.topic} -> ${current + 1}`);
+  } catch (error) {
+    sim.step(`partitions ${t.node}/${t.topic}: ${describeError(error)}`);
+  }
+}

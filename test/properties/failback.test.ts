@@ -1,29 +1,40 @@
 import { describe, it } from "vitest";
-import { runTopologyProperty } from "./harness";
+import { runRegressions, runTopologyProperty, type TopologyProperty } from "./harness";
 import { activePassive } from "./sim";
 
 describe("property: failback A <-> B, repeated failover/failback cycles", () => {
+  const property: TopologyProperty = {
+    name: "failback",
+    file: "test/properties/failback.test.ts",
+    topology: activePassive,
+    commands: [
+      "produce",
+      "txnBegin",
+      "txnCommit",
+      "txnAbort",
+      "groupCommit",
+      "failover",
+      "failback",
+      "failover",
+      "failback",
+      "crash",
+      "restart",
+      "advance",
+    ],
+    numRuns: 25,
+    maxCommands: 12,
+  };
   it("keeps acknowledged writes and log matching across cycles", async () => {
-    await runTopologyProperty({
-      name: "failback",
-      file: "test/properties/failback.test.ts",
-      topology: activePassive,
-      commands: [
-        "produce",
-        "txnBegin",
-        "txnCommit",
-        "txnAbort",
-        "groupCommit",
-        "failover",
-        "failback",
-        "failover",
-        "failback",
-        "crash",
-        "restart",
-        "advance",
-      ],
-      numRuns: 25,
-      maxCommands: 12,
-    });
+    await runTopologyProperty(property);
+  });
+  it("regressions: counterexamples the suite found, fixed in the engine", async () => {
+    await runRegressions(property, [
+      {
+        bug: "a remove refused while a commit was pending still took effect later ([failover, failback, failover, failover])",
+        seed: -923342403,
+        path: "20:0:5:5:5:5:5",
+        replayPath: "Z:B",
+      },
+    ]);
   });
 });

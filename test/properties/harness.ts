@@ -103,6 +103,25 @@ export interface TopologyProperty {
   knownBugs?: ((violation: { invariant: string; message: string }) => string | undefined)[];
 }
 
+/** A shrunk counterexample of a bug the suite found and the engine fixed, replayed on every run. */
+export interface Regression {
+  /** What the bug was. */
+  bug: string;
+  seed: number;
+  path: string;
+  replayPath: string;
+}
+
+/**
+ * Replays fixed counterexamples of a topology property (fast-check seed, path and command replay path):
+ * the bugs they once found stay fixed.
+ */
+export async function runRegressions(p: TopologyProperty, regressions: readonly Regression[]): Promise<void> {
+  for (const r of regressions) {
+    await runTopologyProperty(p, { seed: r.seed, path: r.path, replayPath: r.replayPath, label: r.bug });
+  }
+}
+
 /** FNV-1a of the property name: a fixed seed per property. */
 function fixedSeed(name: string): number {
   let h = 0x811c9dc5;
@@ -120,15 +139,19 @@ function envInt(name: string): number | undefined {
  * simulation, runs the commands (checking the always-invariants after each), settles and checks
  * everything. Fails with the violations, the steps taken, and a one-line replay command.
  */
-export async function runTopologyProperty(p: TopologyProperty): Promise<void> {
+export async function runTopologyProperty(
+  p: TopologyProperty,
+  fixed?: { seed: number; path: string; replayPath: string; label: string },
+): Promise<void> {
   const multiplier = envInt("PROPERTY_RUNS") ?? 1;
   // Fixed per property (design.md "Tests"), so CI runs the same cases every time; FC_SEED overrides it.
-  const seed = envInt("FC_SEED") ?? fixedSeed(p.name);
-  const path = process.env.FC_PATH;
+  const seed = fixed?.seed ?? envInt("FC_SEED") ?? fixedSeed(p.name);
+  const path = fixed?.path ?? process.env.FC_PATH;
+  const replayPath = fixed?.replayPath ?? process.env.FC_REPLAY_PATH;
   const arbs = p.commands.map((c) => COMMANDS[c]);
   const property = fc.asyncProperty(
     fc.nat(1_000_000),
-    fc.commands(arbs, { maxCommands: p.maxCommands, replayPath: process.env.FC_REPLAY_PATH }),
+    fc.commands(arbs, { maxCommands: p.maxCommands, replayPath }),
     async (simSeed, cmds) => {
       const sim = await Simulation.create(p.topology(), simSeed, p.options);
       await fc.asyncModelRun(() => ({ model: {}, real: sim }), cmds);
@@ -137,13 +160,16 @@ export async function runTopologyProperty(p: TopologyProperty): Promise<void> {
       const found = sim.violations.filter((v) => !filters.some((f) => f(v) !== undefined));
       if (found.length > 0) {
         throw new Error(
-          `${p.name}: ${found.length} invariant violation(s), sim seed ${simSeed}, trace ${sim.world.scheduler.digest}\n${formatViolations(found)}\nsteps:\n  ${sim.steps.join("\n  ")}`,
+          `${fixed ? `regression (${fixed.label}) ` : ""}${p.name}: ${found.length} invariant violation(s), sim seed ${simSeed}, trace ${sim.world.scheduler.digest}\n${formatViolations(found)}\nsteps:\n  ${sim.steps.join("\n  ")}`,
         );
       }
     },
   );
   const result = await fc.check(property, {
-    numRuns: p.numRuns * multiplier,
+    // A replayed counterexample needs as many runs as the path's first index; the path then picks it.
+    numRuns: fixed
+      ? Math.max(p.numRuns * multiplier, Number(fixed.path.split(":")[0]) + 1)
+      : p.numRuns * multiplier,
     seed,
     ...(path === undefined ? {} : { path, endOnFailure: true }),
   });

@@ -43,7 +43,11 @@ interface MirrorNode {
   runtime: CoordinatorRuntime;
   fetchers: MirrorFetcherManager;
   metadata: MirrorMetadataManager;
+  unsubscribe: () => void;
 }
+
+/** States in which a mirror partition's leader runs a fetcher for it. */
+const FETCHING_STATES = new Set(["MIRRORING", "EPOCH_FENCING"]);
 
 const FETCH_DEFAULTS: Omit<MirrorFetcherConfig, "numFetchers"> = {
   maxBytes: 50 * 1024 * 1024,
@@ -263,7 +267,24 @@ export class ClusterMirroring {
       onSyncError: (mirror, kind, error) =>
         this.options.warn?.(`mirror ${mirror}: ${kind}: ${String(error)}`),
     });
-    this.nodes.set(brokerId, { runtime, fetchers, metadata });
+    // The fetcher of a mirror partition runs on its leader: when leadership moves, the new leader starts
+    // fetching (if the partition is mirroring) and the old one stops, whoever coordinates its state.
+    const broker = cluster.broker(brokerId);
+    const unsubscribe =
+      broker?.onLeadershipChange((change) => {
+        const mirrorName = cluster.controller.image.topic(change.topic)?.configs.get("mirror.name");
+        if (mirrorName === undefined) return;
+        const mirror = mirrorName.replace(/\.(paused|removed)$/, "");
+        const key = { mirror, topic: change.topic, topicId: change.topicId, partition: change.partition };
+        if (!change.elected) {
+          void fetchers.removePartition(key);
+          return;
+        }
+        const coordinator = this.coordinators.coordinatorOf(key);
+        const view = coordinator?.shardFor(coordinator.statePartitionOf(key))?.view(key);
+        if (view && FETCHING_STATES.has(view.state)) fetchers.addPartition(key);
+      }) ?? (() => {});
+    this.nodes.set(brokerId, { runtime, fetchers, metadata, unsubscribe });
     this.coordinators.register(runtime);
     runtime.start();
     metadata.start();
@@ -273,6 +294,7 @@ export class ClusterMirroring {
     const node = this.nodes.get(brokerId);
     if (!node) return;
     this.nodes.delete(brokerId);
+    node.unsubscribe();
     node.metadata.close();
     node.runtime.close();
     node.fetchers.close();

@@ -1,6 +1,7 @@
 import { ClusterError } from "@cluster-mirror/cluster";
 import {
   applyEvent,
+  InvalidMirrorStateError,
   lifecycleStateOf,
   type MirrorPartitionCommand,
   type MirrorPartitionEffect,
@@ -42,6 +43,7 @@ export class PartitionRuntime {
   private mailbox: MailboxItem[] | undefined;
   private draining = false;
   private waiters: CommitWaiter[] | undefined;
+  private deferred: Extract<MailboxItem, { kind: "command" }>[] | undefined;
   private closed = false;
 
   constructor(
@@ -90,6 +92,9 @@ export class PartitionRuntime {
     const waiters = this.waiters ?? [];
     this.waiters = undefined;
     for (const w of waiters) w.reject(notCoordinator(this.key));
+    const deferred = this.deferred ?? [];
+    this.deferred = undefined;
+    for (const d of deferred) d.reject(notCoordinator(this.key));
   }
 
   /** The committed state, as `describe` reads it. */
@@ -134,7 +139,13 @@ export class PartitionRuntime {
       try {
         step = sendCommand(this.current, item.command);
       } catch (error) {
-        item.reject(error);
+        // Refused only because a change is waiting for its append: the command is kept and tried again
+        // once that change settles, so an operator's remove or pause is never lost to a race with the
+        // partition's own progress. A command the settled state refuses is refused then.
+        if (error instanceof InvalidMirrorStateError && error.pendingTo !== null) {
+          if (this.deferred === undefined) this.deferred = [];
+          this.deferred.push(item);
+        } else item.reject(error);
         return;
       }
     } else {
@@ -152,6 +163,16 @@ export class PartitionRuntime {
     }
     this.settleWaiters();
     for (const e of step.effects) this.sink.run(this, e);
+    this.retryDeferred();
+  }
+
+  /** Puts commands deferred behind a pending change back in the mailbox once nothing is pending. */
+  private retryDeferred(): void {
+    const deferred = this.deferred;
+    if (deferred === undefined || this.current.context.pending !== null) return;
+    this.deferred = undefined;
+    if (this.mailbox === undefined) this.mailbox = [];
+    this.mailbox.push(...deferred);
   }
 
   private settleWaiters(): void {
@@ -160,6 +181,9 @@ export class PartitionRuntime {
     if (lifecycleStateOf(this.current) === "fenced") {
       this.waiters = undefined;
       for (const w of waiters) w.reject(notCoordinator(this.key));
+      const deferred = this.deferred ?? [];
+      this.deferred = undefined;
+      for (const d of deferred) d.reject(notCoordinator(this.key));
       return;
     }
     const committed = this.current.context.record.stateEpoch;

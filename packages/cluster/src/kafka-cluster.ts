@@ -9,7 +9,7 @@ import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { ClusterError } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
 import type { Random } from "./random";
-import type { Scheduler } from "./scheduler";
+import type { Cancel, Scheduler } from "./scheduler";
 import { TransactionCoordinator } from "./transaction-coordinator";
 
 /** Settings of an embedded cluster. Clock, randomness and scheduling are injected; nothing else is global. */
@@ -30,6 +30,10 @@ export interface KafkaClusterOptions {
   replicaLagTimeMaxMs?: number;
   /** How many producer ids the transaction coordinator takes from the controller at a time. */
   producerIdBlockSize?: number;
+  /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms (default 10000). */
+  transactionAbortIntervalMs?: number;
+  /** How often group members whose session timed out are removed (default 1000). */
+  groupSessionCheckIntervalMs?: number;
   /** Hears every change of a group's committed offsets (its whole offset map), e.g. to persist them. */
   onGroupOffsetsChanged?: GroupCoordinatorOptions["onOffsetsChanged"];
 }
@@ -54,6 +58,7 @@ export class KafkaCluster implements BrokerNetwork {
   private producerIdBlock = { next: 0n, end: 0n };
   private readonly unreachable = new Set<number>();
   private readonly brokerListeners = new Set<(brokerId: number, running: boolean) => void>();
+  private readonly housekeeping = new Map<string, Cancel>();
 
   constructor(options: KafkaClusterOptions) {
     this.options = options;
@@ -135,6 +140,7 @@ export class KafkaCluster implements BrokerNetwork {
     });
     this.running.set(brokerId, broker);
     broker.start();
+    this.startHousekeeping();
     for (const l of this.brokerListeners) l(brokerId, true);
     return broker;
   }
@@ -187,7 +193,30 @@ export class KafkaCluster implements BrokerNetwork {
 
   /** Shuts every broker down cleanly. */
   close(): void {
+    for (const cancel of this.housekeeping.values()) cancel();
+    this.housekeeping.clear();
     for (const id of this.runningBrokers()) this.stopBroker(id);
+  }
+
+  /**
+   * The coordinators' timers: abort transactions past their timeout (fencing their producers) and
+   * remove group members whose session expired, as Kafka's coordinators do on their own schedule.
+   */
+  private startHousekeeping(): void {
+    const every = (name: string, intervalMs: number, task: () => void) => {
+      if (this.housekeeping.has(name)) return;
+      const tick = () => {
+        task();
+        this.housekeeping.set(name, this.scheduler.schedule(tick, intervalMs));
+      };
+      this.housekeeping.set(name, this.scheduler.schedule(tick, intervalMs));
+    };
+    every("transaction-timeouts", this.options.transactionAbortIntervalMs ?? 10_000, () =>
+      this.transactions.abortTimedOutTransactions(),
+    );
+    every("group-sessions", this.options.groupSessionCheckIntervalMs ?? 1000, () =>
+      this.groups.expireMembers(),
+    );
   }
 
   private dataDir(brokerId: number): DataDir {

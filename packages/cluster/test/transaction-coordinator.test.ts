@@ -137,3 +137,23 @@ describe("TransactionCoordinator", () => {
     expect(errorName(() => tc.initProducerId({ transactionalId: "" }))).toBe("INVALID_REQUEST");
   });
 });
+
+describe("coordinator housekeeping on the cluster's scheduler", () => {
+  it("aborts a transaction past its timeout without anyone calling abortTimedOutTransactions", async () => {
+    const { testCluster } = await import("./helpers");
+    const { cluster, settle } = testCluster({ transactionAbortIntervalMs: 1000 });
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    settle();
+    const p = cluster.transactions.initProducerId({ transactionalId: "slow", transactionTimeoutMs: 5000 });
+    cluster.transactions.addPartitionsToTxn({
+      transactionalId: "slow",
+      ...p,
+      partitions: [{ topic: "t", partition: 0 }],
+    });
+    settle(4000);
+    expect(cluster.transactions.describeTransaction("slow")?.state).toBe("Ongoing");
+    settle(2000);
+    expect(cluster.transactions.describeTransaction("slow")?.state).toBe("CompleteAbort");
+    cluster.close();
+  });
+});

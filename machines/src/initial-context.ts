@@ -1,4 +1,4 @@
-import { UNKNOWN_PARTITION } from "./lifecycle";
+import { type LifecycleState, type RecoveredPartition, UNKNOWN_PARTITION } from "./lifecycle";
 import type { MirrorPartitionContext, MirrorPartitionInput } from "./mirror-partition.types";
 import { DEFAULT_RETRY_BACKOFF } from "./retry-backoff";
 
@@ -15,13 +15,17 @@ export function initialContext(input: MirrorPartitionInput | undefined): MirrorP
       "A recovered retryable FAILED mirror partition needs retryJitter (a number in [0, 1) from the runtime's Random)",
     );
   }
-  // The LME in LastMirrorEpochs belongs to the current failover only in the failover states: PREPARING
-  // resets it to -1 (clearLastMirrorEpoch), so a value >= 0 there was captured after the last start.
+  // PREPARING clears LastMirrorEpochs (durably, before MIRRORING) once its truncation made the log a copy of
+  // the source. So in a failover state a value >= 0 was either captured in this failover, or is the earlier
+  // failover's LME kept because the log never became a copy of the source since: in both cases it is what a
+  // capture now must record, so it counts as captured.
   const inFailover = record.state === "STOPPING" || record.state === "STOPPED" || record.state === "FAILED";
+  const lmeCaptured = inFailover && record.lastMirrorEpoch >= 0;
   return {
     record,
     lastMirrorEpoch: record.lastMirrorEpoch,
-    lmeCaptured: inFailover && record.lastMirrorEpoch >= 0,
+    lmeCaptured,
+    aligned: recoveredAligned(record, lmeCaptured),
     localLeaderEpoch: input?.localLeaderEpoch ?? -1,
     highestBatchEpoch: record.leaderEpoch,
     sourceLastMirrorEpoch: -1,
@@ -34,4 +38,36 @@ export function initialContext(input: MirrorPartitionInput | undefined): MirrorP
     pending: null,
     retry: input?.retry ?? DEFAULT_RETRY_BACKOFF,
   };
+}
+
+/** States whose log is a copy of the source: PREPARING's truncation completed before them. */
+const ALIGNED_STATES: ReadonlySet<LifecycleState | null> = new Set<LifecycleState>([
+  "MIRRORING",
+  "EPOCH_FENCING",
+  "PAUSING",
+  "PAUSED",
+]);
+
+/**
+ * `aligned` of a recovered partition (see `MirrorPartitionContext.aligned`). When the record cannot tell, it
+ * says not aligned, the safe side: a failover then keeps the recorded LME (or -1), so a later failback
+ * truncates more, never to the end of an epoch of local batches.
+ * - MIRRORING, EPOCH_FENCING, PAUSING, PAUSED: aligned.
+ * - PREPARING, UNKNOWN, STOPPED: not (whether the truncation ran is not persisted; STOPPED appended locally).
+ * - STOPPING, FAILED: aligned when the previous state was one of the aligned states above and no LME was
+ *   captured yet (STOPPING appends locally only after the capture).
+ */
+function recoveredAligned(record: RecoveredPartition, lmeCaptured: boolean): boolean {
+  switch (record.state) {
+    case "MIRRORING":
+    case "EPOCH_FENCING":
+    case "PAUSING":
+    case "PAUSED":
+      return true;
+    case "STOPPING":
+    case "FAILED":
+      return !lmeCaptured && ALIGNED_STATES.has(record.previousState);
+    default:
+      return false;
+  }
 }

@@ -37,6 +37,21 @@ function failoverBumpMin(context: MirrorPartitionContext): number {
   return Math.max(context.lastMirrorEpoch, context.localLeaderEpoch) + 1;
 }
 
+/**
+ * `aligned` when a change to PREPARING commits: a retry (or START) of a FAILED partition whose log was still
+ * a copy of this source (aligned, nothing appended locally since) stays aligned; any other start (UNKNOWN,
+ * STOPPED, a failed failover) is not aligned until PREPARING's truncation completes.
+ */
+function alignedOnPreparing(context: MirrorPartitionContext): boolean {
+  return context.record.state === "FAILED" && context.aligned;
+}
+
+/**
+ * TRUNCATED: the log is a copy of the source from here on, so the LME of the earlier failover no longer
+ * describes it: clear it (the record is appended before the MIRRORING one, on the same partition).
+ */
+const ALIGNED = ["noteAligned", { type: "clearLastMirrorEpoch", params: epoch }] as const;
+
 /** The local epoch an EPOCH_OBSERVED compares against: the larger of what we knew and what it reports. */
 function localEpochWith(context: MirrorPartitionContext, event: MirrorPartitionEvent): number {
   return event.type === "EPOCH_OBSERVED"
@@ -312,9 +327,10 @@ export const mirrorPartitionMachine = setup({
         pending: null,
         proactiveBumpMin: null,
         commitAttempt: 0,
-        // A new mirroring episode: the next failover captures its own LME.
-        lastMirrorEpoch: preparing ? -1 : context.lastMirrorEpoch,
+        // A new mirroring episode: the next failover captures its own LME. The recorded LME stays until the
+        // truncation makes the log a copy of the source (TRUNCATED clears it); see `alignedOnPreparing`.
         lmeCaptured: preparing ? false : context.lmeCaptured,
+        aligned: preparing ? alignedOnPreparing(context) : context.aligned,
       };
     }),
     deferFailure: assign(({ context, event }) => {
@@ -335,11 +351,20 @@ export const mirrorPartitionMachine = setup({
     noteSourceLastMirrorEpoch: assign(({ event }) => ({
       sourceLastMirrorEpoch: event.type === "LME_FOUND" ? event.lme : -1,
     })),
+    // Spec §4 STOPPING step 2, once per failover: the log's latest epoch is the LME only when the log is a
+    // copy of the source (aligned); otherwise its latest batches are local ones, so keep the recorded LME.
+    // STOPPING appends locally next, so the log is no longer aligned once the LME is captured.
     captureLastMirrorEpoch: assign(({ context, event }) =>
       context.lmeCaptured || event.type !== "FETCHER_REMOVED"
         ? {}
-        : { lastMirrorEpoch: event.latestMirroredEpoch, lmeCaptured: true },
+        : {
+            lastMirrorEpoch: context.aligned ? event.latestMirroredEpoch : context.lastMirrorEpoch,
+            lmeCaptured: true,
+            aligned: false,
+          },
     ),
+    // PREPARING's truncation is done (see ALIGNED).
+    noteAligned: assign({ aligned: true, lastMirrorEpoch: -1 }),
     noteObservedEpochs: assign(({ context, event }) => ({
       localLeaderEpoch: localEpochWith(context, event),
       highestBatchEpoch:
@@ -450,10 +475,7 @@ export const mirrorPartitionMachine = setup({
     },
     PREPARING: {
       description: "Refuse a mirror loop, look up the LME on the source, truncate to it, wait for the ISR.",
-      entry: [
-        { type: "markReadOnly", params: epoch },
-        { type: "clearLastMirrorEpoch", params: epoch },
-      ],
+      entry: { type: "markReadOnly", params: epoch },
       initial: "checkingMirrorLoop",
       states: {
         checkingMirrorLoop: {
@@ -481,7 +503,7 @@ export const mirrorPartitionMachine = setup({
             "LME -1 (the source does not know one): truncate fully, start at the source's log start.",
           entry: { type: "truncateFully", params: epoch },
           on: {
-            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation" },
+            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation", actions: ALIGNED },
             ...cancelling("PREPARING", "cancelTruncation"),
           },
         },
@@ -495,7 +517,7 @@ export const mirrorPartitionMachine = setup({
             }),
           },
           on: {
-            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation" },
+            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation", actions: ALIGNED },
             ...cancelling("PREPARING", "cancelTruncation"),
           },
         },

@@ -97,10 +97,21 @@ export interface PendingCommit {
 export interface MirrorPartitionContext {
   /** The committed `__mirror_state` value: what `describe`, metrics and the visualizer read. */
   readonly record: MirrorPartitionStateRecord;
-  /** This cluster's LME for the current failover (the `LastMirrorEpochs` value); -1 when none. */
+  /**
+   * This cluster's LME (the `LastMirrorEpochs` value); -1 when none. Kept through PREPARING until its
+   * truncation completes (then -1), so a failover before that keeps the LME of the earlier one.
+   */
   readonly lastMirrorEpoch: number;
   /** Whether `lastMirrorEpoch` was captured in the current failover (it is captured exactly once). */
   readonly lmeCaptured: boolean;
+  /**
+   * Whether the local log is a copy of the current source: false when PREPARING starts (except a FAILED
+   * retry of an aligned log), true once its truncation completed (TRUNCATED), kept through MIRRORING,
+   * EPOCH_FENCING, PAUSING and PAUSED, false once STOPPING captured the LME (it appends locally next).
+   * STOPPING captures the log's latest epoch as the LME only when aligned; otherwise it keeps the LME
+   * recorded before (spec §4 STOPPING step 2: the LME is over *mirrored* batches).
+   */
+  readonly aligned: boolean;
   /** The local (destination) partition leader epoch, an input; not persisted. */
   readonly localLeaderEpoch: number;
   /** Highest leader epoch among the mirrored batches seen; goes into `record.leaderEpoch` at the next commit. */

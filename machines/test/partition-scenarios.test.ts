@@ -40,10 +40,10 @@ describe("start: UNKNOWN -> PREPARING -> MIRRORING", () => {
     const { snapshot, effects } = drive(fresh(), START_TO_MIRRORING);
     expect(effects.map(names)).toEqual([
       ["appendStateRecord"], // START: nothing runs until the record is appended
-      ["markReadOnly", "clearLastMirrorEpoch", "checkMirrorLoop"],
+      ["markReadOnly", "checkMirrorLoop"],
       ["lookupLastMirrorEpoch"],
       ["truncateFully"], // LME -1: a plain Kafka source
-      ["awaitIsrTruncated"],
+      ["clearLastMirrorEpoch", "awaitIsrTruncated"], // the log is a copy of the source from here on
       ["appendStateRecord"],
       ["addFetcher", "markReadOnly"],
     ]);
@@ -58,7 +58,7 @@ describe("start: UNKNOWN -> PREPARING -> MIRRORING", () => {
         previousState: "UNKNOWN",
       },
     });
-    expect(effects[1]?.[2]).toEqual({ type: "checkMirrorLoop", params: { stateEpoch: 1 } });
+    expect(effects[1]?.[1]).toEqual({ type: "checkMirrorLoop", params: { stateEpoch: 1 } });
     expect(lifecycleStateOf(snapshot)).toBe("MIRRORING");
     expect(toStateRecord(snapshot)).toMatchObject({
       state: "MIRRORING",
@@ -269,7 +269,7 @@ describe("Critical: the LME is captured once per failover", () => {
     });
   });
 
-  it("a recovered STOPPING partition reuses the recorded LME; a new start clears it", () => {
+  it("a recovered STOPPING partition reuses the recorded LME; a new start clears it once truncated", () => {
     const rec = {
       state: "STOPPING",
       leaderEpoch: 4,
@@ -294,7 +294,190 @@ describe("Critical: the LME is captured once per failover", () => {
       COMMITTED,
     ]);
     const restarted = drive(stopped.snapshot, [{ type: "START" }, COMMITTED]);
-    expect(restarted.snapshot.context).toMatchObject({ lastMirrorEpoch: -1, lmeCaptured: false });
+    expect(restarted.snapshot.context).toMatchObject({
+      lastMirrorEpoch: 7,
+      lmeCaptured: false,
+      aligned: false,
+    });
+    const truncated = drive(restarted.snapshot, [
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: 3 },
+      { type: "TRUNCATED" },
+    ]);
+    expect(truncated.snapshot.context).toMatchObject({
+      lastMirrorEpoch: -1,
+      lmeCaptured: false,
+      aligned: true,
+    });
+    expect(truncated.effects.at(-1)).toEqual([
+      { type: "clearLastMirrorEpoch", params: { stateEpoch: 11 } },
+      { type: "awaitIsrTruncated", params: { stateEpoch: 11 } },
+    ]);
+  });
+});
+
+/** A STOPPED partition (LME 7 recorded, local writes since) added back to a mirror: PREPARING, stateEpoch 5. */
+function failingBack(): MirrorPartitionSnapshot {
+  const stopped = drive(mirroring(20), STOP_TO_STOPPED).snapshot;
+  return drive(stopped, [{ type: "START" }, COMMITTED]).snapshot;
+}
+
+/** The rest of a failover from a snapshot in STOPPING's `removingFetcher`. */
+const FINISH_FAILOVER: readonly TestEvent[] = [
+  { type: "LME_RECORDED" },
+  { type: "EPOCH_BUMPED", leaderEpoch: 60 },
+  { type: "TXNS_ABORTED" },
+  { type: "PID_RESET_APPENDED" },
+  COMMITTED,
+];
+
+describe("Critical: the LME is over mirrored batches only (failover before PREPARING aligned the log)", () => {
+  it("entering PREPARING keeps the recorded LME; only the truncation clears it", () => {
+    const s = drive(mirroring(20), STOP_TO_STOPPED).snapshot;
+    const { snapshot, effects } = drive(s, [{ type: "START" }, COMMITTED]);
+    expect(effects.flat().map((e) => e.type)).not.toContain("clearLastMirrorEpoch");
+    expect(snapshot.context).toMatchObject({ lastMirrorEpoch: 7, aligned: false });
+  });
+
+  it.each([
+    ["checking the mirror loop", []],
+    ["looking up the LME", [{ type: "MIRROR_LOOP_CHECKED" }]],
+    ["truncating", [{ type: "MIRROR_LOOP_CHECKED" }, { type: "LME_FOUND", lme: 7 }]],
+  ] as const)("STOP while %s keeps the earlier LME, not the log's latest (local) epoch", (_, steps) => {
+    const s = drive(failingBack(), [...steps, { type: "STOP" }, COMMITTED]).snapshot;
+    const r = drive(s, [{ type: "FETCHER_REMOVED", latestMirroredEpoch: 42 }]);
+    expect(r.snapshot.context).toMatchObject({ lastMirrorEpoch: 7, lmeCaptured: true, aligned: false });
+    expect(r.effects[0]).toEqual([
+      { type: "recordLastMirrorEpoch", params: { stateEpoch: 6, lme: 7 } },
+      { type: "bumpLeaderEpoch", params: { stateEpoch: 6, minLeaderEpoch: 31 } },
+    ]);
+    expect(r.effects.flat().map((e) => e.type)).not.toContain("clearLastMirrorEpoch");
+    const stopped = drive(r.snapshot, FINISH_FAILOVER);
+    expect(lifecycleStateOf(stopped.snapshot)).toBe("STOPPED");
+    expect(stopped.snapshot.context.lastMirrorEpoch).toBe(7);
+  });
+
+  it("a first start (no earlier failover) stopped before truncation records -1", () => {
+    const s = drive(fresh(), [{ type: "START" }, COMMITTED, { type: "STOP" }, COMMITTED]).snapshot;
+    const r = drive(s, [{ type: "FETCHER_REMOVED", latestMirroredEpoch: 4 }]);
+    expect(r.effects[0]).toContainEqual({
+      type: "recordLastMirrorEpoch",
+      params: { stateEpoch: 2, lme: -1 },
+    });
+  });
+
+  it("STOP after the truncation (awaiting the ISR, or MIRRORING) captures the log's latest epoch", () => {
+    const truncated = drive(failingBack(), [
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: 7 },
+      { type: "TRUNCATED" },
+    ]).snapshot;
+    const awaiting = drive(truncated, [{ type: "STOP" }, COMMITTED]).snapshot;
+    expect(drive(awaiting, [{ type: "FETCHER_REMOVED", latestMirroredEpoch: 9 }]).effects[0]).toContainEqual({
+      type: "recordLastMirrorEpoch",
+      params: { stateEpoch: 6, lme: 9 },
+    });
+    const mirroringAgain = drive(truncated, [{ type: "ISR_TRUNCATED" }, COMMITTED]).snapshot;
+    const r = drive(mirroringAgain, [
+      { type: "STOP" },
+      COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 9 },
+    ]);
+    expect(r.effects.at(-1)).toContainEqual({
+      type: "recordLastMirrorEpoch",
+      params: { stateEpoch: 7, lme: 9 },
+    });
+    expect(r.snapshot.context).toMatchObject({ lastMirrorEpoch: 9, lmeCaptured: true, aligned: false });
+  });
+
+  it("a FAILED retry of an aligned partition stays aligned; one of an unaligned PREPARING does not", () => {
+    const retried = drive(mirroring(20), [fail(true), COMMITTED, { type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(lifecycleStateOf(retried.snapshot)).toBe("PREPARING");
+    expect(retried.snapshot.context.aligned).toBe(true);
+    const stopped = drive(retried.snapshot, [
+      { type: "STOP" },
+      COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 6 },
+    ]);
+    expect(stopped.snapshot.context.lastMirrorEpoch).toBe(6);
+
+    const unaligned = drive(failingBack(), [fail(true), COMMITTED, { type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(unaligned.snapshot.context).toMatchObject({ aligned: false, lastMirrorEpoch: 7 });
+  });
+});
+
+describe("recovery keeps the LME rule", () => {
+  const record = (state: string, previousState: string | null, lastMirrorEpoch: number) =>
+    ({
+      state,
+      leaderEpoch: 4,
+      stateEpoch: 9,
+      errorMessage: null,
+      retryAttempt: 0,
+      previousState,
+      lastMirrorEpoch,
+    }) as never;
+
+  it.each([
+    // [state, previousState, persisted LME, aligned, lmeCaptured]
+    ["MIRRORING", "PREPARING", -1, true, false],
+    ["EPOCH_FENCING", "MIRRORING", -1, true, false],
+    ["PAUSING", "MIRRORING", -1, true, false],
+    ["PAUSED", "PAUSING", -1, true, false],
+    ["PREPARING", "STOPPED", 7, false, false],
+    ["PREPARING", "UNKNOWN", -1, false, false],
+    ["STOPPING", "MIRRORING", -1, true, false],
+    ["STOPPING", "PAUSED", -1, true, false],
+    ["STOPPING", "MIRRORING", 9, false, true],
+    ["STOPPING", "PREPARING", 7, false, true],
+    ["STOPPING", "PREPARING", -1, false, false],
+    ["STOPPING", "FAILED", -1, false, false],
+    ["STOPPED", "STOPPING", 7, false, true],
+    ["FAILED", "MIRRORING", -1, true, false],
+    ["FAILED", "PREPARING", 7, false, true],
+    ["FAILED", "PREPARING", -1, false, false],
+    ["FAILED", "STOPPING", -1, false, false],
+  ] as const)("%s (previous %s, LME %i): aligned %s, captured %s", (state, prev, lme, aligned, captured) => {
+    const r = recoverPartition({ record: record(state, prev, lme), localLeaderEpoch: 30, retryJitter: 0.5 });
+    expect(r.snapshot.context).toMatchObject({ aligned, lmeCaptured: captured, lastMirrorEpoch: lme });
+  });
+
+  it.each([
+    ["PREPARING", "STOPPED", 7, 7],
+    ["PREPARING", "UNKNOWN", -1, -1],
+    ["MIRRORING", "PREPARING", -1, 42],
+    ["PAUSED", "PAUSING", -1, 42],
+    ["STOPPING", "MIRRORING", -1, 42],
+    ["STOPPING", "PREPARING", -1, -1],
+    ["STOPPING", "PREPARING", 7, 7],
+    ["STOPPING", "MIRRORING", 9, 9],
+    ["FAILED", "MIRRORING", -1, 42],
+    ["FAILED", "PREPARING", 7, 7],
+  ] as const)(
+    "a failover of a recovered %s (previous %s, LME %i) records LME %i",
+    (state, prev, lme, want) => {
+      let s = recoverPartition({
+        record: record(state, prev, lme),
+        localLeaderEpoch: 30,
+        retryJitter: 0.5,
+      }).snapshot;
+      if (state !== "STOPPING") s = drive(s, [{ type: "STOP" }, COMMITTED]).snapshot;
+      const r = drive(s, [{ type: "FETCHER_REMOVED", latestMirroredEpoch: 42 }]);
+      const recorded = r.effects[0]?.find((e) => e.type === "recordLastMirrorEpoch");
+      expect(recorded?.params).toMatchObject({ lme: want });
+    },
+  );
+
+  it("a recovered PREPARING partition clears the recorded LME only once truncated", () => {
+    const r = recoverPartition({ record: record("PREPARING", "STOPPED", 7) });
+    expect(names(r.effects)).toEqual(["markReadOnly", "checkMirrorLoop"]);
+    const t = drive(r.snapshot, [
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: 7 },
+      { type: "TRUNCATED" },
+    ]);
+    expect(names(t.effects.at(-1) ?? [])).toEqual(["clearLastMirrorEpoch", "awaitIsrTruncated"]);
+    expect(t.snapshot.context).toMatchObject({ aligned: true, lastMirrorEpoch: -1 });
   });
 });
 

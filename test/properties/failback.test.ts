@@ -35,6 +35,12 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
         path: "20:0:5:5:5:5:5",
         replayPath: "Z:B",
       },
+      {
+        bug: "a failover while PREPARING after a failback (before the truncation) captured as LME the epoch of the old primary's own batches and kept its divergent tail",
+        seed: -1420860102,
+        path: "58:0:4:5:7:11:8:8:9:8:10:16:16:16:17:20:18",
+        replayPath: "/Z:D",
+      },
     ]);
   });
 });

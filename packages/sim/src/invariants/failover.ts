@@ -1,6 +1,7 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import type { MirrorPartitionView } from "@cluster-mirror/mirror";
 import { ControlRecordType } from "@cluster-mirror/protocol";
+import { ALIGNED_STATES, failoverAlignment } from "./alignment";
 import { leaderLog } from "./logs";
 import type { Violation } from "./violation";
 
@@ -17,6 +18,8 @@ export interface FailoverPoint {
  * - the log ends with a MIRROR_PID_RESET barrier (control type 7), preceded only by ABORT markers that
  *   STOPPING wrote (epoch above the LME);
  * - the LME persisted equals the highest epoch among the mirrored batches (those before STOPPING's writes);
+ *   for a failover that started before PREPARING aligned the log (see `failoverAlignment`), the LME recorded
+ *   before it, unchanged;
  * - the partition leader epoch is above the LME;
  * - no transaction is open in the producer state.
  * Returns the failover point (for later checks) and the violations.
@@ -51,11 +54,27 @@ export function checkFailover(
   const mirroredEnd = batches[i]!.baseOffset;
   let mirroredMax = -1;
   for (const b of batches.slice(0, i)) mirroredMax = Math.max(mirroredMax, b.partitionLeaderEpoch);
-  if (mirroredMax !== lme && batches.slice(0, i).length > 0) {
-    out.push({
-      invariant: "failover-lme",
-      message: `${where}: LME persisted ${lme} but the highest epoch among the mirrored batches (below offset ${mirroredEnd}) is ${mirroredMax}`,
-    });
+  // The batches below mirroredEnd are mirrored ones only if the log was a copy of the source when the
+  // failover started. A failover before PREPARING's truncation (a failback stopped early) leaves the topic's
+  // own log: its epochs are local, and the LME must stay the one recorded before (spec §4 STOPPING step 2).
+  const alignment = failoverAlignment(cluster, view.key);
+  if (alignment && !alignment.aligned) {
+    if (lme !== alignment.lmeBefore) {
+      out.push({
+        invariant: "failover-lme",
+        message: `${where}: failover from ${alignment.stoppedFrom} before the log was aligned with the source: LME persisted ${lme}, expected the earlier LME ${alignment.lmeBefore} (the log's own batches below offset ${mirroredEnd} reach epoch ${mirroredMax})`,
+      });
+    }
+  } else if (mirroredMax !== lme && batches.slice(0, i).length > 0) {
+    // From PREPARING or FAILED the engine may not know whether the log was aligned (after a coordinator
+    // restart it assumes not, the safe side) and keep the earlier LME instead.
+    const unsure = alignment !== undefined && !ALIGNED_STATES.has(alignment.stoppedFrom ?? "");
+    if (!unsure || lme !== alignment.lmeBefore) {
+      out.push({
+        invariant: "failover-lme",
+        message: `${where}: LME persisted ${lme} but the highest epoch among the mirrored batches (below offset ${mirroredEnd}) is ${mirroredMax}`,
+      });
+    }
   }
   if (meta.leaderEpoch <= lme) {
     out.push({

@@ -1,4 +1,5 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { failoverAlignment, mirrorOfLabel } from "./alignment";
 import { batchesByOffset, hexOf, leaderLog } from "./logs";
 import type { Violation } from "./violation";
 
@@ -19,6 +20,7 @@ export function checkOffsetIdentity(
   const src = leaderLog(source, topic, partition);
   const dst = leaderLog(destination, topic, partition);
   if (!src || !dst) return [];
+  if (failedOverBeforeAlignment(label, destination, topic, partition)) return [];
   const end = upTo === undefined || upTo > dst.highWatermark ? dst.highWatermark : upTo;
   const start = src.logStartOffset > dst.logStartOffset ? src.logStartOffset : dst.logStartOffset;
   const srcBatches = batchesByOffset(src);
@@ -50,4 +52,27 @@ export function checkOffsetIdentity(
     if (out.length >= 3) break;
   }
   return out;
+}
+
+/**
+ * Whether the edge labelled `label` (`from->to (failed over from PREPARING|FAILED)`, as settleAndCheck tags
+ * it) failed over before PREPARING's truncation: the log never became a copy of the source, so there is no
+ * source prefix to compare. The topic kept its own log: PREPARING adds no fetcher and did not truncate, and
+ * the failover recorded the earlier LME, which checkFailover verifies. Comparing with the log as it was before
+ * the failback would need a snapshot the sim does not take; the `__mirror_state` history (no truncation
+ * tombstone since the session started) is what tells the case apart, so a failover from MIRRORING is never
+ * excused.
+ */
+function failedOverBeforeAlignment(
+  label: string,
+  destination: KafkaCluster,
+  topic: string,
+  partition: number,
+): boolean {
+  if (!/\(failed over from (PREPARING|FAILED)\)/.test(label)) return false;
+  const mirror = mirrorOfLabel(label);
+  const topicId = destination.controller.image.topic(topic)?.topicId;
+  if (mirror === undefined || topicId === undefined) return false;
+  const a = failoverAlignment(destination, { mirror, topicId, partition });
+  return a !== undefined && !a.aligned;
 }

@@ -1,0 +1,76 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { keyIdOf, readMirrorStateHistory } from "./mirror-state-history";
+
+/** States whose log is a copy of the source (PREPARING's truncation completed before them). */
+export const ALIGNED_STATES: ReadonlySet<string> = new Set([
+  "MIRRORING",
+  "EPOCH_FENCING",
+  "PAUSING",
+  "PAUSED",
+]);
+
+/** What `__mirror_state` says about a partition when its latest failover started. */
+export interface FailoverAlignment {
+  /**
+   * Whether the log was a copy of the source: PREPARING's truncation completed (its LastMirrorEpochs
+   * tombstone) since the mirroring session started, and no LME was captured since. A failback's PREPARING
+   * that was stopped before its truncation is not aligned: the log is still the topic's own.
+   */
+  aligned: boolean;
+  /** The LastMirrorEpochs value in force when the failover started (-1: none). */
+  lmeBefore: number;
+  /** The state the failover (the first STOPPING record) came from. */
+  stoppedFrom: string | null;
+}
+
+/**
+ * Replays the history of one key (`mirror/topicId/partition`) in the destination's `__mirror_state`, read
+ * independently of the engine, and returns the alignment at the start of its latest failover (undefined:
+ * no failover recorded, or the history is not complete). Rules:
+ * - a PREPARING record starts a session: not aligned, unless it retries a FAILED one that was aligned;
+ * - a LastMirrorEpochs tombstone (written when PREPARING's truncation completed) makes it aligned;
+ * - a LastMirrorEpochs value (an LME captured by STOPPING, which appends locally next) or STOPPED ends it.
+ */
+export function failoverAlignment(
+  cluster: KafkaCluster,
+  key: { mirror: string; topicId: string; partition: number },
+): FailoverAlignment | undefined {
+  const history = readMirrorStateHistory(cluster);
+  if (history.incomplete.length > 0) return undefined;
+  const id = keyIdOf(key.mirror, key.topicId, key.partition);
+  let aligned = false;
+  let lme = -1;
+  let inFailover = false;
+  let found: FailoverAlignment | undefined;
+  for (const e of history.entries) {
+    if (e.keyId !== id) continue;
+    if (e.kind === "LastMirrorEpochs") {
+      aligned = e.lastMirrorEpoch === null;
+      lme = e.lastMirrorEpoch ?? -1;
+      continue;
+    }
+    const s = e.state;
+    if (s === null) {
+      aligned = false;
+      inFailover = false;
+      continue;
+    }
+    if (s.state === "PREPARING") {
+      aligned = s.previousState === "FAILED" && aligned;
+      inFailover = false;
+    } else if (s.state === "STOPPED") {
+      aligned = false;
+      inFailover = false;
+    } else if (s.state === "STOPPING" && !inFailover) {
+      found = { aligned, lmeBefore: lme, stoppedFrom: s.previousState };
+      inFailover = true;
+    }
+  }
+  return found;
+}
+
+/** `from->to` of a sim edge label, and the mirror name the sim gives that edge (`to-from-from`). */
+export function mirrorOfLabel(label: string): string | undefined {
+  const m = /^(\S+)->(\S+)/.exec(label);
+  return m ? `${m[2]}-from-${m[1]}` : undefined;
+}

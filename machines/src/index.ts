@@ -40,6 +40,15 @@ export {
   RETRIABLE_FETCH_ERRORS,
 } from "./fetcher.machine";
 export {
+  applyFetcherEvent,
+  type FetcherEffect,
+  type FetcherSnapshot,
+  type FetcherState,
+  type FetcherStep,
+  fetcherStateOf,
+  initialFetcherSnapshot,
+} from "./fetcher-transition";
+export {
   eventName,
   guardName,
   MACHINES,
@@ -51,6 +60,7 @@ export {
   machineGraphs,
   toMachineGraph,
 } from "./graph";
+export { type InertTransition, inertTransition } from "./inert-scope";
 export { initialContext } from "./initial-context";
 export {
   isLifecycleState,
@@ -98,6 +108,15 @@ export {
   retryBackoffCeilingMs,
   retryBackoffDelayMs,
 } from "./retry-backoff";
+export {
+  applyShardEvent,
+  type CoordinatorShardEffect,
+  type CoordinatorShardSnapshot,
+  type CoordinatorShardState,
+  type CoordinatorShardStep,
+  initialShardSnapshot,
+  shardStateOf,
+} from "./shard-transition";
 export {
   canTransition,
   deriveValidFrom,

@@ -1,49 +1,83 @@
-import { type AnyActorScope, createActor, type ExecutableActionObject } from "xstate";
+import {
+  type AnyActorScope,
+  type AnyStateMachine,
+  createActor,
+  type EventFromLogic,
+  type ExecutableActionObject,
+  type InputFrom,
+  type SnapshotFrom,
+} from "xstate";
 import { mirrorPartitionMachine } from "./mirror-partition.machine";
 
-/**
- * One actor scope, made once and reused by every pure transition of the partition machine.
- *
- * xstate's `transition()` builds a throw-away actor for each call, and building it runs the machine's
- * initial transition: at 100,000 partitions that dominated the coordinator's time and garbage. The
- * partition machine spawns and invokes nothing (every effect is a named action), so a scope shared by all
- * transitions is safe; transitions are synchronous, so one collector at a time is enough.
- */
-let scope: AnyActorScope | undefined;
-
-function inertScope(): AnyActorScope {
-  if (scope) return scope;
-  const self = createActor(mirrorPartitionMachine, { input: {} });
-  scope = {
-    self,
-    defer: () => {},
-    id: "",
-    logger: () => {},
-    sessionId: "",
-    stopChild: () => {},
-    system: self.system,
-    emit: () => {},
-    actionExecutor: () => {},
-  } as unknown as AnyActorScope;
-  return scope;
+/** A machine's pure initial and next transitions through one reused inert actor scope. */
+export interface InertTransition<TMachine extends AnyStateMachine> {
+  /** `initialTransition(machine, input)` without building an actor per call. */
+  initial(input: InputFrom<TMachine>): [SnapshotFrom<TMachine>, ExecutableActionObject[]];
+  /** `transition(machine, snapshot, event)` without building an actor per call. */
+  transition(
+    snapshot: SnapshotFrom<TMachine>,
+    event: EventFromLogic<TMachine>,
+  ): [SnapshotFrom<TMachine>, ExecutableActionObject[]];
 }
 
-type PartitionSnapshot = ReturnType<typeof mirrorPartitionMachine.transition>;
-type PartitionEvent = Parameters<typeof mirrorPartitionMachine.transition>[1];
+/**
+ * Pure transitions of `machine` through one actor scope, made on first use and reused by every call.
+ *
+ * xstate's `transition()` and `initialTransition()` build a throw-away actor for each call, and building it
+ * runs the machine's initial transition: at 100,000 partitions that dominated the coordinator's time and
+ * garbage. The machines here spawn and invoke nothing (every effect is a named action, collected through
+ * `actionExecutor`), so a scope shared by all transitions is safe; transitions are synchronous, so one
+ * collector at a time is enough. `scopeInput` is the input of the scope's own (never started) actor.
+ */
+export function inertTransition<TMachine extends AnyStateMachine>(
+  machine: TMachine,
+  scopeInput?: InputFrom<TMachine>,
+): InertTransition<TMachine> {
+  let scope: AnyActorScope | undefined;
+  const inertScope = (): AnyActorScope => {
+    if (scope) return scope;
+    const self = createActor(machine, { input: scopeInput });
+    scope = {
+      self,
+      defer: () => {},
+      id: "",
+      logger: () => {},
+      sessionId: "",
+      stopChild: () => {},
+      system: self.system,
+      emit: () => {},
+      actionExecutor: () => {},
+    } as unknown as AnyActorScope;
+    return scope;
+  };
+  const collecting = <T>(run: (s: AnyActorScope) => T): [T, ExecutableActionObject[]] => {
+    const actions: ExecutableActionObject[] = [];
+    const s = inertScope();
+    s.actionExecutor = (action) => {
+      actions.push(action);
+    };
+    try {
+      return [run(s), actions];
+    } finally {
+      s.actionExecutor = () => {};
+    }
+  };
+  return {
+    initial: (input) => collecting((s) => machine.getInitialSnapshot(s, input) as SnapshotFrom<TMachine>),
+    transition: (snapshot, event) =>
+      collecting((s) => machine.transition(snapshot, event, s) as SnapshotFrom<TMachine>),
+  };
+}
+
+const partition = inertTransition(mirrorPartitionMachine, {});
+
+type PartitionSnapshot = SnapshotFrom<typeof mirrorPartitionMachine>;
+type PartitionEvent = EventFromLogic<typeof mirrorPartitionMachine>;
 
 /** `transition(mirrorPartitionMachine, snapshot, event)` without building an actor per call. */
 export function transitionPartition(
   snapshot: PartitionSnapshot,
   event: PartitionEvent,
 ): [PartitionSnapshot, ExecutableActionObject[]] {
-  const actions: ExecutableActionObject[] = [];
-  const s = inertScope();
-  s.actionExecutor = (action) => {
-    actions.push(action);
-  };
-  try {
-    return [mirrorPartitionMachine.transition(snapshot, event, s), actions];
-  } finally {
-    s.actionExecutor = () => {};
-  }
+  return partition.transition(snapshot, event);
 }

@@ -1,10 +1,16 @@
 import { type Clock, ClusterError, type Random, type Scheduler } from "@cluster-mirror/cluster";
 import {
+  applyShardEvent,
+  type CoordinatorShardEffect,
   type CoordinatorShardEvent,
+  type CoordinatorShardSnapshot,
+  type CoordinatorShardState,
+  initialShardSnapshot,
   type MirrorPartitionCommand,
   type MirrorPartitionEvent,
   type RetryBackoffOptions,
   rehydratePartition,
+  shardStateOf,
   UNKNOWN_PARTITION,
 } from "@cluster-mirror/machines";
 import type { DestinationTopicLookup } from "../destination/embedded-destination";
@@ -21,7 +27,6 @@ import { EffectExecutor } from "./effect-executor";
 import { foldMirrorState } from "./load-mirror-state";
 import { partitionKeyId } from "./mirror-state-partition";
 import { PartitionRuntime } from "./partition-runtime";
-import { INITIAL_SHARD, type ShardEffect, type ShardLifecycle, transitionShard } from "./shard-lifecycle";
 import { tombstones } from "./state-records";
 import { StateWriteBatcher } from "./state-write-batcher";
 
@@ -64,10 +69,10 @@ interface Loaded {
  * The mirror coordinator of one `__mirror_state` partition (Kafka's `CoordinatorShard` inside the
  * `CoordinatorRuntime`): on election it replays the partition from its log start and rehydrates a
  * partition actor per key, then serves commands and runs effects; on resignation it drops everything.
- * The lifecycle is `coordinatorShardMachine`'s (see `shard-lifecycle.ts`).
+ * The lifecycle is `coordinatorShardMachine` itself, driven through pure transitions (`applyShardEvent`).
  */
 export class CoordinatorShard {
-  private lifecycle: ShardLifecycle = INITIAL_SHARD;
+  private lifecycle: CoordinatorShardSnapshot;
   /** Bumped on every load and unload: work of an older generation is discarded. */
   private generation = 0;
   private partitions = new Map<string, PartitionRuntime>();
@@ -76,23 +81,25 @@ export class CoordinatorShard {
   private executor: EffectExecutor | undefined;
   private loaded: Loaded | undefined;
 
-  constructor(private readonly options: CoordinatorShardOptions) {}
+  constructor(private readonly options: CoordinatorShardOptions) {
+    this.lifecycle = initialShardSnapshot({ partition: options.partition });
+  }
 
   /** The `__mirror_state` partition this shard owns. */
   get partition(): number {
     return this.options.partition;
   }
   /** INITIAL, LOADING, ACTIVE, FAILED or CLOSED. */
-  get state(): ShardLifecycle["state"] {
-    return this.lifecycle.state;
+  get state(): CoordinatorShardState {
+    return shardStateOf(this.lifecycle);
   }
   /** The leader epoch of the current (or last) leadership. */
   get leaderEpoch(): number {
-    return this.lifecycle.leaderEpoch;
+    return this.lifecycle.context.leaderEpoch;
   }
   /** Why the load failed, when FAILED. */
   get errorMessage(): string | null {
-    return this.lifecycle.errorMessage;
+    return this.lifecycle.context.errorMessage;
   }
   /** Number of partition actors loaded. */
   get size(): number {
@@ -113,7 +120,7 @@ export class CoordinatorShard {
   }
   /** Loads a FAILED shard again at the same epoch. */
   retryLoad(): void {
-    this.dispatch({ type: "RETRY_LOAD", leaderEpoch: this.lifecycle.leaderEpoch });
+    this.dispatch({ type: "RETRY_LOAD", leaderEpoch: this.leaderEpoch });
   }
 
   /** Sends a command to a partition's actor (created in UNKNOWN when the key has no state yet). */
@@ -140,13 +147,13 @@ export class CoordinatorShard {
 
   /** Delivers an observation or failure from the data path to a loaded partition (ignored otherwise). */
   observe(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
-    if (this.lifecycle.state !== "ACTIVE") return;
+    if (this.state !== "ACTIVE") return;
     this.partitions.get(partitionKeyId(key))?.send(event);
   }
 
   /** Committed views of this shard's partitions (of one mirror when given). */
   describe(mirror?: string): MirrorPartitionView[] {
-    if (this.lifecycle.state !== "ACTIVE") return [];
+    if (this.state !== "ACTIVE") return [];
     const out: MirrorPartitionView[] = [];
     for (const [id, p] of this.partitions) {
       if (mirror !== undefined && p.key.mirror !== mirror) continue;
@@ -168,7 +175,7 @@ export class CoordinatorShard {
    * their actors. Resolves once every tombstone is committed.
    */
   async tombstoneMirror(mirror: string): Promise<void> {
-    if (this.lifecycle.state !== "ACTIVE") return;
+    if (this.state !== "ACTIVE") return;
     const keys = new Map<string, MirrorPartitionKey>();
     for (const [id, p] of this.partitions) if (p.key.mirror === mirror) keys.set(id, p.key);
     for (const [id, l] of this.lmes) if (l.key.mirror === mirror) keys.set(id, l.key);
@@ -217,7 +224,7 @@ export class CoordinatorShard {
   ): { leaderEpoch: number; states: (MirrorPartitionView | undefined)[] } {
     this.requireActive(keys[0]);
     if (leaderEpoch !== undefined) this.checkEpoch(leaderEpoch);
-    return { leaderEpoch: this.lifecycle.leaderEpoch, states: keys.map((k) => this.view(k)) };
+    return { leaderEpoch: this.leaderEpoch, states: keys.map((k) => this.view(k)) };
   }
 
   /**
@@ -254,7 +261,7 @@ export class CoordinatorShard {
   }
 
   private checkEpoch(leaderEpoch: number): void {
-    const mine = this.lifecycle.leaderEpoch;
+    const mine = this.leaderEpoch;
     if (leaderEpoch < mine) {
       throw new ClusterError(
         "FENCED_LEADER_EPOCH",
@@ -270,24 +277,24 @@ export class CoordinatorShard {
   }
 
   private requireActive(key: MirrorPartitionKey | undefined): void {
-    if (this.lifecycle.state === "ACTIVE") return;
+    if (this.state === "ACTIVE") return;
     const what = key ? ` for ${key.mirror}/${key.topic}-${key.partition}` : "";
     throw new ClusterError(
-      this.lifecycle.state === "LOADING" ? "COORDINATOR_NOT_AVAILABLE" : "NOT_COORDINATOR",
-      `broker ${this.options.brokerId} is not an active coordinator of __mirror_state-${this.partition}${what} (state ${this.lifecycle.state}); retry on the partition's leader`,
+      this.state === "LOADING" ? "COORDINATOR_NOT_AVAILABLE" : "NOT_COORDINATOR",
+      `broker ${this.options.brokerId} is not an active coordinator of __mirror_state-${this.partition}${what} (state ${this.state}); retry on the partition's leader`,
     );
   }
 
   private dispatch(event: CoordinatorShardEvent): void {
-    const { lifecycle, effects } = transitionShard(this.lifecycle, event);
-    this.lifecycle = lifecycle;
+    const { snapshot, effects } = applyShardEvent(this.lifecycle, event);
+    this.lifecycle = snapshot;
     for (const e of effects) this.runShardEffect(e);
   }
 
-  private runShardEffect(effect: ShardEffect): void {
+  private runShardEffect(effect: CoordinatorShardEffect): void {
     switch (effect.type) {
       case "loadPartition":
-        this.scheduleLoad(effect.leaderEpoch);
+        this.scheduleLoad(effect.params.leaderEpoch);
         return;
       case "abortLoad":
         this.generation++;
@@ -308,7 +315,7 @@ export class CoordinatorShard {
   private scheduleLoad(leaderEpoch: number): void {
     const generation = ++this.generation;
     this.options.scheduler.schedule(() => {
-      if (generation !== this.generation || this.lifecycle.state !== "LOADING") return;
+      if (generation !== this.generation || this.state !== "LOADING") return;
       try {
         this.loaded = this.load(leaderEpoch);
       } catch (error) {
@@ -386,7 +393,7 @@ export class CoordinatorShard {
     const o = this.options;
     const writer = new StateWriteBatcher(
       o.stateLog,
-      () => this.lifecycle.leaderEpoch,
+      () => this.leaderEpoch,
       o.scheduler,
       o.lingerMs,
       o.maxAppendBytes,
@@ -407,8 +414,8 @@ export class CoordinatorShard {
       isrPollIntervalMs: o.isrPollIntervalMs,
       stillCoordinator: () =>
         generation === this.generation &&
-        this.lifecycle.state === "ACTIVE" &&
-        (check.isLeaderAt?.(this.lifecycle.leaderEpoch) ?? true),
+        this.state === "ACTIVE" &&
+        (check.isLeaderAt?.(this.leaderEpoch) ?? true),
       onLastMirrorEpochCommitted: (p, lme) => {
         if (p.isClosed) return;
         if (lme === null) this.lmes.delete(p.id);

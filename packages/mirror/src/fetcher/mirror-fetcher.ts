@@ -1,5 +1,15 @@
 import type { Cancel, Random, Scheduler } from "@cluster-mirror/cluster";
-import type { FetcherEvent, FetchPartitionResult, RetryBackoffOptions } from "@cluster-mirror/machines";
+import {
+  applyFetcherEvent,
+  type FetcherEffect,
+  type FetcherEvent,
+  type FetcherSnapshot,
+  type FetcherState,
+  type FetchPartitionResult,
+  fetcherStateOf,
+  initialFetcherSnapshot,
+  type RetryBackoffOptions,
+} from "@cluster-mirror/machines";
 import { CorruptRecordError, KafkaError } from "@cluster-mirror/protocol";
 import type {
   FetcherEvents,
@@ -10,13 +20,6 @@ import type {
 } from "../ports";
 import { type FetchedBatchScan, scanFetchedBatches } from "./batch-scan";
 import type { FetchPartitionState } from "./fetch-partition-state";
-import {
-  type FetcherChartSnapshot,
-  type FetcherEffect,
-  fetcherStateName,
-  fetcherTransition,
-  initialFetcherSnapshot,
-} from "./fetcher-chart";
 
 /** Fetch sizes and timings of one fetch round (read on every round, so changes apply at once). */
 export interface FetchRoundConfig {
@@ -53,13 +56,13 @@ export interface FetcherHost {
 
 /**
  * One mirror fetcher (spec §3): a mirror's partitions led by one source broker with the same fetcher index.
- * It follows `fetcherMachine` (through `fetcherTransition`) and runs the chart's effects: one consumer-style
+ * It follows `fetcherMachine` (through the pure `applyFetcherEvent`) and runs the chart's effects: one consumer-style
  * fetch with every fetchable partition, then per partition truncation (diverging epoch, out of range),
  * validation and the as-is append of the validated prefix, re-routing or failing. Every delay goes through
  * the injected scheduler.
  */
 export class MirrorFetcher {
-  private snapshot: FetcherChartSnapshot;
+  private snapshot: FetcherSnapshot;
   private readonly queue: FetcherEvent[] = [];
   private draining = false;
   private readonly assigned = new Map<string, FetchPartitionState>();
@@ -76,12 +79,12 @@ export class MirrorFetcher {
     private readonly host: FetcherHost,
     backoff: RetryBackoffOptions,
   ) {
-    this.snapshot = initialFetcherSnapshot(backoff);
+    this.snapshot = initialFetcherSnapshot({ backoff });
   }
 
   /** The chart state: idle, fetching, backingOff, throttled or stopped. */
-  get state(): string {
-    return fetcherStateName(this.snapshot);
+  get state(): FetcherState {
+    return fetcherStateOf(this.snapshot);
   }
 
   /** Ids of the partitions this fetcher fetches. */
@@ -108,7 +111,7 @@ export class MirrorFetcher {
     this.draining = true;
     try {
       for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
-        const step = fetcherTransition(this.snapshot, e);
+        const step = applyFetcherEvent(this.snapshot, e);
         this.snapshot = step.snapshot;
         for (const effect of step.effects) this.run(effect);
       }

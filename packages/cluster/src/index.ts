@@ -146,7 +146,13 @@ export type {
 } from "./metadata-records";
 export { Partition, type PartitionConfig, type ReplicaFetchResult } from "./partition";
 export { type Random, SeededRandom } from "./random";
-export { type Cancel, EventLoopScheduler, ManualScheduler, type Scheduler } from "./scheduler";
+export {
+  type Cancel,
+  EventLoopScheduler,
+  ManualScheduler,
+  type ManualSchedulerOptions,
+  type Scheduler,
+} from "./scheduler";
 export { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
 export {
   type TopicPartition,

@@ -37,15 +37,30 @@ interface ScheduledTask {
   cancelled: boolean;
 }
 
+/** How a `ManualScheduler` orders tasks due at the same instant, and what it tells about each run. */
+export interface ManualSchedulerOptions {
+  /**
+   * Picks which of the `ready` tasks due at the same instant runs next (an index into them, in submission
+   * order). Default: the first, i.e. submission order. The simulator picks with a seeded random.
+   */
+  choose?: (ready: number) => number;
+  /** Hears each task as it runs: its due time, submission number and how many were ready with it. */
+  onRun?: (due: number, seq: number, ready: number) => void;
+}
+
 /**
- * A scheduler on a manual clock: nothing runs until the owner says so, tasks run in (due time, submission)
- * order, and time jumps straight to the next due task. Tests and the simulator get the same run every time.
+ * A scheduler on a manual clock: nothing runs until the owner says so, tasks run in due-time order (ties
+ * broken by `choose`, submission order by default), and time jumps straight to the next due task. Tests
+ * and the simulator get the same run every time.
  */
 export class ManualScheduler implements Scheduler {
   private readonly queue: ScheduledTask[] = [];
   private seq = 0;
 
-  constructor(private readonly clock: { now(): number; advance(ms: number): void }) {}
+  constructor(
+    private readonly clock: { now(): number; advance(ms: number): void },
+    private readonly options: ManualSchedulerOptions = {},
+  ) {}
 
   schedule(task: () => void, delayMs = 0): Cancel {
     const entry: ScheduledTask = {
@@ -75,8 +90,9 @@ export class ManualScheduler implements Scheduler {
     while (ran < maxTasks) {
       const next = this.takeNext(until);
       if (!next) break;
-      if (next.due > this.clock.now()) this.clock.advance(next.due - this.clock.now());
-      next.task();
+      if (next.task.due > this.clock.now()) this.clock.advance(next.task.due - this.clock.now());
+      this.options.onRun?.(next.task.due, next.task.seq, next.ready);
+      next.task.task();
       ran++;
     }
     if (this.clock.now() < until) this.clock.advance(until - this.clock.now());
@@ -88,23 +104,19 @@ export class ManualScheduler implements Scheduler {
     return this.run(0);
   }
 
-  private takeNext(until: number): ScheduledTask | undefined {
-    let best: ScheduledTask | undefined;
-    let bestIndex = -1;
+  private takeNext(until: number): { task: ScheduledTask; ready: number } | undefined {
+    let due = Number.POSITIVE_INFINITY;
     for (let i = this.queue.length - 1; i >= 0; i--) {
       const t = this.queue[i]!;
-      if (t.cancelled) {
-        this.queue.splice(i, 1);
-        bestIndex = bestIndex > i ? bestIndex - 1 : bestIndex;
-        continue;
-      }
-      if (t.due > until) continue;
-      if (!best || t.due < best.due || (t.due === best.due && t.seq < best.seq)) {
-        best = t;
-        bestIndex = i;
-      }
+      if (t.cancelled) this.queue.splice(i, 1);
+      else if (t.due <= until && t.due < due) due = t.due;
     }
-    if (best) this.queue.splice(bestIndex, 1);
-    return best;
+    if (due === Number.POSITIVE_INFINITY) return undefined;
+    // The queue is in submission order, so the candidates are too.
+    const candidates: number[] = [];
+    for (let i = 0; i < this.queue.length; i++) if (this.queue[i]!.due === due) candidates.push(i);
+    const pick = this.options.choose?.(candidates.length) ?? 0;
+    const [task] = this.queue.splice(candidates[pick] ?? candidates[0]!, 1);
+    return { task: task!, ready: candidates.length };
   }
 }

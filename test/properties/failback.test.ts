@@ -20,6 +20,8 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "crash",
       "restart",
       "advance",
+      "slowDisk",
+      "fastDisk",
     ],
     numRuns: 25,
     maxCommands: 12,

@@ -1,4 +1,4 @@
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runTopologyProperty } from "./harness";
 import { activePassive, mixed } from "./sim";
 
@@ -19,6 +19,7 @@ describe("property: coordinator moves and source divergence", () => {
         "failover",
         "moveStateLeader",
         "electPreferred",
+        "controllerFailover",
         "restart",
         "advance",
       ],
@@ -27,6 +28,7 @@ describe("property: coordinator moves and source divergence", () => {
     });
   });
   it("an unclean leader election on the source is followed by the mirror (divergence trimmed)", async () => {
+    const totals = { elections: 0, skipped: 0 };
     await runTopologyProperty({
       name: "unclean-source",
       file: "test/properties/faults.test.ts",
@@ -34,7 +36,13 @@ describe("property: coordinator moves and source divergence", () => {
       commands: ["produce", "unclean", "advance", "failover", "restart"],
       numRuns: 10,
       maxCommands: 8,
+      onRunEnd: (sim) => {
+        totals.elections += sim.stats.uncleanElections;
+        totals.skipped += sim.stats.uncleanSkipped;
+      },
     });
+    // The fault must not be a silent no-op: across the runs at least one unclean election happened.
+    expect(totals.elections, `unclean elections forced (skipped: ${totals.skipped})`).toBeGreaterThan(0);
   });
   it("mixed topology (chain + fan-out + fan-in) under every fault", async () => {
     await runTopologyProperty({

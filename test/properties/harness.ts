@@ -7,11 +7,13 @@ import {
   advance,
   alterSourceConfig,
   checkNow,
+  controllerFailover,
   crash,
   cutLink,
   electPreferred,
   failback,
   failover,
+  fastDisk,
   formatViolations,
   groupCommit,
   healLink,
@@ -23,6 +25,7 @@ import {
   Simulation,
   type SimulationOptions,
   settleAndCheck,
+  slowDisk,
   type TopologySpec,
   txnBegin,
   txnEnd,
@@ -80,6 +83,13 @@ export const COMMANDS = {
   config: fc.tuple(n, n).map(([t, v]) => cmd(`config(${t},${v})`, (s) => alterSourceConfig(s, t, v))),
   addPartition: n.map((t) => cmd(`addPartition(${t})`, (s) => addPartition(s, t))),
   unclean: n.map((t) => cmd(`unclean(${t})`, (s) => uncleanElection(s, t))),
+  slowDisk: fc
+    .tuple(n, n, fc.integer({ min: 10, max: 2_000 }))
+    .map(([c, b, ms]) => cmd(`slowDisk(${c},${b},${ms})`, (s) => slowDisk(s, c, b, ms))),
+  fastDisk: n.map((c) => cmd(`fastDisk(${c})`, (s) => fastDisk(s, c))),
+  controllerFailover: fc
+    .tuple(n, fc.integer({ min: 100, max: 15_000 }), n)
+    .map(([c, ms, k]) => cmd(`controllerFailover(${c},${ms},${k})`, (s) => controllerFailover(s, c, ms, k))),
 } as const;
 
 /** A command name of `COMMANDS`. */
@@ -101,6 +111,8 @@ export interface TopologyProperty {
    * Each filter names the bug and is removed once the engine is fixed.
    */
   knownBugs?: ((violation: { invariant: string; message: string }) => string | undefined)[];
+  /** Called with each run's simulation after it settled (e.g. to aggregate `sim.stats` across runs). */
+  onRunEnd?: (sim: Simulation) => void;
 }
 
 /** A shrunk counterexample of a bug the suite found and the engine fixed, replayed on every run. */
@@ -156,6 +168,7 @@ export async function runTopologyProperty(
       const sim = await Simulation.create(p.topology(), simSeed, p.options);
       await fc.asyncModelRun(() => ({ model: {}, real: sim }), cmds);
       await settleAndCheck(sim);
+      p.onRunEnd?.(sim);
       const filters = [...KNOWN_ENGINE_BUGS, ...(p.knownBugs ?? [])];
       const found = sim.violations.filter((v) => !filters.some((f) => f(v) !== undefined));
       if (found.length > 0) {

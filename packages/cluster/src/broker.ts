@@ -148,6 +148,7 @@ export class Broker {
   private unsubscribe: (() => void) | undefined;
   private checkpointedHw = new Map<string, bigint>();
   private running = false;
+  private diskLatencyMs = 0;
 
   constructor(options: BrokerOptions) {
     this.brokerId = options.brokerId;
@@ -187,6 +188,28 @@ export class Broker {
     if (!this.running) return;
     this.stop();
     this.options.controller.fenceBroker(this.brokerId);
+  }
+
+  /**
+   * Models a slow disk (a slow fsync; the log storage itself stays synchronous): a produce with acks 1 or
+   * -1 is acknowledged only `ms` after its append (acks -1 also waits for the ISR), and as a follower, the
+   * next replica fetch after an append waits `ms` (so the leader hears of the new log end, and moves its
+   * high watermark, that much later). Appends themselves, consumer fetches, control batches and the
+   * mirror's append-as-is are not delayed. 0 (default) turns it off.
+   */
+  setDiskLatency(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `disk latency must be a non-negative number of ms, got ${ms}`,
+      );
+    }
+    this.diskLatencyMs = ms;
+  }
+
+  /** The modelled disk latency in ms (0: none). */
+  get diskLatency(): number {
+    return this.diskLatencyMs;
   }
 
   /** Listens to this broker gaining and losing partition leadership (for coordinators on internal topics). */
@@ -243,6 +266,7 @@ export class Broker {
       request.batch.length,
     );
     this.afterLeaderAppend(p);
+    if (request.acks !== 0 && this.diskLatencyMs > 0) await this.awaitLocalFsync(p);
     // A duplicate is acknowledged like the original: only once the ISR has it.
     if (request.acks === -1) await this.awaitHighWatermark(p, info.lastOffset!, request.timeoutMs);
     return {
@@ -666,7 +690,21 @@ export class Broker {
     // The leader's log start moved (DeleteRecords or retention): follow it within what is replicated here.
     const start = result.logStartOffset < log.highWatermark ? result.logStartOffset : log.highWatermark;
     if (start > log.logStartOffset) log.deleteRecordsBefore(start);
-    if (appended.batchCount > 0 || log.highWatermark !== hwBefore) this.scheduleReplicaFetch(p, 0);
+    // A slow disk: the next fetch (which reports the new log end to the leader) waits for the fsync.
+    if (appended.batchCount > 0) this.scheduleReplicaFetch(p, this.diskLatencyMs);
+    else if (log.highWatermark !== hwBefore) this.scheduleReplicaFetch(p, 0);
+  }
+
+  /** Waits out the slow disk's fsync after a leader append; fails if the broker stopped leading meanwhile. */
+  private async awaitLocalFsync(p: Partition): Promise<void> {
+    const ms = this.diskLatencyMs;
+    await new Promise<void>((resolve) => this.options.scheduler.schedule(resolve, ms));
+    if (!this.running || !p.isLeader || this.partitions.get(key(p.topicId, p.partition)) !== p) {
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `broker ${this.brokerId} stopped leading ${p.name} while its slow disk synced the write (${ms} ms); retry on the new leader`,
+      );
+    }
   }
 
   private afterLeaderAppend(p: Partition): void {

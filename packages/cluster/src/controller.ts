@@ -59,10 +59,43 @@ export class Controller {
   private readonly listeners = new Set<MetadataListener>();
   private readonly random: Random;
   private readonly onListenerError: (error: unknown, entry: MetadataLogEntry) => void;
+  private available = true;
+  /**
+   * Broker lifecycle events heard while unavailable, per broker in arrival order of their last event:
+   * whether it stopped (crash or shutdown) during the window, and whether it is registered (running) now.
+   */
+  private readonly pendingBrokers = new Map<number, { stopped: boolean; rack: string | null | undefined }>();
 
   constructor(options: ControllerOptions) {
     this.random = options.random;
     this.onListenerError = options.onListenerError ?? (() => {});
+  }
+
+  /** False during a controller failover window (see `setAvailable`). */
+  get isAvailable(): boolean {
+    return this.available;
+  }
+
+  /**
+   * Models a controller failover (the KRaft quorum has no active controller for a while). While
+   * unavailable, every mutating request (createTopic, deleteTopic, createPartitions, incrementalAlterConfigs,
+   * bumpLeaderEpochs, alterPartition, putMirror, deleteMirror, allocateProducerIds, electPreferredLeaders)
+   * throws NOT_CONTROLLER (retriable, code 41); the metadata feed and image stay readable. Broker
+   * registrations and fencings (broker start, shutdown, crash) are queued: when the controller becomes
+   * available again, the new active controller fences every broker that stopped during the window (it
+   * missed heartbeats; a broker that came back re-registers with a new incarnation) and then registers or
+   * unfences the brokers that are running, in the order they were last heard of.
+   */
+  setAvailable(available: boolean): void {
+    if (this.available === available) return;
+    this.available = available;
+    if (!available) return;
+    const pending = [...this.pendingBrokers];
+    this.pendingBrokers.clear();
+    for (const [brokerId, p] of pending) {
+      if (p.stopped && this.image.brokers.has(brokerId)) this.fenceBroker(brokerId);
+      if (p.rack !== undefined) this.registerBroker(brokerId, p.rack);
+    }
   }
 
   /** Every metadata record so far, in order. */
@@ -100,6 +133,12 @@ export class Controller {
     if (!Number.isInteger(brokerId) || brokerId < 0) {
       throw new ClusterError("INVALID_REQUEST", `broker id must be a non-negative integer, got ${brokerId}`);
     }
+    if (!this.available) {
+      const p = this.pendingBrokers.get(brokerId);
+      this.pendingBrokers.delete(brokerId);
+      this.pendingBrokers.set(brokerId, { stopped: p?.stopped ?? false, rack });
+      return;
+    }
     if (!this.image.brokers.has(brokerId)) this.append([{ type: "RegisterBroker", brokerId, rack }]);
     this.unfenceBroker(brokerId);
   }
@@ -110,6 +149,11 @@ export class Controller {
    * and unclean election is off.
    */
   fenceBroker(brokerId: number): void {
+    if (!this.available) {
+      this.pendingBrokers.delete(brokerId);
+      this.pendingBrokers.set(brokerId, { stopped: true, rack: undefined });
+      return;
+    }
     const broker = this.requireBroker(brokerId);
     if (broker.fenced) return;
     const records: MetadataRecord[] = [{ type: "FenceBroker", brokerId }];
@@ -125,6 +169,7 @@ export class Controller {
 
   /** Unfences a broker; offline partitions whose ISR holds it elect it leader. */
   unfenceBroker(brokerId: number): void {
+    this.checkAvailable("unfence a broker");
     const broker = this.requireBroker(brokerId);
     if (!broker.fenced) return;
     const records: MetadataRecord[] = [{ type: "UnfenceBroker", brokerId }];
@@ -140,6 +185,7 @@ export class Controller {
 
   /** Creates a topic; returns its id. */
   createTopic(request: CreateTopicRequest): Uuid {
+    this.checkAvailable("create a topic");
     validateTopicName(request.name);
     if (this.image.topic(request.name)) {
       throw new ClusterError("TOPIC_ALREADY_EXISTS", `topic '${request.name}' already exists`);
@@ -173,12 +219,14 @@ export class Controller {
 
   /** Deletes a topic by name. */
   deleteTopic(name: string): void {
+    this.checkAvailable("delete a topic");
     const topic = this.requireTopic(name);
     this.append([{ type: "RemoveTopic", topicId: topic.topicId }]);
   }
 
   /** Raises a topic's partition count to `totalCount` (Kafka's CreatePartitions). */
   createPartitions(name: string, totalCount: number, replicationFactor?: number): void {
+    this.checkAvailable("create partitions");
     const topic = this.requireTopic(name);
     const current = topic.partitions.length;
     if (!Number.isInteger(totalCount) || totalCount <= current) {
@@ -198,6 +246,7 @@ export class Controller {
     resource: { type: "topic" | "broker"; name: string },
     ops: readonly AlterConfigOp[],
   ): void {
+    this.checkAvailable("alter configs");
     const current =
       resource.type === "topic"
         ? this.requireTopic(resource.name).configs
@@ -251,6 +300,7 @@ export class Controller {
    * leader: the leader fences producers and followers of older epochs. Returns the new epochs.
    */
   bumpLeaderEpochs(requests: readonly BumpLeaderEpochRequest[]): number[] {
+    this.checkAvailable("bump leader epochs");
     const records: PartitionChangeRecord[] = [];
     const epochs = requests.map((r) => {
       const topic = this.requireTopic(r.topic);
@@ -278,6 +328,7 @@ export class Controller {
     partition: number,
     request: { leader: number; leaderEpoch: number; isr: number[] },
   ): void {
+    this.checkAvailable("alter a partition's ISR");
     const t = this.requireTopic(topic);
     const p = requirePartition(t, partition);
     if (request.leader !== p.leader || request.leaderEpoch !== p.leaderEpoch) {
@@ -310,11 +361,13 @@ export class Controller {
    * keeps it in the metadata log so every broker sees it in order.
    */
   putMirror(name: string, configs: Record<string, string>): void {
+    this.checkAvailable("create or alter a mirror");
     this.append([{ type: "Mirror", name, configs: { ...configs } }]);
   }
 
   /** Deletes a cluster mirror's definition. */
   deleteMirror(name: string): void {
+    this.checkAvailable("delete a mirror");
     if (!this.image.mirrors.has(name)) {
       throw new ClusterError("INVALID_REQUEST", `mirror '${name}' does not exist`);
     }
@@ -326,6 +379,7 @@ export class Controller {
    * AllocateProducerIds); returns the first id of the block.
    */
   allocateProducerIds(size = 1000): bigint {
+    this.checkAvailable("allocate producer ids");
     if (!Number.isInteger(size) || size < 1)
       throw new ClusterError("INVALID_REQUEST", `block size must be >= 1, got ${size}`);
     const first = this.image.nextProducerId;
@@ -335,6 +389,7 @@ export class Controller {
 
   /** Makes the first live in-sync replica of each partition its leader (preferred leader election). */
   electPreferredLeaders(): void {
+    this.checkAvailable("elect leaders");
     const records: MetadataRecord[] = [];
     const live = new Set(this.image.liveBrokers());
     for (const topic of this.image.topicsById.values()) {
@@ -432,6 +487,15 @@ export class Controller {
     for (;;) {
       const id = randomUuid(this.random);
       if (!this.image.topicsById.has(id)) return id;
+    }
+  }
+
+  private checkAvailable(what: string): void {
+    if (!this.available) {
+      throw new ClusterError(
+        "NOT_CONTROLLER",
+        `cannot ${what}: the controller is failing over (no active controller); retry after a new one is elected`,
+      );
     }
   }
 

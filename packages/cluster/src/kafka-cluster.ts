@@ -59,6 +59,7 @@ export class KafkaCluster implements BrokerNetwork {
   private readonly unreachable = new Set<number>();
   private readonly brokerListeners = new Set<(brokerId: number, running: boolean) => void>();
   private readonly housekeeping = new Map<string, Cancel>();
+  private readonly diskLatencies = new Map<number, number>();
 
   constructor(options: KafkaClusterOptions) {
     this.options = options;
@@ -116,6 +117,27 @@ export class KafkaCluster implements BrokerNetwork {
     else this.unreachable.add(brokerId);
   }
 
+  /**
+   * Makes broker `brokerId`'s disk slow (`ms` per fsync, see `Broker.setDiskLatency`) or fast again (0).
+   * The latency belongs to the disk: it survives restarts of the broker.
+   */
+  setDiskLatency(brokerId: number, ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `disk latency must be a non-negative number of ms, got ${ms}`,
+      );
+    }
+    this.running.get(brokerId)?.setDiskLatency(ms);
+    if (ms === 0) this.diskLatencies.delete(brokerId);
+    else this.diskLatencies.set(brokerId, ms);
+  }
+
+  /** Broker `brokerId`'s modelled disk latency in ms (0: none). */
+  diskLatency(brokerId: number): number {
+    return this.diskLatencies.get(brokerId) ?? 0;
+  }
+
   /** Ids of the running brokers. */
   runningBrokers(): number[] {
     return [...this.running.keys()].sort((a, b) => a - b);
@@ -138,6 +160,7 @@ export class KafkaCluster implements BrokerNetwork {
         this.transactions.isInTransaction(txnId, { topic, partition }),
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
     });
+    broker.setDiskLatency(this.diskLatency(brokerId));
     this.running.set(brokerId, broker);
     broker.start();
     this.startHousekeeping();

@@ -97,7 +97,12 @@ function converged(sim: Simulation): string | undefined {
 export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   const out: Violation[] = [];
   for (const link of sim.world.allLinks()) link.heal();
-  for (const name of sim.world.spec.clusters) restartAll(sim.node(name).cluster, sim.brokers);
+  for (const name of sim.world.spec.clusters) {
+    const cluster = sim.node(name).cluster;
+    cluster.controller.setAvailable(true);
+    for (let b = 0; b < sim.brokers; b++) cluster.setDiskLatency(b, 0);
+    restartAll(cluster, sim.brokers);
+  }
   await sim.world.time.advance(35_000);
   let why: string | undefined;
   const start = sim.world.clock.now();

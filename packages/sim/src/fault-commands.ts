@@ -5,6 +5,8 @@ import {
   downBrokers,
   electPreferredLeaders,
   restartAll,
+  setControllerAvailable,
+  setDiskLatency,
   uncleanLeaderElection,
 } from "./faults";
 import { partitionId } from "./model";
@@ -89,7 +91,7 @@ export async function uncleanElection(sim: Simulation, target: number): Promise<
     return;
   }
   const cluster = sim.node(t.node).cluster;
-  const end = await uncleanLeaderElection(cluster, sim.world.time, t.topic, 0, () =>
+  const outcome = await uncleanLeaderElection(cluster, sim.world.time, t.topic, 0, () =>
     produce(
       sim,
       sim.writableTargets().findIndex((x) => x.node === t.node && x.topic === t.topic),
@@ -97,13 +99,66 @@ export async function uncleanElection(sim: Simulation, target: number): Promise<
       2,
     ),
   );
-  if (end === undefined) {
-    sim.step(`unclean election on ${t.node}/${t.topic}-0: not possible now`);
+  if ("skipped" in outcome) {
+    sim.stats.uncleanSkipped++;
+    sim.step(`unclean election on ${t.node}/${t.topic}-0 (skipped: ${outcome.skipped})`);
     return;
   }
+  sim.stats.uncleanElections++;
+  const end = outcome.newLeaderEnd;
   sim.model.diverged.add(partitionId(t.node, t.topic, 0));
   sim.model.acked = sim.model.acked.filter(
     (w) => !(w.node === t.node && w.topic === t.topic && w.partition === 0 && w.offset >= end),
   );
   sim.step(`unclean election on ${t.node}/${t.topic}-0: new leader log end ${end}`);
+}
+
+/** Makes one broker's disk slow (`ms` per fsync: delayed produce acks and follower fetches); see faults.ts. */
+export function slowDisk(sim: Simulation, nodeChoice: number, brokerChoice: number, ms: number): void {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const broker = Math.abs(brokerChoice) % sim.brokers;
+  setDiskLatency(sim.node(node).cluster, broker, ms);
+  sim.stats.slowDisks++;
+  sim.step(`slow disk ${node} broker ${broker}: ${ms} ms`);
+}
+
+/** Makes every disk of one cluster fast again. */
+export function fastDisk(sim: Simulation, nodeChoice: number): void {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const cluster = sim.node(node).cluster;
+  for (let b = 0; b < sim.brokers; b++) setDiskLatency(cluster, b, 0);
+  sim.step(`fast disks on ${node}`);
+}
+
+/**
+ * A controller failover on one cluster: no active controller for `ms` of virtual time (mutating requests
+ * fail with NOT_CONTROLLER, broker fencing is queued), then a new one takes over. When `crashChoice` is a
+ * multiple of 3 and no broker of the cluster is down, one broker crashes in the middle of the window (the
+ * new controller fences it when it takes over).
+ */
+export async function controllerFailover(
+  sim: Simulation,
+  nodeChoice: number,
+  ms: number,
+  crashChoice: number,
+): Promise<void> {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const cluster = sim.node(node).cluster;
+  const crashed =
+    Math.abs(crashChoice) % 3 === 0 && downBrokers(cluster, sim.brokers).length === 0
+      ? Math.floor(Math.abs(crashChoice) / 3) % sim.brokers
+      : undefined;
+  setControllerAvailable(cluster, false);
+  sim.stats.controllerFailovers++;
+  try {
+    const half = Math.floor(ms / 2);
+    await sim.world.time.advance(half);
+    if (crashed !== undefined) crashBroker(cluster, crashed);
+    await sim.world.time.advance(ms - half);
+  } finally {
+    setControllerAvailable(cluster, true);
+  }
+  sim.step(
+    `controller failover on ${node}: unavailable ${ms} ms${crashed === undefined ? "" : `, broker ${crashed} crashed meanwhile`}`,
+  );
 }

@@ -3,11 +3,15 @@ import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
 import type { VirtualTime } from "./virtual-time";
 
 /**
- * Fault injection on one cluster. Not modelled, by design:
- * - controller failover: the embedded cluster has one in-process controller (no KRaft quorum), so there is
- *   nothing to fail over to; controller faults are out of scope.
- * - slow disk: the log storage is synchronous in process and has no latency hook (a `LogStorage` with
- *   delays would need the log to await its writes); not simulated.
+ * Fault injection on one cluster: broker crashes and restarts, leadership moves, unclean elections, and:
+ * - slow disk (`setDiskLatency`): the log storage stays synchronous; a slow fsync is modelled by the
+ *   broker acknowledging produces (acks 1/-1) only after the latency and, as a follower, delaying its next
+ *   replica fetch after an append by it (so acks=-1 and the high watermark wait for the slow replica).
+ *   Appends, consumer fetches, control batches and the mirror's append-as-is are not delayed.
+ * - controller failover (`setControllerAvailable`): the cluster has one in-process controller (a KRaft
+ *   quorum of one); a failover is a window with no active controller: its mutating requests fail with
+ *   NOT_CONTROLLER (retriable), broker fencing/registration is queued and applied by the "new" controller
+ *   when the window ends. No metadata is lost and no controller state is rebuilt.
  */
 
 /** Brokers of `cluster` that are down (crashed or stopped). */
@@ -40,6 +44,16 @@ export function crashMirrorStateLeader(cluster: KafkaCluster, statePartition: nu
   return meta.leader;
 }
 
+/** Makes broker `brokerId`'s disk slow by `ms` per fsync (0: fast again); survives its restarts. */
+export function setDiskLatency(cluster: KafkaCluster, brokerId: number, ms: number): void {
+  cluster.setDiskLatency(brokerId, ms);
+}
+
+/** Starts (false) or ends (true) a controller failover window on `cluster` (see `Controller.setAvailable`). */
+export function setControllerAvailable(cluster: KafkaCluster, available: boolean): void {
+  cluster.controller.setAvailable(available);
+}
+
 /** Preferred leader election on every partition (moves `__mirror_state` leaders back after restarts). */
 export function electPreferredLeaders(cluster: KafkaCluster): void {
   cluster.controller.electPreferredLeaders();
@@ -50,8 +64,8 @@ export function electPreferredLeaders(cluster: KafkaCluster): void {
  * the topic, one follower is cut off until it leaves the ISR, `writeWhileCut` writes records it will never
  * get, then the other follower and the leader crash, so the cut-off replica becomes leader without them.
  * Everything is restarted and healed afterwards. Returns the new leader's log end offset at election (the
- * old leader's records at or above it are lost on the source), or undefined when the partition is not in
- * a shape to do it (needs 3 running replicas).
+ * old leader's records at or above it are lost on the source), or why it could not force one (the
+ * partition needs 3 running replicas and a leader; the cut-off replica must end up elected).
  */
 export async function uncleanLeaderElection(
   cluster: KafkaCluster,
@@ -59,11 +73,15 @@ export async function uncleanLeaderElection(
   topic: string,
   partition: number,
   writeWhileCut: () => Promise<void>,
-): Promise<bigint | undefined> {
+): Promise<UncleanElectionOutcome> {
   const meta = cluster.controller.image.partition(topic, partition);
-  if (!meta || meta.replicas.length < 3 || meta.leader < 0) return undefined;
+  if (!meta) return { skipped: `${topic}-${partition} does not exist` };
+  if (meta.replicas.length < 3) return { skipped: `only ${meta.replicas.length} replicas` };
+  if (meta.leader < 0) return { skipped: "no leader" };
+  if (!cluster.controller.isAvailable) return { skipped: "controller unavailable" };
   const running = new Set(cluster.runningBrokers());
-  if (!meta.replicas.every((r) => running.has(r))) return undefined;
+  const down = meta.replicas.filter((r) => !running.has(r));
+  if (down.length > 0) return { skipped: `replica(s) ${down.join(",")} down` };
   const leader = meta.leader;
   const [f1, f2] = meta.replicas.filter((r) => r !== leader) as [number, number];
   cluster.controller.incrementalAlterConfigs({ type: "topic", name: topic }, [
@@ -85,5 +103,11 @@ export async function uncleanLeaderElection(
   cluster.startBroker(f1);
   cluster.startBroker(leader);
   await time.advance(1_000);
-  return after?.leader === f2 ? newLeaderEnd : undefined;
+  if (after?.leader !== f2 || newLeaderEnd === undefined) {
+    return { skipped: `broker ${f2} was not elected (leader ${after?.leader ?? "-"})` };
+  }
+  return { newLeaderEnd };
 }
+
+/** What `uncleanLeaderElection` did: the new leader's log end at election, or why it did nothing. */
+export type UncleanElectionOutcome = { newLeaderEnd: bigint } | { skipped: string };

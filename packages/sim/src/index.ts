@@ -7,12 +7,15 @@
 export { checkNow, settleAndCheck } from "./checks";
 export {
   advance,
+  controllerFailover,
   crash,
   cutLink,
   electPreferred,
+  fastDisk,
   healLink,
   moveStateLeader,
   restart,
+  slowDisk,
   uncleanElection,
 } from "./fault-commands";
 export {
@@ -21,6 +24,9 @@ export {
   downBrokers,
   electPreferredLeaders,
   restartAll,
+  setControllerAvailable,
+  setDiskLatency,
+  type UncleanElectionOutcome,
   uncleanLeaderElection,
 } from "./faults";
 export { flushMicrotasks } from "./flush";
@@ -61,7 +67,7 @@ export {
   type SeededSchedulerOptions,
   type TraceEvent,
 } from "./seeded-scheduler";
-export { type OpenTxn, Simulation, type SimulationOptions } from "./simulation";
+export { type OpenTxn, type SimStats, Simulation, type SimulationOptions } from "./simulation";
 export {
   activePassive,
   chain,

@@ -13,6 +13,16 @@ export interface SimulationOptions {
   topics?: { name: string; partitions: number; compacted?: boolean }[];
 }
 
+/** Fault counters of one simulation run. */
+export interface SimStats {
+  /** Unclean elections actually forced on a source. */
+  uncleanElections: number;
+  /** Unclean elections asked for but not possible (a replica down, no leader, ...). */
+  uncleanSkipped: number;
+  controllerFailovers: number;
+  slowDisks: number;
+}
+
 /** An open transaction of the workload. */
 export interface OpenTxn {
   node: string;
@@ -35,6 +45,8 @@ export class Simulation {
   readonly brokers: number;
   readonly edges: MirrorEdge[] = [];
   readonly producers = new Map<string, Producer>();
+  /** Counts of injected faults (and fault attempts that could not be forced), for coverage assertions. */
+  readonly stats: SimStats = { uncleanElections: 0, uncleanSkipped: 0, controllerFailovers: 0, slowDisks: 0 };
   openTxn: OpenTxn | undefined;
   private readonly reported = new Set<string>();
   private txnCount = 0;

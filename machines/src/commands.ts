@@ -61,6 +61,8 @@ export interface MirrorPartitionStep {
   readonly changed: boolean;
 }
 
+const NO_EFFECTS: readonly MirrorPartitionEffect[] = Object.freeze([]);
+
 function toEffect(action: { type: string; params?: unknown }): MirrorPartitionEffect {
   return { type: action.type, params: action.params } as MirrorPartitionEffect;
 }
@@ -75,7 +77,10 @@ export function applyEvent(
 ): MirrorPartitionStep {
   const [next, actions] = transitionPartition(snapshot, event);
   // xstate returns the same reference when no transition is enabled (unknown event or failed guard).
-  return { snapshot: next, effects: actions.map(toEffect), changed: next !== snapshot || actions.length > 0 };
+  const n = actions.length;
+  const effects: MirrorPartitionEffect[] = n === 0 ? (NO_EFFECTS as MirrorPartitionEffect[]) : new Array(n);
+  for (let i = 0; i < n; i++) effects[i] = toEffect(actions[i] as { type: string; params?: unknown });
+  return { snapshot: next, effects, changed: next !== snapshot || n > 0 };
 }
 
 /** The lifecycle state each command asks for. */
@@ -155,9 +160,15 @@ export function sendCommand(
  */
 export function lifecycleStateOf(snapshot: MirrorPartitionSnapshot): LifecycleState | "fenced" {
   const value: unknown = snapshot.value;
-  const key = typeof value === "string" ? value : Object.keys(value as object)[0];
+  const key = typeof value === "string" ? value : firstKey(value as object);
   if (key === "fenced") return "fenced";
   return key !== undefined && isLifecycleState(key) ? key : snapshot.context.record.state;
+}
+
+/** `Object.keys(o)[0]` without building the array (a state value has one key per active region). */
+function firstKey(o: object): string | undefined {
+  for (const k in o) if (Object.hasOwn(o, k)) return k;
+  return undefined;
 }
 
 /** The committed `__mirror_state` value of a snapshot (spec §6), as a fresh plain object. */

@@ -8,6 +8,7 @@ import {
   type SnapshotFrom,
 } from "xstate";
 import { mirrorPartitionMachine } from "./mirror-partition.machine";
+import { replayTransition } from "./transition-replay";
 
 /** A machine's pure initial and next transitions through one reused inert actor scope. */
 export interface InertTransition<TMachine extends AnyStateMachine> {
@@ -50,26 +51,44 @@ export function inertTransition<TMachine extends AnyStateMachine>(
     } as unknown as AnyActorScope;
     return scope;
   };
-  const collecting = <T>(run: (s: AnyActorScope) => T): [T, ExecutableActionObject[]] => {
-    const actions: ExecutableActionObject[] = [];
+  // One executor for the scope's lifetime, collecting into the array of the transition running now (no
+  // closure per call). Transitions are synchronous and do not nest, so one collector at a time is enough.
+  let actions: ExecutableActionObject[] | undefined;
+  const collect = (action: ExecutableActionObject): void => {
+    actions?.push(action);
+  };
+  const begin = (): AnyActorScope => {
     const s = inertScope();
-    s.actionExecutor = (action) => {
-      actions.push(action);
-    };
-    try {
-      return [run(s), actions];
-    } finally {
-      s.actionExecutor = () => {};
-    }
+    s.actionExecutor = collect;
+    actions = [];
+    return s;
+  };
+  const end = (): ExecutableActionObject[] => {
+    const collected = actions ?? [];
+    actions = undefined;
+    return collected;
   };
   return {
-    initial: (input) => collecting((s) => machine.getInitialSnapshot(s, input) as SnapshotFrom<TMachine>),
-    transition: (snapshot, event) =>
-      collecting((s) => machine.transition(snapshot, event, s) as SnapshotFrom<TMachine>),
+    initial: (input) => {
+      const s = begin();
+      try {
+        const snapshot = machine.getInitialSnapshot(s, input) as SnapshotFrom<TMachine>;
+        return [snapshot, end()];
+      } finally {
+        actions = undefined;
+      }
+    },
+    transition: (snapshot, event) => {
+      const s = begin();
+      try {
+        const next = machine.transition(snapshot, event, s) as SnapshotFrom<TMachine>;
+        return [next, end()];
+      } finally {
+        actions = undefined;
+      }
+    },
   };
 }
-
-const partition = inertTransition(mirrorPartitionMachine, {});
 
 type PartitionSnapshot = SnapshotFrom<typeof mirrorPartitionMachine>;
 type PartitionEvent = EventFromLogic<typeof mirrorPartitionMachine>;
@@ -79,5 +98,7 @@ export function transitionPartition(
   snapshot: PartitionSnapshot,
   event: PartitionEvent,
 ): [PartitionSnapshot, ExecutableActionObject[]] {
-  return partition.transition(snapshot, event);
+  return partitionReplay.transition(snapshot, event);
 }
+
+const partitionReplay = replayTransition(mirrorPartitionMachine, {});

@@ -39,6 +39,18 @@ export interface EffectExecutorContext {
 
 type Timer = "retry" | "commitRetry" | "isr";
 
+/** Data-path effects that answer synchronously (or throw): run without a promise. */
+const SYNC_EFFECTS: ReadonlySet<string> = new Set([
+  "markReadOnly",
+  "clearReadOnly",
+  "addFetcher",
+  "holdAppends",
+  "releaseAppends",
+  "bumpLeaderEpoch",
+  "abortOpenTransactions",
+  "appendPidReset",
+]);
+
 /**
  * Runs a partition machine's effects against the ports and reports each result, carrying the effect's
  * `stateEpoch`, into the partition's mailbox (one executor per coordinator shard). Any thrown error becomes
@@ -47,15 +59,20 @@ type Timer = "retry" | "commitRetry" | "isr";
  */
 export class EffectExecutor implements EffectSink {
   private readonly timers = new Map<string, Cancel>();
+  /** Effects waiting for the next microtask, as pairs (partition, effect); run in order by one task. */
+  private queued: (PartitionRuntime | MirrorPartitionEffect)[] = [];
+  private drainScheduled = false;
 
   constructor(private readonly ctx: EffectExecutorContext) {}
 
   run(p: PartitionRuntime, effect: MirrorPartitionEffect): void {
     switch (effect.type) {
       case "appendStateRecord": {
-        const stateEpoch = effect.params.stateEpoch;
-        this.ctx.writer.write(partitionStateRecord(p.key, effect.params), (o) =>
-          p.send(this.commitResult(o, stateEpoch)),
+        this.ctx.writer.writeTo(
+          partitionStateRecord(p.stateKey, effect.params),
+          this.onStateAppended,
+          p,
+          effect.params.stateEpoch,
         );
         return;
       }
@@ -105,6 +122,10 @@ export class EffectExecutor implements EffectSink {
     this.timers.clear();
   }
 
+  private readonly onStateAppended = (o: AppendOutcome, p: PartitionRuntime, stateEpoch: number): void => {
+    p.send(this.commitResult(o, stateEpoch));
+  };
+
   private commitResult(o: AppendOutcome, stateEpoch: number): MirrorPartitionEvent {
     switch (o.kind) {
       case "committed":
@@ -117,7 +138,7 @@ export class EffectExecutor implements EffectSink {
   }
 
   private writeLastMirrorEpoch(p: PartitionRuntime, stateEpoch: number, lme: number | null): void {
-    this.ctx.writer.write(lastMirrorEpochRecord(p.key, lme), (o) => {
+    this.ctx.writer.write(lastMirrorEpochRecord(p.lastMirrorEpochKey, lme), (o) => {
       if (o.kind === "committed") {
         this.ctx.onLastMirrorEpochCommitted(p, lme);
         p.send({ type: "LME_RECORDED", stateEpoch });
@@ -172,25 +193,55 @@ export class EffectExecutor implements EffectSink {
     check(0);
   }
 
+  /**
+   * Runs a data-path effect on a later microtask, as its own task would: effects queued in the same tick run
+   * in order in one task (no promise chain per effect); an effect that answers synchronously sends its
+   * result at once, an asynchronous one when it settles.
+   */
   private runAsync(p: PartitionRuntime, effect: MirrorPartitionEffect): void {
-    const stateEpoch = effect.params.stateEpoch;
-    Promise.resolve()
-      .then(() => this.execute(p.key, effect))
-      .then(
-        (result) => {
-          if (result !== undefined) p.send(result);
-        },
-        (error: unknown) => p.send(this.failureOf(stateEpoch, error)),
-      );
+    this.queued.push(p, effect);
+    if (this.drainScheduled) return;
+    this.drainScheduled = true;
+    queueMicrotask(this.drain);
   }
 
-  /** Runs one effect that talks to the data partition, the source or the fetchers; returns its result. */
-  private async execute(
+  private readonly drain = (): void => {
+    const queued = this.queued;
+    this.queued = [];
+    this.drainScheduled = false;
+    for (let i = 0; i < queued.length; i += 2) {
+      this.start(queued[i] as PartitionRuntime, queued[i + 1] as MirrorPartitionEffect);
+    }
+  };
+
+  private start(p: PartitionRuntime, effect: MirrorPartitionEffect): void {
+    const stateEpoch = effect.params.stateEpoch;
+    if (SYNC_EFFECTS.has(effect.type)) {
+      let result: MirrorPartitionEvent | undefined;
+      try {
+        if (!this.ctx.stillCoordinator()) return; // a zombie coordinator must not touch the data
+        result = this.executeSync(p.key, effect);
+      } catch (error) {
+        p.send(this.failureOf(stateEpoch, error));
+        return;
+      }
+      if (result !== undefined) p.send(result);
+      return;
+    }
+    this.execute(p.key, effect).then(
+      (result) => {
+        if (result !== undefined) p.send(result);
+      },
+      (error: unknown) => p.send(this.failureOf(stateEpoch, error)),
+    );
+  }
+
+  /** Runs one effect that answers synchronously (or throws). */
+  private executeSync(
     key: MirrorPartitionKey,
     effect: MirrorPartitionEffect,
-  ): Promise<MirrorPartitionEvent | undefined> {
+  ): MirrorPartitionEvent | undefined {
     const stateEpoch = effect.params.stateEpoch;
-    if (!this.ctx.stillCoordinator()) return undefined; // a zombie coordinator must not touch the data
     switch (effect.type) {
       case "markReadOnly":
         this.leaderReplica(key).setReadOnly(true);
@@ -198,43 +249,9 @@ export class EffectExecutor implements EffectSink {
       case "clearReadOnly":
         this.leaderReplica(key).setReadOnly(false);
         return undefined;
-      case "checkMirrorLoop": {
-        const mirrors = await this.ctx.sources(key.mirror).listMirrors();
-        const here = this.ctx.destination.clusterId;
-        const loop = mirrors.find((m) => m.sourceClusterId === here && m.topics.includes(key.topic));
-        if (loop === undefined) return { type: "MIRROR_LOOP_CHECKED", stateEpoch };
-        return {
-          type: "MIRROR_LOOP_FOUND",
-          stateEpoch,
-          message: `mirror loop: the source's mirror '${loop.name}' already mirrors topic '${key.topic}' from this cluster (${here}); remove the topic from one of the two mirrors`,
-        };
-      }
-      case "lookupLastMirrorEpoch": {
-        const lme = await this.ctx.sources(key.mirror).lastMirrorEpoch(key.topicId, key.partition);
-        return { type: "LME_FOUND", stateEpoch, lme };
-      }
-      case "truncateFully": {
-        const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
-        this.leaderReplica(key).truncateFullyAndStartAt(start);
-        return { type: "TRUNCATED", stateEpoch };
-      }
-      case "truncateToEpoch": {
-        const replica = this.leaderReplica(key);
-        const end = replica.endOffsetForEpoch(effect.params.lme);
-        if (end.endOffset < 0n) {
-          // This log never had the epoch (nor any later one): nothing of ours can be kept.
-          const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
-          this.leaderReplica(key).truncateFullyAndStartAt(start);
-        } else if (end.endOffset < replica.logEndOffset()) replica.truncateTo(end.endOffset);
-        return { type: "TRUNCATED", stateEpoch };
-      }
       case "addFetcher":
         this.fetchers(key).addPartition(key);
         return undefined;
-      case "removeFetcher": {
-        const removed = await this.fetchers(key).removePartition(key);
-        return { type: "FETCHER_REMOVED", stateEpoch, latestMirroredEpoch: removed.latestMirroredEpoch };
-      }
       case "holdAppends":
         this.fetchers(key).holdAppends(key);
         return undefined;
@@ -279,6 +296,53 @@ export class EffectExecutor implements EffectSink {
           );
         }
         return { type: "PID_RESET_APPENDED", stateEpoch };
+      }
+      default:
+        throw new Error(`the coordinator has no executor for effect '${effect.type}'; this is a bug`);
+    }
+  }
+
+  /** Runs one effect that talks to the data partition, the source or the fetchers; returns its result. */
+  private async execute(
+    key: MirrorPartitionKey,
+    effect: MirrorPartitionEffect,
+  ): Promise<MirrorPartitionEvent | undefined> {
+    const stateEpoch = effect.params.stateEpoch;
+    if (!this.ctx.stillCoordinator()) return undefined; // a zombie coordinator must not touch the data
+    switch (effect.type) {
+      case "checkMirrorLoop": {
+        const mirrors = await this.ctx.sources(key.mirror).listMirrors();
+        const here = this.ctx.destination.clusterId;
+        const loop = mirrors.find((m) => m.sourceClusterId === here && m.topics.includes(key.topic));
+        if (loop === undefined) return { type: "MIRROR_LOOP_CHECKED", stateEpoch };
+        return {
+          type: "MIRROR_LOOP_FOUND",
+          stateEpoch,
+          message: `mirror loop: the source's mirror '${loop.name}' already mirrors topic '${key.topic}' from this cluster (${here}); remove the topic from one of the two mirrors`,
+        };
+      }
+      case "lookupLastMirrorEpoch": {
+        const lme = await this.ctx.sources(key.mirror).lastMirrorEpoch(key.topicId, key.partition);
+        return { type: "LME_FOUND", stateEpoch, lme };
+      }
+      case "truncateFully": {
+        const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
+        this.leaderReplica(key).truncateFullyAndStartAt(start);
+        return { type: "TRUNCATED", stateEpoch };
+      }
+      case "truncateToEpoch": {
+        const replica = this.leaderReplica(key);
+        const end = replica.endOffsetForEpoch(effect.params.lme);
+        if (end.endOffset < 0n) {
+          // This log never had the epoch (nor any later one): nothing of ours can be kept.
+          const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
+          this.leaderReplica(key).truncateFullyAndStartAt(start);
+        } else if (end.endOffset < replica.logEndOffset()) replica.truncateTo(end.endOffset);
+        return { type: "TRUNCATED", stateEpoch };
+      }
+      case "removeFetcher": {
+        const removed = await this.fetchers(key).removePartition(key);
+        return { type: "FETCHER_REMOVED", stateEpoch, latestMirroredEpoch: removed.latestMirroredEpoch };
       }
       default:
         throw new Error(`the coordinator has no executor for effect '${effect.type}'; this is a bug`);

@@ -11,26 +11,25 @@ import {
   sendCommand,
 } from "@cluster-mirror/machines";
 import type { MirrorPartitionKey, MirrorPartitionView } from "../ports";
+import { lastMirrorEpochKey, stateRecordKey } from "./state-records";
 
 /** Where a partition runtime sends the effects its machine returns. */
 export interface EffectSink {
   run(partition: PartitionRuntime, effect: MirrorPartitionEffect): void;
 }
 
-type MailboxItem =
-  | { readonly kind: "event"; readonly event: MirrorPartitionEvent }
-  | {
-      readonly kind: "command";
-      readonly command: MirrorPartitionCommand;
-      readonly resolve: () => void;
-      readonly reject: (error: unknown) => void;
-    };
-
-interface CommitWaiter {
-  readonly stateEpoch: number;
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
+/** A command waiting in the mailbox, then (once it started a change) for that change's commit. */
+class CommandItem {
+  /** The `stateEpoch` of the change it started; set once it waits for the commit. */
+  stateEpoch = 0;
+  constructor(
+    readonly command: MirrorPartitionCommand,
+    readonly resolve: () => void,
+    readonly reject: (error: unknown) => void,
+  ) {}
 }
+
+type MailboxItem = MirrorPartitionEvent | CommandItem;
 
 /**
  * One mirror partition actor inside its coordinator: the machine's snapshot and a mailbox. Events for the
@@ -40,10 +39,14 @@ interface CommitWaiter {
  * COMMITTED). An effect that answers at once enqueues its result behind the current event.
  */
 export class PartitionRuntime {
+  /** Items behind the one being handled, read from `head` on (no `Array.shift`). */
   private mailbox: MailboxItem[] | undefined;
+  private head = 0;
   private draining = false;
-  private waiters: CommitWaiter[] | undefined;
-  private deferred: Extract<MailboxItem, { kind: "command" }>[] | undefined;
+  private waiters: CommandItem[] | undefined;
+  private deferred: CommandItem[] | undefined;
+  private stateKeyBytes: Buffer | undefined;
+  private lmeKeyBytes: Buffer | undefined;
   private closed = false;
 
   constructor(
@@ -52,6 +55,18 @@ export class PartitionRuntime {
     private current: MirrorPartitionSnapshot,
     private readonly sink: EffectSink,
   ) {}
+
+  /** The encoded `MirrorPartitionState` key of this partition, encoded once. */
+  get stateKey(): Buffer {
+    if (this.stateKeyBytes === undefined) this.stateKeyBytes = stateRecordKey(this.key);
+    return this.stateKeyBytes;
+  }
+
+  /** The encoded `LastMirrorEpochs` key of this partition, encoded once. */
+  get lastMirrorEpochKey(): Buffer {
+    if (this.lmeKeyBytes === undefined) this.lmeKeyBytes = lastMirrorEpochKey(this.key);
+    return this.lmeKeyBytes;
+  }
 
   /** The machine snapshot (pending changes included; `view()` is the committed state). */
   get snapshot(): MirrorPartitionSnapshot {
@@ -66,7 +81,7 @@ export class PartitionRuntime {
   /** Enqueues an event (effect result, observation, commit result); dropped once closed. */
   send(event: MirrorPartitionEvent): void {
     if (this.closed) return;
-    this.enqueue({ kind: "event", event });
+    this.enqueue(event);
   }
 
   /**
@@ -76,7 +91,7 @@ export class PartitionRuntime {
    */
   command(command: MirrorPartitionCommand): Promise<void> {
     if (this.closed) return Promise.reject(notCoordinator(this.key));
-    return new Promise((resolve, reject) => this.enqueue({ kind: "command", command, resolve, reject }));
+    return new Promise((resolve, reject) => this.enqueue(new CommandItem(command, resolve, reject)));
   }
 
   /** Runs effects returned outside the mailbox (the recovery effects of a rehydrated snapshot). */
@@ -89,6 +104,7 @@ export class PartitionRuntime {
     if (this.closed) return;
     this.closed = true;
     this.mailbox = undefined;
+    this.head = 0;
     const waiters = this.waiters ?? [];
     this.waiters = undefined;
     for (const w of waiters) w.reject(notCoordinator(this.key));
@@ -113,29 +129,45 @@ export class PartitionRuntime {
   }
 
   private enqueue(item: MailboxItem): void {
-    if (this.mailbox === undefined) this.mailbox = [];
-    this.mailbox.push(item);
-    if (this.draining) return;
+    if (this.draining) {
+      if (this.mailbox === undefined) this.mailbox = [];
+      this.mailbox.push(item);
+      return;
+    }
     this.draining = true;
     try {
-      let next = this.mailbox?.shift();
-      while (next !== undefined) {
+      // Items left behind by a handler that threw go first, as they would have.
+      if (this.mailbox !== undefined && this.head < this.mailbox.length) this.mailbox.push(item);
+      else this.handle(item);
+      // Items enqueued meanwhile (effect results that answered at once, retried commands), in order.
+      for (;;) {
+        const mailbox = this.mailbox;
+        if (mailbox === undefined) break;
+        if (this.head >= mailbox.length) {
+          this.mailbox = undefined;
+          this.head = 0;
+          break;
+        }
+        const next = mailbox[this.head++] as MailboxItem;
         this.handle(next);
-        next = this.mailbox?.shift();
       }
     } finally {
       this.draining = false;
-      if (this.mailbox?.length === 0) this.mailbox = undefined;
+      if (this.mailbox !== undefined && this.head >= this.mailbox.length) {
+        this.mailbox = undefined;
+        this.head = 0;
+      }
     }
   }
 
   private handle(item: MailboxItem): void {
     if (this.closed) {
-      if (item.kind === "command") item.reject(notCoordinator(this.key));
+      if (item instanceof CommandItem) item.reject(notCoordinator(this.key));
       return;
     }
     let step: MirrorPartitionStep;
-    if (item.kind === "command") {
+    const isCommand = item instanceof CommandItem;
+    if (isCommand) {
       try {
         step = sendCommand(this.current, item.command);
       } catch (error) {
@@ -149,20 +181,22 @@ export class PartitionRuntime {
         return;
       }
     } else {
-      step = applyEvent(this.current, item.event);
+      step = applyEvent(this.current, item);
       if (!step.changed) return; // a stale result or an event this state ignores
     }
     this.current = step.snapshot;
-    if (item.kind === "command") {
+    if (isCommand) {
       const pending = this.current.context.pending;
       if (pending === null) item.resolve();
       else {
+        item.stateEpoch = pending.record.stateEpoch;
         if (this.waiters === undefined) this.waiters = [];
-        this.waiters.push({ stateEpoch: pending.record.stateEpoch, ...item });
+        this.waiters.push(item);
       }
     }
-    this.settleWaiters();
-    for (const e of step.effects) this.sink.run(this, e);
+    if (this.waiters !== undefined) this.settleWaiters();
+    const effects = step.effects;
+    for (let i = 0; i < effects.length; i++) this.sink.run(this, effects[i] as MirrorPartitionEffect);
     this.retryDeferred();
   }
 
@@ -172,7 +206,7 @@ export class PartitionRuntime {
     if (deferred === undefined || this.current.context.pending !== null) return;
     this.deferred = undefined;
     if (this.mailbox === undefined) this.mailbox = [];
-    this.mailbox.push(...deferred);
+    for (const d of deferred) this.mailbox.push(d);
   }
 
   private settleWaiters(): void {
@@ -187,12 +221,14 @@ export class PartitionRuntime {
       return;
     }
     const committed = this.current.context.record.stateEpoch;
-    const remaining = waiters.filter((w) => {
-      if (committed < w.stateEpoch) return true;
-      w.resolve();
-      return false;
-    });
-    this.waiters = remaining.length > 0 ? remaining : undefined;
+    let kept = 0;
+    for (let i = 0; i < waiters.length; i++) {
+      const w = waiters[i] as CommandItem;
+      if (committed < w.stateEpoch) waiters[kept++] = w;
+      else w.resolve();
+    }
+    if (kept === 0) this.waiters = undefined;
+    else waiters.length = kept;
   }
 }
 

@@ -22,18 +22,32 @@ function keyOf(key: MirrorPartitionKey, kind: MirrorStateKind): Buffer {
   });
 }
 
+/** The encoded `MirrorPartitionState` key of a partition (a runtime encodes it once and reuses it). */
+export function stateRecordKey(key: MirrorPartitionKey): Buffer {
+  return keyOf(key, "MirrorPartitionState");
+}
+
+/** The encoded `LastMirrorEpochs` key of a partition. */
+export function lastMirrorEpochKey(key: MirrorPartitionKey): Buffer {
+  return keyOf(key, "LastMirrorEpochs");
+}
+
 /** The `MirrorPartitionState` record of a partition (a complete value, never a delta). */
 export function partitionStateRecord(
-  key: MirrorPartitionKey,
+  key: MirrorPartitionKey | Buffer,
   record: MirrorPartitionStateRecord,
 ): EncodedStateRecord {
-  return { key: keyOf(key, "MirrorPartitionState"), value: encodeMirrorPartitionStateValue(record) };
+  const k = Buffer.isBuffer(key) ? key : keyOf(key, "MirrorPartitionState");
+  return { key: k, value: encodeMirrorPartitionStateValue(record) };
 }
 
 /** The `LastMirrorEpochs` record of a partition; `lme` null writes a tombstone (no LME for this episode). */
-export function lastMirrorEpochRecord(key: MirrorPartitionKey, lme: number | null): EncodedStateRecord {
+export function lastMirrorEpochRecord(
+  key: MirrorPartitionKey | Buffer,
+  lme: number | null,
+): EncodedStateRecord {
   return {
-    key: keyOf(key, "LastMirrorEpochs"),
+    key: Buffer.isBuffer(key) ? key : keyOf(key, "LastMirrorEpochs"),
     value: lme === null ? null : encodeLastMirrorEpochsValue({ lastMirrorEpoch: lme }),
   };
 }

@@ -11,9 +11,20 @@ export type AppendOutcome =
   /** Anything else (not enough replicas, a timeout...): the same record may be appended again. */
   | { readonly kind: "failed"; readonly message: string; readonly retriable: boolean };
 
+/** Hears how an append ended; `target` and `tag` are what `write` was given (no closure per record). */
+export type AppendCallback<T = unknown> = (outcome: AppendOutcome, target: T, tag: number) => void;
+
 interface Queued {
   readonly record: EncodedStateRecord;
-  readonly done: (outcome: AppendOutcome) => void;
+  readonly done: AppendCallback;
+  readonly target: unknown;
+  readonly tag: number;
+}
+
+const COMMITTED: AppendOutcome = Object.freeze({ kind: "committed" });
+
+function callDone(outcome: AppendOutcome, done: unknown): void {
+  (done as (outcome: AppendOutcome) => void)(outcome);
 }
 
 /** Kafka's errors that mean "another coordinator owns this partition now". */
@@ -47,8 +58,16 @@ export class StateWriteBatcher {
 
   /** Queues one record; `done` is called once its append settled (never after `close`). */
   write(record: EncodedStateRecord, done: (outcome: AppendOutcome) => void): void {
+    this.writeTo(record, callDone, done, 0);
+  }
+
+  /**
+   * Queues one record; `done(outcome, target, tag)` is called once its append settled (never after
+   * `close`). The same as `write` without a closure per record.
+   */
+  writeTo<T>(record: EncodedStateRecord, done: AppendCallback<T>, target: T, tag: number): void {
     if (this.closed) return;
-    this.queue.push({ record, done });
+    this.queue.push({ record, done: done as AppendCallback, target, tag });
     this.queuedBytes += record.key.length + (record.value?.length ?? 0) + 8;
     if (this.linger === undefined) this.linger = this.scheduler.schedule(() => this.flush(), this.lingerMs);
   }
@@ -61,18 +80,22 @@ export class StateWriteBatcher {
     this.queue = [];
     this.queuedBytes = 0;
     let chunk: Queued[] = [];
+    let records: EncodedStateRecord[] = [];
     let bytes = 0;
-    for (const q of all) {
+    for (let i = 0; i < all.length; i++) {
+      const q = all[i] as Queued;
       const size = q.record.key.length + (q.record.value?.length ?? 0) + 8;
       if (chunk.length > 0 && bytes + size > this.maxAppendBytes) {
-        this.append(chunk);
+        this.append(chunk, records);
         chunk = [];
+        records = [];
         bytes = 0;
       }
       chunk.push(q);
+      records.push(q.record);
       bytes += size;
     }
-    if (chunk.length > 0) this.append(chunk);
+    if (chunk.length > 0) this.append(chunk, records);
   }
 
   /** Drops everything queued and ignores appends in flight: the shard unloaded. */
@@ -83,25 +106,25 @@ export class StateWriteBatcher {
     this.queue = [];
   }
 
-  private append(chunk: Queued[]): void {
+  private append(chunk: Queued[], records: EncodedStateRecord[]): void {
     let appended: Promise<void>;
     try {
-      appended = this.log.append(
-        chunk.map((q) => q.record),
-        this.leaderEpoch(),
-      );
+      appended = this.log.append(records, this.leaderEpoch());
     } catch (error) {
       appended = Promise.reject(error);
     }
     appended.then(
-      () => this.settle(chunk, { kind: "committed" }),
+      () => this.settle(chunk, COMMITTED),
       (error: unknown) => this.settle(chunk, outcomeOf(error)),
     );
   }
 
   private settle(chunk: Queued[], outcome: AppendOutcome): void {
     if (this.closed) return;
-    for (const q of chunk) q.done(outcome);
+    for (let i = 0; i < chunk.length; i++) {
+      const q = chunk[i] as Queued;
+      q.done(outcome, q.target, q.tag);
+    }
   }
 }
 

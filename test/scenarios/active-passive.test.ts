@@ -88,6 +88,12 @@ describe("active-passive: A -> B, failover, failback", () => {
     }
     expect(valuesOn(a.cluster)).not.toContain("divergent on a");
     // B's PID reset barrier came along as-is, and B's local write is on A too.
-    expect(valuesOn(a.cluster).concat(valuesOn(b.cluster))).not.toContain("divergent on a");
+    const everything = (cluster: typeof a.cluster) =>
+      [0, 1].flatMap((p) => leaderBatches(cluster, "orders", p).map((x) => x.batch));
+    const onA = everything(a.cluster);
+    expect(onA.filter((x) => x.isControl && x.controlType === 7)).toHaveLength(2);
+    expect(
+      onA.flatMap((x) => (x.isControl ? [] : decodeRecords(x).map((r) => r.value?.toString()))),
+    ).toContain("written on b");
   });
 });

@@ -110,7 +110,12 @@ export interface FetchRequest extends RequestContext {
 
 /** The answer to a consumer fetch. */
 export interface FetchResponse {
-  records: Buffer;
+  /** Whole raw batches as slices of the stored bytes (views with memory storage: no copy). */
+  recordSlices: readonly Buffer[];
+  /** Total bytes of `recordSlices`. */
+  sizeInBytes: number;
+  /** The same bytes as one buffer, joined (copied) on first use when there are several slices. */
+  readonly records: Buffer;
   highWatermark: bigint;
   lastStableOffset: bigint;
   logStartOffset: bigint;
@@ -294,7 +299,7 @@ export class Broker {
   appendAsIs(
     topic: string,
     partition: number,
-    batches: Buffer,
+    batches: Buffer | readonly Buffer[],
     options: { transferOwnership?: boolean } = {},
   ): LogAppendInfo {
     this.checkRunning();
@@ -369,6 +374,8 @@ export class Broker {
       const end = p.log.endOffsetForEpoch(last);
       if (end.epoch !== last || end.endOffset < request.fetchOffset) {
         return {
+          recordSlices: [],
+          sizeInBytes: 0,
           records: Buffer.alloc(0),
           highWatermark: p.log.highWatermark,
           lastStableOffset: p.log.lastStableOffset,
@@ -381,9 +388,13 @@ export class Broker {
       }
     }
     const data = p.readForConsumer(request.fetchOffset, request.maxBytes, request.isolationLevel);
-    const throttleTimeMs = this.options.quotas.record("fetch", request.clientId ?? "", data.records.length);
+    const throttleTimeMs = this.options.quotas.record("fetch", request.clientId ?? "", data.sizeInBytes);
     return {
-      records: data.records,
+      recordSlices: data.recordSlices,
+      sizeInBytes: data.sizeInBytes,
+      get records(): Buffer {
+        return data.records;
+      },
       highWatermark: data.highWatermark,
       lastStableOffset: data.lastStableOffset,
       logStartOffset: data.logStartOffset,
@@ -684,7 +695,8 @@ export class Broker {
       return;
     }
     const hwBefore = log.highWatermark;
-    const appended = log.appendAsFollower(result.records);
+    // The slices are the leader's stored bytes, never written again: the follower may keep them as they are.
+    const appended = log.appendAsFollower(result.recordSlices, { transferOwnership: true });
     const hw = result.highWatermark < log.logEndOffset ? result.highWatermark : log.logEndOffset;
     if (hw > log.highWatermark) log.updateHighWatermark(hw);
     // The leader's log start moved (DeleteRecords or retention): follow it within what is replicated here.

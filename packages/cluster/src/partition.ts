@@ -21,7 +21,8 @@ interface FollowerState {
 
 /** The answer to a follower's fetch: batches, or where the follower's log diverged from the leader's. */
 export interface ReplicaFetchResult {
-  records: Buffer;
+  /** Whole batches, as slices of the leader's stored bytes (no copy with memory storage). */
+  recordSlices: readonly Buffer[];
   highWatermark: bigint;
   logStartOffset: bigint;
   /** The leader's log end offset. */
@@ -181,7 +182,7 @@ export class Partition {
    * Appends batches unchanged on the leader (the mirror's append-as-is), then moves the high watermark.
    * `transferOwnership`: the caller never writes to `batches` again, so the log may keep them uncopied.
    */
-  appendAsIsAsLeader(batches: Buffer, transferOwnership = false): LogAppendInfo {
+  appendAsIsAsLeader(batches: Buffer | readonly Buffer[], transferOwnership = false): LogAppendInfo {
     this.checkLeader();
     const info = this.log.appendAsIs(batches, { transferOwnership });
     this.maybeAdvanceHighWatermark();
@@ -222,7 +223,7 @@ export class Partition {
       const end = this.log.endOffsetForEpoch(lastFetchedEpoch);
       if (end.epoch !== lastFetchedEpoch || end.endOffset < fetchOffset) {
         return {
-          records: Buffer.alloc(0),
+          recordSlices: [],
           highWatermark: this.log.highWatermark,
           logStartOffset: this.log.logStartOffset,
           logEndOffset: this.log.logEndOffset,
@@ -251,7 +252,7 @@ export class Partition {
     this.maybeAdvanceHighWatermark();
     const data = this.log.read(fetchOffset, maxBytes, "read_uncommitted", { fetchUpTo: "log_end" });
     return {
-      records: data.records,
+      recordSlices: data.recordSlices,
       highWatermark: this.log.highWatermark,
       logStartOffset: data.logStartOffset,
       logEndOffset: data.logEndOffset,

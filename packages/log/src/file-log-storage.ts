@@ -111,19 +111,26 @@ export class FileLogStorage implements LogStorage {
   }
 
   /** @inheritdoc */
-  append(bytes: Buffer, _options?: { transferOwnership?: boolean }): void {
+  readSlices(baseOffset: bigint, position: number, length: number): Buffer[] {
+    return length === 0 ? [] : [this.read(baseOffset, position, length)];
+  }
+
+  /** @inheritdoc */
+  append(bytes: Buffer | readonly Buffer[], _options?: { transferOwnership?: boolean }): void {
     const seg = this.segs[this.segs.length - 1];
     if (!seg) throw new KafkaStorageError(`append to ${this.dir} with no segment; roll or reset it first`);
-    let done = 0;
-    while (done < bytes.length) {
-      done += this.io(
-        () => fs.writeSync(seg.fd, bytes, done, bytes.length - done, seg.size + done),
-        "write",
-        seg,
-      );
+    const slices = Buffer.isBuffer(bytes) ? [bytes] : bytes;
+    let written = 0;
+    for (const slice of slices) {
+      let done = 0;
+      while (done < slice.length) {
+        const at = seg.size + written + done;
+        done += this.io(() => fs.writeSync(seg.fd, slice, done, slice.length - done, at), "write", seg);
+      }
+      written += slice.length;
     }
     if (this.fsync) this.io(() => fs.fsyncSync(seg.fd), "fsync", seg);
-    seg.size += bytes.length;
+    seg.size += written;
   }
 
   /** @inheritdoc */

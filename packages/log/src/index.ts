@@ -44,6 +44,7 @@ export {
   type AppendAsIsOptions,
   type AppendAsLeaderOptions,
   type FetchDataInfo,
+  fetchDataInfo,
   type IsolationLevel,
   type LogAppendInfo,
   type OpenLogOptions,

@@ -28,29 +28,41 @@ export class MemoryLogStorage implements LogStorage {
 
   /** @inheritdoc */
   read(baseOffset: bigint, position: number, length: number): Buffer {
+    const slices = this.readSlices(baseOffset, position, length);
+    if (slices.length === 0) return Buffer.alloc(0);
+    return slices.length === 1 ? slices[0]! : Buffer.concat(slices, length);
+  }
+
+  /** @inheritdoc */
+  readSlices(baseOffset: bigint, position: number, length: number): Buffer[] {
     const seg = this.segment(baseOffset);
-    if (length === 0) return Buffer.alloc(0);
-    const i = chunkAt(seg, position);
-    const chunk = seg.chunks[i]!;
-    const start = position - seg.starts[i]!;
-    if (start + length <= chunk.length) return chunk.subarray(start, start + length);
-    const out = Buffer.allocUnsafe(length);
-    let copied = 0;
-    for (let j = i; copied < length; j++) {
-      const c = seg.chunks[j]!;
-      const from = j === i ? start : 0;
-      copied += c.copy(out, copied, from, Math.min(c.length, from + length - copied));
+    if (length === 0) return [];
+    const out: Buffer[] = [];
+    let taken = 0;
+    for (let j = chunkAt(seg, position); taken < length; j++) {
+      const c = seg.chunks[j];
+      if (!c) throw new KafkaStorageError(`segment ${baseOffset} ended before ${position + length}`);
+      const from = taken === 0 ? position - seg.starts[j]! : 0;
+      const to = Math.min(c.length, from + length - taken);
+      out.push(from === 0 && to === c.length ? c : c.subarray(from, to));
+      taken += to - from;
     }
     return out;
   }
 
   /** @inheritdoc */
-  append(bytes: Buffer, options?: { transferOwnership?: boolean }): void {
+  append(bytes: Buffer | readonly Buffer[], options?: { transferOwnership?: boolean }): void {
     const seg = this.segs[this.segs.length - 1];
     if (!seg) throw new KafkaStorageError("append to a log with no segment; roll or reset it first");
+    const owned = options?.transferOwnership === true;
+    if (Buffer.isBuffer(bytes)) this.appendChunk(seg, bytes, owned);
+    else for (const slice of bytes) this.appendChunk(seg, slice, owned);
+  }
+
+  private appendChunk(seg: MemorySegment, bytes: Buffer, owned: boolean): void {
     if (bytes.length === 0) return;
     let chunk = bytes;
-    if (options?.transferOwnership !== true) {
+    if (!owned) {
       chunk = Buffer.allocUnsafe(bytes.length);
       bytes.copy(chunk);
     }

@@ -73,8 +73,19 @@ export interface ReadOptions {
 
 /** Kafka's FetchDataInfo plus the partition's offsets, as a fetch response carries them. */
 export interface FetchDataInfo {
-  /** Whole raw batches, concatenated (a view of the stored bytes when it can be). */
-  records: Buffer;
+  /**
+   * The whole raw batches read, as slices of the stored bytes (views for memory storage, no copy); each
+   * slice holds whole batches. Kafka hands a file range to the socket without copying it; in process,
+   * these slices are that range.
+   */
+  recordSlices: readonly Buffer[];
+  /** Total bytes of `recordSlices`. */
+  sizeInBytes: number;
+  /**
+   * The same bytes as one buffer: a view when they are one slice, otherwise concatenated (a copy) on
+   * first use. Readers that can take slices should use `recordSlices`.
+   */
+  readonly records: Buffer;
   highWatermark: bigint;
   lastStableOffset: bigint;
   logStartOffset: bigint;
@@ -265,7 +276,13 @@ export class PartitionLog {
     this.producers.checkAppend(batch, origin);
     batch.setBaseOffset(this.endOffset);
     batch.setPartitionLeaderEpoch(leaderEpoch);
-    this.appendValidated([batch], [batch.baseOffset], batch.buffer, options.transferOwnership === true);
+    this.appendValidated(
+      [batch],
+      [batch.baseOffset],
+      batch.buffer,
+      batch.sizeInBytes,
+      options.transferOwnership === true,
+    );
     return {
       firstOffset: batch.baseOffset,
       lastOffset: batch.lastOffset,
@@ -277,8 +294,10 @@ export class PartitionLog {
 
   /**
    * Appends fetched batches exactly as they are (followers, and the mirror's append-as-is): offsets,
-   * epochs, producer fields and CRC unchanged. Every batch's CRC and header is checked before anything is
-   * appended (all or nothing); a trailing partial batch (a fetch cut at its byte limit) is ignored.
+   * epochs, producer fields and CRC unchanged. `batchesBytes` is one buffer or slices (a fetch's
+   * `recordSlices`) that each hold whole batches, except that the last may end with a partial batch.
+   * Every batch's CRC and header is checked before anything is appended (all or nothing); a trailing
+   * partial batch (a fetch cut at its byte limit) is ignored.
    * Offsets must increase and the first must be >= the log end offset; gaps are allowed (compacted
    * sources). The leader-epoch cache, producer state (MIRROR_PID_RESET included) and aborted-transaction
    * index are updated from the headers and control records.
@@ -287,46 +306,61 @@ export class PartitionLog {
    * first offset is below the log end offset or offsets go backwards (fetch from `logEndOffset`, or
    * `truncateTo` the diverging offset first).
    */
-  appendAsFollower(batchesBytes: Buffer, options: AppendAsIsOptions = {}): LogAppendInfo {
+  appendAsFollower(batchesBytes: Buffer | readonly Buffer[], options: AppendAsIsOptions = {}): LogAppendInfo {
     // One pass over the headers, validating everything before anything is appended (all or nothing).
     // The views and offsets go to reusable arrays: this is the mirror's hot path, one call per fetch.
     const batches = this.scratchBatches;
     const bases = this.scratchBases;
     batches.length = 0;
     bases.length = 0;
-    const end = batchesBytes.length;
-    let position = 0;
+    const slices = Buffer.isBuffer(batchesBytes) ? undefined : batchesBytes;
+    const sliceCount = slices ? slices.length : 1;
     let previousLast: bigint | undefined;
-    while (position + LOG_OVERHEAD <= end) {
-      const length = batchesBytes.readInt32BE(position + BATCH_LENGTH_OFFSET);
-      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
+    let validBytes = 0;
+    /** Bytes of the last slice that hold whole batches (a partial trailing batch is left out). */
+    let lastSliceBytes = 0;
+    for (let k = 0; k < sliceCount; k++) {
+      const bytes = slices ? slices[k]! : (batchesBytes as Buffer);
+      const end = bytes.length;
+      let position = 0;
+      while (position + LOG_OVERHEAD <= end) {
+        const length = bytes.readInt32BE(position + BATCH_LENGTH_OFFSET);
+        if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
+          throw new CorruptRecordError(
+            `record batch at byte ${validBytes + position} declares length ${length}, less than the v2 header needs`,
+          );
+        }
+        const next = position + LOG_OVERHEAD + length;
+        if (next > end) break; // a partial trailing batch: the fetch hit its byte limit
+        const batch = new RecordBatch(bytes.subarray(position, next));
+        batch.validate();
+        const base = batch.baseOffset;
+        if (previousLast === undefined && base < this.endOffset) {
+          throw new UnexpectedAppendOffsetError(
+            `first offset ${base} is below the log end offset ${this.endOffset}; fetch from ${this.endOffset}, or truncate to ${base} first if the logs diverged`,
+            base,
+            this.endOffset,
+          );
+        }
+        if (previousLast !== undefined && base <= previousLast) {
+          throw new UnexpectedAppendOffsetError(
+            `batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
+            base,
+            this.endOffset,
+          );
+        }
+        previousLast = base + BigInt(batch.lastOffsetDelta);
+        batches.push(batch);
+        bases.push(base);
+        position = next;
+      }
+      validBytes += position;
+      if (k < sliceCount - 1 && position !== end) {
         throw new CorruptRecordError(
-          `record batch at byte ${position} declares length ${length}, less than the v2 header needs`,
+          `slice ${k} of the fetched records ends inside a batch (byte ${validBytes}); only the last slice may end with a partial batch`,
         );
       }
-      const next = position + LOG_OVERHEAD + length;
-      if (next > end) break; // a partial trailing batch: the fetch hit its byte limit
-      const batch = new RecordBatch(batchesBytes.subarray(position, next));
-      batch.validate();
-      const base = batch.baseOffset;
-      if (previousLast === undefined && base < this.endOffset) {
-        throw new UnexpectedAppendOffsetError(
-          `first offset ${base} is below the log end offset ${this.endOffset}; fetch from ${this.endOffset}, or truncate to ${base} first if the logs diverged`,
-          base,
-          this.endOffset,
-        );
-      }
-      if (previousLast !== undefined && base <= previousLast) {
-        throw new UnexpectedAppendOffsetError(
-          `batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
-          base,
-          this.endOffset,
-        );
-      }
-      previousLast = base + BigInt(batch.lastOffsetDelta);
-      batches.push(batch);
-      bases.push(base);
-      position = next;
+      lastSliceBytes = position;
     }
     const count = batches.length;
     const first = bases[0];
@@ -339,8 +373,18 @@ export class PartitionLog {
         validBytes: 0,
       };
     }
-    const bytes = position === end ? batchesBytes : batchesBytes.subarray(0, position);
-    this.appendValidated(batches, bases, bytes, options.transferOwnership === true);
+    let bytes: Buffer | readonly Buffer[];
+    if (!slices) {
+      bytes =
+        lastSliceBytes === batchesBytes.length
+          ? batchesBytes
+          : (batchesBytes as Buffer).subarray(0, lastSliceBytes);
+    } else {
+      const last = slices[sliceCount - 1]!;
+      bytes =
+        lastSliceBytes === last.length ? slices : [...slices.slice(0, -1), last.subarray(0, lastSliceBytes)];
+    }
+    this.appendValidated(batches, bases, bytes, validBytes, options.transferOwnership === true);
     batches.length = 0; // do not keep the caller's buffer alive through the scratch array
     bases.length = 0;
     return {
@@ -348,12 +392,12 @@ export class PartitionLog {
       lastOffset: previousLast,
       duplicate: false,
       batchCount: count,
-      validBytes: position,
+      validBytes,
     };
   }
 
   /** The same as `appendAsFollower`: the mirror's name for appending fetched batches unchanged. */
-  appendAsIs(batchesBytes: Buffer, options: AppendAsIsOptions = {}): LogAppendInfo {
+  appendAsIs(batchesBytes: Buffer | readonly Buffer[], options: AppendAsIsOptions = {}): LogAppendInfo {
     return this.appendAsFollower(batchesBytes, options);
   }
 
@@ -391,20 +435,18 @@ export class PartitionLog {
       size += e.size;
       lastOffset = e.lastOffset;
     }
-    const records =
-      first && size > 0 ? this.storage.read(first.segment, first.position, size) : Buffer.alloc(0);
+    const slices = first && size > 0 ? this.storage.readSlices(first.segment, first.position, size) : [];
     const aborted =
       isolation === "read_committed" && lastOffset !== undefined
         ? this.txnIndex.collect(fetchOffset, lastOffset + 1n)
         : [];
-    return {
-      records,
+    return fetchDataInfo(slices, size, {
       highWatermark: this.hw,
       lastStableOffset: lso,
       logStartOffset: this.startOffset,
       logEndOffset: this.endOffset,
       abortedTransactions: aborted,
-    };
+    });
   }
 
   /**
@@ -625,10 +667,11 @@ export class PartitionLog {
   private appendValidated(
     batches: readonly RecordBatch[],
     bases: readonly bigint[],
-    bytes: Buffer,
+    bytes: Buffer | readonly Buffer[],
+    size: number,
     transferOwnership: boolean,
   ): void {
-    this.maybeRoll(bytes.length, bases[0]!);
+    this.maybeRoll(size, bases[0]!);
     this.storage.append(bytes, transferOwnership ? TRANSFER : undefined);
     const segment = this.activeBase;
     let position = this.activeSize;
@@ -793,4 +836,27 @@ function singleBatch(bytes: Buffer): RecordBatch {
     );
   }
   return batch;
+}
+
+/**
+ * A `FetchDataInfo` over `slices`: `records` joins them on first use only (one slice is returned as it is),
+ * so readers that take slices never pay for a copy.
+ */
+export function fetchDataInfo(
+  slices: readonly Buffer[],
+  sizeInBytes: number,
+  offsets: Omit<FetchDataInfo, "recordSlices" | "sizeInBytes" | "records">,
+): FetchDataInfo {
+  let joined: Buffer | undefined;
+  return {
+    recordSlices: slices,
+    sizeInBytes,
+    get records(): Buffer {
+      if (joined === undefined) {
+        joined = slices.length === 1 ? slices[0]! : Buffer.concat(slices as Buffer[], sizeInBytes);
+      }
+      return joined;
+    },
+    ...offsets,
+  };
 }

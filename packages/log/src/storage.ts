@@ -26,12 +26,20 @@ export interface LogStorage {
    */
   read(baseOffset: bigint, position: number, length: number): Buffer;
   /**
-   * Appends whole batches to the active (last) segment. By default the bytes are copied (file storage
-   * writes them out; memory storage copies them once), so the caller may reuse `bytes`. With
-   * `transferOwnership: true` the caller hands the buffer over: it promises never to write to it again,
-   * and memory storage keeps it as it is (a view, no copy). File storage ignores the flag.
+   * The same bytes as `read`, as slices that concatenate to them, each starting at a batch boundary when
+   * `position` is one: memory storage returns views of the stored chunks (no copy, whatever the length),
+   * file storage one fresh buffer. Kafka sends a file range without copying it; this is the in-memory
+   * equivalent for fetches that span many appends.
    */
-  append(bytes: Buffer, options?: { transferOwnership?: boolean }): void;
+  readSlices(baseOffset: bigint, position: number, length: number): Buffer[];
+  /**
+   * Appends whole batches to the active (last) segment: one buffer, or slices appended in order (each
+   * holding whole batches). By default the bytes are copied (file storage writes them out, with one fsync;
+   * memory storage copies them once), so the caller may reuse them. With `transferOwnership: true` the
+   * caller hands the buffers over: it promises never to write to them again, and memory storage keeps
+   * them as they are (views, no copy). File storage ignores the flag.
+   */
+  append(bytes: Buffer | readonly Buffer[], options?: { transferOwnership?: boolean }): void;
   /** Starts a new, empty active segment named `baseOffset` (above every offset stored so far). */
   roll(baseOffset: bigint): void;
   /** Cuts segment `baseOffset` to `position` bytes and deletes every later segment. */

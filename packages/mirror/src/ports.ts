@@ -42,8 +42,13 @@ export interface SourceFetchPartitionResult {
   partition: number;
   /** Set when this partition failed (NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE, FENCED_LEADER_EPOCH...). */
   error?: KafkaError;
-  /** Whole raw batches, exactly as the source stores them. */
-  records: Buffer;
+  /**
+   * Whole raw batches, exactly as the source stores them, as slices: concatenated they are the
+   * partition's records; each slice starts at a batch boundary and only the last may end with a partial
+   * batch (a fetch cut at its byte limit). An embedded source hands over views of its stored bytes
+   * (as Kafka sends a file range without copying it); a network source has one slice per response.
+   */
+  recordSlices: readonly Buffer[];
   highWatermark: bigint;
   lastStableOffset: bigint;
   logStartOffset: bigint;
@@ -133,7 +138,7 @@ export interface LocalReplica {
    * keep the bytes without copying them.
    */
   appendAsIs(
-    batches: Buffer,
+    batches: Buffer | readonly Buffer[],
     options?: { transferOwnership?: boolean },
   ): { batchCount: number; lastOffset: bigint | undefined };
   truncateTo(offset: bigint): void;

@@ -99,6 +99,7 @@ describe("mirror fetcher data path", () => {
 
   it("stops at a partial trailing batch and resumes from it", async () => {
     let cut = true;
+    let slicesSeen = 0;
     const env = mirrorEnv({
       wrapSource: (s): SourceCluster => ({
         ...bind(s),
@@ -108,10 +109,14 @@ describe("mirror fetcher data path", () => {
           cut = false;
           return {
             ...response,
-            partitions: response.partitions.map((p) => ({
-              ...p,
-              records: p.records.subarray(0, p.records.length - 7),
-            })),
+            partitions: response.partitions.map((p) => {
+              slicesSeen = p.recordSlices.length;
+              const last = p.recordSlices[p.recordSlices.length - 1]!;
+              return {
+                ...p,
+                recordSlices: [...p.recordSlices.slice(0, -1), last.subarray(0, last.length - 7)],
+              };
+            }),
           };
         },
       }),
@@ -119,8 +124,39 @@ describe("mirror fetcher data path", () => {
     for (let i = 0; i < 3; i++) await produce(env, valuesBatch([`p${i}`]));
     env.manager.addPartition(env.key());
     await drive(env, 1);
+    // The embedded source answers with views of its three stored appends, not one joined copy.
+    expect(slicesSeen).toBe(3);
     await drive(env, 1000);
     expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
+  });
+
+  it("treats a slice that ends inside a batch (not the last one) as corrupt and fetches again", async () => {
+    let damaged = 0;
+    const env = mirrorEnv({
+      wrapSource: (s): SourceCluster => ({
+        ...bind(s),
+        fetch: async (request) => {
+          const response = await s.fetch(request);
+          return {
+            ...response,
+            partitions: response.partitions.map((p) => {
+              if (damaged > 0 || p.recordSlices.length < 2) return p;
+              damaged++;
+              // Move the first slice's last 5 bytes to the front of the second: same bytes, bad boundary.
+              const [a, b, ...rest] = p.recordSlices as Buffer[];
+              const moved = [a!.subarray(0, a!.length - 5), Buffer.concat([a!.subarray(a!.length - 5), b!])];
+              return { ...p, recordSlices: [...moved, ...rest] };
+            }),
+          };
+        },
+      }),
+    });
+    for (let i = 0; i < 3; i++) await produce(env, valuesBatch([`s${i}`]));
+    env.manager.addPartition(env.key());
+    await drive(env, 1000);
+    expect(damaged).toBe(1);
+    expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
+    expect(env.events.failures).toEqual([]);
   });
 
   it("holds a batch above the local leader epoch until the epoch is bumped", async () => {
@@ -157,10 +193,10 @@ describe("mirror fetcher data path", () => {
           return {
             ...response,
             partitions: response.partitions.map((p) => {
-              if (p.partition !== 1 || p.records.length === 0) return p;
-              const copy = Buffer.from(p.records);
+              if (p.partition !== 1 || p.recordSlices.length === 0) return p;
+              const copy = Buffer.concat(p.recordSlices as Buffer[]);
               copy[copy.length - 1]! ^= 0xff; // in the last batch's records: its CRC no longer matches
-              return { ...p, records: copy };
+              return { ...p, recordSlices: [copy] };
             }),
           };
         },

@@ -58,7 +58,7 @@ export class EmbeddedLocalReplica implements LocalReplica {
 
   /** Through `Broker.appendAsIs`, so the followers are woken and the high watermark moves. */
   appendAsIs(
-    batches: Buffer,
+    batches: Buffer | readonly Buffer[],
     options: { transferOwnership?: boolean } = {},
   ): { batchCount: number; lastOffset: bigint | undefined } {
     const info = this.broker().appendAsIs(this.topic, this.partition, batches, options);

@@ -19,15 +19,15 @@ export interface FetchedBatchScan {
 const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } = RecordBatchLayout;
 
 /**
- * Walks the whole batches of a fetch response's records, zero-copy, and finds the prefix the mirror may
- * append as it is: each batch's header (and CRC-32C unless `verifyCrc: false`, for a caller whose append
- * checks the CRC itself, all or nothing) is validated, offsets must increase, and a batch whose
+ * Walks the whole batches of a fetch response's record slices, zero-copy, and finds the prefix the mirror
+ * may append as it is: each batch's header (and CRC-32C unless `verifyCrc: false`, for a caller whose
+ * append checks the CRC itself, all or nothing) is validated, offsets must increase, and a batch whose
  * partition leader epoch is above `localLeaderEpoch` stops the prefix (the epoch invariant, spec §4). A
- * partial trailing batch (the fetch hit its byte limit) ends the walk; it is fetched again next time.
- * Records are never decoded.
+ * partial trailing batch in the last slice (the fetch hit its byte limit) ends the walk; it is fetched
+ * again next time. A slice other than the last must end on a batch boundary. Records are never decoded.
  */
 export function scanFetchedBatches(
-  records: Buffer,
+  slices: readonly Buffer[],
   localLeaderEpoch: number,
   options: { verifyCrc?: boolean } = {},
 ): FetchedBatchScan {
@@ -41,62 +41,100 @@ export function scanFetchedBatches(
     heldEpoch: undefined,
     corrupt: undefined,
   };
-  let position = 0;
   let previousLast: bigint | undefined;
-  while (position + LOG_OVERHEAD <= records.length) {
-    const length = records.readInt32BE(position + BATCH_LENGTH_OFFSET);
-    if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
-      scan.corrupt = {
-        at: `byte ${position}`,
-        error: new CorruptRecordError(
-          `record batch at byte ${position} of the fetch response declares length ${length}, less than the v2 header needs`,
-        ),
-      };
-      return scan;
-    }
-    const end = position + LOG_OVERHEAD + length;
-    if (end > records.length) return scan;
-    let batch: RecordBatch;
-    try {
-      batch = new RecordBatch(records.subarray(position, end));
-      if (verifyCrc) batch.validate();
-      else if (batch.lastOffsetDelta < 0 || batch.recordCount < 0) {
-        throw new CorruptRecordError(
-          `record batch at offset ${batch.baseOffset} has a negative record count or lastOffsetDelta`,
-        );
+  for (let k = 0; k < slices.length; k++) {
+    const records = slices[k]!;
+    /** Bytes before this slice: positions in messages count from the start of the response. */
+    const before = scan.validBytes;
+    let position = 0;
+    while (position + LOG_OVERHEAD <= records.length) {
+      const length = records.readInt32BE(position + BATCH_LENGTH_OFFSET);
+      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
+        scan.corrupt = {
+          at: `byte ${before + position}`,
+          error: new CorruptRecordError(
+            `record batch at byte ${before + position} of the fetch response declares length ${length}, less than the v2 header needs`,
+          ),
+        };
+        return scan;
       }
-    } catch (error) {
-      // The base offset is outside the CRC: it names the batch even when the rest is damaged.
-      scan.corrupt = { at: records.readBigInt64BE(position).toString(), error: asCorrupt(error) };
-      return scan;
+      const end = position + LOG_OVERHEAD + length;
+      if (end > records.length) break;
+      let batch: RecordBatch;
+      try {
+        batch = new RecordBatch(records.subarray(position, end));
+        if (verifyCrc) batch.validate();
+        else if (batch.lastOffsetDelta < 0 || batch.recordCount < 0) {
+          throw new CorruptRecordError(
+            `record batch at offset ${batch.baseOffset} has a negative record count or lastOffsetDelta`,
+          );
+        }
+      } catch (error) {
+        // The base offset is outside the CRC: it names the batch even when the rest is damaged.
+        scan.corrupt = { at: records.readBigInt64BE(position).toString(), error: asCorrupt(error) };
+        return scan;
+      }
+      const base = batch.baseOffset;
+      const last = base + BigInt(batch.lastOffsetDelta);
+      if (previousLast !== undefined && base <= previousLast) {
+        scan.corrupt = {
+          at: base.toString(),
+          error: new CorruptRecordError(
+            `record batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
+          ),
+        };
+        return scan;
+      }
+      const epoch = batch.partitionLeaderEpoch;
+      if (epoch > scan.maxEpoch) scan.maxEpoch = epoch;
+      if (epoch > localLeaderEpoch) {
+        scan.heldEpoch = epoch;
+        return scan;
+      }
+      if (scan.firstBaseOffset === undefined) {
+        scan.firstBaseOffset = base;
+        scan.firstLastOffset = last;
+      }
+      previousLast = last;
+      scan.batchCount++;
+      position = end;
+      scan.validBytes = before + position;
     }
-    const base = batch.baseOffset;
-    const last = base + BigInt(batch.lastOffsetDelta);
-    if (previousLast !== undefined && base <= previousLast) {
+    if (position !== records.length) {
+      if (k === slices.length - 1) return scan; // a partial trailing batch
       scan.corrupt = {
-        at: base.toString(),
+        at: `byte ${before + position}`,
         error: new CorruptRecordError(
-          `record batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
+          `slice ${k} of the fetch response ends inside a batch (byte ${before + position}); only the response's end may cut a batch`,
         ),
       };
       return scan;
     }
-    const epoch = batch.partitionLeaderEpoch;
-    if (epoch > scan.maxEpoch) scan.maxEpoch = epoch;
-    if (epoch > localLeaderEpoch) {
-      scan.heldEpoch = epoch;
-      return scan;
-    }
-    if (scan.firstBaseOffset === undefined) {
-      scan.firstBaseOffset = base;
-      scan.firstLastOffset = last;
-    }
-    previousLast = last;
-    scan.batchCount++;
-    position = end;
-    scan.validBytes = position;
   }
   return scan;
+}
+
+/** The first `bytes` bytes of `slices`, as slices (views, no copy). */
+export function slicesPrefix(slices: readonly Buffer[], bytes: number): readonly Buffer[] {
+  let total = 0;
+  for (let k = 0; k < slices.length; k++) {
+    const slice = slices[k]!;
+    if (total + slice.length >= bytes) {
+      if (total + slice.length === bytes && k === slices.length - 1) return slices;
+      const out = slices.slice(0, k);
+      if (bytes > total) out.push(slice.subarray(0, bytes - total));
+      return out;
+    }
+    total += slice.length;
+  }
+  return slices;
+}
+
+/** Total bytes of `slices`. */
+export function slicesSize(slices: readonly Buffer[]): number {
+  let total = 0;
+  for (const slice of slices) total += slice.length;
+  return total;
 }
 
 function asCorrupt(error: unknown): CorruptRecordError {

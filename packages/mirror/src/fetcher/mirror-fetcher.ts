@@ -18,7 +18,7 @@ import type {
   SourceFetchPartition,
   SourceFetchPartitionResult,
 } from "../ports";
-import { type FetchedBatchScan, scanFetchedBatches } from "./batch-scan";
+import { type FetchedBatchScan, scanFetchedBatches, slicesPrefix } from "./batch-scan";
 import type { FetchPartitionState } from "./fetch-partition-state";
 
 /** Fetch sizes and timings of one fetch round (read on every round, so changes apply at once). */
@@ -293,14 +293,14 @@ export class MirrorFetcher {
         progress = true;
         continue;
       }
-      if (s.held || answer.records.length === 0) {
+      if (s.held || answer.recordSlices.length === 0) {
         results.push({ partition: id, error: null });
         continue;
       }
       const replica = this.host.replica(s);
       try {
         if (!replica) throw notLeader(s);
-        const outcome = this.append(s, replica, request.fetchOffset, answer.records);
+        const outcome = this.append(s, replica, request.fetchOffset, answer.recordSlices);
         if (outcome === "corrupt") results.push({ partition: id, error: "CORRUPT_MESSAGE" });
         else {
           if (outcome === "progress") progress = true;
@@ -321,7 +321,7 @@ export class MirrorFetcher {
     s: FetchPartitionState,
     replica: LocalReplica,
     fetchOffset: bigint,
-    records: Buffer,
+    records: readonly Buffer[],
   ): "progress" | "none" | "corrupt" {
     const localEpoch = replica.leaderEpoch();
     // Fast path: headers and epochs here, the CRC-32C in the as-is append, which validates every batch
@@ -361,7 +361,7 @@ export class MirrorFetcher {
     s: FetchPartitionState,
     replica: LocalReplica,
     fetchOffset: bigint,
-    records: Buffer,
+    records: readonly Buffer[],
     scan: FetchedBatchScan,
   ): boolean {
     if (scan.firstBaseOffset === undefined) return false;
@@ -376,12 +376,12 @@ export class MirrorFetcher {
     ) {
       replica.truncateFullyAndStartAt(scan.firstBaseOffset);
     }
-    const prefix = scan.validBytes === records.length ? records : records.subarray(0, scan.validBytes);
+    const prefix = slicesPrefix(records, scan.validBytes);
     // The response bytes are never written to again: the log may keep them as they are.
     replica.appendAsIs(prefix, { transferOwnership: true });
-    s.bytesMirrored += prefix.length;
+    s.bytesMirrored += scan.validBytes;
     s.batchesMirrored += scan.batchCount;
-    this.host.recordAppended(s, prefix.length, scan.batchCount);
+    this.host.recordAppended(s, scan.validBytes, scan.batchCount);
     return true;
   }
 

@@ -94,12 +94,12 @@ export class EmbeddedSourceCluster implements SourceCluster {
           clientId: request.clientId,
           principal: this.options.principal,
         });
-        remaining -= response.records.length;
+        remaining -= response.sizeInBytes;
         if (response.throttleTimeMs > throttleTimeMs) throttleTimeMs = response.throttleTimeMs;
         const result: SourceFetchPartitionResult = {
           topic: p.topic,
           partition: p.partition,
-          records: response.records,
+          recordSlices: response.recordSlices,
           highWatermark: response.highWatermark,
           lastStableOffset: response.lastStableOffset,
           logStartOffset: response.logStartOffset,
@@ -153,15 +153,13 @@ export class EmbeddedSourceCluster implements SourceCluster {
     return {
       topic,
       partition,
-      records: EMPTY,
+      recordSlices: [],
       highWatermark: log?.highWatermark ?? -1n,
       lastStableOffset: log?.lastStableOffset ?? -1n,
       logStartOffset: log?.logStartOffset ?? -1n,
     };
   }
 }
-
-const EMPTY = Buffer.alloc(0);
 
 /** `offsetKey` is `topic:partition`; the partition is after the last colon. */
 function parseOffsetKey(key: string): { topic: string; partition: number } | undefined {

@@ -130,6 +130,48 @@ describe("mirror fetcher data path", () => {
     expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
   });
 
+  it("treats out-of-order batches and a wrong magic as corrupt: fetched again, and failed when they repeat", async () => {
+    // Partition 0 gets its 2nd and 3rd batches swapped once; partition 1 always gets a bad magic byte.
+    let swapped = 0;
+    const env = mirrorEnv({
+      sourceAssignment: [[0], [0]],
+      wrapSource: (s): SourceCluster => ({
+        ...bind(s),
+        fetch: async (request) => {
+          const response = await s.fetch(request);
+          return {
+            ...response,
+            partitions: response.partitions.map((p) => {
+              const slices = p.recordSlices as Buffer[];
+              if (p.partition === 0 && swapped === 0 && slices.length === 3) {
+                swapped++;
+                return { ...p, recordSlices: [slices[0]!, slices[2]!, slices[1]!] };
+              }
+              if (p.partition === 1 && slices.length > 0) {
+                const copy = Buffer.concat(slices);
+                copy[16] = 1; // magic of the first batch
+                return { ...p, recordSlices: [copy] };
+              }
+              return p;
+            }),
+          };
+        },
+      }),
+    });
+    for (let i = 0; i < 3; i++) {
+      await produce(env, valuesBatch([`o${i}`]), 0);
+      await produce(env, valuesBatch([`m${i}`]), 1);
+    }
+    env.manager.addPartition(env.key(0));
+    env.manager.addPartition(env.key(1));
+    await drive(env, 1000);
+    expect(swapped).toBe(1);
+    expect(leaderLog(env.destination, 0).logEndOffset).toBe(3n);
+    expect(leaderLog(env.destination, 1).logEndOffset).toBe(0n);
+    expect(env.events.failures.map((f) => [f.key.partition, f.retryable])).toEqual([[1, true]]);
+    expect(env.events.failures[0]?.message).toMatch(/corrupt batch twice.*magic 1/);
+  });
+
   it("treats a slice that ends inside a batch (not the last one) as corrupt and fetches again", async () => {
     let damaged = 0;
     const env = mirrorEnv({

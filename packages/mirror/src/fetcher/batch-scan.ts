@@ -25,16 +25,20 @@ const {
   MAGIC_OFFSET,
   PARTITION_LEADER_EPOCH_OFFSET,
   RECORD_BATCH_OVERHEAD,
-  RECORDS_COUNT_OFFSET,
 } = RecordBatchLayout;
 
 /**
  * Walks the whole batches of a fetch response's record slices, zero-copy, and finds the prefix the mirror
- * may append as it is: each batch's header (and CRC-32C unless `verifyCrc: false`, for a caller whose
- * append checks the CRC itself, all or nothing) is validated, offsets must increase, and a batch whose
- * partition leader epoch is above `localLeaderEpoch` stops the prefix (the epoch invariant, spec §4). A
- * partial trailing batch in the last slice (the fetch hit its byte limit) ends the walk; it is fetched
- * again next time. A slice other than the last must end on a batch boundary. Records are never decoded.
+ * may append as it is: a batch whose partition leader epoch is above `localLeaderEpoch` stops the prefix
+ * (the epoch invariant, spec §4). A partial trailing batch in the last slice (the fetch hit its byte limit)
+ * ends the walk; it is fetched again next time. A slice other than the last must end on a batch boundary.
+ * Records are never decoded.
+ *
+ * Two depths. The full scan (default) validates each batch as the append would (CRC-32C, header, offsets
+ * increasing) and stops at the first bad one, which it reports in `corrupt`. `verifyCrc: false` is the
+ * hot path of a caller whose append validates everything itself, all or nothing: it reads only each
+ * batch's length, magic and epoch (and the first batch's offsets), and the caller falls back to the full
+ * scan when the append refuses the data.
  */
 export function scanFetchedBatches(
   slices: readonly Buffer[],
@@ -71,26 +75,26 @@ export function scanFetchedBatches(
       const end = position + LOG_OVERHEAD + length;
       if (end > records.length) break;
       // Header fields are read in place (no view per batch): this runs once per batch of every fetch.
-      const base = records.readBigInt64BE(position + BASE_OFFSET_OFFSET);
-      const lastOffsetDelta = records.readInt32BE(position + LAST_OFFSET_DELTA_OFFSET);
+      const magic = records.readInt8(position + MAGIC_OFFSET);
+      let base: bigint | undefined;
+      let last: bigint | undefined;
       try {
-        if (verifyCrc) new RecordBatch(records.subarray(position, end)).validate();
-        else if (records.readInt8(position + MAGIC_OFFSET) !== CURRENT_MAGIC) {
+        if (magic !== CURRENT_MAGIC) {
           throw new CorruptRecordError(
-            `record batch at offset ${base} has magic ${records.readInt8(position + MAGIC_OFFSET)}; only magic 2 (RecordBatch v2, Kafka 0.11+) is supported`,
-          );
-        } else if (lastOffsetDelta < 0 || records.readInt32BE(position + RECORDS_COUNT_OFFSET) < 0) {
-          throw new CorruptRecordError(
-            `record batch at offset ${base} has a negative record count or lastOffsetDelta`,
+            `record batch at offset ${records.readBigInt64BE(position)} has magic ${magic}; only magic 2 (RecordBatch v2, Kafka 0.11+) is supported`,
           );
         }
+        if (verifyCrc) new RecordBatch(records.subarray(position, end)).validate();
       } catch (error) {
         // The base offset is outside the CRC: it names the batch even when the rest is damaged.
-        scan.corrupt = { at: base.toString(), error: asCorrupt(error) };
+        scan.corrupt = { at: records.readBigInt64BE(position).toString(), error: asCorrupt(error) };
         return scan;
       }
-      const last = base + BigInt(lastOffsetDelta);
-      if (previousLast !== undefined && base <= previousLast) {
+      if (verifyCrc || scan.firstBaseOffset === undefined) {
+        base = records.readBigInt64BE(position + BASE_OFFSET_OFFSET);
+        last = base + BigInt(records.readInt32BE(position + LAST_OFFSET_DELTA_OFFSET));
+      }
+      if (verifyCrc && previousLast !== undefined && base !== undefined && base <= previousLast) {
         scan.corrupt = {
           at: base.toString(),
           error: new CorruptRecordError(
@@ -109,7 +113,7 @@ export function scanFetchedBatches(
         scan.firstBaseOffset = base;
         scan.firstLastOffset = last;
       }
-      previousLast = last;
+      if (last !== undefined) previousLast = last;
       scan.batchCount++;
       position = end;
       scan.validBytes = before + position;

@@ -324,9 +324,9 @@ export class MirrorFetcher {
     records: readonly Buffer[],
   ): "progress" | "none" | "corrupt" {
     const localEpoch = replica.leaderEpoch();
-    // Fast path: headers and epochs here, the CRC-32C in the as-is append, which validates every batch
-    // before writing any. Only when it finds a corrupt batch is the response scanned with CRCs to append
-    // the valid prefix, so each byte's CRC is computed once.
+    // Fast path: boundaries and epochs here, everything else (CRC-32C, header, offset order) in the as-is
+    // append, which validates every batch before writing any. Only when it refuses the data is the
+    // response scanned in full to append the valid prefix, so each byte's CRC is computed once.
     let scan = scanFetchedBatches(records, localEpoch, { verifyCrc: false });
     if (scan.maxEpoch >= 0) this.host.events.epochObserved(s.key, scan.maxEpoch, localEpoch);
     let appended = false;
@@ -334,7 +334,9 @@ export class MirrorFetcher {
       try {
         appended = this.appendPrefix(s, replica, fetchOffset, records, scan);
       } catch (error) {
-        if (!(error instanceof CorruptRecordError)) throw error;
+        // Out-of-order batches are the source's fault (corrupt data), unless the full scan finds the
+        // response well formed: then the first offset is below the local log end, the caller's to handle.
+        if (!(error instanceof CorruptRecordError) && !isUnexpectedAppendOffset(error)) throw error;
         scan = scanFetchedBatches(records, localEpoch);
         if (scan.corrupt === undefined) throw error;
         if (scan.validBytes > 0) appended = this.appendPrefix(s, replica, fetchOffset, records, scan);
@@ -471,4 +473,8 @@ function isNotLeader(error: KafkaError): boolean {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+function isUnexpectedAppendOffset(error: unknown): boolean {
+  return error instanceof KafkaError && error.errorName === "UNEXPECTED_APPEND_OFFSET";
 }

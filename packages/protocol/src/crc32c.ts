@@ -3,9 +3,14 @@ import { createRequire } from "node:module";
 /**
  * CRC-32C (Castagnoli), the checksum of RecordBatch v2.
  *
- * The fast path is `@node-rs/crc32` (Rust, SSE4.2/ARMv8 CRC instructions, prebuilt per platform through npm
- * optional dependencies, so it installs without a compiler). Where its binary is missing the plain table
- * implementation below is used, so the project still works everywhere.
+ * Every mirrored byte goes through it once, so it bounds the mirror's throughput. Implementations, first
+ * that loads and passes the check vector wins:
+ * - `aws-crt`: AWS's aws-checksums (x86-64: SSE4.2 CRC instructions over three interleaved streams and
+ *   AVX-512 VPCLMULQDQ folding; ARMv8 CRC instructions), about 20 GB/s on 16 KiB here. The binary ships
+ *   inside the npm package for linux/macOS/Windows, so it installs without a compiler or a download.
+ * - `@node-rs/crc32`: Rust, one stream of SSE4.2/ARMv8 CRC instructions, about 5.5 GB/s; prebuilt per
+ *   platform through npm optional dependencies.
+ * - the plain JS table below (slicing-by-8), so the project still works everywhere.
  */
 export function crc32c(data: Uint8Array): number {
   return impl(data);
@@ -54,21 +59,52 @@ export function crc32cJs(data: Uint8Array): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-const nativeCrc32c = loadNative();
+/** The implementations `crc32c` can use, fastest first. */
+export type Crc32cImplementation = "aws-crt" | "node-rs" | "js";
 
-/** Which implementation `crc32c` uses: `native` (@node-rs/crc32) or `js` (its binary could not be loaded). */
-export const crc32cImplementation: "native" | "js" = nativeCrc32c ? "native" : "js";
+const native = loadNative();
 
-const impl: (data: Uint8Array) => number = nativeCrc32c ? (d) => nativeCrc32c(toBuffer(d)) >>> 0 : crc32cJs;
+/** Which implementation `crc32c` uses (`js` when no native binary could be loaded). */
+export const crc32cImplementation: Crc32cImplementation = native?.name ?? "js";
 
-/** Loads the native binding; a missing or wrong binary falls back to JS rather than failing the import. */
-function loadNative(): ((d: Buffer) => number) | undefined {
-  try {
-    const mod = createRequire(import.meta.url)("@node-rs/crc32") as { crc32c(d: Buffer): number };
-    return mod.crc32c(Buffer.from("123456789")) >>> 0 === 0xe3069283 ? mod.crc32c : undefined;
-  } catch {
-    return undefined;
+const impl: (data: Uint8Array) => number = native ? native.crc32c : crc32cJs;
+
+/** Loads the fastest native binding that works; a missing or wrong binary falls back rather than failing. */
+function loadNative(): { name: Crc32cImplementation; crc32c: (d: Uint8Array) => number } | undefined {
+  const require = createRequire(import.meta.url);
+  const candidates: [Crc32cImplementation, () => (d: Uint8Array) => number][] = [
+    [
+      "aws-crt",
+      () => {
+        // Only the checksums module (and its native binding), not the MQTT/HTTP parts of the package.
+        const mod = require("aws-crt/dist/native/checksums") as {
+          crc32c(d: Uint8Array, prev?: number): number;
+        };
+        return (d) => mod.crc32c(d) >>> 0;
+      },
+    ],
+    [
+      "node-rs",
+      () => {
+        const mod = require("@node-rs/crc32") as { crc32c(d: Buffer): number };
+        return (d) => mod.crc32c(toBuffer(d)) >>> 0;
+      },
+    ],
+  ];
+  for (const [name, load] of candidates) {
+    try {
+      const crc = load();
+      const probe = new Uint8Array(20);
+      probe.set(Buffer.from("123456789"), 5);
+      // The check vector, through a view at an offset (the bindings must honour byteOffset).
+      if (crc(Buffer.from("123456789")) === 0xe3069283 && crc(probe.subarray(5, 14)) === 0xe3069283) {
+        return { name, crc32c: crc };
+      }
+    } catch {
+      // Not installed, or no binary for this platform: try the next one.
+    }
   }
+  return undefined;
 }
 
 function toBuffer(d: Uint8Array): Buffer {

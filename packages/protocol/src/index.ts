@@ -36,7 +36,7 @@ export {
   type MirrorPidResetValue,
 } from "./control-record";
 // CRC-32C.
-export { crc32c, crc32cImplementation, crc32cJs } from "./crc32c";
+export { type Crc32cImplementation, crc32c, crc32cImplementation, crc32cJs } from "./crc32c";
 // Errors.
 export {
   CorruptRecordError,

@@ -1,35 +1,65 @@
-import { readdir, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { BenchResult, BenchSuite } from "./harness";
 
 /**
- * Runs every suite in `src/suites/` (or those whose name contains an argument), prints each figure beside
- * its baseline, and writes `bench-results.json` in the working directory.
+ * Runs every suite in `src/suites/` (or those whose name contains an argument), each in a child process of
+ * its own (same Node flags) so that no suite inherits another's heap or JIT state, prints each figure
+ * beside its baseline, and writes `bench-results.json` in the working directory.
  */
 async function main(): Promise<void> {
-  const filters = process.argv.slice(2);
   const here = dirname(fileURLToPath(import.meta.url));
   const dir = join(here, "suites");
+  const only = process.env.BENCH_SUITE_FILE;
+  if (only !== undefined) {
+    await runOne(join(dir, only), process.env.BENCH_RESULTS_OUT);
+    return;
+  }
+  const filters = process.argv.slice(2);
   const files = (await readdir(dir)).filter((f) => f.endsWith(".ts")).sort();
   const all: BenchResult[] = [];
-  for (const file of files) {
-    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { suite?: BenchSuite };
-    const suite = mod.suite;
-    if (!suite) continue;
-    if (filters.length > 0 && !filters.some((f) => suite.name.includes(f))) continue;
-    console.log(`\n== ${suite.name}`);
-    const results = await suite.run();
-    for (const r of results) {
-      console.log(
-        `${r.name.padEnd(48)} ${fmt(r.value).padStart(12)} ${r.unit.padEnd(9)} baseline ${fmt(r.baseline).padStart(12)}  ratio ${r.ratio.toFixed(2)}x${r.note ? `  (${r.note})` : ""}`,
-      );
+  const scratch = await mkdtemp(join(tmpdir(), "cluster-mirror-bench-"));
+  try {
+    for (const file of files) {
+      const suite = await load(join(dir, file));
+      if (!suite) continue;
+      if (filters.length > 0 && !filters.some((f) => suite.name.includes(f))) continue;
+      const out = join(scratch, `${file}.json`);
+      const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+        env: { ...process.env, BENCH_SUITE_FILE: file, BENCH_RESULTS_OUT: out },
+        stdio: "inherit",
+      });
+      if (child.status !== 0)
+        throw new Error(`suite ${suite.name} failed (exit ${child.status ?? child.signal})`);
+      all.push(...(JSON.parse(await readFile(out, "utf8")) as BenchResult[]));
     }
-    all.push(...results);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
   }
   const out = join(process.env.INIT_CWD ?? process.cwd(), "bench-results.json");
   await writeFile(out, `${JSON.stringify(all, null, 2)}\n`);
   console.log(`\nwrote ${all.length} results to ${out}`);
+}
+
+async function load(file: string): Promise<BenchSuite | undefined> {
+  return ((await import(pathToFileURL(file).href)) as { suite?: BenchSuite }).suite;
+}
+
+/** Runs one suite in this process, prints its figures and writes them to `out` as JSON. */
+async function runOne(file: string, out: string | undefined): Promise<void> {
+  const suite = await load(file);
+  if (!suite) throw new Error(`${file} exports no suite`);
+  console.log(`\n== ${suite.name}`);
+  const results = await suite.run();
+  for (const r of results) {
+    console.log(
+      `${r.name.padEnd(48)} ${fmt(r.value).padStart(12)} ${r.unit.padEnd(9)} baseline ${fmt(r.baseline).padStart(12)}  ratio ${r.ratio.toFixed(2)}x${r.note ? `  (${r.note})` : ""}`,
+    );
+  }
+  if (out !== undefined) await writeFile(out, JSON.stringify(results));
 }
 
 function fmt(n: number): string {

@@ -95,6 +95,13 @@ export function scanFetchedBatches(
         last = base + BigInt(records.readInt32BE(position + LAST_OFFSET_DELTA_OFFSET));
       }
       if (verifyCrc && previousLast !== undefined && base !== undefined && base <= previousLast) {
+        // Which of the two batches is misplaced is unknown (a gap before it was allowed, as on compacted
+        // sources, so the prefix may already hold a batch from past a missing one): nothing from this
+        // response is appended, as Kafka refuses a non-monotonic append whole.
+        scan.validBytes = 0;
+        scan.batchCount = 0;
+        scan.firstBaseOffset = undefined;
+        scan.firstLastOffset = undefined;
         scan.corrupt = {
           at: base.toString(),
           error: new CorruptRecordError(
@@ -146,13 +153,6 @@ export function slicesPrefix(slices: readonly Buffer[], bytes: number): readonly
     total += slice.length;
   }
   return slices;
-}
-
-/** Total bytes of `slices`. */
-export function slicesSize(slices: readonly Buffer[]): number {
-  let total = 0;
-  for (const slice of slices) total += slice.length;
-  return total;
 }
 
 function asCorrupt(error: unknown): CorruptRecordError {

@@ -121,15 +121,25 @@ export class FileLogStorage implements LogStorage {
     if (!seg) throw new KafkaStorageError(`append to ${this.dir} with no segment; roll or reset it first`);
     const slices = Buffer.isBuffer(bytes) ? [bytes] : bytes;
     let written = 0;
-    for (const slice of slices) {
-      let done = 0;
-      while (done < slice.length) {
-        const at = seg.size + written + done;
-        done += this.io(() => fs.writeSync(seg.fd, slice, done, slice.length - done, at), "write", seg);
+    try {
+      for (const slice of slices) {
+        let done = 0;
+        while (done < slice.length) {
+          const at = seg.size + written + done;
+          done += this.io(() => fs.writeSync(seg.fd, slice, done, slice.length - done, at), "write", seg);
+        }
+        written += slice.length;
       }
-      written += slice.length;
+      if (this.fsync) this.io(() => fs.fsyncSync(seg.fd), "fsync", seg);
+    } catch (error) {
+      // All or nothing: bytes written before the failure would come back as valid batches on reopen.
+      try {
+        fs.ftruncateSync(seg.fd, seg.size);
+      } catch {
+        // The disk is failing; recovery on reopen truncates a torn tail, and the error below says why.
+      }
+      throw error;
     }
-    if (this.fsync) this.io(() => fs.fsyncSync(seg.fd), "fsync", seg);
     seg.size += written;
   }
 

@@ -228,7 +228,9 @@ export class PartitionLog {
   /**
    * Appends one produced batch as the leader: checks the CRC, that the batch is well formed, the leader
    * epoch and the producer's epoch and sequence; then assigns baseOffset = log end offset and stamps
-   * `leaderEpoch`, in place in `batchBytes` (both fields are outside the CRC). A retry of one of the
+   * `leaderEpoch` (both fields are outside the CRC) into the bytes the log keeps: `batchBytes` itself when
+   * handed over (`transferOwnership`), otherwise a copy, so the caller's buffer is never written to
+   * (bytes shared with another log or a fetch response stay as they are). A retry of one of the
    * producer's last five batches appends nothing and returns the original offsets (`duplicate: true`).
    *
    * Throws `CorruptRecordError` (2), `InvalidRecordError` (87: not exactly one batch, record count not
@@ -274,21 +276,19 @@ export class PartitionLog {
       }
     }
     this.producers.checkAppend(batch, origin);
-    batch.setBaseOffset(this.endOffset);
-    batch.setPartitionLeaderEpoch(leaderEpoch);
-    this.appendValidated(
-      [batch],
-      [batch.baseOffset],
-      batch.buffer,
-      batch.sizeInBytes,
-      options.transferOwnership === true,
-    );
+    // Offsets and the epoch are stamped into the bytes the log keeps: the caller's buffer when it was
+    // handed over, otherwise a copy (the caller's buffer is never written to, so bytes it shares with
+    // another log, a fetch response say, stay as they are).
+    const stored = options.transferOwnership === true ? batch : new RecordBatch(Buffer.from(batch.buffer));
+    stored.setBaseOffset(this.endOffset);
+    stored.setPartitionLeaderEpoch(leaderEpoch);
+    this.appendValidated([stored], [stored.baseOffset], stored.buffer, stored.sizeInBytes, true);
     return {
-      firstOffset: batch.baseOffset,
-      lastOffset: batch.lastOffset,
+      firstOffset: stored.baseOffset,
+      lastOffset: stored.lastOffset,
       duplicate: false,
       batchCount: 1,
-      validBytes: batch.sizeInBytes,
+      validBytes: stored.sizeInBytes,
     };
   }
 
@@ -455,7 +455,10 @@ export class PartitionLog {
    */
   *batches(): Generator<RecordBatch, void, undefined> {
     for (const seg of this.storage.segments()) {
-      if (seg.sizeInBytes > 0) yield* recordBatches(this.storage.read(seg.baseOffset, 0, seg.sizeInBytes));
+      if (seg.sizeInBytes === 0) continue;
+      for (const slice of this.storage.readSlices(seg.baseOffset, 0, seg.sizeInBytes)) {
+        yield* recordBatches(slice);
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { RecordBatch } from "@cluster-mirror/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileLogStorage, ManualClock, PartitionLog, segmentFileName } from "../src/index";
 import { ABORT, controlBatch, dataBatch, removeDir, tempDir } from "./helpers";
@@ -29,7 +30,10 @@ describe("FileLogStorage", () => {
       "leader-epoch-checkpoint",
     ]);
     expect(segmentFileName(2n)).toBe("00000000000000000002.log");
-    expect(fs.readFileSync(path.join(dir, files[0]!)).equals(a)).toBe(true);
+    // The first segment holds the batch as produced, with the leader epoch stamped (offset 0 already).
+    const expected = Buffer.from(a);
+    new RecordBatch(expected).setPartitionLeaderEpoch(3);
+    expect(fs.readFileSync(path.join(dir, files[0]!)).equals(expected)).toBe(true);
     expect(fs.readFileSync(path.join(dir, "leader-epoch-checkpoint"), "utf8")).toBe("0\n2\n3 0\n4 2\n");
   });
 

@@ -12,17 +12,26 @@ import {
 import { ABORT, baseOffsets, COMMIT, controlBatch, dataBatch, memoryLog, PID_RESET } from "./helpers";
 
 describe("appendAsLeader", () => {
-  it("assigns offsets from the log end and stamps the leader epoch in place, CRC still valid", () => {
+  it("assigns offsets from the log end and stamps the leader epoch into the stored bytes, CRC still valid", () => {
     const { log } = memoryLog();
     const a = dataBatch({ count: 3 });
     const b = dataBatch({ count: 2 });
+    const bBefore = Buffer.from(b);
     expect(log.appendAsLeader(a, 5)).toMatchObject({ firstOffset: 0n, lastOffset: 2n, duplicate: false });
     expect(log.appendAsLeader(b, 5)).toMatchObject({ firstOffset: 3n, lastOffset: 4n });
-    const stored = new RecordBatch(b);
+    const stored = [...log.batches()][1]!;
     expect(stored.baseOffset).toBe(3n);
     expect(stored.partitionLeaderEpoch).toBe(5);
     expect(stored.isValid()).toBe(true);
-    expect(log.logEndOffset).toBe(5n);
+    // The caller's buffer is not written to (it may be shared, e.g. bytes fetched from another log)...
+    expect(b.equals(bBefore)).toBe(true);
+    // ...unless it was handed over: then the log keeps and stamps it as it is.
+    const c = dataBatch({ count: 1 });
+    log.appendAsLeader(c, 5, { transferOwnership: true });
+    expect(new RecordBatch(c).baseOffset).toBe(5n);
+    const kept = log.read(5n, 1 << 20, "read_uncommitted", { fetchUpTo: "log_end" }).recordSlices[0]!;
+    expect(kept.buffer === c.buffer && kept.byteOffset === c.byteOffset).toBe(true);
+    expect(log.logEndOffset).toBe(6n);
     expect(log.epochEntries()).toEqual([{ epoch: 5, startOffset: 0n }]);
   });
 

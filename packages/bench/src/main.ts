@@ -32,8 +32,10 @@ async function main(): Promise<void> {
         env: { ...process.env, BENCH_SUITE_FILE: file, BENCH_RESULTS_OUT: out },
         stdio: "inherit",
       });
-      if (child.status !== 0)
-        throw new Error(`suite ${suite.name} failed (exit ${child.status ?? child.signal})`);
+      if (child.status !== 0) {
+        const why = child.error?.message ?? `exit ${child.status ?? child.signal}`;
+        throw new Error(`suite ${suite.name} failed (${why})`);
+      }
       all.push(...(JSON.parse(await readFile(out, "utf8")) as BenchResult[]));
     }
   } finally {

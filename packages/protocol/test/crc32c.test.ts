@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { crc32c, crc32cImplementation, crc32cJs } from "../src/index";
@@ -14,8 +15,24 @@ const VECTORS: [string, Buffer, number][] = [
 ];
 
 describe("crc32c", () => {
-  it("uses the fastest native implementation (aws-crt's aws-checksums) on this platform", () => {
-    expect(crc32cImplementation).toBe("aws-crt");
+  it("uses the fastest native implementation installed: aws-crt's aws-checksums, else @node-rs/crc32", () => {
+    const require = createRequire(import.meta.url);
+    const installed = (id: string) => {
+      try {
+        require.resolve(id);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // aws-crt is an optional dependency: an install without it falls back, never to JS where node-rs is.
+    const expected = installed("aws-crt/dist/native/checksums")
+      ? "aws-crt"
+      : installed("@node-rs/crc32")
+        ? "node-rs"
+        : "js";
+    expect(crc32cImplementation).toBe(expected);
+    expect(crc32cImplementation).not.toBe("js");
   });
 
   for (const [name, data, expected] of VECTORS) {
@@ -42,6 +59,16 @@ describe("crc32c", () => {
         expect(crc32c(Buffer.from(view))).toBe(crc32cJs(view));
       }),
       { seed: SEED, numRuns: 500 },
+    );
+  });
+
+  it("the fallback binding, @node-rs/crc32, agrees with JS too", () => {
+    const rs = createRequire(import.meta.url)("@node-rs/crc32") as { crc32c(d: Buffer): number };
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 3000 }), (data) => {
+        expect(rs.crc32c(Buffer.from(data)) >>> 0).toBe(crc32cJs(data));
+      }),
+      { seed: SEED, numRuns: 200 },
     );
   });
 });

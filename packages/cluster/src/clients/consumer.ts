@@ -520,7 +520,7 @@ export class Consumer {
           }
           throw error;
         }
-        budget -= response.records.length;
+        budget -= response.sizeInBytes;
         state.highWatermark = response.highWatermark;
         if (response.throttleTimeMs > 0) {
           this.lastThrottle = response.throttleTimeMs;
@@ -528,7 +528,7 @@ export class Consumer {
           if (until > this.throttledUntil) this.throttledUntil = until;
         } else this.lastThrottle = 0;
         const decoded = decodeFetch(
-          response.records,
+          response.recordSlices,
           state.position,
           this.isolation,
           response.abortedTransactions,

@@ -4,6 +4,7 @@ import {
   decodeRecords,
   encodeRecordBatch,
   type Record,
+  type RecordBatch,
   type RecordHeader,
   recordBatches,
   TimestampType,
@@ -80,7 +81,7 @@ export interface DecodedFetch {
  * at a time and can let such records through).
  */
 export function decodeFetch(
-  records: Buffer,
+  records: Buffer | readonly Buffer[],
   fetchOffset: bigint,
   isolation: IsolationLevel,
   abortedTransactions: readonly AbortedTxn[],
@@ -96,7 +97,7 @@ export function decodeFetch(
       aborted.set(t.producerId, list);
     }
   }
-  for (const batch of recordBatches(records)) {
+  for (const batch of batchesOf(records)) {
     nextOffset = batch.nextOffset;
     lastLeaderEpoch = batch.partitionLeaderEpoch;
     if (batch.isControl || batch.nextOffset <= fetchOffset) continue;
@@ -126,4 +127,10 @@ export function decodeFetch(
 function toBuffer(v: Buffer | string | null | undefined): Buffer | null {
   if (v === undefined || v === null) return null;
   return typeof v === "string" ? Buffer.from(v) : v;
+}
+
+/** The batches of one buffer, or of slices that each hold whole batches (a fetch's `recordSlices`). */
+function* batchesOf(records: Buffer | readonly Buffer[]): Generator<RecordBatch, void, undefined> {
+  if (Buffer.isBuffer(records)) yield* recordBatches(records);
+  else for (const slice of records) yield* recordBatches(slice);
 }

@@ -5,12 +5,25 @@ import {
   recordBatches,
 } from "@cluster-mirror/protocol";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { SourceCluster } from "../src/ports";
+import type { SourceCluster, SourceFetchPartitionResult } from "../src/ports";
 import { batchBytes, bind, drive, leaderLog, mirrorEnv, produce, TOPIC, valuesBatch } from "./data-helpers";
 
 beforeAll(async () => {
   await loadCompressionCodecs();
 });
+
+/** A source whose fetch answers pass through `rewrite`, partition by partition (to damage or cut them). */
+function mapFetchedPartitions(
+  rewrite: (p: SourceFetchPartitionResult) => SourceFetchPartitionResult,
+): (s: SourceCluster) => SourceCluster {
+  return (s) => ({
+    ...bind(s),
+    fetch: async (request) => {
+      const response = await s.fetch(request);
+      return { ...response, partitions: response.partitions.map(rewrite) };
+    },
+  });
+}
 
 describe("mirror fetcher data path", () => {
   it("mirrors every kind of batch byte for byte, at the same offsets", async () => {
@@ -101,24 +114,12 @@ describe("mirror fetcher data path", () => {
     let cut = true;
     let slicesSeen = 0;
     const env = mirrorEnv({
-      wrapSource: (s): SourceCluster => ({
-        ...bind(s),
-        fetch: async (request) => {
-          const response = await s.fetch(request);
-          if (!cut) return response;
-          cut = false;
-          return {
-            ...response,
-            partitions: response.partitions.map((p) => {
-              slicesSeen = p.recordSlices.length;
-              const last = p.recordSlices[p.recordSlices.length - 1]!;
-              return {
-                ...p,
-                recordSlices: [...p.recordSlices.slice(0, -1), last.subarray(0, last.length - 7)],
-              };
-            }),
-          };
-        },
+      wrapSource: mapFetchedPartitions((p) => {
+        if (!cut || p.recordSlices.length === 0) return p;
+        cut = false;
+        slicesSeen = p.recordSlices.length;
+        const last = p.recordSlices[p.recordSlices.length - 1]!;
+        return { ...p, recordSlices: [...p.recordSlices.slice(0, -1), last.subarray(0, last.length - 7)] };
       }),
     });
     for (let i = 0; i < 3; i++) await produce(env, valuesBatch([`p${i}`]));
@@ -135,27 +136,18 @@ describe("mirror fetcher data path", () => {
     let swapped = 0;
     const env = mirrorEnv({
       sourceAssignment: [[0], [0]],
-      wrapSource: (s): SourceCluster => ({
-        ...bind(s),
-        fetch: async (request) => {
-          const response = await s.fetch(request);
-          return {
-            ...response,
-            partitions: response.partitions.map((p) => {
-              const slices = p.recordSlices as Buffer[];
-              if (p.partition === 0 && swapped === 0 && slices.length === 3) {
-                swapped++;
-                return { ...p, recordSlices: [slices[0]!, slices[2]!, slices[1]!] };
-              }
-              if (p.partition === 1 && slices.length > 0) {
-                const copy = Buffer.concat(slices);
-                copy[16] = 1; // magic of the first batch
-                return { ...p, recordSlices: [copy] };
-              }
-              return p;
-            }),
-          };
-        },
+      wrapSource: mapFetchedPartitions((p) => {
+        const slices = p.recordSlices as Buffer[];
+        if (p.partition === 0 && swapped === 0 && slices.length === 3) {
+          swapped++;
+          return { ...p, recordSlices: [slices[0]!, slices[2]!, slices[1]!] };
+        }
+        if (p.partition === 1 && slices.length > 0) {
+          const copy = Buffer.concat(slices);
+          copy[16] = 1; // magic of the first batch
+          return { ...p, recordSlices: [copy] };
+        }
+        return p;
       }),
     });
     for (let i = 0; i < 3; i++) {
@@ -177,22 +169,13 @@ describe("mirror fetcher data path", () => {
   it("treats a slice that ends inside a batch (not the last one) as corrupt and fetches again", async () => {
     let damaged = 0;
     const env = mirrorEnv({
-      wrapSource: (s): SourceCluster => ({
-        ...bind(s),
-        fetch: async (request) => {
-          const response = await s.fetch(request);
-          return {
-            ...response,
-            partitions: response.partitions.map((p) => {
-              if (damaged > 0 || p.recordSlices.length < 2) return p;
-              damaged++;
-              // Move the first slice's last 5 bytes to the front of the second: same bytes, bad boundary.
-              const [a, b, ...rest] = p.recordSlices as Buffer[];
-              const moved = [a!.subarray(0, a!.length - 5), Buffer.concat([a!.subarray(a!.length - 5), b!])];
-              return { ...p, recordSlices: [...moved, ...rest] };
-            }),
-          };
-        },
+      wrapSource: mapFetchedPartitions((p) => {
+        if (damaged > 0 || p.recordSlices.length < 2) return p;
+        damaged++;
+        // Move the first slice's last 5 bytes to the front of the second: same bytes, bad boundary.
+        const [a, b, ...rest] = p.recordSlices as Buffer[];
+        const moved = [a!.subarray(0, a!.length - 5), Buffer.concat([a!.subarray(a!.length - 5), b!])];
+        return { ...p, recordSlices: [...moved, ...rest] };
       }),
     });
     for (let i = 0; i < 3; i++) await produce(env, valuesBatch([`s${i}`]));
@@ -230,20 +213,11 @@ describe("mirror fetcher data path", () => {
   it("fails only the partition whose batch is corrupt, after fetching it again", async () => {
     const env = mirrorEnv({
       sourceAssignment: [[0], [0]],
-      wrapSource: (s): SourceCluster => ({
-        ...bind(s),
-        fetch: async (request) => {
-          const response = await s.fetch(request);
-          return {
-            ...response,
-            partitions: response.partitions.map((p) => {
-              if (p.partition !== 1 || p.recordSlices.length === 0) return p;
-              const copy = Buffer.concat(p.recordSlices as Buffer[]);
-              copy[copy.length - 1]! ^= 0xff; // in the last batch's records: its CRC no longer matches
-              return { ...p, recordSlices: [copy] };
-            }),
-          };
-        },
+      wrapSource: mapFetchedPartitions((p) => {
+        if (p.partition !== 1 || p.recordSlices.length === 0) return p;
+        const copy = Buffer.concat(p.recordSlices as Buffer[]);
+        copy[copy.length - 1]! ^= 0xff; // in the last batch's records: its CRC no longer matches
+        return { ...p, recordSlices: [copy] };
       }),
     });
     for (let i = 0; i < 3; i++) {

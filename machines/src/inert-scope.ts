@@ -102,3 +102,8 @@ export function transitionPartition(
 }
 
 const partitionReplay = replayTransition(mirrorPartitionMachine, {});
+
+/** Counters of `transitionPartition`: transitions replayed, and those that went through xstate. */
+export function partitionReplayStats(): { replayed: number; throughXstate: number } {
+  return partitionReplay.stats();
+}

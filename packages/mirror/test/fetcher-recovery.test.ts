@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { batchBytes, drive, leaderLog, mirrorEnv, produce, TOPIC, valuesBatch } from "./data-helpers";
+import type { SourceCluster } from "../src/ports";
+import { batchBytes, bind, drive, leaderLog, mirrorEnv, produce, TOPIC, valuesBatch } from "./data-helpers";
 
 describe("mirror fetcher recovery", () => {
   it("truncates the destination where the source diverged (source truncation) and mirrors again", async () => {
@@ -61,6 +62,42 @@ describe("mirror fetcher recovery", () => {
     await drive(env, 1000);
     expect(leaderLog(env.destination).logStartOffset).toBe(12n);
     expect(batchBytes(env.destination)).toEqual(batchBytes(env.source, 0, 12n));
+    expect(env.events.failures).toEqual([]);
+  });
+
+  it("checks the first batch's CRC before its offsets move an empty log to the batch's base", async () => {
+    // Log start 7 falls inside the batch [6, 7]; that batch arrives corrupt once. The local log must not
+    // be restarted at 6 on the strength of a batch that fails its CRC: it is fetched again from 7.
+    const requested: bigint[] = [];
+    let damaged = false;
+    const env = mirrorEnv({
+      wrapSource: (s): SourceCluster => ({
+        ...bind(s),
+        fetch: async (request) => {
+          for (const p of request.partitions) requested.push(p.fetchOffset);
+          const response = await s.fetch(request);
+          return {
+            ...response,
+            partitions: response.partitions.map((p) => {
+              if (damaged || p.recordSlices.length === 0 || requested.at(-1) !== 7n) return p;
+              damaged = true;
+              const copy = Buffer.concat(p.recordSlices as Buffer[]);
+              copy[40]! ^= 0xff; // the first batch's timestamps: its CRC no longer matches
+              return { ...p, recordSlices: [copy] };
+            }),
+          };
+        },
+      }),
+    });
+    for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`d${i}a`, `d${i}b`]));
+    env.source.leaderFor(TOPIC, 0).deleteRecords(TOPIC, 0, 7n);
+    env.manager.addPartition(env.key());
+    await drive(env, 1000);
+    expect(damaged).toBe(true);
+    const afterReset = requested.slice(requested.indexOf(7n));
+    expect(afterReset.filter((o) => o < 7n)).toEqual([]);
+    expect(batchBytes(env.destination)).toEqual(batchBytes(env.source, 0, 6n));
+    expect(leaderLog(env.destination).logStartOffset).toBe(6n);
     expect(env.events.failures).toEqual([]);
   });
 

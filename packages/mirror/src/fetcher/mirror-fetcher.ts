@@ -10,7 +10,7 @@ import {
   initialFetcherSnapshot,
   type RetryBackoffOptions,
 } from "@cluster-mirror/machines";
-import { CorruptRecordError, KafkaError } from "@cluster-mirror/protocol";
+import { CorruptRecordError, KafkaError, RecordBatch, RecordBatchLayout } from "@cluster-mirror/protocol";
 import type {
   FetcherEvents,
   LocalReplica,
@@ -20,6 +20,8 @@ import type {
 } from "../ports";
 import { type FetchedBatchScan, scanFetchedBatches, slicesPrefix } from "./batch-scan";
 import type { FetchPartitionState } from "./fetch-partition-state";
+
+const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
 
 /** Fetch sizes and timings of one fetch round (read on every round, so changes apply at once). */
 export interface FetchRoundConfig {
@@ -376,6 +378,9 @@ export class MirrorFetcher {
       leo === replica.logStartOffset() &&
       (scan.firstLastOffset ?? -1n) >= leo
     ) {
+      // The fast scan did not check this batch's CRC: check it before its offsets move the local log.
+      const first = records[0]!;
+      new RecordBatch(first.subarray(0, LOG_OVERHEAD + first.readInt32BE(BATCH_LENGTH_OFFSET))).validate();
       replica.truncateFullyAndStartAt(scan.firstBaseOffset);
     }
     const prefix = slicesPrefix(records, scan.validBytes);

@@ -379,7 +379,7 @@ export class MirrorFetcher {
       (scan.firstLastOffset ?? -1n) >= leo
     ) {
       // The fast scan did not check this batch's CRC: check it before its offsets move the local log.
-      const first = records[0]!;
+      const first = records.find((slice) => slice.length > 0)!;
       new RecordBatch(first.subarray(0, LOG_OVERHEAD + first.readInt32BE(BATCH_LENGTH_OFFSET))).validate();
       replica.truncateFullyAndStartAt(scan.firstBaseOffset);
     }

@@ -40,22 +40,23 @@ function plain(s: MirrorPartitionSnapshot) {
   return { status: s.status, value: s.value, context: s.context, tags: [...s.tags] };
 }
 
+/** One event through the replay and through xstate: same snapshot, same identity, same actions. */
+function sameAsXstate(s: MirrorPartitionSnapshot, event: TestEvent): MirrorPartitionSnapshot {
+  const e = withEpoch(s, event);
+  const [fast, fastActions] = transitionPartition(s, e);
+  const [slow, slowActions] = transition(mirrorPartitionMachine, s, e);
+  expect(plain(fast)).toEqual(plain(slow));
+  expect(fast === s).toBe(slow === s);
+  expect(fastActions.map((a) => [a.type, a.params])).toEqual(slowActions.map((a) => [a.type, a.params]));
+  return fast;
+}
+
 describe("replayed partition transitions", () => {
   it("give exactly xstate's snapshot and actions on random event sequences", () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: EVENTS.length - 1 }), { maxLength: 60 }), (picks) => {
         let s = fresh();
-        for (const i of picks) {
-          const e = withEpoch(s, EVENTS[i] as TestEvent);
-          const [fast, fastActions] = transitionPartition(s, e);
-          const [slow, slowActions] = transition(mirrorPartitionMachine, s, e);
-          expect(plain(fast)).toEqual(plain(slow));
-          expect(fast === s).toBe(slow === s);
-          expect(fastActions.map((a) => [a.type, a.params])).toEqual(
-            slowActions.map((a) => [a.type, a.params]),
-          );
-          s = fast;
-        }
+        for (const i of picks) s = sameAsXstate(s, EVENTS[i] as TestEvent);
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) },
     );
@@ -97,17 +98,7 @@ describe("replayed partition transitions", () => {
             COMMITTED,
           ];
           let s = fresh();
-          for (const event of events) {
-            const e = withEpoch(s, event);
-            const [fast, fastActions] = transitionPartition(s, e);
-            const [slow, slowActions] = transition(mirrorPartitionMachine, s, e);
-            expect(plain(fast)).toEqual(plain(slow));
-            expect(fast === s).toBe(slow === s);
-            expect(fastActions.map((a) => [a.type, a.params])).toEqual(
-              slowActions.map((a) => [a.type, a.params]),
-            );
-            s = fast;
-          }
+          for (const event of events) s = sameAsXstate(s, event);
           expect(s.value).toEqual({ STOPPED: "idle" });
           joins++;
         },

@@ -1,5 +1,6 @@
 import {
   type AbortedTxn,
+  divergenceTruncationOffset,
   type IsolationLevel,
   type LogAppendInfo,
   PartitionLog,
@@ -370,8 +371,8 @@ export class Broker {
     const p = this.leaderReplica(request.topic, request.partition);
     p.checkLeader(request.currentLeaderEpoch ?? -1);
     const last = request.lastFetchedEpoch ?? UNDEFINED_EPOCH;
-    if (last !== UNDEFINED_EPOCH) {
-      const end = p.log.endOffsetForEpoch(last);
+    const end = p.divergenceCheckFor(last);
+    if (end) {
       if (end.epoch !== last || end.endOffset < request.fetchOffset) {
         return {
           recordSlices: [],
@@ -600,7 +601,7 @@ export class Broker {
       );
       this.partitions.set(k, p);
     }
-    p.updateMetadata(meta);
+    p.updateMetadata(meta, topic.configs.get("mirror.name"));
     const epochChanged = oldEpoch !== p.leaderEpoch;
     if (p.isLeader) {
       this.cancelReplicaFetch(p);
@@ -678,20 +679,26 @@ export class Broker {
       if (error instanceof KafkaError && error.errorName === "OFFSET_OUT_OF_RANGE") {
         // As Kafka's follower: past the leader's end (the leader truncated, e.g. a mirror aligning to the
         // source), truncate to the leader's end; below its start, start over at the leader's log start.
+        // Unknown to us right now (the leader's replica is gone): keep everything and ask again later.
         const leaderLog = leader.replica(p.topic, p.partition)?.log;
-        if (leaderLog && log.logEndOffset > leaderLog.logEndOffset) log.truncateTo(leaderLog.logEndOffset);
-        else log.truncateFullyAndStartAt(leaderLog?.logStartOffset ?? 0n);
+        if (!leaderLog) {
+          this.scheduleReplicaFetch(p, backoff);
+          return;
+        }
+        if (log.logEndOffset > leaderLog.logEndOffset) log.truncateTo(leaderLog.logEndOffset);
+        else if (log.logEndOffset < leaderLog.logStartOffset)
+          log.truncateFullyAndStartAt(leaderLog.logStartOffset);
         this.scheduleReplicaFetch(p, 0);
       } else this.scheduleReplicaFetch(p, backoff);
       return;
     }
     if (result.divergingEpoch) {
-      const d = result.divergingEpoch;
-      const mine = log.endOffsetForEpoch(d.epoch);
-      let target = d.endOffset >= 0n ? d.endOffset : result.logEndOffset;
-      if (mine.epoch === d.epoch && mine.endOffset >= 0n && mine.endOffset < target) target = mine.endOffset;
-      log.truncateTo(target);
-      this.scheduleReplicaFetch(p, 0);
+      // Kafka's follower rule (an UNDEFINED answer truncates to the high watermark, never below it).
+      const before = { leo: log.logEndOffset, epoch: log.latestEpoch };
+      log.truncateTo(divergenceTruncationOffset(log, result.divergingEpoch));
+      // The same answer again would change nothing: wait before asking again instead of spinning.
+      const changed = log.logEndOffset !== before.leo || log.latestEpoch !== before.epoch;
+      this.scheduleReplicaFetch(p, changed ? 0 : backoff);
       return;
     }
     const hwBefore = log.highWatermark;

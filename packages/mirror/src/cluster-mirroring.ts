@@ -126,16 +126,14 @@ export class ClusterMirroring {
    */
   asSource(): EmbeddedSourceOptions {
     return {
-      lastMirrorEpoch: (topicId, partition) => {
-        const views = this.coordinators
-          .describe()
-          .filter(
-            (v) => v.key.topicId === topicId && v.key.partition === partition && v.lastMirrorEpoch >= 0,
-          );
-        // The partition's latest failover: the view with the highest state epoch.
-        views.sort((a, b) => b.stateEpoch - a.stateEpoch);
-        return views[0]?.lastMirrorEpoch ?? -1;
-      },
+      // From the coordinators that own the keys (one per mirror this cluster runs); a retriable error,
+      // never -1, while one of them is loading or not elected (-1 would make the caller truncate fully).
+      lastMirrorEpoch: (topicId, partition) =>
+        this.coordinators.lastMirrorEpochOf(
+          this.admin.listMirrors().map((m) => m.name),
+          topicId,
+          partition,
+        ),
       listMirrors: () =>
         this.admin
           .listMirrors()

@@ -6,6 +6,7 @@ import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 import { EmbeddedDestination } from "./destination/embedded-destination";
 import {
+  DEFAULT_MIRROR_STATE_PARTITIONS,
   EmbeddedStateLog,
   ensureMirrorStateTopic,
   MIRROR_STATE_TOPIC,
@@ -26,7 +27,11 @@ export interface ClusterMirroringOptions {
   sources: SourceConnector;
   /** Jitter for retries and backoffs. */
   random: Random;
-  /** `mirror.topic.num.partitions`: partitions of `__mirror_state` (default 16). */
+  /**
+   * `mirror.topic.num.partitions`: partitions of `__mirror_state` when this start creates it (default
+   * {@link DEFAULT_MIRROR_STATE_PARTITIONS}). Like `offsets.topic.num.partitions`, it is fixed once the
+   * topic exists: an existing `__mirror_state` keeps its count (a warning says so when they differ).
+   */
   numStatePartitions?: number;
   /** `mirror.coordinator.append.linger.ms` (default 10). */
   lingerMs?: number;
@@ -75,9 +80,9 @@ export class ClusterMirroring {
   private readonly numStatePartitions: number;
   private unsubscribe: (() => void) | undefined;
 
-  private constructor(options: ClusterMirroringOptions) {
+  private constructor(options: ClusterMirroringOptions, numStatePartitions: number) {
     this.options = options;
-    this.numStatePartitions = options.numStatePartitions ?? 16;
+    this.numStatePartitions = numStatePartitions;
     this.destination = new EmbeddedDestination(options.cluster);
     this.sources = new SourceConnections(options.sources);
     this.coordinators = new MirrorCoordinatorRouter(
@@ -99,8 +104,16 @@ export class ClusterMirroring {
 
   /** Starts mirroring on every running broker of `options.cluster` (creating `__mirror_state` if needed). */
   static start(options: ClusterMirroringOptions): ClusterMirroring {
-    const mirroring = new ClusterMirroring(options);
-    ensureMirrorStateTopic(options.cluster, mirroring.numStatePartitions);
+    const requested = options.numStatePartitions ?? DEFAULT_MIRROR_STATE_PARTITIONS;
+    // Every key's coordinator is hash % partition count: routing by any other count than the topic's
+    // own would send commands to partitions nobody coordinates for them (NOT_COORDINATOR forever).
+    const actual = ensureMirrorStateTopic(options.cluster, requested);
+    if (actual !== requested) {
+      (options.warn ?? ((m: string) => console.warn(m)))(
+        `${MIRROR_STATE_TOPIC} already exists with ${actual} partitions; mirror.topic.num.partitions=${requested} is ignored (the partition count of ${MIRROR_STATE_TOPIC} cannot change once created)`,
+      );
+    }
+    const mirroring = new ClusterMirroring(options, actual);
     for (const id of options.cluster.runningBrokers()) mirroring.attach(id);
     mirroring.unsubscribe = options.cluster.onBrokerChange((id, running) => {
       if (running) mirroring.attach(id);

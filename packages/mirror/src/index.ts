@@ -10,6 +10,7 @@ export {
   InvalidMirrorConfigError,
   InvalidMirrorNameError,
   MirrorAlreadyExistsError,
+  MirrorLoopError,
   MirrorStateError,
   SourceUnreachableError,
   UnknownMirrorError,

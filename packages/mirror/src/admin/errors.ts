@@ -99,3 +99,28 @@ export class SourceUnreachableError extends KafkaError {
     this.mirror = mirror;
   }
 }
+
+/**
+ * Adding these topics would close a mirror loop (MIRROR_LOOP): the source already mirrors them from this
+ * cluster, so each copy would be read-only waiting for the other. Refused before anything changes.
+ */
+export class MirrorLoopError extends KafkaError {
+  /** The mirror the topics were to be added to. */
+  readonly mirror: string;
+  /** The topics that would loop, sorted. */
+  readonly topics: readonly string[];
+  /** The source's mirror that already mirrors them from this cluster. */
+  readonly sourceMirror: string;
+
+  constructor(mirror: string, topics: readonly string[], sourceMirror: string, clusterId: string) {
+    super(
+      "MIRROR_LOOP",
+      -1,
+      false,
+      `Cannot add [${topics.join(", ")}] to mirror '${mirror}': the source's mirror '${sourceMirror}' already mirrors ${topics.length === 1 ? "it" : "them"} from this cluster (${clusterId}), so the two copies would mirror each other and neither would accept writes. Nothing was changed. To fail back, first fail over on the source (remove the topics from its mirror '${sourceMirror}'), then add them here.`,
+    );
+    this.mirror = mirror;
+    this.topics = topics;
+    this.sourceMirror = sourceMirror;
+  }
+}

@@ -16,6 +16,7 @@ import type { MirrorDescribeRow, MirrorListing } from "./describe-format";
 import {
   InvalidMirrorConfigError,
   MirrorAlreadyExistsError,
+  MirrorLoopError,
   MirrorStateError,
   SourceUnreachableError,
   UnknownMirrorError,
@@ -188,6 +189,7 @@ export class MirrorAdmin {
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     const readded = existing.filter((t): t is MirrorTopic => t?.desired === "REMOVED");
     checkPartitionStates("START", readded, views, ["UNKNOWN", "STOPPED"]);
+    await this.checkNoLoop(def, matched);
     for (const [i, source] of matched.entries()) {
       const current = existing[i];
       if (current === undefined && !this.controller.image.topic(source.name)) {
@@ -352,6 +354,22 @@ export class MirrorAdmin {
       );
     }
     return current?.mirror === mirror ? current : undefined;
+  }
+
+  /**
+   * Refuses (MirrorLoopError) topics that the source itself mirrors from this cluster: adding them would set
+   * `mirror.name` on this cluster's live topics and make both copies read-only. The PREPARING check of the
+   * partition machine catches the same loop, but only after the topic went read-only; here nothing has
+   * changed yet. A chain (the source mirrors them from a third cluster) is fine.
+   */
+  private async checkNoLoop(def: MirrorDefinition, topics: readonly SourceTopicInfo[]): Promise<void> {
+    const here = this.options.destination.clusterId;
+    const mirrors = await this.sourceCall(def, (s) => s.listMirrors());
+    for (const m of mirrors) {
+      if (m.sourceClusterId !== here) continue;
+      const looping = topics.filter((t) => m.topics.includes(t.name)).map((t) => t.name);
+      if (looping.length > 0) throw new MirrorLoopError(def.name, looping, m.name, here);
+    }
   }
 
   private setMirrorName(topic: string, mirror: string, desired: DesiredMirrorState): void {

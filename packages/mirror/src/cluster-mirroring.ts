@@ -1,7 +1,9 @@
 import { type KafkaCluster, murmur2, type Random, toPositive } from "@cluster-mirror/cluster";
 import type { RetryBackoffOptions } from "@cluster-mirror/machines";
+import type { MirrorDescribeRow } from "./admin/describe-format";
 import { MirrorAdmin } from "./admin/mirror-admin";
 import { parseMirrorConfig } from "./admin/mirror-config";
+import { liveSourceHighWatermark } from "./admin/mirror-describe";
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 import { EmbeddedDestination } from "./destination/embedded-destination";
@@ -157,18 +159,50 @@ export class ClusterMirroring {
   }
 
   /**
-   * Resolves once every partition of `mirror` is MIRRORING with no lag (source high watermark reached),
-   * checking every `intervalMs` on the cluster's scheduler; rejects after `timeoutMs` naming the laggards.
+   * The catch-up barrier of a planned failover: resolves once every partition of `mirror` is MIRRORING and
+   * its destination log end has reached the source high watermark the source answered when this was
+   * called (ListOffsets latest, asked at once and again until the source answers), so every record the
+   * source acknowledged before the call is on the destination. Checks every `intervalMs` on the cluster's
+   * scheduler; rejects after `timeoutMs` naming the laggards.
    */
   whenCaughtUp(mirror: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<void> {
+    // The fetchers' last-seen high watermark is not enough: it trails the source by a fetch round, so
+    // records acknowledged just before the call would count as mirrored and a failover would lose them.
+    const barriers = new Map<string, bigint>();
+    const id = (r: { topic: string; partition: number }) => `${r.topic}\u0000${r.partition}`;
     return this.waitFor(async () => {
       const rows = await this.admin.describe(mirror);
-      const behind = rows.filter((r) => r.state !== "MIRRORING" || r.lag !== 0n);
+      await Promise.all(
+        rows
+          .filter((r) => !barriers.has(id(r)))
+          .map(async (r) => {
+            const hw = await liveSourceHighWatermark(
+              { destination: this.options.cluster, sources: this.sources },
+              { mirror, topic: r.topic, partition: r.partition },
+            );
+            if (hw !== null) barriers.set(id(r), hw);
+          }),
+      );
+      const behind = rows.filter((r) => {
+        const barrier = barriers.get(id(r));
+        return (
+          r.state !== "MIRRORING" ||
+          barrier === undefined ||
+          r.destinationOffset === null ||
+          r.destinationOffset < barrier
+        );
+      });
+      const show = (r: MirrorDescribeRow) => {
+        const barrier = barriers.get(id(r));
+        const lag =
+          barrier === undefined || r.destinationOffset === null ? "?" : String(barrier - r.destinationOffset);
+        return `${r.topic}-${r.partition} ${r.state} lag ${lag}`;
+      };
       return behind.length === 0 && rows.length > 0
         ? undefined
-        : `${behind.length} of ${rows.length} partitions of mirror ${mirror} not caught up (${behind
+        : `${behind.length} of ${rows.length} partitions of mirror ${mirror} not caught up to the source's high watermark at the call (${behind
             .slice(0, 3)
-            .map((r) => `${r.topic}-${r.partition} ${r.state} lag ${r.lag ?? "?"}`)
+            .map(show)
             .join(", ")})`;
     }, options);
   }

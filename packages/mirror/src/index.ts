@@ -14,8 +14,11 @@ export {
   MirrorStateError,
   SourceUnreachableError,
   UnknownMirrorError,
+  UnsafeTruncationError,
 } from "./admin/errors";
+export type { LocalWritesAtRisk } from "./admin/local-writes";
 export {
+  type AddTopicsOptions,
   MirrorAdmin,
   type MirrorAdminOptions,
   type MirrorConfigDescription,

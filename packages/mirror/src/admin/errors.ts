@@ -124,3 +124,32 @@ export class MirrorLoopError extends KafkaError {
     this.sourceMirror = sourceMirror;
   }
 }
+
+/**
+ * Adding the topics would truncate records written on this cluster since their failover
+ * (UNSAFE_TRUNCATION): refused, and nothing changed, unless the operator asks for the truncation
+ * (`truncateLocalWrites`, `--truncate-local-writes`), as Cluster Linking's truncate-and-restore.
+ */
+export class UnsafeTruncationError extends KafkaError {
+  /** The mirror the topics were to be added to. */
+  readonly mirror: string;
+  /** Each partition that would lose records: the first offset that would go and how many data records. */
+  readonly partitions: readonly { topic: string; partition: number; fromOffset: bigint; records: bigint }[];
+
+  constructor(
+    mirror: string,
+    partitions: readonly { topic: string; partition: number; fromOffset: bigint; records: bigint }[],
+  ) {
+    const list = partitions
+      .map((p) => `${p.topic}-${p.partition}: ${p.records} record(s) from offset ${p.fromOffset}`)
+      .join(", ");
+    super(
+      "UNSAFE_TRUNCATION",
+      -1,
+      false,
+      `Adding to mirror '${mirror}' would truncate records written on this cluster since the failover (${list}). Nothing was changed. Copy those records elsewhere if they matter, then add again with --truncate-local-writes (truncateLocalWrites: true) to drop them and mirror from the source.`,
+    );
+    this.mirror = mirror;
+    this.partitions = partitions;
+  }
+}

@@ -20,7 +20,9 @@ import {
   MirrorStateError,
   SourceUnreachableError,
   UnknownMirrorError,
+  UnsafeTruncationError,
 } from "./errors";
+import { type LocalWritesAtRisk, localWritesAtRisk } from "./local-writes";
 import {
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
@@ -41,6 +43,18 @@ export interface MirrorAdminOptions {
   coordinators: MirrorCoordinators;
   /** Source HW and destination LEO as the fetchers last saw them (FetcherManager.offsets), for lag. */
   offsets?: PartitionOffsets;
+}
+
+/** Options of {@link MirrorAdmin.addTopics}. */
+export interface AddTopicsOptions {
+  /** Replication factor of the mirror topics created (default min(3, brokers)). */
+  replicationFactor?: number;
+  /**
+   * Let the failback truncation drop records written on this cluster since a topic's failover (Cluster
+   * Linking's truncate-and-restore; `--truncate-local-writes`). Without it such an add is refused with
+   * UnsafeTruncationError naming the partitions and record counts.
+   */
+  truncateLocalWrites?: boolean;
 }
 
 /** The answer of add/remove/pause/resume: the topics acted on (sorted) and the seeds' message. */
@@ -165,12 +179,15 @@ export class MirrorAdmin {
    * same id (a removed one, or the old primary in a failback) just gets `mirror.name` back. The regex joins
    * `topics.include` so topics created later are discovered (a regex containing a comma cannot be stored in
    * that comma-separated list and is applied once). Each partition is sent START.
+   * Refused before anything changes: a mirror loop (MirrorLoopError), and, unless
+   * `options.truncateLocalWrites`, an add whose truncation would drop records written here since a topic's
+   * failover (UnsafeTruncationError).
    * Message: `Added N topic(s) to mirror NAME: [t1, t2]`.
    */
   async addTopics(
     mirror: string,
     regex: string,
-    options: { replicationFactor?: number } = {},
+    options: AddTopicsOptions = {},
   ): Promise<MirrorTopicsResult> {
     const def = this.requireMirror(mirror);
     const pattern = topicPattern(regex);
@@ -190,6 +207,10 @@ export class MirrorAdmin {
     const readded = existing.filter((t): t is MirrorTopic => t?.desired === "REMOVED");
     checkPartitionStates("START", readded, views, ["UNKNOWN", "STOPPED"]);
     await this.checkNoLoop(def, matched);
+    if (!options.truncateLocalWrites) {
+      const local = matched.filter((_, i) => existing[i] === undefined || existing[i]?.desired === "REMOVED");
+      await this.checkNoLocalWritesLost(def, local);
+    }
     for (const [i, source] of matched.entries()) {
       const current = existing[i];
       if (current === undefined && !this.controller.image.topic(source.name)) {
@@ -218,7 +239,7 @@ export class MirrorAdmin {
   startMirrorTopics(
     mirror: string,
     regex: string,
-    options: { replicationFactor?: number } = {},
+    options: AddTopicsOptions = {},
   ): Promise<MirrorTopicsResult> {
     return this.addTopics(mirror, regex, options);
   }
@@ -370,6 +391,29 @@ export class MirrorAdmin {
       const looping = topics.filter((t) => m.topics.includes(t.name)).map((t) => t.name);
       if (looping.length > 0) throw new MirrorLoopError(def.name, looping, m.name, here);
     }
+  }
+
+  /**
+   * Refuses (UnsafeTruncationError) when mirroring these topics again would truncate records written here
+   * since their failover: PREPARING aligns the log with the source's LME, and what was written locally
+   * beyond it is not on the source.
+   */
+  private async checkNoLocalWritesLost(
+    def: MirrorDefinition,
+    topics: readonly SourceTopicInfo[],
+  ): Promise<void> {
+    const atRisk: LocalWritesAtRisk[] = [];
+    for (const t of topics) {
+      const local = this.controller.image.topic(t.name);
+      if (!local) continue;
+      const topic = { name: t.name, topicId: local.topicId, partitionCount: local.partitions.length };
+      atRisk.push(
+        ...(await localWritesAtRisk(this.options.destination, topic, (id, p) =>
+          this.sourceCall(def, (s) => s.lastMirrorEpoch(id, p)),
+        )),
+      );
+    }
+    if (atRisk.length > 0) throw new UnsafeTruncationError(def.name, atRisk);
   }
 
   private setMirrorName(topic: string, mirror: string, desired: DesiredMirrorState): void {

@@ -247,16 +247,21 @@ export class MirrorAdmin {
   /**
    * `--remove` / StopMirrorTopics (failover): sets `mirror.name=<mirror>.removed` on the mirror's matching
    * topics (mirroring or paused), drops `regex` from `topics.include` when it is there verbatim (so it is not
-   * rediscovered), and sends STOP: the partitions go STOPPING -> STOPPED and become writable.
+   * rediscovered), and sends STOP: the partitions go STOPPING -> STOPPED and become writable. Idempotent:
+   * topics already removed (STOPPING or STOPPED) match as well and answer success; any of their partitions
+   * a crash left short of STOPPING is sent STOP.
    * Message: `Removed N topic(s) from mirror NAME: [t1]`.
    */
   async removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     const def = this.requireMirror(mirror);
+    // Removed topics match too: a repeated `--remove` (after a timeout, or a crash half way) is accepted,
+    // changes no config, and sends STOP only to the partitions that have not begun STOPPING yet.
     const topics = selectMirrorTopics(mirror, regex, mirrorTopics(this.controller.image, mirror), [
       "ACTIVE",
       "PAUSED",
+      "REMOVED",
     ]);
-    for (const t of topics) this.setMirrorName(t.name, mirror, "REMOVED");
+    for (const t of topics) if (t.desired !== "REMOVED") this.setMirrorName(t.name, mirror, "REMOVED");
     if (def.topicsInclude.includes(regex)) {
       this.putConfig(
         def,

@@ -40,6 +40,26 @@ describe("recovery of an interrupted --remove is prompt (issue 11 item 11)", () 
     restarted.close();
   });
 
+  it("a restart acts at once on an --add cut short after its config write (metadata manager)", async () => {
+    const { t, b } = await mirroring();
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+    b.mirroring.close();
+    b.cluster.controller.incrementalAlterConfigs({ type: "topic", name: "orders" }, [
+      { name: "mirror.name", op: "SET", value: "dr" },
+    ]);
+    const restarted = ClusterMirroring.start({
+      cluster: b.cluster,
+      sources: new EmbeddedSourceConnector(t.registry),
+      random: new SeededRandom(98),
+      numStatePartitions: 4,
+    });
+    await t.advance(1_000);
+    const states = (await t.run(restarted.admin.describe("dr"))).map((r) => r.state);
+    expect(states).toEqual(["MIRRORING", "MIRRORING", "MIRRORING"]);
+    restarted.close();
+  });
+
   it("a repeated --remove is accepted and idempotent, while STOPPING and once STOPPED", async () => {
     const { t, b } = await mirroring();
     const first = await t.run(b.mirroring.admin.removeTopics("dr", "orders"));

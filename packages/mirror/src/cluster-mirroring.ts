@@ -302,6 +302,12 @@ export class ClusterMirroring {
       lingerMs: this.options.lingerMs,
       retry: this.options.retry,
       warn: this.options.warn,
+      // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
+      onShardActivated: (partition) => {
+        for (const mirror of cluster.controller.image.mirrors.keys()) {
+          if (this.mirrorStatePartition(mirror) === partition) void metadata.driveAfterLoad(mirror);
+        }
+      },
     });
     const metadata = new MirrorMetadataManager({
       destination: cluster,

@@ -28,7 +28,7 @@ export interface MirrorNodeOptions {
   sources: readonly SourceSpec[];
   /** Seed of every SeededRandom (topic ids, jitter); default 1. */
   seed?: number;
-  /** `mirror.topic.num.partitions` (default 16). */
+  /** `mirror.topic.num.partitions` when `__mirror_state` is created (default 50; an existing topic keeps its count). */
   numStatePartitions?: number;
   fsync?: boolean;
   /** Default: SystemClock (real time). */

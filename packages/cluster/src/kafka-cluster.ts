@@ -166,8 +166,14 @@ export class KafkaCluster implements BrokerNetwork {
       scheduler: this.scheduler,
       authorizer: this.authorizer,
       quotas: this.quotas,
-      verifyTransaction: (txnId, topic, partition) =>
-        this.transactions.isInTransaction(txnId, { topic, partition }),
+      verifyTransaction: (transactionalId, topic, partition, producer) => {
+        this.transactions.verifyTransaction({
+          transactionalId,
+          ...producer,
+          partition: { topic, partition },
+        });
+        return true;
+      },
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
     });
     broker.setDiskLatency(this.diskLatency(brokerId));

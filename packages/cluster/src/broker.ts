@@ -6,7 +6,7 @@ import {
   PartitionLog,
   UNDEFINED_EPOCH,
 } from "@cluster-mirror/log";
-import { decodeRecords, KafkaError } from "@cluster-mirror/protocol";
+import { decodeRecords, KafkaError, RecordBatchLayout } from "@cluster-mirror/protocol";
 import type { Authorizer } from "./acls";
 import type { ClientQuotaManager } from "./client-quotas";
 import type { Clock } from "./clock";
@@ -52,8 +52,17 @@ export interface BrokerOptions {
   scheduler: Scheduler;
   authorizer: Authorizer;
   quotas: ClientQuotaManager;
-  /** Checks that a transactional produce's partition was added to its transaction (KIP-890 verification). */
-  verifyTransaction?: (transactionalId: string, topic: string, partition: number) => boolean;
+  /**
+   * Checks that a transactional produce's producer (id and epoch from its batch) is the transactional id's
+   * current one and its partition was added to the transaction (KIP-890 verification); may throw the
+   * coordinator's error.
+   */
+  verifyTransaction?: (
+    transactionalId: string,
+    topic: string,
+    partition: number,
+    producer: { producerId: bigint; producerEpoch: number },
+  ) => boolean;
   /** Kafka's replica.lag.time.max.ms (default 30000). */
   replicaLagTimeMaxMs?: number;
   /** Kafka's replica.fetch.max.bytes (default 1 MiB). */
@@ -257,8 +266,9 @@ export class Broker {
         `${p.name} is a mirror topic (mirror.name=${t.configs.get("mirror.name")}) and read-only until it is failed over; remove it from the mirror to make it writable`,
       );
     }
-    if (request.transactionalId !== undefined && this.options.verifyTransaction) {
-      if (!this.options.verifyTransaction(request.transactionalId, topic, request.partition)) {
+    const producer = batchProducer(request.batch);
+    if (request.transactionalId !== undefined && this.options.verifyTransaction && producer) {
+      if (!this.options.verifyTransaction(request.transactionalId, topic, request.partition, producer)) {
         throw new ClusterError(
           "INVALID_TXN_STATE",
           `${p.name} was not added to transaction '${request.transactionalId}'; call addPartitionsToTxn first`,
@@ -881,4 +891,13 @@ export class Broker {
 
 function key(topicId: Uuid, partition: number): string {
   return `${topicId}:${partition}`;
+}
+
+/** The producer id and epoch in a batch's header; undefined if too short (the append refuses it as corrupt). */
+function batchProducer(batch: Buffer): { producerId: bigint; producerEpoch: number } | undefined {
+  if (batch.length < RecordBatchLayout.RECORD_BATCH_OVERHEAD) return undefined;
+  return {
+    producerId: batch.readBigInt64BE(RecordBatchLayout.PRODUCER_ID_OFFSET),
+    producerEpoch: batch.readInt16BE(RecordBatchLayout.PRODUCER_EPOCH_OFFSET),
+  };
 }

@@ -107,7 +107,12 @@ export class KafkaCluster implements BrokerNetwork {
   /** Starts a cluster with all its brokers running. */
   static start(options: KafkaClusterOptions): KafkaCluster {
     const cluster = new KafkaCluster(options);
-    for (let id = 0; id < (options.brokers ?? 3); id++) cluster.startBroker(id);
+    try {
+      for (let id = 0; id < (options.brokers ?? 3); id++) cluster.startBroker(id);
+    } catch (error) {
+      cluster.close(); // the caller gets no cluster to close: release the data dir here
+      throw error;
+    }
     return cluster;
   }
 

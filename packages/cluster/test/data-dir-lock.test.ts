@@ -144,6 +144,14 @@ describe("data dir lock", () => {
     },
   );
 
+  it("releases the lock when the cluster fails to start, so the dir can be retried", () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, "broker-0"), "not a directory");
+    expect(() => start(dir)).toThrow();
+    expect(fs.existsSync(path.join(dir, LOCK_FILE))).toBe(false);
+    DataDirLock.acquire(dir).release();
+  });
+
   it("refuses a lock handed to a cluster for another dir", () => {
     const other = DataDirLock.acquire(tempDir());
     expect(

@@ -508,7 +508,10 @@ export const mirrorPartitionMachine = setup({
       context.aligned && RESUMES_MIRRORING.has(context.record.previousState),
     retryResumesPaused: ({ context }) => context.aligned && RESUMES_PAUSED.has(context.record.previousState),
     alignedLog: ({ context }) => context.aligned,
-    holdsMirroredData: ({ context }) => context.holdsMirroredData,
+    // Spec §4's failover writes its markers; a partition removed while FAILED writes them only when its log
+    // holds mirrored data (a loop refused in PREPARING, or a topic failed again after STOPPED, holds none).
+    failoverWritesMarkers: ({ context }) =>
+      context.holdsMirroredData || context.record.previousState !== "FAILED",
     lmeUnknown: ({ event }) => event.type === "LME_FOUND" && event.lme < 0,
     batchEpochAboveLocal: ({ context, event }) =>
       event.type === "EPOCH_OBSERVED" && event.batchEpoch > localEpochWith(context, event),
@@ -744,7 +747,7 @@ export const mirrorPartitionMachine = setup({
           on: {
             FETCHER_REMOVED: [
               {
-                guard: and(["currentEpoch", "holdsMirroredData"]),
+                guard: and(["currentEpoch", "failoverWritesMarkers"]),
                 target: "recordingLmeAndBumpingEpoch",
                 actions: "captureLastMirrorEpoch",
               },
@@ -763,7 +766,7 @@ export const mirrorPartitionMachine = setup({
             actions: { type: "prepareCommit", params: { to: "STOPPED" } },
           }),
           description:
-            "The log holds no mirrored data (e.g. a loop refused in PREPARING, then removed): its producer state is the topic's own, so no ABORT marker and no PID reset (they would abort a live transaction and fail a live idempotent producer).",
+            "Removed while FAILED, and the log holds no mirrored data (e.g. a loop refused in PREPARING): its producer state is the topic's own, so no ABORT marker and no PID reset (they would abort a live transaction and fail a live idempotent producer).",
         },
         abortingTransactions: {
           entry: { type: "abortOpenTransactions", params: epoch },

@@ -499,15 +499,21 @@ export class Broker {
     if (p && this.running && !p.isLeader) this.scheduleReplicaFetch(p, 0);
   }
 
-  /** KIP-1279: sets or clears the read-only flag of a mirror partition hosted here. */
-  setReadOnly(topic: string, partition: number, readOnly: boolean | undefined): void {
-    const p = this.replica(topic, partition);
-    if (!p)
+  /**
+   * KIP-1279: sets or clears the read-only flag of a mirror partition. The flag lives in the metadata log
+   * (the controller writes it), so every replica, this one after a restart included, refuses produces
+   * until it is cleared. Nothing is written when the metadata already holds `readOnly`.
+   */
+  setReadOnly(topic: string, partition: number, readOnly: boolean): void {
+    this.checkRunning();
+    const meta = this.image.partition(topic, partition);
+    if (!meta)
       throw new ClusterError(
         "UNKNOWN_TOPIC_OR_PARTITION",
-        `broker ${this.brokerId} hosts no ${topic}-${partition}`,
+        `${topic}-${partition} does not exist on this cluster; create the topic (or partition) first`,
       );
-    p.setReadOnly(readOnly);
+    if (meta.mirrorReadOnly === readOnly) return;
+    this.options.controller.setMirrorReadOnly(topic, partition, readOnly);
   }
 
   /**
@@ -559,7 +565,8 @@ export class Broker {
     if (!this.running) return;
     switch (record.type) {
       case "Partition":
-      case "PartitionChange": {
+      case "PartitionChange":
+      case "MirrorReadOnly": {
         const topic = this.image.topicsById.get(record.topicId);
         if (topic) this.reconcilePartition(topic, record.partition);
         return;

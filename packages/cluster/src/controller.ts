@@ -1,6 +1,12 @@
 import { ClusterError } from "./errors";
 import { MetadataImage, type PartitionMetadata, type TopicMetadata } from "./metadata-image";
-import type { MetadataLogEntry, MetadataRecord, PartitionChangeRecord } from "./metadata-records";
+import type {
+  MetadataLogEntry,
+  MetadataRecord,
+  MirrorReadOnlyRecord,
+  PartitionChangeRecord,
+} from "./metadata-records";
+import { becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
 import { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
@@ -292,7 +298,29 @@ export class Controller {
         value: after ?? null,
       });
     }
+    if (resource.type === "topic") {
+      const topic = this.requireTopic(resource.name);
+      if (becomesMirror(current.get(MIRROR_NAME_CONFIG), next.get(MIRROR_NAME_CONFIG))) {
+        // In the same batch as the config: no produce lands between "a mirror again" and read-only.
+        for (const p of topic.partitions) {
+          if (p.mirrorReadOnly === false) records.push(mirrorReadOnly(topic.topicId, p.partition, true));
+        }
+      }
+    }
     this.append(records);
+  }
+
+  /**
+   * Sets or clears KIP-1279's read-only flag of one mirror partition in the metadata log (the mirror engine:
+   * set from PREPARING on, cleared at STOPPED). Every replica derives ReadOnlyTopic from it, so it survives
+   * restarts and leader changes. Setting the value it already has writes nothing.
+   */
+  setMirrorReadOnly(topic: string, partition: number, readOnly: boolean): void {
+    const t = this.requireTopic(topic);
+    const p = requirePartition(t, partition);
+    if (p.mirrorReadOnly === readOnly) return;
+    this.checkAvailable(`${readOnly ? "set" : "clear"} the read-only flag of ${topic}-${partition}`);
+    this.append([mirrorReadOnly(t.topicId, partition, readOnly)]);
   }
 
   /**
@@ -543,6 +571,10 @@ function change(
     leaderEpoch: update.leaderEpoch ?? p.leaderEpoch,
     partitionEpoch: p.partitionEpoch + 1,
   };
+}
+
+function mirrorReadOnly(topicId: Uuid, partition: number, readOnly: boolean): MirrorReadOnlyRecord {
+  return { type: "MirrorReadOnly", topicId, partition, readOnly };
 }
 
 function requirePartition(topic: TopicMetadata, partition: number): PartitionMetadata {

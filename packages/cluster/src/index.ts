@@ -134,6 +134,7 @@ export type {
   FenceBrokerRecord,
   MetadataLogEntry,
   MetadataRecord,
+  MirrorReadOnlyRecord,
   MirrorRecord,
   PartitionChangeRecord,
   PartitionRecord,

@@ -8,6 +8,7 @@ import {
 import type { Clock } from "./clock";
 import { ClusterError } from "./errors";
 import type { PartitionMetadata } from "./metadata-image";
+import { isMirrorReadOnly } from "./mirror-read-only";
 import type { Uuid } from "./uuid";
 
 /** What the leader knows of one follower (Kafka's ReplicaState). */
@@ -51,12 +52,6 @@ export class Partition {
   readonly log: PartitionLog;
   private meta: PartitionMetadata;
   private readonly followers = new Map<number, FollowerState>();
-  /**
-   * KIP-1279: while a mirror owns the partition it is read-only. Undefined means "decide from the topic's
-   * `mirror.name` config" (set and not `.removed`: read-only); the mirror sets it explicitly.
-   */
-  private readOnlyOverride: boolean | undefined;
-
   constructor(
     init: {
       topic: string;
@@ -123,15 +118,13 @@ export class Partition {
     }
   }
 
-  /** Whether produces are refused with READ_ONLY_TOPIC, given the topic's `mirror.name` config. */
+  /**
+   * Whether produces are refused with READ_ONLY_TOPIC (KIP-1279), given the topic's `mirror.name` config:
+   * derived from the metadata log only (see `isMirrorReadOnly`), never from state of this process, so a
+   * restarted replica answers as the others do.
+   */
   isReadOnly(mirrorName: string | undefined): boolean {
-    if (this.readOnlyOverride !== undefined) return this.readOnlyOverride;
-    return mirrorName !== undefined && !mirrorName.endsWith(".removed");
-  }
-
-  /** Set by the mirror engine: true while mirroring, false once STOPPED; undefined goes back to the config. */
-  setReadOnly(readOnly: boolean | undefined): void {
-    this.readOnlyOverride = readOnly;
+    return isMirrorReadOnly(this.meta, mirrorName);
   }
 
   /** Checks that this broker leads the partition at `leaderEpoch` (-1 = any), as Kafka's request handling does. */

@@ -8,6 +8,7 @@ import { Controller } from "./controller";
 import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { ClusterError } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
+import type { ClusterLogger } from "./logger";
 import type { Random } from "./random";
 import type { Cancel, Scheduler } from "./scheduler";
 import { TransactionCoordinator } from "./transaction-coordinator";
@@ -36,6 +37,8 @@ export interface KafkaClusterOptions {
   groupSessionCheckIntervalMs?: number;
   /** Hears every change of a group's committed offsets (its whole offset map), e.g. to persist them. */
   onGroupOffsetsChanged?: GroupCoordinatorOptions["onOffsetsChanged"];
+  /** Where brokers report log recoveries that dropped data (default: stderr). */
+  logger?: ClusterLogger;
 }
 
 /**
@@ -159,6 +162,7 @@ export class KafkaCluster implements BrokerNetwork {
       verifyTransaction: (txnId, topic, partition) =>
         this.transactions.isInTransaction(txnId, { topic, partition }),
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
+      logger: this.options.logger,
     });
     broker.setDiskLatency(this.diskLatency(brokerId));
     this.running.set(brokerId, broker);

@@ -30,6 +30,20 @@ export interface ReplicaFetchResult {
   logEndOffset: bigint;
   /** Set when the follower's last fetched epoch ends earlier on the leader: truncate to `endOffset` first. */
   divergingEpoch?: { epoch: number; endOffset: bigint };
+  /**
+   * True when this leader's log lost data on recovery (it led as the last ISR member): a follower must not
+   * truncate committed records (below its high watermark) to match it.
+   */
+  leaderLostData?: boolean;
+}
+
+/** What a log recovery dropped when the replica was opened (a corrupt or torn segment). */
+export interface RecoveryLoss {
+  /** The recovered log end offset: records from here on were cut. */
+  offset: bigint;
+  bytesDropped: number;
+  /** Why the scan stopped (the corrupt batch), empty when the log start passed the recovered end. */
+  reason: string;
 }
 
 /** Settings the partition reads from the topic's configs. */
@@ -52,6 +66,7 @@ export class Partition {
   readonly log: PartitionLog;
   private meta: PartitionMetadata;
   private readonly followers = new Map<number, FollowerState>();
+  private loss: RecoveryLoss | undefined;
   constructor(
     init: {
       topic: string;
@@ -60,9 +75,12 @@ export class Partition {
       brokerId: number;
       log: PartitionLog;
       meta: PartitionMetadata;
+      /** What recovery dropped from this replica's log when it was opened, if anything. */
+      recoveryLoss?: RecoveryLoss;
     },
     private readonly clock: Clock,
   ) {
+    this.loss = init.recoveryLoss;
     this.topic = init.topic;
     this.topicId = init.topicId;
     this.partition = init.partition;
@@ -95,9 +113,20 @@ export class Partition {
     return this.meta.partitionEpoch;
   }
 
+  /**
+   * Set while this replica may miss acknowledged records because its log recovery dropped data; cleared
+   * once it is back in the ISR after having left it (the leader judged it caught up).
+   */
+  get recoveryLoss(): RecoveryLoss | undefined {
+    return this.loss;
+  }
+
   /** Takes the controller's latest view of this partition; a new leader epoch resets follower tracking. */
   updateMetadata(meta: PartitionMetadata): void {
     const newEpoch = meta.leaderEpoch !== this.meta.leaderEpoch;
+    if (this.loss && meta.isr.includes(this.brokerId) && !this.meta.isr.includes(this.brokerId)) {
+      this.loss = undefined;
+    }
     this.meta = { ...meta };
     if (newEpoch) this.resetFollowers();
     if (this.isLeader) this.maybeAdvanceHighWatermark();
@@ -221,6 +250,7 @@ export class Partition {
           logStartOffset: this.log.logStartOffset,
           logEndOffset: this.log.logEndOffset,
           divergingEpoch: { epoch: end.epoch, endOffset: end.endOffset },
+          ...(this.loss ? { leaderLostData: true } : {}),
         };
       }
     }

@@ -11,7 +11,7 @@ import {
   type MetadataRecord,
   SeededRandom,
 } from "../src/index";
-import { batch } from "./helpers";
+import { batch, testCluster } from "./helpers";
 
 const dirs: string[] = [];
 const open: KafkaCluster[] = [];
@@ -154,5 +154,25 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     const refused = lines.filter((l) => l.fields.event === "replica.truncation_refused");
     expect(refused.map((l) => l.fields.brokerId).sort()).toEqual([1, 2]);
     expect(refused[0]!.fields).toMatchObject({ partition: "t-0", highWatermark: "50" });
+  });
+
+  it("the controller takes a replica that lost data out of the ISR, also when it hears of it after an outage", () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    settle();
+    const topicId = cluster.controller.image.topic("t")!.topicId;
+    const c = cluster.controller;
+    const epoch = c.image.partition("t", 0)!.leaderEpoch;
+    c.setAvailable(false);
+    c.registerBroker(0, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 0, isr: [0, 1, 2] });
+    c.setAvailable(true);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1, 2], leaderEpoch: epoch + 1 });
+    // A follower that lost data just leaves the ISR; the leader stays.
+    c.registerBroker(2, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1], leaderEpoch: epoch + 1 });
+    // The last ISR member stays: no replica is known to hold more.
+    c.registerBroker(1, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1] });
   });
 });

@@ -66,7 +66,9 @@ export class Partition {
   readonly log: PartitionLog;
   private meta: PartitionMetadata;
   private readonly followers = new Map<number, FollowerState>();
+  /** What recovery dropped from this replica's log, until it is back in the ISR (see `recoveryLoss`). */
   private loss: RecoveryLoss | undefined;
+
   constructor(
     init: {
       topic: string;

@@ -16,7 +16,10 @@ import { batch, testCluster } from "./helpers";
 const dirs: string[] = [];
 const open: KafkaCluster[] = [];
 afterEach(() => {
-  for (const c of open.splice(0)) for (const id of c.runningBrokers()) c.crashBroker(id);
+  for (const c of open.splice(0)) {
+    for (const id of c.runningBrokers()) c.crashBroker(id);
+    c.close();
+  }
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
 
@@ -92,6 +95,7 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     expect(first.cluster.leaderFor("t", 0).brokerId).toBe(0);
     const records = first.cluster.controller.metadataLog().map((e) => e.record);
     for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
+    first.cluster.close(); // the process died: its data dir lock goes with it
     const size = flipByte(dataDir, 0);
 
     const { logger, lines } = capturingLogger();
@@ -142,6 +146,7 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     expect(first.cluster.controller.image.partition("t", 0)!.isr).toEqual([0]);
     const records = first.cluster.controller.metadataLog().map((e) => e.record);
     first.cluster.crashBroker(0);
+    first.cluster.close(); // the process died: its data dir lock goes with it
     flipByte(dataDir, 0);
 
     const { logger, lines } = capturingLogger();

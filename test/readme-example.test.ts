@@ -24,10 +24,9 @@ describe("README embedded-library example", () => {
   it("runs exactly as shown: mirror, describe, fail over, write on the new primary, fail back", async () => {
     const file = join(dir, "example.ts");
     writeFileSync(file, example());
-    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", file], {
-      cwd: here,
-      timeout: 60_000,
-    });
+    // No deadline of its own: the run ends when the example does (its own waits are the library's), and the
+    // test's timeout below is only the hang guard, generous for a loaded machine.
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", file], { cwd: here });
     const lines = stdout.split("\n");
     expect(lines).toContain("Added 1 topic(s) to mirror dr: [orders]");
     expect(lines).toContain("Removed 1 topic(s) from mirror dr: [orders]");
@@ -40,5 +39,5 @@ describe("README embedded-library example", () => {
       expect(lag).toBe("0");
       expect(destination).toBe(source);
     }
-  }, 90_000);
+  }, 300_000);
 });

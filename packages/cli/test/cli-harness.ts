@@ -80,6 +80,13 @@ export function cm(command: string, port: number, ...args: string[]): Promise<Ru
   return run(BIN.clusterMirror, [command, "--bootstrap-server", `:${port}`, ...args]);
 }
 
+/**
+ * The hang guard of a test that spawns CLI processes: generous, because a loaded 2-core machine makes every
+ * spawn slow, and never what makes a test pass. Those tests wait on events (a line a process prints, its
+ * exit, the node's `/v1/wait` long poll), not on a wall-clock deadline of their own.
+ */
+export const CLI_TEST_TIMEOUT_MS = 600_000;
+
 /** A running node process and its ports. */
 export interface NodeProcess {
   child: ChildProcess;
@@ -89,18 +96,56 @@ export interface NodeProcess {
   output(): string;
 }
 
-/** Starts `cluster-mirror node` with an embedded source `primary` and waits until its endpoint answers. */
+/**
+ * Resolves with the first complete stdout line of `child` that matches `pattern`, counting from the call
+ * (call it right after spawning to see every line); rejects with what it printed when the process ends
+ * without one.
+ */
+export function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffered = "";
+    let printed = "";
+    const onData = (d: Buffer) => {
+      printed += d.toString();
+      buffered += d.toString();
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      const line = lines.find((l) => pattern.test(l));
+      if (line !== undefined) finish(() => resolve(line));
+    };
+    const onClose = (code: number | null, signal: string | null) =>
+      finish(() =>
+        reject(new Error(`the process ended (${code ?? signal}) without printing ${pattern}:\n${printed}`)),
+      );
+    const finish = (settle: () => void) => {
+      child.stdout?.off("data", onData);
+      child.off("close", onClose);
+      settle();
+    };
+    child.stdout?.on("data", onData);
+    child.once("close", onClose);
+  });
+}
+
+/** Resolves when `child` has exited (at once if it already has). */
+export function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+/**
+ * Starts `cluster-mirror node` with an embedded source `primary` and resolves once it logs `node.started`
+ * (its endpoints listen then). Without `port` the node picks free ports and the log line names them.
+ */
 export async function startNode(dataDir: string, port?: number): Promise<NodeProcess> {
-  const adminPort = port ?? (await freePort());
-  const metricsPort = await freePort();
   const child = spawnBin(BIN.clusterMirror, [
     "node",
     "--data-dir",
     dataDir,
     "--port",
-    String(adminPort),
+    String(port ?? 0),
     "--metrics-port",
-    String(metricsPort),
+    "0",
     "--source",
     "primary=3",
     "--state-partitions",
@@ -115,22 +160,42 @@ export async function startNode(dataDir: string, port?: number): Promise<NodePro
   child.stderr?.on("data", (d: Buffer) => {
     output += d.toString();
   });
-  await waitFor(`the node on port ${adminPort}`, async () => {
-    if (child.exitCode !== null) throw new Error(`the node exited early (${child.exitCode}):\n${output}`);
-    try {
-      return (await fetch(`http://127.0.0.1:${adminPort}/v1/health`)).ok;
-    } catch {
-      return false;
-    }
-  });
-  return { child, port: adminPort, metricsPort, output: () => output };
+  const started = JSON.parse(await waitForLine(child, /"event":"node\.started"/)) as {
+    adminPort: number;
+    metricsPort: number;
+  };
+  return { child, port: started.adminPort, metricsPort: started.metricsPort, output: () => output };
 }
 
-/** Polls `predicate` every 100 ms, at most `timeoutMs`. */
+/** What `/v1/wait` waits for: every partition of the mirror (of `topic`) in `state`, or caught up. */
+export type MirrorCondition = { state: string; topic?: string } | { caughtUp: true };
+
+/**
+ * Resolves once the node says `condition` holds for `mirror`, through its `/v1/wait` long poll (asked again
+ * each time one poll period passes without it; the test's timeout is the only deadline).
+ */
+export async function waitForMirror(port: number, mirror: string, condition: MirrorCondition): Promise<void> {
+  const query = new URLSearchParams({ mirror });
+  if ("caughtUp" in condition) query.set("caughtUp", "true");
+  else {
+    query.set("state", condition.state);
+    if (condition.topic !== undefined) query.set("topic", condition.topic);
+  }
+  for (;;) {
+    const answer = await getJson<{ reached: boolean; reason?: string }>(port, `/v1/wait?${query}`);
+    if (answer.reached) return;
+    console.log(`still waiting for mirror ${mirror}: ${answer.reason}`);
+  }
+}
+
+/**
+ * Polls `predicate` every 100 ms until it holds, for conditions the node has no event or wait route for.
+ * No deadline unless `timeoutMs` is given: the test's timeout is the hang guard.
+ */
 export async function waitFor(
   what: string,
   predicate: () => Promise<boolean> | boolean,
-  timeoutMs = 20_000,
+  timeoutMs = Number.POSITIVE_INFINITY,
 ): Promise<void> {
   for (let waited = 0; ; waited += 100) {
     if (await predicate()) return;

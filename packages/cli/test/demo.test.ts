@@ -1,9 +1,19 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, freePort, killAll, mirrors, run, spawnBin, tempDir, waitFor } from "./cli-harness";
+import {
+  BIN,
+  CLI_TEST_TIMEOUT_MS,
+  exited,
+  killAll,
+  mirrors,
+  run,
+  spawnBin,
+  tempDir,
+  waitForLine,
+} from "./cli-harness";
 
 afterEach(() => killAll());
 
-describe("cluster-mirror demo", () => {
+describe("cluster-mirror demo", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it("runs the guided failover and failback and prints a passing, computed verification", async () => {
     const r = await run(BIN.clusterMirror, ["demo", "--data-dir", tempDir("cm-demo")]);
     expect(r.stderr).toBe("");
@@ -23,22 +33,18 @@ describe("cluster-mirror demo", () => {
     expect(out).not.toContain("✗");
     expect(out).toMatch(/MIRROR\s+TOPIC\s+PARTITION\s+SOURCE-OFFSET\s+DESTINATION-OFFSET\s+LAG\s+STATE/);
     expect(out).toMatch(/dr-to-primary\s+payments\s+1\s+\d+\s+\d+\s+0\s+MIRRORING/);
-    const seconds = Number(/All checks passed in ([\d.]+)s\./.exec(out)?.[1]);
-    expect(seconds).toBeLessThan(30);
+    // How long it took depends on the machine's load; no test measures wall-clock speed.
+    expect(out).toMatch(/All checks passed in \d+(\.\d+)?s\.\n/);
   });
 
   it("--keep-running serves the admin endpoint for kafka-mirrors", async () => {
-    const port = await freePort();
-    const child = spawnBin(BIN.clusterMirror, ["demo", "--keep-running", "--port", String(port)]);
-    let out = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    await waitFor("the demo to finish and keep running", () => out.includes("Still running"), 40_000);
+    const child = spawnBin(BIN.clusterMirror, ["demo", "--keep-running", "--port", "0"]);
+    const still = await waitForLine(child, /Still running/);
+    const port = Number(/127\.0\.0\.1:(\d+)/.exec(still)?.[1]);
     const list = await mirrors(port, "--list", "--cluster", "primary");
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/dr-to-primary\s+2\s+\S+\s+dr:9092/);
     child.kill("SIGTERM");
-    await new Promise((r) => child.once("exit", r));
+    await exited(child);
   });
 });

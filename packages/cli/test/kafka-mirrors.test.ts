@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   BIN,
+  CLI_TEST_TIMEOUT_MS,
   cm,
   describeRows,
   failureLine,
@@ -12,17 +13,12 @@ import {
   run,
   startNode,
   tempDir,
-  waitFor,
+  waitForMirror,
 } from "./cli-harness";
 
 afterEach(() => killAll());
 
-const allIn = async (port: number, mirror: string, state: string, topic?: string) =>
-  (await describeRows(port, mirror))
-    .filter((r) => topic === undefined || r.topic === topic)
-    .every((r) => r.state === state);
-
-describe("kafka-mirrors against a running node", () => {
+describe("kafka-mirrors against a running node", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it("drives every command: create, list, add, describe (table, --json, --failed), pause, resume, stop, start, delete", async () => {
     const node = await startNode(tempDir("cm-cmds"));
     const port = node.port;
@@ -112,10 +108,9 @@ describe("kafka-mirrors against a running node", () => {
     });
     const started = await mirrors(port, "--start", "--topic", "pay.*", "--mirror", "new-mirror");
     expect(started.stdout).toBe("Added 1 topic(s) to mirror new-mirror: [payments]\n");
-    await waitFor("both mirrors caught up", async () => {
-      const rows = await describeRows(port);
-      return rows.length === 3 && rows.every((r) => r.state === "MIRRORING" && r.lag === "0");
-    });
+    await waitForMirror(port, "my-mirror", { caughtUp: true });
+    await waitForMirror(port, "new-mirror", { caughtUp: true });
+    expect(await describeRows(port)).toHaveLength(3);
 
     const table = await mirrors(port, "--describe");
     expect(table.code).toBe(0);
@@ -147,11 +142,11 @@ describe("kafka-mirrors against a running node", () => {
     expect((await mirrors(port, "--pause", "--topic", "orders", "--mirror", "my-mirror")).stdout).toBe(
       "Paused mirroring for 1 topic(s): [orders]\n",
     );
-    await waitFor("PAUSED", () => allIn(port, "my-mirror", "PAUSED"));
+    await waitForMirror(port, "my-mirror", { state: "PAUSED" });
     expect((await mirrors(port, "--resume", "--topic", "orders", "--mirror", "my-mirror")).stdout).toBe(
       "Resumed mirroring for 1 topic(s): [orders]\n",
     );
-    await waitFor("MIRRORING again", () => allIn(port, "my-mirror", "MIRRORING"));
+    await waitForMirror(port, "my-mirror", { state: "MIRRORING" });
 
     // Read the mirror through the node, then fail over and write to it.
     const consumed = await cm(
@@ -170,12 +165,12 @@ describe("kafka-mirrors against a running node", () => {
     expect((await mirrors(port, "--stop", "--topic", "orders", "--mirror", "my-mirror")).stdout).toBe(
       "Removed 1 topic(s) from mirror my-mirror: [orders]\n",
     );
-    await waitFor("STOPPED", () => allIn(port, "my-mirror", "STOPPED"));
+    await waitForMirror(port, "my-mirror", { state: "STOPPED" });
     expect((await cm("produce", port, "--topic", "orders", "--value", "after failover")).code).toBe(0);
     expect((await mirrors(port, "--remove", "--topic", "payments", "--mirror", "new-mirror")).stdout).toBe(
       "Removed 1 topic(s) from mirror new-mirror: [payments]\n",
     );
-    await waitFor("STOPPED", () => allIn(port, "new-mirror", "STOPPED"));
+    await waitForMirror(port, "new-mirror", { state: "STOPPED" });
     expect(await mirrors(port, "--delete", "--mirror", "my-mirror")).toMatchObject({
       code: 0,
       stdout: "Deleted mirror my-mirror\n",

@@ -4,12 +4,14 @@ import { registerAdminRoutes } from "./admin-routes";
 import { registerClientRoutes } from "./client-routes";
 import { BadRequestError, errorResponse } from "./http-errors";
 import type { MirrorNode } from "./mirror-node";
+import { registerWaitRoutes } from "./wait-routes";
 import { toJson } from "./wire";
 
 /**
- * The node's admin endpoint: every `kafka-mirrors` operation plus produce/consume/log routes, JSON in and
- * out (bigints as decimal strings); failures answer `{error: {name, code, message}}` with a 4xx status for
- * typed errors. Each request is logged (method, url, status, duration) on `logger`.
+ * The node's admin endpoint: every `kafka-mirrors` operation plus produce/consume/log routes and the
+ * `/v1/wait` long poll, JSON in and out (bigints as decimal strings); failures answer
+ * `{error: {name, code, message}}` with a 4xx status for typed errors. Each request is logged (method, url,
+ * status, duration) on `logger`.
  */
 export function buildAdminServer(node: MirrorNode, logger: Logger): FastifyInstance {
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger });
@@ -31,6 +33,7 @@ export function buildAdminServer(node: MirrorNode, logger: Logger): FastifyInsta
   });
   registerAdminRoutes(app, node);
   registerClientRoutes(app, node);
+  registerWaitRoutes(app, node);
   return app;
 }
 

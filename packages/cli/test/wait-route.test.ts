@@ -1,0 +1,74 @@
+import { KafkaError } from "@cluster-mirror/protocol";
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { buildAdminServer } from "../src/node/http-server";
+import { MirrorNode } from "../src/node/mirror-node";
+
+const open: { close(): unknown }[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+/** An in-memory node (destination dr, source primary) mirroring primary's `orders`, behind its admin app. */
+async function mirroringNode() {
+  const node = MirrorNode.start({ name: "dr", brokers: 1, sources: [{ name: "primary", brokers: 1 }] });
+  open.push(node);
+  const app = buildAdminServer(node, pino({ level: "silent" }));
+  open.push(app);
+  await node
+    .cluster("primary")
+    .kafka.admin()
+    .createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 1 }] });
+  await node.destination.mirroring.admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
+  // The coordinators of __mirror_state load right after start; until then --add is refused as retriable.
+  for (;;) {
+    try {
+      await node.destination.mirroring.admin.addTopics("m", "orders");
+      break;
+    } catch (error) {
+      if (!(error instanceof KafkaError && error.retriable)) throw error;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  const wait = async (query: string) => {
+    const res = await app.inject({ method: "GET", url: `/v1/wait?${query}` });
+    return { status: res.statusCode, body: res.json() as Record<string, unknown> };
+  };
+  return { wait };
+}
+
+describe("GET /v1/wait", () => {
+  it("answers once the mirror is caught up, and says why not when the poll period passes first", async () => {
+    const { wait } = await mirroringNode();
+    expect(await wait("mirror=m&caughtUp=true")).toEqual({ status: 200, body: { reached: true } });
+    expect(await wait("mirror=m&state=MIRRORING&topic=orders")).toEqual({
+      status: 200,
+      body: { reached: true },
+    });
+    // Nothing removes the topic, so it never becomes STOPPED: the long poll ends with the reason.
+    const notYet = await wait("mirror=m&state=STOPPED&timeoutMs=100");
+    expect(notYet.status).toBe(200);
+    expect(notYet.body).toEqual({
+      reached: false,
+      reason: expect.stringMatching(/1 of 1 partitions of mirror m not STOPPED \(orders-0 MIRRORING\)/),
+    });
+  });
+
+  it("refuses a request without exactly one condition, and an unknown mirror, as errors", async () => {
+    const { wait } = await mirroringNode();
+    for (const query of ["mirror=m", "mirror=m&state=STOPPED&caughtUp=true"]) {
+      const res = await wait(query);
+      expect(res.status, query).toBe(400);
+      expect(res.body).toEqual({
+        error: expect.objectContaining({
+          name: "INVALID_REQUEST",
+          message: "give exactly one of 'state' or 'caughtUp=true'",
+        }),
+      });
+    }
+    expect((await wait("state=STOPPED")).status).toBe(400);
+    const unknown = await wait("mirror=nope&state=STOPPED");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ error: expect.objectContaining({ name: "UNKNOWN_MIRROR" }) });
+  });
+});

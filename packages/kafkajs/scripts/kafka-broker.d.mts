@@ -1,0 +1,31 @@
+/** Types of kafka-broker.mjs (a plain script so it runs with `node` alone). */
+export class BrokerToolMissingError extends Error {}
+
+export function ensureKafkaJars(options?: { log?: (message: string) => void }): Promise<{
+  libs: string;
+  downloadMs: number;
+}>;
+
+export interface KafkaBrokerHandle {
+  /** `127.0.0.1:<port>`. */
+  readonly bootstrap: string;
+  readonly clusterId: string;
+  /** Temp dir: server.properties, log4j.properties, data/. */
+  readonly dir: string;
+  /** The jar folder (for `java -cp <libs>/*` tools). */
+  readonly libs: string;
+  /** How long the jar download took in this process (0 when cached). */
+  readonly downloadMs: number;
+  /** How long the last start took until "Kafka Server started". */
+  readonly startMs: number;
+  /** The last 20 000 characters the JVM printed. */
+  readonly output: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+export function startKafkaBroker(options?: {
+  log?: (message: string) => void;
+  readyTimeoutMs?: number;
+}): Promise<KafkaBrokerHandle>;

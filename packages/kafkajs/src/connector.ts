@@ -28,7 +28,9 @@ export class KafkajsSourceConnector implements SourceConnector {
 
 /**
  * The connector a node or an application passes to `ClusterMirroring`: a `bootstrap.servers` that names an
- * embedded cluster of the registry opens that cluster; any other is a real Kafka cluster reached with kafkajs.
+ * embedded cluster of the registry reaches that cluster; any other is a real Kafka cluster reached with
+ * kafkajs. The choice is made again on every call, so a mirror whose embedded source registers later (a
+ * node recovering its clusters one after another) is not stuck with a network connection to a name.
  */
 export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
   private readonly embedded: EmbeddedSourceConnector;
@@ -43,9 +45,31 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
   }
 
   connect(mirrorName: string, configs: Readonly<Record<string, string>>): SourceCluster {
-    if (this.registry.resolve(configs["bootstrap.servers"] ?? ""))
-      return this.embedded.connect(mirrorName, configs);
-    return this.kafka.connect(mirrorName, configs);
+    const bootstrap = configs["bootstrap.servers"] ?? "";
+    let embedded: { cluster: unknown; source: SourceCluster } | undefined;
+    let kafka: SourceCluster | undefined;
+    const current = (): SourceCluster => {
+      const found = this.registry.resolve(bootstrap);
+      if (found) {
+        if (embedded?.cluster !== found.cluster)
+          embedded = { cluster: found.cluster, source: this.embedded.connect(mirrorName, configs) };
+        return embedded.source;
+      }
+      kafka ??= this.kafka.connect(mirrorName, configs);
+      return kafka;
+    };
+    // Bad settings (bootstrap.servers, security) fail here, at mirror creation, as they would on Kafka.
+    if (!this.registry.resolve(bootstrap)) current();
+    return {
+      clusterId: () => current().clusterId(),
+      describeTopics: () => current().describeTopics(),
+      fetch: (request) => current().fetch(request),
+      listOffsets: (topic, partition, timestamp) => current().listOffsets(topic, partition, timestamp),
+      listGroupOffsets: () => current().listGroupOffsets(),
+      describeAcls: () => current().describeAcls(),
+      lastMirrorEpoch: (topicId, partition) => current().lastMirrorEpoch(topicId, partition),
+      listMirrors: () => current().listMirrors(),
+    };
   }
 
   /** Closes the connections to real Kafka sources. */

@@ -1,5 +1,5 @@
 import { KafkaError } from "@cluster-mirror/protocol";
-import { KAFKAJS_ERROR_CODES } from "./kafkajs-internals";
+import { kafkajsErrorCode } from "./kafkajs-internals";
 
 /**
  * Kafka's names for codes kafkajs 2.2.4 knows under an older name or not at all (it stops at code 88), so
@@ -18,7 +18,7 @@ const AUTH_CODES = new Set([29, 30, 31, 58, 59]);
 /** A Kafka error code from a source broker as a KafkaError with Kafka's name and retriable flag. */
 export function kafkaErrorFromCode(code: number, context: string): KafkaError {
   const known = NAMES[code];
-  const kjs = KAFKAJS_ERROR_CODES.get(code);
+  const kjs = kafkajsErrorCode(code);
   const name = known?.name ?? kjs?.type ?? `UNKNOWN_ERROR_CODE_${code}`;
   const retriable = AUTH_CODES.has(code) ? false : (known?.retriable ?? kjs?.retriable ?? false);
   const what = kjs?.message ? `: ${kjs.message}` : "";

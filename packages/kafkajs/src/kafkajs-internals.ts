@@ -90,21 +90,43 @@ export interface KjsConnectionPool {
 
 type Ctor<T> = new (options: Record<string, unknown>) => T;
 
-const Broker = require("kafkajs/src/broker") as Ctor<KjsBroker>;
-const ConnectionPool = require("kafkajs/src/network/connectionPool") as Ctor<KjsConnectionPool>;
-const Encoder = require("kafkajs/src/protocol/encoder") as new () => { writeBuffer(b: Buffer): unknown };
-const socketFactory = (require("kafkajs/src/network/socketFactory") as () => unknown)();
-const { createLogger, LEVELS } = require("kafkajs/src/loggers") as {
+interface Kjs {
+  Broker: Ctor<KjsBroker>;
+  ConnectionPool: Ctor<KjsConnectionPool>;
+  Encoder: new () => { writeBuffer(b: Buffer): unknown };
+  socketFactory: unknown;
   createLogger(o: { level: number; logCreator: unknown }): KjsLogger;
   LEVELS: Record<string, number>;
-};
-const { errorCodes } = require("kafkajs/src/protocol/error") as {
-  errorCodes: { type: string; code: number; retriable: boolean; message: string }[];
-};
+  errorCodes: ReadonlyMap<number, { type: string; retriable: boolean; message: string }>;
+}
+
+let loaded: Kjs | undefined;
+
+/** kafkajs's modules, loaded on first use (a process that never reaches a real Kafka cluster never loads them). */
+function kjs(): Kjs {
+  if (loaded) return loaded;
+  const { createLogger, LEVELS } = require("kafkajs/src/loggers") as Pick<Kjs, "createLogger" | "LEVELS">;
+  const { errorCodes } = require("kafkajs/src/protocol/error") as {
+    errorCodes: { type: string; code: number; retriable: boolean; message: string }[];
+  };
+  loaded = {
+    Broker: require("kafkajs/src/broker"),
+    ConnectionPool: require("kafkajs/src/network/connectionPool"),
+    Encoder: require("kafkajs/src/protocol/encoder"),
+    socketFactory: (require("kafkajs/src/network/socketFactory") as () => unknown)(),
+    createLogger,
+    LEVELS,
+    errorCodes: new Map(errorCodes.map((e) => [e.code, e])),
+  };
+  return loaded;
+}
 
 /** kafkajs's table of Kafka error codes: name, retriable and message by code. */
-export const KAFKAJS_ERROR_CODES: ReadonlyMap<number, { type: string; retriable: boolean; message: string }> =
-  new Map(errorCodes.map((e) => [e.code, e]));
+export function kafkajsErrorCode(
+  code: number,
+): { type: string; retriable: boolean; message: string } | undefined {
+  return kjs().errorCodes.get(code);
+}
 
 /** Where kafkajs's own log lines go: errors only, to `warn` when given. */
 export function kafkajsLogger(warn?: (message: string) => void): KjsLogger {
@@ -113,6 +135,7 @@ export function kafkajsLogger(warn?: (message: string) => void): KjsLogger {
       `kafkajs ${entry.namespace}: ${entry.log.message}${entry.log.error ? ` (${entry.log.error})` : ""}`,
     );
   };
+  const { createLogger, LEVELS } = kjs();
   return createLogger({ level: LEVELS.ERROR ?? 1, logCreator });
 }
 
@@ -127,6 +150,7 @@ export function kafkajsBroker(options: {
   connectionTimeout: number;
   requestTimeout: number;
 }): KjsBroker {
+  const { Broker, ConnectionPool, socketFactory } = kjs();
   const connectionPool = new ConnectionPool({
     host: options.host,
     port: options.port,
@@ -160,7 +184,7 @@ export function sendRaw<T>(
       apiVersion: request.apiVersion,
       apiName: request.apiName,
       encode: async () => {
-        const encoder = new Encoder();
+        const encoder = new (kjs().Encoder)();
         encoder.writeBuffer(request.body);
         return encoder;
       },

@@ -8,7 +8,8 @@ import {
   SeededRandom,
   SystemClock,
 } from "@cluster-mirror/cluster";
-import { ClusterMirroring, EmbeddedSourceConnector, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
+import { EmbeddedOrKafkaSourceConnector } from "@cluster-mirror/kafkajs";
+import { ClusterMirroring, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { type PersistentCluster, startPersistentCluster } from "../persistence/persistent-cluster";
 
@@ -76,12 +77,17 @@ export class MirrorNode {
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   private readonly persistent: PersistentCluster[] = [];
+  /** Embedded sources by `<name>:9092`, any other `bootstrap.servers` is a real Kafka cluster (kafkajs). */
+  private readonly connector: EmbeddedOrKafkaSourceConnector;
   private closed = false;
 
   private constructor(options: MirrorNodeOptions) {
     this.clock = options.clock ?? new SystemClock();
     this.scheduler = options.scheduler ?? new EventLoopScheduler();
-    const connector = new EmbeddedSourceConnector(this.registry);
+    const connector = new EmbeddedOrKafkaSourceConnector(this.registry, {
+      warn: (message) => options.warn?.(options.name, message),
+    });
+    this.connector = connector;
     const seed = options.seed ?? 1;
     const start = (name: string, brokers: number, dataDir: string | undefined, index: number) => {
       const pc = startPersistentCluster({
@@ -153,5 +159,6 @@ export class MirrorNode {
     this.closed = true;
     for (const c of this.clusters()) c.mirroring.close();
     for (const pc of [...this.persistent].reverse()) pc.close();
+    void this.connector.close();
   }
 }

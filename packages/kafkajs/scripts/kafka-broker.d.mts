@@ -1,4 +1,7 @@
 /** Types of kafka-broker.mjs (a plain script so it runs with `node` alone). */
+/** SASL/PLAIN users of the SASL_PLAINTEXT listener: `admin` (super user) and `mirror` (only its ACLs). */
+export const SASL_USERS: { admin: string; mirror: string };
+
 export class BrokerToolMissingError extends Error {}
 
 export function ensureKafkaJars(options?: { log?: (message: string) => void }): Promise<{
@@ -9,6 +12,8 @@ export function ensureKafkaJars(options?: { log?: (message: string) => void }): 
 export interface KafkaBrokerHandle {
   /** `127.0.0.1:<port>`. */
   readonly bootstrap: string;
+  /** `127.0.0.1:<port>` of the SASL_PLAINTEXT listener (SASL/PLAIN users in SASL_USERS). */
+  readonly saslBootstrap: string;
   readonly clusterId: string;
   /** Temp dir: server.properties, log4j.properties, data/. */
   readonly dir: string;

@@ -104,15 +104,27 @@ log4j.logger.kafka.server.KafkaRaftServer=INFO
 log4j.logger.kafka.server.BrokerLifecycleManager=INFO
 `;
 
-function serverProperties({ dir, brokerPort, controllerPort }) {
+/** SASL/PLAIN users of the SASL_PLAINTEXT listener (`admin` is a super user, `mirror` has only its ACLs). */
+export const SASL_USERS = { admin: "admin-secret", mirror: "mirror-secret" };
+
+// PLAINTEXT clients are User:ANONYMOUS, a super user, so tests that do not care about security never meet
+// the authorizer; the SASL_PLAINTEXT listener authenticates and authorizes (StandardAuthorizer, KRaft).
+function serverProperties({ dir, brokerPort, saslPort, controllerPort }) {
+  const users = Object.entries(SASL_USERS)
+    .map(([user, password]) => `user_${user}="${password}"`)
+    .join(" ");
   return `process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:${controllerPort}
-listeners=PLAINTEXT://127.0.0.1:${brokerPort},CONTROLLER://127.0.0.1:${controllerPort}
-advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort}
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},CONTROLLER://127.0.0.1:${controllerPort}
+advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="${SASL_USERS.admin}" ${users};
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS;User:admin
 log.dirs=${path.join(dir, "data")}
 num.partitions=1
 default.replication.factor=1
@@ -141,11 +153,11 @@ transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
 export async function startKafkaBroker({ log = () => {}, readyTimeoutMs = 120_000 } = {}) {
   const { libs, downloadMs } = await ensureKafkaJars({ log });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-kafka-"));
-  const brokerPort = await freePort();
-  let controllerPort = await freePort();
-  while (controllerPort === brokerPort) controllerPort = await freePort();
+  const ports = new Set();
+  while (ports.size < 3) ports.add(await freePort());
+  const [brokerPort, saslPort, controllerPort] = [...ports];
   const props = path.join(dir, "server.properties");
-  fs.writeFileSync(props, serverProperties({ dir, brokerPort, controllerPort }));
+  fs.writeFileSync(props, serverProperties({ dir, brokerPort, saslPort, controllerPort }));
   fs.writeFileSync(path.join(dir, "log4j.properties"), LOG4J);
   const classpath = `${libs}${path.sep}*`;
   const log4j = `-Dlog4j.configuration=file:${path.join(dir, "log4j.properties")}`;
@@ -159,6 +171,7 @@ export async function startKafkaBroker({ log = () => {}, readyTimeoutMs = 120_00
   );
   const handle = {
     bootstrap: `127.0.0.1:${brokerPort}`,
+    saslBootstrap: `127.0.0.1:${saslPort}`,
     clusterId,
     dir,
     libs,

@@ -352,20 +352,39 @@ export class KafkajsSourceCluster implements SourceCluster {
     throw lastError ?? kafkaErrorFromCode(-1, context);
   }
 
-  /** The dynamic (non-default) configs of these topics (DescribeConfigs, config source DYNAMIC_TOPIC_CONFIG). */
+  /**
+   * The dynamic (non-default) configs of these topics (DescribeConfigs, config source DYNAMIC_TOPIC_CONFIG).
+   * kafkajs rejects the whole answer when one topic fails, so on a failure each topic is asked alone and a
+   * topic whose configs the mirror may not describe (TOPIC_AUTHORIZATION_FAILED) has none: its data can
+   * still be mirrored, as Kafka does for a principal without DESCRIBE_CONFIGS.
+   */
   private async dynamicTopicConfigs(names: readonly string[]): Promise<Map<string, Record<string, string>>> {
     const out = new Map<string, Record<string, string>>();
     if (names.length === 0) return out;
     const broker = await this.admin(undefined);
-    const res = await broker
-      .describeConfigs({
-        resources: names.map((name) => ({ type: 2, name, configNames: [] })),
+    const context = `${this.mirrorName}: describe topic configs of the source`;
+    const describe = (topics: readonly string[]) =>
+      broker.describeConfigs({
+        resources: topics.map((name) => ({ type: 2, name, configNames: [] })),
         includeSynonyms: false,
-      })
-      .catch((e) =>
-        Promise.reject(asSourceError(e, `${this.mirrorName}: describe topic configs of the source`)),
-      );
-    for (const r of res.resources) {
+      });
+    let resources: Awaited<ReturnType<typeof describe>>["resources"];
+    try {
+      resources = (await describe(names)).resources;
+    } catch (error) {
+      const failure = asSourceError(error, context);
+      if (failure.retriable) throw failure;
+      resources = [];
+      for (const name of names) {
+        try {
+          resources.push(...(await describe([name])).resources);
+        } catch (single) {
+          const e = asSourceError(single, `${context} (${name})`);
+          if (e.code !== 29) throw e;
+        }
+      }
+    }
+    for (const r of resources) {
       if (r.errorCode !== 0) continue;
       const configs: Record<string, string> = {};
       for (const c of r.configEntries)

@@ -9,6 +9,8 @@ declare module "vitest" {
     /** The broker's jar folder, for Java tools and programs (`java -cp <libs>/*`). */
     kafkaLibs: string;
     kafkaClusterId: string;
+    /** `127.0.0.1:<port>` of the broker's SASL_PLAINTEXT listener (SASL/PLAIN, authorizer on). */
+    kafkaSaslBootstrap: string;
     /** The broker's `log.dirs`: `<topic>-<partition>/<base offset>.log` segments, as Kafka stored them. */
     kafkaDataDir: string;
   }
@@ -25,6 +27,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("kafkaBootstrap", broker.bootstrap);
   project.provide("kafkaLibs", broker.libs);
   project.provide("kafkaClusterId", broker.clusterId);
+  project.provide("kafkaSaslBootstrap", broker.saslBootstrap);
   project.provide("kafkaDataDir", path.join(broker.dir, "data"));
   return async () => {
     await broker.destroy();

@@ -100,3 +100,14 @@ export function startDestination(seed: number) {
     },
   };
 }
+
+/** Polls `check` every 100 ms until it returns undefined (done); rejects after `timeoutMs` with its last answer. */
+export async function until(check: () => Promise<string | undefined>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const notYet = await check();
+    if (notYet === undefined) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${notYet}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -4,7 +4,8 @@ import { afterAll, describe, expect, inject, it, vi } from "vitest";
 // each other both ways.
 import { kafkaMirrorsMain } from "../../../cli/src/commands/kafka-mirrors";
 import { type NodeRuntime, startNodeRuntime } from "../../../cli/src/node/node-runtime";
-import { destinationBatches, hexOf, kafkaClient, storedBatches } from "./helpers";
+import { KafkajsSourceCluster } from "../../src/index";
+import { caughtUpWithBroker, destinationBatches, hexOf, kafkaClient, storedBatches } from "./helpers";
 
 /** Runs kafka-mirrors in process; returns its exit code and what it printed. */
 async function kafkaMirrors(port: number, ...args: string[]): Promise<{ code: number; stdout: string }> {
@@ -55,6 +56,10 @@ describe("cluster-mirror node and kafka-mirrors with a real Kafka cluster as the
     expect((await kafkaMirrors(port, "--add", "--topic", topic, "--mirror", "m")).code).toBe(0);
     const mirroring = runtime.node.destination.mirroring;
     await mirroring.whenCaughtUp("m", { timeoutMs: 120_000 });
+    const source = new KafkajsSourceCluster("oracle", { "bootstrap.servers": bootstrap });
+    await caughtUpWithBroker(runtime.node.destination.cluster, source, topic, [0, 1]).finally(() =>
+      source.close(),
+    );
 
     const described = await kafkaMirrors(port, "--describe", "--mirror", "m", "--json");
     expect(described.code).toBe(0);

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EventLoopScheduler, KafkaCluster, SeededRandom, SystemClock } from "@cluster-mirror/cluster";
-import { ClusterMirroring } from "@cluster-mirror/mirror";
+import { ClusterMirroring, type SourceCluster } from "@cluster-mirror/mirror";
 import {
   type CompressionType,
   compress,
@@ -17,9 +17,9 @@ import { KafkajsSourceConnector } from "../../src/index";
 export const { Kafka, CompressionTypes, CompressionCodecs, logLevel } = kafkajs;
 
 /** A kafkajs client of the run's broker (its own log silenced: the retries it logs while the broker loads its coordinators are expected). */
-export function kafkaClient(clientId: string) {
+export function kafkaClient(clientId: string, bootstrap = inject("kafkaBootstrap")) {
   return new Kafka({
-    brokers: [inject("kafkaBootstrap")],
+    brokers: [bootstrap],
     clientId,
     logLevel: logLevel.NOTHING,
     retry: { retries: 8 },
@@ -51,8 +51,12 @@ export function registerKafkajsCodecs(): Promise<void> {
  * order) read straight from the broker's log dir, split into batches. This is the oracle of "byte for
  * byte": it reads no protocol at all.
  */
-export function storedBatches(topic: string, partition: number): RecordBatch[] {
-  const dir = path.join(inject("kafkaDataDir"), `${topic}-${partition}`);
+export function storedBatches(
+  topic: string,
+  partition: number,
+  dataDir = inject("kafkaDataDir"),
+): RecordBatch[] {
+  const dir = path.join(dataDir, `${topic}-${partition}`);
   const segments = fs
     .readdirSync(dir)
     .filter((f) => f.endsWith(".log"))
@@ -110,4 +114,25 @@ export async function until(check: () => Promise<string | undefined>, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${notYet}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * Waits until each partition's destination log ends at the source's high watermark asked fresh from the
+ * broker. (`whenCaughtUp` compares with the high watermark of the last fetch response, which can be a
+ * round behind a produce that just finished.)
+ */
+export async function caughtUpWithBroker(
+  cluster: KafkaCluster,
+  source: SourceCluster,
+  topic: string,
+  partitions: readonly number[],
+): Promise<void> {
+  await until(async () => {
+    for (const p of partitions) {
+      const high = await source.listOffsets(topic, p, -1n);
+      const leo = cluster.leaderFor(topic, p).replica(topic, p)?.log.logEndOffset;
+      if (leo !== high) return `${topic}-${p}: destination log end ${leo}, source high watermark ${high}`;
+    }
+    return undefined;
+  });
 }

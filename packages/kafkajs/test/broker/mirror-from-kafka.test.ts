@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
 import {
   CompressionTypes,
+  caughtUpWithBroker,
   destinationBatches,
   hexOf,
   kafkaClient,
@@ -86,6 +87,7 @@ describe("a real Apache Kafka 3.9.1 broker as the mirror source", () => {
 
     const source = new KafkajsSourceCluster("check", { "bootstrap.servers": inject("kafkaBootstrap") });
     try {
+      await caughtUpWithBroker(dest.cluster, source, topic, [0, 1, 2]);
       const [described] = (await source.describeTopics()).filter((t) => t.name === topic);
       expect(dest.cluster.controller.image.topic(topic)?.topicId).toBe(described?.topicId);
       const offsets = await admin.fetchTopicOffsets(topic);
@@ -139,6 +141,8 @@ describe("a real Apache Kafka 3.9.1 broker as the mirror source", () => {
       await dest.mirroring.admin.createMirror("fo", { "bootstrap.servers": inject("kafkaBootstrap") });
       await dest.mirroring.admin.addTopics("fo", topic);
       await dest.mirroring.whenCaughtUp("fo", { timeoutMs: 120_000 });
+      const source = new KafkajsSourceCluster("check-fo", { "bootstrap.servers": inject("kafkaBootstrap") });
+      await caughtUpWithBroker(dest.cluster, source, topic, [0]).finally(() => source.close());
       const stored = storedBatches(topic, 0);
       expect(hexOf(destinationBatches(dest.cluster, topic, 0))).toEqual(hexOf(stored));
       const openPid = stored[0]!.producerId;

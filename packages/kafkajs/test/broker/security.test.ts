@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
-import { destinationBatches, hexOf, kafkaClient, startDestination, storedBatches, until } from "./helpers";
+import {
+  caughtUpWithBroker,
+  destinationBatches,
+  hexOf,
+  kafkaClient,
+  startDestination,
+  storedBatches,
+  until,
+} from "./helpers";
 
 // kafkajs's numeric ACL enums (AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes).
 const TOPIC = 2;
@@ -75,6 +83,8 @@ describe("a secured source: SASL/PLAIN and the broker's authorizer", () => {
         ? undefined
         : JSON.stringify(rows, (_, v) => (typeof v === "bigint" ? String(v) : v));
     });
+    const oracle = new KafkajsSourceCluster("oracle", { "bootstrap.servers": inject("kafkaBootstrap") });
+    await caughtUpWithBroker(dest.cluster, oracle, "sec-granted", [0]).finally(() => oracle.close());
     const denied = (await dest.mirroring.admin.describe("sec")).find((r) => r.topic === "sec-denied")!;
     expect(denied.retryAttempt).toBe(-1);
     expect(denied.errorMessage).toContain("TOPIC_AUTHORIZATION_FAILED");

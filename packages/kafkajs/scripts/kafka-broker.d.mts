@@ -15,6 +15,8 @@ export interface KafkaBrokerHandle {
   /** `127.0.0.1:<port>` of the SASL_PLAINTEXT listener (SASL/PLAIN users in SASL_USERS). */
   readonly saslBootstrap: string;
   readonly clusterId: string;
+  /** `node.id` (1 for a single broker). */
+  readonly nodeId: number;
   /** Temp dir: server.properties, log4j.properties, data/. */
   readonly dir: string;
   /** The jar folder (for `java -cp <libs>/*` tools). */
@@ -34,3 +36,16 @@ export function startKafkaBroker(options?: {
   log?: (message: string) => void;
   readyTimeoutMs?: number;
 }): Promise<KafkaBrokerHandle>;
+
+/** A KRaft cluster of combined broker+controller nodes (ids 1..count, all voters). */
+export function startKafkaCluster(options?: {
+  log?: (message: string) => void;
+  readyTimeoutMs?: number;
+  count?: number;
+}): Promise<{
+  readonly nodes: KafkaBrokerHandle[];
+  /** Every node's PLAINTEXT address, comma-separated. */
+  readonly bootstrap: string;
+  readonly clusterId: string;
+  destroy(): Promise<void>;
+}>;

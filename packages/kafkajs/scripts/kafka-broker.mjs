@@ -109,13 +109,13 @@ export const SASL_USERS = { admin: "admin-secret", mirror: "mirror-secret" };
 
 // PLAINTEXT clients are User:ANONYMOUS, a super user, so tests that do not care about security never meet
 // the authorizer; the SASL_PLAINTEXT listener authenticates and authorizes (StandardAuthorizer, KRaft).
-function serverProperties({ dir, brokerPort, saslPort, controllerPort }) {
+function serverProperties({ dir, nodeId, voters, brokerPort, saslPort, controllerPort }) {
   const users = Object.entries(SASL_USERS)
     .map(([user, password]) => `user_${user}="${password}"`)
     .join(" ");
   return `process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:${controllerPort}
+node.id=${nodeId}
+controller.quorum.voters=${voters}
 listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},CONTROLLER://127.0.0.1:${controllerPort}
 advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
@@ -151,28 +151,81 @@ transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
  * The handle can stop it (SIGTERM, SIGKILL after 15 s) and start it again on the same ports and data.
  */
 export async function startKafkaBroker({ log = () => {}, readyTimeoutMs = 120_000 } = {}) {
+  const [node] = await startKafkaNodes({ log, readyTimeoutMs, count: 1 });
+  return node;
+}
+
+/**
+ * A KRaft cluster of `count` combined broker+controller nodes (node ids 1..count, all voters), each with
+ * its own handle; resolves once every node is ready. With several nodes the quorum needs a majority up.
+ */
+export async function startKafkaCluster({ log = () => {}, readyTimeoutMs = 120_000, count = 3 } = {}) {
+  const nodes = await startKafkaNodes({ log, readyTimeoutMs, count });
+  return {
+    nodes,
+    bootstrap: nodes.map((n) => n.bootstrap).join(","),
+    clusterId: nodes[0].clusterId,
+    async destroy() {
+      await Promise.all(nodes.map((n) => n.destroy()));
+    },
+  };
+}
+
+async function startKafkaNodes({ log, readyTimeoutMs, count }) {
   const { libs, downloadMs } = await ensureKafkaJars({ log });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-kafka-"));
   const ports = new Set();
-  while (ports.size < 3) ports.add(await freePort());
-  const [brokerPort, saslPort, controllerPort] = [...ports];
+  while (ports.size < 3 * count) ports.add(await freePort());
+  const all = [...ports];
+  const specs = Array.from({ length: count }, (_, i) => ({
+    nodeId: i + 1,
+    brokerPort: all[3 * i],
+    saslPort: all[3 * i + 1],
+    controllerPort: all[3 * i + 2],
+    dir: fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-kafka-")),
+  }));
+  const voters = specs.map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`).join(",");
+  const clusterId = randomClusterId();
+  const nodes = await Promise.all(
+    specs.map((spec) => createNode({ ...spec, voters, clusterId, libs, downloadMs, log, readyTimeoutMs })),
+  );
+  try {
+    await Promise.all(nodes.map((n) => n.start()));
+  } catch (error) {
+    await Promise.all(nodes.map((n) => n.destroy()));
+    throw error;
+  }
+  return nodes;
+}
+
+/** Writes one node's configs, formats its log dir, and returns its (stopped) handle. */
+async function createNode({
+  nodeId,
+  brokerPort,
+  saslPort,
+  controllerPort,
+  dir,
+  voters,
+  clusterId,
+  libs,
+  downloadMs,
+  log,
+  readyTimeoutMs,
+}) {
   const props = path.join(dir, "server.properties");
-  fs.writeFileSync(props, serverProperties({ dir, brokerPort, saslPort, controllerPort }));
+  fs.writeFileSync(props, serverProperties({ dir, nodeId, voters, brokerPort, saslPort, controllerPort }));
   fs.writeFileSync(path.join(dir, "log4j.properties"), LOG4J);
   const classpath = `${libs}${path.sep}*`;
   const log4j = `-Dlog4j.configuration=file:${path.join(dir, "log4j.properties")}`;
-  const clusterId = randomClusterId();
   await run(
     "java",
     ["-Xmx256m", log4j, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", props],
-    {
-      timeout: 120_000,
-    },
+    { timeout: 120_000 },
   );
   const handle = {
     bootstrap: `127.0.0.1:${brokerPort}`,
     saslBootstrap: `127.0.0.1:${saslPort}`,
     clusterId,
+    nodeId,
     dir,
     libs,
     downloadMs,
@@ -239,7 +292,7 @@ export async function startKafkaBroker({ log = () => {}, readyTimeoutMs = 120_00
       });
       handle.startMs = Math.round(performance.now() - started);
       log(
-        `Kafka broker ready at ${handle.bootstrap} in ${(handle.startMs / 1000).toFixed(1)} s (pid ${child.pid})`,
+        `Kafka broker ${nodeId} ready at ${handle.bootstrap} in ${(handle.startMs / 1000).toFixed(1)} s (pid ${child.pid})`,
       );
     },
     /** Stops the JVM (SIGTERM, a clean shutdown; SIGKILL after 15 s). */
@@ -263,12 +316,6 @@ export async function startKafkaBroker({ log = () => {}, readyTimeoutMs = 120_00
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
-  try {
-    await handle.start();
-  } catch (error) {
-    fs.rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
   return handle;
 }
 

@@ -19,7 +19,7 @@ export const { Kafka, CompressionTypes, CompressionCodecs, logLevel } = kafkajs;
 /** A kafkajs client of the run's broker (its own log silenced: the retries it logs while the broker loads its coordinators are expected). */
 export function kafkaClient(clientId: string, bootstrap = inject("kafkaBootstrap")) {
   return new Kafka({
-    brokers: [bootstrap],
+    brokers: bootstrap.split(","),
     clientId,
     logLevel: logLevel.NOTHING,
     retry: { retries: 8 },

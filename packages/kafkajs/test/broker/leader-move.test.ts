@@ -36,10 +36,18 @@ describe("the source partition's leader moves to another broker in the middle of
     await admin.connect();
     const source = new KafkajsSourceCluster("oracle", { "bootstrap.servers": kafkaCluster.bootstrap });
     try {
+      // kafkajs's waitForLeaders gives up when the node it asks has not heard of the topic yet (the other
+      // node may lag behind the controller under load): wait on both nodes' metadata instead.
       await admin.createTopics({
-        waitForLeaders: true,
         topics: [{ topic, replicaAssignment: [{ partition: 0, replicas: [1, 2] }] }],
       });
+      for (const node of kafkaCluster.nodes) {
+        const one = new KafkajsSourceCluster("ready", { "bootstrap.servers": node.bootstrap });
+        await until(async () => {
+          const p = (await one.describeTopics()).find((t) => t.name === topic)?.partitions[0];
+          return p?.leaderId === 1 ? undefined : `node ${node.nodeId} does not see ${topic}'s leader yet`;
+        }).finally(() => one.close());
+      }
       const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
       await producer.connect();
       const produce = async (from: number) => {

@@ -9,7 +9,8 @@ import {
   SeededRandom,
   SystemClock,
 } from "@cluster-mirror/cluster";
-import { ClusterMirroring, EmbeddedSourceConnector, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
+import { EmbeddedOrKafkaSourceConnector } from "@cluster-mirror/kafkajs";
+import { ClusterMirroring, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { type PersistentCluster, startPersistentCluster } from "../persistence/persistent-cluster";
 
@@ -78,12 +79,17 @@ export class MirrorNode {
   readonly scheduler: Scheduler;
   private readonly persistent: PersistentCluster[] = [];
   private readonly mirrorings: ClusterMirroring[] = [];
+  /** Embedded sources by `<name>:9092`, any other `bootstrap.servers` is a real Kafka cluster (kafkajs). */
+  private readonly connector: EmbeddedOrKafkaSourceConnector;
   private closed = false;
 
   private constructor(options: MirrorNodeOptions) {
     this.clock = options.clock ?? new SystemClock();
     this.scheduler = options.scheduler ?? new EventLoopScheduler();
-    const connector = new EmbeddedSourceConnector(this.registry);
+    const connector = new EmbeddedOrKafkaSourceConnector(this.registry, {
+      warn: (message) => options.warn?.(options.name, message),
+    });
+    this.connector = connector;
     const seed = options.seed ?? 1;
     // The root dir is locked before anything in it (the sources' dirs included) is read or written, so a
     // second node on it fails here and changes nothing; the destination's cluster releases it on close.
@@ -138,6 +144,7 @@ export class MirrorNode {
       for (const m of this.mirrorings) m.close();
       for (const pc of [...this.persistent].reverse()) pc.close();
       rootLock?.release();
+      void this.connector.close();
       throw error;
     }
   }
@@ -174,5 +181,6 @@ export class MirrorNode {
     this.closed = true;
     for (const c of this.clusters()) c.mirroring.close();
     for (const pc of [...this.persistent].reverse()) pc.close();
+    void this.connector.close();
   }
 }

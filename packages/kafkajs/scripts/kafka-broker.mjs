@@ -1,0 +1,330 @@
+#!/usr/bin/env node
+// A real Apache Kafka 3.9.1 broker for the tests: jars from Maven Central (`mvn dependency:copy-dependencies`
+// of ../broker/pom.xml into node_modules/.cache, keyed on the pom's hash, never committed), one KRaft node
+// (broker + controller) on 127.0.0.1 with free ports and a temp log dir. Used by test/broker/global-setup.ts;
+// run by hand: `node packages/kafkajs/scripts/kafka-broker.mjs` starts one and prints its bootstrap address
+// until Ctrl-C.
+import { execFile, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const pom = path.join(here, "..", "broker", "pom.xml");
+const READY = "Kafka Server started";
+
+/** Java or Maven is missing: says what to install. */
+export class BrokerToolMissingError extends Error {
+  constructor(tool, cause) {
+    super(
+      `The real-broker tests need ${tool} on PATH (Java 17+ runs Apache Kafka 3.9.1; Maven fetches its jars from Maven Central). Install it, e.g. 'apt-get install openjdk-17-jre-headless maven', then run the tests again. (${cause})`,
+    );
+    this.name = "BrokerToolMissingError";
+  }
+}
+
+async function requireTool(tool, args) {
+  try {
+    await run(tool, args, { timeout: 60_000 });
+  } catch (error) {
+    throw new BrokerToolMissingError(tool, error instanceof Error ? error.message : String(error));
+  }
+}
+
+/**
+ * The broker's jar folder, downloading it first when missing. A `.complete` marker is written after the copy,
+ * so a half-finished copy is never used. Returns the folder and how long the download took (0 when cached).
+ */
+export async function ensureKafkaJars({ log = () => {} } = {}) {
+  await requireTool("java", ["-version"]);
+  const hash = createHash("sha256").update(fs.readFileSync(pom)).digest("hex").slice(0, 12);
+  const cache = path.join(here, "..", "node_modules", ".cache", `kafka-broker-${hash}`);
+  const libs = path.join(cache, "libs");
+  if (fs.existsSync(path.join(cache, ".complete"))) return { libs, downloadMs: 0 };
+  await requireTool("mvn", ["-v"]);
+  fs.rmSync(cache, { recursive: true, force: true });
+  fs.mkdirSync(cache, { recursive: true });
+  log(`fetching Apache Kafka 3.9.1 jars from Maven Central into ${libs} ...`);
+  const started = performance.now();
+  try {
+    await run(
+      "mvn",
+      [
+        "-q",
+        "-B",
+        "-f",
+        pom,
+        "dependency:copy-dependencies",
+        "-DincludeScope=runtime",
+        `-DoutputDirectory=${libs}`,
+      ],
+      { timeout: 20 * 60_000, maxBuffer: 64 << 20 },
+    );
+  } catch (error) {
+    throw new Error(
+      `mvn could not fetch the Kafka broker jars (is Maven Central reachable?): ${error.stderr || error.stdout || error.message}`,
+    );
+  }
+  fs.writeFileSync(path.join(cache, ".complete"), new Date().toISOString());
+  const downloadMs = Math.round(performance.now() - started);
+  log(`fetched ${fs.readdirSync(libs).length} jars in ${(downloadMs / 1000).toFixed(1)} s`);
+  return { libs, downloadMs };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Kafka's Uuid: 16 random bytes as base64url, never starting with '-' (argparse4j would read an option). */
+function randomClusterId() {
+  for (;;) {
+    const id = randomBytes(16).toString("base64url");
+    if (id[0] !== "-") return id;
+  }
+}
+
+const LOG4J = `log4j.rootLogger=WARN, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.server.KafkaRaftServer=INFO
+log4j.logger.kafka.server.BrokerLifecycleManager=INFO
+`;
+
+/** SASL/PLAIN users of the SASL_PLAINTEXT listener (`admin` is a super user, `mirror` has only its ACLs). */
+export const SASL_USERS = { admin: "admin-secret", mirror: "mirror-secret" };
+
+// PLAINTEXT clients are User:ANONYMOUS, a super user, so tests that do not care about security never meet
+// the authorizer; the SASL_PLAINTEXT listener authenticates and authorizes (StandardAuthorizer, KRaft).
+function serverProperties({ dir, nodeId, voters, brokerPort, saslPort, controllerPort }) {
+  const users = Object.entries(SASL_USERS)
+    .map(([user, password]) => `user_${user}="${password}"`)
+    .join(" ");
+  return `process.roles=broker,controller
+node.id=${nodeId}
+controller.quorum.voters=${voters}
+listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},CONTROLLER://127.0.0.1:${controllerPort}
+advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+sasl.enabled.mechanisms=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="${SASL_USERS.admin}" ${users};
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS;User:admin
+log.dirs=${path.join(dir, "data")}
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+group.initial.rebalance.delay.ms=0
+log.cleaner.backoff.ms=100
+log.cleaner.dedupe.buffer.size=2097152
+log.cleaner.min.cleanable.ratio=0.01
+log.cleaner.delete.retention.ms=100
+log.cleaner.min.compaction.lag.ms=0
+log.segment.delete.delay.ms=0
+transaction.abort.timed.out.transaction.cleanup.interval.ms=1000
+`;
+}
+
+/**
+ * Formats a fresh KRaft log dir and starts the broker; resolves once it logged "Kafka Server started".
+ * The handle can stop it (SIGTERM, SIGKILL after 15 s) and start it again on the same ports and data.
+ */
+export async function startKafkaBroker({ log = () => {}, readyTimeoutMs = 120_000 } = {}) {
+  const [node] = await startKafkaNodes({ log, readyTimeoutMs, count: 1 });
+  return node;
+}
+
+/**
+ * A KRaft cluster of `count` combined broker+controller nodes (node ids 1..count, all voters), each with
+ * its own handle; resolves once every node is ready. With several nodes the quorum needs a majority up.
+ */
+export async function startKafkaCluster({ log = () => {}, readyTimeoutMs = 120_000, count = 3 } = {}) {
+  const nodes = await startKafkaNodes({ log, readyTimeoutMs, count });
+  return {
+    nodes,
+    bootstrap: nodes.map((n) => n.bootstrap).join(","),
+    clusterId: nodes[0].clusterId,
+    async destroy() {
+      await Promise.all(nodes.map((n) => n.destroy()));
+    },
+  };
+}
+
+async function startKafkaNodes({ log, readyTimeoutMs, count }) {
+  const { libs, downloadMs } = await ensureKafkaJars({ log });
+  const ports = new Set();
+  while (ports.size < 3 * count) ports.add(await freePort());
+  const all = [...ports];
+  const specs = Array.from({ length: count }, (_, i) => ({
+    nodeId: i + 1,
+    brokerPort: all[3 * i],
+    saslPort: all[3 * i + 1],
+    controllerPort: all[3 * i + 2],
+    dir: fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-kafka-")),
+  }));
+  const voters = specs.map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`).join(",");
+  const clusterId = randomClusterId();
+  const nodes = await Promise.all(
+    specs.map((spec) => createNode({ ...spec, voters, clusterId, libs, downloadMs, log, readyTimeoutMs })),
+  );
+  try {
+    await Promise.all(nodes.map((n) => n.start()));
+  } catch (error) {
+    await Promise.all(nodes.map((n) => n.destroy()));
+    throw error;
+  }
+  return nodes;
+}
+
+/** Writes one node's configs, formats its log dir, and returns its (stopped) handle. */
+async function createNode({
+  nodeId,
+  brokerPort,
+  saslPort,
+  controllerPort,
+  dir,
+  voters,
+  clusterId,
+  libs,
+  downloadMs,
+  log,
+  readyTimeoutMs,
+}) {
+  const props = path.join(dir, "server.properties");
+  fs.writeFileSync(props, serverProperties({ dir, nodeId, voters, brokerPort, saslPort, controllerPort }));
+  fs.writeFileSync(path.join(dir, "log4j.properties"), LOG4J);
+  const classpath = `${libs}${path.sep}*`;
+  const log4j = `-Dlog4j.configuration=file:${path.join(dir, "log4j.properties")}`;
+  await run(
+    "java",
+    ["-Xmx256m", log4j, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", props],
+    { timeout: 120_000 },
+  );
+  const handle = {
+    bootstrap: `127.0.0.1:${brokerPort}`,
+    saslBootstrap: `127.0.0.1:${saslPort}`,
+    clusterId,
+    nodeId,
+    dir,
+    libs,
+    downloadMs,
+    startMs: 0,
+    /** The running JVM, or undefined while stopped. */
+    process: undefined,
+    output: "",
+    async start() {
+      if (handle.process) return;
+      const started = performance.now();
+      const child = spawn(
+        "java",
+        [
+          "-Xms128m",
+          "-Xmx512m",
+          "-XX:+UseG1GC",
+          "-XX:+ExitOnOutOfMemoryError",
+          "-Djava.awt.headless=true",
+          log4j,
+          `-Dkafka.logs.dir=${path.join(dir, "logs")}`,
+          "-cp",
+          classpath,
+          "kafka.Kafka",
+          props,
+        ],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      handle.process = child;
+      // However this process ends (a test run killed by Ctrl-C, a crash), the JVM does not outlive it.
+      const killOnExit = () => child.kill("SIGKILL");
+      process.once("exit", killOnExit);
+      child.once("exit", () => process.removeListener("exit", killOnExit));
+      await new Promise((resolve, reject) => {
+        let seen = "";
+        const timer = setTimeout(() => {
+          reject(
+            new Error(
+              `the Kafka broker was not ready after ${readyTimeoutMs} ms; its output:\n${seen.slice(-4000)}`,
+            ),
+          );
+        }, readyTimeoutMs);
+        const onData = (chunk) => {
+          seen += chunk;
+          handle.output = (handle.output + chunk).slice(-20_000);
+          if (seen.includes(READY)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        child.stdout.setEncoding("utf8").on("data", onData);
+        child.stderr.setEncoding("utf8").on("data", onData);
+        child.once("exit", (code, signal) => {
+          clearTimeout(timer);
+          if (handle.process === child) handle.process = undefined;
+          reject(
+            new Error(
+              `the Kafka broker exited (${signal ?? code}) before it was ready; its output:\n${seen.slice(-4000)}`,
+            ),
+          );
+        });
+      }).catch(async (error) => {
+        await handle.stop();
+        throw error;
+      });
+      handle.startMs = Math.round(performance.now() - started);
+      log(
+        `Kafka broker ${nodeId} ready at ${handle.bootstrap} in ${(handle.startMs / 1000).toFixed(1)} s (pid ${child.pid})`,
+      );
+    },
+    /** Stops the JVM (SIGTERM, a clean shutdown; SIGKILL after 15 s). */
+    async stop() {
+      const child = handle.process;
+      if (!child) return;
+      handle.process = undefined;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      await new Promise((resolve) => {
+        const kill = setTimeout(() => child.kill("SIGKILL"), 15_000);
+        child.once("exit", () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill("SIGTERM");
+      });
+    },
+    /** Stops the broker and deletes its data. */
+    async destroy() {
+      await handle.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return handle;
+}
+
+if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const broker = await startKafkaBroker({ log: (m) => console.error(m) });
+  console.log(broker.bootstrap);
+  const shutdown = () => {
+    broker.destroy().then(() => process.exit(0));
+  };
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}

@@ -1,0 +1,63 @@
+import { KafkaError } from "@cluster-mirror/protocol";
+import { kafkajsErrorCode } from "./kafkajs-internals";
+
+/**
+ * Kafka's names for codes kafkajs 2.2.4 knows under an older name or not at all (it stops at code 88), so
+ * the engine's fetcher sees the names it classifies (NOT_LEADER_OR_FOLLOWER re-routes).
+ */
+const NAMES: Record<number, { name: string; retriable: boolean }> = {
+  6: { name: "NOT_LEADER_OR_FOLLOWER", retriable: true },
+  74: { name: "FENCED_LEADER_EPOCH", retriable: true },
+  75: { name: "UNKNOWN_LEADER_EPOCH", retriable: true },
+  100: { name: "UNKNOWN_TOPIC_ID", retriable: true },
+};
+
+/** Codes that mean "you may not": never retried, the broker's words kept. */
+const AUTH_CODES = new Set([29, 30, 31, 58, 59]);
+
+/** A Kafka error code from a source broker as a KafkaError with Kafka's name and retriable flag. */
+export function kafkaErrorFromCode(code: number, context: string): KafkaError {
+  const known = NAMES[code];
+  const kjs = kafkajsErrorCode(code);
+  const name = known?.name ?? kjs?.type ?? `UNKNOWN_ERROR_CODE_${code}`;
+  const retriable = AUTH_CODES.has(code) ? false : (known?.retriable ?? kjs?.retriable ?? false);
+  const what = kjs?.message ? `: ${kjs.message}` : "";
+  return new KafkaError(
+    name,
+    code,
+    retriable,
+    `${context}: the source broker answered ${name} (${code})${what}`,
+  );
+}
+
+/** The source broker is unreachable or the connection broke (Kafka's BROKER_NOT_AVAILABLE, retriable). */
+export class SourceBrokerUnavailableError extends KafkaError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("BROKER_NOT_AVAILABLE", 8, true, message, options);
+  }
+}
+
+/** SASL authentication with the source failed: not retried, the broker's message kept (code 58). */
+export class SourceAuthenticationError extends KafkaError {
+  constructor(message: string, options?: ErrorOptions) {
+    super("SASL_AUTHENTICATION_FAILED", 58, false, message, options);
+  }
+}
+
+/**
+ * Any failure of a kafkajs call as a KafkaError: authentication failures are non-retriable with the
+ * broker's message; connection failures and timeouts are BROKER_NOT_AVAILABLE; protocol errors keep their code.
+ */
+export function asSourceError(error: unknown, context: string): KafkaError {
+  if (error instanceof KafkaError) return error;
+  const e = error as { name?: string; message?: string; type?: string; code?: number };
+  const message = `${context}: ${e?.message ?? String(error)}`;
+  const name = e?.name ?? "";
+  if (name === "KafkaJSSASLAuthenticationError" || /SASL|[Aa]uthenticat/.test(e?.message ?? ""))
+    return new SourceAuthenticationError(message, { cause: error });
+  if (name === "KafkaJSProtocolError" && typeof e.code === "number") {
+    const mapped = kafkaErrorFromCode(e.code, context);
+    return new KafkaError(mapped.errorName, mapped.code, mapped.retriable, message, { cause: error });
+  }
+  return new SourceBrokerUnavailableError(message, { cause: error });
+}

@@ -1,0 +1,497 @@
+import type { AclBinding, Uuid } from "@cluster-mirror/cluster";
+import type {
+  SourceCluster,
+  SourceFetchPartitionResult,
+  SourceFetchRequest,
+  SourceGroupOffsets,
+  SourceMirrorInfo,
+  SourceTopicInfo,
+} from "@cluster-mirror/mirror";
+import { KafkaError } from "@cluster-mirror/protocol";
+import { aclBindingOf, DESCRIBE_ALL_ACLS } from "./acl-codes";
+import { asSourceError, kafkaErrorFromCode, SourceAuthenticationError } from "./errors";
+import { type KjsBroker, type KjsLogger, kafkajsBroker, kafkajsLogger, sendRaw } from "./kafkajs-internals";
+import {
+  decodeFetchV12,
+  decodeListOffsetsV4,
+  decodeMetadataV12,
+  decodeOffsetsForLeaderEpochV3,
+  encodeFetchV12,
+  encodeListOffsetsV4,
+  encodeMetadataV12,
+  encodeOffsetsForLeaderEpochV3,
+  type MetadataResponse,
+  READ_UNCOMMITTED,
+} from "./requests";
+import { kafkajsSecurity } from "./security";
+
+/** Settings of a kafkajs source beyond the mirror's configs. */
+export interface KafkajsSourceOptions {
+  /** Client id of the metadata and admin requests (fetches use the fetcher's own); default `<mirror>-metadata`. */
+  clientId?: string;
+  /** How long the source broker may hold a fetch that has no new data (Fetch MaxWaitMs); default 250. */
+  fetchMaxWaitMs?: number;
+  /** TCP connect timeout; default 10 s. */
+  connectionTimeoutMs?: number;
+  /** Request timeout (added to the fetch wait for fetches); default 30 s. */
+  requestTimeoutMs?: number;
+  /** kafkajs's own error log lines. */
+  warn?: (message: string) => void;
+}
+
+const DYNAMIC_TOPIC_CONFIG = 1;
+const SECURITY_DISABLED = 54;
+
+/**
+ * `SourceCluster` over a real Apache Kafka cluster, through kafkajs 2.2.4's connections (sockets, TLS, SASL,
+ * version negotiation) but with our own requests where kafkajs loses what a mirror needs: fetches are
+ * Fetch v12 with replica id -1, READ_UNCOMMITTED, `currentLeaderEpoch` and `lastFetchedEpoch` as Kafka's
+ * follower sends them, and the records section is handed over as the broker's bytes (control batches,
+ * batches emptied by compaction, any codec), so the engine validates and stores exactly what the source
+ * stored. Metadata is v12 (topic ids, leader epochs). kafkajs's consumer is never used.
+ * A plain Apache Kafka cluster knows nothing of KIP-1279: `lastMirrorEpoch` is -1 and `listMirrors` empty.
+ */
+export class KafkajsSourceCluster implements SourceCluster {
+  private readonly bootstrap: { host: string; port: number }[];
+  private readonly security;
+  private readonly logger: KjsLogger;
+  private readonly brokers = new Map<string, KjsBroker>();
+  private readonly addresses = new Map<number, { host: string; port: number }>();
+  private readonly leaders = new Map<string, { leaderId: number; leaderEpoch: number }>();
+  private readonly clientId: string;
+  private closed = false;
+
+  constructor(
+    readonly mirrorName: string,
+    configs: Readonly<Record<string, string>>,
+    private readonly options: KafkajsSourceOptions = {},
+  ) {
+    this.bootstrap = parseBootstrap(mirrorName, configs["bootstrap.servers"] ?? "");
+    this.security = kafkajsSecurity(mirrorName, configs);
+    this.logger = kafkajsLogger(options.warn);
+    this.clientId = options.clientId ?? `${mirrorName}-metadata`;
+  }
+
+  async clusterId(): Promise<string> {
+    const metadata = await this.metadata([]);
+    if (!metadata.clusterId)
+      throw new KafkaError("UNKNOWN_SERVER_ERROR", -1, true, "the source sent no cluster id");
+    return metadata.clusterId;
+  }
+
+  /** Every topic that is not internal and does not start with `__`, with ids, leaders, epochs and dynamic configs. */
+  async describeTopics(): Promise<SourceTopicInfo[]> {
+    const metadata = await this.metadata(null);
+    const topics = metadata.topics
+      .filter((t) => t.errorCode === 0 && !t.isInternal && !t.name.startsWith("__"))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const configs = await this.dynamicTopicConfigs(topics.map((t) => t.name));
+    return topics.map((t) => ({
+      name: t.name,
+      topicId: t.topicId,
+      partitions: t.partitions
+        .map((p) => ({ partition: p.partition, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch }))
+        .sort((a, b) => a.partition - b.partition),
+      configs: configs.get(t.name) ?? {},
+    }));
+  }
+
+  async fetch(
+    request: SourceFetchRequest,
+  ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }> {
+    const waitMs = this.options.fetchMaxWaitMs ?? 250;
+    const byTopic = new Map<string, SourceFetchRequest["partitions"]>();
+    for (const p of request.partitions) {
+      const list = byTopic.get(p.topic);
+      if (list) list.push(p);
+      else byTopic.set(p.topic, [p]);
+    }
+    const raw = encodeFetchV12({
+      maxWaitMs: waitMs,
+      minBytes: 1,
+      maxBytes: request.maxBytes,
+      isolationLevel: READ_UNCOMMITTED,
+      topics: [...byTopic].map(([topic, ps]) => ({
+        topic,
+        partitions: ps.map((p) => ({
+          partition: p.partition,
+          currentLeaderEpoch: p.currentLeaderEpoch,
+          fetchOffset: p.fetchOffset,
+          lastFetchedEpoch: p.lastFetchedEpoch,
+          partitionMaxBytes: p.maxBytes,
+        })),
+      })),
+    });
+    const context = `${this.mirrorName}: fetch from source broker ${request.brokerId}`;
+    let response: ReturnType<typeof decodeFetchV12>;
+    try {
+      const broker = await this.broker(request.brokerId, request.clientId);
+      response = await sendRaw(broker, raw, decodeFetchV12, waitMs + this.requestTimeoutMs());
+    } catch (error) {
+      const failure = asSourceError(error, context);
+      // Authentication failures fail the partitions for good with the broker's words; anything else
+      // (disconnect, timeout, restart) fails the whole fetch and the engine refreshes the leaders.
+      if (failure instanceof SourceAuthenticationError) {
+        return { throttleTimeMs: 0, partitions: request.partitions.map((p) => offsetsOnly(p, failure)) };
+      }
+      await this.dropBroker(request.brokerId, request.clientId);
+      throw failure;
+    }
+    const answers = new Map<string, SourceFetchPartitionResult>();
+    for (const t of response.topics) {
+      for (const p of t.partitions) {
+        const result: SourceFetchPartitionResult = {
+          topic: t.topic,
+          partition: p.partition,
+          recordSlices: p.records.length > 0 ? [p.records] : [],
+          highWatermark: p.highWatermark,
+          lastStableOffset: p.lastStableOffset,
+          logStartOffset: p.logStartOffset,
+        };
+        const code = p.errorCode !== 0 ? p.errorCode : response.errorCode;
+        if (code !== 0) {
+          result.error = kafkaErrorFromCode(code, `${context}: ${t.topic}-${p.partition}`);
+          result.recordSlices = [];
+        } else if (p.divergingEpoch && p.divergingEpoch.epoch >= 0) {
+          result.divergingEpoch = p.divergingEpoch;
+          result.recordSlices = [];
+        }
+        answers.set(`${t.topic}\u0000${p.partition}`, result);
+      }
+    }
+    return {
+      throttleTimeMs: response.throttleTimeMs,
+      partitions: request.partitions.map(
+        (p) => answers.get(`${p.topic}\u0000${p.partition}`) ?? offsetsOnly(p, undefined),
+      ),
+    };
+  }
+
+  /** ListOffsets: -2 earliest (log start), -1 latest (high watermark). */
+  async listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint> {
+    return this.listOffsetsIsolated(topic, partition, timestamp, READ_UNCOMMITTED);
+  }
+
+  /** ListOffsets at an isolation level: latest is the high watermark (0) or the last stable offset (1). */
+  async listOffsetsIsolated(
+    topic: string,
+    partition: number,
+    timestamp: bigint,
+    isolationLevel: number,
+  ): Promise<bigint> {
+    const answer = await this.toLeader(topic, partition, async (broker) => {
+      const res = await sendRaw(
+        broker,
+        encodeListOffsetsV4(isolationLevel, [{ topic, partition, currentLeaderEpoch: -1, timestamp }]),
+        decodeListOffsetsV4,
+      );
+      const p = res.partitions.find((x) => x.topic === topic && x.partition === partition);
+      return { errorCode: p?.errorCode ?? 3, value: p?.offset ?? -1n };
+    });
+    return answer;
+  }
+
+  /**
+   * OffsetsForLeaderEpoch (KIP-101/320): the end offset of `leaderEpoch` on the source (the start of the next
+   * higher epoch), with the largest epoch at most `leaderEpoch` the source knows.
+   */
+  async endOffsetForEpoch(
+    topic: string,
+    partition: number,
+    leaderEpoch: number,
+  ): Promise<{ leaderEpoch: number; endOffset: bigint }> {
+    let epoch = -1;
+    const endOffset = await this.toLeader(topic, partition, async (broker) => {
+      const res = await sendRaw(
+        broker,
+        encodeOffsetsForLeaderEpochV3([{ topic, partition, currentLeaderEpoch: -1, leaderEpoch }]),
+        decodeOffsetsForLeaderEpochV3,
+      );
+      const p = res.partitions.find((x) => x.topic === topic && x.partition === partition);
+      epoch = p?.leaderEpoch ?? -1;
+      return { errorCode: p?.errorCode ?? 3, value: p?.endOffset ?? -1n };
+    });
+    return { leaderEpoch: epoch, endOffset };
+  }
+
+  /** Groups with committed offsets on topics the source has, and whether each has members now. */
+  async listGroupOffsets(): Promise<(SourceGroupOffsets & { active: boolean })[]> {
+    const metadata = await this.metadata(null);
+    const topics = metadata.topics
+      .filter((t) => t.errorCode === 0 && !t.isInternal)
+      .map((t) => ({ topic: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition })) }));
+    const out: (SourceGroupOffsets & { active: boolean })[] = [];
+    for (const b of metadata.brokers) {
+      // Each broker lists the groups it coordinates, and answers for them.
+      const broker = await this.admin(b.nodeId);
+      const context = `${this.mirrorName}: groups on source broker ${b.nodeId}`;
+      const { groups } = await broker.listGroups().catch((e) => Promise.reject(asSourceError(e, context)));
+      if (groups.length === 0) continue;
+      const described = await broker
+        .describeGroups({ groupIds: groups.map((g) => g.groupId) })
+        .catch((e) => Promise.reject(asSourceError(e, context)));
+      for (const g of described.groups) {
+        if (g.errorCode !== 0 || topics.length === 0) continue;
+        const fetched = await broker
+          .offsetFetch({ groupId: g.groupId, topics })
+          .catch((e) => Promise.reject(asSourceError(e, context)));
+        const offsets: SourceGroupOffsets["offsets"] = [];
+        for (const t of fetched.responses)
+          for (const p of t.partitions) {
+            const offset = BigInt(p.offset);
+            if (offset >= 0n)
+              offsets.push({
+                topic: t.topic,
+                partition: p.partition,
+                offset,
+                leaderEpoch: -1,
+                metadata: p.metadata ?? "",
+              });
+          }
+        if (offsets.length > 0) out.push({ groupId: g.groupId, offsets, active: g.members.length > 0 });
+      }
+    }
+    return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+  }
+
+  /** Every ACL binding; empty when the source runs no authorizer (SECURITY_DISABLED). */
+  async describeAcls(): Promise<AclBinding[]> {
+    const broker = await this.admin(undefined);
+    try {
+      const res = await broker.describeAcls(DESCRIBE_ALL_ACLS);
+      const out: AclBinding[] = [];
+      for (const r of res.resources)
+        for (const acl of r.acls) {
+          const binding = aclBindingOf(r, acl);
+          if (binding) out.push(binding);
+        }
+      return out;
+    } catch (error) {
+      const e = error as { code?: number; type?: string };
+      if (e?.code === SECURITY_DISABLED || e?.type === "SECURITY_DISABLED") return [];
+      throw asSourceError(error, `${this.mirrorName}: describe ACLs of the source`);
+    }
+  }
+
+  /** A plain Apache Kafka cluster records no last mirror epochs. */
+  async lastMirrorEpoch(_topicId: Uuid, _partition: number): Promise<number> {
+    return -1;
+  }
+
+  /** A plain Apache Kafka cluster runs no mirrors. */
+  async listMirrors(): Promise<SourceMirrorInfo[]> {
+    return [];
+  }
+
+  /** Closes every connection to the source. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const brokers = [...this.brokers.values()];
+    this.brokers.clear();
+    await Promise.allSettled(brokers.map((b) => b.disconnect()));
+  }
+
+  /** Metadata v12 for some topics (null: all), from the first broker that answers; updates the address book. */
+  async metadata(topics: readonly string[] | null): Promise<MetadataResponse> {
+    const candidates: (number | undefined)[] = [...this.addresses.keys(), undefined];
+    let last: unknown;
+    for (const nodeId of candidates) {
+      try {
+        const broker = await this.admin(nodeId);
+        const metadata = await sendRaw(broker, encodeMetadataV12(topics), decodeMetadataV12);
+        for (const b of metadata.brokers) this.addresses.set(b.nodeId, { host: b.host, port: b.port });
+        for (const t of metadata.topics)
+          for (const p of t.partitions)
+            this.leaders.set(`${t.name}\u0000${p.partition}`, {
+              leaderId: p.leaderId,
+              leaderEpoch: p.leaderEpoch,
+            });
+        return metadata;
+      } catch (error) {
+        last = error;
+        const failure = asSourceError(error, `${this.mirrorName}: metadata`);
+        if (!failure.retriable) throw failure;
+        if (nodeId !== undefined) await this.dropBroker(nodeId, this.clientId);
+      }
+    }
+    throw asSourceError(last, `${this.mirrorName}: no source broker answered a metadata request`);
+  }
+
+  /** Runs a request on the partition's leader; refreshes the leader and tries again when it moved. */
+  private async toLeader(
+    topic: string,
+    partition: number,
+    call: (broker: KjsBroker) => Promise<{ errorCode: number; value: bigint }>,
+  ): Promise<bigint> {
+    const context = `${this.mirrorName}: ${topic}-${partition}`;
+    let lastError: KafkaError | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      let leader = this.leaders.get(`${topic}\u0000${partition}`);
+      if (!leader || leader.leaderId < 0 || attempt > 0) {
+        await this.metadata([topic]);
+        leader = this.leaders.get(`${topic}\u0000${partition}`);
+      }
+      if (!leader) throw kafkaErrorFromCode(3, context);
+      if (leader.leaderId < 0) {
+        lastError = kafkaErrorFromCode(5, context);
+        continue;
+      }
+      let answer: { errorCode: number; value: bigint };
+      try {
+        answer = await call(await this.admin(leader.leaderId));
+      } catch (error) {
+        lastError = asSourceError(error, context);
+        if (!lastError.retriable) throw lastError;
+        await this.dropBroker(leader.leaderId, this.clientId);
+        continue;
+      }
+      if (answer.errorCode === 0) return answer.value;
+      lastError = kafkaErrorFromCode(answer.errorCode, context);
+      if (!lastError.retriable) throw lastError;
+    }
+    throw lastError ?? kafkaErrorFromCode(-1, context);
+  }
+
+  /**
+   * The dynamic (non-default) configs of these topics (DescribeConfigs, config source DYNAMIC_TOPIC_CONFIG).
+   * kafkajs rejects the whole answer when one topic fails, so on a failure each topic is asked alone and a
+   * topic whose configs the mirror may not describe (TOPIC_AUTHORIZATION_FAILED) has none: its data can
+   * still be mirrored, as Kafka does for a principal without DESCRIBE_CONFIGS.
+   */
+  private async dynamicTopicConfigs(names: readonly string[]): Promise<Map<string, Record<string, string>>> {
+    const out = new Map<string, Record<string, string>>();
+    if (names.length === 0) return out;
+    const broker = await this.admin(undefined);
+    const context = `${this.mirrorName}: describe topic configs of the source`;
+    const describe = (topics: readonly string[]) =>
+      broker.describeConfigs({
+        resources: topics.map((name) => ({ type: 2, name, configNames: [] })),
+        includeSynonyms: false,
+      });
+    let resources: Awaited<ReturnType<typeof describe>>["resources"];
+    try {
+      resources = (await describe(names)).resources;
+    } catch (error) {
+      const failure = asSourceError(error, context);
+      if (failure.retriable) throw failure;
+      resources = [];
+      for (const name of names) {
+        try {
+          resources.push(...(await describe([name])).resources);
+        } catch (single) {
+          const e = asSourceError(single, `${context} (${name})`);
+          if (e.code !== 29) throw e;
+        }
+      }
+    }
+    for (const r of resources) {
+      if (r.errorCode !== 0) continue;
+      const configs: Record<string, string> = {};
+      for (const c of r.configEntries)
+        if (c.configSource === DYNAMIC_TOPIC_CONFIG && c.configValue !== null)
+          configs[c.configName] = c.configValue;
+      out.set(r.resourceName, configs);
+    }
+    return out;
+  }
+
+  private requestTimeoutMs(): number {
+    return this.options.requestTimeoutMs ?? 30_000;
+  }
+
+  /** The admin connection to a broker (any bootstrap server when `nodeId` is undefined). */
+  private admin(nodeId: number | undefined): Promise<KjsBroker> {
+    return this.broker(nodeId, this.clientId);
+  }
+
+  /** A connected kafkajs broker for `nodeId` (a bootstrap server when undefined) with this client id. */
+  private async broker(nodeId: number | undefined, clientId: string): Promise<KjsBroker> {
+    if (this.closed)
+      throw new KafkaError("BROKER_NOT_AVAILABLE", 8, false, `${this.mirrorName}: the source was closed`);
+    if (nodeId !== undefined && !this.addresses.has(nodeId)) await this.metadata([]);
+    const key = `${nodeId ?? "bootstrap"}\u0000${clientId}`;
+    let broker = this.brokers.get(key);
+    if (!broker) {
+      const address = nodeId === undefined ? this.bootstrap[0]! : this.addresses.get(nodeId);
+      if (!address)
+        throw new KafkaError(
+          "BROKER_NOT_AVAILABLE",
+          8,
+          true,
+          `${this.mirrorName}: the source has no broker ${nodeId}`,
+        );
+      broker = kafkajsBroker({
+        ...address,
+        nodeId: nodeId ?? null,
+        clientId,
+        security: this.security,
+        logger: this.logger,
+        connectionTimeout: this.options.connectionTimeoutMs ?? 10_000,
+        requestTimeout: this.requestTimeoutMs(),
+      });
+      this.brokers.set(key, broker);
+    }
+    if (!broker.isConnected()) {
+      try {
+        await broker.connect();
+      } catch (error) {
+        await this.dropBroker(nodeId, clientId);
+        if (nodeId === undefined && this.bootstrap.length > 1) this.bootstrap.push(this.bootstrap.shift()!);
+        throw asSourceError(
+          error,
+          `${this.mirrorName}: connect to source broker ${nodeId ?? this.bootstrapText()}`,
+        );
+      }
+    }
+    return broker;
+  }
+
+  private async dropBroker(nodeId: number | undefined, clientId: string): Promise<void> {
+    const key = `${nodeId ?? "bootstrap"}\u0000${clientId}`;
+    const broker = this.brokers.get(key);
+    this.brokers.delete(key);
+    await broker?.disconnect().catch(() => {});
+  }
+
+  private bootstrapText(): string {
+    return this.bootstrap.map((b) => `${b.host}:${b.port}`).join(",");
+  }
+}
+
+function offsetsOnly(
+  p: { topic: string; partition: number },
+  error: KafkaError | undefined,
+): SourceFetchPartitionResult {
+  const result: SourceFetchPartitionResult = {
+    topic: p.topic,
+    partition: p.partition,
+    recordSlices: [],
+    highWatermark: -1n,
+    lastStableOffset: -1n,
+    logStartOffset: -1n,
+  };
+  if (error) result.error = error;
+  return result;
+}
+
+/** `host:port,host:port` → addresses; INVALID_CONFIG when empty or malformed. */
+export function parseBootstrap(mirrorName: string, servers: string): { host: string; port: number }[] {
+  const out: { host: string; port: number }[] = [];
+  for (const item of servers.split(",")) {
+    const s = item.trim();
+    if (s === "") continue;
+    const m = /^(.*):(\d+)$/.exec(s);
+    const port = m ? Number(m[2]) : Number.NaN;
+    if (!m || m[1] === "" || !(port > 0 && port < 65536))
+      throw new KafkaError(
+        "INVALID_CONFIG",
+        40,
+        false,
+        `mirror '${mirrorName}': bootstrap.servers entry '${s}' is not host:port (e.g. 127.0.0.1:9092)`,
+      );
+    out.push({ host: m[1]!.replace(/^\[(.*)\]$/, "$1"), port });
+  }
+  if (out.length === 0)
+    throw new KafkaError("INVALID_CONFIG", 40, false, `mirror '${mirrorName}': bootstrap.servers is empty`);
+  return out;
+}

@@ -1,0 +1,138 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { EventLoopScheduler, KafkaCluster, SeededRandom, SystemClock } from "@cluster-mirror/cluster";
+import { ClusterMirroring, type SourceCluster } from "@cluster-mirror/mirror";
+import {
+  type CompressionType,
+  compress,
+  decompress,
+  loadCompressionCodecs,
+  type RecordBatch,
+  recordBatches,
+} from "@cluster-mirror/protocol";
+import kafkajs from "kafkajs";
+import { inject } from "vitest";
+import { KafkajsSourceConnector } from "../../src/index";
+
+export const { Kafka, CompressionTypes, CompressionCodecs, logLevel } = kafkajs;
+
+/** A kafkajs client of the run's broker (its own log silenced: the retries it logs while the broker loads its coordinators are expected). */
+export function kafkaClient(clientId: string, bootstrap = inject("kafkaBootstrap")) {
+  return new Kafka({
+    brokers: bootstrap.split(","),
+    clientId,
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 8 },
+  });
+}
+
+let codecsReady: Promise<void> | undefined;
+
+/**
+ * Teaches kafkajs (which ships gzip only) snappy, lz4 and zstd with our protocol package's codecs, so the
+ * broker receives every codec from kafkajs; the broker validates (decompresses) each batch it stores.
+ */
+export function registerKafkajsCodecs(): Promise<void> {
+  codecsReady ??= loadCompressionCodecs().then(() => {
+    const codec = (type: CompressionType) => () => ({
+      compress: async (encoder: { buffer: Buffer }) => compress(type, encoder.buffer),
+      decompress: async (buffer: Buffer) => decompress(type, buffer),
+    });
+    const codecs = CompressionCodecs as Record<number, unknown>;
+    codecs[CompressionTypes.Snappy] = codec(2);
+    codecs[CompressionTypes.LZ4] = codec(3);
+    codecs[CompressionTypes.ZSTD] = codec(4);
+  });
+  return codecsReady;
+}
+
+/**
+ * Every batch of a partition as the broker stored it: its segment files (`<base offset>.log`, in offset
+ * order) read straight from the broker's log dir, split into batches. This is the oracle of "byte for
+ * byte": it reads no protocol at all.
+ */
+export function storedBatches(
+  topic: string,
+  partition: number,
+  dataDir = inject("kafkaDataDir"),
+): RecordBatch[] {
+  const dir = path.join(dataDir, `${topic}-${partition}`);
+  const segments = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".log"))
+    .sort();
+  const bytes = Buffer.concat(segments.map((f) => fs.readFileSync(path.join(dir, f))));
+  return [...recordBatches(bytes)];
+}
+
+/** Every batch of a partition on an embedded cluster's leader. */
+export function destinationBatches(cluster: KafkaCluster, topic: string, partition: number): RecordBatch[] {
+  const log = cluster.leaderFor(topic, partition).replica(topic, partition)!.log;
+  return [...log.batches()];
+}
+
+export const hexOf = (batches: readonly RecordBatch[]) =>
+  batches.map((b) => `${b.baseOffset}:${b.buffer.toString("hex")}`);
+
+/** An embedded destination cluster in real time, with mirroring from real Kafka sources (kafkajs). */
+export function startDestination(seed: number) {
+  const cluster = KafkaCluster.start({
+    brokers: 3,
+    clock: new SystemClock(),
+    scheduler: new EventLoopScheduler({ keepAlive: false }),
+    random: new SeededRandom(seed),
+  });
+  const sources = new KafkajsSourceConnector({ fetchMaxWaitMs: 100 });
+  const warnings: string[] = [];
+  const mirroring = ClusterMirroring.start({
+    cluster,
+    sources,
+    random: new SeededRandom(seed + 1),
+    numStatePartitions: 4,
+    fetch: { backoffMs: 200, fetchWaitMaxMs: 50 },
+    warn: (m) => warnings.push(m),
+  });
+  return {
+    cluster,
+    mirroring,
+    sources,
+    warnings,
+    async close() {
+      mirroring.close();
+      cluster.close();
+      await sources.close();
+    },
+  };
+}
+
+/** Polls `check` every 100 ms until it returns undefined (done); rejects after `timeoutMs` with its last answer. */
+export async function until(check: () => Promise<string | undefined>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const notYet = await check();
+    if (notYet === undefined) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${notYet}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Waits until each partition's destination log ends at the source's high watermark asked fresh from the
+ * broker. (`whenCaughtUp` compares with the high watermark of the last fetch response, which can be a
+ * round behind a produce that just finished.)
+ */
+export async function caughtUpWithBroker(
+  cluster: KafkaCluster,
+  source: SourceCluster,
+  topic: string,
+  partitions: readonly number[],
+): Promise<void> {
+  await until(async () => {
+    for (const p of partitions) {
+      const high = await source.listOffsets(topic, p, -1n);
+      const leo = cluster.leaderFor(topic, p).replica(topic, p)?.log.logEndOffset;
+      if (leo !== high) return `${topic}-${p}: destination log end ${leo}, source high watermark ${high}`;
+    }
+    return undefined;
+  });
+}

@@ -1,0 +1,165 @@
+import { controlTypeOf, decodeRecords, RecordBatch } from "@cluster-mirror/protocol";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { KafkajsSourceCluster } from "../../src/index";
+import {
+  CompressionTypes,
+  caughtUpWithBroker,
+  destinationBatches,
+  hexOf,
+  kafkaClient,
+  registerKafkajsCodecs,
+  startDestination,
+  storedBatches,
+} from "./helpers";
+
+const ABORT = 0;
+const COMMIT = 1;
+const MIRROR_PID_RESET = 7;
+
+describe("a real Apache Kafka 3.9.1 broker as the mirror source", () => {
+  const kafka = kafkaClient("test-producers");
+  const admin = kafka.admin();
+  const dest = startDestination(7);
+
+  beforeAll(async () => {
+    await registerKafkajsCodecs();
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    await dest.close();
+    await admin.disconnect();
+  });
+
+  it("mirrors every codec, idempotent and transactional batches (committed and aborted) byte for byte, offset for offset", async () => {
+    const topic = "orders";
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] });
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const codecs = [
+      CompressionTypes.None,
+      CompressionTypes.GZIP,
+      CompressionTypes.Snappy,
+      CompressionTypes.LZ4,
+      CompressionTypes.ZSTD,
+    ];
+    for (const [i, compression] of codecs.entries()) {
+      for (const partition of [0, 1, 2]) {
+        await producer.send({
+          topic,
+          compression,
+          messages: Array.from({ length: 20 }, (_, n) => ({
+            partition,
+            key: `k${n % 7}`,
+            value: `codec ${i} record ${n} `.repeat(1 + (n % 5)),
+            headers: { h: `v${n}`, h2: ["x", "y"] },
+          })),
+        });
+      }
+    }
+    const txProducer = kafka.producer({
+      transactionalId: "orders-tx",
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    await txProducer.connect();
+    const committed = await txProducer.transaction();
+    await committed.send({
+      topic,
+      messages: [0, 1, 2].map((partition) => ({ partition, value: "committed" })),
+    });
+    await committed.commit();
+    const aborted = await txProducer.transaction();
+    await aborted.send({
+      topic,
+      compression: CompressionTypes.GZIP,
+      messages: [{ partition: 0, value: "aborted" }],
+    });
+    await aborted.abort();
+    await producer.send({ topic, messages: [{ partition: 0, value: "after the abort" }] });
+
+    const created = await dest.mirroring.admin.createMirror("m", {
+      "bootstrap.servers": inject("kafkaBootstrap"),
+    });
+    expect(created.sourceClusterId).toBe(inject("kafkaClusterId"));
+    await dest.mirroring.admin.addTopics("m", topic);
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 120_000 });
+
+    const source = new KafkajsSourceCluster("check", { "bootstrap.servers": inject("kafkaBootstrap") });
+    try {
+      await caughtUpWithBroker(dest.cluster, source, topic, [0, 1, 2]);
+      const [described] = (await source.describeTopics()).filter((t) => t.name === topic);
+      expect(dest.cluster.controller.image.topic(topic)?.topicId).toBe(described?.topicId);
+      const offsets = await admin.fetchTopicOffsets(topic);
+      const rows = await dest.mirroring.admin.describe("m");
+      for (const partition of [0, 1, 2]) {
+        const stored = storedBatches(topic, partition);
+        const mirrored = destinationBatches(dest.cluster, topic, partition);
+        expect(stored.length).toBeGreaterThanOrEqual(6); // five codecs and the transaction's batches
+        expect(hexOf(mirrored)).toEqual(hexOf(stored));
+        // Offsets agree with the broker's own answers (kafkajs's ListOffsets; no open transaction, so its
+        // LSO is the high watermark), and describe shows no lag.
+        const high = BigInt(offsets.find((o) => o.partition === partition)!.high);
+        expect(mirrored.at(-1)!.nextOffset).toBe(high);
+        expect(await source.listOffsets(topic, partition, -1n)).toBe(high);
+        const row = rows.find((r) => r.topic === topic && r.partition === partition)!;
+        expect(row).toMatchObject({ state: "MIRRORING", lag: 0n });
+      }
+      // What makes this data path honest: every codec, and the control batches a consumer never shows.
+      const all = [0, 1, 2].flatMap((p) => destinationBatches(dest.cluster, topic, p));
+      expect(new Set(all.filter((b) => !b.isControl).map((b) => b.compression))).toEqual(
+        new Set([0, 1, 2, 3, 4]),
+      );
+      const markers = all.filter((b) => b.isControl).map((b) => controlTypeOf(b));
+      expect(markers.filter((t) => t === COMMIT)).toHaveLength(3);
+      expect(markers.filter((t) => t === ABORT)).toHaveLength(1);
+      const values = destinationBatches(dest.cluster, topic, 0)
+        .filter((b) => !b.isControl)
+        .flatMap((b) => decodeRecords(b).map((r) => r.value?.toString()));
+      expect(values).toContain("aborted");
+      for (const b of all) expect(() => new RecordBatch(b.buffer).validate()).not.toThrow();
+    } finally {
+      await source.close();
+      await producer.disconnect();
+      await txProducer.disconnect();
+    }
+  });
+
+  it("fails over with a transaction still open on the source: ABORT marker, then the PID reset", async () => {
+    const topic = "payments";
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+    const txProducer = kafka.producer({
+      transactionalId: "payments-tx",
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionTimeout: 60_000,
+    });
+    await txProducer.connect();
+    const open = await txProducer.transaction();
+    await open.send({ topic, messages: [{ value: "in flight 1" }, { value: "in flight 2" }] });
+    try {
+      await dest.mirroring.admin.createMirror("fo", { "bootstrap.servers": inject("kafkaBootstrap") });
+      await dest.mirroring.admin.addTopics("fo", topic);
+      await dest.mirroring.whenCaughtUp("fo", { timeoutMs: 120_000 });
+      const source = new KafkajsSourceCluster("check-fo", { "bootstrap.servers": inject("kafkaBootstrap") });
+      await caughtUpWithBroker(dest.cluster, source, topic, [0]).finally(() => source.close());
+      const stored = storedBatches(topic, 0);
+      expect(hexOf(destinationBatches(dest.cluster, topic, 0))).toEqual(hexOf(stored));
+      const openPid = stored[0]!.producerId;
+
+      await dest.mirroring.admin.removeTopics("fo", topic);
+      await dest.mirroring.whenState("fo", "STOPPED", { timeoutMs: 60_000 });
+      const after = destinationBatches(dest.cluster, topic, 0);
+      // The source's batches first, unchanged, then the failover's markers.
+      expect(hexOf(after.slice(0, stored.length))).toEqual(hexOf(stored));
+      const tail = after.slice(stored.length);
+      expect(tail.map((b) => controlTypeOf(b))).toEqual([ABORT, MIRROR_PID_RESET]);
+      expect(tail[0]!.producerId).toBe(openPid);
+      const log = dest.cluster.leaderFor(topic, 0).replica(topic, 0)!.log;
+      expect(log.lastStableOffset).toBe(log.highWatermark);
+    } finally {
+      await open.abort();
+      await txProducer.disconnect();
+    }
+  });
+});

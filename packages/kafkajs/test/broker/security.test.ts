@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { KafkajsSourceCluster } from "../../src/index";
+import {
+  caughtUpWithBroker,
+  destinationBatches,
+  hexOf,
+  kafkaClient,
+  startDestination,
+  storedBatches,
+  until,
+} from "./helpers";
+
+// kafkajs's numeric ACL enums (AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes).
+const TOPIC = 2;
+const LITERAL = 3;
+const READ = 3;
+const DESCRIBE = 8;
+const ALLOW = 3;
+
+const jaas = (password: string) =>
+  `org.apache.kafka.common.security.plain.PlainLoginModule required username="mirror" password="${password}";`;
+
+describe("a secured source: SASL/PLAIN and the broker's authorizer", () => {
+  const kafka = kafkaClient("security-test");
+  const admin = kafka.admin();
+  const dest = startDestination(21);
+  const sasl = (password: string) => ({
+    "bootstrap.servers": inject("kafkaSaslBootstrap"),
+    "security.protocol": "SASL_PLAINTEXT",
+    "sasl.mechanism": "PLAIN",
+    "sasl.jaas.config": jaas(password),
+  });
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        { topic: "sec-granted", numPartitions: 1 },
+        { topic: "sec-denied", numPartitions: 1 },
+      ],
+    });
+    const acl = (resourceName: string, operation: number) => ({
+      resourceType: TOPIC,
+      resourceName,
+      resourcePatternType: LITERAL,
+      principal: "User:mirror",
+      host: "*",
+      operation,
+      permissionType: ALLOW,
+    });
+    // The mirror's user may read one topic and only see the other.
+    await admin.createAcls({
+      acl: [acl("sec-granted", READ), acl("sec-granted", DESCRIBE), acl("sec-denied", DESCRIBE)],
+    });
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    for (const topic of ["sec-granted", "sec-denied"])
+      await producer.send({ topic, messages: [{ value: "one" }, { value: "two" }] });
+    await producer.disconnect();
+  });
+
+  afterAll(async () => {
+    await dest.close();
+    await admin.disconnect();
+  });
+
+  it("a wrong password fails mirror creation with the broker's own words", async () => {
+    const failure = dest.mirroring.admin.createMirror("bad-password", sasl("wrong"));
+    await expect(failure).rejects.toThrow(/Authentication failed/);
+    expect(dest.mirroring.admin.listMirrors().map((m) => m.name)).not.toContain("bad-password");
+  });
+
+  it("mirrors what the user may read; a topic it may not read FAILS non-retryably with the broker's error", async () => {
+    const created = await dest.mirroring.admin.createMirror("sec", sasl("mirror-secret"));
+    expect(created.sourceClusterId).toBe(inject("kafkaClusterId"));
+    await dest.mirroring.admin.addTopics("sec", "sec-.*");
+    await until(async () => {
+      const rows = await dest.mirroring.admin.describe("sec");
+      const granted = rows.find((r) => r.topic === "sec-granted");
+      const denied = rows.find((r) => r.topic === "sec-denied");
+      return granted?.state === "MIRRORING" && granted.lag === 0n && denied?.state === "FAILED"
+        ? undefined
+        : JSON.stringify(rows, (_, v) => (typeof v === "bigint" ? String(v) : v));
+    });
+    const oracle = new KafkajsSourceCluster("oracle", { "bootstrap.servers": inject("kafkaBootstrap") });
+    await caughtUpWithBroker(dest.cluster, oracle, "sec-granted", [0]).finally(() => oracle.close());
+    const denied = (await dest.mirroring.admin.describe("sec")).find((r) => r.topic === "sec-denied")!;
+    expect(denied.retryAttempt).toBe(-1);
+    expect(denied.errorMessage).toContain("TOPIC_AUTHORIZATION_FAILED");
+    expect(hexOf(destinationBatches(dest.cluster, "sec-granted", 0))).toEqual(
+      hexOf(storedBatches("sec-granted", 0)),
+    );
+  });
+
+  it("describes the source's ACL bindings (DescribeAcls through kafkajs)", async () => {
+    const source = new KafkajsSourceCluster("acls", { "bootstrap.servers": inject("kafkaBootstrap") });
+    try {
+      const mine = (await source.describeAcls()).filter((b) => b.principal === "User:mirror");
+      expect(mine).toEqual(
+        expect.arrayContaining([
+          {
+            resourceType: "TOPIC",
+            resourceName: "sec-granted",
+            patternType: "LITERAL",
+            principal: "User:mirror",
+            host: "*",
+            operation: "READ",
+            permissionType: "ALLOW",
+          },
+          expect.objectContaining({ resourceName: "sec-denied", operation: "DESCRIBE" }),
+        ]),
+      );
+      expect(mine).toHaveLength(3);
+    } finally {
+      await source.close();
+    }
+  });
+});

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { KafkajsSourceCluster, READ_COMMITTED, READ_UNCOMMITTED } from "../../src/index";
+import { kafkaClient, until } from "./helpers";
+
+describe("KafkajsSourceCluster's admin answers against the real broker", () => {
+  const kafka = kafkaClient("source-admin-test");
+  const admin = kafka.admin();
+  const source = new KafkajsSourceCluster("admin", { "bootstrap.servers": inject("kafkaBootstrap") });
+
+  beforeAll(async () => {
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    await source.close();
+    await admin.disconnect();
+  });
+
+  it("describes topics with Kafka's topic ids, leader epochs and dynamic configs, internal topics left out", async () => {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        {
+          topic: "described",
+          numPartitions: 3,
+          configEntries: [{ name: "cleanup.policy", value: "compact" }],
+        },
+      ],
+    });
+    const [kafkajsView] = (await admin.fetchTopicMetadata({ topics: ["described"] })).topics;
+    const topics = await source.describeTopics();
+    const described = topics.find((t) => t.name === "described")!;
+    expect(described.partitions.map((p) => [p.partition, p.leaderId])).toEqual(
+      kafkajsView!.partitions.map((p) => [p.partitionId, p.leader]).sort((a, b) => a[0]! - b[0]!),
+    );
+    expect(described.topicId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(described.configs).toEqual({ "cleanup.policy": "compact" });
+    expect(topics.some((t) => t.name.startsWith("__"))).toBe(false);
+    expect(await source.clusterId()).toBe(inject("kafkaClusterId"));
+  });
+
+  it("lists offsets by isolation level: an open transaction holds the LSO below the high watermark", async () => {
+    const topic = "isolation";
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({ topic, messages: [{ value: "stable" }] });
+    const txProducer = kafka.producer({
+      transactionalId: "isolation-tx",
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    await txProducer.connect();
+    const open = await txProducer.transaction();
+    await open.send({ topic, messages: [{ value: "open 1" }, { value: "open 2" }] });
+    try {
+      expect(await source.listOffsets(topic, 0, -2n)).toBe(0n);
+      expect(await source.listOffsetsIsolated(topic, 0, -1n, READ_UNCOMMITTED)).toBe(3n);
+      expect(await source.listOffsetsIsolated(topic, 0, -1n, READ_COMMITTED)).toBe(1n);
+      // kafkajs's own admin answers the LSO as "high" (it asks READ_COMMITTED).
+      expect((await admin.fetchTopicOffsets(topic))[0]!.high).toBe("1");
+      // OffsetsForLeaderEpoch: epoch 0 is the only one, so it ends at the log end.
+      expect(await source.endOffsetForEpoch(topic, 0, 0)).toEqual({ leaderEpoch: 0, endOffset: 3n });
+    } finally {
+      await open.abort();
+      await txProducer.disconnect();
+      await producer.disconnect();
+    }
+  });
+
+  it("an unknown topic is UNKNOWN_TOPIC_OR_PARTITION, a partition-level error in a fetch", async () => {
+    await expect(source.listOffsets("no-such-topic", 0, -1n)).rejects.toMatchObject({
+      errorName: "UNKNOWN_TOPIC_OR_PARTITION",
+      code: 3,
+    });
+    const response = await source.fetch({
+      clientId: "admin-fetch",
+      brokerId: 1,
+      maxBytes: 1 << 20,
+      partitions: [
+        {
+          topic: "no-such-topic",
+          partition: 0,
+          fetchOffset: 0n,
+          lastFetchedEpoch: -1,
+          currentLeaderEpoch: -1,
+          maxBytes: 1024,
+        },
+      ],
+    });
+    expect(response.partitions[0]!.error).toMatchObject({ errorName: "UNKNOWN_TOPIC_OR_PARTITION" });
+  });
+
+  it("reports consumer group offsets, and whether the group has members", async () => {
+    const topic = "grouped";
+    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2 }] });
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({ topic, messages: [0, 1, 0].map((partition) => ({ partition, value: "x" })) });
+    await producer.disconnect();
+    const consumer = kafka.consumer({ groupId: "readers", sessionTimeout: 10_000, heartbeatInterval: 500 });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    let seen = 0;
+    await consumer.run({
+      autoCommitInterval: 100,
+      eachMessage: async () => {
+        seen++;
+      },
+    });
+    try {
+      await until(async () => {
+        const group = (await source.listGroupOffsets()).find((g) => g.groupId === "readers");
+        const committed = group?.offsets.map((o) => `${o.partition}:${o.offset}`).sort();
+        return group?.active && committed?.join() === "0:2,1:1"
+          ? undefined
+          : `seen ${seen}, group ${JSON.stringify(committed)}`;
+      });
+    } finally {
+      await consumer.disconnect();
+    }
+    await until(async () => {
+      const group = (await source.listGroupOffsets()).find((g) => g.groupId === "readers");
+      return group && !group.active ? undefined : "the group still has members";
+    });
+  });
+});

@@ -1,0 +1,39 @@
+import { KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
+import { EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
+import { describe, expect, it } from "vitest";
+import { EmbeddedOrKafkaSourceConnector, UnsupportedSourceSecurityError } from "../src/index";
+
+function embeddedCluster(seed: number) {
+  const clock = new ManualClock(0);
+  return KafkaCluster.start({
+    brokers: 1,
+    clock,
+    scheduler: new ManualScheduler(clock),
+    random: new SeededRandom(seed),
+  });
+}
+
+describe("EmbeddedOrKafkaSourceConnector", () => {
+  it("answers from an embedded cluster registered after the mirror's source was opened", async () => {
+    const registry = new EmbeddedSourceRegistry();
+    const connector = new EmbeddedOrKafkaSourceConnector(registry);
+    // A node recovering its clusters may open a mirror's source before its embedded source registers.
+    const source = connector.connect("m", { "bootstrap.servers": "primary:9092" });
+    const cluster = embeddedCluster(3);
+    registry.register("primary:9092", cluster);
+    expect(await source.clusterId()).toBe(cluster.clusterId);
+    await connector.close();
+  });
+
+  it("refuses bad Kafka settings when the mirror's source is opened", () => {
+    const connector = new EmbeddedOrKafkaSourceConnector(new EmbeddedSourceRegistry());
+    expect(() =>
+      connector.connect("m", {
+        "bootstrap.servers": "kafka:9092",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "GSSAPI",
+      }),
+    ).toThrow(UnsupportedSourceSecurityError);
+    expect(() => connector.connect("m", { "bootstrap.servers": "no-port" })).toThrow(/not host:port/);
+  });
+});

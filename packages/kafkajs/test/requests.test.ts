@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { decodeFetchV12, encodeFetchV12 } from "../src/requests";
+import { Reader, Writer } from "../src/wire";
+
+describe("Fetch v12 (flexible) bytes", () => {
+  it("encodes a consumer fetch: header tags, replica -1, no session, last fetched epoch per partition", () => {
+    const request = encodeFetchV12({
+      maxWaitMs: 100,
+      minBytes: 1,
+      maxBytes: 1000,
+      isolationLevel: 0,
+      topics: [
+        {
+          topic: "t",
+          partitions: [
+            {
+              partition: 2,
+              currentLeaderEpoch: 5,
+              fetchOffset: 42n,
+              lastFetchedEpoch: 4,
+              partitionMaxBytes: 500,
+            },
+          ],
+        },
+      ],
+    });
+    expect(request).toMatchObject({ apiKey: 1, apiVersion: 12 });
+    const r = new Reader(request.body);
+    expect(r.uvarint()).toBe(0); // request header v2's tagged fields
+    expect([r.int32(), r.int32(), r.int32(), r.int32(), r.int8(), r.int32(), r.int32()]).toEqual([
+      -1, 100, 1, 1000, 0, 0, -1,
+    ]);
+    expect(r.uvarint()).toBe(2); // one topic
+    expect(r.compactString()).toBe("t");
+    expect(r.uvarint()).toBe(2); // one partition
+    expect([r.int32(), r.int32(), r.int64(), r.int32(), r.int64(), r.int32()]).toEqual([
+      2,
+      5,
+      42n,
+      4,
+      -1n,
+      500,
+    ]);
+  });
+
+  it("decodes the DivergingEpoch tag and keeps the records section as a view of the response", () => {
+    const records = Buffer.from("0123456789", "latin1");
+    const body = new Writer()
+      .noTags() // response header v1
+      .int32(7) // throttle
+      .int16(0)
+      .int32(0)
+      .compactArray([0], (w) => {
+        w.compactString("t").compactArray([0], (pw) => {
+          pw.int32(3).int16(0).int64(100n).int64(90n).int64(10n);
+          pw.compactArray([{ pid: 5n, first: 20n }], (aw, a) => {
+            aw.int64(a.pid).int64(a.first).noTags();
+          });
+          pw.int32(-1);
+          pw.uvarint(records.length + 1).bytes(records);
+          // Tagged fields: 0 = DivergingEpoch {epoch, endOffset, tags}.
+          const diverging = new Writer().int32(4).int64(77n).noTags().finish();
+          pw.uvarint(1).uvarint(0).uvarint(diverging.length).bytes(diverging);
+        });
+        w.noTags();
+      })
+      .noTags()
+      .finish();
+    const response = decodeFetchV12(body);
+    expect(response.throttleTimeMs).toBe(7);
+    const p = response.topics[0]!.partitions[0]!;
+    expect(p).toMatchObject({
+      partition: 3,
+      errorCode: 0,
+      highWatermark: 100n,
+      lastStableOffset: 90n,
+      logStartOffset: 10n,
+      divergingEpoch: { epoch: 4, endOffset: 77n },
+      abortedTransactions: [{ producerId: 5n, firstOffset: 20n }],
+    });
+    expect(p.records.toString("latin1")).toBe("0123456789");
+    expect(p.records.buffer).toBe(body.buffer);
+  });
+});

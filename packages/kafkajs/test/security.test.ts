@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { kafkajsSecurity, parseBootstrap, UnsupportedSourceSecurityError } from "../src/index";
+
+const files: Record<string, string> = { "/ca.pem": "CA PEM", "/client.pem": "KEY AND CERT PEM" };
+const readFile = (p: string) => {
+  const f = files[p];
+  if (f === undefined) throw new Error(`ENOENT: ${p}`);
+  return f;
+};
+
+describe("mirror security configs to kafkajs connection options", () => {
+  it("PLAINTEXT (the default) needs neither TLS nor SASL", () => {
+    expect(kafkajsSecurity("m", {}, readFile)).toEqual({});
+  });
+
+  it("SASL_SSL with SCRAM passes the JAAS credentials and the PEM trust store", () => {
+    const security = kafkajsSecurity(
+      "m",
+      {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config":
+          'org.apache.kafka.common.security.scram.ScramLoginModule required username="mirror" password="s3\\"cret";',
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": "/ca.pem",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.location": "/client.pem",
+        "ssl.endpoint.identification.algorithm": "",
+      },
+      readFile,
+    );
+    expect(security.sasl).toEqual({ mechanism: "scram-sha-512", username: "mirror", password: 's3"cret' });
+    expect(security.ssl).toMatchObject({ ca: "CA PEM", key: "KEY AND CERT PEM", cert: "KEY AND CERT PEM" });
+    expect(typeof (security.ssl as Record<string, unknown>).checkServerIdentity).toBe("function");
+  });
+
+  it("SSL without stores uses the system's trusted CAs", () => {
+    expect(kafkajsSecurity("m", { "security.protocol": "ssl" }, readFile)).toEqual({ ssl: true });
+  });
+
+  it.each([
+    [{ "security.protocol": "SASL" }, "security.protocol"],
+    [{ "security.protocol": "SASL_PLAINTEXT" }, "sasl.mechanism"],
+    [{ "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER" }, "sasl.mechanism"],
+    [{ "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN" }, "sasl.jaas.config"],
+    [
+      {
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.jaas.config": "Krb5LoginModule required;",
+      },
+      "sasl.jaas.config",
+    ],
+    [{ "security.protocol": "SSL", "ssl.truststore.location": "/ca.jks" }, "ssl.truststore.type"],
+    [
+      { "security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": "/missing.pem" },
+      "ssl.truststore.location",
+    ],
+  ])("refuses %o with a typed INVALID_CONFIG naming %s", (configs, key) => {
+    let caught: unknown;
+    try {
+      kafkajsSecurity("m", configs, readFile);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(UnsupportedSourceSecurityError);
+    expect(caught).toMatchObject({ errorName: "INVALID_CONFIG", code: 40, retriable: false, config: key });
+    expect((caught as Error).message).toContain(key);
+  });
+});
+
+describe("bootstrap.servers", () => {
+  it("parses host:port lists, IPv6 in brackets included", () => {
+    expect(parseBootstrap("m", " a:9092, [::1]:9093 ")).toEqual([
+      { host: "a", port: 9092 },
+      { host: "::1", port: 9093 },
+    ]);
+  });
+
+  it.each(["", "a", "a:0", ":9092", "a:99999"])("refuses '%s' with INVALID_CONFIG", (value) => {
+    expect(() => parseBootstrap("m", value)).toThrow(
+      expect.objectContaining({ errorName: "INVALID_CONFIG" }),
+    );
+  });
+});

@@ -12,6 +12,7 @@ export {
   MirrorAlreadyExistsError,
   MirrorLoopError,
   MirrorStateError,
+  PromoteTimeoutError,
   SourceUnreachableError,
   UnknownMirrorError,
   UnsafeTruncationError,
@@ -24,6 +25,7 @@ export {
   type MirrorConfigDescription,
   type MirrorTopicsResult,
 } from "./admin/mirror-admin";
+export { type ConditionCheck, MirrorChanges, waitForCondition } from "./admin/mirror-changes";
 export {
   compilePattern,
   isExcludedTopicConfig,
@@ -35,6 +37,13 @@ export {
   REMOVED_SUFFIX,
   validateMirrorName,
 } from "./admin/mirror-config";
+export {
+  DEFAULT_PROMOTE_TIMEOUT_MS,
+  type PromotedPartition,
+  type PromoteLaggard,
+  type PromoteOptions,
+  type PromoteResult,
+} from "./admin/promote";
 export { parseProperties } from "./admin/properties";
 export { ClusterMirroring, type ClusterMirroringOptions } from "./cluster-mirroring";
 export { CoordinatorRuntime, type CoordinatorRuntimeOptions } from "./coordinator/coordinator-runtime";

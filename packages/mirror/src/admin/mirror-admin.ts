@@ -23,6 +23,7 @@ import {
   UnsafeTruncationError,
 } from "./errors";
 import { type LocalWritesAtRisk, localWritesAtRisk } from "./local-writes";
+import { MirrorChanges } from "./mirror-changes";
 import {
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
@@ -32,6 +33,7 @@ import {
   validateMirrorName,
 } from "./mirror-config";
 import { describeMirrorPartitions } from "./mirror-describe";
+import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
 import { checkPartitionStates, selectMirrorTopics, topicList, topicPattern } from "./topic-selection";
 
 /** Wiring of the admin API. */
@@ -43,6 +45,11 @@ export interface MirrorAdminOptions {
   coordinators: MirrorCoordinators;
   /** Source HW and destination LEO as the fetchers last saw them (FetcherManager.offsets), for lag. */
   offsets?: PartitionOffsets;
+  /**
+   * The engine's change notifications (ClusterMirroring passes its own), which promote waits on. Without
+   * them a promote re-checks only on metadata changes and its timeout.
+   */
+  changes?: MirrorChanges;
 }
 
 /** Options of {@link MirrorAdmin.addTopics}. */
@@ -79,9 +86,11 @@ export interface MirrorConfigDescription {
 export class MirrorAdmin {
   private readonly options: MirrorAdminOptions;
   private readonly sources: SourceConnections;
+  private readonly changes: MirrorChanges;
 
   constructor(options: MirrorAdminOptions) {
     this.options = options;
+    this.changes = options.changes ?? new MirrorChanges(options.destination.scheduler);
     this.sources =
       options.sources instanceof SourceConnections ? options.sources : new SourceConnections(options.sources);
   }
@@ -280,6 +289,29 @@ export class MirrorAdmin {
   /** Alias of {@link removeTopics} (the later revision's StopMirrorTopics / `--stop`). */
   stopMirrorTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     return this.removeTopics(mirror, regex);
+  }
+
+  /**
+   * `--promote` (see {@link promoteTopics}): the planned switch once writers on the source stopped. Waits
+   * until every matching partition has lag 0 against the source's live high watermark, then fails the
+   * topics over and waits until they are STOPPED. On timeout nothing is failed over and
+   * PromoteTimeoutError names the partitions short of lag 0 with their lag.
+   * Message: `Promoted N topic(s) of mirror NAME: [t1]; ...`.
+   */
+  async promoteTopics(mirror: string, regex: string, options: PromoteOptions = {}): Promise<PromoteResult> {
+    this.requireMirror(mirror);
+    return promoteTopics(
+      {
+        destination: this.options.destination,
+        sources: this.sources,
+        coordinators: this.options.coordinators,
+        changes: this.changes,
+        removeTopics: (m, r) => this.removeTopics(m, r),
+      },
+      mirror,
+      regex,
+      options,
+    );
   }
 
   /**

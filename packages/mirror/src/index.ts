@@ -17,6 +17,10 @@ export {
   UnknownMirrorError,
   UnsafeTruncationError,
 } from "./admin/errors";
+export type {
+  FailoverPreviewRow,
+  PreviewTransaction,
+} from "./admin/failover-preview";
 export type { LocalWritesAtRisk } from "./admin/local-writes";
 export {
   type AddTopicsOptions,
@@ -45,6 +49,7 @@ export {
   type PromoteResult,
 } from "./admin/promote";
 export { parseProperties } from "./admin/properties";
+export type { MirrorVerification, VerifyCheck } from "./admin/verify";
 export { ClusterMirroring, type ClusterMirroringOptions } from "./cluster-mirroring";
 export { CoordinatorRuntime, type CoordinatorRuntimeOptions } from "./coordinator/coordinator-runtime";
 export { CoordinatorShard, type CoordinatorShardOptions } from "./coordinator/coordinator-shard";

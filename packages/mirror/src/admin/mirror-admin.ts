@@ -22,6 +22,7 @@ import {
   UnknownMirrorError,
   UnsafeTruncationError,
 } from "./errors";
+import { type FailoverPreviewRow, previewFailover } from "./failover-preview";
 import { type LocalWritesAtRisk, localWritesAtRisk } from "./local-writes";
 import { MirrorChanges } from "./mirror-changes";
 import {
@@ -35,6 +36,7 @@ import {
 import { describeMirrorPartitions } from "./mirror-describe";
 import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
 import { checkPartitionStates, selectMirrorTopics, topicList, topicPattern } from "./topic-selection";
+import { type MirrorVerification, verifyMirror } from "./verify";
 
 /** Wiring of the admin API. */
 export interface MirrorAdminOptions {
@@ -312,6 +314,34 @@ export class MirrorAdmin {
       regex,
       options,
     );
+  }
+
+  /**
+   * `--failover-preview` (see {@link previewFailover}): what `--remove` would do now to each partition of the
+   * mirror's topics matching `regex`: lag, open transactions aborted, LME recorded, leader epoch after the
+   * bump, records a failback would truncate on the source. Changes nothing.
+   */
+  async previewFailover(mirror: string, regex: string): Promise<FailoverPreviewRow[]> {
+    this.requireMirror(mirror);
+    return previewFailover(
+      {
+        destination: this.options.destination,
+        sources: this.sources,
+        coordinators: this.options.coordinators,
+      },
+      mirror,
+      regex,
+    );
+  }
+
+  /**
+   * `cluster-mirror verify` (see {@link verifyMirror}): compares the mirror's topics on this cluster with
+   * the source: batches byte for byte, offsets, topic ids, configs, ACLs and group offsets. Reads only;
+   * SourceUnreachableError when the source does not answer.
+   */
+  async verifyMirror(mirror: string): Promise<MirrorVerification> {
+    const def = this.requireMirror(mirror);
+    return this.sourceCall(def, (source) => verifyMirror(this.options.destination, def, source));
   }
 
   /**

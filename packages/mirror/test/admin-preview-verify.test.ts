@@ -221,4 +221,19 @@ describe("MirrorAdmin.verifyMirror (cluster-mirror verify)", () => {
     ]);
     expect(byName.get("group offsets")!.differences).toEqual(["billing orders-0: 3 here, 10 on the source"]);
   }, 60_000);
+
+  it("compares batches only from the source's log start, and reports the moved log start", async () => {
+    const { source, dest } = await mirroredEnv();
+    await dest.mirroring.admin.pauseTopics("m", "orders");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    await source.kafka
+      .admin()
+      .deleteTopicRecords({ topic: "orders", partitions: [{ partition: 0, offset: "10" }] });
+
+    const v = await dest.mirroring.admin.verifyMirror("m");
+    const byName = new Map(v.checks.map((c) => [c.check, c]));
+    expect(byName.get("batches")!.ok).toBe(true);
+    expect(byName.get("offsets")!.differences).toEqual(["orders-0: log start 0 here, 10 on the source"]);
+    expect(v.ok).toBe(false);
+  }, 60_000);
 });

@@ -82,7 +82,12 @@ export async function promoteTopics(
   const subscribe = (listener: () => void) => {
     const unsubscribeChanges = deps.changes.subscribe(listener);
     const controller = destination.controller;
-    const unsubscribeMetadata = controller.subscribe(listener, controller.metadataLog().length);
+    // Metadata changes (leadership, configs) count as changes too; announced through `changes`, so the
+    // check runs on the scheduler after the controller's step, not inside its listener call.
+    const unsubscribeMetadata = controller.subscribe(
+      () => deps.changes.notify(),
+      controller.metadataLog().length,
+    );
     return () => {
       unsubscribeChanges();
       unsubscribeMetadata();

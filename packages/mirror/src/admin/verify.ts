@@ -100,7 +100,9 @@ async function batchesCheck(
         continue;
       }
       const hw = log.highWatermark;
-      const mine = [...log.batches()].filter((b) => b.lastOffset < hw);
+      // Below the source's log start the source has nothing to compare with (the offsets check reports it).
+      const sourceStart = sourceTopics.has(topic) ? await source.listOffsets(topic, p, -2n) : 0n;
+      const mine = [...log.batches()].filter((b) => b.lastOffset < hw && b.lastOffset >= sourceStart);
       const leaderId = sourceTopics.get(topic)?.partitions.find((x) => x.partition === p)?.leaderId ?? -1;
       if (mine.length > 0 && leaderId < 0) {
         diffs.push(`${topic}-${p}: the source has no leader for it`);
@@ -109,6 +111,12 @@ async function batchesCheck(
       let i = 0;
       while (i < mine.length) {
         const theirs = await fetchBatches(source, leaderId, topic, p, mine[i]!.baseOffset);
+        if (theirs instanceof Error) {
+          diffs.push(
+            `${topic}-${p}: the source refused the fetch at offset ${mine[i]!.baseOffset}: ${theirs.message}`,
+          );
+          break;
+        }
         if (theirs.size === 0) {
           diffs.push(
             `${topic}-${p}: ${mine.length - i} batch(es) from offset ${mine[i]!.baseOffset} not on the source`,
@@ -134,14 +142,14 @@ async function batchesCheck(
   );
 }
 
-/** The source's whole batches from `offset` on (one fetch), by base offset. */
+/** The source's whole batches from `offset` on (one fetch), by base offset; the partition's error if it failed. */
 async function fetchBatches(
   source: SourceCluster,
   brokerId: number,
   topic: string,
   partition: number,
   offset: bigint,
-): Promise<Map<bigint, Buffer>> {
+): Promise<Map<bigint, Buffer> | Error> {
   const response = await source.fetch({
     clientId: "cluster-mirror-verify",
     brokerId,
@@ -158,7 +166,7 @@ async function fetchBatches(
     ],
   });
   const result = response.partitions[0];
-  if (result?.error) throw result.error;
+  if (result?.error) return result.error;
   const out = new Map<bigint, Buffer>();
   for (const b of recordBatches(Buffer.concat(result?.recordSlices ?? []))) out.set(b.baseOffset, b.buffer);
   return out;

@@ -4,7 +4,6 @@ export { OperationError, UsageError } from "./commands/cli-errors";
 export { clusterMirrorMain, clusterMirrorProgram } from "./commands/cluster-mirror";
 export { kafkaMirrorsMain, kafkaMirrorsProgram } from "./commands/kafka-mirrors";
 export { type DemoOptions, runDemo } from "./demo/demo";
-export { type Check, verifyClusters } from "./demo/verify";
 export { buildAdminServer, buildMetricsServer } from "./node/http-server";
 export {
   MirrorNode,

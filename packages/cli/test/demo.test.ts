@@ -25,11 +25,21 @@ describe("cluster-mirror demo", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(out).toContain("Removed 2 topic(s) from mirror primary-to-dr: [orders, payments]");
     expect(out).toMatch(/✓ failover aborted the open transaction tx-3: 2 ABORT marker\(s\) appended/);
     expect(out).toMatch(/✓ one MIRROR_PID_RESET on 5\/5 partitions/);
-    expect(out).toMatch(/✓ batches byte-identical: 5\/5 partitions, \d+ batches\n/);
-    expect(out).toMatch(/✓ offsets equal: 5\/5 partitions/);
-    expect(out).toMatch(/✓ topic configs equal: 2\/2 topics, 4 dynamic configs\n/);
-    expect(out).toMatch(/✓ ACLs equal: 4 vs 4 bindings\n/);
-    expect(out).toMatch(/✓ group offsets equal: 1\/1 groups, 3 committed offsets\n/);
+    // The failover preview, then the shared verification (cluster-mirror verify's table and verdict).
+    expect(out).toMatch(/--failover-preview --topic 'orders\|payments' --mirror primary-to-dr/);
+    expect(out).toMatch(/│ payments │ 0\s+│ MIRRORING │ 0\s+│ \d+\/\d+@\d+\s+│/);
+    expect(out).toContain(
+      "cluster-mirror verify --bootstrap-server :9094 --cluster primary --mirror dr-to-primary",
+    );
+    expect(out).toContain("Mirror dr-to-primary (orders, payments): source and destination agree");
+    expect(out).toMatch(
+      /│ batches\s+│ OK\s+│ 5 partitions, \d+ batches byte for byte up to the destination HW/,
+    );
+    expect(out).toMatch(/│ offsets\s+│ OK\s+│ 5 partitions \(log start, log end\), \d+ offsets/);
+    expect(out).toMatch(/│ configs\s+│ OK\s+│ 2 topics, 4 synced dynamic configs/);
+    expect(out).toMatch(/│ acls\s+│ OK\s+│ 4 bindings the mirror syncs/);
+    expect(out).toMatch(/│ group offsets\s+│ OK\s+│ 1 groups, 3 committed offsets/);
+    expect(out).toContain("✓ verify: source and destination agree on all 6 checks");
     expect(out).not.toContain("✗");
     expect(out).toMatch(/MIRROR\s+TOPIC\s+PARTITION\s+SOURCE-OFFSET\s+DESTINATION-OFFSET\s+LAG\s+STATE/);
     expect(out).toMatch(/dr-to-primary\s+payments\s+1\s+\d+\s+\d+\s+0\s+MIRRORING/);

@@ -2,6 +2,7 @@ import { type KafkaCluster, murmur2, type Random, toPositive } from "@cluster-mi
 import type { RetryBackoffOptions } from "@cluster-mirror/machines";
 import type { MirrorDescribeRow } from "./admin/describe-format";
 import { MirrorAdmin } from "./admin/mirror-admin";
+import { announceAppends, MirrorChanges } from "./admin/mirror-changes";
 import { parseMirrorConfig } from "./admin/mirror-config";
 import { liveSourceHighWatermark } from "./admin/mirror-describe";
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
@@ -76,6 +77,8 @@ export class ClusterMirroring {
   /** Partitions per state, lag, sync errors, bytes and batches mirrored. */
   readonly metrics: MirrorMetrics;
   readonly destination: EmbeddedDestination;
+  /** Announces committed partition states and mirrored appends (what promote waits on). */
+  readonly changes: MirrorChanges;
   private readonly options: ClusterMirroringOptions;
   private readonly sources: SourceConnections;
   private readonly nodes = new Map<number, MirrorNode>();
@@ -96,8 +99,10 @@ export class ClusterMirroring {
       coordinators: this.coordinators,
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
     });
+    this.changes = new MirrorChanges(options.cluster.scheduler);
     this.admin = new MirrorAdmin({
       destination: options.cluster,
+      changes: this.changes,
       sources: this.sources,
       coordinators: this.coordinators,
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
@@ -279,13 +284,16 @@ export class ClusterMirroring {
         numFetchers: definition(mirror)?.numReplicaFetchers ?? 1,
       }),
       destinationConfigs: destinationConfigsOf(cluster.controller.image),
-      onMirrored: (key, bytes, batches) => this.metrics.recordMirrored(key, bytes, batches),
+      onMirrored: (key, bytes, batches) => {
+        this.metrics.recordMirrored(key, bytes, batches);
+        this.changes.notify();
+      },
     });
     const runtime = new CoordinatorRuntime({
       brokerId,
       cluster,
       destination: this.destination,
-      stateLogFor: (p) => new EmbeddedStateLog(cluster, brokerId, p),
+      stateLogFor: (p) => announceAppends(new EmbeddedStateLog(cluster, brokerId, p), this.changes),
       sources: sourceOf,
       sourceClusterId: (mirror) => definition(mirror)?.sourceClusterId ?? "",
       fetchers: (id) => {

@@ -12,10 +12,15 @@ export {
   MirrorAlreadyExistsError,
   MirrorLoopError,
   MirrorStateError,
+  PromoteTimeoutError,
   SourceUnreachableError,
   UnknownMirrorError,
   UnsafeTruncationError,
 } from "./admin/errors";
+export type {
+  FailoverPreviewRow,
+  PreviewTransaction,
+} from "./admin/failover-preview";
 export type { LocalWritesAtRisk } from "./admin/local-writes";
 export {
   type AddTopicsOptions,
@@ -24,6 +29,7 @@ export {
   type MirrorConfigDescription,
   type MirrorTopicsResult,
 } from "./admin/mirror-admin";
+export { type ConditionCheck, MirrorChanges, waitForCondition } from "./admin/mirror-changes";
 export {
   compilePattern,
   isExcludedTopicConfig,
@@ -35,7 +41,15 @@ export {
   REMOVED_SUFFIX,
   validateMirrorName,
 } from "./admin/mirror-config";
+export {
+  DEFAULT_PROMOTE_TIMEOUT_MS,
+  type PromotedPartition,
+  type PromoteLaggard,
+  type PromoteOptions,
+  type PromoteResult,
+} from "./admin/promote";
 export { parseProperties } from "./admin/properties";
+export type { MirrorVerification, VerifyCheck } from "./admin/verify";
 export { ClusterMirroring, type ClusterMirroringOptions } from "./cluster-mirroring";
 export { CoordinatorRuntime, type CoordinatorRuntimeOptions } from "./coordinator/coordinator-runtime";
 export { CoordinatorShard, type CoordinatorShardOptions } from "./coordinator/coordinator-shard";

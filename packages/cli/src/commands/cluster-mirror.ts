@@ -3,6 +3,7 @@ import { runConsume, runCreateTopic, runProduce } from "./console-commands";
 import { intFlag } from "./int-flag";
 import type { NodeFlags } from "./node-command";
 import { runProgram } from "./run-program";
+import type { VerifyFlags } from "./verify-command";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -69,6 +70,18 @@ export function clusterMirrorProgram(): Command {
         (t) => process.stdout.write(t),
         (t) => process.stderr.write(t),
       ),
+    );
+  program
+    .command("verify")
+    .description(
+      "compare a mirror's topics with its source: batches byte for byte, offsets, topic ids, configs, ACLs, group offsets (exit 0 only when all agree)",
+    )
+    .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
+    .requiredOption("--mirror <name>", "the mirror to verify")
+    .option("--cluster <name>", "the node's cluster that runs the mirror (default: the destination)")
+    .option("--json", "JSON output")
+    .action(async (flags: VerifyFlags) =>
+      (await import("./verify-command")).runVerify(flags, (t) => process.stdout.write(t)),
     );
   program
     .command("demo")

@@ -5,6 +5,8 @@ import { parseBootstrap } from "../client/bootstrap";
 import { NodeClient } from "../client/node-client";
 import { rowFromWire, type WireDescribeRow } from "../node/wire";
 import { UsageError } from "./cli-errors";
+import { intFlag } from "./int-flag";
+import { formatPreviewTable, previewRowFromWire, type WirePreviewRow } from "./mirror-tables";
 import { runProgram } from "./run-program";
 
 /** The action flags of `kafka-mirrors`; exactly one per call. */
@@ -19,12 +21,29 @@ const ACTIONS = [
   "start",
   "stop",
   "describe",
+  "promote",
+  "failover-preview",
 ] as const;
 type Action = (typeof ACTIONS)[number];
-const TOPIC_ACTIONS: readonly Action[] = ["add", "remove", "pause", "resume", "start", "stop"];
+const TOPIC_ACTIONS: readonly Action[] = [
+  "add",
+  "remove",
+  "pause",
+  "resume",
+  "start",
+  "stop",
+  "promote",
+  "failover-preview",
+];
+
+/** Commander's attribute of an action flag (`--failover-preview` -> `failoverPreview`). */
+const attribute = (a: Action) => a.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Default `--timeout-ms` of `--promote` (each of its two waits). */
+const PROMOTE_TIMEOUT_MS = 60_000;
 
 /** Parsed flags of `kafka-mirrors`. */
-interface MirrorsFlags extends Partial<Record<Action, boolean>> {
+interface MirrorsFlags extends Partial<Record<string, boolean | string>> {
   bootstrapServer?: string;
   mirror?: string;
   topic?: string;
@@ -35,6 +54,7 @@ interface MirrorsFlags extends Partial<Record<Action, boolean>> {
   failed?: boolean;
   json?: boolean;
   cluster?: string;
+  timeoutMs?: string;
 }
 
 /** The `kafka-mirrors` program (spec §9): one action per call against a node's admin endpoint. */
@@ -52,6 +72,14 @@ export function kafkaMirrorsProgram(): Command {
     .option("--start", "alias of --add")
     .option("--stop", "alias of --remove")
     .option("--describe", "describe mirror partitions: offsets, lag, state")
+    .option(
+      "--promote",
+      "planned switch once the source's writers stopped: wait until --topic has lag 0 against the source, then fail over (--remove) and wait for STOPPED",
+    )
+    .option(
+      "--failover-preview",
+      "dry run of --remove for --topic: per partition the lag, open transactions aborted, LME, leader epoch after the bump, records a failback would truncate",
+    )
     .option("--mirror <name>", "the mirror")
     .addOption(new Option("--topic <regex>", "topics (a regex matching whole names)"))
     .addOption(new Option("--topics <regex>", "alias of --topic").hideHelp())
@@ -63,7 +91,11 @@ export function kafkaMirrorsProgram(): Command {
       "with --add/--start: let the failback truncation drop records written on this cluster since the topics' failover (refused without it)",
     )
     .option("--failed", "with --describe: only FAILED partitions, with RETRY and ERROR columns")
-    .option("--json", "with --describe: JSON output")
+    .option("--json", "with --describe or --failover-preview: JSON output")
+    .option(
+      "--timeout-ms <ms>",
+      `with --promote: bound of the wait for lag 0 and of the wait for STOPPED (default ${PROMOTE_TIMEOUT_MS})`,
+    )
     .option("--cluster <name>", "act on this embedded cluster of the node instead of its destination")
     .allowExcessArguments(false);
   program.action(async (flags: MirrorsFlags & { topics?: string }) => {
@@ -80,7 +112,12 @@ export function kafkaMirrorsMain(argv: readonly string[]): Promise<number> {
 
 async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Promise<void> {
   const action = validate(flags);
-  const client = new NodeClient(parseBootstrap(flags.bootstrapServer!));
+  const timeoutMs = flags.timeoutMs === undefined ? PROMOTE_TIMEOUT_MS : Number(flags.timeoutMs);
+  // A promote answers after its two waits: the HTTP call must outlive them.
+  const client = new NodeClient(
+    parseBootstrap(flags.bootstrapServer!),
+    action === "promote" ? 2 * timeoutMs + 30_000 : undefined,
+  );
   const cluster = flags.cluster;
   const mirror = flags.mirror!;
   const path = `/v1/mirrors/${encodeURIComponent(mirror)}`;
@@ -122,6 +159,27 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
       );
       return;
     }
+    case "promote": {
+      const result = await client.post<{ message: string }>(`${path}/promote`, {
+        cluster,
+        topic: flags.topic,
+        timeoutMs,
+      });
+      out(`${result.message}\n`);
+      return;
+    }
+    case "failover-preview": {
+      const { rows } = await client.get<{ rows: WirePreviewRow[] }>(`${path}/failover-preview`, {
+        cluster,
+        topic: flags.topic,
+      });
+      out(
+        flags.json
+          ? `${JSON.stringify(rows, null, 2)}\n`
+          : formatPreviewTable(mirror, rows.map(previewRowFromWire)),
+      );
+      return;
+    }
     default: {
       const rf = flags.replicationFactor === undefined ? undefined : Number(flags.replicationFactor);
       const result = await client.post<{ message: string }>(`${path}/topics/${action}`, {
@@ -137,7 +195,7 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
 
 /** Checks the flag combination; returns the one action. UsageError naming what is wrong otherwise. */
 function validate(flags: MirrorsFlags): Action {
-  const given = ACTIONS.filter((a) => flags[a] === true);
+  const given = ACTIONS.filter((a) => flags[attribute(a)] === true);
   const all = ACTIONS.map((a) => `--${a}`).join(", ");
   if (given.length === 0) throw new UsageError(`no action given: use exactly one of ${all}`);
   if (given.length > 1) {
@@ -164,7 +222,9 @@ function validate(flags: MirrorsFlags): Action {
   only("--source-bootstrap", flags.sourceBootstrap !== undefined, ["create"]);
   only("--mirror-config", flags.mirrorConfig !== undefined, ["create"]);
   only("--failed", flags.failed === true, ["describe"]);
-  only("--json", flags.json === true, ["describe"]);
+  only("--json", flags.json === true, ["describe", "failover-preview"]);
+  only("--timeout-ms", flags.timeoutMs !== undefined, ["promote"]);
+  if (flags.timeoutMs !== undefined) intFlag("--timeout-ms", flags.timeoutMs, 1);
   only(
     "--mirror",
     flags.mirror !== undefined,

@@ -2,12 +2,12 @@ import { sleep } from "@cluster-mirror/cluster";
 import { formatDescribeTable } from "@cluster-mirror/mirror";
 import { pino } from "pino";
 import { OperationError } from "../commands/cli-errors";
+import { formatPreviewTable, formatVerifyTable } from "../commands/mirror-tables";
 import { MirrorNode, type NodeCluster } from "../node/mirror-node";
 import { startNodeRuntime } from "../node/node-runtime";
 import { showLagUntilCaughtUp } from "./lag-progress";
 import { CONTROL, controlBatches, leaderLog, partitionsOf, tpName } from "./log-inspect";
 import { DemoPrinter } from "./printer";
-import { verifyClusters } from "./verify";
 import { waitUntil } from "./wait";
 import { DEMO_GROUP, DEMO_TOPICS, runWorkload, sendOrders } from "./workload";
 
@@ -79,8 +79,10 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       added.message,
     );
     await showLagUntilCaughtUp(node, dr, FORWARD, PARTITIONS, p, options.color);
-    await waitUntil(node, "configs, ACLs and group offsets to sync to dr", () =>
-      verifyClusters(primary.cluster, dr.cluster, TOPICS, [DEMO_GROUP]).every((c) => c.ok),
+    await waitUntil(
+      node,
+      "configs, ACLs and group offsets to sync to dr",
+      async () => (await dr.mirroring.admin.verifyMirror(FORWARD)).ok,
     );
     p.check(true, "caught up: every partition MIRRORING with lag 0; configs, ACLs and group offsets synced");
     const readOnly = await tryWrite(dr);
@@ -127,6 +129,12 @@ export async function runDemo(options: DemoOptions): Promise<void> {
         dr.cluster.controller.image.partition(tp.topic, tp.partition)!.leaderEpoch,
       ]),
     );
+    const preview = await dr.mirroring.admin.previewFailover(FORWARD, REGEX);
+    p.command(
+      `kafka-mirrors --bootstrap-server :9094 --failover-preview --topic '${REGEX}' --mirror ${FORWARD}`,
+      formatPreviewTable(FORWARD, preview).trimEnd(),
+    );
+    const previewedAborts = preview.reduce((n, r) => n + r.openTransactions.length, 0);
     const removed = await dr.mirroring.admin.removeTopics(FORWARD, REGEX);
     p.command(
       `kafka-mirrors --bootstrap-server :9094 --remove --topic '${REGEX}' --mirror ${FORWARD}`,
@@ -149,8 +157,8 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       );
     }
     p.check(
-      aborted === 2,
-      `failover aborted the open transaction tx-3: ${aborted} ABORT marker(s) appended (its 2 partitions)`,
+      aborted === 2 && previewedAborts === aborted,
+      `failover aborted the open transaction tx-3: ${aborted} ABORT marker(s) appended (its 2 partitions), as the preview said (${previewedAborts})`,
     );
     p.check(
       resets === parts.length,
@@ -193,13 +201,23 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     await waitUntil(
       node,
       "configs, ACLs and group offsets to converge",
-      () => verifyClusters(dr.cluster, primary.cluster, TOPICS, [DEMO_GROUP]).every((c) => c.ok),
+      async () => (await primary.mirroring.admin.verifyMirror(BACK)).ok,
       5_000,
     ).catch(() => undefined);
 
     p.heading("Verification: dr (new primary) vs primary (now its mirror)");
-    const checks = verifyClusters(dr.cluster, primary.cluster, TOPICS, [DEMO_GROUP]);
-    for (const c of checks) p.check(c.ok, `${c.name}: ${c.detail}`);
+    const verification = await primary.mirroring.admin.verifyMirror(BACK);
+    p.command(
+      `cluster-mirror verify --bootstrap-server :9094 --cluster primary --mirror ${BACK}`,
+      formatVerifyTable(verification).trimEnd(),
+    );
+    const differing = verification.checks.filter((c) => !c.ok).map((c) => c.check);
+    p.check(
+      verification.ok,
+      verification.ok
+        ? `verify: source and destination agree on all ${verification.checks.length} checks`
+        : `verify: ${differing.join(", ")} differ (see the table)`,
+    );
     const pidResetsOnPrimary = parts.filter(
       (tp) => controlBatches(primary.cluster, tp, CONTROL.MIRROR_PID_RESET).length === 1,
     ).length;
@@ -213,8 +231,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     });
     p.check(lsoOk, "no hanging transaction on dr: last stable offset = high watermark on every partition");
     p.block(formatDescribeTable(await primary.mirroring.admin.describe(BACK)));
-    const failed =
-      checks.filter((c) => !c.ok).length + (pidResetsOnPrimary === parts.length ? 0 : 1) + (lsoOk ? 0 : 1);
+    const failed = differing.length + (pidResetsOnPrimary === parts.length ? 0 : 1) + (lsoOk ? 0 : 1);
     const seconds = ((node.clock.now() - started) / 1000).toFixed(1);
     options.out(`\n${failed === 0 ? "All checks passed" : `${failed} check(s) failed`} in ${seconds}s.\n`);
     if (failed > 0)

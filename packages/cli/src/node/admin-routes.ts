@@ -23,7 +23,10 @@ export type TopicAction = (typeof TOPIC_ACTIONS)[number];
  *   `GET /v1/mirrors/:name/config`;
  * - `POST /v1/mirrors/:name/topics/:action {topic, replicationFactor?, truncateLocalWrites?}` (add,
  *   remove, pause, resume, start, stop) -> `{topics, message}`;
- * - `GET /v1/describe?mirror=&failed=` -> `{rows}` (offsets as decimal strings).
+ * - `GET /v1/describe?mirror=&failed=` -> `{rows}` (offsets as decimal strings);
+ * - `POST /v1/mirrors/:name/promote {topic, timeoutMs?}` -> `{topics, partitions, message}`;
+ * - `GET /v1/mirrors/:name/failover-preview?topic=` -> `{rows}` (changes nothing);
+ * - `GET /v1/mirrors/:name/verify` -> `{mirror, topics, ok, checks}`.
  */
 export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): void {
   app.get("/v1/health", async () => ({
@@ -85,6 +88,25 @@ export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): voi
       default:
         throw new BadRequestError(`unknown topic action '${action}'; use one of ${TOPIC_ACTIONS.join(", ")}`);
     }
+  });
+
+  app.post<{ Params: { name: string } }>("/v1/mirrors/:name/promote", async (req) => {
+    const body = fieldsOf(req.body);
+    const admin = node.cluster(optionalString(body, "cluster")).mirroring.admin;
+    return admin.promoteTopics(req.params.name, requiredString(body, "topic"), {
+      timeoutMs: optionalInt(body, "timeoutMs", 1),
+    });
+  });
+
+  app.get<{ Params: { name: string } }>("/v1/mirrors/:name/failover-preview", async (req) => {
+    const q = fieldsOf(req.query);
+    const admin = node.cluster(optionalString(q, "cluster")).mirroring.admin;
+    return { rows: await admin.previewFailover(req.params.name, requiredString(q, "topic")) };
+  });
+
+  app.get<{ Params: { name: string } }>("/v1/mirrors/:name/verify", async (req) => {
+    const q = fieldsOf(req.query);
+    return node.cluster(optionalString(q, "cluster")).mirroring.admin.verifyMirror(req.params.name);
   });
 
   app.get("/v1/describe", async (req) => {

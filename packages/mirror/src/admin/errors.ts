@@ -153,3 +153,39 @@ export class UnsafeTruncationError extends KafkaError {
     this.partitions = partitions;
   }
 }
+
+/**
+ * A promote's wait ran out (Kafka's REQUEST_TIMED_OUT, code 7, retriable). In the CATCH_UP phase nothing
+ * was failed over: `partitions` are those that did not reach lag 0 against the source's high watermark,
+ * with their lag. In the STOP phase the failover had begun: `partitions` are those not STOPPED yet.
+ */
+export class PromoteTimeoutError extends KafkaError {
+  /** The mirror promoted. */
+  readonly mirror: string;
+  /** Which wait timed out. */
+  readonly phase: "CATCH_UP" | "STOP";
+  /** The partitions short of the target, with their lag (null when unknown) and state. */
+  readonly partitions: readonly { topic: string; partition: number; lag: bigint | null; state: string }[];
+
+  constructor(
+    mirror: string,
+    phase: "CATCH_UP" | "STOP",
+    timeoutMs: number,
+    partitions: readonly { topic: string; partition: number; lag: bigint | null; state: string }[],
+  ) {
+    const list = partitions
+      .map(
+        (p) =>
+          `${p.topic}-${p.partition} ${phase === "CATCH_UP" ? `lag ${p.lag ?? "unknown"} ` : ""}(${p.state})`,
+      )
+      .join(", ");
+    const message =
+      phase === "CATCH_UP"
+        ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms: ${partitions.length} partition(s) did not reach lag 0 against the source's high watermark: ${list}. Nothing was failed over; the topics are still mirrored. Check that every writer on the source has stopped and that those partitions are MIRRORING (--describe --mirror ${mirror}), then promote again (a larger --timeout-ms), or fail over anyway with --remove, leaving those records behind.`
+        : `Promote of mirror '${mirror}' failed its topics over, but after ${timeoutMs} ms ${partitions.length} partition(s) are not STOPPED yet: ${list}. The failover goes on; follow it with --describe --mirror ${mirror} before sending writes to this cluster.`;
+    super("REQUEST_TIMED_OUT", 7, true, message);
+    this.mirror = mirror;
+    this.phase = phase;
+    this.partitions = partitions;
+  }
+}

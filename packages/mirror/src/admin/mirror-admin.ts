@@ -22,7 +22,9 @@ import {
   UnknownMirrorError,
   UnsafeTruncationError,
 } from "./errors";
+import { type FailoverPreviewRow, previewFailover } from "./failover-preview";
 import { type LocalWritesAtRisk, localWritesAtRisk } from "./local-writes";
+import { MirrorChanges } from "./mirror-changes";
 import {
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
@@ -32,7 +34,9 @@ import {
   validateMirrorName,
 } from "./mirror-config";
 import { describeMirrorPartitions } from "./mirror-describe";
+import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
 import { checkPartitionStates, selectMirrorTopics, topicList, topicPattern } from "./topic-selection";
+import { type MirrorVerification, verifyMirror } from "./verify";
 
 /** Wiring of the admin API. */
 export interface MirrorAdminOptions {
@@ -43,6 +47,11 @@ export interface MirrorAdminOptions {
   coordinators: MirrorCoordinators;
   /** Source HW and destination LEO as the fetchers last saw them (FetcherManager.offsets), for lag. */
   offsets?: PartitionOffsets;
+  /**
+   * The engine's change notifications (ClusterMirroring passes its own), which promote waits on. Without
+   * them a promote re-checks only on metadata changes and its timeout.
+   */
+  changes?: MirrorChanges;
 }
 
 /** Options of {@link MirrorAdmin.addTopics}. */
@@ -79,9 +88,11 @@ export interface MirrorConfigDescription {
 export class MirrorAdmin {
   private readonly options: MirrorAdminOptions;
   private readonly sources: SourceConnections;
+  private readonly changes: MirrorChanges;
 
   constructor(options: MirrorAdminOptions) {
     this.options = options;
+    this.changes = options.changes ?? new MirrorChanges(options.destination.scheduler);
     this.sources =
       options.sources instanceof SourceConnections ? options.sources : new SourceConnections(options.sources);
   }
@@ -280,6 +291,57 @@ export class MirrorAdmin {
   /** Alias of {@link removeTopics} (the later revision's StopMirrorTopics / `--stop`). */
   stopMirrorTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     return this.removeTopics(mirror, regex);
+  }
+
+  /**
+   * `--promote` (see {@link promoteTopics}): the planned switch once writers on the source stopped. Waits
+   * until every matching partition has lag 0 against the source's live high watermark, then fails the
+   * topics over and waits until they are STOPPED. On timeout nothing is failed over and
+   * PromoteTimeoutError names the partitions short of lag 0 with their lag.
+   * Message: `Promoted N topic(s) of mirror NAME: [t1]; ...`.
+   */
+  async promoteTopics(mirror: string, regex: string, options: PromoteOptions = {}): Promise<PromoteResult> {
+    this.requireMirror(mirror);
+    return promoteTopics(
+      {
+        destination: this.options.destination,
+        sources: this.sources,
+        coordinators: this.options.coordinators,
+        changes: this.changes,
+        removeTopics: (m, r) => this.removeTopics(m, r),
+      },
+      mirror,
+      regex,
+      options,
+    );
+  }
+
+  /**
+   * `--failover-preview` (see {@link previewFailover}): what `--remove` would do now to each partition of the
+   * mirror's topics matching `regex`: lag, open transactions aborted, LME recorded, leader epoch after the
+   * bump, records a failback would truncate on the source. Changes nothing.
+   */
+  async previewFailover(mirror: string, regex: string): Promise<FailoverPreviewRow[]> {
+    this.requireMirror(mirror);
+    return previewFailover(
+      {
+        destination: this.options.destination,
+        sources: this.sources,
+        coordinators: this.options.coordinators,
+      },
+      mirror,
+      regex,
+    );
+  }
+
+  /**
+   * `cluster-mirror verify` (see {@link verifyMirror}): compares the mirror's topics on this cluster with
+   * the source: batches byte for byte, offsets, topic ids, configs, ACLs and group offsets. Reads only;
+   * SourceUnreachableError when the source does not answer.
+   */
+  async verifyMirror(mirror: string): Promise<MirrorVerification> {
+    const def = this.requireMirror(mirror);
+    return this.sourceCall(def, (source) => verifyMirror(this.options.destination, def, source));
   }
 
   /**

@@ -1,0 +1,90 @@
+import type { FailoverPreviewRow, MirrorVerification } from "@cluster-mirror/mirror";
+import Table from "cli-table3";
+
+/** Plain tables (no colors: the output is read by people and by scripts alike). */
+function table(head: string[]): Table.Table {
+  // No rule between body rows: a partition per row stays one line.
+  const chars = { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" };
+  return new Table({ head, chars, style: { head: [], border: [] } });
+}
+
+const show = (v: bigint | number | null): string => (v === null ? "-" : String(v));
+
+/**
+ * The `--failover-preview` table: one row per partition with its lag, the open transactions the failover
+ * would abort (`producer id/epoch@first offset`), the LME it would record, the leader epoch before and
+ * after the bump, and the records a failback would truncate on the source.
+ */
+export function formatPreviewTable(mirror: string, rows: readonly FailoverPreviewRow[]): string {
+  const t = table([
+    "TOPIC",
+    "PARTITION",
+    "STATE",
+    "LAG",
+    "OPEN-TRANSACTIONS-ABORTED",
+    "LME",
+    "LEADER-EPOCH",
+    "FAILBACK-TRUNCATES",
+  ]);
+  for (const r of rows) {
+    t.push([
+      r.topic,
+      String(r.partition),
+      r.state,
+      show(r.lag),
+      r.openTransactions.length === 0
+        ? "none"
+        : r.openTransactions.map((x) => `${x.producerId}/${x.producerEpoch}@${x.firstOffset}`).join(", "),
+      String(r.lastMirrorEpoch),
+      `${r.leaderEpoch} -> ${r.leaderEpochAfterBump}`,
+      r.failbackTruncation === null
+        ? "none"
+        : `${r.failbackTruncation.records} from offset ${r.failbackTruncation.fromOffset}`,
+    ]);
+  }
+  return `Failover preview of mirror ${mirror} (dry run: nothing was changed)\n${t.toString()}\n`;
+}
+
+/** The `cluster-mirror verify` table: one row per check with OK or DIFFERS, what was compared, and the differences. */
+export function formatVerifyTable(v: MirrorVerification): string {
+  const t = table(["CHECK", "RESULT", "COMPARED", "DIFFERENCES"]);
+  for (const c of v.checks) {
+    t.push([c.check, c.ok ? "OK" : "DIFFERS", c.compared, c.differences.join("\n") || "-"]);
+  }
+  const verdict = v.ok
+    ? "source and destination agree"
+    : `${v.checks.filter((c) => !c.ok).length} check(s) differ`;
+  return `Mirror ${v.mirror} (${v.topics.join(", ") || "no topics"}): ${verdict}\n${t.toString()}\n`;
+}
+
+/** A preview row as the node sends it (bigints as decimal strings, the node's wire format). */
+export type WirePreviewRow = {
+  [K in keyof FailoverPreviewRow]: FailoverPreviewRow[K] extends bigint | null ? string | null : unknown;
+};
+
+/** Restores a preview row from its wire form (offsets and producer ids back to bigints). */
+export function previewRowFromWire(w: WirePreviewRow): FailoverPreviewRow {
+  const big = (v: string | null) => (v === null ? null : BigInt(v));
+  const txns = w.openTransactions as { producerId: string; producerEpoch: number; firstOffset: string }[];
+  const truncation = w.failbackTruncation as { fromOffset: string; records: string } | null;
+  return {
+    topic: w.topic as string,
+    partition: w.partition as number,
+    state: w.state as string,
+    sourceOffset: big(w.sourceOffset),
+    destinationOffset: big(w.destinationOffset),
+    lag: big(w.lag),
+    openTransactions: txns.map((t) => ({
+      producerId: BigInt(t.producerId),
+      producerEpoch: t.producerEpoch,
+      firstOffset: BigInt(t.firstOffset),
+    })),
+    lastMirrorEpoch: w.lastMirrorEpoch as number,
+    leaderEpoch: w.leaderEpoch as number,
+    leaderEpochAfterBump: w.leaderEpochAfterBump as number,
+    failbackTruncation:
+      truncation === null
+        ? null
+        : { fromOffset: BigInt(truncation.fromOffset), records: BigInt(truncation.records) },
+  };
+}

@@ -1,0 +1,32 @@
+import type { MirrorVerification } from "@cluster-mirror/mirror";
+import { parseBootstrap } from "../client/bootstrap";
+import { NodeClient } from "../client/node-client";
+import { OperationError } from "./cli-errors";
+import { formatVerifyTable } from "./mirror-tables";
+
+/** Flags of `cluster-mirror verify`. */
+export interface VerifyFlags {
+  bootstrapServer: string;
+  mirror: string;
+  cluster?: string;
+  json?: boolean;
+}
+
+/**
+ * `cluster-mirror verify --mirror NAME`: asks the node to compare the mirror's topics with its source and
+ * prints the table (or JSON); throws OperationError (exit 1) when any check differs, so the exit status is
+ * 0 only when source and destination agree.
+ */
+export async function runVerify(flags: VerifyFlags, out: (text: string) => void): Promise<void> {
+  const client = new NodeClient(parseBootstrap(flags.bootstrapServer));
+  const v = await client.get<MirrorVerification>(`/v1/mirrors/${encodeURIComponent(flags.mirror)}/verify`, {
+    cluster: flags.cluster,
+  });
+  out(flags.json ? `${JSON.stringify(v, null, 2)}\n` : formatVerifyTable(v));
+  if (!v.ok) {
+    const failed = v.checks.filter((c) => !c.ok).map((c) => c.check);
+    throw new OperationError(
+      `mirror ${v.mirror} differs from its source in ${failed.join(", ")}; see the table above (a mirror still catching up differs in offsets and batches until its lag is 0)`,
+    );
+  }
+}

@@ -1,0 +1,185 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { leaderLog } from "../metadata/destination-logs";
+import { type MirrorTopic, mirrorTopics } from "../metadata/mirror-topics";
+import type { SourceConnections } from "../metadata/source-connections";
+import { viewsByPartition } from "../metadata/state-driver";
+import type { MirrorCoordinators } from "../ports";
+import { PromoteTimeoutError, SourceUnreachableError } from "./errors";
+import type { MirrorChanges } from "./mirror-changes";
+import { waitForCondition } from "./mirror-changes";
+import { selectMirrorTopics, topicList } from "./topic-selection";
+
+/** Default bound of each wait of a promote (catch-up, then STOPPED). */
+export const DEFAULT_PROMOTE_TIMEOUT_MS = 60_000;
+
+/** Options of `promoteTopics`. */
+export interface PromoteOptions {
+  /** Bound of the catch-up wait and, after the failover began, of the wait for STOPPED (default 60 s). */
+  timeoutMs?: number;
+}
+
+/** One partition a promote failed over: its destination log end when it reached lag 0. */
+export interface PromotedPartition {
+  topic: string;
+  partition: number;
+  /** The destination log end (= the source's high watermark) at which it was failed over. */
+  offset: bigint;
+}
+
+/** The answer of a promote: the topics failed over (sorted), their partitions, and the message. */
+export interface PromoteResult {
+  topics: string[];
+  partitions: PromotedPartition[];
+  message: string;
+}
+
+/** A partition short of its target when a promote's wait ended. */
+export interface PromoteLaggard {
+  topic: string;
+  partition: number;
+  /** Source high watermark minus destination log end, or null when either is unknown. */
+  lag: bigint | null;
+  state: string;
+}
+
+/** What a promote needs of the admin API. */
+export interface PromoteDeps {
+  destination: KafkaCluster;
+  sources: SourceConnections;
+  coordinators: Pick<MirrorCoordinators, "describe">;
+  changes: MirrorChanges;
+  /** The failover itself (MirrorAdmin.removeTopics). */
+  removeTopics: (mirror: string, regex: string) => Promise<{ topics: string[] }>;
+}
+
+/** States from which a caught-up partition may be failed over by a promote. */
+const PROMOTABLE = new Set(["MIRRORING", "PAUSED"]);
+
+/**
+ * The planned switch (`--promote`): once writers on the source have stopped, waits until every partition
+ * of the mirror's topics matching `regex` is MIRRORING (or PAUSED) with its destination log end at the
+ * source's live high watermark (asked again once all reached it, so records written meanwhile are waited
+ * for too), then fails them over (removeTopics) and waits until every one is STOPPED. Both waits re-check
+ * on the engine's change notifications and are bounded by `timeoutMs` on the cluster's scheduler. When the
+ * catch-up times out nothing is failed over and PromoteTimeoutError names each partition short of lag 0
+ * with its lag; SourceUnreachableError when the source does not answer (a promote needs it: use --remove
+ * for an unplanned failover).
+ */
+export async function promoteTopics(
+  deps: PromoteDeps,
+  mirror: string,
+  regex: string,
+  options: PromoteOptions = {},
+): Promise<PromoteResult> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_PROMOTE_TIMEOUT_MS;
+  const { destination } = deps;
+  const topics = selectMirrorTopics(mirror, regex, mirrorTopics(destination.controller.image, mirror), [
+    "ACTIVE",
+    "PAUSED",
+  ]);
+  const parts = partitionsOf(topics);
+  const barrier = await liveHighWatermarks(deps, mirror, parts);
+  const subscribe = (listener: () => void) => {
+    const unsubscribeChanges = deps.changes.subscribe(listener);
+    const controller = destination.controller;
+    // Metadata changes (leadership, configs) count as changes too; announced through `changes`, so the
+    // check runs on the scheduler after the controller's step, not inside its listener call.
+    const unsubscribeMetadata = controller.subscribe(
+      () => deps.changes.notify(),
+      controller.metadataLog().length,
+    );
+    return () => {
+      unsubscribeChanges();
+      unsubscribeMetadata();
+    };
+  };
+  const laggards = (): PromoteLaggard[] => {
+    const views = viewsByPartition(deps.coordinators.describe(mirror));
+    return parts.flatMap(({ topic, partition }) => {
+      const state = views.get(`${topic}:${partition}`)?.state ?? "UNKNOWN";
+      const end = leaderLog(destination, topic, partition)?.logEndOffset;
+      const hw = barrier.get(`${topic}:${partition}`);
+      const lag = end === undefined || hw === undefined ? null : hw > end ? hw - end : 0n;
+      return PROMOTABLE.has(state) && lag === 0n ? [] : [{ topic, partition, lag, state }];
+    });
+  };
+
+  const reached = await waitForCondition<PromoteLaggard[] | PromotedPartition[]>({
+    subscribe,
+    scheduler: destination.scheduler,
+    timeoutMs,
+    check: async () => {
+      const behind = laggards();
+      if (behind.length > 0) return { done: false, why: behind };
+      // Everything reached the high watermark asked before: ask again, so a record acknowledged since (a
+      // writer that had not stopped) is waited for instead of being left behind on the source.
+      const now = await liveHighWatermarks(deps, mirror, parts);
+      for (const [k, hw] of now) barrier.set(k, hw);
+      const still = laggards();
+      if (still.length > 0) return { done: false, why: still };
+      return {
+        done: true,
+        value: parts.map(({ topic, partition }) => ({
+          topic,
+          partition,
+          offset: barrier.get(`${topic}:${partition}`)!,
+        })),
+      };
+    },
+    onTimeout: (last) =>
+      new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, (last as PromoteLaggard[]) ?? laggards()),
+  });
+  const promoted = reached as PromotedPartition[];
+
+  const removed = await deps.removeTopics(mirror, regex);
+  const names = topics.map((t) => t.name).filter((n) => removed.topics.includes(n));
+  const notStopped = (): PromoteLaggard[] => {
+    const views = viewsByPartition(deps.coordinators.describe(mirror));
+    return parts
+      .map(({ topic, partition }) => ({
+        topic,
+        partition,
+        lag: null,
+        state: views.get(`${topic}:${partition}`)?.state ?? "UNKNOWN",
+      }))
+      .filter((p) => p.state !== "STOPPED");
+  };
+  await waitForCondition<PromoteLaggard[] | null>({
+    subscribe,
+    scheduler: destination.scheduler,
+    timeoutMs,
+    check: async () => {
+      const busy = notStopped();
+      return busy.length === 0 ? { done: true, value: null } : { done: false, why: busy };
+    },
+    onTimeout: (last) => new PromoteTimeoutError(mirror, "STOP", timeoutMs, last ?? notStopped()),
+  });
+  return {
+    topics: names,
+    partitions: promoted,
+    message: `Promoted ${names.length} topic(s) of mirror ${mirror}: ${topicList(names)}; ${promoted.length} partition(s) reached lag 0 against the source's high watermark and are STOPPED (writable)`,
+  };
+}
+
+function partitionsOf(topics: readonly MirrorTopic[]): { topic: string; partition: number }[] {
+  return topics.flatMap((t) =>
+    Array.from({ length: t.partitionCount }, (_, p) => ({ topic: t.name, partition: p })),
+  );
+}
+
+/** The source's high watermark of each partition now (ListOffsets latest), by `topic:partition`. */
+async function liveHighWatermarks(
+  deps: Pick<PromoteDeps, "destination" | "sources">,
+  mirror: string,
+  parts: readonly { topic: string; partition: number }[],
+): Promise<Map<string, bigint>> {
+  const configs = deps.destination.controller.image.mirrors.get(mirror) ?? {};
+  const bootstrap = configs["bootstrap.servers"] ?? "";
+  try {
+    const source = deps.sources.get(mirror, configs);
+    const hws = await Promise.all(parts.map((p) => source.listOffsets(p.topic, p.partition, -1n)));
+    return new Map(parts.map((p, i) => [`${p.topic}:${p.partition}`, hws[i]!]));
+  } catch (error) {
+    throw new SourceUnreachableError(mirror, bootstrap, error);
+  }
+}

@@ -1,0 +1,239 @@
+import type { AclBinding, KafkaCluster } from "@cluster-mirror/cluster";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  addTopicsWhenReady,
+  createTopic,
+  type EngineCluster,
+  produce,
+  twoEngineClusters,
+} from "./engine-helpers";
+
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c();
+});
+
+function env() {
+  const e = twoEngineClusters();
+  closers.push(e.close);
+  return e;
+}
+
+const log = (c: EngineCluster, topic: string, partition: number) =>
+  c.cluster.leaderFor(topic, partition).replica(topic, partition)!.log;
+
+/** Every replica's batches, every topic's configs and epochs, ACLs, groups and the metadata log, as text. */
+function snapshot(cluster: KafkaCluster): string {
+  const image = cluster.controller.image;
+  const parts: string[] = [`metadata records ${cluster.controller.metadataLog().length}`];
+  for (const t of [...image.topicsById.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    parts.push(`${t.name} ${JSON.stringify([...t.configs].sort())}`);
+    for (const p of t.partitions) {
+      parts.push(`${t.name}-${p.partition} leader ${p.leader} epoch ${p.leaderEpoch} isr ${p.isr.join(",")}`);
+      for (const id of cluster.runningBrokers()) {
+        const r = cluster.broker(id)?.replica(t.name, p.partition);
+        if (!r) continue;
+        const hex = [...r.log.batches()].map((b) => b.buffer.toString("hex")).join("|");
+        parts.push(`  broker ${id} hw ${r.log.highWatermark} ${hex}`);
+      }
+    }
+  }
+  parts.push(JSON.stringify(cluster.authorizer.describeAcls()));
+  return parts.join("\n");
+}
+
+async function openTransaction(c: EngineCluster, topic: string) {
+  const producer = c.kafka.producer({ transactionalId: "tx-open", transactionTimeout: 900_000 });
+  await producer.connect();
+  const txn = await producer.transaction();
+  await txn.send({
+    topic,
+    messages: [
+      { key: "a", value: "open 1", partition: 0 },
+      { key: "b", value: "open 2", partition: 0 },
+    ],
+  });
+  return { producer, producerId: producer.producerId()! };
+}
+
+describe("MirrorAdmin.previewFailover (kafka-mirrors --failover-preview)", () => {
+  it("reports lag, open transactions, LME, epoch after the bump and the failback truncation, and changes nothing", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "payments", 1);
+    await produce(source, "payments", 0, 5);
+    const open = await openTransaction(source, "payments");
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "payments");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await admin.pauseTopics("m", "payments");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    await produce(source, "payments", 0, 3); // not mirrored: the failback would truncate them on the source
+    const destEnd = log(dest, "payments", 0).logEndOffset;
+
+    const before = [snapshot(dest.cluster), snapshot(source.cluster)];
+    const [row] = await admin.previewFailover("m", "payments");
+    expect([snapshot(dest.cluster), snapshot(source.cluster)]).toEqual(before);
+
+    const leaderEpoch = dest.cluster.controller.image.partition("payments", 0)!.leaderEpoch;
+    const lme = log(dest, "payments", 0).latestEpoch ?? -1;
+    expect(row).toEqual({
+      topic: "payments",
+      partition: 0,
+      state: "PAUSED",
+      sourceOffset: destEnd + 3n,
+      destinationOffset: destEnd,
+      lag: 3n,
+      openTransactions: [
+        {
+          producerId: open.producerId.producerId,
+          producerEpoch: open.producerId.producerEpoch,
+          firstOffset: 5n,
+        },
+      ],
+      lastMirrorEpoch: lme,
+      leaderEpoch,
+      leaderEpochAfterBump: Math.max(lme, leaderEpoch) + 1,
+      failbackTruncation: { fromOffset: destEnd, records: 3n },
+    });
+
+    // The real failover does what the preview said.
+    await admin.removeTopics("m", "payments");
+    await dest.mirroring.whenState("m", "STOPPED", { timeoutMs: 30_000 });
+    expect(dest.cluster.controller.image.partition("payments", 0)!.leaderEpoch).toBe(
+      row!.leaderEpochAfterBump,
+    );
+    expect(dest.mirroring.coordinators.describe("m")[0]!.lastMirrorEpoch).toBe(row!.lastMirrorEpoch);
+    const aborts = [...log(dest, "payments", 0).batches()].filter((b) => b.isControl && b.controlType === 0);
+    expect(aborts.map((b) => b.producerId)).toEqual([open.producerId.producerId]);
+    await open.producer.disconnect();
+  }, 60_000);
+
+  it("refuses an unknown mirror and a pattern matching none of its topics", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "payments", 1);
+    await dest.mirroring.admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "payments");
+    await expect(dest.mirroring.admin.previewFailover("x", ".*")).rejects.toMatchObject({
+      errorName: "UNKNOWN_MIRROR",
+    });
+    await expect(dest.mirroring.admin.previewFailover("m", "orders")).rejects.toMatchObject({
+      errorName: "UNKNOWN_TOPIC_OR_PARTITION",
+    });
+  }, 60_000);
+});
+
+const ACL: AclBinding = {
+  resourceType: "TOPIC",
+  resourceName: "orders",
+  patternType: "LITERAL",
+  principal: "User:alice",
+  host: "*",
+  operation: "READ",
+  permissionType: "ALLOW",
+};
+
+async function mirroredEnv() {
+  const e = env();
+  const { source, dest } = e;
+  await source.kafka.admin().createTopics({
+    topics: [
+      {
+        topic: "orders",
+        numPartitions: 2,
+        replicationFactor: 1,
+        configEntries: [
+          { name: "retention.ms", value: "604800000" },
+          { name: "min.insync.replicas", value: "1" },
+        ],
+      },
+    ],
+  });
+  source.cluster.authorizer.createAcls([ACL]);
+  await produce(source, "orders", 0, 10);
+  await produce(source, "orders", 1, 4);
+  const consumer = source.kafka.consumer({ groupId: "billing" });
+  await consumer.connect();
+  await consumer.subscribe({ topic: "orders", fromBeginning: true });
+  let n = 0;
+  for (let i = 0; i < 50 && n < 14; i++) n += (await consumer.poll()).length;
+  await consumer.commitOffsets();
+  await consumer.disconnect();
+  const admin = dest.mirroring.admin;
+  await admin.createMirror("m", {
+    "bootstrap.servers": source.bootstrap,
+    "mirror.metadata.refresh.interval.ms": "100",
+  });
+  await addTopicsWhenReady(dest, "m", "orders");
+  await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+  for (let i = 0; i < 200 && !(await admin.verifyMirror("m")).ok; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  return e;
+}
+
+describe("MirrorAdmin.verifyMirror (cluster-mirror verify)", () => {
+  it("agrees on a caught-up mirror: batches, offsets, ids, configs, ACLs, group offsets", async () => {
+    const { dest } = await mirroredEnv();
+    const v = await dest.mirroring.admin.verifyMirror("m");
+    expect(v.topics).toEqual(["orders"]);
+    expect(v.checks.map((c) => [c.check, c.ok, c.differences])).toEqual([
+      ["batches", true, []],
+      ["offsets", true, []],
+      ["topic ids", true, []],
+      ["configs", true, []],
+      ["acls", true, []],
+      ["group offsets", true, []],
+    ]);
+    expect(v.ok).toBe(true);
+    expect(v.checks[1]!.compared).toBe("2 partitions (log start, log end), 14 offsets");
+    expect(v.checks[3]!.compared).toMatch(/^1 topics, 1 synced dynamic configs/); // min.insync.replicas is excluded
+    expect(v.checks[4]!.compared).toBe("1 bindings the mirror syncs");
+    expect(v.checks[5]!.compared).toBe("1 groups, 2 committed offsets");
+  }, 60_000);
+
+  it("names every difference: a diverged batch, log end, config, ACL and group offset", async () => {
+    const { source, dest } = await mirroredEnv();
+    const admin = dest.mirroring.admin;
+    await admin.pauseTopics("m", "orders");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    // The source's partition 1 diverges: its records are rewritten with other content, plus one more.
+    source.cluster.broker(0)!.replica("orders", 1)!.log.truncateTo(0n);
+    await produce(source, "orders", 1, 5);
+    dest.cluster.controller.incrementalAlterConfigs({ type: "topic", name: "orders" }, [
+      { name: "retention.ms", op: "SET", value: "1000" },
+    ]);
+    dest.cluster.authorizer.createAcls([{ ...ACL, principal: "User:mallory" }]);
+    dest.cluster.groups.alterOffsets("billing", [
+      { topic: "orders", partition: 0, offset: 3n, leaderEpoch: -1 },
+    ]);
+
+    const v = await admin.verifyMirror("m");
+    expect(v.ok).toBe(false);
+    const byName = new Map(v.checks.map((c) => [c.check, c]));
+    expect(byName.get("batches")!.differences).toEqual(["orders-1: batch at offset 0 differs"]);
+    expect(byName.get("offsets")!.differences).toEqual(["orders-1: log end 4 here, source high watermark 5"]);
+    expect(byName.get("topic ids")!.ok).toBe(true);
+    expect(byName.get("configs")!.differences).toEqual([
+      "orders: retention.ms=1000 here, 604800000 on the source",
+    ]);
+    expect(byName.get("acls")!.differences).toEqual([
+      "only here: ALLOW User:mallory READ on TOPIC LITERAL orders",
+    ]);
+    expect(byName.get("group offsets")!.differences).toEqual(["billing orders-0: 3 here, 10 on the source"]);
+  }, 60_000);
+
+  it("compares batches only from the source's log start, and reports the moved log start", async () => {
+    const { source, dest } = await mirroredEnv();
+    await dest.mirroring.admin.pauseTopics("m", "orders");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    await source.kafka
+      .admin()
+      .deleteTopicRecords({ topic: "orders", partitions: [{ partition: 0, offset: "10" }] });
+
+    const v = await dest.mirroring.admin.verifyMirror("m");
+    const byName = new Map(v.checks.map((c) => [c.check, c]));
+    expect(byName.get("batches")!.ok).toBe(true);
+    expect(byName.get("offsets")!.differences).toEqual(["orders-0: log start 0 here, 10 on the source"]);
+    expect(v.ok).toBe(false);
+  }, 60_000);
+});

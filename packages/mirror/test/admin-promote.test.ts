@@ -1,0 +1,140 @@
+import { ManualClock, ManualScheduler } from "@cluster-mirror/cluster";
+import { afterEach, describe, expect, it } from "vitest";
+import { PromoteTimeoutError } from "../src/admin/errors";
+import { MirrorChanges, waitForCondition } from "../src/admin/mirror-changes";
+import { addTopicsWhenReady, createTopic, produce, twoEngineClusters } from "./engine-helpers";
+
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c();
+});
+
+function env() {
+  const e = twoEngineClusters();
+  closers.push(e.close);
+  return e;
+}
+
+const leaderEnd = (c: ReturnType<typeof env>["dest"], topic: string, partition: number) =>
+  c.cluster.leaderFor(topic, partition).replica(topic, partition)!.log.logEndOffset;
+const sourceHw = (c: ReturnType<typeof env>["source"], topic: string, partition: number) =>
+  c.cluster.leaderFor(topic, partition).replica(topic, partition)!.log.highWatermark;
+
+describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
+  it("waits until every partition has lag 0 against the source's high watermark, then fails over to STOPPED", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 2);
+    await produce(source, "orders", 0, 30);
+    await produce(source, "orders", 1, 7);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+
+    // Promoted at once: the records are not mirrored yet, so it has to wait for them.
+    const result = await admin.promoteTopics("m", "orders", { timeoutMs: 60_000 });
+
+    expect(result.topics).toEqual(["orders"]);
+    expect(result.partitions).toEqual([
+      { topic: "orders", partition: 0, offset: sourceHw(source, "orders", 0) },
+      { topic: "orders", partition: 1, offset: sourceHw(source, "orders", 1) },
+    ]);
+    expect(result.partitions.map((p) => p.offset)).toEqual([30n, 7n]);
+    const rows = await admin.describe("m");
+    expect(rows.map((r) => r.state)).toEqual(["STOPPED", "STOPPED"]);
+    // Everything the source acknowledged is on the destination, before the abort markers and PID reset.
+    for (const p of [0, 1])
+      expect(leaderEnd(dest, "orders", p)).toBeGreaterThan(sourceHw(source, "orders", p));
+    expect(result.message).toMatch(
+      /^Promoted 1 topic\(s\) of mirror m: \[orders\]; 2 partition\(s\) reached lag 0/,
+    );
+    // The topic is writable on the destination now.
+    await produce(dest, "orders", 0, 1);
+  }, 60_000);
+
+  it("on timeout fails over nothing and names each partition short of lag 0 with its lag", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 2);
+    await produce(source, "orders", 0, 5);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await admin.pauseTopics("m", "orders");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    // Written while paused: partition 0 cannot catch up, partition 1 has nothing to catch up.
+    await produce(source, "orders", 0, 4);
+
+    const error = await admin.promoteTopics("m", "orders", { timeoutMs: 300 }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(PromoteTimeoutError);
+    const e = error as PromoteTimeoutError;
+    expect(e.errorName).toBe("REQUEST_TIMED_OUT");
+    expect(e.phase).toBe("CATCH_UP");
+    // Partition 1 has lag 0 but is PAUSED, which promote accepts; partition 0 is 4 behind.
+    expect(e.partitions).toEqual([{ topic: "orders", partition: 0, lag: 4n, state: "PAUSED" }]);
+    expect(e.message).toMatch(/orders-0 lag 4 \(PAUSED\).*Nothing was failed over/);
+    expect((await admin.describe("m")).map((r) => r.state)).toEqual(["PAUSED", "PAUSED"]);
+    expect(dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m.paused");
+  }, 60_000);
+
+  it("refuses a pattern that matches none of the mirror's topics, changing nothing", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 1);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await expect(admin.promoteTopics("m", "payments")).rejects.toMatchObject({
+      errorName: "UNKNOWN_TOPIC_OR_PARTITION",
+    });
+    await expect(admin.promoteTopics("nope", "orders")).rejects.toMatchObject({
+      errorName: "UNKNOWN_MIRROR",
+    });
+    expect(dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m");
+  }, 60_000);
+});
+
+describe("waitForCondition over MirrorChanges", () => {
+  it("re-checks only when a change is announced, and times out on the injected scheduler", async () => {
+    const clock = new ManualClock(0);
+    const scheduler = new ManualScheduler(clock);
+    const changes = new MirrorChanges(scheduler);
+    let checks = 0;
+    let ready = false;
+    const waited = waitForCondition({
+      subscribe: (l) => changes.subscribe(l),
+      scheduler,
+      timeoutMs: 1_000,
+      check: async () => {
+        checks++;
+        return ready ? { done: true as const, value: "ok" } : { done: false as const, why: "not yet" };
+      },
+      onTimeout: (why) => new Error(`timed out: ${why}`),
+    });
+    await Promise.resolve();
+    expect(checks).toBe(1);
+    scheduler.run(500);
+    expect(checks).toBe(1); // no polling: time alone does not re-check
+    ready = true;
+    changes.notify();
+    changes.notify(); // coalesced with the first
+    scheduler.run(0);
+    await Promise.resolve();
+    await expect(waited).resolves.toBe("ok");
+    expect(checks).toBe(2);
+
+    const never = waitForCondition({
+      subscribe: (l) => changes.subscribe(l),
+      scheduler,
+      timeoutMs: 1_000,
+      check: async () => ({ done: false as const, why: "still lagging" }),
+      onTimeout: (why) => new Error(`timed out: ${why}`),
+    });
+    const outcome = never.catch((e: Error) => e.message);
+    await Promise.resolve();
+    scheduler.run(999);
+    await Promise.resolve();
+    expect(await Promise.race([outcome, Promise.resolve("pending")])).toBe("pending");
+    scheduler.run(1);
+    expect(await outcome).toBe("timed out: still lagging");
+  });
+});

@@ -1,0 +1,94 @@
+import {
+  EmbeddedKafka,
+  EventLoopScheduler,
+  KafkaCluster,
+  SeededRandom,
+  SystemClock,
+} from "@cluster-mirror/cluster";
+import { ClusterMirroring } from "../src/cluster-mirroring";
+import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/source/embedded-source-registry";
+
+/** One embedded cluster with mirroring, registered as `<name>:9092`. */
+export interface EngineCluster {
+  name: string;
+  bootstrap: string;
+  cluster: KafkaCluster;
+  mirroring: ClusterMirroring;
+  kafka: EmbeddedKafka;
+}
+
+/**
+ * Two in-memory clusters on the real event loop, each with mirroring (so either can mirror from the
+ * other): `source` (1 broker) and `dest` (3 brokers). `close()` stops both.
+ */
+export function twoEngineClusters(): { source: EngineCluster; dest: EngineCluster; close: () => void } {
+  const clock = new SystemClock();
+  const scheduler = new EventLoopScheduler({ keepAlive: false });
+  const registry = new EmbeddedSourceRegistry();
+  const connector = new EmbeddedSourceConnector(registry);
+  const start = (name: string, brokers: number, seed: number): EngineCluster => {
+    const cluster = KafkaCluster.start({ brokers, clock, scheduler, random: new SeededRandom(seed) });
+    const mirroring = ClusterMirroring.start({
+      cluster,
+      sources: connector,
+      random: new SeededRandom(seed + 1),
+      numStatePartitions: 2,
+      warn: () => {},
+    });
+    const bootstrap = `${name}:9092`;
+    registry.register(bootstrap, cluster, mirroring.asSource());
+    return { name, bootstrap, cluster, mirroring, kafka: new EmbeddedKafka(cluster, { clientId: name }) };
+  };
+  const source = start("source", 1, 10);
+  const dest = start("dest", 3, 20);
+  return {
+    source,
+    dest,
+    close: () => {
+      for (const c of [dest, source]) {
+        c.mirroring.close();
+        c.cluster.close();
+      }
+    },
+  };
+}
+
+/** Creates `topic` on `c` with `partitions` partitions (replication factor = brokers). */
+export async function createTopic(c: EngineCluster, topic: string, partitions: number): Promise<void> {
+  await c.kafka.admin().createTopics({
+    topics: [{ topic, numPartitions: partitions, replicationFactor: c.cluster.runningBrokers().length }],
+  });
+}
+
+/** Writes `count` messages to one partition of `topic` on `c` (idempotent producer). */
+export async function produce(
+  c: EngineCluster,
+  topic: string,
+  partition: number,
+  count: number,
+): Promise<void> {
+  const producer = c.kafka.producer({ idempotent: true });
+  await producer.connect();
+  await producer.send({
+    topic,
+    messages: Array.from({ length: count }, (_, i) => ({ key: `k${i}`, value: `v${i}`, partition })),
+  });
+  await producer.disconnect();
+}
+
+/**
+ * `addTopics`, retried while the coordinators of a just-started cluster are still loading (the retriable
+ * COORDINATOR_NOT_AVAILABLE right after start; another change makes addTopics wait for the load itself).
+ */
+export async function addTopicsWhenReady(c: EngineCluster, mirror: string, regex: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await c.mirroring.admin.addTopics(mirror, regex);
+      return;
+    } catch (error) {
+      const retriable = (error as { retriable?: boolean }).retriable === true;
+      if (!retriable || attempt >= 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}

@@ -40,6 +40,7 @@ describe("the source partition's leader moves to another broker in the middle of
       // node may lag behind the controller under load): wait on both nodes' metadata instead.
       await admin.createTopics({
         topics: [{ topic, replicaAssignment: [{ partition: 0, replicas: [1, 2] }] }],
+        waitForLeaders: false,
       });
       for (const node of kafkaCluster.nodes) {
         const one = new KafkajsSourceCluster("ready", { "bootstrap.servers": node.bootstrap });

@@ -4,6 +4,10 @@ import type { MirrorDescribeRow } from "./admin/describe-format";
 import { MirrorAdmin } from "./admin/mirror-admin";
 import { parseMirrorConfig } from "./admin/mirror-config";
 import { liveSourceHighWatermark } from "./admin/mirror-describe";
+import {
+  CoordinatorLoadWaiters,
+  DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS,
+} from "./coordinator/coordinator-load-waiters";
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 import { EmbeddedDestination } from "./destination/embedded-destination";
@@ -43,6 +47,12 @@ export interface ClusterMirroringOptions {
   fetch?: Partial<Omit<MirrorFetcherConfig, "numFetchers">>;
   /** Where warnings go (unknown `__mirror_state` record versions, sync errors). */
   warn?: (message: string) => void;
+  /**
+   * How long an admin operation (add, remove, pause, resume topics) waits for the coordinators of its
+   * partitions to load their `__mirror_state` partitions, e.g. right after `start`, before it fails with a
+   * retriable COORDINATOR_NOT_AVAILABLE naming them (default {@link DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS}).
+   */
+  coordinatorLoadTimeoutMs?: number;
 }
 
 /** What runs inside one destination broker: its coordinators, fetchers and metadata manager. */
@@ -80,6 +90,7 @@ export class ClusterMirroring {
   private readonly sources: SourceConnections;
   private readonly nodes = new Map<number, MirrorNode>();
   private readonly numStatePartitions: number;
+  private readonly loadWaiters: CoordinatorLoadWaiters;
   private unsubscribe: (() => void) | undefined;
 
   private constructor(options: ClusterMirroringOptions, numStatePartitions: number) {
@@ -92,6 +103,10 @@ export class ClusterMirroring {
       this.numStatePartitions,
       options.random,
     );
+    this.loadWaiters = new CoordinatorLoadWaiters(
+      { statusOf: (key) => this.coordinators.loadStatusOf(key) },
+      options.cluster.scheduler,
+    );
     this.metrics = new MirrorMetrics({
       coordinators: this.coordinators,
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
@@ -101,7 +116,21 @@ export class ClusterMirroring {
       sources: this.sources,
       coordinators: this.coordinators,
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
+      awaitCoordinators: (keys) => this.whenCoordinatorsLoaded(keys),
     });
+  }
+
+  /**
+   * Resolves once the coordinators owning `keys` serve commands (their `__mirror_state` partitions are
+   * loaded): at once when they already do, else on the shard activation that completes them. Rejects with a
+   * retriable COORDINATOR_NOT_AVAILABLE after `timeoutMs` (default `coordinatorLoadTimeoutMs`). The admin
+   * operations call it themselves; it is public for callers that command coordinators directly.
+   */
+  whenCoordinatorsLoaded(
+    keys: readonly MirrorPartitionKey[],
+    timeoutMs = this.options.coordinatorLoadTimeoutMs ?? DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS,
+  ): Promise<void> {
+    return this.loadWaiters.whenLoaded(keys, timeoutMs);
   }
 
   /** Starts mirroring on every running broker of `options.cluster` (creating `__mirror_state` if needed). */
@@ -302,6 +331,7 @@ export class ClusterMirroring {
       warn: this.options.warn,
       // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
       onShardActivated: (partition) => {
+        this.loadWaiters.changed();
         for (const mirror of cluster.controller.image.mirrors.keys()) {
           if (this.mirrorStatePartition(mirror) === partition) void metadata.driveAfterLoad(mirror);
         }
@@ -339,6 +369,7 @@ export class ClusterMirroring {
     this.coordinators.register(runtime);
     runtime.start();
     metadata.start();
+    this.loadWaiters.changed();
   }
 
   private detach(brokerId: number): void {
@@ -350,6 +381,7 @@ export class ClusterMirroring {
     node.runtime.close();
     node.fetchers.close();
     this.coordinators.unregister(brokerId);
+    this.loadWaiters.changed();
   }
 
   /** The `__mirror_state` partition whose leader does a mirror's metadata work: abs(murmur2(name)) % N. */

@@ -1,6 +1,7 @@
-import { type KafkaCluster, murmur2, type Random, toPositive } from "@cluster-mirror/cluster";
+import { ClusterError, type KafkaCluster, murmur2, type Random, toPositive } from "@cluster-mirror/cluster";
 import type { RetryBackoffOptions } from "@cluster-mirror/machines";
 import type { MirrorDescribeRow } from "./admin/describe-format";
+import { UnknownMirrorError } from "./admin/errors";
 import { MirrorAdmin } from "./admin/mirror-admin";
 import { parseMirrorConfig } from "./admin/mirror-config";
 import { liveSourceHighWatermark } from "./admin/mirror-describe";
@@ -19,8 +20,10 @@ import {
 } from "./destination/embedded-state-log";
 import { type MirrorFetcherConfig, MirrorFetcherManager } from "./fetcher/mirror-fetcher-manager";
 import { destinationConfigsOf } from "./fetcher/replication-quota";
-import { MirrorMetadataManager } from "./metadata/mirror-metadata-manager";
+import { MirrorMetadataManager, type RefreshReport } from "./metadata/mirror-metadata-manager";
+import { mirrorTopics } from "./metadata/mirror-topics";
 import { SourceConnections } from "./metadata/source-connections";
+import { SyncWaiters } from "./metadata/sync-waiters";
 import { MirrorMetrics } from "./metrics/mirror-metrics";
 import type { FetcherManager, MirrorPartitionKey, SourceConnector } from "./ports";
 import type { EmbeddedSourceOptions } from "./source/embedded-source";
@@ -91,6 +94,7 @@ export class ClusterMirroring {
   private readonly nodes = new Map<number, MirrorNode>();
   private readonly numStatePartitions: number;
   private readonly loadWaiters: CoordinatorLoadWaiters;
+  private readonly syncWaiters: SyncWaiters;
   private unsubscribe: (() => void) | undefined;
 
   private constructor(options: ClusterMirroringOptions, numStatePartitions: number) {
@@ -107,6 +111,9 @@ export class ClusterMirroring {
       { statusOf: (key) => this.coordinators.loadStatusOf(key) },
       options.cluster.scheduler,
     );
+    this.syncWaiters = new SyncWaiters(options.cluster.scheduler, () => [
+      ...options.cluster.controller.image.mirrors.keys(),
+    ]);
     this.metrics = new MirrorMetrics({
       coordinators: this.coordinators,
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
@@ -254,6 +261,62 @@ export class ClusterMirroring {
     }, options);
   }
 
+  /**
+   * Resolves with the report of the next full metadata sync of `mirror` (topic discovery, partition counts,
+   * configs, group offsets, ACLs and the partition commands, run by the broker leading the mirror's
+   * `__mirror_state` partition) that starts after this call: the periodic one every
+   * `mirror.metadata.refresh.interval.ms`, or one that {@link refreshNow} starts. Rejects with
+   * REQUEST_TIMED_OUT after `timeoutMs` (default 120 s), UNKNOWN_MIRROR when the mirror is (or gets) deleted.
+   * Sync errors do not reject: they are in the report's `errors` (and the sync-error metrics).
+   */
+  async whenSynced(mirror: string, options: { timeoutMs?: number } = {}): Promise<RefreshReport> {
+    this.requireMirror(mirror);
+    return this.syncWaiters.next(mirror, options.timeoutMs ?? 120_000);
+  }
+
+  /**
+   * Runs a full metadata sync of `mirror` now on the broker leading it and resolves with its report, instead
+   * of waiting up to `mirror.metadata.refresh.interval.ms`: a sync already running (begun before the call)
+   * is awaited and a new one runs after it. Waits first for the mirror's coordinators to load (bounded by
+   * `coordinatorLoadTimeoutMs`). UNKNOWN_MIRROR when the mirror does not exist; COORDINATOR_NOT_AVAILABLE
+   * when no running broker leads its `__mirror_state` partition.
+   */
+  async refreshNow(mirror: string): Promise<RefreshReport> {
+    this.requireMirror(mirror);
+    const keys = mirrorTopics(this.options.cluster.controller.image, mirror).flatMap((t) =>
+      Array.from({ length: t.partitionCount }, (_, partition) => ({
+        mirror,
+        topic: t.name,
+        topicId: t.topicId,
+        partition,
+      })),
+    );
+    await this.whenCoordinatorsLoaded(keys);
+    const statePartition = this.mirrorStatePartition(mirror);
+    const leader = this.destination.leaderOf(MIRROR_STATE_TOPIC, statePartition);
+    const node = this.nodes.get(leader);
+    if (!node) {
+      throw new ClusterError(
+        "COORDINATOR_NOT_AVAILABLE",
+        `no running broker leads __mirror_state-${statePartition}, whose leader syncs mirror '${mirror}'; start a broker holding a replica of it, then retry`,
+      );
+    }
+    const report = await node.metadata.refreshAfterCurrent(mirror);
+    if (report === undefined) this.requireMirror(mirror);
+    if (report === undefined || !report.leader) {
+      throw new ClusterError(
+        "NOT_COORDINATOR",
+        `leadership of __mirror_state-${statePartition} moved while mirror '${mirror}' was syncing; retry`,
+      );
+    }
+    return report;
+  }
+
+  private requireMirror(mirror: string): void {
+    const mirrors = this.options.cluster.controller.image.mirrors;
+    if (!mirrors.has(mirror)) throw new UnknownMirrorError(mirror, [...mirrors.keys()]);
+  }
+
   /** Polls `check` (undefined = done, else why not) on the cluster's scheduler until done or timed out. */
   private waitFor(
     check: () => Promise<string | undefined>,
@@ -347,6 +410,7 @@ export class ClusterMirroring {
       metrics: this.metrics,
       onSyncError: (mirror, kind, error) =>
         this.options.warn?.(`mirror ${mirror}: ${kind}: ${String(error)}`),
+      onRefreshStarted: (mirror) => this.syncWaiters.refreshStarted(mirror),
     });
     // The fetcher of a mirror partition runs on its leader: when leadership moves, the new leader starts
     // fetching (if the partition is mirroring) and the old one stops, whoever coordinates its state.

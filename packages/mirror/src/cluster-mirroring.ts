@@ -20,6 +20,7 @@ import {
 } from "./destination/embedded-state-log";
 import { type MirrorFetcherConfig, MirrorFetcherManager } from "./fetcher/mirror-fetcher-manager";
 import { destinationConfigsOf } from "./fetcher/replication-quota";
+import { leaderLog } from "./metadata/destination-logs";
 import { MirrorMetadataManager, type RefreshReport } from "./metadata/mirror-metadata-manager";
 import { mirrorTopics } from "./metadata/mirror-topics";
 import { SourceConnections } from "./metadata/source-connections";
@@ -117,6 +118,9 @@ export class ClusterMirroring {
     this.metrics = new MirrorMetrics({
       coordinators: this.coordinators,
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
+      destinationLogEndOffset: (key) => leaderLog(options.cluster, key.topic, key.partition)?.logEndOffset,
+      liveSourceHighWatermark: (key) =>
+        liveSourceHighWatermark({ destination: options.cluster, sources: this.sources }, key),
     });
     this.admin = new MirrorAdmin({
       destination: options.cluster,

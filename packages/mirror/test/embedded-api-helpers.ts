@@ -1,4 +1,10 @@
-import { KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
+import {
+  EmbeddedKafka,
+  KafkaCluster,
+  ManualClock,
+  ManualScheduler,
+  SeededRandom,
+} from "@cluster-mirror/cluster";
 import { ClusterMirroring, type ClusterMirroringOptions } from "../src/cluster-mirroring";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/source/embedded-source-registry";
 
@@ -83,4 +89,23 @@ export async function advance(env: { clock: ManualClock; scheduler: ManualSchedu
     if (env.clock.now() >= until) return;
     env.scheduler.run(1);
   }
+}
+
+/** Produces `count` records to `topic` on `cluster` (acks=all) and waits for the acknowledgement. */
+export async function produce(
+  env: { clock: ManualClock; scheduler: ManualScheduler },
+  cluster: KafkaCluster,
+  topic: string,
+  count: number,
+  partition = 0,
+): Promise<void> {
+  const producer = new EmbeddedKafka(cluster, { clientId: "test-producer" }).producer();
+  await runUntil(env, producer.connect());
+  await runUntil(
+    env,
+    producer.send({
+      topic,
+      messages: Array.from({ length: count }, (_, i) => ({ partition, key: `k${i}`, value: `v${i}` })),
+    }),
+  );
 }

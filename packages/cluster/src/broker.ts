@@ -956,6 +956,10 @@ export class Broker {
     return {
       minInsyncReplicas: Number(topicConfigValue(t.configs, "min.insync.replicas")),
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs ?? 30_000,
+      messageTimestampType:
+        topicConfigValue(t.configs, "message.timestamp.type") === "LogAppendTime"
+          ? "LogAppendTime"
+          : "CreateTime",
     };
   }
 

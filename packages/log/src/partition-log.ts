@@ -4,6 +4,7 @@ import {
   RecordBatch,
   RecordBatchLayout,
   recordBatches,
+  TimestampType,
 } from "@cluster-mirror/protocol";
 import { BatchIndex } from "./batch-index";
 import { type CleanableSegment, type CompactionStats, compactSegments } from "./compaction";
@@ -47,6 +48,12 @@ export interface AppendAsLeaderOptions {
   origin?: Exclude<AppendOrigin, "replication">;
   /** As `AppendAsIsOptions.transferOwnership`: the log may keep `batchBytes` instead of copying it. */
   transferOwnership?: boolean;
+  /**
+   * The append time (ms) when the topic has `message.timestamp.type=LogAppendTime`: the stored batch gets
+   * the LOG_APPEND_TIME attribute and this as maxTimestamp (CRC rewritten), as Kafka's LogValidator does.
+   * Unset: the producer's CreateTime timestamps are kept.
+   */
+  logAppendTimeMs?: bigint;
 }
 
 /** Options of `appendAsFollower` / `appendAsIs`. */
@@ -282,6 +289,9 @@ export class PartitionLog {
     const stored = options.transferOwnership === true ? batch : new RecordBatch(Buffer.from(batch.buffer));
     stored.setBaseOffset(this.endOffset);
     stored.setPartitionLeaderEpoch(leaderEpoch);
+    if (options.logAppendTimeMs !== undefined) {
+      stored.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, options.logAppendTimeMs);
+    }
     this.appendValidated([stored], [stored.baseOffset], stored.buffer, stored.sizeInBytes, true);
     return {
       firstOffset: stored.baseOffset,

@@ -32,14 +32,18 @@ export interface RawBatchInfo {
   crcValid: boolean;
   recordCount: number;
   sizeInBytes: number;
+  /** The batch's bytes (a copy), only when asked with `includeBytes`. */
+  bytes?: Buffer;
 }
 
 /** What {@link describePartitionLog} reads. */
 export interface DescribePartitionLogOptions {
   /** Batches whose last offset is below this are skipped (default: the log start offset). */
   fromOffset?: bigint;
-  /** At most this many batches (default 100). */
+  /** At most this many batches (default 100; `Infinity` for all, 0 for the offsets alone). */
   maxBatches?: number;
+  /** Also return each batch's bytes (`RawBatchInfo.bytes`, a copy), e.g. to compare logs byte for byte. */
+  includeBytes?: boolean;
 }
 
 /** A partition's offsets and raw batches, read on its leader. */
@@ -113,10 +117,10 @@ export function describePartitionLog(
   options: DescribePartitionLogOptions = {},
 ): PartitionLogDescription {
   const maxBatches = options.maxBatches ?? 100;
-  if (!Number.isInteger(maxBatches) || maxBatches < 0) {
+  if (!(Number.isInteger(maxBatches) || maxBatches === Number.POSITIVE_INFINITY) || maxBatches < 0) {
     throw new ClusterError(
       "INVALID_REQUEST",
-      `maxBatches must be a non-negative integer, got ${maxBatches}; pass how many batches to list`,
+      `maxBatches must be a non-negative integer or Infinity, got ${maxBatches}; pass how many batches to list`,
     );
   }
   const { broker, log } = leaderLogOf(cluster, topic, partition);
@@ -129,7 +133,9 @@ export function describePartitionLog(
       truncated = true;
       break;
     }
-    batches.push(rawBatchInfo(batch));
+    const info = rawBatchInfo(batch);
+    if (options.includeBytes) info.bytes = Buffer.from(batch.buffer);
+    batches.push(info);
   }
   return {
     topic,

@@ -609,7 +609,7 @@ export class Broker {
     const wasLeader = p?.isLeader ?? false;
     const oldEpoch = p?.leaderEpoch;
     if (!p) {
-      const storage = this.options.dataDir.openLog(topic.name, index);
+      const storage = this.options.dataDir.openLog(topic.name, index, topic.topicId);
       const bytesBefore = storedBytes(storage);
       const checkpointedHw = this.checkpointedHw.get(`${topic.name}-${index}`);
       const log = PartitionLog.open(

@@ -107,6 +107,8 @@ export interface ProduceResponse {
   /** True when the batch was a retry of one already appended: nothing new was written. */
   duplicate: boolean;
   throttleTimeMs: number;
+  /** The broker's append time under `message.timestamp.type=LogAppendTime`, -1 otherwise (and for a duplicate). */
+  logAppendTimeMs: bigint;
 }
 
 /** One partition of a consumer fetch. */
@@ -302,6 +304,7 @@ export class Broker {
       logStartOffset: p.log.logStartOffset,
       duplicate: info.duplicate,
       throttleTimeMs,
+      logAppendTimeMs: info.logAppendTimeMs ?? -1n,
     };
   }
 

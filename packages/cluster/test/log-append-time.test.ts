@@ -6,7 +6,7 @@ import { clientCluster } from "./clients-helpers";
 async function produceOld(t: ReturnType<typeof clientCluster>) {
   const producer = t.kafka.producer({ idempotent: true });
   await producer.connect();
-  await t.run(
+  return await t.run(
     producer.send({
       topic: "t",
       messages: [
@@ -35,8 +35,10 @@ describe("message.timestamp.type=LogAppendTime", () => {
       configs: { "message.timestamp.type": "LogAppendTime" },
     });
     const appendedAt = BigInt(t.clock.now());
-    await produceOld(t);
+    const [sent] = await produceOld(t);
     const [batch] = describePartitionLog(t.cluster, "t", 0).batches;
+    // The produce answer carries the append time, as Kafka's ProduceResponse log_append_time does.
+    expect(sent?.logAppendTime).toBe(String(batch!.maxTimestamp));
     expect(batch).toMatchObject({ timestampType: "LogAppendTime", crcValid: true, recordCount: 2 });
     // The append time, not the producer's 1005; the base timestamp and record deltas stay as produced.
     expect(batch!.maxTimestamp).toBeGreaterThanOrEqual(appendedAt);
@@ -55,7 +57,8 @@ describe("message.timestamp.type=LogAppendTime", () => {
   it("CreateTime (the default) keeps the producer's timestamps", async () => {
     const t = clientCluster();
     t.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
-    await produceOld(t);
+    const [sent] = await produceOld(t);
+    expect(sent?.logAppendTime).toBe("-1");
     const [batch] = describePartitionLog(t.cluster, "t", 0).batches;
     expect(batch).toMatchObject({ timestampType: "CreateTime", maxTimestamp: 1005n, baseTimestamp: 1000n });
     expect(await consumedTimestamps(t)).toEqual(["1000", "1005"]);

@@ -37,6 +37,8 @@ export interface LogAppendInfo {
   batchCount: number;
   /** Bytes appended (a trailing partial batch of a follower fetch is not counted, nor appended). */
   validBytes: number;
+  /** The append time stamped into the batch under LogAppendTime (Kafka's `logAppendTime`); else unset. */
+  logAppendTimeMs?: bigint;
 }
 
 /** Options of `appendAsLeader`. */
@@ -299,6 +301,7 @@ export class PartitionLog {
       duplicate: false,
       batchCount: 1,
       validBytes: stored.sizeInBytes,
+      ...(options.logAppendTimeMs === undefined ? {} : { logAppendTimeMs: options.logAppendTimeMs }),
     };
   }
 

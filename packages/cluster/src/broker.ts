@@ -107,6 +107,8 @@ export interface ProduceResponse {
   /** True when the batch was a retry of one already appended: nothing new was written. */
   duplicate: boolean;
   throttleTimeMs: number;
+  /** The broker's append time under `message.timestamp.type=LogAppendTime`, -1 otherwise (and for a duplicate). */
+  logAppendTimeMs: bigint;
 }
 
 /** One partition of a consumer fetch. */
@@ -302,6 +304,7 @@ export class Broker {
       logStartOffset: p.log.logStartOffset,
       duplicate: info.duplicate,
       throttleTimeMs,
+      logAppendTimeMs: info.logAppendTimeMs ?? -1n,
     };
   }
 
@@ -609,7 +612,7 @@ export class Broker {
     const wasLeader = p?.isLeader ?? false;
     const oldEpoch = p?.leaderEpoch;
     if (!p) {
-      const storage = this.options.dataDir.openLog(topic.name, index);
+      const storage = this.options.dataDir.openLog(topic.name, index, topic.topicId);
       const bytesBefore = storedBytes(storage);
       const checkpointedHw = this.checkpointedHw.get(`${topic.name}-${index}`);
       const log = PartitionLog.open(
@@ -956,6 +959,10 @@ export class Broker {
     return {
       minInsyncReplicas: Number(topicConfigValue(t.configs, "min.insync.replicas")),
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs ?? 30_000,
+      messageTimestampType:
+        topicConfigValue(t.configs, "message.timestamp.type") === "LogAppendTime"
+          ? "LogAppendTime"
+          : "CreateTime",
     };
   }
 

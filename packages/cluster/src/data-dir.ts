@@ -7,8 +7,11 @@ import { FileLogStorage, type LogStorage, MemoryLogStorage } from "@cluster-mirr
  * (high watermarks). What a broker finds here after a restart is what it had before the crash.
  */
 export interface DataDir {
-  /** Opens (or creates) the log storage of one partition replica. */
-  openLog(topic: string, partition: number): LogStorage;
+  /**
+   * Opens (or creates) the log storage of one partition replica; `topicId` (canonical UUID) goes into
+   * Kafka's `partition.metadata` where the storage has files.
+   */
+  openLog(topic: string, partition: number, topicId?: string): LogStorage;
   /** Deletes the log of a partition (topic deleted). */
   deleteLog(topic: string, partition: number): void;
   /** Partition directories present (`topic-partition`). */
@@ -61,8 +64,11 @@ export class FileDataDir implements DataDir {
     fs.mkdirSync(dir, { recursive: true });
   }
 
-  openLog(topic: string, partition: number): LogStorage {
-    return FileLogStorage.open(path.join(this.dir, `${topic}-${partition}`), this.options);
+  openLog(topic: string, partition: number, topicId?: string): LogStorage {
+    return FileLogStorage.open(path.join(this.dir, `${topic}-${partition}`), {
+      ...this.options,
+      ...(topicId === undefined ? {} : { topicId }),
+    });
   }
 
   deleteLog(topic: string, partition: number): void {

@@ -108,6 +108,15 @@ export {
 } from "./controller";
 export { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 export { DataDirLock, DataDirLockedError, type DataDirLockOwner, LOCK_FILE } from "./data-dir-lock";
+export {
+  type DescribePartitionLogOptions,
+  describePartitionLog,
+  describeProducers,
+  type PartitionLogDescription,
+  type ProducerStateInfo,
+  type RawBatchInfo,
+  rawBatchInfo,
+} from "./describe-partition-log";
 export { ClusterError, type KafkaErrorName } from "./errors";
 export {
   type CommittedOffset,

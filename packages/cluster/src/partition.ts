@@ -51,6 +51,8 @@ export interface PartitionConfig {
   minInsyncReplicas: number;
   /** Kafka's `replica.lag.time.max.ms`. */
   replicaLagTimeMaxMs: number;
+  /** The topic's `message.timestamp.type` (default CreateTime). */
+  messageTimestampType?: "CreateTime" | "LogAppendTime";
 }
 
 /**
@@ -205,7 +207,11 @@ export class Partition {
         `${this.name} has ${this.meta.isr.length} in-sync replicas, fewer than min.insync.replicas=${config.minInsyncReplicas}`,
       );
     }
-    const info = this.log.appendAsLeader(batch, this.meta.leaderEpoch, { origin });
+    // LogAppendTime: the leader stamps its clock into the batch (Kafka's LogValidator); followers and
+    // mirrors copy the stamped bytes as they are.
+    const logAppendTimeMs =
+      config.messageTimestampType === "LogAppendTime" ? BigInt(this.clock.now()) : undefined;
+    const info = this.log.appendAsLeader(batch, this.meta.leaderEpoch, { origin, logAppendTimeMs });
     this.maybeAdvanceHighWatermark();
     return info;
   }

@@ -12,6 +12,11 @@ import {
   LOG_START_OFFSET_CHECKPOINT_FILE,
   parseOffsetCheckpoint,
 } from "./log-start-offset-checkpoint";
+import {
+  formatPartitionMetadata,
+  PARTITION_METADATA_FILE,
+  parsePartitionMetadata,
+} from "./partition-metadata-file";
 import type { LogStorage, SegmentInfo } from "./storage";
 
 /** Kafka's segment file name: the base offset, zero-padded to 20 digits, then `.log`. */
@@ -32,6 +37,12 @@ export interface FileLogStorageOptions {
    * and partition 0.
    */
   topicPartition?: { topic: string; partition: number };
+  /**
+   * The topic id (canonical UUID) of the partition: written into Kafka's `partition.metadata`
+   * (`version: 0`, `topic_id: <base64>`) when the file is missing or names another id, so Kafka's own
+   * tools and brokers recognise the directory.
+   */
+  topicId?: string;
 }
 
 interface FileSegment {
@@ -46,7 +57,8 @@ const SEGMENT_NAME = /^(\d{20})\.log$/;
  * `LogStorage` as a directory in Kafka's layout: `00000000000000000000.log` segment files (raw batches,
  * named by base offset), a `leader-epoch-checkpoint` text file and, once the log start offset was moved
  * (DeleteRecords, retention, truncation), a `log-start-offset-checkpoint` in Kafka's offset checkpoint
- * format (Kafka keeps one per data directory; here each partition directory has its own, of one entry). Synchronous I/O, fsynced on every
+ * format (Kafka keeps one per data directory; here each partition directory has its own, of one entry),
+ * and, given the topic id, Kafka's `partition.metadata`. Synchronous I/O, fsynced on every
  * change unless `fsync: false`. Replacements (compaction, checkpoint) go through a temporary file and an
  * atomic rename, so a crash leaves either the old or the new file.
  */
@@ -85,6 +97,14 @@ export class FileLogStorage implements LogStorage {
     } catch (err) {
       storage.close();
       throw new KafkaStorageError(`cannot open log directory ${dir}: ${String(err)}`, { cause: err });
+    }
+    if (options.topicId !== undefined) {
+      try {
+        storage.writePartitionMetadata(options.topicId);
+      } catch (err) {
+        storage.close();
+        throw err;
+      }
     }
     return storage;
   }
@@ -196,6 +216,24 @@ export class FileLogStorage implements LogStorage {
     this.segs.splice(index, 1);
     this.removeSegmentFile(seg);
     this.syncDir();
+  }
+
+  /** The topic id `partition.metadata` names, undefined when the file is missing or unreadable. */
+  readPartitionMetadata(): string | undefined {
+    const file = path.join(this.dir, PARTITION_METADATA_FILE);
+    if (!fs.existsSync(file)) return undefined;
+    try {
+      return parsePartitionMetadata(fs.readFileSync(file, "utf8"));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Writes `partition.metadata` for `topicId` unless it already names it. */
+  writePartitionMetadata(topicId: string): void {
+    if (this.readPartitionMetadata() === topicId) return;
+    const text = formatPartitionMetadata(topicId);
+    this.writeAtomically(path.join(this.dir, PARTITION_METADATA_FILE), Buffer.from(text, "utf8"), ".tmp");
   }
 
   /** @inheritdoc */

@@ -56,6 +56,13 @@ export {
   type RetentionResult,
 } from "./partition-log";
 export {
+  formatPartitionMetadata,
+  kafkaUuidString,
+  PARTITION_METADATA_FILE,
+  parsePartitionMetadata,
+  uuidOfKafkaString,
+} from "./partition-metadata-file";
+export {
   type BatchMetadata,
   type CompletedTxn,
   MAX_BATCHES_PER_PRODUCER,

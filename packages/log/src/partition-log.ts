@@ -4,6 +4,7 @@ import {
   RecordBatch,
   RecordBatchLayout,
   recordBatches,
+  TimestampType,
 } from "@cluster-mirror/protocol";
 import { BatchIndex } from "./batch-index";
 import { type CleanableSegment, type CompactionStats, compactSegments } from "./compaction";
@@ -36,6 +37,8 @@ export interface LogAppendInfo {
   batchCount: number;
   /** Bytes appended (a trailing partial batch of a follower fetch is not counted, nor appended). */
   validBytes: number;
+  /** The append time stamped into the batch under LogAppendTime (Kafka's `logAppendTime`); else unset. */
+  logAppendTimeMs?: bigint;
 }
 
 /** Options of `appendAsLeader`. */
@@ -47,6 +50,12 @@ export interface AppendAsLeaderOptions {
   origin?: Exclude<AppendOrigin, "replication">;
   /** As `AppendAsIsOptions.transferOwnership`: the log may keep `batchBytes` instead of copying it. */
   transferOwnership?: boolean;
+  /**
+   * The append time (ms) when the topic has `message.timestamp.type=LogAppendTime`: the stored batch gets
+   * the LOG_APPEND_TIME attribute and this as maxTimestamp (CRC rewritten), as Kafka's LogValidator does.
+   * Unset: the producer's CreateTime timestamps are kept.
+   */
+  logAppendTimeMs?: bigint;
 }
 
 /** Options of `appendAsFollower` / `appendAsIs`. */
@@ -282,6 +291,9 @@ export class PartitionLog {
     const stored = options.transferOwnership === true ? batch : new RecordBatch(Buffer.from(batch.buffer));
     stored.setBaseOffset(this.endOffset);
     stored.setPartitionLeaderEpoch(leaderEpoch);
+    if (options.logAppendTimeMs !== undefined) {
+      stored.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, options.logAppendTimeMs);
+    }
     this.appendValidated([stored], [stored.baseOffset], stored.buffer, stored.sizeInBytes, true);
     return {
       firstOffset: stored.baseOffset,
@@ -289,6 +301,7 @@ export class PartitionLog {
       duplicate: false,
       batchCount: 1,
       validBytes: stored.sizeInBytes,
+      ...(options.logAppendTimeMs === undefined ? {} : { logAppendTimeMs: options.logAppendTimeMs }),
     };
   }
 

@@ -1,10 +1,15 @@
-import { type KafkaCluster, murmur2, type Random, toPositive } from "@cluster-mirror/cluster";
+import { ClusterError, type KafkaCluster, murmur2, type Random, toPositive } from "@cluster-mirror/cluster";
 import type { RetryBackoffOptions } from "@cluster-mirror/machines";
 import type { MirrorDescribeRow } from "./admin/describe-format";
+import { UnknownMirrorError } from "./admin/errors";
 import { MirrorAdmin } from "./admin/mirror-admin";
 import { announceAppends, MirrorChanges } from "./admin/mirror-changes";
 import { parseMirrorConfig } from "./admin/mirror-config";
 import { liveSourceHighWatermark } from "./admin/mirror-describe";
+import {
+  CoordinatorLoadWaiters,
+  DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS,
+} from "./coordinator/coordinator-load-waiters";
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 import { EmbeddedDestination } from "./destination/embedded-destination";
@@ -16,8 +21,11 @@ import {
 } from "./destination/embedded-state-log";
 import { type MirrorFetcherConfig, MirrorFetcherManager } from "./fetcher/mirror-fetcher-manager";
 import { destinationConfigsOf } from "./fetcher/replication-quota";
-import { MirrorMetadataManager } from "./metadata/mirror-metadata-manager";
+import { leaderLog } from "./metadata/destination-logs";
+import { MirrorMetadataManager, type RefreshReport } from "./metadata/mirror-metadata-manager";
+import { mirrorTopics } from "./metadata/mirror-topics";
 import { SourceConnections } from "./metadata/source-connections";
+import { SyncWaiters } from "./metadata/sync-waiters";
 import { MirrorMetrics } from "./metrics/mirror-metrics";
 import type { FetcherManager, MirrorPartitionKey, SourceConnector } from "./ports";
 import type { EmbeddedSourceOptions } from "./source/embedded-source";
@@ -44,6 +52,12 @@ export interface ClusterMirroringOptions {
   fetch?: Partial<Omit<MirrorFetcherConfig, "numFetchers">>;
   /** Where warnings go (unknown `__mirror_state` record versions, sync errors). */
   warn?: (message: string) => void;
+  /**
+   * How long an admin operation (add, remove, pause, resume topics) waits for the coordinators of its
+   * partitions to load their `__mirror_state` partitions, e.g. right after `start`, before it fails with a
+   * retriable COORDINATOR_NOT_AVAILABLE naming them (default {@link DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS}).
+   */
+  coordinatorLoadTimeoutMs?: number;
 }
 
 /** What runs inside one destination broker: its coordinators, fetchers and metadata manager. */
@@ -83,6 +97,8 @@ export class ClusterMirroring {
   private readonly sources: SourceConnections;
   private readonly nodes = new Map<number, MirrorNode>();
   private readonly numStatePartitions: number;
+  private readonly loadWaiters: CoordinatorLoadWaiters;
+  private readonly syncWaiters: SyncWaiters;
   private unsubscribe: (() => void) | undefined;
 
   private constructor(options: ClusterMirroringOptions, numStatePartitions: number) {
@@ -95,9 +111,19 @@ export class ClusterMirroring {
       this.numStatePartitions,
       options.random,
     );
+    this.loadWaiters = new CoordinatorLoadWaiters(
+      { statusOf: (key) => this.coordinators.loadStatusOf(key) },
+      options.cluster.scheduler,
+    );
+    this.syncWaiters = new SyncWaiters(options.cluster.scheduler, () => [
+      ...options.cluster.controller.image.mirrors.keys(),
+    ]);
     this.metrics = new MirrorMetrics({
       coordinators: this.coordinators,
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
+      destinationLogEndOffset: (key) => leaderLog(options.cluster, key.topic, key.partition)?.logEndOffset,
+      liveSourceHighWatermark: (key) =>
+        liveSourceHighWatermark({ destination: options.cluster, sources: this.sources }, key),
     });
     this.changes = new MirrorChanges(options.cluster.scheduler);
     this.admin = new MirrorAdmin({
@@ -106,7 +132,21 @@ export class ClusterMirroring {
       sources: this.sources,
       coordinators: this.coordinators,
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
+      awaitCoordinators: (keys) => this.whenCoordinatorsLoaded(keys),
     });
+  }
+
+  /**
+   * Resolves once the coordinators owning `keys` serve commands (their `__mirror_state` partitions are
+   * loaded): at once when they already do, else on the shard activation that completes them. Rejects with a
+   * retriable COORDINATOR_NOT_AVAILABLE after `timeoutMs` (default `coordinatorLoadTimeoutMs`). The admin
+   * operations call it themselves; it is public for callers that command coordinators directly.
+   */
+  whenCoordinatorsLoaded(
+    keys: readonly MirrorPartitionKey[],
+    timeoutMs = this.options.coordinatorLoadTimeoutMs ?? DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS,
+  ): Promise<void> {
+    return this.loadWaiters.whenLoaded(keys, timeoutMs);
   }
 
   /** Starts mirroring on every running broker of `options.cluster` (creating `__mirror_state` if needed). */
@@ -230,6 +270,62 @@ export class ClusterMirroring {
     }, options);
   }
 
+  /**
+   * Resolves with the report of the next full metadata sync of `mirror` (topic discovery, partition counts,
+   * configs, group offsets, ACLs and the partition commands, run by the broker leading the mirror's
+   * `__mirror_state` partition) that starts after this call: the periodic one every
+   * `mirror.metadata.refresh.interval.ms`, or one that {@link refreshNow} starts. Rejects with
+   * REQUEST_TIMED_OUT after `timeoutMs` (default 120 s), UNKNOWN_MIRROR when the mirror is (or gets) deleted.
+   * Sync errors do not reject: they are in the report's `errors` (and the sync-error metrics).
+   */
+  async whenSynced(mirror: string, options: { timeoutMs?: number } = {}): Promise<RefreshReport> {
+    this.requireMirror(mirror);
+    return this.syncWaiters.next(mirror, options.timeoutMs ?? 120_000);
+  }
+
+  /**
+   * Runs a full metadata sync of `mirror` now on the broker leading it and resolves with its report, instead
+   * of waiting up to `mirror.metadata.refresh.interval.ms`: a sync already running (begun before the call)
+   * is awaited and a new one runs after it. Waits first for the mirror's coordinators to load (bounded by
+   * `coordinatorLoadTimeoutMs`). UNKNOWN_MIRROR when the mirror does not exist; COORDINATOR_NOT_AVAILABLE
+   * when no running broker leads its `__mirror_state` partition.
+   */
+  async refreshNow(mirror: string): Promise<RefreshReport> {
+    this.requireMirror(mirror);
+    const keys = mirrorTopics(this.options.cluster.controller.image, mirror).flatMap((t) =>
+      Array.from({ length: t.partitionCount }, (_, partition) => ({
+        mirror,
+        topic: t.name,
+        topicId: t.topicId,
+        partition,
+      })),
+    );
+    await this.whenCoordinatorsLoaded(keys);
+    const statePartition = this.mirrorStatePartition(mirror);
+    const leader = this.destination.leaderOf(MIRROR_STATE_TOPIC, statePartition);
+    const node = this.nodes.get(leader);
+    if (!node) {
+      throw new ClusterError(
+        "COORDINATOR_NOT_AVAILABLE",
+        `no running broker leads __mirror_state-${statePartition}, whose leader syncs mirror '${mirror}'; start a broker holding a replica of it, then retry`,
+      );
+    }
+    const report = await node.metadata.refreshAfterCurrent(mirror);
+    if (report === undefined) this.requireMirror(mirror);
+    if (report === undefined || !report.leader) {
+      throw new ClusterError(
+        "NOT_COORDINATOR",
+        `leadership of __mirror_state-${statePartition} moved while mirror '${mirror}' was syncing; retry`,
+      );
+    }
+    return report;
+  }
+
+  private requireMirror(mirror: string): void {
+    const mirrors = this.options.cluster.controller.image.mirrors;
+    if (!mirrors.has(mirror)) throw new UnknownMirrorError(mirror, [...mirrors.keys()]);
+  }
+
   /** Polls `check` (undefined = done, else why not) on the cluster's scheduler until done or timed out. */
   private waitFor(
     check: () => Promise<string | undefined>,
@@ -310,6 +406,7 @@ export class ClusterMirroring {
       warn: this.options.warn,
       // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
       onShardActivated: (partition) => {
+        this.loadWaiters.changed();
         for (const mirror of cluster.controller.image.mirrors.keys()) {
           if (this.mirrorStatePartition(mirror) === partition) void metadata.driveAfterLoad(mirror);
         }
@@ -325,6 +422,7 @@ export class ClusterMirroring {
       metrics: this.metrics,
       onSyncError: (mirror, kind, error) =>
         this.options.warn?.(`mirror ${mirror}: ${kind}: ${String(error)}`),
+      onRefreshStarted: (mirror) => this.syncWaiters.refreshStarted(mirror),
     });
     // The fetcher of a mirror partition runs on its leader: when leadership moves, the new leader starts
     // fetching (if the partition is mirroring) and the old one stops, whoever coordinates its state.
@@ -347,6 +445,7 @@ export class ClusterMirroring {
     this.coordinators.register(runtime);
     runtime.start();
     metadata.start();
+    this.loadWaiters.changed();
   }
 
   private detach(brokerId: number): void {
@@ -358,6 +457,7 @@ export class ClusterMirroring {
     node.runtime.close();
     node.fetchers.close();
     this.coordinators.unregister(brokerId);
+    this.loadWaiters.changed();
   }
 
   /** The `__mirror_state` partition whose leader does a mirror's metadata work: abs(murmur2(name)) % N. */

@@ -208,6 +208,21 @@ export class RecordBatch {
     this.buffer.writeInt32BE(epoch, PARTITION_LEADER_EPOCH_OFFSET);
   }
 
+  /**
+   * Kafka's `DefaultRecordBatch.setMaxTimestamp`: rewrites the timestamp type attribute and maxTimestamp in
+   * place, then the CRC (both are covered by it). A leader stamps LOG_APPEND_TIME batches this way; the
+   * records keep their timestamp deltas (readers take maxTimestamp for every record of such a batch).
+   * Nothing is written (and the CRC is kept) when both already hold the values.
+   */
+  setMaxTimestamp(timestampType: TimestampType, maxTimestamp: bigint): void {
+    const current = this.attributes;
+    const attributes = timestampType === 1 ? current | TIMESTAMP_TYPE_MASK : current & ~TIMESTAMP_TYPE_MASK;
+    if (attributes === current && this.maxTimestamp === maxTimestamp) return;
+    this.buffer.writeInt16BE(attributes, ATTRIBUTES_OFFSET);
+    this.buffer.writeBigInt64BE(maxTimestamp, MAX_TIMESTAMP_OFFSET);
+    this.buffer.writeUInt32BE(this.computeCrc(), CRC_OFFSET);
+  }
+
   /** A short description for logs and test failures. */
   toString(): string {
     return `RecordBatch(baseOffset=${this.baseOffset}, lastOffset=${this.lastOffset}, epoch=${this.partitionLeaderEpoch}, producerId=${this.producerId}, records=${this.recordCount}, size=${this.sizeInBytes}${this.isControl ? ", control" : ""}${this.isTransactional ? ", transactional" : ""})`;

@@ -1,4 +1,4 @@
-import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { describePartitionLog, type KafkaCluster } from "@cluster-mirror/cluster";
 
 /** Control record types (spec §10). */
 export const CONTROL = { ABORT: 0, COMMIT: 1, MIRROR_PID_RESET: 7 } as const;
@@ -16,9 +16,17 @@ export function partitionsOf(cluster: KafkaCluster, topics: readonly string[]): 
   );
 }
 
-/** The partition's log on its leader. */
+/** The partition's offsets on its leader (log start and end, high watermark, LSO). */
 export function leaderLog(cluster: KafkaCluster, tp: TopicPartitionRef) {
-  return cluster.leaderFor(tp.topic, tp.partition).replica(tp.topic, tp.partition)!.log;
+  return describePartitionLog(cluster, tp.topic, tp.partition, { maxBatches: 0 });
+}
+
+/** Every batch of a partition on its leader, through the documented raw-read API. */
+function allBatches(cluster: KafkaCluster, tp: TopicPartitionRef, includeBytes = false) {
+  return describePartitionLog(cluster, tp.topic, tp.partition, {
+    maxBatches: Number.POSITIVE_INFINITY,
+    includeBytes,
+  }).batches;
 }
 
 /** Control batches of one type on a partition's leader, with their producer ids. */
@@ -27,14 +35,14 @@ export function controlBatches(
   tp: TopicPartitionRef,
   type: number,
 ): { offset: bigint; producerId: bigint; epoch: number }[] {
-  return [...leaderLog(cluster, tp).batches()]
+  return allBatches(cluster, tp)
     .filter((b) => b.isControl && b.controlType === type)
     .map((b) => ({ offset: b.baseOffset, producerId: b.producerId, epoch: b.partitionLeaderEpoch }));
 }
 
 /** Every batch of a partition on its leader as hex (byte-for-byte comparison). */
 export function batchHex(cluster: KafkaCluster, tp: TopicPartitionRef): string[] {
-  return [...leaderLog(cluster, tp).batches()].map((b) => b.buffer.toString("hex"));
+  return allBatches(cluster, tp, true).map((b) => b.bytes!.toString("hex"));
 }
 
 /** `topic-partition`. */

@@ -1,57 +1,35 @@
-import type { KafkaCluster } from "@cluster-mirror/cluster";
+import {
+  describePartitionLog,
+  describeProducers,
+  type KafkaCluster,
+  type PartitionLogDescription,
+  type ProducerStateInfo,
+  type RawBatchInfo,
+} from "@cluster-mirror/cluster";
 
-/** A batch header as `GET /v1/log` shows it. */
-export interface BatchView {
-  baseOffset: bigint;
-  lastOffset: bigint;
-  partitionLeaderEpoch: number;
-  producerId: bigint;
-  producerEpoch: number;
-  isTransactional: boolean;
-  isControl: boolean;
-  /** ABORT 0, COMMIT 1, MIRROR_PID_RESET 7; null for data batches. */
-  controlType: number | null;
-  recordCount: number;
-  crc: number;
-  sizeInBytes: number;
-}
+/** A batch header as `GET /v1/log` shows it (`describePartitionLog`'s, without the bytes). */
+export type BatchView = Omit<RawBatchInfo, "bytes">;
 
-/** A partition's offsets and batches on its leader. */
-export interface PartitionLogView {
-  topic: string;
-  partition: number;
-  leader: number;
-  logStartOffset: bigint;
-  logEndOffset: bigint;
-  highWatermark: bigint;
-  lastStableOffset: bigint;
+/** A partition's offsets, batches and producer state on its leader. */
+export interface PartitionLogView extends Omit<PartitionLogDescription, "batches"> {
   batches: BatchView[];
+  /** The partition's producer state (`describeProducers`). */
+  producers: ProducerStateInfo[];
 }
 
-/** Reads a partition's log on its leader (UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE otherwise). */
-export function partitionLog(cluster: KafkaCluster, topic: string, partition: number): PartitionLogView {
-  const leader = cluster.leaderFor(topic, partition);
-  const log = leader.replica(topic, partition)!.log;
-  return {
-    topic,
-    partition,
-    leader: leader.brokerId,
-    logStartOffset: log.logStartOffset,
-    logEndOffset: log.logEndOffset,
-    highWatermark: log.highWatermark,
-    lastStableOffset: log.lastStableOffset,
-    batches: [...log.batches()].map((b) => ({
-      baseOffset: b.baseOffset,
-      lastOffset: b.lastOffset,
-      partitionLeaderEpoch: b.partitionLeaderEpoch,
-      producerId: b.producerId,
-      producerEpoch: b.producerEpoch,
-      isTransactional: b.isTransactional,
-      isControl: b.isControl,
-      controlType: b.isControl ? b.controlType : null,
-      recordCount: b.recordCount,
-      crc: b.crc,
-      sizeInBytes: b.sizeInBytes,
-    })),
-  };
+/**
+ * Reads a partition's log on its leader through the cluster's documented API (`describePartitionLog`,
+ * `describeProducers`); UNKNOWN_TOPIC_OR_PARTITION / LEADER_NOT_AVAILABLE otherwise.
+ */
+export function partitionLog(
+  cluster: KafkaCluster,
+  topic: string,
+  partition: number,
+  options: { fromOffset?: bigint; maxBatches?: number } = {},
+): PartitionLogView {
+  const log = describePartitionLog(cluster, topic, partition, {
+    maxBatches: Number.POSITIVE_INFINITY,
+    ...options,
+  });
+  return { ...log, producers: describeProducers(cluster, topic, partition) };
 }

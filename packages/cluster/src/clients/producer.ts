@@ -289,7 +289,7 @@ export class Producer {
         partition,
         errorCode: 0,
         baseOffset: String(response.baseOffset),
-        logAppendTime: "-1",
+        logAppendTime: String(response.logAppendTimeMs),
         logStartOffset: String(response.logStartOffset),
         throttleTimeMs: response.throttleTimeMs,
       };

@@ -11,7 +11,13 @@ import {
 import { SourceConnections } from "../metadata/source-connections";
 import { driveTopics, viewsByPartition } from "../metadata/state-driver";
 import type { PartitionOffsets } from "../metrics/mirror-metrics";
-import type { MirrorCoordinators, SourceCluster, SourceConnector, SourceTopicInfo } from "../ports";
+import type {
+  MirrorCoordinators,
+  MirrorPartitionKey,
+  SourceCluster,
+  SourceConnector,
+  SourceTopicInfo,
+} from "../ports";
 import type { MirrorDescribeRow, MirrorListing } from "./describe-format";
 import {
   InvalidMirrorConfigError,
@@ -52,6 +58,12 @@ export interface MirrorAdminOptions {
    * them a promote re-checks only on metadata changes and its timeout.
    */
   changes?: MirrorChanges;
+  /**
+   * Waits until the coordinators of these partitions have loaded (`ClusterMirroring` waits on shard
+   * activations, bounded by `coordinatorLoadTimeoutMs`); without it a command sent while they load fails
+   * with COORDINATOR_NOT_AVAILABLE.
+   */
+  awaitCoordinators?: (keys: readonly MirrorPartitionKey[]) => Promise<void>;
 }
 
 /** Options of {@link MirrorAdmin.addTopics}. */
@@ -214,6 +226,18 @@ export class MirrorAdmin {
       );
     }
     const existing = matched.map((t) => this.checkAddable(mirror, t));
+    // Right after start the coordinators are still loading: their views would be missing from the checks
+    // below and the START commands refused; wait for the owners of the partitions about to be added.
+    await this.options.awaitCoordinators?.(
+      matched.flatMap((t) =>
+        Array.from({ length: sourcePartitionCount(t) }, (_, partition) => ({
+          mirror,
+          topic: t.name,
+          topicId: t.topicId,
+          partition,
+        })),
+      ),
+    );
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     const readded = existing.filter((t): t is MirrorTopic => t?.desired === "REMOVED");
     checkPartitionStates("START", readded, views, ["UNKNOWN", "STOPPED"]);
@@ -355,6 +379,7 @@ export class MirrorAdmin {
       "ACTIVE",
       "PAUSED",
     ]);
+    await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     checkPartitionStates("PAUSE", topics, views, ["MIRRORING", "PAUSING", "PAUSED"]);
     for (const t of topics) if (t.desired !== "PAUSED") this.setMirrorName(t.name, mirror, "PAUSED");
@@ -374,6 +399,7 @@ export class MirrorAdmin {
       "ACTIVE",
       "PAUSED",
     ]);
+    await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     const paused = topics.filter((t) => t.desired === "PAUSED");
     checkPartitionStates("RESUME", paused, views, ["PAUSED", "MIRRORING"]);
@@ -502,10 +528,25 @@ export class MirrorAdmin {
    */
   private async drive(mirror: string, names: readonly string[]): Promise<void> {
     const topics = mirrorTopics(this.controller.image, mirror).filter((t) => names.includes(t.name));
+    await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     const result = await driveTopics(this.options.coordinators, topics, views);
     const first = result.failed[0];
     if (first) throw first.error;
+  }
+
+  /** Waits for the coordinators of these topics' partitions to load (see `awaitCoordinators`). */
+  private async awaitCoordinatorsOf(mirror: string, topics: readonly MirrorTopic[]): Promise<void> {
+    await this.options.awaitCoordinators?.(
+      topics.flatMap((t) =>
+        Array.from({ length: t.partitionCount }, (_, partition) => ({
+          mirror,
+          topic: t.name,
+          topicId: t.topicId,
+          partition,
+        })),
+      ),
+    );
   }
 
   private async sourceCall<T>(

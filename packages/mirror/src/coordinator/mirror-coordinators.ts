@@ -10,6 +10,7 @@ import type {
   MirrorPartitionKey,
   MirrorPartitionView,
 } from "../ports";
+import type { CoordinatorLoadStatus } from "./coordinator-load-waiters";
 import type { CoordinatorRuntime } from "./coordinator-runtime";
 import { mirrorStatePartitionFor } from "./mirror-state-partition";
 
@@ -42,6 +43,16 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     const partition = mirrorStatePartitionFor(key, this.numStatePartitions);
     const leader = this.destination.leaderOf(MIRROR_STATE_TOPIC, partition);
     return this.runtimes.get(leader);
+  }
+
+  /** Where the coordinator of `key` stands: ACTIVE, its shard's state, or why there is none. */
+  loadStatusOf(key: MirrorPartitionKey): CoordinatorLoadStatus {
+    const statePartition = mirrorStatePartitionFor(key, this.numStatePartitions);
+    const leader = this.destination.leaderOf(MIRROR_STATE_TOPIC, statePartition);
+    const runtime = this.runtimes.get(leader);
+    if (runtime === undefined) return { statePartition, state: "no running leader" };
+    const state = runtime.shardFor(statePartition)?.state ?? "not loaded";
+    return { statePartition, state: state === "ACTIVE" ? state : `${state} on broker ${leader}` };
   }
 
   command(key: MirrorPartitionKey, command: MirrorPartitionCommand): Promise<void> {

@@ -46,6 +46,12 @@ export interface MirrorMetadataManagerOptions {
   metrics?: MirrorMetrics;
   /** Hears every sync error (after it is counted), e.g. to log it. */
   onSyncError?: (mirror: string, kind: SyncErrorKind, error: unknown) => void;
+  /**
+   * Called when a refresh of `mirror` starts (not when one already running is joined); the function it
+   * returns, if any, hears that refresh's report when it ends (undefined: the mirror no longer exists).
+   * `ClusterMirroring.whenSynced` waits on it for a sync that began after its call.
+   */
+  onRefreshStarted?: (mirror: string) => ((report: RefreshReport | undefined) => void) | undefined;
 }
 
 /** What one refresh of one mirror did (for logs and tests). */
@@ -67,6 +73,8 @@ export interface RefreshReport {
   acls?: { created: AclBinding[]; deleted: AclBinding[] };
   /** Commands sent to partition actors. */
   commands: DriveResult["sent"];
+  /** The sync errors of this refresh (each also counted in the metrics), by kind. */
+  errors: { kind: SyncErrorKind; message: string }[];
 }
 
 /**
@@ -89,6 +97,8 @@ export class MirrorMetadataManager {
   private readonly sources: SourceConnections;
   private readonly timers = new Map<string, Cancel>();
   private readonly inFlight = new Map<string, Promise<RefreshReport | undefined>>();
+  /** The report of the refresh running per mirror, which collects its errors. */
+  private readonly running = new Map<string, RefreshReport>();
   private readonly pending = new Set<Promise<unknown>>();
   /** Consecutive refreshes that missed a source topic, by `mirror\0topic`. */
   private readonly missing = new Map<string, number>();
@@ -130,14 +140,30 @@ export class MirrorMetadataManager {
   refresh(mirror: string): Promise<RefreshReport | undefined> {
     const running = this.inFlight.get(mirror);
     if (running) return running;
+    const ended = this.options.onRefreshStarted?.(mirror);
     const run = this.track(
       this.doRefresh(mirror).catch((error: unknown) => {
         this.error(mirror, "TopicMetadataRefreshError", error);
         return undefined;
       }),
-    ).finally(() => this.inFlight.delete(mirror));
+    ).finally(() => {
+      this.inFlight.delete(mirror);
+      this.running.delete(mirror);
+    });
     this.inFlight.set(mirror, run);
+    if (ended) void run.then(ended);
     return run;
+  }
+
+  /**
+   * Runs a refresh of `mirror` that starts after this call: one already running (it may have read the
+   * source before the caller's change) is awaited first, then a new one runs (or one started meanwhile,
+   * also after the call, is joined). Never rejects.
+   */
+  async refreshAfterCurrent(mirror: string): Promise<RefreshReport | undefined> {
+    const running = this.inFlight.get(mirror);
+    if (running) await running;
+    return this.refresh(mirror);
   }
 
   /** Drives the partitions of a mirror's topics toward their `mirror.name` suffix (leader broker only). */
@@ -239,7 +265,9 @@ export class MirrorMetadataManager {
       createdPartitions: [],
       alteredConfigs: [],
       commands: [],
+      errors: [],
     };
+    this.running.set(mirror, report);
     let def: MirrorDefinition;
     let source: SourceCluster;
     let seen: string;
@@ -418,6 +446,10 @@ export class MirrorMetadataManager {
   }
 
   private error(mirror: string, kind: SyncErrorKind, error: unknown): void {
+    this.running.get(mirror)?.errors.push({
+      kind,
+      message: error instanceof Error ? error.message : String(error),
+    });
     this.options.metrics?.recordSyncError(mirror, kind);
     this.options.onSyncError?.(mirror, kind, error);
   }

@@ -24,7 +24,17 @@ export interface MirrorMetricsOptions {
   coordinators: Pick<MirrorCoordinators, "describe">;
   /** Lag per partition; usually `fetcherManager.offsets.bind(fetcherManager)`. */
   offsets?: PartitionOffsets;
+  /**
+   * The destination leader's log end offset of a partition now: the lag of a PAUSED partition (no fetcher
+   * runs for it) is the source's high watermark minus this.
+   */
+  destinationLogEndOffset?: (key: MirrorPartitionKey) => bigint | undefined;
+  /** The source's high watermark now (ListOffsets latest), null when it does not answer. */
+  liveSourceHighWatermark?: (key: MirrorPartitionKey) => Promise<bigint | null>;
 }
+
+/** Lifecycle states without a fetcher whose lag is still reported (from the source's last known HW). */
+const LAG_WITHOUT_FETCHER_STATES = new Set(["PAUSED"]);
 
 /**
  * Metric names (Prometheus; JMX-style POC names in parentheses):
@@ -32,7 +42,8 @@ export interface MirrorMetricsOptions {
  *   state listed (`MirroringPartitionState`, `PausedPartitionState`, ... `FailedPartitionState`).
  * - `kafka_server_cluster_mirror_topic_count{mirror}` gauge (`MirrorTopicCount`).
  * - `kafka_server_cluster_mirror_lag{mirror,topic,partition}` gauge: source HW - destination LEO, for the
- *   partitions the fetchers know (`FetcherLagMetrics`).
+ *   partitions the fetchers know (`FetcherLagMetrics`) and for PAUSED ones (the source HW last seen by a
+ *   fetcher or a live ListOffsets, against the destination's log end now).
  * - `kafka_server_cluster_mirror_sync_errors_total{mirror,kind}` counter, `kind` one of {@link SyncErrorKind}
  *   (`TopicMetadataRefreshError`, `TopicConfigSyncError`, `ConsumerGroupOffsetSyncError`, `AclSyncError`).
  * - `kafka_server_cluster_mirror_bytes_total{mirror,topic}` and `..._batches_total{mirror,topic}` counters:
@@ -55,6 +66,10 @@ export class MirrorMetrics {
   private readonly options: MirrorMetricsOptions;
   private readonly errors = new Map<string, number>();
   private readonly mirrored = new Map<string, { bytes: bigint; batches: bigint }>();
+  /** The source high watermark last seen per partition (`mirror\0topicId\0partition`). */
+  private readonly lastSourceHw = new Map<string, bigint>();
+  /** Live source queries in flight (one per partition at a time). */
+  private readonly asking = new Map<string, Promise<void>>();
 
   constructor(options: MirrorMetricsOptions) {
     this.options = options;
@@ -102,14 +117,17 @@ export class MirrorMetrics {
       .flatMap((mirror) => [...counts.get(mirror)!].map(([state, count]) => ({ mirror, state, count })));
   }
 
-  /** Lag (source HW - destination LEO, at least 0) of every partition the fetchers report, sorted. */
+  /**
+   * Lag (source HW - destination LEO, at least 0) of every partition the fetchers report, and of every
+   * PAUSED partition whose source HW is known (last seen by a fetcher or a live query), sorted. For a PAUSED
+   * partition this also starts a live query of the source (answer used from the next call on);
+   * {@link refreshPausedLags} awaits those answers.
+   */
   lags(): { mirror: string; topic: string; partition: number; lag: bigint }[] {
-    const offsets = this.options.offsets;
-    if (!offsets) return [];
     return this.options.coordinators
       .describe()
       .flatMap((view) => {
-        const o = offsets(view.key);
+        const o = this.offsetsOf(view.key, view.state);
         if (!o) return [];
         const lag = o.sourceHighWatermark - o.destinationLogEndOffset;
         return [{ ...pick(view.key), lag: lag > 0n ? lag : 0n }];
@@ -118,6 +136,54 @@ export class MirrorMetrics {
         (a, b) =>
           compareStrings(a.mirror, b.mirror) || compareStrings(a.topic, b.topic) || a.partition - b.partition,
       );
+  }
+
+  /**
+   * Asks the source for the high watermark of every PAUSED partition now and resolves once the answers are
+   * in (a source that does not answer leaves the last known value), so the next {@link lags} is current.
+   */
+  async refreshPausedLags(): Promise<void> {
+    const paused = this.options.coordinators
+      .describe()
+      .filter((v) => LAG_WITHOUT_FETCHER_STATES.has(v.state));
+    await Promise.all(paused.map((v) => this.askSource(v.key)));
+  }
+
+  private offsetsOf(
+    key: MirrorPartitionKey,
+    state: string,
+  ): { sourceHighWatermark: bigint; destinationLogEndOffset: bigint } | undefined {
+    const id = lagId(key);
+    const fetched = this.options.offsets?.(key);
+    if (fetched) {
+      this.lastSourceHw.set(id, fetched.sourceHighWatermark);
+      return fetched;
+    }
+    if (!LAG_WITHOUT_FETCHER_STATES.has(state)) return undefined;
+    // No fetcher runs for a paused partition: its lag grows with the source while the destination stands.
+    void this.askSource(key);
+    const sourceHighWatermark = this.lastSourceHw.get(id);
+    const destinationLogEndOffset = this.options.destinationLogEndOffset?.(key);
+    if (sourceHighWatermark === undefined || destinationLogEndOffset === undefined) return undefined;
+    return { sourceHighWatermark, destinationLogEndOffset };
+  }
+
+  private askSource(key: MirrorPartitionKey): Promise<void> {
+    const live = this.options.liveSourceHighWatermark;
+    if (!live) return Promise.resolve();
+    const id = lagId(key);
+    const running = this.asking.get(id);
+    if (running) return running;
+    const ask = live(key)
+      .then(
+        (hw) => {
+          if (hw !== null) this.lastSourceHw.set(id, hw);
+        },
+        () => {},
+      )
+      .finally(() => this.asking.delete(id));
+    this.asking.set(id, ask);
+    return ask;
   }
 
   /** Every metric in the Prometheus text format (names in {@link MIRROR_METRIC_NAMES}). */
@@ -187,6 +253,10 @@ export class MirrorMetrics {
     ];
     return renderPrometheus(families);
   }
+}
+
+function lagId(key: MirrorPartitionKey): string {
+  return `${key.mirror}\u0000${key.topicId}\u0000${key.partition}`;
 }
 
 function pick(key: MirrorPartitionKey): { mirror: string; topic: string; partition: number } {

@@ -107,6 +107,17 @@ export async function uncleanElection(sim: Simulation, target: number): Promise<
   sim.stats.uncleanElections++;
   const end = outcome.newLeaderEnd;
   sim.model.diverged.add(partitionId(t.node, t.topic, 0));
+  // The source lost what its new leader never had; every copy of the partition may follow it down there.
+  for (const node of sim.world.spec.clusters) {
+    sim.prefix.allow({
+      node,
+      topic: t.topic,
+      partition: 0,
+      floor: end,
+      reason: `unclean election on ${t.node}`,
+      expires: "never",
+    });
+  }
   sim.model.acked = sim.model.acked.filter(
     (w) => !(w.node === t.node && w.topic === t.topic && w.partition === 0 && w.offset >= end),
   );

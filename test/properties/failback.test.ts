@@ -32,6 +32,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "readd",
       "concurrent",
       "restartNode",
+      "crashSoon",
       "controllerFailover",
     ],
     numRuns: 25,

@@ -15,6 +15,7 @@ export {
   advance,
   controllerFailover,
   crash,
+  crashSoon,
   cutLink,
   electPreferred,
   fastDisk,

@@ -26,6 +26,7 @@ export function initialContext(input: MirrorPartitionInput | undefined): MirrorP
     lastMirrorEpoch: record.lastMirrorEpoch,
     lmeCaptured,
     aligned: recoveredAligned(record, lmeCaptured),
+    holdsMirroredData: recoveredHoldsMirroredData(record),
     localLeaderEpoch: input?.localLeaderEpoch ?? -1,
     highestBatchEpoch: record.leaderEpoch,
     sourceLastMirrorEpoch: -1,
@@ -70,4 +71,25 @@ function recoveredAligned(record: RecoveredPartition, lmeCaptured: boolean): boo
     default:
       return false;
   }
+}
+
+/**
+ * `holdsMirroredData` of a recovered partition (see `MirrorPartitionContext.holdsMirroredData`), from the
+ * records alone:
+ * - MIRRORING, EPOCH_FENCING, PAUSING, PAUSED, or PREPARING/STOPPING/FAILED coming from one of them: yes.
+ * - UNKNOWN, STOPPED, or a state entered from UNKNOWN or STOPPED (a new episode on the topic's own log): no.
+ * - PREPARING, or FAILED from PREPARING, with a LastMirrorEpochs value: no. The value of the last failover
+ *   is kept until PREPARING's truncation completes, so the log's tail is still the topic's own writes.
+ * - Otherwise (STOPPING or FAILED after a chain of PREPARING/STOPPING/FAILED): whether any mirrored batch
+ *   was recorded, `leaderEpoch >= 0` (the record keeps the highest mirrored batch epoch it saw).
+ */
+function recoveredHoldsMirroredData(record: RecoveredPartition): boolean {
+  if (ALIGNED_STATES.has(record.state)) return true;
+  if (record.state !== "PREPARING" && record.state !== "STOPPING" && record.state !== "FAILED") return false;
+  const prev = record.previousState;
+  if (ALIGNED_STATES.has(prev)) return true;
+  if (prev === null || prev === "UNKNOWN" || prev === "STOPPED") return false;
+  const preparing = record.state === "PREPARING" || (record.state === "FAILED" && prev === "PREPARING");
+  if (preparing && record.lastMirrorEpoch >= 0) return false;
+  return record.leaderEpoch >= 0;
 }

@@ -46,6 +46,33 @@ function alignedOnPreparing(context: MirrorPartitionContext): boolean {
   return context.record.state === "FAILED" && context.aligned;
 }
 
+/** States a partition is in only once it mirrored (its log is a copy of the source, fetched or fetching). */
+const MIRRORED_STATES: ReadonlySet<LifecycleState | null> = new Set<LifecycleState>([
+  "MIRRORING",
+  "EPOCH_FENCING",
+  "PAUSING",
+  "PAUSED",
+]);
+
+/**
+ * `holdsMirroredData` once the change to `to` commits: a mirroring state holds mirrored data; STOPPED closed
+ * it (local producers write next) and a start from UNKNOWN or STOPPED begins a new episode on the topic's
+ * own log; a retry or a failure keeps what the partition held.
+ */
+function holdsMirroredDataAfter(context: MirrorPartitionContext, to: LifecycleState): boolean {
+  if (MIRRORED_STATES.has(to)) return true;
+  if (to === "STOPPED") return false;
+  if (to === "PREPARING") return context.record.state === "FAILED" && context.holdsMirroredData;
+  return context.holdsMirroredData;
+}
+
+/** The previous state of a FAILED record the retry resumes in place (spec §4: "where that is safe"). */
+const RESUMES_MIRRORING: ReadonlySet<LifecycleState | null> = new Set<LifecycleState>([
+  "MIRRORING",
+  "EPOCH_FENCING",
+]);
+const RESUMES_PAUSED: ReadonlySet<LifecycleState | null> = new Set<LifecycleState>(["PAUSING", "PAUSED"]);
+
 /**
  * TRUNCATED: the log is a copy of the source from here on, so the LME of the earlier failover no longer
  * describes it: clear it (the record is appended before the MIRRORING one, on the same partition).
@@ -121,7 +148,7 @@ function committedEdges(from: LifecycleState, to: LifecycleState) {
     target: `#mirrorPartition.${to}.committing_FAILED`,
     actions: [...cleanup, "applyCommit", "prepareDeferredFailure"],
   } as const;
-  if (to === "MIRRORING" && from === "PREPARING") {
+  if (to === "MIRRORING" && (from === "PREPARING" || from === "FAILED")) {
     return [
       deferred,
       {
@@ -246,7 +273,12 @@ function committing(lifecycle: LifecycleState, to: LifecycleState) {
   } as const;
 }
 
-type ChangeGuard = "batchEpochAboveLocal" | "previousStateWasFailover" | "currentEpoch";
+type ChangeGuard =
+  | "batchEpochAboveLocal"
+  | "previousStateWasFailover"
+  | "retryResumesMirroring"
+  | "retryResumesPaused"
+  | "currentEpoch";
 
 /** A lifecycle change from a step: record what will be appended, then wait in the sibling `committing_<to>`. */
 function change<const To extends LifecycleState>(
@@ -278,6 +310,57 @@ function cancelling(lifecycle: LifecycleState, cancel: "cancelTruncation" | "can
       actions: [fx(cancel), { type: "prepareCommit", params: { to: "STOPPING" } }] as const,
     },
     ...failNow(lifecycle, cancel),
+  } as const;
+}
+
+/**
+ * STOPPING step 2 (spec §4): record the LME and bump the leader epoch above it, in parallel; then `onDone`:
+ * the markers (step 3) for a log that holds mirrored data, or straight to STOPPED for one that holds none.
+ */
+function recordingLmeAndBumpingEpoch<const Done>(onDone: Done) {
+  return {
+    type: "parallel",
+    states: {
+      lastMirrorEpoch: {
+        initial: "recording",
+        states: {
+          recording: {
+            entry: {
+              type: "recordLastMirrorEpoch",
+              params: ({ context }: Args): RecordLastMirrorEpochParams => ({
+                stateEpoch: context.record.stateEpoch,
+                lme: context.lastMirrorEpoch,
+              }),
+            },
+            on: { LME_RECORDED: { guard: "currentEpoch", target: "recorded" } },
+          },
+          recorded: { type: "final" },
+        },
+      },
+      leaderEpoch: {
+        initial: "bumping",
+        states: {
+          bumping: {
+            entry: {
+              type: "bumpLeaderEpoch",
+              params: ({ context }: Args): BumpLeaderEpochParams => ({
+                stateEpoch: context.record.stateEpoch,
+                minLeaderEpoch: failoverBumpMin(context),
+              }),
+            },
+            on: {
+              EPOCH_BUMPED: {
+                guard: { type: "bumpSatisfies", params: { bump: "failover" } },
+                target: "bumped",
+                actions: "noteLeaderEpochBumped",
+              },
+            },
+          },
+          bumped: { type: "final" },
+        },
+      },
+    },
+    onDone,
   } as const;
 }
 
@@ -331,6 +414,7 @@ export const mirrorPartitionMachine = setup({
         // truncation makes the log a copy of the source (TRUNCATED clears it); see `alignedOnPreparing`.
         lmeCaptured: preparing ? false : context.lmeCaptured,
         aligned: preparing ? alignedOnPreparing(context) : context.aligned,
+        holdsMirroredData: holdsMirroredDataAfter(context, pending.to),
       };
     }),
     deferFailure: assign(({ context, event }) => {
@@ -364,7 +448,8 @@ export const mirrorPartitionMachine = setup({
           },
     ),
     // PREPARING's truncation is done (see ALIGNED).
-    noteAligned: assign({ aligned: true, lastMirrorEpoch: -1 }),
+    // The log is now a copy of the source's: the producer state it holds came from the source's batches.
+    noteAligned: assign({ aligned: true, lastMirrorEpoch: -1, holdsMirroredData: true }),
     noteObservedEpochs: assign(({ context, event }) => ({
       localLeaderEpoch: localEpochWith(context, event),
       highestBatchEpoch:
@@ -419,6 +504,14 @@ export const mirrorPartitionMachine = setup({
     recoversTo: ({ context }, params: { route: RecoveryRoute }) => recoveryRoute(context) === params.route,
     previousStateWasFailover: ({ context }) =>
       context.record.previousState === "STOPPING" || context.record.previousState === "STOPPED",
+    retryResumesMirroring: ({ context }) =>
+      context.aligned && RESUMES_MIRRORING.has(context.record.previousState),
+    retryResumesPaused: ({ context }) => context.aligned && RESUMES_PAUSED.has(context.record.previousState),
+    alignedLog: ({ context }) => context.aligned,
+    // Spec §4's failover writes its markers; a partition removed while FAILED writes them only when its log
+    // holds mirrored data (a loop refused in PREPARING, or a topic failed again after STOPPED, holds none).
+    failoverWritesMarkers: ({ context }) =>
+      context.holdsMirroredData || context.record.previousState !== "FAILED",
     lmeUnknown: ({ event }) => event.type === "LME_FOUND" && event.lme < 0,
     batchEpochAboveLocal: ({ context, event }) =>
       event.type === "EPOCH_OBSERVED" && event.batchEpoch > localEpochWith(context, event),
@@ -474,14 +567,25 @@ export const mirrorPartitionMachine = setup({
       on: failures,
     },
     PREPARING: {
-      description: "Refuse a mirror loop, look up the LME on the source, truncate to it, wait for the ISR.",
+      description:
+        "Refuse a mirror loop, look up the LME on the source, truncate to it (not an aligned log), wait for the ISR.",
       entry: { type: "markReadOnly", params: epoch },
       initial: "checkingMirrorLoop",
       states: {
         checkingMirrorLoop: {
           entry: { type: "checkMirrorLoop", params: epoch },
           on: {
-            MIRROR_LOOP_CHECKED: { guard: "currentEpoch", target: "lookingUpLastMirrorEpoch" },
+            MIRROR_LOOP_CHECKED: [
+              // A start of a FAILED partition whose log is still a copy of this source: nothing to truncate
+              // (the source may have moved on, never back below what we hold: the fetcher's divergence
+              // handling trims any difference). Truncating here would drop records the source still has.
+              {
+                guard: and(["currentEpoch", "alignedLog"]),
+                target: "awaitingIsrTruncation",
+                actions: ALIGNED,
+              },
+              { guard: "currentEpoch", target: "lookingUpLastMirrorEpoch" },
+            ],
             MIRROR_LOOP_FOUND: change("FAILED"),
           },
         },
@@ -641,56 +745,28 @@ export const mirrorPartitionMachine = setup({
         removingFetcher: {
           entry: { type: "removeFetcher", params: epoch },
           on: {
-            FETCHER_REMOVED: {
-              guard: "currentEpoch",
-              target: "recordingLmeAndBumpingEpoch",
-              actions: "captureLastMirrorEpoch",
-            },
+            FETCHER_REMOVED: [
+              {
+                guard: and(["currentEpoch", "failoverWritesMarkers"]),
+                target: "recordingLmeAndBumpingEpoch",
+                actions: "captureLastMirrorEpoch",
+              },
+              {
+                guard: "currentEpoch",
+                target: "recordingLmeAndBumpingEpochOnly",
+                actions: "captureLastMirrorEpoch",
+              },
+            ],
           },
         },
-        recordingLmeAndBumpingEpoch: {
-          type: "parallel",
-          states: {
-            lastMirrorEpoch: {
-              initial: "recording",
-              states: {
-                recording: {
-                  entry: {
-                    type: "recordLastMirrorEpoch",
-                    params: ({ context }: Args): RecordLastMirrorEpochParams => ({
-                      stateEpoch: context.record.stateEpoch,
-                      lme: context.lastMirrorEpoch,
-                    }),
-                  },
-                  on: { LME_RECORDED: { guard: "currentEpoch", target: "recorded" } },
-                },
-                recorded: { type: "final" },
-              },
-            },
-            leaderEpoch: {
-              initial: "bumping",
-              states: {
-                bumping: {
-                  entry: {
-                    type: "bumpLeaderEpoch",
-                    params: ({ context }: Args): BumpLeaderEpochParams => ({
-                      stateEpoch: context.record.stateEpoch,
-                      minLeaderEpoch: failoverBumpMin(context),
-                    }),
-                  },
-                  on: {
-                    EPOCH_BUMPED: {
-                      guard: { type: "bumpSatisfies", params: { bump: "failover" } },
-                      target: "bumped",
-                      actions: "noteLeaderEpochBumped",
-                    },
-                  },
-                },
-                bumped: { type: "final" },
-              },
-            },
-          },
-          onDone: "abortingTransactions",
+        recordingLmeAndBumpingEpoch: recordingLmeAndBumpingEpoch("abortingTransactions"),
+        recordingLmeAndBumpingEpochOnly: {
+          ...recordingLmeAndBumpingEpoch({
+            target: "committing_STOPPED",
+            actions: { type: "prepareCommit", params: { to: "STOPPED" } },
+          }),
+          description:
+            "Removed while FAILED, and the log holds no mirrored data (e.g. a loop refused in PREPARING): its producer state is the topic's own, so no ABORT marker and no PID reset (they would abort a live transaction and fail a live idempotent producer).",
         },
         abortingTransactions: {
           entry: { type: "abortOpenTransactions", params: epoch },
@@ -732,9 +808,14 @@ export const mirrorPartitionMachine = setup({
           },
           on: {
             RETRY_TIMER_FIRED: [
-              // A failover that failed (or a stopped topic that failed) resumes STOPPING: its steps are
-              // idempotent and it ends in STOPPED again. Anything else starts over in PREPARING.
+              // Spec §4: back to PREPARING "or the previous state where that is safe". A failover that failed
+              // (or a stopped topic that failed) resumes STOPPING: its steps are idempotent and it ends in
+              // STOPPED again. A log still a copy of the source resumes where it was, without truncating:
+              // MIRRORING fetches from the local log end (divergence handling trims any difference), a
+              // paused one stays PAUSED. Anything else (never aligned) starts over in PREPARING.
               change("STOPPING", ["currentEpoch", "previousStateWasFailover"]),
+              change("MIRRORING", ["currentEpoch", "retryResumesMirroring"]),
+              change("PAUSED", ["currentEpoch", "retryResumesPaused"]),
               change("PREPARING"),
             ],
             START: {
@@ -748,6 +829,8 @@ export const mirrorPartitionMachine = setup({
           description: "Non-retryable or out of attempts: only remove (STOP), then add back, moves on.",
         },
         committing_PREPARING: committing("FAILED", "PREPARING"),
+        committing_MIRRORING: committing("FAILED", "MIRRORING"),
+        committing_PAUSED: committing("FAILED", "PAUSED"),
         committing_STOPPING: committing("FAILED", "STOPPING"),
         committing_FAILED: committing("FAILED", "FAILED"),
       },

@@ -112,6 +112,14 @@ export interface MirrorPartitionContext {
    * recorded before (spec §4 STOPPING step 2: the LME is over *mirrored* batches).
    */
   readonly aligned: boolean;
+  /**
+   * Whether the local log holds mirrored data whose producer state a failover must close (STOPPING's ABORT
+   * markers and PID reset). True once PREPARING's truncation made the log a copy of the source or the
+   * partition mirrored; false for a log that never held mirrored data (e.g. a live primary added by mistake
+   * and removed) and once STOPPED (local producers write next). Derived from the `__mirror_state` records on
+   * recovery (`initialContext`), so a restarted coordinator decides as the first one did.
+   */
+  readonly holdsMirroredData: boolean;
   /** The local (destination) partition leader epoch, an input; not persisted. */
   readonly localLeaderEpoch: number;
   /** Highest leader epoch among the mirrored batches seen; goes into `record.leaderEpoch` at the next commit. */

@@ -145,19 +145,21 @@ describe("Critical: leaving a state cancels what it started", () => {
 });
 
 describe("Critical: FAILED retries go to the right place", () => {
-  it("a failure in STOPPED retries through STOPPING (never PREPARING) and ends STOPPED", () => {
+  it("a failure in STOPPED retries through STOPPING (never PREPARING), writes no marker, ends STOPPED", () => {
     const stopped = drive(mirroring(), STOP_TO_STOPPED).snapshot;
     const failed = drive(stopped, [{ type: "FAIL", message: "x", retryable: true, random: 0.5 }, COMMITTED]);
     const retry = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
     expect(lifecycleStateOf(retry.snapshot)).toBe("STOPPING");
+    // STOPPED already closed the mirrored producer state; local producers wrote since: no ABORT, no PID reset.
     const again = drive(retry.snapshot, [
       { type: "FETCHER_REMOVED", latestMirroredEpoch: 30 },
       { type: "LME_RECORDED" },
       { type: "EPOCH_BUMPED", leaderEpoch: 31 }, // above the LME (7, reused) and the local epoch (30)
-      { type: "TXNS_ABORTED" },
-      { type: "PID_RESET_APPENDED" },
       COMMITTED,
     ]);
+    const types = again.effects.flat().map((e) => e.type);
+    expect(types).not.toContain("abortOpenTransactions");
+    expect(types).not.toContain("appendPidReset");
     expect(again.snapshot.context.lastMirrorEpoch).toBe(7);
     expect(lifecycleStateOf(again.snapshot)).toBe("STOPPED");
   });
@@ -174,7 +176,7 @@ describe("Critical: FAILED retries go to the right place", () => {
     expect(lifecycleStateOf(s.snapshot)).toBe("STOPPING");
   });
 
-  it("a retry of a PAUSED partition ends PAUSED, without adding a fetcher", () => {
+  it("a retry of a PAUSED (or PAUSING) partition goes straight back to PAUSED: no truncation, no fetcher", () => {
     const paused = drive(mirroring(), [
       { type: "PAUSE" },
       COMMITTED,
@@ -185,19 +187,66 @@ describe("Critical: FAILED retries go to the right place", () => {
       { type: "FAIL", message: "x", retryable: true, random: 0.1 },
       COMMITTED,
     ]);
-    const prep = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, ...START_TO_MIRRORING.slice(1)]);
-    expect(prep.snapshot.context.pending?.to).toBe("PAUSING");
-    expect(prep.effects.flat().map((e) => e.type)).not.toContain("addFetcher");
-    const end = drive(prep.snapshot, [
-      COMMITTED,
-      { type: "FETCHER_REMOVED", latestMirroredEpoch: 0 },
-      COMMITTED,
-    ]);
-    expect(lifecycleStateOf(end.snapshot)).toBe("PAUSED");
-    expect(() => sendCommand(end.snapshot, { type: "START" })).toThrow(InvalidMirrorStateError);
-    expect(names(drive(end.snapshot, [{ type: "RESUME" }, COMMITTED]).effects[1] ?? [])).toContain(
+    const back = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(lifecycleStateOf(back.snapshot)).toBe("PAUSED");
+    expect(toStateRecord(back.snapshot)).toMatchObject({ previousState: "FAILED", retryAttempt: 1 });
+    expect(back.effects.flat().map((e) => e.type)).toEqual(["appendStateRecord", "markReadOnly"]);
+    expect(() => sendCommand(back.snapshot, { type: "START" })).toThrow(InvalidMirrorStateError);
+    expect(names(drive(back.snapshot, [{ type: "RESUME" }, COMMITTED]).effects[1] ?? [])).toContain(
       "addFetcher",
     );
+
+    const pausing = drive(mirroring(), [{ type: "PAUSE" }, COMMITTED, fail(true), COMMITTED]);
+    expect(toStateRecord(pausing.snapshot).previousState).toBe("PAUSING");
+    const end = drive(pausing.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(lifecycleStateOf(end.snapshot)).toBe("PAUSED");
+    expect(end.effects.flat().map((e) => e.type)).not.toContain("addFetcher");
+  });
+
+  it("a retry of a MIRRORING (or EPOCH_FENCING) partition resumes MIRRORING from the local log end", () => {
+    const failed = drive(mirroring(), [fail(true), COMMITTED]);
+    const back = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(lifecycleStateOf(back.snapshot)).toBe("MIRRORING");
+    const types = back.effects.flat().map((e) => e.type);
+    expect(types).toEqual(["appendStateRecord", "addFetcher", "markReadOnly"]);
+    for (const t of ["lookupLastMirrorEpoch", "truncateFully", "truncateToEpoch"])
+      expect(types).not.toContain(t);
+
+    const fencing = drive(mirroring(5), [
+      { type: "EPOCH_OBSERVED", batchEpoch: 9, localLeaderEpoch: 5 },
+      COMMITTED,
+      fail(true),
+      COMMITTED,
+    ]);
+    expect(toStateRecord(fencing.snapshot).previousState).toBe("EPOCH_FENCING");
+    const resumed = drive(fencing.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(lifecycleStateOf(resumed.snapshot)).toBe("MIRRORING");
+    expect(resumed.effects.flat().map((e) => e.type)).toContain("addFetcher");
+  });
+
+  it("a retry of a partition that never aligned (failed in PREPARING) starts over in PREPARING", () => {
+    const failed = drive(fresh(), [{ type: "START" }, COMMITTED, fail(true), COMMITTED]);
+    const retry = drive(failed.snapshot, [
+      { type: "RETRY_TIMER_FIRED" },
+      COMMITTED,
+      { type: "MIRROR_LOOP_CHECKED" },
+    ]);
+    expect(lifecycleStateOf(retry.snapshot)).toBe("PREPARING");
+    expect(retry.effects.at(-1)).toEqual([{ type: "lookupLastMirrorEpoch", params: { stateEpoch: 3 } }]);
+    // Never aligned: LME -1 still truncates fully, as the spec says.
+    const r = drive(retry.snapshot, [{ type: "LME_FOUND", lme: -1 }]);
+    expect(names(r.effects[0] ?? [])).toEqual(["truncateFully"]);
+  });
+
+  it("START of an aligned FAILED partition does not truncate: PREPARING skips to the ISR check", () => {
+    const failed = drive(mirroring(), [fail(true), COMMITTED]);
+    const r = drive(failed.snapshot, [{ type: "START" }, COMMITTED, { type: "MIRROR_LOOP_CHECKED" }]);
+    const types = r.effects.flat().map((e) => e.type);
+    for (const t of ["lookupLastMirrorEpoch", "truncateFully", "truncateToEpoch"])
+      expect(types).not.toContain(t);
+    expect(names(r.effects.at(-1) ?? [])).toEqual(["clearLastMirrorEpoch", "awaitIsrTruncated"]);
+    const back = drive(r.snapshot, [{ type: "ISR_TRUNCATED" }, COMMITTED]);
+    expect(lifecycleStateOf(back.snapshot)).toBe("MIRRORING");
   });
 
   it("START from a non-retryable FAILED is refused; STOP then START is the way back", () => {
@@ -221,7 +270,7 @@ describe("Critical: FAILED retries go to the right place", () => {
       const scheduled = failed.effects[1]?.find((e) => e.type === "scheduleRetry");
       if (scheduled?.type === "scheduleRetry") delays.push(scheduled.params.delayMs);
       s = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]).snapshot;
-      expect(lifecycleStateOf(s)).toBe("PREPARING");
+      expect(lifecycleStateOf(s)).toBe("MIRRORING"); // aligned: resumes where it was
       expect(s.context.record.retryAttempt).toBe(i + 1);
     }
     expect(delays).toEqual([50, 100, 200]);
@@ -331,6 +380,13 @@ const FINISH_FAILOVER: readonly TestEvent[] = [
   COMMITTED,
 ];
 
+/** The rest of a failover of a log without mirrored data: steps 1-2 only, no ABORT marker, no PID reset. */
+const FINISH_UNMIRRORED_FAILOVER: readonly TestEvent[] = [
+  { type: "LME_RECORDED" },
+  { type: "EPOCH_BUMPED", leaderEpoch: 60 },
+  COMMITTED,
+];
+
 describe("Critical: the LME is over mirrored batches only (failover before PREPARING aligned the log)", () => {
   it("entering PREPARING keeps the recorded LME; only the truncation clears it", () => {
     const s = drive(mirroring(20), STOP_TO_STOPPED).snapshot;
@@ -392,7 +448,7 @@ describe("Critical: the LME is over mirrored batches only (failover before PREPA
 
   it("a FAILED retry of an aligned partition stays aligned; one of an unaligned PREPARING does not", () => {
     const retried = drive(mirroring(20), [fail(true), COMMITTED, { type: "RETRY_TIMER_FIRED" }, COMMITTED]);
-    expect(lifecycleStateOf(retried.snapshot)).toBe("PREPARING");
+    expect(lifecycleStateOf(retried.snapshot)).toBe("MIRRORING");
     expect(retried.snapshot.context.aligned).toBe(true);
     const stopped = drive(retried.snapshot, [
       { type: "STOP" },
@@ -403,6 +459,100 @@ describe("Critical: the LME is over mirrored batches only (failover before PREPA
 
     const unaligned = drive(failingBack(), [fail(true), COMMITTED, { type: "RETRY_TIMER_FIRED" }, COMMITTED]);
     expect(unaligned.snapshot.context).toMatchObject({ aligned: false, lastMirrorEpoch: 7 });
+  });
+});
+
+describe("Critical: a partition removed while FAILED writes markers only into a log that holds mirrored data", () => {
+  const markers = (effects: readonly (readonly { type: string }[])[]) =>
+    effects.flat().filter((e) => e.type === "abortOpenTransactions" || e.type === "appendPidReset");
+
+  it("a loop refused in PREPARING, then removed: no ABORT marker, no PID reset, ends STOPPED", () => {
+    const failed = drive(fresh(), [
+      { type: "START" },
+      COMMITTED,
+      { type: "MIRROR_LOOP_FOUND", message: "loop" },
+      COMMITTED,
+    ]);
+    expect(failed.snapshot.context.holdsMirroredData).toBe(false);
+    const r = drive(failed.snapshot, [
+      { type: "STOP" },
+      COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 4 },
+      ...FINISH_UNMIRRORED_FAILOVER,
+    ]);
+    expect(markers(r.effects)).toEqual([]);
+    expect(lifecycleStateOf(r.snapshot)).toBe("STOPPED");
+  });
+
+  it("decides from the records: a recovered FAILED loop (never mirrored) gets no marker either", () => {
+    const record = {
+      state: "FAILED",
+      leaderEpoch: -1,
+      stateEpoch: 2,
+      errorMessage: "mirror loop",
+      retryAttempt: -1,
+      previousState: "PREPARING",
+      lastMirrorEpoch: -1,
+    } as const;
+    const r = drive(recoverPartition({ record }).snapshot, [
+      { type: "STOP" },
+      COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 4 },
+      ...FINISH_UNMIRRORED_FAILOVER,
+    ]);
+    expect(markers(r.effects)).toEqual([]);
+    expect(lifecycleStateOf(r.snapshot)).toBe("STOPPED");
+  });
+
+  it.each([
+    ["FAILED", "MIRRORING", -1, -1, true],
+    ["FAILED", "PAUSED", -1, -1, true],
+    ["FAILED", "STOPPING", 4, 3, true], // a failover of mirrored data that failed half way
+    ["STOPPING", "FAILED", 4, 3, true],
+    ["STOPPING", "FAILED", -1, -1, false], // nothing was ever mirrored
+    ["FAILED", "PREPARING", -1, -1, false], // a first start that failed before mirroring
+    ["FAILED", "PREPARING", 4, 7, false], // a re-add that failed before truncating: the log is local
+    ["FAILED", "STOPPED", 4, 7, false], // STOPPED closed it already; local writes since
+  ] as const)(
+    "recovered %s (previous %s, leaderEpoch %i, LME %i): markers %s",
+    (state, previousState, leaderEpoch, lme, expected) => {
+      const record = {
+        state,
+        leaderEpoch,
+        stateEpoch: 9,
+        errorMessage: state === "FAILED" ? "x" : null,
+        retryAttempt: state === "FAILED" ? -1 : 0,
+        previousState,
+        lastMirrorEpoch: lme,
+      } as const;
+      const r = recoverPartition({ record });
+      expect(r.snapshot.context.holdsMirroredData).toBe(expected);
+      const stopping =
+        state === "FAILED" ? drive(r.snapshot, [{ type: "STOP" }, COMMITTED]).snapshot : r.snapshot;
+      const next = drive(stopping, [
+        { type: "FETCHER_REMOVED", latestMirroredEpoch: 4 },
+        { type: "LME_RECORDED" },
+        { type: "EPOCH_BUMPED", leaderEpoch: 90 },
+      ]);
+      expect(markers(next.effects).length > 0).toBe(expected);
+    },
+  );
+
+  it("a failback stopped after its truncation closes the producer state it inherited from the source", () => {
+    const truncated = drive(failingBack(), [
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: 7 },
+      { type: "TRUNCATED" },
+      { type: "STOP" },
+      COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 9 },
+      ...FINISH_FAILOVER,
+    ]);
+    expect(markers(truncated.effects).map((e) => e.type)).toEqual([
+      "abortOpenTransactions",
+      "appendPidReset",
+    ]);
+    expect(lifecycleStateOf(truncated.snapshot)).toBe("STOPPED");
   });
 });
 

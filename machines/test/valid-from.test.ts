@@ -12,10 +12,12 @@ import {
 const SPEC_VALID_FROM: Record<LifecycleState, (LifecycleState | null)[]> = {
   UNKNOWN: [],
   PREPARING: [null, "UNKNOWN", "STOPPED", "FAILED"],
-  MIRRORING: ["PREPARING", "PAUSED", "EPOCH_FENCING"],
+  // FAILED: spec §4's "FAILED retries go back to PREPARING (or the previous state where that is safe)": a
+  // retry of a log that is still a copy of the source resumes MIRRORING or PAUSED, without truncating.
+  MIRRORING: ["PREPARING", "PAUSED", "EPOCH_FENCING", "FAILED"],
   EPOCH_FENCING: ["MIRRORING"],
   PAUSING: ["MIRRORING"],
-  PAUSED: ["PAUSING"],
+  PAUSED: ["PAUSING", "FAILED"],
   STOPPING: ["PREPARING", "MIRRORING", "EPOCH_FENCING", "PAUSING", "PAUSED", "FAILED"],
   STOPPED: ["STOPPING"],
   // "any": every state, FAILED itself included (a new cause while FAILED, e.g. turning non-retryable).

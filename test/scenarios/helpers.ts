@@ -15,7 +15,10 @@ export const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
  * Clusters on one manual clock and scheduler, each with mirroring started and registered as a source under
  * `<name>:9092`. `run(work)` drives virtual time until `work` settles.
  */
-export function topology(names: string[], options: { brokers?: number; seed?: number } = {}) {
+export function topology(
+  names: string[],
+  options: { brokers?: number; seed?: number; statePartitions?: number } = {},
+) {
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
   const registry = new EmbeddedSourceRegistry();
@@ -33,7 +36,7 @@ export function topology(names: string[], options: { brokers?: number; seed?: nu
         cluster,
         sources: connector,
         random: new SeededRandom(seed * 100 + 50 + i),
-        numStatePartitions: 4,
+        numStatePartitions: options.statePartitions ?? 4,
       });
       registry.register(`${name}:9092`, cluster, mirroring.asSource());
       return [

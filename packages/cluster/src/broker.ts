@@ -1,11 +1,12 @@
 import {
   type AbortedTxn,
+  divergenceTruncationOffset,
   type IsolationLevel,
   type LogAppendInfo,
   PartitionLog,
   UNDEFINED_EPOCH,
 } from "@cluster-mirror/log";
-import { decodeRecords, KafkaError } from "@cluster-mirror/protocol";
+import { decodeRecords, KafkaError, RecordBatchLayout } from "@cluster-mirror/protocol";
 import type { Authorizer } from "./acls";
 import type { ClientQuotaManager } from "./client-quotas";
 import type { Clock } from "./clock";
@@ -51,8 +52,17 @@ export interface BrokerOptions {
   scheduler: Scheduler;
   authorizer: Authorizer;
   quotas: ClientQuotaManager;
-  /** Checks that a transactional produce's partition was added to its transaction (KIP-890 verification). */
-  verifyTransaction?: (transactionalId: string, topic: string, partition: number) => boolean;
+  /**
+   * Checks that a transactional produce's producer (id and epoch from its batch) is the transactional id's
+   * current one and its partition was added to the transaction (KIP-890 verification); may throw the
+   * coordinator's error.
+   */
+  verifyTransaction?: (
+    transactionalId: string,
+    topic: string,
+    partition: number,
+    producer: { producerId: bigint; producerEpoch: number },
+  ) => boolean;
   /** Kafka's replica.lag.time.max.ms (default 30000). */
   replicaLagTimeMaxMs?: number;
   /** Kafka's replica.fetch.max.bytes (default 1 MiB). */
@@ -256,8 +266,9 @@ export class Broker {
         `${p.name} is a mirror topic (mirror.name=${t.configs.get("mirror.name")}) and read-only until it is failed over; remove it from the mirror to make it writable`,
       );
     }
-    if (request.transactionalId !== undefined && this.options.verifyTransaction) {
-      if (!this.options.verifyTransaction(request.transactionalId, topic, request.partition)) {
+    const producer = batchProducer(request.batch);
+    if (request.transactionalId !== undefined && this.options.verifyTransaction && producer) {
+      if (!this.options.verifyTransaction(request.transactionalId, topic, request.partition, producer)) {
         throw new ClusterError(
           "INVALID_TXN_STATE",
           `${p.name} was not added to transaction '${request.transactionalId}'; call addPartitionsToTxn first`,
@@ -370,8 +381,8 @@ export class Broker {
     const p = this.leaderReplica(request.topic, request.partition);
     p.checkLeader(request.currentLeaderEpoch ?? -1);
     const last = request.lastFetchedEpoch ?? UNDEFINED_EPOCH;
-    if (last !== UNDEFINED_EPOCH) {
-      const end = p.log.endOffsetForEpoch(last);
+    const end = p.divergenceCheckFor(last);
+    if (end) {
       if (end.epoch !== last || end.endOffset < request.fetchOffset) {
         return {
           recordSlices: [],
@@ -600,7 +611,7 @@ export class Broker {
       );
       this.partitions.set(k, p);
     }
-    p.updateMetadata(meta);
+    p.updateMetadata(meta, topic.configs.get("mirror.name"));
     const epochChanged = oldEpoch !== p.leaderEpoch;
     if (p.isLeader) {
       this.cancelReplicaFetch(p);
@@ -678,20 +689,26 @@ export class Broker {
       if (error instanceof KafkaError && error.errorName === "OFFSET_OUT_OF_RANGE") {
         // As Kafka's follower: past the leader's end (the leader truncated, e.g. a mirror aligning to the
         // source), truncate to the leader's end; below its start, start over at the leader's log start.
+        // Unknown to us right now (the leader's replica is gone): keep everything and ask again later.
         const leaderLog = leader.replica(p.topic, p.partition)?.log;
-        if (leaderLog && log.logEndOffset > leaderLog.logEndOffset) log.truncateTo(leaderLog.logEndOffset);
-        else log.truncateFullyAndStartAt(leaderLog?.logStartOffset ?? 0n);
+        if (!leaderLog) {
+          this.scheduleReplicaFetch(p, backoff);
+          return;
+        }
+        if (log.logEndOffset > leaderLog.logEndOffset) log.truncateTo(leaderLog.logEndOffset);
+        else if (log.logEndOffset < leaderLog.logStartOffset)
+          log.truncateFullyAndStartAt(leaderLog.logStartOffset);
         this.scheduleReplicaFetch(p, 0);
       } else this.scheduleReplicaFetch(p, backoff);
       return;
     }
     if (result.divergingEpoch) {
-      const d = result.divergingEpoch;
-      const mine = log.endOffsetForEpoch(d.epoch);
-      let target = d.endOffset >= 0n ? d.endOffset : result.logEndOffset;
-      if (mine.epoch === d.epoch && mine.endOffset >= 0n && mine.endOffset < target) target = mine.endOffset;
-      log.truncateTo(target);
-      this.scheduleReplicaFetch(p, 0);
+      // Kafka's follower rule (an UNDEFINED answer truncates to the high watermark, never below it).
+      const before = { leo: log.logEndOffset, epoch: log.latestEpoch };
+      log.truncateTo(divergenceTruncationOffset(log, result.divergingEpoch));
+      // The same answer again would change nothing: wait before asking again instead of spinning.
+      const changed = log.logEndOffset !== before.leo || log.latestEpoch !== before.epoch;
+      this.scheduleReplicaFetch(p, changed ? 0 : backoff);
       return;
     }
     const hwBefore = log.highWatermark;
@@ -874,4 +891,13 @@ export class Broker {
 
 function key(topicId: Uuid, partition: number): string {
   return `${topicId}:${partition}`;
+}
+
+/** The producer id and epoch in a batch's header; undefined if too short (the append refuses it as corrupt). */
+function batchProducer(batch: Buffer): { producerId: bigint; producerEpoch: number } | undefined {
+  if (batch.length < RecordBatchLayout.RECORD_BATCH_OVERHEAD) return undefined;
+  return {
+    producerId: batch.readBigInt64BE(RecordBatchLayout.PRODUCER_ID_OFFSET),
+    producerEpoch: batch.readInt16BE(RecordBatchLayout.PRODUCER_EPOCH_OFFSET),
+  };
 }

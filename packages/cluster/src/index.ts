@@ -106,6 +106,7 @@ export {
   type MetadataListener,
 } from "./controller";
 export { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
+export { DataDirLock, DataDirLockedError, type DataDirLockOwner, LOCK_FILE } from "./data-dir-lock";
 export { ClusterError, type KafkaErrorName } from "./errors";
 export {
   type CommittedOffset,

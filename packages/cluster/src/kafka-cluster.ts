@@ -6,6 +6,7 @@ import { ClientQuotaManager } from "./client-quotas";
 import type { Clock } from "./clock";
 import { Controller } from "./controller";
 import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
+import { DataDirLock } from "./data-dir-lock";
 import { ClusterError } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
 import type { Random } from "./random";
@@ -16,8 +17,14 @@ import { TransactionCoordinator } from "./transaction-coordinator";
 export interface KafkaClusterOptions {
   /** Number of brokers, ids 0..n-1 (default 3). */
   brokers?: number;
-  /** Files in Kafka's layout under this directory (one `broker-N` folder each); omitted: in memory. */
+  /**
+   * Files in Kafka's layout under this directory (one `broker-N` folder each); omitted: in memory. The
+   * cluster locks the directory (`.lock`) until `close()`: a second cluster on it, in this process or
+   * another, fails to start with DataDirLockedError.
+   */
   dataDir?: string;
+  /** The lock of `dataDir` if the caller took it before touching the dir; the cluster releases it on close. */
+  dataDirLock?: DataDirLock;
   /** fsync file writes (default true). */
   fsync?: boolean;
   clock: Clock;
@@ -60,8 +67,11 @@ export class KafkaCluster implements BrokerNetwork {
   private readonly brokerListeners = new Set<(brokerId: number, running: boolean) => void>();
   private readonly housekeeping = new Map<string, Cancel>();
   private readonly diskLatencies = new Map<number, number>();
+  private readonly lock: DataDirLock | undefined;
 
+  /** Locks `options.dataDir` first (throws DataDirLockedError if another cluster holds it). */
   constructor(options: KafkaClusterOptions) {
+    this.lock = lockDataDir(options);
     this.options = options;
     this.clock = options.clock;
     this.scheduler = options.scheduler;
@@ -97,7 +107,12 @@ export class KafkaCluster implements BrokerNetwork {
   /** Starts a cluster with all its brokers running. */
   static start(options: KafkaClusterOptions): KafkaCluster {
     const cluster = new KafkaCluster(options);
-    for (let id = 0; id < (options.brokers ?? 3); id++) cluster.startBroker(id);
+    try {
+      for (let id = 0; id < (options.brokers ?? 3); id++) cluster.startBroker(id);
+    } catch (error) {
+      cluster.close(); // the caller gets no cluster to close: release the data dir here
+      throw error;
+    }
     return cluster;
   }
 
@@ -156,8 +171,14 @@ export class KafkaCluster implements BrokerNetwork {
       scheduler: this.scheduler,
       authorizer: this.authorizer,
       quotas: this.quotas,
-      verifyTransaction: (txnId, topic, partition) =>
-        this.transactions.isInTransaction(txnId, { topic, partition }),
+      verifyTransaction: (transactionalId, topic, partition, producer) => {
+        this.transactions.verifyTransaction({
+          transactionalId,
+          ...producer,
+          partition: { topic, partition },
+        });
+        return true;
+      },
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
     });
     broker.setDiskLatency(this.diskLatency(brokerId));
@@ -214,11 +235,12 @@ export class KafkaCluster implements BrokerNetwork {
     return broker;
   }
 
-  /** Shuts every broker down cleanly. */
+  /** Shuts every broker down cleanly, then releases the data dir's lock. */
   close(): void {
     for (const cancel of this.housekeeping.values()) cancel();
     this.housekeeping.clear();
     for (const id of this.runningBrokers()) this.stopBroker(id);
+    this.lock?.release();
   }
 
   /**
@@ -263,6 +285,23 @@ export class KafkaCluster implements BrokerNetwork {
     }
     return this.producerIdBlock.next++;
   }
+}
+
+/** The data dir's lock: the one the caller holds, or a new one; none in memory. */
+function lockDataDir(options: KafkaClusterOptions): DataDirLock | undefined {
+  const { dataDir, dataDirLock } = options;
+  if (dataDir === undefined) {
+    if (dataDirLock) throw new ClusterError("INVALID_REQUEST", "dataDirLock was given without a dataDir");
+    return undefined;
+  }
+  if (!dataDirLock) return DataDirLock.acquire(dataDir);
+  if (path.resolve(dataDirLock.dir) !== path.resolve(dataDir)) {
+    throw new ClusterError(
+      "INVALID_REQUEST",
+      `dataDirLock locks ${dataDirLock.dir}, not the dataDir ${dataDir}; pass the lock of the cluster's own dir`,
+    );
+  }
+  return dataDirLock;
 }
 
 /** Kafka's cluster id form: 16 random bytes in URL-safe base64 without padding (22 characters). */

@@ -100,11 +100,19 @@ export class Partition {
     return this.meta.partitionEpoch;
   }
 
-  /** Takes the controller's latest view of this partition; a new leader epoch resets follower tracking. */
-  updateMetadata(meta: PartitionMetadata): void {
+  /**
+   * Takes the controller's latest view of this partition; a new leader epoch resets follower tracking.
+   * A new leader records its epoch at its log end in the leader-epoch cache, as Kafka's makeLeader does,
+   * so it can answer every epoch a follower or mirror has fetched (never UNDEFINED for an epoch it
+   * succeeded); a read-only mirror partition does not, its cache holds the source's epoch history.
+   */
+  updateMetadata(meta: PartitionMetadata, mirrorName?: string): void {
     const newEpoch = meta.leaderEpoch !== this.meta.leaderEpoch;
     this.meta = { ...meta };
     if (newEpoch) this.resetFollowers();
+    // Idempotent, so a replica opened as leader (a restart: no epoch change seen) records it too.
+    if (this.isLeader && !this.isReadOnly(mirrorName))
+      this.log.assignEpochStartOffset(meta.leaderEpoch, this.log.logEndOffset);
     if (this.isLeader) this.maybeAdvanceHighWatermark();
   }
 
@@ -219,8 +227,8 @@ export class Partition {
         `broker ${followerId} is not a replica of ${this.name}`,
       );
     }
-    if (lastFetchedEpoch !== UNDEFINED_EPOCH) {
-      const end = this.log.endOffsetForEpoch(lastFetchedEpoch);
+    const end = this.divergenceCheckFor(lastFetchedEpoch);
+    if (end) {
       if (end.epoch !== lastFetchedEpoch || end.endOffset < fetchOffset) {
         return {
           recordSlices: [],
@@ -257,6 +265,22 @@ export class Partition {
       logStartOffset: data.logStartOffset,
       logEndOffset: data.logEndOffset,
     };
+  }
+
+  /**
+   * The end of `epoch` as this leader answers a fetcher's `lastFetchedEpoch` (followers, consumers and
+   * mirrors: KIP-320), or undefined when there is nothing to check. Kafka's leader holds its current epoch
+   * in its cache (recorded on election), so no fetcher can name a later one. A read-only mirror partition
+   * records no epoch of its own (its cache is the source's history): named an epoch above its latest (it
+   * truncated to align with its source, or it leads without the previous leader's uncommitted tail), it
+   * answers as its current epoch would, its latest epoch ending at its log end; with an empty cache (it
+   * truncated fully) there is no history to match and the offset checks (OFFSET_OUT_OF_RANGE) decide.
+   */
+  divergenceCheckFor(epoch: number): { epoch: number; endOffset: bigint } | undefined {
+    const latest = this.log.latestEpoch;
+    if (epoch === UNDEFINED_EPOCH || latest === undefined) return undefined;
+    if (epoch > latest) return { epoch: latest, endOffset: this.log.logEndOffset };
+    return this.log.endOffsetForEpoch(epoch);
   }
 
   /**

@@ -109,8 +109,10 @@ export class TransactionCoordinator {
       );
     }
     if (existing.state === "Ongoing") {
-      // Fence the old producer: abort its transaction with a bumped epoch.
-      this.bumpEpoch(existing);
+      // Kafka's handleInitProducerId: fence the old producer by bumping the epoch of the same producer id,
+      // and abort its transaction with markers at that epoch, so the partitions' producer state refuses
+      // its batches. The new producer then gets a further epoch, and starts a clean transaction.
+      this.fenceEpoch(existing);
       this.complete(existing, "ABORT");
       if ((existing.state as TransactionStateName) === "PrepareAbort") {
         throw new ClusterError(
@@ -148,6 +150,41 @@ export class TransactionCoordinator {
       if (!txn.partitions.some((p) => p.topic === tp.topic && p.partition === tp.partition)) {
         txn.partitions.push({ topic: tp.topic, partition: tp.partition });
       }
+    }
+  }
+
+  /**
+   * KIP-890's verification of a transactional produce, on the partition leader before it appends: the
+   * batch's producer must be the transactional id's current one (an older epoch was fenced:
+   * INVALID_PRODUCER_EPOCH, as Kafka answers a produce), and the partition must be in its ongoing
+   * transaction (INVALID_TXN_STATE). Without the epoch check a fenced producer's batch could land in the
+   * next producer's transaction on a partition it had not written yet, and be committed with it.
+   */
+  verifyTransaction(request: {
+    transactionalId: string;
+    producerId: bigint;
+    producerEpoch: number;
+    partition: TopicPartition;
+  }): void {
+    const { transactionalId, producerId, producerEpoch, partition } = request;
+    const txn = this.transactions.get(transactionalId);
+    if (!txn || txn.producerId !== producerId) {
+      throw new ClusterError(
+        "INVALID_PRODUCER_ID_MAPPING",
+        `transactional id '${transactionalId}' does not belong to producer id ${producerId}; call initTransactions first`,
+      );
+    }
+    if (producerEpoch !== txn.producerEpoch) {
+      throw new ClusterError(
+        "INVALID_PRODUCER_EPOCH",
+        `producer ${producerId} epoch ${producerEpoch} of '${transactionalId}' was fenced by epoch ${txn.producerEpoch} (a newer producer with this transactional id, or a timeout, aborted its transaction); close this producer`,
+      );
+    }
+    if (!this.isInTransaction(transactionalId, partition)) {
+      throw new ClusterError(
+        "INVALID_TXN_STATE",
+        `${partition.topic}-${partition.partition} was not added to transaction '${transactionalId}'; call addPartitionsToTxn first`,
+      );
     }
   }
 
@@ -189,7 +226,7 @@ export class TransactionCoordinator {
       this.retryPendingMarkers(txn);
       if (txn.state !== "Ongoing" || now - txn.txnStartTimestamp < txn.transactionTimeoutMs) continue;
       // Kafka bumps the epoch so the timed-out producer is fenced from continuing.
-      this.bumpEpoch(txn);
+      this.fenceEpoch(txn);
       this.complete(txn, "ABORT");
       aborted.push(txn.transactionalId);
     }
@@ -228,6 +265,17 @@ export class TransactionCoordinator {
     return txn;
   }
 
+  /**
+   * Kafka's prepareFenceProducerEpoch: the same producer id, one epoch up, never a new producer id. The
+   * abort that follows must write its markers for the producer id the transaction's batches carry, or
+   * their partitions keep the transaction open forever. Epochs stay below MAX_EPOCH - 1 in use (the next
+   * InitProducerId moves to a new producer id), so this never overflows.
+   */
+  private fenceEpoch(txn: TransactionMetadata): void {
+    if (txn.producerEpoch < MAX_EPOCH) txn.producerEpoch++;
+  }
+
+  /** Kafka's prepareIncrementProducerEpoch: one epoch up, or a new producer id once the epochs run out. */
   private bumpEpoch(txn: TransactionMetadata): void {
     if (txn.producerEpoch >= MAX_EPOCH - 1) {
       txn.producerId = this.options.nextProducerId();

@@ -2,7 +2,7 @@ import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { decodeFetch, encodeMessages } from "../src/index";
 import { clientCluster, expectKafkaError, values } from "./clients-helpers";
-import { batchesOf } from "./helpers";
+import { batch, batchesOf } from "./helpers";
 
 async function readAll(
   t: ReturnType<typeof clientCluster>,
@@ -88,6 +88,88 @@ describe("transactions", () => {
     await expectKafkaError(zombie.transaction(), "PRODUCER_FENCED");
     await t.run(txn.commit());
     expect(await readAll(t, "t", "read_committed")).toEqual(["fresh"]);
+  });
+
+  it("a second producer with the same transactional id aborts the first one's open transaction and fences it", async () => {
+    const t = clientCluster();
+    t.cluster.controller.createTopic({
+      name: "t",
+      replicaAssignment: [
+        [0, 1, 2],
+        [1, 2, 0],
+      ],
+    });
+    const first = t.kafka.producer({ transactionalId: "tx" });
+    await first.connect();
+    const open = await t.run(first.transaction());
+    await t.run(
+      open.send({
+        topic: "t",
+        messages: [
+          { value: "first-0", partition: 0 },
+          { value: "first-1", partition: 1 },
+        ],
+      }),
+    );
+    const second = t.kafka.producer({ transactionalId: "tx" });
+    await second.connect();
+    const own = await t.run(second.transaction()); // InitProducerId: aborts the open transaction
+    for (const p of [0, 1]) {
+      const kinds = batchesOf(t.cluster, p, "t", p).map((x) => (x.isControl ? controlTypeOf(x) : "data"));
+      expect(kinds, `partition ${p}`).toEqual(["data", ControlRecordType.ABORT]);
+    }
+    // The first producer is fenced: a send to a partition of its (aborted) transaction is refused for its
+    // epoch, and its commit and any new transaction answer PRODUCER_FENCED.
+    await expectKafkaError(
+      t.run(open.send({ topic: "t", messages: [{ value: "late", partition: 0 }] })),
+      "INVALID_PRODUCER_EPOCH",
+    );
+    await expectKafkaError(t.run(open.commit()), "PRODUCER_FENCED");
+    expect(open.isActive()).toBe(false);
+    await expectKafkaError(first.transaction(), "PRODUCER_FENCED");
+
+    await t.run(own.send({ topic: "t", messages: [{ value: "second", partition: 0 }] }));
+    await t.run(own.commit());
+    expect(await readAll(t, "t", "read_committed")).toEqual(["second"]);
+    expect((await readAll(t, "t", "read_uncommitted")).sort()).toEqual(["first-0", "first-1", "second"]);
+    expect(t.cluster.transactions.describeTransaction("tx")?.state).toBe("CompleteCommit");
+  });
+
+  it("refuses a fenced producer's batch on a partition of the new producer's transaction", async () => {
+    const t = clientCluster();
+    t.cluster.controller.createTopic({
+      name: "t",
+      replicaAssignment: [
+        [0, 1, 2],
+        [1, 2, 0],
+      ],
+    });
+    const first = t.kafka.producer({ transactionalId: "tx" });
+    await first.connect();
+    const open = await t.run(first.transaction());
+    await t.run(open.send({ topic: "t", messages: [{ value: "first", partition: 0 }] }));
+    const zombie = first.producerId()!;
+    const second = t.kafka.producer({ transactionalId: "tx" });
+    await second.connect();
+    const own = await t.run(second.transaction());
+    // The new producer adds partition 1 (no batch or marker of this producer id there yet) ...
+    t.cluster.transactions.addPartitionsToTxn({
+      transactionalId: "tx",
+      ...second.producerId()!,
+      partitions: [{ topic: "t", partition: 1 }],
+    });
+    // ... and a delayed batch of the fenced producer arrives there: it must not join that transaction.
+    const late = t.cluster.leaderFor("t", 1).produce({
+      topic: "t",
+      partition: 1,
+      transactionalId: "tx",
+      batch: batch(["zombie"], { ...zombie, baseSequence: 0, isTransactional: true }),
+      acks: -1,
+    });
+    await expectKafkaError(t.run(late), "INVALID_PRODUCER_EPOCH");
+    await t.run(own.send({ topic: "t", messages: [{ value: "second", partition: 1 }] }));
+    await t.run(own.commit());
+    expect(await readAll(t, "t", "read_committed")).toEqual(["second"]);
   });
 
   it("aborts a transaction that runs past its timeout and fences its producer", async () => {

@@ -213,3 +213,83 @@ describe("leader truncation", () => {
     }
   });
 });
+
+/** A batch as a source stored it: `count` records from `baseOffset`, written at `epoch`. */
+function sourceBatch(baseOffset: bigint, epoch: number, value: string): Buffer {
+  return encodeRecordBatch({
+    baseOffset,
+    partitionLeaderEpoch: epoch,
+    records: [
+      {
+        attributes: 0,
+        offsetDelta: 0,
+        timestampDelta: 0n,
+        key: null,
+        value: Buffer.from(value),
+        headers: [],
+      },
+    ],
+  });
+}
+
+describe("leader epochs on election (Kafka's Partition.makeLeader, KIP-320)", () => {
+  it("a new leader answers for its own epoch before writing in it, also after a restart", async () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    settle();
+    const p = cluster.broker(0)!.produce({ topic: "t", partition: 0, batch: batch(["a", "b"]), acks: -1 });
+    settle();
+    await p;
+    cluster.crashBroker(0);
+    settle();
+    const leader = cluster.leaderFor("t", 0);
+    const epoch = leader.replica("t", 0)!.leaderEpoch;
+    expect(epoch).toBe(1);
+    // Its epoch starts at its log end: epoch 0 ends there, and the current epoch is answered with the end.
+    expect(leader.offsetsForLeaderEpoch("t", 0, 0)).toEqual({ leaderEpoch: 0, endOffset: 2n });
+    expect(leader.offsetsForLeaderEpoch("t", 0, epoch)).toEqual({ leaderEpoch: epoch, endOffset: 2n });
+    expect(leader.replica("t", 0)!.log.epochEntries().at(-1)).toEqual({ epoch, startOffset: 2n });
+    // A restarted leader (a new replica object, the same epoch or a later one) knows it as well.
+    cluster.stopBroker(2);
+    settle();
+    cluster.stopBroker(1); // the last ISR member: the partition goes offline until it returns
+    settle();
+    cluster.startBroker(1);
+    settle();
+    const again = cluster.leaderFor("t", 0);
+    const current = again.replica("t", 0)!.leaderEpoch;
+    expect(again.offsetsForLeaderEpoch("t", 0, current)).toEqual({ leaderEpoch: current, endOffset: 2n });
+  });
+
+  it("a read-only mirror partition keeps only its source's epochs; its followers follow its truncations", async () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({
+      name: "m",
+      replicaAssignment: [[0, 1, 2]],
+      configs: { "mirror.name": "dr" },
+    });
+    settle();
+    cluster.controller.bumpLeaderEpochs([{ topic: "m", partition: 0, minLeaderEpoch: 10 }]);
+    settle();
+    const leader = cluster.broker(0)!;
+    leader.appendAsIs("m", 0, [sourceBatch(0n, 0, "a"), sourceBatch(1n, 0, "b"), sourceBatch(2n, 3, "c")]);
+    settle();
+    const log = leader.replica("m", 0)!.log;
+    // The mirror's lastFetchedEpoch and last mirror epoch come from here: the destination's epoch 10 is not in it.
+    expect(log.epochEntries()).toEqual([
+      { epoch: 0, startOffset: 0n },
+      { epoch: 3, startOffset: 2n },
+    ]);
+    expect(log.highWatermark).toBe(3n);
+    // Aligning with its source, the leader drops epoch 3 below the followers' high watermark and mirrors a
+    // different batch there: asked for epoch 3, above its latest, it answers with its log end.
+    leader.truncateTo("m", 0, 2n);
+    leader.appendAsIs("m", 0, sourceBatch(2n, 2, "c'"));
+    settle();
+    const onLeader = batchesOf(cluster, 0, "m").map((b) => b.buffer.toString("hex"));
+    for (const id of [1, 2]) {
+      expect(batchesOf(cluster, id, "m").map((b) => b.buffer.toString("hex"))).toEqual(onLeader);
+    }
+    expect(leader.followersTruncated("m", 0)).toBe(true);
+  });
+});

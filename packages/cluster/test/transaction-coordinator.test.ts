@@ -96,6 +96,40 @@ describe("TransactionCoordinator", () => {
     ).toBe("INVALID_PRODUCER_ID_MAPPING");
   });
 
+  it("writes the fencing ABORT for the transaction's own producer id even when its epochs run out", () => {
+    const { tc, markers } = setup();
+    let pid = tc.initProducerId({ transactionalId: "tx" });
+    while (pid.producerEpoch < 32766) pid = tc.initProducerId({ transactionalId: "tx" });
+    expect(pid).toEqual({ producerId: 1000n, producerEpoch: 32766 });
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...pid, partitions: [tp("a")] });
+    const fresh = tc.initProducerId({ transactionalId: "tx" });
+    // The open transaction's batches carry producer id 1000: only a marker for 1000 closes it.
+    expect(markers).toEqual([
+      expect.objectContaining({
+        result: "ABORT",
+        producerId: 1000n,
+        producerEpoch: 32767,
+        partition: tp("a"),
+      }),
+    ]);
+    expect(fresh).toEqual({ producerId: 1001n, producerEpoch: 0 });
+  });
+
+  it("verifies a transactional produce: the current producer epoch, and a partition of its transaction", () => {
+    const { tc } = setup();
+    const old = tc.initProducerId({ transactionalId: "tx" });
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...old, partitions: [tp("a")] });
+    const fresh = tc.initProducerId({ transactionalId: "tx" });
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...fresh, partitions: [tp("b")] });
+    const verify = (p: { producerId: bigint; producerEpoch: number }, partition: TopicPartition) =>
+      errorName(() => tc.verifyTransaction({ transactionalId: "tx", ...p, partition }));
+    expect(verify(fresh, tp("b"))).toBe("none");
+    // The fenced producer may not write into the new producer's transaction.
+    expect(verify(old, tp("b"))).toBe("INVALID_PRODUCER_EPOCH");
+    expect(verify(fresh, tp("a"))).toBe("INVALID_TXN_STATE");
+    expect(verify({ producerId: 1n, producerEpoch: 0 }, tp("b"))).toBe("INVALID_PRODUCER_ID_MAPPING");
+  });
+
   it("aborts transactions past their timeout and fences their producer", () => {
     const { tc, clock, markers } = setup();
     const p = tc.initProducerId({ transactionalId: "slow", transactionTimeoutMs: 1000 });

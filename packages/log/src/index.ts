@@ -7,6 +7,7 @@ export {
   type CompactionStats,
   compactSegments,
 } from "./compaction";
+export { type DivergenceLocalView, divergenceTruncationOffset } from "./divergence";
 export {
   FencedLeaderEpochError,
   InvalidProducerEpochError,

@@ -467,6 +467,20 @@ export class PartitionLog {
     return this.epochs.endOffsetFor(epoch, this.endOffset);
   }
 
+  /**
+   * Kafka's `maybeAssignEpochStartOffset`, called by a new leader (Partition.makeLeader): records that
+   * `epoch` starts at `startOffset` (the log end) before any batch of it exists, so the leader can answer
+   * OffsetsForLeaderEpoch and diverging-epoch checks for every epoch a follower or mirror may have seen.
+   * An epoch below the latest one is ignored (history is never rewritten). True if the cache changed.
+   */
+  assignEpochStartOffset(epoch: number, startOffset: bigint): boolean {
+    const latest = this.epochs.latestEpoch;
+    if (latest !== undefined && epoch < latest) return false;
+    const changed = this.epochs.assign(epoch, startOffset);
+    if (changed) this.saveEpochs();
+    return changed;
+  }
+
   /** The leader-epoch cache entries, oldest first. */
   epochEntries(): EpochEntry[] {
     return this.epochs.entries();
@@ -513,7 +527,13 @@ export class PartitionLog {
    * the aborted-transaction index are rebuilt by replaying the remaining batches.
    */
   truncateTo(offset: bigint): boolean {
-    if (offset >= this.endOffset) return false;
+    if (offset >= this.endOffset) {
+      // Nothing to remove, but the epoch cache may end with an entry no batch has reached: this replica
+      // led that epoch and appended nothing in it. Kafka drops it here too, so the next fetch's
+      // `lastFetchedEpoch` names an epoch whose batches this log really holds.
+      if (this.epochs.truncateFromEnd(this.endOffset)) this.saveEpochs();
+      return false;
+    }
     if (offset < this.startOffset) {
       this.truncateFullyAndStartAt(offset);
       return true;

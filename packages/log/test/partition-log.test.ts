@@ -272,6 +272,43 @@ describe("truncation", () => {
     expect(log.truncateTo(10n)).toBe(false);
   });
 
+  it("a new leader's epoch is known before any batch of it: Kafka's endOffsetFor answers", () => {
+    const { log } = memoryLog();
+    log.appendAsLeader(dataBatch({ count: 2 }), 1); // 0-1
+    log.appendAsLeader(dataBatch({ count: 3 }), 3); // 2-4
+    // Elected at epoch 5 with log end 5 (Partition.makeLeader): no batch of epoch 5 yet.
+    expect(log.assignEpochStartOffset(5, log.logEndOffset)).toBe(true);
+    expect(log.epochEntries()).toEqual([
+      { epoch: 1, startOffset: 0n },
+      { epoch: 3, startOffset: 2n },
+      { epoch: 5, startOffset: 5n },
+    ]);
+    // A follower or mirror that fetched epoch 3 learns where it ends, not UNDEFINED.
+    expect(log.endOffsetForEpoch(3)).toEqual({ epoch: 3, endOffset: 5n });
+    expect(log.endOffsetForEpoch(4)).toEqual({ epoch: 3, endOffset: 5n });
+    expect(log.endOffsetForEpoch(5)).toEqual({ epoch: 5, endOffset: 5n });
+    // Below the first entry: the requested epoch and the first start offset; above the latest: UNDEFINED.
+    expect(log.endOffsetForEpoch(0)).toEqual({ epoch: 0, endOffset: 0n });
+    expect(log.endOffsetForEpoch(6)).toEqual({ epoch: -1, endOffset: -1n });
+    // A stale (lower) epoch never rewrites the history; the same epoch again changes nothing.
+    expect(log.assignEpochStartOffset(4, 5n)).toBe(false);
+    expect(log.assignEpochStartOffset(5, 5n)).toBe(false);
+    // Batches of the current epoch extend it without a new entry.
+    log.appendAsLeader(dataBatch(), 5);
+    expect(log.epochEntries().at(-1)).toEqual({ epoch: 5, startOffset: 5n });
+  });
+
+  it("a truncation at or past the log end drops an epoch entry no batch reached (Kafka's truncateTo)", () => {
+    const { log } = memoryLog();
+    log.appendAsLeader(dataBatch({ count: 2 }), 1);
+    log.assignEpochStartOffset(4, 2n); // led epoch 4, appended nothing, then became a follower
+    expect(log.latestEpoch).toBe(4);
+    expect(log.truncateTo(2n)).toBe(false);
+    expect(log.logEndOffset).toBe(2n);
+    expect(log.epochEntries()).toEqual([{ epoch: 1, startOffset: 0n }]);
+    expect(log.latestEpoch).toBe(1);
+  });
+
   it("truncateFullyAndStartAt empties everything", () => {
     const { log } = memoryLog();
     log.appendAsLeader(dataBatch({ pid: 1n, seq: 0 }), 1);

@@ -1,11 +1,14 @@
 import { type KafkaCluster, murmur2, type Random, toPositive } from "@cluster-mirror/cluster";
 import type { RetryBackoffOptions } from "@cluster-mirror/machines";
+import type { MirrorDescribeRow } from "./admin/describe-format";
 import { MirrorAdmin } from "./admin/mirror-admin";
 import { parseMirrorConfig } from "./admin/mirror-config";
+import { liveSourceHighWatermark } from "./admin/mirror-describe";
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 import { EmbeddedDestination } from "./destination/embedded-destination";
 import {
+  DEFAULT_MIRROR_STATE_PARTITIONS,
   EmbeddedStateLog,
   ensureMirrorStateTopic,
   MIRROR_STATE_TOPIC,
@@ -26,7 +29,11 @@ export interface ClusterMirroringOptions {
   sources: SourceConnector;
   /** Jitter for retries and backoffs. */
   random: Random;
-  /** `mirror.topic.num.partitions`: partitions of `__mirror_state` (default 16). */
+  /**
+   * `mirror.topic.num.partitions`: partitions of `__mirror_state` when this start creates it (default
+   * {@link DEFAULT_MIRROR_STATE_PARTITIONS}). Like `offsets.topic.num.partitions`, it is fixed once the
+   * topic exists: an existing `__mirror_state` keeps its count (a warning says so when they differ).
+   */
   numStatePartitions?: number;
   /** `mirror.coordinator.append.linger.ms` (default 10). */
   lingerMs?: number;
@@ -75,9 +82,9 @@ export class ClusterMirroring {
   private readonly numStatePartitions: number;
   private unsubscribe: (() => void) | undefined;
 
-  private constructor(options: ClusterMirroringOptions) {
+  private constructor(options: ClusterMirroringOptions, numStatePartitions: number) {
     this.options = options;
-    this.numStatePartitions = options.numStatePartitions ?? 16;
+    this.numStatePartitions = numStatePartitions;
     this.destination = new EmbeddedDestination(options.cluster);
     this.sources = new SourceConnections(options.sources);
     this.coordinators = new MirrorCoordinatorRouter(
@@ -99,8 +106,16 @@ export class ClusterMirroring {
 
   /** Starts mirroring on every running broker of `options.cluster` (creating `__mirror_state` if needed). */
   static start(options: ClusterMirroringOptions): ClusterMirroring {
-    const mirroring = new ClusterMirroring(options);
-    ensureMirrorStateTopic(options.cluster, mirroring.numStatePartitions);
+    const requested = options.numStatePartitions ?? DEFAULT_MIRROR_STATE_PARTITIONS;
+    // Every key's coordinator is hash % partition count: routing by any other count than the topic's
+    // own would send commands to partitions nobody coordinates for them (NOT_COORDINATOR forever).
+    const actual = ensureMirrorStateTopic(options.cluster, requested);
+    if (actual !== requested) {
+      (options.warn ?? ((m: string) => console.warn(m)))(
+        `${MIRROR_STATE_TOPIC} already exists with ${actual} partitions; mirror.topic.num.partitions=${requested} is ignored (the partition count of ${MIRROR_STATE_TOPIC} cannot change once created)`,
+      );
+    }
+    const mirroring = new ClusterMirroring(options, actual);
     for (const id of options.cluster.runningBrokers()) mirroring.attach(id);
     mirroring.unsubscribe = options.cluster.onBrokerChange((id, running) => {
       if (running) mirroring.attach(id);
@@ -126,16 +141,14 @@ export class ClusterMirroring {
    */
   asSource(): EmbeddedSourceOptions {
     return {
-      lastMirrorEpoch: (topicId, partition) => {
-        const views = this.coordinators
-          .describe()
-          .filter(
-            (v) => v.key.topicId === topicId && v.key.partition === partition && v.lastMirrorEpoch >= 0,
-          );
-        // The partition's latest failover: the view with the highest state epoch.
-        views.sort((a, b) => b.stateEpoch - a.stateEpoch);
-        return views[0]?.lastMirrorEpoch ?? -1;
-      },
+      // From the coordinators that own the keys (one per mirror this cluster runs); a retriable error,
+      // never -1, while one of them is loading or not elected (-1 would make the caller truncate fully).
+      lastMirrorEpoch: (topicId, partition) =>
+        this.coordinators.lastMirrorEpochOf(
+          this.admin.listMirrors().map((m) => m.name),
+          topicId,
+          partition,
+        ),
       listMirrors: () =>
         this.admin
           .listMirrors()
@@ -144,18 +157,50 @@ export class ClusterMirroring {
   }
 
   /**
-   * Resolves once every partition of `mirror` is MIRRORING with no lag (source high watermark reached),
-   * checking every `intervalMs` on the cluster's scheduler; rejects after `timeoutMs` naming the laggards.
+   * The catch-up barrier of a planned failover: resolves once every partition of `mirror` is MIRRORING and
+   * its destination log end has reached the source high watermark the source answered when this was
+   * called (ListOffsets latest, asked at once and again until the source answers), so every record the
+   * source acknowledged before the call is on the destination. Checks every `intervalMs` on the cluster's
+   * scheduler; rejects after `timeoutMs` naming the laggards.
    */
   whenCaughtUp(mirror: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<void> {
+    // The fetchers' last-seen high watermark is not enough: it trails the source by a fetch round, so
+    // records acknowledged just before the call would count as mirrored and a failover would lose them.
+    const barriers = new Map<string, bigint>();
+    const id = (r: { topic: string; partition: number }) => `${r.topic}\u0000${r.partition}`;
     return this.waitFor(async () => {
       const rows = await this.admin.describe(mirror);
-      const behind = rows.filter((r) => r.state !== "MIRRORING" || r.lag !== 0n);
+      await Promise.all(
+        rows
+          .filter((r) => !barriers.has(id(r)))
+          .map(async (r) => {
+            const hw = await liveSourceHighWatermark(
+              { destination: this.options.cluster, sources: this.sources },
+              { mirror, topic: r.topic, partition: r.partition },
+            );
+            if (hw !== null) barriers.set(id(r), hw);
+          }),
+      );
+      const behind = rows.filter((r) => {
+        const barrier = barriers.get(id(r));
+        return (
+          r.state !== "MIRRORING" ||
+          barrier === undefined ||
+          r.destinationOffset === null ||
+          r.destinationOffset < barrier
+        );
+      });
+      const show = (r: MirrorDescribeRow) => {
+        const barrier = barriers.get(id(r));
+        const lag =
+          barrier === undefined || r.destinationOffset === null ? "?" : String(barrier - r.destinationOffset);
+        return `${r.topic}-${r.partition} ${r.state} lag ${lag}`;
+      };
       return behind.length === 0 && rows.length > 0
         ? undefined
-        : `${behind.length} of ${rows.length} partitions of mirror ${mirror} not caught up (${behind
+        : `${behind.length} of ${rows.length} partitions of mirror ${mirror} not caught up to the source's high watermark at the call (${behind
             .slice(0, 3)
-            .map((r) => `${r.topic}-${r.partition} ${r.state} lag ${r.lag ?? "?"}`)
+            .map(show)
             .join(", ")})`;
     }, options);
   }
@@ -255,6 +300,12 @@ export class ClusterMirroring {
       lingerMs: this.options.lingerMs,
       retry: this.options.retry,
       warn: this.options.warn,
+      // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
+      onShardActivated: (partition) => {
+        for (const mirror of cluster.controller.image.mirrors.keys()) {
+          if (this.mirrorStatePartition(mirror) === partition) void metadata.driveAfterLoad(mirror);
+        }
+      },
     });
     const metadata = new MirrorMetadataManager({
       destination: cluster,

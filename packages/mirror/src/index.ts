@@ -10,11 +10,15 @@ export {
   InvalidMirrorConfigError,
   InvalidMirrorNameError,
   MirrorAlreadyExistsError,
+  MirrorLoopError,
   MirrorStateError,
   SourceUnreachableError,
   UnknownMirrorError,
+  UnsafeTruncationError,
 } from "./admin/errors";
+export type { LocalWritesAtRisk } from "./admin/local-writes";
 export {
+  type AddTopicsOptions,
   MirrorAdmin,
   type MirrorAdminOptions,
   type MirrorConfigDescription,

@@ -21,7 +21,10 @@ export function clusterMirrorProgram(): Command {
     .option("--metrics-port <port>", "Prometheus endpoint port (GET /metrics)", "9404")
     .option("--source <name=brokers>", "also run an embedded source cluster (repeatable)", collect, [])
     .option("--seed <n>", "seed of the clusters' random ids and jitter", "1")
-    .option("--state-partitions <n>", "mirror.topic.num.partitions of __mirror_state", "16")
+    .option(
+      "--state-partitions <n>",
+      "mirror.topic.num.partitions of __mirror_state when it is created (default 50; an existing topic keeps its count)",
+    )
     .option("--no-fsync", "do not fsync writes (faster, not crash-safe)")
     .addOption(new Option("--log-level <level>", "pino log level").default("info"))
     .action(async (flags: NodeFlags) => (await import("./node-command")).runNodeCommand(flags));

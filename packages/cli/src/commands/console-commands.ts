@@ -55,7 +55,10 @@ export async function runProduce(flags: ProduceFlags, out: (text: string) => voi
   const count = flags.count === undefined ? 1 : Number(flags.count);
   const where = result.records.map((r) => `${r.topic}-${r.partition}@${r.offset}`).join(", ");
   const txn =
-    result.transaction === null ? "" : `, transaction ${flags.transactionalId} ${result.transaction}`;
+    (result.transaction === null ? "" : `, transaction ${flags.transactionalId} ${result.transaction}`) +
+    (result.abortedOpenTransaction
+      ? `; the transaction an earlier producer left open with this id was aborted`
+      : "");
   out(`Produced ${count} message(s) to ${flags.topic} [${where}] (producer id ${result.producerId}${txn})\n`);
 }
 

@@ -31,6 +31,7 @@ interface MirrorsFlags extends Partial<Record<Action, boolean>> {
   sourceBootstrap?: string;
   mirrorConfig?: string;
   replicationFactor?: string;
+  truncateLocalWrites?: boolean;
   failed?: boolean;
   json?: boolean;
   cluster?: string;
@@ -57,6 +58,10 @@ export function kafkaMirrorsProgram(): Command {
     .option("--source-bootstrap <servers>", "the source's bootstrap.servers (with --create)")
     .option("--mirror-config <file>", "mirror definition as a Java properties file (with --create)")
     .option("--replication-factor <n>", "replication factor of created mirror topics (with --add/--start)")
+    .option(
+      "--truncate-local-writes",
+      "with --add/--start: let the failback truncation drop records written on this cluster since the topics' failover (refused without it)",
+    )
     .option("--failed", "with --describe: only FAILED partitions, with RETRY and ERROR columns")
     .option("--json", "with --describe: JSON output")
     .option("--cluster <name>", "act on this embedded cluster of the node instead of its destination")
@@ -123,6 +128,7 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
         cluster,
         topic: flags.topic,
         replicationFactor: rf,
+        truncateLocalWrites: flags.truncateLocalWrites === true ? true : undefined,
       });
       out(`${result.message}\n`);
     }
@@ -154,6 +160,7 @@ function validate(flags: MirrorsFlags): Action {
   };
   only("--topic", flags.topic !== undefined, TOPIC_ACTIONS);
   only("--replication-factor", flags.replicationFactor !== undefined, ["add", "start"]);
+  only("--truncate-local-writes", flags.truncateLocalWrites === true, ["add", "start"]);
   only("--source-bootstrap", flags.sourceBootstrap !== undefined, ["create"]);
   only("--mirror-config", flags.mirrorConfig !== undefined, ["create"]);
   only("--failed", flags.failed === true, ["describe"]);

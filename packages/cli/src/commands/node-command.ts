@@ -14,7 +14,8 @@ export interface NodeFlags {
   source: string[];
   seed: string;
   logLevel: string;
-  statePartitions: string;
+  /** Absent: the engine's default (DEFAULT_MIRROR_STATE_PARTITIONS), one default for every caller. */
+  statePartitions?: string;
   fsync: boolean;
 }
 
@@ -38,7 +39,10 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
       metricsPort: intFlag("--metrics-port", flags.metricsPort, 0),
       sources: parseSources(flags.source),
       seed: intFlag("--seed", flags.seed, 0),
-      numStatePartitions: intFlag("--state-partitions", flags.statePartitions, 1),
+      numStatePartitions:
+        flags.statePartitions === undefined
+          ? undefined
+          : intFlag("--state-partitions", flags.statePartitions, 1),
       fsync: flags.fsync,
     },
     logger,

@@ -21,8 +21,8 @@ export type TopicAction = (typeof TOPIC_ACTIONS)[number];
  * - `GET /v1/health`: clusters, ids, brokers;
  * - `GET /v1/mirrors`, `POST /v1/mirrors {name, configs}`, `DELETE /v1/mirrors/:name`,
  *   `GET /v1/mirrors/:name/config`;
- * - `POST /v1/mirrors/:name/topics/:action {topic, replicationFactor?}` (add, remove, pause, resume,
- *   start, stop) -> `{topics, message}`;
+ * - `POST /v1/mirrors/:name/topics/:action {topic, replicationFactor?, truncateLocalWrites?}` (add,
+ *   remove, pause, resume, start, stop) -> `{topics, message}`;
  * - `GET /v1/describe?mirror=&failed=` -> `{rows}` (offsets as decimal strings).
  */
 export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): void {
@@ -68,11 +68,12 @@ export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): voi
     const mirror = req.params.name;
     const topic = requiredString(body, "topic");
     const replicationFactor = optionalInt(body, "replicationFactor", 1);
+    const truncateLocalWrites = optionalBool(body, "truncateLocalWrites");
     switch (action as TopicAction) {
       case "add":
-        return admin.addTopics(mirror, topic, { replicationFactor });
+        return admin.addTopics(mirror, topic, { replicationFactor, truncateLocalWrites });
       case "start":
-        return admin.startMirrorTopics(mirror, topic, { replicationFactor });
+        return admin.startMirrorTopics(mirror, topic, { replicationFactor, truncateLocalWrites });
       case "remove":
         return admin.removeTopics(mirror, topic);
       case "stop":

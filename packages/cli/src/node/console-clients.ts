@@ -22,6 +22,11 @@ export interface ProduceResult {
   records: { topic: string; partition: number; offset: string }[];
   transaction: "committed" | "aborted" | "open" | null;
   producerId: string | null;
+  /**
+   * An earlier produce with this transactional id had left its transaction open: this producer's
+   * InitProducerId fenced it and aborted that transaction (its records are never read as committed).
+   */
+  abortedOpenTransaction?: boolean;
 }
 
 /** What `cluster-mirror consume` asks for. */
@@ -65,29 +70,39 @@ export async function produce(target: NodeCluster, req: ProduceRequest): Promise
     const acks = await producer.send({ topic: req.topic, messages, acks: -1 });
     return { records: recordsOf(acks), transaction: null, producerId: pidOf(producer) };
   }
+  // Each produce is a new producer instance, as a new process with the same transactional.id would be: its
+  // InitProducerId fences the producer an earlier `--leave-open` kept here and aborts that transaction.
+  // (Joining the open transaction instead would commit the earlier producer's records with this one's.)
   const txnKey = `${target.name}\u0000${req.transactionalId}`;
-  let open = openTransactions.get(txnKey);
-  if (!open) {
-    const producer = target.kafka.producer({
-      transactionalId: req.transactionalId,
-      // An open transaction waits for the operator (or a failover) instead of the 60 s default.
-      transactionTimeout: req.leaveOpen ? 900_000 : 60_000,
-    });
-    await producer.connect();
-    open = { producer, txn: await producer.transaction() };
-  }
+  const earlier = openTransactions.get(txnKey);
+  openTransactions.delete(txnKey);
+  const abortedOpenTransaction =
+    target.cluster.transactions.describeTransaction(req.transactionalId)?.state === "Ongoing";
+  const producer = target.kafka.producer({
+    transactionalId: req.transactionalId,
+    // An open transaction waits for the operator (or a failover) instead of the 60 s default.
+    transactionTimeout: req.leaveOpen ? 900_000 : 60_000,
+  });
+  await producer.connect();
+  const open = { producer, txn: await producer.transaction() };
+  if (earlier) await earlier.producer.disconnect(); // fenced: it can do nothing any more
   const acks = await open.txn.send({ topic: req.topic, messages });
   if (req.leaveOpen) {
     openTransactions.set(txnKey, open);
-    return { records: recordsOf(acks), transaction: "open", producerId: pidOf(open.producer) };
+    return {
+      records: recordsOf(acks),
+      transaction: "open",
+      producerId: pidOf(open.producer),
+      abortedOpenTransaction,
+    };
   }
-  openTransactions.delete(txnKey);
   if (req.abort) await open.txn.abort();
   else await open.txn.commit();
   const result: ProduceResult = {
     records: recordsOf(acks),
     transaction: req.abort ? "aborted" : "committed",
     producerId: pidOf(open.producer),
+    abortedOpenTransaction,
   };
   await open.producer.disconnect();
   return result;

@@ -1,6 +1,7 @@
 import * as path from "node:path";
 import {
   type Clock,
+  DataDirLock,
   EmbeddedKafka,
   EventLoopScheduler,
   type KafkaCluster,
@@ -28,7 +29,7 @@ export interface MirrorNodeOptions {
   sources: readonly SourceSpec[];
   /** Seed of every SeededRandom (topic ids, jitter); default 1. */
   seed?: number;
-  /** `mirror.topic.num.partitions` (default 16). */
+  /** `mirror.topic.num.partitions` when `__mirror_state` is created (default 50; an existing topic keeps its count). */
   numStatePartitions?: number;
   fsync?: boolean;
   /** Default: SystemClock (real time). */
@@ -76,6 +77,7 @@ export class MirrorNode {
   readonly clock: Clock;
   readonly scheduler: Scheduler;
   private readonly persistent: PersistentCluster[] = [];
+  private readonly mirrorings: ClusterMirroring[] = [];
   private closed = false;
 
   private constructor(options: MirrorNodeOptions) {
@@ -83,9 +85,19 @@ export class MirrorNode {
     this.scheduler = options.scheduler ?? new EventLoopScheduler();
     const connector = new EmbeddedSourceConnector(this.registry);
     const seed = options.seed ?? 1;
-    const start = (name: string, brokers: number, dataDir: string | undefined, index: number) => {
+    // The root dir is locked before anything in it (the sources' dirs included) is read or written, so a
+    // second node on it fails here and changes nothing; the destination's cluster releases it on close.
+    const rootLock = options.dataDir === undefined ? undefined : DataDirLock.acquire(options.dataDir);
+    const start = (
+      name: string,
+      brokers: number,
+      dataDir: string | undefined,
+      index: number,
+      dataDirLock?: DataDirLock,
+    ) => {
       const pc = startPersistentCluster({
         dataDir,
+        dataDirLock,
         brokers,
         clock: this.clock,
         scheduler: this.scheduler,
@@ -100,6 +112,7 @@ export class MirrorNode {
         numStatePartitions: options.numStatePartitions,
         warn: (message) => options.warn?.(name, message),
       });
+      this.mirrorings.push(mirroring);
       const bootstrap = `${name}:9092`;
       this.registry.register(bootstrap, pc.cluster, mirroring.asSource());
       const node: NodeCluster = {
@@ -112,13 +125,21 @@ export class MirrorNode {
       };
       return node;
     };
-    const sources = new Map<string, NodeCluster>();
-    for (const [i, s] of options.sources.entries()) {
-      const dir = options.dataDir ? path.join(options.dataDir, "sources", s.name) : undefined;
-      sources.set(s.name, start(s.name, s.brokers, dir, i + 1));
+    try {
+      const sources = new Map<string, NodeCluster>();
+      for (const [i, s] of options.sources.entries()) {
+        const dir = options.dataDir ? path.join(options.dataDir, "sources", s.name) : undefined;
+        sources.set(s.name, start(s.name, s.brokers, dir, i + 1));
+      }
+      this.sources = sources;
+      this.destination = start(options.name, options.brokers, options.dataDir, 0, rootLock);
+    } catch (error) {
+      // Stop what started (its timers would keep the process alive) and release every lock taken.
+      for (const m of this.mirrorings) m.close();
+      for (const pc of [...this.persistent].reverse()) pc.close();
+      rootLock?.release();
+      throw error;
     }
-    this.sources = sources;
-    this.destination = start(options.name, options.brokers, options.dataDir, 0);
   }
 
   /** Starts the sources, then the destination (recovering each from its data dir). */

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import {
   type Clock,
   type CommittedOffset,
+  DataDirLock,
   KafkaCluster,
   type Random,
   type Scheduler,
@@ -21,6 +22,8 @@ export interface PersistentClusterOptions {
   scheduler: Scheduler;
   /** fsync every write (default true). */
   fsync?: boolean;
+  /** The lock of `dataDir` if the caller already took it; otherwise it is taken before the dir is read. */
+  dataDirLock?: DataDirLock;
 }
 
 /** A running cluster and how to stop it. */
@@ -37,15 +40,31 @@ export interface PersistentCluster {
  * (`meta.properties`), the controller's metadata (topics, configs, mirrors, leaders, producer-id blocks:
  * `metadata.log`, replayed before any broker starts), committed group offsets (`group-offsets.json`) and
  * the brokers' logs (their segment files; `__mirror_state` is one of them). Without `dataDir` it is an
- * ordinary in-memory cluster.
+ * ordinary in-memory cluster. The data dir is locked first and until `close()`: if another node holds it,
+ * this throws DataDirLockedError and changes nothing in the dir.
  */
 export function startPersistentCluster(options: PersistentClusterOptions): PersistentCluster {
   const { dataDir, brokers, clock, random, scheduler } = options;
-  const fsync = options.fsync ?? true;
   if (!dataDir) {
     const cluster = KafkaCluster.start({ brokers, clock, random, scheduler });
     return { cluster, recoveredRecords: 0, close: () => cluster.close() };
   }
+  const lock = options.dataDirLock ?? DataDirLock.acquire(dataDir);
+  try {
+    return startOnDisk(options, dataDir, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+function startOnDisk(
+  options: PersistentClusterOptions,
+  dataDir: string,
+  lock: DataDirLock,
+): PersistentCluster {
+  const { brokers, clock, random, scheduler } = options;
+  const fsync = options.fsync ?? true;
   fs.mkdirSync(dataDir, { recursive: true });
   const clusterId = readClusterId(dataDir);
   const offsetsFile = path.join(dataDir, GROUP_OFFSETS_FILE);
@@ -53,6 +72,7 @@ export function startPersistentCluster(options: PersistentClusterOptions): Persi
   const cluster = new KafkaCluster({
     brokers,
     dataDir,
+    dataDirLock: lock,
     fsync,
     clock,
     random,
@@ -63,24 +83,28 @@ export function startPersistentCluster(options: PersistentClusterOptions): Persi
       writeGroupOffsets(offsetsFile, offsets, fsync);
     },
   });
-  if (clusterId === undefined) writeClusterId(dataDir, cluster.clusterId);
-
-  const metadataFile = path.join(dataDir, METADATA_LOG_FILE);
-  const records = readMetadataLog(metadataFile);
-  if (records.length > 0) cluster.controller.replay(records);
-  const writer = new MetadataLogWriter(metadataFile, fsync);
-  const unsubscribe = cluster.controller.subscribe((entry) => writer.append(entry), records.length);
-
-  for (const [groupId, groupOffsets] of offsets) cluster.groups.loadOffsets(groupId, groupOffsets);
-
-  for (let id = 0; id < brokers; id++) cluster.startBroker(id);
-  return {
-    cluster,
-    recoveredRecords: records.length,
-    close: () => {
+  try {
+    if (clusterId === undefined) writeClusterId(dataDir, cluster.clusterId);
+    const metadataFile = path.join(dataDir, METADATA_LOG_FILE);
+    const records = readMetadataLog(metadataFile);
+    if (records.length > 0) cluster.controller.replay(records);
+    const writer = new MetadataLogWriter(metadataFile, fsync);
+    const unsubscribe = cluster.controller.subscribe((entry) => writer.append(entry), records.length);
+    const close = () => {
       cluster.close();
       unsubscribe();
       writer.close();
-    },
-  };
+    };
+    try {
+      for (const [groupId, groupOffsets] of offsets) cluster.groups.loadOffsets(groupId, groupOffsets);
+      for (let id = 0; id < brokers; id++) cluster.startBroker(id);
+    } catch (error) {
+      close();
+      throw error;
+    }
+    return { cluster, recoveredRecords: records.length, close };
+  } catch (error) {
+    cluster.close(); // stops what started and releases the lock; idempotent
+    throw error;
+  }
 }

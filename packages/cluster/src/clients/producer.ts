@@ -166,6 +166,7 @@ export class Producer {
       onFenced: (error) => {
         this.fenced = error;
       },
+      fenced: () => this.fenced,
       onAbortAfterFailure: () => {
         // The failed batch may be in the log: a new epoch (InitProducerId again) restarts sequences at 0.
         this.pid = undefined;
@@ -312,10 +313,13 @@ export class Producer {
   ): void {
     const name = error instanceof KafkaError ? error.errorName : "";
     if (name === "PRODUCER_FENCED" || name === "INVALID_PRODUCER_EPOCH") {
+      // As Kafka's transactional producer: a fenced epoch is fatal; commit, abort and new transactions
+      // answer PRODUCER_FENCED from now on.
       if (txn) {
         this.fenced = new ClusterError(
           "PRODUCER_FENCED",
           error instanceof Error ? error.message : String(error),
+          { cause: error },
         );
       }
     }

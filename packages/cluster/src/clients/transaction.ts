@@ -37,6 +37,8 @@ export interface TransactionDeps {
     options: { acks?: number; timeout?: number; compression?: CompressionType },
   ): Promise<RecordMetadata[]>;
   onFenced(error: ClusterError): void;
+  /** PRODUCER_FENCED once a newer producer with the same transactional id (or a timeout) fenced this one. */
+  fenced(): ClusterError | undefined;
   onAbortAfterFailure(): void;
 }
 
@@ -90,10 +92,15 @@ export class Transaction {
     }
   }
 
-  /** Commits: waits for the transaction's sends, then EndTxn(commit), then stores the offsets. */
+  /**
+   * Commits: waits for the transaction's sends, then EndTxn(commit), then stores the offsets. Throws
+   * PRODUCER_FENCED if a newer producer with this transactional id fenced this one (its InitProducerId
+   * aborted this transaction).
+   */
   async commit(): Promise<void> {
     this.checkActive();
     await this.drain();
+    this.throwIfFenced();
     if (this.state.failed) {
       throw new ClusterError(
         "INVALID_TXN_STATE",
@@ -123,6 +130,7 @@ export class Transaction {
   async abort(): Promise<void> {
     this.checkActive();
     await this.drain();
+    this.throwIfFenced();
     if (this.state.partitions.size > 0) await this.endTxn(false);
     if (this.state.failed) this.deps.onAbortAfterFailure();
     this.finish();
@@ -156,6 +164,14 @@ export class Transaction {
       }
       throw error;
     }
+  }
+
+  /** A fenced producer's transaction was already aborted by the coordinator: it ends, with the fencing error. */
+  private throwIfFenced(): void {
+    const fenced = this.deps.fenced();
+    if (!fenced) return;
+    this.finish();
+    throw fenced;
   }
 
   private async drain(): Promise<void> {

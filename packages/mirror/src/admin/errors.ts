@@ -99,3 +99,57 @@ export class SourceUnreachableError extends KafkaError {
     this.mirror = mirror;
   }
 }
+
+/**
+ * Adding these topics would close a mirror loop (MIRROR_LOOP): the source already mirrors them from this
+ * cluster, so each copy would be read-only waiting for the other. Refused before anything changes.
+ */
+export class MirrorLoopError extends KafkaError {
+  /** The mirror the topics were to be added to. */
+  readonly mirror: string;
+  /** The topics that would loop, sorted. */
+  readonly topics: readonly string[];
+  /** The source's mirror that already mirrors them from this cluster. */
+  readonly sourceMirror: string;
+
+  constructor(mirror: string, topics: readonly string[], sourceMirror: string, clusterId: string) {
+    super(
+      "MIRROR_LOOP",
+      -1,
+      false,
+      `Cannot add [${topics.join(", ")}] to mirror '${mirror}': the source's mirror '${sourceMirror}' already mirrors ${topics.length === 1 ? "it" : "them"} from this cluster (${clusterId}), so the two copies would mirror each other and neither would accept writes. Nothing was changed. To fail back, first fail over on the source (remove the topics from its mirror '${sourceMirror}'), then add them here.`,
+    );
+    this.mirror = mirror;
+    this.topics = topics;
+    this.sourceMirror = sourceMirror;
+  }
+}
+
+/**
+ * Adding the topics would truncate records written on this cluster since their failover
+ * (UNSAFE_TRUNCATION): refused, and nothing changed, unless the operator asks for the truncation
+ * (`truncateLocalWrites`, `--truncate-local-writes`), as Cluster Linking's truncate-and-restore.
+ */
+export class UnsafeTruncationError extends KafkaError {
+  /** The mirror the topics were to be added to. */
+  readonly mirror: string;
+  /** Each partition that would lose records: the first offset that would go and how many data records. */
+  readonly partitions: readonly { topic: string; partition: number; fromOffset: bigint; records: bigint }[];
+
+  constructor(
+    mirror: string,
+    partitions: readonly { topic: string; partition: number; fromOffset: bigint; records: bigint }[],
+  ) {
+    const list = partitions
+      .map((p) => `${p.topic}-${p.partition}: ${p.records} record(s) from offset ${p.fromOffset}`)
+      .join(", ");
+    super(
+      "UNSAFE_TRUNCATION",
+      -1,
+      false,
+      `Adding to mirror '${mirror}' would truncate records written on this cluster since the failover (${list}). Nothing was changed. Copy those records elsewhere if they matter, then add again with --truncate-local-writes (truncateLocalWrites: true) to drop them and mirror from the source.`,
+    );
+    this.mirror = mirror;
+    this.partitions = partitions;
+  }
+}

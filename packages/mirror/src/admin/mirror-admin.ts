@@ -16,10 +16,13 @@ import type { MirrorDescribeRow, MirrorListing } from "./describe-format";
 import {
   InvalidMirrorConfigError,
   MirrorAlreadyExistsError,
+  MirrorLoopError,
   MirrorStateError,
   SourceUnreachableError,
   UnknownMirrorError,
+  UnsafeTruncationError,
 } from "./errors";
+import { type LocalWritesAtRisk, localWritesAtRisk } from "./local-writes";
 import {
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
@@ -40,6 +43,18 @@ export interface MirrorAdminOptions {
   coordinators: MirrorCoordinators;
   /** Source HW and destination LEO as the fetchers last saw them (FetcherManager.offsets), for lag. */
   offsets?: PartitionOffsets;
+}
+
+/** Options of {@link MirrorAdmin.addTopics}. */
+export interface AddTopicsOptions {
+  /** Replication factor of the mirror topics created (default min(3, brokers)). */
+  replicationFactor?: number;
+  /**
+   * Let the failback truncation drop records written on this cluster since a topic's failover (Cluster
+   * Linking's truncate-and-restore; `--truncate-local-writes`). Without it such an add is refused with
+   * UnsafeTruncationError naming the partitions and record counts.
+   */
+  truncateLocalWrites?: boolean;
 }
 
 /** The answer of add/remove/pause/resume: the topics acted on (sorted) and the seeds' message. */
@@ -164,12 +179,15 @@ export class MirrorAdmin {
    * same id (a removed one, or the old primary in a failback) just gets `mirror.name` back. The regex joins
    * `topics.include` so topics created later are discovered (a regex containing a comma cannot be stored in
    * that comma-separated list and is applied once). Each partition is sent START.
+   * Refused before anything changes: a mirror loop (MirrorLoopError), and, unless
+   * `options.truncateLocalWrites`, an add whose truncation would drop records written here since a topic's
+   * failover (UnsafeTruncationError).
    * Message: `Added N topic(s) to mirror NAME: [t1, t2]`.
    */
   async addTopics(
     mirror: string,
     regex: string,
-    options: { replicationFactor?: number } = {},
+    options: AddTopicsOptions = {},
   ): Promise<MirrorTopicsResult> {
     const def = this.requireMirror(mirror);
     const pattern = topicPattern(regex);
@@ -188,6 +206,11 @@ export class MirrorAdmin {
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     const readded = existing.filter((t): t is MirrorTopic => t?.desired === "REMOVED");
     checkPartitionStates("START", readded, views, ["UNKNOWN", "STOPPED"]);
+    await this.checkNoLoop(def, matched);
+    if (!options.truncateLocalWrites) {
+      const local = matched.filter((_, i) => existing[i] === undefined || existing[i]?.desired === "REMOVED");
+      await this.checkNoLocalWritesLost(def, local);
+    }
     for (const [i, source] of matched.entries()) {
       const current = existing[i];
       if (current === undefined && !this.controller.image.topic(source.name)) {
@@ -216,7 +239,7 @@ export class MirrorAdmin {
   startMirrorTopics(
     mirror: string,
     regex: string,
-    options: { replicationFactor?: number } = {},
+    options: AddTopicsOptions = {},
   ): Promise<MirrorTopicsResult> {
     return this.addTopics(mirror, regex, options);
   }
@@ -224,16 +247,21 @@ export class MirrorAdmin {
   /**
    * `--remove` / StopMirrorTopics (failover): sets `mirror.name=<mirror>.removed` on the mirror's matching
    * topics (mirroring or paused), drops `regex` from `topics.include` when it is there verbatim (so it is not
-   * rediscovered), and sends STOP: the partitions go STOPPING -> STOPPED and become writable.
+   * rediscovered), and sends STOP: the partitions go STOPPING -> STOPPED and become writable. Idempotent:
+   * topics already removed (STOPPING or STOPPED) match as well and answer success; any of their partitions
+   * a crash left short of STOPPING is sent STOP.
    * Message: `Removed N topic(s) from mirror NAME: [t1]`.
    */
   async removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     const def = this.requireMirror(mirror);
+    // Removed topics match too: a repeated `--remove` (after a timeout, or a crash half way) is accepted,
+    // changes no config, and sends STOP only to the partitions that have not begun STOPPING yet.
     const topics = selectMirrorTopics(mirror, regex, mirrorTopics(this.controller.image, mirror), [
       "ACTIVE",
       "PAUSED",
+      "REMOVED",
     ]);
-    for (const t of topics) this.setMirrorName(t.name, mirror, "REMOVED");
+    for (const t of topics) if (t.desired !== "REMOVED") this.setMirrorName(t.name, mirror, "REMOVED");
     if (def.topicsInclude.includes(regex)) {
       this.putConfig(
         def,
@@ -352,6 +380,45 @@ export class MirrorAdmin {
       );
     }
     return current?.mirror === mirror ? current : undefined;
+  }
+
+  /**
+   * Refuses (MirrorLoopError) topics that the source itself mirrors from this cluster: adding them would set
+   * `mirror.name` on this cluster's live topics and make both copies read-only. The PREPARING check of the
+   * partition machine catches the same loop, but only after the topic went read-only; here nothing has
+   * changed yet. A chain (the source mirrors them from a third cluster) is fine.
+   */
+  private async checkNoLoop(def: MirrorDefinition, topics: readonly SourceTopicInfo[]): Promise<void> {
+    const here = this.options.destination.clusterId;
+    const mirrors = await this.sourceCall(def, (s) => s.listMirrors());
+    for (const m of mirrors) {
+      if (m.sourceClusterId !== here) continue;
+      const looping = topics.filter((t) => m.topics.includes(t.name)).map((t) => t.name);
+      if (looping.length > 0) throw new MirrorLoopError(def.name, looping, m.name, here);
+    }
+  }
+
+  /**
+   * Refuses (UnsafeTruncationError) when mirroring these topics again would truncate records written here
+   * since their failover: PREPARING aligns the log with the source's LME, and what was written locally
+   * beyond it is not on the source.
+   */
+  private async checkNoLocalWritesLost(
+    def: MirrorDefinition,
+    topics: readonly SourceTopicInfo[],
+  ): Promise<void> {
+    const atRisk: LocalWritesAtRisk[] = [];
+    for (const t of topics) {
+      const local = this.controller.image.topic(t.name);
+      if (!local) continue;
+      const topic = { name: t.name, topicId: local.topicId, partitionCount: local.partitions.length };
+      atRisk.push(
+        ...(await localWritesAtRisk(this.options.destination, topic, (id, p) =>
+          this.sourceCall(def, (s) => s.lastMirrorEpoch(id, p)),
+        )),
+      );
+    }
+    if (atRisk.length > 0) throw new UnsafeTruncationError(def.name, atRisk);
   }
 
   private setMirrorName(topic: string, mirror: string, desired: DesiredMirrorState): void {

@@ -17,8 +17,9 @@ export interface DescribeSources {
 /**
  * One row per mirror partition (of `mirror`, or all): committed state, source HW, destination LEO, lag,
  * error, retries, LME; sorted by mirror, topic, partition. Partitions of mirror topics with no committed
- * state yet show UNKNOWN. Offsets come from the fetchers when they know the partition, else from the source
- * (ListOffsets latest; null when it does not answer) and the destination leader's log end.
+ * state yet show UNKNOWN. The source offset is the source's answer now (ListOffsets latest), or the fetcher's
+ * last-seen high watermark when the source does not answer (null when neither is known); the destination
+ * offset is its leader's log end now.
  */
 export async function describeMirrorPartitions(
   deps: DescribeSources,
@@ -34,24 +35,26 @@ export async function describeMirrorPartitions(
     }
   }
   for (const v of deps.coordinators.describe(mirror)) keys.set(id(v.key), { key: v.key, view: v });
-  const rows: MirrorDescribeRow[] = [];
-  for (const { key, view } of keys.values()) {
-    const state = view?.state ?? "UNKNOWN";
-    if (options.failedOnly && state !== "FAILED") continue;
-    const { source, destination } = await offsetsOf(deps, key);
-    rows.push({
+  const wanted = [...keys.values()].filter(
+    ({ view }) => !options.failedOnly || (view?.state ?? "UNKNOWN") === "FAILED",
+  );
+  // One ListOffsets per partition, all at once: a network source answers them in one round trip's time.
+  const offsets = await Promise.all(wanted.map(({ key }) => offsetsOf(deps, key)));
+  const rows: MirrorDescribeRow[] = wanted.map(({ key, view }, i) => {
+    const { source, destination } = offsets[i]!;
+    return {
       mirror: key.mirror,
       topic: key.topic,
       partition: key.partition,
       sourceOffset: source,
       destinationOffset: destination,
       lag: source === null || destination === null ? null : source > destination ? source - destination : 0n,
-      state,
+      state: view?.state ?? "UNKNOWN",
       errorMessage: view?.errorMessage ?? null,
       retryAttempt: view?.retryAttempt ?? 0,
       lastMirrorEpoch: view?.lastMirrorEpoch ?? -1,
-    });
-  }
+    };
+  });
   return rows.sort(
     (a, b) =>
       compareStrings(a.mirror, b.mirror) || compareStrings(a.topic, b.topic) || a.partition - b.partition,
@@ -62,17 +65,28 @@ async function offsetsOf(
   deps: DescribeSources,
   key: MirrorPartitionKey,
 ): Promise<{ source: bigint | null; destination: bigint | null }> {
-  // The destination's log end is read live from its leader; the fetcher's last view of the source high
-  // watermark saves a round trip to the source when there is one.
+  // Both ends are read live: the fetcher's last view of the source high watermark is hundreds of ms old,
+  // and a lag of 0 computed from it would call a partition caught up while acknowledged records are still
+  // only on the source. The fetcher's view stands in only when the source does not answer.
   const destination = leaderLog(deps.destination, key.topic, key.partition)?.logEndOffset ?? null;
-  const known = deps.offsets?.(key);
-  if (known) return { source: known.sourceHighWatermark, destination };
+  const source = await liveSourceHighWatermark(deps, key);
+  if (source !== null) return { source, destination };
+  return { source: deps.offsets?.(key)?.sourceHighWatermark ?? null, destination };
+}
+
+/**
+ * The source's high watermark of a mirror partition now (ListOffsets latest), or null when the mirror is
+ * gone or the source does not answer.
+ */
+export async function liveSourceHighWatermark(
+  deps: Pick<DescribeSources, "destination" | "sources">,
+  key: Pick<MirrorPartitionKey, "mirror" | "topic" | "partition">,
+): Promise<bigint | null> {
   const stored = deps.destination.controller.image.mirrors.get(key.mirror);
-  if (!stored) return { source: null, destination };
+  if (!stored) return null;
   try {
-    const source = await deps.sources.get(key.mirror, stored).listOffsets(key.topic, key.partition, -1n);
-    return { source, destination };
+    return await deps.sources.get(key.mirror, stored).listOffsets(key.topic, key.partition, -1n);
   } catch {
-    return { source: null, destination };
+    return null;
   }
 }

@@ -12,6 +12,8 @@ import type {
 } from "@cluster-mirror/machines";
 import type { DestinationTopicLookup } from "../destination/embedded-destination";
 import { MIRROR_STATE_TOPIC } from "../destination/embedded-state-log";
+import { MIRROR_NAME_CONFIG, parseMirrorNameConfig } from "../metadata/mirror-topics";
+import { commandFor, isStateRace } from "../metadata/state-driver";
 import type {
   DestinationCluster,
   FetcherManager,
@@ -55,6 +57,8 @@ export interface CoordinatorRuntimeOptions {
   readonly retry?: RetryBackoffOptions;
   /** Where load warnings go (a `__mirror_state` record of an unknown version); default console.warn. */
   readonly warn?: (message: string) => void;
+  /** Called when a `__mirror_state` partition of this broker finished loading and serves commands. */
+  readonly onShardActivated?: (partition: number) => void;
 }
 
 /**
@@ -183,6 +187,31 @@ export class CoordinatorRuntime {
     }
   }
 
+  /**
+   * Right after a load, sends STOP to every recovered partition whose topic's `mirror.name` says removed
+   * but whose state has not begun STOPPING (the broker died between `--remove`'s config write and its
+   * STOP, e.g. killed half way): the failover the operator asked for resumes now, not at the metadata
+   * manager's next refresh 30 s later, and the topic does not stay read-only meanwhile. The manager's
+   * rule (`commandFor`), limited to failovers; other suffixes wait for the manager as before.
+   */
+  private followRemovals(shard: CoordinatorShard): void {
+    const warn = this.options.warn ?? ((m: string) => console.warn(m));
+    for (const view of shard.describe()) {
+      const asked = parseMirrorNameConfig(this.topics.topicConfig(view.key.topic, MIRROR_NAME_CONFIG));
+      if (asked?.mirror !== view.key.mirror || asked.desired !== "REMOVED") continue;
+      if (commandFor("REMOVED", view) !== "STOP") continue;
+      shard.command(view.key, { type: "STOP" }).catch((error: unknown) => {
+        // A refusal because the partition already moved on is a race, not a fault; the manager's next
+        // refresh retries anything else.
+        if (!isStateRace(error)) {
+          warn(
+            `STOP for ${view.key.mirror}/${view.key.topic}-${view.key.partition} after loading __mirror_state-${shard.partition} failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
+        }
+      });
+    }
+  }
+
   private requireShard(key: MirrorPartitionKey): CoordinatorShard {
     return this.requireShardAt(this.statePartitionOf(key), key);
   }
@@ -220,6 +249,10 @@ export class CoordinatorRuntime {
         isrPollIntervalMs: o.isrPollIntervalMs ?? DEFAULT_ISR_POLL_INTERVAL_MS,
         retry: o.retry,
         warn: o.warn ?? ((m) => console.warn(m)),
+        onActivated: (loaded) => {
+          this.followRemovals(loaded);
+          o.onShardActivated?.(partition);
+        },
       });
       this.shards.set(partition, shard);
     }

@@ -48,6 +48,8 @@ export interface CoordinatorShardOptions {
   readonly isrPollIntervalMs: number;
   readonly retry: RetryBackoffOptions | undefined;
   readonly warn: (message: string) => void;
+  /** Called once a load completed and the shard serves commands (its recovered effects already run). */
+  readonly onActivated?: (shard: CoordinatorShard) => void;
 }
 
 /** Kafka's WriteMirrorStates for one partition: a command, fenced by the caller's epochs. */
@@ -426,6 +428,7 @@ export class CoordinatorShard {
     this.lmes = loaded.lmes;
     // Kafka's onLoaded: re-arm timers and restart in-flight steps from state (they are idempotent).
     for (const [id, effects] of loaded.recovery) this.partitions.get(id)?.runEffects(effects);
+    o.onActivated?.(this);
   }
 
   private unload(): void {

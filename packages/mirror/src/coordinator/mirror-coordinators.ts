@@ -1,6 +1,7 @@
-import type { Random } from "@cluster-mirror/cluster";
+import type { Random, Uuid } from "@cluster-mirror/cluster";
 import { ClusterError } from "@cluster-mirror/cluster";
 import type { MirrorPartitionCommand, MirrorPartitionEvent } from "@cluster-mirror/machines";
+import { KafkaError } from "@cluster-mirror/protocol";
 import { MIRROR_STATE_TOPIC } from "../destination/embedded-state-log";
 import type {
   DestinationCluster,
@@ -58,6 +59,45 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
 
   describe(mirror?: string): MirrorPartitionView[] {
     return [...this.runtimes.values()].flatMap((r) => r.describe(mirror));
+  }
+
+  /**
+   * The LME this cluster recorded for a partition of topic `topicId` in any of `mirrors` (the latest
+   * failover's: highest state epoch), -1 when none: what this cluster answers as a source (failback, chains).
+   * A coordinator that owns one of the keys but cannot answer yet is a retriable error, never "-1": a
+   * caller that read -1 would truncate its whole log. COORDINATOR_LOAD_IN_PROGRESS while the owning
+   * `__mirror_state` partition is still loading, COORDINATOR_NOT_AVAILABLE while it has no running leader.
+   */
+  lastMirrorEpochOf(mirrors: readonly string[], topicId: Uuid, partition: number): number {
+    let best: MirrorPartitionView | undefined;
+    for (const mirror of mirrors) {
+      const key: MirrorPartitionKey = { mirror, topic: "", topicId, partition };
+      const statePartition = mirrorStatePartitionFor(key, this.numStatePartitions);
+      const shard = this.coordinatorOf(key)?.shardFor(statePartition);
+      const where = `mirror '${mirror}', topic id ${topicId} partition ${partition} (__mirror_state-${statePartition})`;
+      if (shard === undefined || shard.state === "FAILED" || shard.state === "CLOSED") {
+        throw new ClusterError(
+          "COORDINATOR_NOT_AVAILABLE",
+          `the mirror coordinator of ${where} is not available (${shard?.state ?? "no running leader"}); retry after its election`,
+        );
+      }
+      if (shard.state !== "ACTIVE") {
+        throw new KafkaError(
+          "COORDINATOR_LOAD_IN_PROGRESS",
+          14,
+          true,
+          `the mirror coordinator of ${where} is still loading its state; retry shortly`,
+        );
+      }
+      const view = shard.view(key);
+      if (
+        view !== undefined &&
+        view.lastMirrorEpoch >= 0 &&
+        (best === undefined || view.stateEpoch > best.stateEpoch)
+      )
+        best = view;
+    }
+    return best?.lastMirrorEpoch ?? -1;
   }
 
   async tombstoneMirror(mirror: string): Promise<void> {

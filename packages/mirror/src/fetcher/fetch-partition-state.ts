@@ -35,6 +35,8 @@ export interface FetchPartitionState {
   diverging: { epoch: number; endOffset: bigint } | undefined;
   /** The OFFSET_OUT_OF_RANGE answer: where we fetched and the source's log start (-1 when unknown). */
   outOfRange: { fetchOffset: bigint; logStartOffset: bigint } | undefined;
+  /** The last diverging-epoch or OFFSET_OUT_OF_RANGE answer handled, until records are appended again. */
+  lastTruncationAnswer: string | undefined;
   /** Lag inputs (spec §4): -1 until the first answer. */
   sourceHighWatermark: bigint;
   destinationLogEndOffset: bigint;
@@ -66,6 +68,7 @@ export function newFetchPartitionState(
     failure: undefined,
     diverging: undefined,
     outOfRange: undefined,
+    lastTruncationAnswer: undefined,
     sourceHighWatermark: -1n,
     destinationLogEndOffset: -1n,
     bytesMirrored: 0,

@@ -1,4 +1,5 @@
 import type { Cancel, Random, Scheduler } from "@cluster-mirror/cluster";
+import { divergenceTruncationOffset } from "@cluster-mirror/log";
 import {
   applyFetcherEvent,
   type FetcherEffect,
@@ -280,7 +281,9 @@ export class MirrorFetcher {
         const name = answer.error.errorName;
         if (name === "OFFSET_OUT_OF_RANGE") {
           s.outOfRange = { fetchOffset: request.fetchOffset, logStartOffset: answer.logStartOffset };
-          progress = true;
+          // The same answer again (the truncation rule kept what the source may still give back): fetch
+          // after the usual wait, not at once.
+          progress = this.isNewTruncationAnswer(s, `oor:${request.fetchOffset}`);
         } else {
           s.failure = { message: answer.error.message, retryable: answer.error.retriable };
         }
@@ -292,7 +295,8 @@ export class MirrorFetcher {
         s.diverging = answer.divergingEpoch;
         const { epoch, endOffset } = answer.divergingEpoch;
         results.push({ partition: id, error: null, divergingEpoch: { epoch, endOffset: Number(endOffset) } });
-        progress = true;
+        const local = `${request.fetchOffset}:${request.lastFetchedEpoch}`;
+        progress = this.isNewTruncationAnswer(s, `diverging:${epoch}:${endOffset}:${local}`);
         continue;
       }
       if (s.held || answer.recordSlices.length === 0) {
@@ -305,7 +309,10 @@ export class MirrorFetcher {
         const outcome = this.append(s, replica, request.fetchOffset, answer.recordSlices);
         if (outcome === "corrupt") results.push({ partition: id, error: "CORRUPT_MESSAGE" });
         else {
-          if (outcome === "progress") progress = true;
+          if (outcome === "progress") {
+            progress = true;
+            s.lastTruncationAnswer = undefined;
+          }
           results.push({ partition: id, error: null });
         }
       } catch (error) {
@@ -313,6 +320,16 @@ export class MirrorFetcher {
       }
     }
     return { results, progress };
+  }
+
+  /**
+   * True unless the partition got this very truncation answer (same source answer, same local log end
+   * and epoch) last time: then the truncation changed nothing and fetching again at once would spin.
+   */
+  private isNewTruncationAnswer(s: FetchPartitionState, answer: string): boolean {
+    const fresh = s.lastTruncationAnswer !== answer;
+    s.lastTruncationAnswer = answer;
+    return fresh;
   }
 
   /**
@@ -412,12 +429,18 @@ export class MirrorFetcher {
     try {
       if (s && replica) {
         const d = s.diverging?.epoch === epoch ? s.diverging : { epoch, endOffset: BigInt(endOffset) };
-        // KIP-320: truncate to the smaller of the source's end for that epoch and ours.
-        let target = d.endOffset >= 0n ? d.endOffset : replica.logStartOffset();
-        const mine = replica.endOffsetForEpoch(d.epoch);
-        if (mine.epoch === d.epoch && mine.endOffset >= 0n && mine.endOffset < target)
-          target = mine.endOffset;
-        if (target < replica.logEndOffset()) replica.truncateTo(target);
+        // Kafka's follower rule (KIP-320): the smaller of the source's end for that epoch and ours; an
+        // UNDEFINED answer keeps everything below the high watermark (never back to the log start).
+        const target = divergenceTruncationOffset(
+          {
+            logEndOffset: replica.logEndOffset(),
+            highWatermark: replica.highWatermark(),
+            endOffsetForEpoch: (e) => replica.endOffsetForEpoch(e),
+          },
+          d,
+        );
+        // Also at the log end: an epoch entry no local batch reached is dropped.
+        replica.truncateTo(target);
         s.destinationLogEndOffset = replica.logEndOffset();
         s.diverging = undefined;
       }
@@ -427,7 +450,13 @@ export class MirrorFetcher {
     this.send({ type: "TRUNCATION_COMPLETED", partition: id });
   }
 
-  /** OFFSET_OUT_OF_RANGE: below the source's log start, start over there; past its end, truncate to it. */
+  /**
+   * OFFSET_OUT_OF_RANGE: below the source's log start, start over there. Past its end (the source lost
+   * records, e.g. a leader that recovered shorter), truncate to the source's end only down to the high
+   * watermark: what this cluster committed stays, and the next fetch (after the usual wait) asks again,
+   * so the diverging-epoch answer decides once the source writes again. A log holding no records follows
+   * the source's end.
+   */
   private truncateOutOfRange(id: string): void {
     const s = this.assigned.get(id);
     if (!s) {
@@ -453,7 +482,14 @@ export class MirrorFetcher {
         const replica = this.host.replica(s);
         if (!replica) return;
         if (plan.fullyAt !== undefined) replica.truncateFullyAndStartAt(plan.fullyAt);
-        else if (plan.truncateTo !== undefined) replica.truncateTo(plan.truncateTo);
+        else if (plan.truncateTo !== undefined) {
+          const leo = replica.logEndOffset();
+          const hw = replica.highWatermark();
+          const empty = leo === replica.logStartOffset();
+          const floor = hw < leo ? hw : leo;
+          const target = empty || plan.truncateTo > floor ? plan.truncateTo : floor;
+          if (target < leo) replica.truncateTo(target);
+        }
         s.destinationLogEndOffset = replica.logEndOffset();
       })
       .catch(() => {

@@ -23,6 +23,12 @@ export const SOURCE_TOPIC_DELETED = "The source topic is deleted.";
 /** How many consecutive refreshes must miss a source topic before its partitions fail. */
 export const DELETED_TOPIC_OBSERVATIONS = 2;
 
+/** NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE: the partition's coordinator is not loaded (yet). */
+function isCoordinatorLoading(error: unknown): boolean {
+  const name = (error as { errorName?: unknown } | null)?.errorName;
+  return name === "NOT_COORDINATOR" || name === "COORDINATOR_NOT_AVAILABLE";
+}
+
 /** Wiring of a broker's metadata manager. */
 export interface MirrorMetadataManagerOptions {
   /** The destination cluster (its controller, group coordinator and authorizer). */
@@ -144,6 +150,27 @@ export class MirrorMetadataManager {
     const result = await driveTopics(this.options.coordinators, topics, views);
     for (const f of result.failed) {
       if (!isStateRace(f.error)) this.error(mirror, "MirrorStateCommandError", f.error);
+    }
+    return result.sent;
+  }
+
+  /**
+   * Drives a mirror's partitions as soon as this broker's coordinator can take commands for it (its
+   * designated `__mirror_state` partition finished loading), instead of waiting for the first refresh a
+   * full interval after start: a `mirror.name` change whose commands a crash cut short (`--remove`,
+   * `--add`, `--pause` killed half way) is acted on at once. Partitions whose own coordinator is still
+   * loading are skipped quietly: their coordinator follows `.removed` when it loads, and the next refresh
+   * drives the rest.
+   */
+  async driveAfterLoad(mirror: string): Promise<DriveResult["sent"]> {
+    if (!this.options.leadsMirror(mirror)) return [];
+    const topics = mirrorTopics(this.options.destination.controller.image, mirror);
+    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const result = await this.track(driveTopics(this.options.coordinators, topics, views));
+    for (const f of result.failed) {
+      if (!isStateRace(f.error) && !isCoordinatorLoading(f.error)) {
+        this.error(mirror, "MirrorStateCommandError", f.error);
+      }
     }
     return result.sent;
   }

@@ -1,0 +1,168 @@
+import { ClusterError } from "@cluster-mirror/cluster";
+import { describe, expect, it } from "vitest";
+import type { SourceCluster, SourceFetchPartitionResult, SourceFetchRequest } from "../src/ports";
+import { batchBytes, bind, drive, leaderLog, mirrorEnv, produce, TOPIC, valuesBatch } from "./data-helpers";
+
+/** Values of the destination leader's records, in offset order. */
+function epochsOf(env: ReturnType<typeof mirrorEnv>): { offset: bigint; epoch: number }[] {
+  return [...leaderLog(env.destination).batches()].map((b) => ({
+    offset: b.baseOffset,
+    epoch: b.partitionLeaderEpoch,
+  }));
+}
+
+/** How `scriptedSource` rewrites the partition's answers while `times` > 0 (each rewrite counts one). */
+interface Script {
+  times: number;
+  rewrite?: (
+    request: SourceFetchRequest,
+    real: SourceFetchPartitionResult,
+  ) => Partial<SourceFetchPartitionResult>;
+  /** Overrides ListOffsets(-1) while set. */
+  listLatest?: bigint;
+  /** The fetch offset (the destination's log end) of every rewritten fetch, in order. */
+  fetchOffsets: bigint[];
+}
+
+/** The embedded source with the partition's next `script.times` fetch answers rewritten. */
+function scriptedSource(inner: SourceCluster, script: Script): SourceCluster {
+  const s = bind(inner);
+  return {
+    ...s,
+    fetch: async (request) => {
+      const real = await s.fetch(request);
+      const rewrite = script.rewrite;
+      if (rewrite === undefined || script.times <= 0) return real;
+      script.times--;
+      for (const p of request.partitions) script.fetchOffsets.push(p.fetchOffset);
+      return { ...real, partitions: real.partitions.map((p) => ({ ...p, ...rewrite(request, p) })) };
+    },
+    listOffsets: (t, p, ts) =>
+      ts === -1n && script.listLatest !== undefined
+        ? Promise.resolve(script.listLatest)
+        : s.listOffsets(t, p, ts),
+  };
+}
+
+describe("mirror fetcher divergence: nothing the source still has is removed", () => {
+  it("a source leader elected without the destination's latest epoch: committed records stay (KIP-320)", async () => {
+    const script: Script = { times: 0, fetchOffsets: [] };
+    const env = mirrorEnv({
+      sourceBrokers: 2,
+      sourceAssignment: [[0, 1]],
+      sourceConfigs: { "unclean.leader.election.enable": "true" },
+      wrapSource: (s) => scriptedSource(s, script),
+    });
+    env.destination.controller.bumpLeaderEpochs([{ topic: TOPIC, partition: 0, minLeaderEpoch: 10 }]);
+    for (let i = 0; i < 3; i++) await produce(env, valuesBatch([`c${i}`]));
+    env.manager.addPartition(env.key());
+    await drive(env, 1000);
+    // Broker 1 falls out of sync; broker 0 goes on at epoch 1 alone, and the destination mirrors that too.
+    env.source.controller.alterPartition(TOPIC, 0, { leader: 0, leaderEpoch: 0, isr: [0] });
+    env.source.setReachable(1, false);
+    env.source.controller.bumpLeaderEpochs([{ topic: TOPIC, partition: 0, minLeaderEpoch: 1 }]);
+    for (let i = 0; i < 3; i++) await produce(env, valuesBatch([`e1-${i}`]));
+    await drive(env, 1000);
+    expect(epochsOf(env).map((b) => b.epoch)).toEqual([0, 0, 0, 1, 1, 1]);
+    expect(leaderLog(env.destination).highWatermark).toBe(6n);
+    // Broker 1 (epochs 0 only, offsets 0-2) is elected uncleanly at epoch 2 and has no batch of it yet.
+    // The source's answers keep their diverging epoch but bring no records for a while, so the
+    // truncation is seen alone, before anything could be fetched back.
+    script.rewrite = () => ({ recordSlices: [] });
+    script.times = 20;
+    env.source.setReachable(1, true);
+    env.source.crashBroker(0);
+    await drive(env, 2000);
+    expect(env.source.controller.image.partition(TOPIC, 0)?.leader).toBe(1);
+    // It answers epoch 1 with (0, 3): the destination drops only what the source lost, keeps 0-2.
+    expect(leaderLog(env.destination).logEndOffset).toBe(3n);
+    expect(leaderLog(env.destination).logStartOffset).toBe(0n);
+    script.times = 0;
+    for (let i = 0; i < 2; i++) await produce(env, valuesBatch([`after${i}`]));
+    await drive(env, 2000);
+    expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
+    expect(env.events.failures).toEqual([]);
+  });
+
+  it("an UNDEFINED diverging answer (-1, -1) truncates to the high watermark, never to the log start", async () => {
+    const script: Script = { times: 0, fetchOffsets: [] };
+    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+    for (let i = 0; i < 4; i++) await produce(env, valuesBatch([`r${i}`]));
+    env.manager.addPartition(env.key());
+    await drive(env, 1000);
+    expect(leaderLog(env.destination).highWatermark).toBe(4n);
+    script.rewrite = () => ({ divergingEpoch: { epoch: -1, endOffset: -1n }, recordSlices: [] });
+    script.times = 20;
+    await drive(env, 3000);
+    expect(script.times).toBeLessThan(19); // the answer came, more than once
+    // The destination never fetched from below its committed end: nothing was truncated and re-fetched.
+    expect(script.fetchOffsets.every((o) => o === 4n)).toBe(true);
+    expect(leaderLog(env.destination).logEndOffset).toBe(4n);
+    expect(leaderLog(env.destination).logStartOffset).toBe(0n);
+    // Records are still withheld (nothing was fetched back), and the repeated answer did not make the
+    // fetcher spin: it waits between fetches that change nothing.
+    expect(script.times).toBeGreaterThan(0);
+    script.times = 0;
+    for (let i = 0; i < 2; i++) await produce(env, valuesBatch([`s${i}`]));
+    await drive(env, 2000);
+    expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
+  });
+
+  it("a diverging epoch the destination lacks truncates to the end of its own largest epoch below it", async () => {
+    const script: Script = { times: 0, fetchOffsets: [] };
+    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+    env.destination.controller.bumpLeaderEpochs([{ topic: TOPIC, partition: 0, minLeaderEpoch: 10 }]);
+    for (let i = 0; i < 3; i++) await produce(env, valuesBatch([`e0-${i}`]));
+    env.source.controller.bumpLeaderEpochs([{ topic: TOPIC, partition: 0, minLeaderEpoch: 2 }]);
+    for (let i = 0; i < 2; i++) await produce(env, valuesBatch([`e2-${i}`]));
+    env.manager.addPartition(env.key());
+    await drive(env, 1000);
+    expect(epochsOf(env).map((b) => b.epoch)).toEqual([0, 0, 0, 2, 2]);
+    // The source says epoch 1 ends at 5; locally epoch 0 (the largest <= 1) ends at 3: Kafka truncates to 3
+    // and asks again with epoch 0, rather than keeping epoch-2 batches at 3-4 the source may not have.
+    // Then records are withheld for a while, so the truncation is seen before anything is fetched back.
+    let answers = 0;
+    script.rewrite = () =>
+      answers++ === 0
+        ? { divergingEpoch: { epoch: 1, endOffset: 5n }, recordSlices: [] }
+        : { recordSlices: [] };
+    script.times = 20;
+    await drive(env, 2000);
+    expect(answers).toBeGreaterThan(1);
+    expect(leaderLog(env.destination).logEndOffset).toBe(3n);
+    script.times = 0;
+    await drive(env, 2000);
+    expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
+  });
+
+  it("OFFSET_OUT_OF_RANGE past a source's end never truncates below the destination high watermark", async () => {
+    const script: Script = { times: 0, fetchOffsets: [] };
+    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+    for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
+    env.manager.addPartition(env.key());
+    await drive(env, 1000);
+    expect(leaderLog(env.destination).highWatermark).toBe(5n);
+    // A source leader that came back shorter (end 2) for a while: the destination keeps its committed 0-4.
+    script.rewrite = (request) => ({
+      error: new ClusterError(
+        "OFFSET_OUT_OF_RANGE",
+        `fetch offset ${request.partitions[0]?.fetchOffset} is past the log end 2`,
+      ),
+      recordSlices: [],
+      logStartOffset: 0n,
+    });
+    script.times = 20;
+    script.listLatest = 2n;
+    await drive(env, 3000);
+    expect(script.times).toBeLessThan(19);
+    expect(script.fetchOffsets.every((o) => o === 5n)).toBe(true);
+    expect(leaderLog(env.destination).logEndOffset).toBe(5n);
+    expect(script.times).toBeGreaterThan(0);
+    script.times = 0;
+    script.listLatest = undefined;
+    await produce(env, valuesBatch(["later"]));
+    await drive(env, 2000);
+    expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
+    expect(env.events.failures).toEqual([]);
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { topology } from "./helpers";
+
+/** A -> B mirroring `orders` (1 partition, 5 records), failed over on B. */
+async function failedOver() {
+  const t = topology(["a", "b"]);
+  const a = t.node("a");
+  const b = t.node("b");
+  await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1 }] }));
+  await t.advance(200);
+  const producer = a.kafka.producer({ idempotent: true });
+  await t.run(producer.connect());
+  for (let i = 0; i < 5; i++) {
+    await t.run(producer.send({ topic: "orders", messages: [{ key: `k${i}`, value: `a-${i}` }], acks: -1 }));
+  }
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await t.run(b.mirroring.whenCaughtUp("dr"));
+  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+  await t.run(b.mirroring.whenState("dr", "STOPPED"));
+  const logOnB = () => b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+  return { t, a, b, logOnB };
+}
+
+describe("re-adding a failed-over topic (issue 11 item 8)", () => {
+  it("refuses when it would truncate records written since the failover, names them, and changes nothing", async () => {
+    const { t, a, b, logOnB } = await failedOver();
+    const producerB = b.kafka.producer({ idempotent: true });
+    await t.run(producerB.connect());
+    const local = [1, 2, 3].map((i) => ({ key: `b${i}`, value: `written on b ${i}` }));
+    await t.run(producerB.send({ topic: "orders", messages: local, acks: -1 }));
+    const leo = logOnB().logEndOffset;
+
+    const refusal = t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await expect(refusal).rejects.toMatchObject({
+      errorName: "UNSAFE_TRUNCATION",
+      retriable: false,
+      partitions: [{ topic: "orders", partition: 0, records: 3n, fromOffset: leo - 3n }],
+    });
+    await expect(refusal).rejects.toThrow(/orders-0: 3 record\(s\) from offset \d+.*--truncate-local-writes/);
+    await t.advance(1_000);
+    expect(b.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("dr.removed");
+    expect((await t.run(b.mirroring.admin.describe("dr"))).map((r) => r.state)).toEqual(["STOPPED"]);
+    expect(logOnB().logEndOffset).toBe(leo);
+    await t.run(producerB.send({ topic: "orders", messages: [{ key: "b4", value: "still writable" }] }));
+
+    // Asked for explicitly, the failback truncation goes ahead and B mirrors A again.
+    await t.run(b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true }));
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+    const hexes = (log: ReturnType<typeof logOnB>) => [...log.batches()].map((x) => x.buffer.toString("hex"));
+    expect(hexes(logOnB())).toEqual(hexes(a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log));
+  });
+
+  it("re-adds without the option when nothing was written since the failover", async () => {
+    const { t, b } = await failedOver();
+    const added = await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    expect(added.topics).toEqual(["orders"]);
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+  });
+
+  it("fails back without the option: the old primary wrote nothing after the failover", async () => {
+    const { t, a, b, logOnB } = await failedOver();
+    const producerB = b.kafka.producer({ idempotent: true });
+    await t.run(producerB.connect());
+    await t.run(producerB.send({ topic: "orders", messages: [{ key: "b", value: "on b" }], acks: -1 }));
+    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+    await t.run(a.mirroring.admin.addTopics("back", "orders"));
+    await t.run(a.mirroring.whenCaughtUp("back"));
+    expect(a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.logEndOffset).toBe(
+      logOnB().logEndOffset,
+    );
+  });
+});

@@ -16,32 +16,9 @@ const OPEN: {
   taintsRun?: boolean;
 }[] = [
   {
-    item: "issue 11 item 2/3: a diverging-epoch answer or a FAILED retry truncates the whole mirrored copy",
-    matches: (v) =>
-      v.invariant === "committed-prefix" &&
-      (v.message.includes("full truncation") || v.message.includes("truncation to 0")),
-  },
-  {
-    item: "issue 11 item 4: whenCaughtUp/describe compare with a stale source HW, a planned failover loses the tail",
-    matches: (v) =>
-      (v.invariant === "acked-durability" || v.invariant === "txn-committed") &&
-      /planned failover|\(new primary\)|\(after failback\)/.test(v.message),
-  },
-  {
-    item: "issue 11 item 5: a mirror loop is accepted at add time (refused only later, in PREPARING)",
-    matches: (v) =>
-      v.invariant === "mirror-loop-refused" ||
-      (v.invariant === "converges" && v.message.includes("mirror loop")),
-    taintsRun: true,
-  },
-  {
     item: "issue 11 item 6: a replica that recovers a corrupt segment to a shorter log leads and the others follow it",
     matches: (v) => v.invariant === "committed-prefix" && v.message.includes("once below the high watermark"),
     taintsRun: true,
-  },
-  {
-    item: "issue 11 item 11: a repeated removeTopics is refused; an interrupted STOPPING resumes late",
-    matches: (v) => v.invariant === "remove-idempotent" || v.invariant === "stopping-resumes",
   },
 ];
 

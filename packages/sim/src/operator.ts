@@ -267,39 +267,51 @@ export async function failback(sim: Simulation, choice: number): Promise<void> {
     sim.step(`failback ${edge.from} <- ${edge.to} ${topic}: ${describeError(error)}`);
     return;
   }
-  await rejoin(sim, reverse, topic, "failback", false);
+  // The spec's failback, as an operator runs it: if the old primary wrote locally since its own earlier
+  // failover, the add is refused (UNSAFE_TRUNCATION) and the operator then asks for the truncation.
+  const refused = await rejoin(sim, reverse, topic, "failback", false);
+  if (refused instanceof KafkaError && refused.errorName === "UNSAFE_TRUNCATION") {
+    await rejoin(sim, reverse, topic, "failback", true);
+  }
 }
 
 /**
  * `node` re-adds `topic` to its mirror of `edge.from` (a failback, or a re-add of a failed-over topic): the
  * partitions may be truncated from where `node`'s log stops matching the source's (the failback's
- * truncation to the LME), never below. With `protectLocal`, acknowledged local writes made after the
- * partition's latest PID reset barrier are protected too: a re-add must not silently drop them (it is
- * refused, or truncates nothing of them). On success the edge topic is ACTIVE and `node`'s committed
- * transactions on it are no longer checked on `node` itself (the mirror may replace them).
+ * truncation to the LME), never below. Unless the operator asks for it (`truncateLocalWrites`, Cluster
+ * Linking's truncate-and-restore), acknowledged local writes made after the partition's latest PID reset
+ * barrier are protected too: the add must be refused rather than drop them. On success the edge topic is
+ * ACTIVE and `node`'s committed transactions on it are no longer checked on `node` itself (the mirror may
+ * replace them). Returns the refusal, if any.
  */
 export async function rejoin(
   sim: Simulation,
   edge: MirrorEdge,
   topic: string,
   what: string,
-  protectLocal: boolean,
-): Promise<void> {
-  const allowances = allowRejoinTruncation(sim, edge, topic, what, protectLocal);
+  truncateLocalWrites: boolean,
+): Promise<unknown> {
+  const allowances = allowRejoinTruncation(sim, edge, topic, what, !truncateLocalWrites);
   const before = sim.edgeState(edge, topic);
+  const flag = truncateLocalWrites ? " --truncate-local-writes" : "";
+  let refusal: unknown;
   try {
-    await sim.world.time.run(sim.node(edge.to).mirroring.admin.addTopics(edge.mirror, topic), 120_000);
-    sim.setEdgeState(edge, topic, "ACTIVE");
-    sim.step(
-      `${what} ${edge.mirror} ${topic} (may truncate from ${allowances.map((a) => `${a.partition}@${a.floor}`).join(",")})`,
+    await sim.world.time.run(
+      sim.node(edge.to).mirroring.admin.addTopics(edge.mirror, topic, { truncateLocalWrites }),
+      120_000,
     );
+    sim.setEdgeState(edge, topic, "ACTIVE");
+    const floors = allowances.map((a) => `${a.partition}@${a.floor}`).join(",");
+    sim.step(`${what}${flag} ${edge.mirror} ${topic} (may truncate from ${floors})`);
   } catch (error) {
-    sim.step(`${what} ${edge.mirror} ${topic}: ${describeError(error)}`);
+    refusal = error;
+    sim.step(`${what}${flag} ${edge.mirror} ${topic}: ${describeError(error)}`);
     if (sim.syncEdgeState(edge, topic) === before) for (const a of allowances) sim.prefix.withdraw(a);
   }
   if (sim.edgeState(edge, topic) === "ACTIVE") {
     for (const c of sim.model.commits) if (c.node === edge.to && c.topic === topic) c.rejoined = true;
   }
+  return refusal;
 }
 
 /** Registers the truncations a re-add of `topic` on `edge.to` may do (see `rejoin`). */

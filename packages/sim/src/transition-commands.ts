@@ -18,9 +18,9 @@ function describeError(error: unknown): string {
 /**
  * Re-adds a failed-over topic on the same edge (`addTopics` on the destination matching a topic it failed
  * over): the destination becomes a mirror of the source again. Acknowledged writes made there after the
- * PID reset must not be dropped silently (refused, or kept).
+ * PID reset must not be dropped silently (refused, or kept) unless the operator asks (`truncateLocalWrites`).
  */
-export async function readd(sim: Simulation, choice: number): Promise<void> {
+export async function readd(sim: Simulation, choice: number, truncateLocalWrites = false): Promise<void> {
   const et = pick(
     sim.edgeTopics((s) => s === "REMOVED").filter(({ edge, topic }) => sim.holds(edge.from, topic)),
     choice,
@@ -33,7 +33,7 @@ export async function readd(sim: Simulation, choice: number): Promise<void> {
     sim.step(`re-add ${et.edge.mirror} ${et.topic}: a transaction is open there`);
     return;
   }
-  await rejoin(sim, et.edge, et.topic, "re-add", true);
+  await rejoin(sim, et.edge, et.topic, "re-add", truncateLocalWrites);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { KafkaError } from "@cluster-mirror/protocol";
+import { encodeRecordBatch, KafkaError } from "@cluster-mirror/protocol";
 import { crashBroker, downBrokers } from "./faults";
 import { leaderLog } from "./invariants/logs";
 import { transactionOutcome } from "./invariants/transactions";
@@ -336,8 +336,10 @@ export async function restartNode(sim: Simulation, nodeChoice: number): Promise<
 
 /**
  * Transaction fencing: while a transaction is open, a second producer with the same transactional id
- * starts (InitProducerId), writes and commits. The first transaction must be aborted and its producer
- * fenced: its commit fails and its record never reads as committed.
+ * starts (InitProducerId) and writes to another partition of the topic (when it has one); the first
+ * producer then tries to write there too, then the second commits and the first tries to commit. The first
+ * transaction must be aborted and its producer fenced: its late write and its commit are refused, and none
+ * of its records ever reads as committed (it must not join the second producer's transaction).
  */
 export async function txnFence(sim: Simulation): Promise<void> {
   const open = sim.openTxn;
@@ -347,45 +349,94 @@ export async function txnFence(sim: Simulation): Promise<void> {
   }
   sim.openTxn = undefined;
   const cluster = sim.node(open.node).cluster;
+  const partitions = cluster.controller.image.topic(open.topic)?.partitions.length ?? 1;
+  const other = (open.partition + 1) % partitions;
   const second = sim.node(open.node).kafka.producer({
     transactionalId: open.transactionalId,
     retry: { retries: 3, initialRetryTime: 100 },
   });
-  let secondResult = "ok";
+  const run = <T>(work: Promise<T>) => sim.world.time.run(work, 120_000);
+  const outcomes: string[] = [];
+  let lateWrite: bigint | undefined;
   try {
     await second.connect();
-    const txn = await sim.world.time.run(second.transaction(), 120_000);
-    await sim.world.time.run(
-      txn.send({
-        topic: open.topic,
-        messages: [{ key: "fence", value: "second", partition: open.partition }],
-      }),
-      120_000,
+    const txn = await run(second.transaction());
+    await run(
+      txn.send({ topic: open.topic, messages: [{ key: "fence", value: "second", partition: other }] }),
     );
-    await sim.world.time.run(txn.commit(), 120_000);
+    // The fenced producer's late write, sent as a raw transactional produce at its old epoch (a client
+    // that skips AddPartitionsToTxn): KIP-890's verification must refuse it, not add it to the new one.
+    const old = open.producer.producerId();
+    const leader = cluster.controller.image.partition(open.topic, other)?.leader ?? -1;
+    const broker = cluster.broker(leader);
+    if (old && broker) {
+      try {
+        const batch = encodeRecordBatch({
+          baseTimestamp: BigInt(cluster.clock.now()),
+          isTransactional: true,
+          producerId: old.producerId,
+          producerEpoch: old.producerEpoch,
+          baseSequence: 0,
+          records: [
+            {
+              attributes: 0,
+              offsetDelta: 0,
+              timestampDelta: 0n,
+              key: null,
+              value: Buffer.from("fenced"),
+              headers: [],
+            },
+          ],
+        });
+        const r = await run(
+          broker.produce({
+            topic: open.topic,
+            partition: other,
+            batch,
+            acks: -1,
+            transactionalId: open.transactionalId,
+          }),
+        );
+        lateWrite = r.baseOffset;
+        outcomes.push(`first's late write accepted at ${other}@${lateWrite}`);
+      } catch (error) {
+        outcomes.push(`first's late write refused (${describeError(error).split(":")[0]})`);
+      }
+    }
+    await run(txn.commit());
+    outcomes.push("second committed");
   } catch (error) {
-    secondResult = describeError(error);
+    outcomes.push(`second: ${describeError(error)}`);
   }
   let firstCommitted = false;
   try {
-    await sim.world.time.run(open.txn.commit(), 120_000);
+    await run(open.txn.commit());
     firstCommitted = true;
   } catch {
     // Fenced, as it must be.
   }
-  sim.step(
-    `txn fence on ${open.node}/${open.topic}: second producer ${secondResult}; first commit ${firstCommitted ? "accepted" : "refused"}`,
-  );
-  const log = leaderLog(cluster, open.topic, open.partition);
-  const first = log ? [...log.batches()].find((b) => b.baseOffset === open.offset) : undefined;
-  const outcome = first
-    ? transactionOutcome(cluster, open.topic, open.partition, first.producerId, open.offset)
-    : "MISSING";
-  if (firstCommitted || outcome === "COMMITTED") {
+  outcomes.push(`first commit ${firstCommitted ? "accepted" : "refused"}`);
+  sim.step(`txn fence on ${open.node}/${open.topic}: ${outcomes.join("; ")}`);
+  const committed = (partition: number, offset: bigint) => {
+    const log = leaderLog(cluster, open.topic, partition);
+    const b = log ? [...log.batches()].find((x) => x.baseOffset === offset) : undefined;
+    return (
+      b !== undefined &&
+      transactionOutcome(cluster, open.topic, partition, b.producerId, offset) === "COMMITTED"
+    );
+  };
+  const leaked: string[] = [];
+  if (firstCommitted) leaked.push("its commit was accepted");
+  if (committed(open.partition, open.offset))
+    leaked.push(`its record at ${open.partition}@${open.offset} reads as committed`);
+  if (lateWrite !== undefined && committed(other, lateWrite)) {
+    leaked.push(`its late write at ${other}@${lateWrite} reads as committed (it joined the new transaction)`);
+  }
+  if (leaked.length > 0) {
     sim.report([
       {
         invariant: "txn-fencing",
-        message: `${open.node} ${open.topic}-${open.partition}: after a second producer initialised transactional id ${open.transactionalId}, the first producer's transaction (offset ${open.offset}) ${firstCommitted ? "could still commit" : "reads as committed"}`,
+        message: `${open.node} ${open.topic}: after a second producer initialised transactional id ${open.transactionalId}, the first producer was not fenced: ${leaked.join("; ")}`,
       },
     ]);
   }

@@ -3,6 +3,7 @@ import {
   divergenceTruncationOffset,
   type IsolationLevel,
   type LogAppendInfo,
+  type LogStorage,
   PartitionLog,
   UNDEFINED_EPOCH,
 } from "@cluster-mirror/log";
@@ -18,9 +19,10 @@ import {
   HIGH_WATERMARK_CHECKPOINT,
   parseHighWatermarks,
 } from "./high-watermark-checkpoint";
+import { type ClusterLogger, CONSOLE_LOGGER } from "./logger";
 import { MetadataImage, type TopicMetadata } from "./metadata-image";
 import type { MetadataLogEntry } from "./metadata-records";
-import { Partition, type PartitionConfig, type ReplicaFetchResult } from "./partition";
+import { Partition, type PartitionConfig, type RecoveryLoss, type ReplicaFetchResult } from "./partition";
 import type { Cancel, Scheduler } from "./scheduler";
 import { topicConfigValue } from "./topic-configs";
 import type { Uuid } from "./uuid";
@@ -73,6 +75,8 @@ export interface BrokerOptions {
   logCleanerIntervalMs?: number;
   /** How often the high watermarks are checkpointed (default 5000, Kafka's replica.high.watermark.checkpoint.interval.ms). */
   highWatermarkCheckpointIntervalMs?: number;
+  /** Where log recoveries that dropped data, and refused truncations, are reported (default: stderr). */
+  logger?: ClusterLogger;
 }
 
 /** Who is asking: the principal for ACLs and the client id for quotas. */
@@ -162,6 +166,8 @@ export class Broker {
   private readonly loops = new Map<string, Cancel>();
   private unsubscribe: (() => void) | undefined;
   private checkpointedHw = new Map<string, bigint>();
+  /** Truncations refused because the leader lost data, by partition and leader epoch (logged once each). */
+  private readonly refusedTruncations = new Set<string>();
   private running = false;
   private diskLatencyMs = 0;
 
@@ -180,8 +186,13 @@ export class Broker {
     if (this.running) return;
     this.running = true;
     this.checkpointedHw = parseHighWatermarks(this.options.dataDir.readCheckpoint(HIGH_WATERMARK_CHECKPOINT));
+    // Replaying the feed opens (and recovers) every hosted log before the broker registers, so the
+    // controller hears which replicas lost data before it lets this broker lead anything.
     this.unsubscribe = this.options.controller.subscribe((entry) => this.onMetadata(entry));
-    this.options.controller.registerBroker(this.brokerId, this.options.rack ?? null);
+    const lossy = this.replicas()
+      .filter((p) => p.recoveryLoss !== undefined)
+      .map((p) => ({ topicId: p.topicId, partition: p.partition }));
+    this.options.controller.registerBroker(this.brokerId, this.options.rack ?? null, lossy);
     const lag = this.options.replicaLagTimeMaxMs ?? 30_000;
     this.every("isr-expiration", Math.max(1, Math.floor(lag / 2)), () => this.maybeShrinkIsr());
     this.every("log-cleaner", this.options.logCleanerIntervalMs ?? 30_000, () => this.runLogCleaner());
@@ -510,15 +521,21 @@ export class Broker {
     if (p && this.running && !p.isLeader) this.scheduleReplicaFetch(p, 0);
   }
 
-  /** KIP-1279: sets or clears the read-only flag of a mirror partition hosted here. */
-  setReadOnly(topic: string, partition: number, readOnly: boolean | undefined): void {
-    const p = this.replica(topic, partition);
-    if (!p)
+  /**
+   * KIP-1279: sets or clears the read-only flag of a mirror partition. The flag lives in the metadata log
+   * (the controller writes it), so every replica, this one after a restart included, refuses produces
+   * until it is cleared. Nothing is written when the metadata already holds `readOnly`.
+   */
+  setReadOnly(topic: string, partition: number, readOnly: boolean): void {
+    this.checkRunning();
+    const meta = this.image.partition(topic, partition);
+    if (!meta)
       throw new ClusterError(
         "UNKNOWN_TOPIC_OR_PARTITION",
-        `broker ${this.brokerId} hosts no ${topic}-${partition}`,
+        `${topic}-${partition} does not exist on this cluster; create the topic (or partition) first`,
       );
-    p.setReadOnly(readOnly);
+    if (meta.mirrorReadOnly === readOnly) return;
+    this.options.controller.setMirrorReadOnly(topic, partition, readOnly);
   }
 
   /**
@@ -570,7 +587,8 @@ export class Broker {
     if (!this.running) return;
     switch (record.type) {
       case "Partition":
-      case "PartitionChange": {
+      case "PartitionChange":
+      case "MirrorReadOnly": {
         const topic = this.image.topicsById.get(record.topicId);
         if (topic) this.reconcilePartition(topic, record.partition);
         return;
@@ -592,6 +610,8 @@ export class Broker {
     const oldEpoch = p?.leaderEpoch;
     if (!p) {
       const storage = this.options.dataDir.openLog(topic.name, index);
+      const bytesBefore = storedBytes(storage);
+      const checkpointedHw = this.checkpointedHw.get(`${topic.name}-${index}`);
       const log = PartitionLog.open(
         storage,
         {
@@ -603,12 +623,26 @@ export class Broker {
             : "delete",
           deleteRetentionMs: Number(topicConfigValue(topic.configs, "delete.retention.ms")),
         },
-        { highWatermark: this.checkpointedHw.get(`${topic.name}-${index}`) },
+        { highWatermark: checkpointedHw },
       );
+      const bytesDropped = bytesBefore - storedBytes(storage);
+      const recoveryLoss =
+        bytesDropped > 0 || log.recovery.truncatedTail
+          ? { offset: log.logEndOffset, bytesDropped, reason: log.recovery.truncatedTail?.reason ?? "" }
+          : undefined;
       p = new Partition(
-        { topic: topic.name, topicId: topic.topicId, partition: index, brokerId: this.brokerId, log, meta },
+        {
+          topic: topic.name,
+          topicId: topic.topicId,
+          partition: index,
+          brokerId: this.brokerId,
+          log,
+          meta,
+          recoveryLoss,
+        },
         this.options.clock,
       );
+      if (recoveryLoss) this.reportRecoveryLoss(p, recoveryLoss, checkpointedHw);
       this.partitions.set(k, p);
     }
     p.updateMetadata(meta, topic.configs.get("mirror.name"));
@@ -628,6 +662,26 @@ export class Broker {
       }
       if (p.leaderId >= 0) this.scheduleReplicaFetch(p, 0);
     }
+  }
+
+  /** Kafka's LogLoader WARN: what the recovery cut, so an operator knows a replica lost data. */
+  private reportRecoveryLoss(p: Partition, loss: RecoveryLoss, checkpointedHw: bigint | undefined): void {
+    this.logger.warn(
+      {
+        event: "log.recovery_truncated",
+        brokerId: this.brokerId,
+        partition: p.name,
+        offset: loss.offset.toString(),
+        bytesDropped: loss.bytesDropped,
+        checkpointedHighWatermark: checkpointedHw?.toString(),
+        reason: loss.reason,
+      },
+      `broker ${this.brokerId}: log recovery of ${p.name} truncated it to offset ${loss.offset}, dropping ${loss.bytesDropped} bytes (${loss.reason || "log start past the recovered end"}; checkpointed high watermark ${checkpointedHw ?? "none"}). The replica leaves the ISR and fetches the rest from the leader.`,
+    );
+  }
+
+  private get logger(): ClusterLogger {
+    return this.options.logger ?? CONSOLE_LOGGER;
   }
 
   private removeTopic(topic: TopicMetadata): void {
@@ -690,22 +744,29 @@ export class Broker {
         // As Kafka's follower: past the leader's end (the leader truncated, e.g. a mirror aligning to the
         // source), truncate to the leader's end; below its start, start over at the leader's log start.
         // Unknown to us right now (the leader's replica is gone): keep everything and ask again later.
-        const leaderLog = leader.replica(p.topic, p.partition)?.log;
-        if (!leaderLog) {
+        const leaderReplica = leader.replica(p.topic, p.partition);
+        const leaderLog = leaderReplica?.log;
+        if (!leaderReplica || !leaderLog) {
           this.scheduleReplicaFetch(p, backoff);
           return;
         }
-        if (log.logEndOffset > leaderLog.logEndOffset) log.truncateTo(leaderLog.logEndOffset);
-        else if (log.logEndOffset < leaderLog.logStartOffset)
+        if (log.logEndOffset > leaderLog.logEndOffset) {
+          if (leaderReplica.recoveryLoss && this.refuseTruncation(p, leaderLog.logEndOffset)) return;
+          log.truncateTo(leaderLog.logEndOffset);
+        } else if (log.logEndOffset < leaderLog.logStartOffset) {
+          if (leaderReplica.recoveryLoss && this.refuseTruncation(p, log.logStartOffset)) return;
           log.truncateFullyAndStartAt(leaderLog.logStartOffset);
+        }
         this.scheduleReplicaFetch(p, 0);
       } else this.scheduleReplicaFetch(p, backoff);
       return;
     }
     if (result.divergingEpoch) {
       // Kafka's follower rule (an UNDEFINED answer truncates to the high watermark, never below it).
+      const target = divergenceTruncationOffset(log, result.divergingEpoch);
+      if (result.leaderLostData && this.refuseTruncation(p, target)) return;
       const before = { leo: log.logEndOffset, epoch: log.latestEpoch };
-      log.truncateTo(divergenceTruncationOffset(log, result.divergingEpoch));
+      log.truncateTo(target);
       // The same answer again would change nothing: wait before asking again instead of spinning.
       const changed = log.logEndOffset !== before.leo || log.latestEpoch !== before.epoch;
       this.scheduleReplicaFetch(p, changed ? 0 : backoff);
@@ -722,6 +783,35 @@ export class Broker {
     // A slow disk: the next fetch (which reports the new log end to the leader) waits for the fsync.
     if (appended.batchCount > 0) this.scheduleReplicaFetch(p, this.diskLatencyMs);
     else if (log.highWatermark !== hwBefore) this.scheduleReplicaFetch(p, 0);
+  }
+
+  /**
+   * A leader that lost data on recovery asks this follower to truncate to `target`: below the follower's
+   * high watermark that would destroy acknowledged records this replica still holds, so it refuses (logged
+   * once per leader epoch) and retries after the backoff, until a leader with the full log takes over.
+   * Returns true when it refused.
+   */
+  private refuseTruncation(p: Partition, target: bigint): boolean {
+    const hw = p.log.highWatermark;
+    if (target >= hw) return false;
+    const k = `${key(p.topicId, p.partition)}@${p.leaderEpoch}`;
+    if (!this.refusedTruncations.has(k)) {
+      this.refusedTruncations.add(k);
+      this.logger.warn(
+        {
+          event: "replica.truncation_refused",
+          brokerId: this.brokerId,
+          partition: p.name,
+          leader: p.leaderId,
+          leaderEpoch: p.leaderEpoch,
+          offset: target.toString(),
+          highWatermark: hw.toString(),
+        },
+        `broker ${this.brokerId}: ${p.name} will not truncate to ${target} below its high watermark ${hw}: leader ${p.leaderId} (epoch ${p.leaderEpoch}) lost data on log recovery; keeping the acknowledged records until a replica with the full log leads`,
+      );
+    }
+    this.scheduleReplicaFetch(p, this.options.replicaFetchBackoffMs ?? 100);
+    return true;
   }
 
   /** Waits out the slow disk's fsync after a leader append; fails if the broker stopped leading meanwhile. */
@@ -887,6 +977,11 @@ export class Broker {
     };
     this.loops.set(name, this.options.scheduler.schedule(tick, intervalMs));
   }
+}
+
+/** Bytes of raw batches in a log's segments. */
+function storedBytes(storage: LogStorage): number {
+  return storage.segments().reduce((sum, seg) => sum + seg.sizeInBytes, 0);
 }
 
 function key(topicId: Uuid, partition: number): string {

@@ -1,6 +1,12 @@
 import { ClusterError } from "./errors";
 import { MetadataImage, type PartitionMetadata, type TopicMetadata } from "./metadata-image";
-import type { MetadataLogEntry, MetadataRecord, PartitionChangeRecord } from "./metadata-records";
+import type {
+  MetadataLogEntry,
+  MetadataRecord,
+  MirrorReadOnlyRecord,
+  PartitionChangeRecord,
+} from "./metadata-records";
+import { becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
 import { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
@@ -31,6 +37,12 @@ export interface BumpLeaderEpochRequest {
   topic: string;
   partition: number;
   minLeaderEpoch: number;
+}
+
+/** One partition replica's partition, by topic id (the broker is implied). */
+export interface ReplicaRef {
+  topicId: Uuid;
+  partition: number;
 }
 
 /** Listener of the metadata log, called once per record, in offset order. */
@@ -64,7 +76,10 @@ export class Controller {
    * Broker lifecycle events heard while unavailable, per broker in arrival order of their last event:
    * whether it stopped (crash or shutdown) during the window, and whether it is registered (running) now.
    */
-  private readonly pendingBrokers = new Map<number, { stopped: boolean; rack: string | null | undefined }>();
+  private readonly pendingBrokers = new Map<
+    number,
+    { stopped: boolean; rack: string | null | undefined; recoveredWithLoss?: readonly ReplicaRef[] }
+  >();
 
   constructor(options: ControllerOptions) {
     this.random = options.random;
@@ -94,7 +109,7 @@ export class Controller {
     this.pendingBrokers.clear();
     for (const [brokerId, p] of pending) {
       if (p.stopped && this.image.brokers.has(brokerId)) this.fenceBroker(brokerId);
-      if (p.rack !== undefined) this.registerBroker(brokerId, p.rack);
+      if (p.rack !== undefined) this.registerBroker(brokerId, p.rack, p.recoveredWithLoss);
     }
   }
 
@@ -128,18 +143,30 @@ export class Controller {
     this.append(records);
   }
 
-  /** Registers a broker and unfences it. Registering a known broker again just unfences it. */
-  registerBroker(brokerId: number, rack: string | null = null): void {
+  /**
+   * Registers a broker and unfences it. Registering a known broker again just unfences it.
+   * `recoveredWithLoss`: the replicas whose log recovery on this start dropped data (a corrupt or torn
+   * segment). Such a replica may lack acknowledged records, so, as Kafka does with a replica that comes
+   * back from an unclean shutdown (KIP-966), it leaves the ISR and gives up leadership to an in-sync replica
+   * with the full log, before the broker is unfenced; it rejoins the ISR once it has fetched back up to the
+   * leader. Only when it is the last ISR member does it stay (no replica is known to have more).
+   */
+  registerBroker(
+    brokerId: number,
+    rack: string | null = null,
+    recoveredWithLoss: readonly ReplicaRef[] = [],
+  ): void {
     if (!Number.isInteger(brokerId) || brokerId < 0) {
       throw new ClusterError("INVALID_REQUEST", `broker id must be a non-negative integer, got ${brokerId}`);
     }
     if (!this.available) {
       const p = this.pendingBrokers.get(brokerId);
       this.pendingBrokers.delete(brokerId);
-      this.pendingBrokers.set(brokerId, { stopped: p?.stopped ?? false, rack });
+      this.pendingBrokers.set(brokerId, { stopped: p?.stopped ?? false, rack, recoveredWithLoss });
       return;
     }
     if (!this.image.brokers.has(brokerId)) this.append([{ type: "RegisterBroker", brokerId, rack }]);
+    this.demoteLossyReplicas(brokerId, recoveredWithLoss);
     this.unfenceBroker(brokerId);
   }
 
@@ -292,7 +319,29 @@ export class Controller {
         value: after ?? null,
       });
     }
+    if (resource.type === "topic") {
+      const topic = this.requireTopic(resource.name);
+      if (becomesMirror(current.get(MIRROR_NAME_CONFIG), next.get(MIRROR_NAME_CONFIG))) {
+        // In the same batch as the config: no produce lands between "a mirror again" and read-only.
+        for (const p of topic.partitions) {
+          if (p.mirrorReadOnly === false) records.push(mirrorReadOnly(topic.topicId, p.partition, true));
+        }
+      }
+    }
     this.append(records);
+  }
+
+  /**
+   * Sets or clears KIP-1279's read-only flag of one mirror partition in the metadata log (the mirror engine:
+   * set from PREPARING on, cleared at STOPPED). Every replica derives ReadOnlyTopic from it, so it survives
+   * restarts and leader changes. Setting the value it already has writes nothing.
+   */
+  setMirrorReadOnly(topic: string, partition: number, readOnly: boolean): void {
+    const t = this.requireTopic(topic);
+    const p = requirePartition(t, partition);
+    if (p.mirrorReadOnly === readOnly) return;
+    this.checkAvailable(`${readOnly ? "set" : "clear"} the read-only flag of ${topic}-${partition}`);
+    this.append([mirrorReadOnly(t.topicId, partition, readOnly)]);
   }
 
   /**
@@ -399,6 +448,27 @@ export class Controller {
         if (!live.has(preferred) || !p.isr.includes(preferred)) continue;
         records.push(change(topic.topicId, p, { leader: preferred, leaderEpoch: p.leaderEpoch + 1 }));
       }
+    }
+    this.append(records);
+  }
+
+  /** Takes replicas that lost data on recovery out of their ISR, electing an in-sync leader with the full log. */
+  private demoteLossyReplicas(brokerId: number, replicas: readonly ReplicaRef[]): void {
+    const records: MetadataRecord[] = [];
+    for (const r of replicas) {
+      const topic = this.image.topicsById.get(r.topicId);
+      const p = topic?.partitions[r.partition];
+      if (!topic || !p?.isr.includes(brokerId)) continue;
+      const isr = p.isr.filter((b) => b !== brokerId);
+      if (isr.length === 0) continue;
+      if (p.leader !== brokerId && p.leader !== -1) {
+        records.push(change(topic.topicId, p, { isr }));
+        continue;
+      }
+      const live = new Set(this.image.liveBrokers());
+      const leader =
+        p.replicas.find((b) => isr.includes(b) && live.has(b)) ?? p.replicas.find((b) => isr.includes(b));
+      records.push(change(topic.topicId, p, { leader, isr, leaderEpoch: p.leaderEpoch + 1 }));
     }
     this.append(records);
   }
@@ -543,6 +613,10 @@ function change(
     leaderEpoch: update.leaderEpoch ?? p.leaderEpoch,
     partitionEpoch: p.partitionEpoch + 1,
   };
+}
+
+function mirrorReadOnly(topicId: Uuid, partition: number, readOnly: boolean): MirrorReadOnlyRecord {
+  return { type: "MirrorReadOnly", topicId, partition, readOnly };
 }
 
 function requirePartition(topic: TopicMetadata, partition: number): PartitionMetadata {

@@ -104,6 +104,7 @@ export {
   type ControllerOptions,
   type CreateTopicRequest,
   type MetadataListener,
+  type ReplicaRef,
 } from "./controller";
 export { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 export { DataDirLock, DataDirLockedError, type DataDirLockOwner, LOCK_FILE } from "./data-dir-lock";
@@ -124,6 +125,7 @@ export {
   parseHighWatermarks,
 } from "./high-watermark-checkpoint";
 export { KafkaCluster, type KafkaClusterOptions } from "./kafka-cluster";
+export { type ClusterLogger, CONSOLE_LOGGER } from "./logger";
 export {
   type BrokerMetadata,
   MetadataImage,
@@ -135,6 +137,7 @@ export type {
   FenceBrokerRecord,
   MetadataLogEntry,
   MetadataRecord,
+  MirrorReadOnlyRecord,
   MirrorRecord,
   PartitionChangeRecord,
   PartitionRecord,
@@ -145,7 +148,12 @@ export type {
   TopicRecord,
   UnfenceBrokerRecord,
 } from "./metadata-records";
-export { Partition, type PartitionConfig, type ReplicaFetchResult } from "./partition";
+export {
+  Partition,
+  type PartitionConfig,
+  type RecoveryLoss,
+  type ReplicaFetchResult,
+} from "./partition";
 export { type Random, SeededRandom } from "./random";
 export {
   type Cancel,

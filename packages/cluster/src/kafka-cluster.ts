@@ -9,6 +9,7 @@ import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { DataDirLock } from "./data-dir-lock";
 import { ClusterError } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
+import type { ClusterLogger } from "./logger";
 import type { Random } from "./random";
 import type { Cancel, Scheduler } from "./scheduler";
 import { TransactionCoordinator } from "./transaction-coordinator";
@@ -43,6 +44,8 @@ export interface KafkaClusterOptions {
   groupSessionCheckIntervalMs?: number;
   /** Hears every change of a group's committed offsets (its whole offset map), e.g. to persist them. */
   onGroupOffsetsChanged?: GroupCoordinatorOptions["onOffsetsChanged"];
+  /** Where brokers report log recoveries that dropped data (default: stderr). */
+  logger?: ClusterLogger;
 }
 
 /**
@@ -180,6 +183,7 @@ export class KafkaCluster implements BrokerNetwork {
         return true;
       },
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
+      logger: this.options.logger,
     });
     broker.setDiskLatency(this.diskLatency(brokerId));
     this.running.set(brokerId, broker);

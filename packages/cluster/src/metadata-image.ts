@@ -10,6 +10,11 @@ export interface PartitionMetadata {
   leader: number;
   leaderEpoch: number;
   partitionEpoch: number;
+  /**
+   * KIP-1279's read-only flag as the mirror engine (or the controller, when `mirror.name` makes the topic a
+   * mirror) last set it; undefined when no mirror ever decided (then `mirror.name` alone decides).
+   */
+  mirrorReadOnly?: boolean;
 }
 
 /** One topic as the metadata log describes it. */
@@ -119,6 +124,11 @@ export class MetadataImage {
         if (!configs) return;
         if (record.value === null) configs.delete(record.name);
         else configs.set(record.name, record.value);
+        return;
+      }
+      case "MirrorReadOnly": {
+        const p = this.topicsById.get(record.topicId)?.partitions[record.partition];
+        if (p) p.mirrorReadOnly = record.readOnly;
         return;
       }
       case "Mirror":

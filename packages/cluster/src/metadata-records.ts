@@ -15,7 +15,8 @@ export type MetadataRecord =
   | RemoveTopicRecord
   | ProducerIdsRecord
   | MirrorRecord
-  | RemoveMirrorRecord;
+  | RemoveMirrorRecord
+  | MirrorReadOnlyRecord;
 
 /** A broker joined the cluster (it starts fenced until `UnfenceBroker`). */
 export interface RegisterBrokerRecord {
@@ -111,4 +112,17 @@ export interface MirrorRecord {
 export interface RemoveMirrorRecord {
   type: "RemoveMirror";
   name: string;
+}
+
+/**
+ * KIP-1279: whether a mirror partition refuses produces (ReadOnlyTopic). The mirror engine sets it when the
+ * partition starts mirroring and clears it only at STOPPED; the controller also sets it when a topic's
+ * `mirror.name` makes it a mirror again. Kept in the metadata log so that every replica, after a restart or
+ * a leader change, knows it without asking the engine.
+ */
+export interface MirrorReadOnlyRecord {
+  type: "MirrorReadOnly";
+  topicId: Uuid;
+  partition: number;
+  readOnly: boolean;
 }

@@ -8,6 +8,7 @@ import {
 import type { Clock } from "./clock";
 import { ClusterError } from "./errors";
 import type { PartitionMetadata } from "./metadata-image";
+import { isMirrorReadOnly } from "./mirror-read-only";
 import type { Uuid } from "./uuid";
 
 /** What the leader knows of one follower (Kafka's ReplicaState). */
@@ -29,6 +30,20 @@ export interface ReplicaFetchResult {
   logEndOffset: bigint;
   /** Set when the follower's last fetched epoch ends earlier on the leader: truncate to `endOffset` first. */
   divergingEpoch?: { epoch: number; endOffset: bigint };
+  /**
+   * True when this leader's log lost data on recovery (it led as the last ISR member): a follower must not
+   * truncate committed records (below its high watermark) to match it.
+   */
+  leaderLostData?: boolean;
+}
+
+/** What a log recovery dropped when the replica was opened (a corrupt or torn segment). */
+export interface RecoveryLoss {
+  /** The recovered log end offset: records from here on were cut. */
+  offset: bigint;
+  bytesDropped: number;
+  /** Why the scan stopped (the corrupt batch), empty when the log start passed the recovered end. */
+  reason: string;
 }
 
 /** Settings the partition reads from the topic's configs. */
@@ -51,11 +66,8 @@ export class Partition {
   readonly log: PartitionLog;
   private meta: PartitionMetadata;
   private readonly followers = new Map<number, FollowerState>();
-  /**
-   * KIP-1279: while a mirror owns the partition it is read-only. Undefined means "decide from the topic's
-   * `mirror.name` config" (set and not `.removed`: read-only); the mirror sets it explicitly.
-   */
-  private readOnlyOverride: boolean | undefined;
+  /** What recovery dropped from this replica's log, until it is back in the ISR (see `recoveryLoss`). */
+  private loss: RecoveryLoss | undefined;
 
   constructor(
     init: {
@@ -65,9 +77,12 @@ export class Partition {
       brokerId: number;
       log: PartitionLog;
       meta: PartitionMetadata;
+      /** What recovery dropped from this replica's log when it was opened, if anything. */
+      recoveryLoss?: RecoveryLoss;
     },
     private readonly clock: Clock,
   ) {
+    this.loss = init.recoveryLoss;
     this.topic = init.topic;
     this.topicId = init.topicId;
     this.partition = init.partition;
@@ -101,6 +116,14 @@ export class Partition {
   }
 
   /**
+   * Set while this replica may miss acknowledged records because its log recovery dropped data; cleared
+   * once it is back in the ISR after having left it (the leader judged it caught up).
+   */
+  get recoveryLoss(): RecoveryLoss | undefined {
+    return this.loss;
+  }
+
+  /**
    * Takes the controller's latest view of this partition; a new leader epoch resets follower tracking.
    * A new leader records its epoch at its log end in the leader-epoch cache, as Kafka's makeLeader does,
    * so it can answer every epoch a follower or mirror has fetched (never UNDEFINED for an epoch it
@@ -108,6 +131,9 @@ export class Partition {
    */
   updateMetadata(meta: PartitionMetadata, mirrorName?: string): void {
     const newEpoch = meta.leaderEpoch !== this.meta.leaderEpoch;
+    if (this.loss && meta.isr.includes(this.brokerId) && !this.meta.isr.includes(this.brokerId)) {
+      this.loss = undefined;
+    }
     this.meta = { ...meta };
     if (newEpoch) this.resetFollowers();
     // Idempotent, so a replica opened as leader (a restart: no epoch change seen) records it too.
@@ -131,15 +157,13 @@ export class Partition {
     }
   }
 
-  /** Whether produces are refused with READ_ONLY_TOPIC, given the topic's `mirror.name` config. */
+  /**
+   * Whether produces are refused with READ_ONLY_TOPIC (KIP-1279), given the topic's `mirror.name` config:
+   * derived from the metadata log only (see `isMirrorReadOnly`), never from state of this process, so a
+   * restarted replica answers as the others do.
+   */
   isReadOnly(mirrorName: string | undefined): boolean {
-    if (this.readOnlyOverride !== undefined) return this.readOnlyOverride;
-    return mirrorName !== undefined && !mirrorName.endsWith(".removed");
-  }
-
-  /** Set by the mirror engine: true while mirroring, false once STOPPED; undefined goes back to the config. */
-  setReadOnly(readOnly: boolean | undefined): void {
-    this.readOnlyOverride = readOnly;
+    return isMirrorReadOnly(this.meta, mirrorName);
   }
 
   /** Checks that this broker leads the partition at `leaderEpoch` (-1 = any), as Kafka's request handling does. */
@@ -236,6 +260,7 @@ export class Partition {
           logStartOffset: this.log.logStartOffset,
           logEndOffset: this.log.logEndOffset,
           divergingEpoch: { epoch: end.epoch, endOffset: end.endOffset },
+          ...(this.loss ? { leaderLostData: true } : {}),
         };
       }
     }

@@ -151,6 +151,10 @@ export interface LocalReplica {
   appendControlBatch(batch: Buffer): void;
   /** True if the log's last batch is a MIRROR_PID_RESET (so a resumed STOPPING does not write another). */
   endsWithPidReset(): boolean;
+  /**
+   * Sets (from PREPARING on) or clears (at STOPPED) the partition's read-only flag durably, in the
+   * destination's cluster metadata, so every replica refuses produces until it is cleared.
+   */
   setReadOnly(readOnly: boolean): void;
 }
 

@@ -94,15 +94,11 @@ export class EmbeddedLocalReplica implements LocalReplica {
   }
 
   /**
-   * Sets the flag on every running replica of the partition, not only the leader, so a leader change keeps
-   * the partition read-only (or writable) without waiting for the coordinator.
+   * Sets or clears the partition's read-only flag in the cluster metadata (through the controller), which
+   * every replica reads: a restarted replica or a new leader refuses produces until STOPPED clears it.
    */
   setReadOnly(readOnly: boolean): void {
     this.leader();
-    for (const id of this.cluster.runningBrokers()) {
-      const broker = this.cluster.broker(id);
-      if (broker?.replica(this.topic, this.partition))
-        broker.setReadOnly(this.topic, this.partition, readOnly);
-    }
+    this.broker().setReadOnly(this.topic, this.partition, readOnly);
   }
 }

@@ -1,0 +1,183 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { decodeRecords } from "@cluster-mirror/protocol";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  type ClusterLogger,
+  KafkaCluster,
+  ManualClock,
+  ManualScheduler,
+  type MetadataRecord,
+  SeededRandom,
+} from "../src/index";
+import { batch, testCluster } from "./helpers";
+
+const dirs: string[] = [];
+const open: KafkaCluster[] = [];
+afterEach(() => {
+  for (const c of open.splice(0)) {
+    for (const id of c.runningBrokers()) c.crashBroker(id);
+    c.close();
+  }
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A logger that keeps what it was told. */
+function capturingLogger() {
+  const lines: { fields: Record<string, unknown>; message: string }[] = [];
+  const logger: ClusterLogger = { warn: (fields, message) => lines.push({ fields, message }) };
+  return { logger, lines };
+}
+
+/**
+ * A cluster on a real temp dir, as a node runs it: `restart()` is a kill -9 of the whole process and a new
+ * start on the same files, the controller replaying the metadata log it had (no fencing was recorded).
+ */
+function fileCluster(dataDir: string, logger: ClusterLogger, records: readonly MetadataRecord[] = []) {
+  const clock = new ManualClock(1_700_000_000_000);
+  const scheduler = new ManualScheduler(clock);
+  const cluster = new KafkaCluster({
+    brokers: 3,
+    dataDir,
+    fsync: false,
+    clock,
+    scheduler,
+    random: new SeededRandom(42),
+    logger,
+  });
+  open.push(cluster);
+  if (records.length > 0) cluster.controller.replay(records);
+  for (const id of [0, 1, 2]) cluster.startBroker(id);
+  const settle = (ms = 0) => scheduler.run(ms);
+  return { cluster, settle };
+}
+
+/** Every record value of a replica's log, in offset order, with its offset. */
+function valuesOn(cluster: KafkaCluster, brokerId: number, topic = "t"): string[] {
+  const log = cluster.broker(brokerId)!.replica(topic, 0)!.log;
+  return [...log.batches()].flatMap((b) =>
+    decodeRecords(b).map((r) => `${b.baseOffset + BigInt(r.offsetDelta)}:${r.value?.toString()}`),
+  );
+}
+
+/** Flips one byte of the first batch's records in a replica's first segment (a CRC mismatch on recovery). */
+function flipByte(dataDir: string, brokerId: number, at = 70): number {
+  const file = path.join(dataDir, `broker-${brokerId}`, "t-0", "00000000000000000000.log");
+  const bytes = fs.readFileSync(file);
+  bytes[at] = bytes[at]! ^ 0xff;
+  fs.writeFileSync(file, bytes);
+  return bytes.length;
+}
+
+async function produceAll(cluster: KafkaCluster, settle: (ms?: number) => void, batches: number) {
+  const acked: string[] = [];
+  for (let i = 0; i < batches; i++) {
+    const values = Array.from({ length: 10 }, (_, j) => `v${i * 10 + j}`);
+    const p = cluster.leaderFor("t", 0).produce({ topic: "t", partition: 0, batch: batch(values), acks: -1 });
+    settle();
+    const r = await p;
+    for (const [j, v] of values.entries()) acked.push(`${r.baseOffset + BigInt(j)}:${v}`);
+  }
+  return acked;
+}
+
+describe("one corrupt replica must not destroy the healthy copies (issue 11, item 6)", () => {
+  it("a leader whose segment is corrupt comes back as an out-of-sync follower and fetches everything back", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+    dirs.push(dataDir);
+    const first = fileCluster(dataDir, capturingLogger().logger);
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    const acked = await produceAll(first.cluster, first.settle, 20);
+    expect(acked).toHaveLength(200);
+    first.settle(6000); // high watermarks checkpointed
+    expect(first.cluster.leaderFor("t", 0).brokerId).toBe(0);
+    const records = first.cluster.controller.metadataLog().map((e) => e.record);
+    for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
+    first.cluster.close(); // the process died: its data dir lock goes with it
+    const size = flipByte(dataDir, 0);
+
+    const { logger, lines } = capturingLogger();
+    const second = fileCluster(dataDir, logger, records);
+    // Logged: which partition, from which offset, how many bytes.
+    const recovery = lines.filter((l) => l.fields.event === "log.recovery_truncated");
+    expect(recovery).toHaveLength(1);
+    expect(recovery[0]!.fields).toMatchObject({
+      brokerId: 0,
+      partition: "t-0",
+      offset: "0",
+      bytesDropped: size,
+    });
+    expect(recovery[0]!.message).toContain("t-0");
+    // It leads no more and is out of the ISR; a replica with the full log leads.
+    const meta = second.cluster.controller.image.partition("t", 0)!;
+    expect(meta.leader).not.toBe(0);
+    expect(meta.isr).not.toContain(0);
+    second.settle(1000);
+    for (const id of [1, 2]) expect(valuesOn(second.cluster, id)).toEqual(acked);
+    // It fetches everything back and rejoins the ISR.
+    expect(valuesOn(second.cluster, 0)).toEqual(acked);
+    expect(second.cluster.controller.image.partition("t", 0)!.isr).toContain(0);
+    expect(second.cluster.broker(0)!.replica("t", 0)!.recoveryLoss).toBeUndefined();
+    // And the records are readable from the leader.
+    const fetched = second.cluster.leaderFor("t", 0).fetch({
+      topic: "t",
+      partition: 0,
+      fetchOffset: 0n,
+      maxBytes: 1 << 22,
+      isolationLevel: "read_committed",
+    });
+    expect(fetched.highWatermark).toBe(200n);
+    expect(lines.filter((l) => l.fields.event === "replica.truncation_refused")).toEqual([]);
+  });
+
+  it("a last-ISR leader that lost data does not make out-of-sync followers drop acknowledged records", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+    dirs.push(dataDir);
+    const first = fileCluster(dataDir, capturingLogger().logger);
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    const acked = await produceAll(first.cluster, first.settle, 5);
+    first.settle(6000);
+    // Followers 1 and 2 stop and leave the ISR; broker 0 is the last member, then it is killed too.
+    first.cluster.crashBroker(1);
+    first.cluster.crashBroker(2);
+    expect(first.cluster.controller.image.partition("t", 0)!.isr).toEqual([0]);
+    const records = first.cluster.controller.metadataLog().map((e) => e.record);
+    first.cluster.crashBroker(0);
+    first.cluster.close(); // the process died: its data dir lock goes with it
+    flipByte(dataDir, 0);
+
+    const { logger, lines } = capturingLogger();
+    const second = fileCluster(dataDir, logger, records);
+    // Broker 0 is the only ISR member: nothing is known to hold more, so it still leads (Kafka's rule)...
+    expect(second.cluster.controller.image.partition("t", 0)!.leader).toBe(0);
+    second.settle(2000);
+    // ...but the followers keep every acknowledged record instead of truncating to its empty log.
+    for (const id of [1, 2]) expect(valuesOn(second.cluster, id)).toEqual(acked);
+    const refused = lines.filter((l) => l.fields.event === "replica.truncation_refused");
+    expect(refused.map((l) => l.fields.brokerId).sort()).toEqual([1, 2]);
+    expect(refused[0]!.fields).toMatchObject({ partition: "t-0", highWatermark: "50" });
+  });
+
+  it("the controller takes a replica that lost data out of the ISR, also when it hears of it after an outage", () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    settle();
+    const topicId = cluster.controller.image.topic("t")!.topicId;
+    const c = cluster.controller;
+    const epoch = c.image.partition("t", 0)!.leaderEpoch;
+    c.setAvailable(false);
+    c.registerBroker(0, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 0, isr: [0, 1, 2] });
+    c.setAvailable(true);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1, 2], leaderEpoch: epoch + 1 });
+    // A follower that lost data just leaves the ISR; the leader stays.
+    c.registerBroker(2, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1], leaderEpoch: epoch + 1 });
+    // The last ISR member stays: no replica is known to hold more.
+    c.registerBroker(1, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1] });
+  });
+});

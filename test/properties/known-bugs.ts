@@ -6,7 +6,8 @@ import type { Violation } from "./sim";
  * that fix lands on main (the properties then cover the case again). See /work/wt/bugs/RESULTS.md for the
  * seeds and counterexamples that found each.
  *
- * Fixed earlier: ENGINE BUG 3 (a failover while PREPARING, after a failback and before the truncation,
+ * Issue 11's items 2-5, 8 and 11 are fixed and their counterexamples are regressions in
+ * transitions.test.ts; item 6 has a residual case (below). Fixed earlier: ENGINE BUG 3 (a failover while PREPARING, after a failback and before the truncation,
  * captured the old primary's own epoch as LME); its counterexample is a regression in failback.test.ts.
  */
 const OPEN: {
@@ -16,7 +17,7 @@ const OPEN: {
   taintsRun?: boolean;
 }[] = [
   {
-    item: "issue 11 item 6: a replica that recovers a corrupt segment to a shorter log leads and the others follow it",
+    item: "issue 11 item 6 (residual on main after its fix): a node restart with one corrupt replica started first loses committed batches on every replica",
     matches: (v) => v.invariant === "committed-prefix" && v.message.includes("once below the high watermark"),
     taintsRun: true,
   },

@@ -24,6 +24,7 @@ describe("property: faults inside transitions (A -> B)", () => {
           "crashSoon",
           "restart",
           "restartNode",
+          "bounceLeader",
           "corrupt",
           "moveStateLeader",
           "electPreferred",

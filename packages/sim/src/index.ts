@@ -93,7 +93,15 @@ export {
   SimWorld,
   type TopologySpec,
 } from "./topology";
-export { concurrent, corruptReplica, loopAdd, readd, restartNode, txnFence } from "./transition-commands";
+export {
+  bounceLeader,
+  concurrent,
+  corruptReplica,
+  loopAdd,
+  readd,
+  restartNode,
+  txnFence,
+} from "./transition-commands";
 export { type RunnableScheduler, VirtualTime, VirtualTimeoutError } from "./virtual-time";
 export {
   activateDestinationGroup,
@@ -103,6 +111,7 @@ export {
   groupCommit,
   pick,
   produce,
+  rawWrite,
   recordAck,
   txnBegin,
   txnEnd,

@@ -7,7 +7,7 @@ import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
 import { commitMarkerCommitted } from "./invariants/transactions";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
-import { pick, recordAck, reportWrongRefusal, txnEnd } from "./workload";
+import { pick, rawWrite, recordAck, reportWrongRefusal, txnEnd } from "./workload";
 
 function describeError(error: unknown): string {
   return error instanceof KafkaError
@@ -163,8 +163,16 @@ export async function failover(
       .map((v) => [v.key.partition, v.state]),
   );
   let refused = "";
+  // Without waiting, the operator's applications may already write while the removal is in flight.
+  const racing = mode.endsWith("nowait")
+    ? rawWrite(sim, edge.to, topic, 0).then(
+        () => "accepted",
+        (error: unknown) => describeError(error).split(":")[0],
+      )
+    : undefined;
   try {
     await sim.world.time.run(dest.mirroring.admin.removeTopics(edge.mirror, topic), 120_000);
+    if (racing) sim.step(`a write racing the removal: ${await sim.world.time.run(racing)}`);
   } catch (error) {
     checkRefusalLeftNoChange(sim, edge, topic, "failover", error);
     if (sim.edgeState(edge, topic) !== "REMOVED") return;
@@ -175,6 +183,10 @@ export async function failover(
   sim.pendingFailovers.push({ edge, topic, before, barrier, done: new Set() });
   if (mode.endsWith("nowait")) {
     sim.step(`${what}: removeTopics returned${refused} (not waiting for STOPPED)`);
+    // Applications start writing as soon as the operator says "Removed": each partition gets one produce
+    // right away, inside STOPPING. The broker guard reports it if it is appended before STOPPED.
+    const partitionCount = dest.cluster.controller.image.topic(topic)?.partitions.length ?? 0;
+    for (let p = 0; p < partitionCount; p++) await writeAfter(sim, edge, topic, p, "impatient write");
     return;
   }
   const views = () => dest.mirroring.coordinators.describe(edge.mirror).filter((v) => v.key.topic === topic);
@@ -213,20 +225,23 @@ export async function failover(
       .catch(() => undefined);
     sim.report(checkNoHangingTransaction(edge.to, dest.cluster, topic, p));
   }
-  for (let p = 0; p < partitions; p++) {
-    try {
-      const meta = await sim.world.time.run(
-        (await sim.producer(edge.to)).send({
-          topic,
-          messages: [{ key: "after", value: `on-${edge.to}`, partition: p }],
-        }),
-        120_000,
-      );
-      for (const m of meta) recordAck(sim, edge.to, topic, m.partition, BigInt(m.baseOffset));
-    } catch (error) {
-      sim.step(`write after failover ${edge.to}/${topic}-${p}: ${describeError(error)}`);
-      reportWrongRefusal(sim, edge.to, topic, p, error);
-    }
+  for (let p = 0; p < partitions; p++) await writeAfter(sim, edge, topic, p, "write after failover");
+}
+
+/** One produce to a failed-over partition on the new primary (acked: recorded; refused: logged, checked). */
+async function writeAfter(sim: Simulation, edge: MirrorEdge, topic: string, p: number, what: string) {
+  try {
+    const meta = await sim.world.time.run(
+      (await sim.producer(edge.to)).send({
+        topic,
+        messages: [{ key: "after", value: `on-${edge.to}`, partition: p }],
+      }),
+      120_000,
+    );
+    for (const m of meta) recordAck(sim, edge.to, topic, m.partition, BigInt(m.baseOffset));
+  } catch (error) {
+    sim.step(`${what} ${edge.to}/${topic}-${p}: ${describeError(error)}`);
+    reportWrongRefusal(sim, edge.to, topic, p, error);
   }
 }
 

@@ -5,7 +5,7 @@ import { transactionOutcome } from "./invariants/transactions";
 import { rejoin } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
-import { pick } from "./workload";
+import { pick, rawWrite } from "./workload";
 
 function describeError(error: unknown): string {
   return error instanceof KafkaError
@@ -106,13 +106,17 @@ interface PreparedOp {
   start: () => Promise<unknown>;
 }
 
-const OPS = ["remove", "pause", "resume", "readd"] as const;
+const OPS = ["remove", "pause", "resume", "readd", "write"] as const;
 
 function prepareOp(sim: Simulation, kind: number, choice: number): PreparedOp | undefined {
   const op = OPS[Math.abs(kind) % OPS.length]!;
-  const wanted = { remove: ["ACTIVE", "PAUSED"], pause: ["ACTIVE"], resume: ["PAUSED"], readd: ["REMOVED"] }[
-    op
-  ];
+  const wanted = {
+    remove: ["ACTIVE", "PAUSED"],
+    pause: ["ACTIVE"],
+    resume: ["PAUSED"],
+    readd: ["REMOVED"],
+    write: ["ACTIVE", "PAUSED", "REMOVED"],
+  }[op];
   const et = pick(
     sim.edgeTopics((s) => wanted.includes(s)),
     choice,
@@ -124,6 +128,10 @@ function prepareOp(sim: Simulation, kind: number, choice: number): PreparedOp | 
     pause: () => admin.pauseTopics(et.edge.mirror, et.topic),
     resume: () => admin.resumeTopics(et.edge.mirror, et.topic),
     readd: () => admin.addTopics(et.edge.mirror, et.topic),
+    // An application writing to the destination's copy while the operator acts (a failover in flight),
+    // straight to the partition leader (acks=1) as a client with fresh metadata: no retry hides the race.
+    // The broker guard reports an append before STOPPED; an acknowledgement is recorded like any other.
+    write: () => rawWrite(sim, et.edge.to, et.topic, 0),
   }[op];
   return {
     label: `${op} ${et.edge.mirror} ${et.topic}`,
@@ -136,7 +144,7 @@ function prepareOp(sim: Simulation, kind: number, choice: number): PreparedOp | 
 
 /**
  * Two operator calls issued without awaiting the first (any of remove, pause, resume, re-add, possibly on
- * the same topic). Afterwards the model follows the destination's `mirror.name` (the source of truth); a
+ * the same topic, or an application's write to the destination's copy racing them). Afterwards the model follows the destination's `mirror.name` (the source of truth); a
  * removal that took effect is a pending (unplanned) failover, checked when STOPPED is reached. A re-add
  * here may truncate only what a failback could (local writes after the PID reset are protected).
  */
@@ -440,4 +448,34 @@ export async function txnFence(sim: Simulation): Promise<void> {
       },
     ]);
   }
+}
+
+/**
+ * One step of a rolling restart on a node: the leader of a mirror partition crashes, comes back, rejoins
+ * the ISR, and a preferred leader election (Kafka's auto leader rebalance) gives it its leadership back.
+ * A restarted replica must keep what makes the partition read-only.
+ */
+export async function bounceLeader(sim: Simulation, nodeChoice: number, target: number): Promise<void> {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const { cluster, mirroring } = sim.node(node);
+  const view = pick(mirroring.coordinators.describe(), target);
+  const meta = view ? cluster.controller.image.partition(view.key.topic, view.key.partition) : undefined;
+  if (!view || !meta || meta.leader < 0 || downBrokers(cluster, sim.brokers).length > 0) {
+    sim.step(`bounce leader on ${node}: nothing to bounce`);
+    return;
+  }
+  const leader = meta.leader;
+  crashBroker(cluster, leader);
+  await sim.world.time.advance(1_000);
+  cluster.startBroker(leader);
+  const inIsr = () =>
+    cluster.controller.image.partition(view.key.topic, view.key.partition)?.isr.includes(leader) ?? false;
+  await sim.world.time
+    .until(inIsr, "the restarted leader back in the ISR", 30_000, 100)
+    .catch(() => undefined);
+  if (cluster.controller.isAvailable) cluster.controller.electPreferredLeaders();
+  const now = cluster.controller.image.partition(view.key.topic, view.key.partition)?.leader;
+  sim.step(
+    `bounce ${node} broker ${leader} (leader of ${view.key.topic}-${view.key.partition}); leader now ${now}`,
+  );
 }

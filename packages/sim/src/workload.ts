@@ -1,4 +1,4 @@
-import { KafkaError } from "@cluster-mirror/protocol";
+import { encodeRecordBatch, KafkaError } from "@cluster-mirror/protocol";
 import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
 import type { Simulation } from "./simulation";
@@ -267,4 +267,32 @@ export async function addPartition(sim: Simulation, target: number): Promise<voi
   } catch (error) {
     sim.step(`partitions ${t.node}/${t.topic}: ${describeError(error)}`);
   }
+}
+
+/**
+ * An application's write straight to the leader of `node`'s partition (acks=1, no retry), as a client with
+ * fresh metadata racing an operator command; acknowledged writes are recorded. Throws the broker's refusal.
+ */
+export async function rawWrite(
+  sim: Simulation,
+  node: string,
+  topic: string,
+  partition: number,
+): Promise<void> {
+  const cluster = sim.node(node).cluster;
+  const batch = encodeRecordBatch({
+    baseTimestamp: BigInt(cluster.clock.now()),
+    records: [
+      {
+        attributes: 0,
+        offsetDelta: 0,
+        timestampDelta: 0n,
+        key: null,
+        value: Buffer.from("racing"),
+        headers: [],
+      },
+    ],
+  });
+  const r = await cluster.leaderFor(topic, partition).produce({ topic, partition, batch, acks: 1 });
+  recordAck(sim, node, topic, partition, r.baseOffset);
 }

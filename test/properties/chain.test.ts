@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, it } from "vitest";
-import { type CommandName, runRegressions, runTopologyProperty, type TopologyProperty } from "./harness";
+import {
+  type CommandName,
+  PROPERTY_TIMEOUT_MS,
+  runRegressions,
+  runTopologyProperty,
+  type TopologyProperty,
+} from "./harness";
 import { chain } from "./sim";
 
 describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
@@ -29,28 +35,34 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
     maxCommands: 10,
   });
   for (const length of [2, 3, 5]) {
-    it(`chain of ${length}: every hop is an identical copy and a failover anywhere writes its barrier there`, async () => {
-      await runTopologyProperty(property(length));
-    });
+    it(
+      `chain of ${length}: every hop is an identical copy and a failover anywhere writes its barrier there`,
+      async () => {
+        await runTopologyProperty(property(length));
+      },
+      PROPERTY_TIMEOUT_MS,
+    );
   }
-  it("regressions: counterexamples the suite found, fixed in the engine", async () => {
-    await runRegressions(property(2), [
-      {
-        bug: "a pause refused while a commit was pending, then a cut link: the failover hung ([pause, cutLink, failover])",
-        seed: 1009961449,
-        path: "30:0:2:4:3:3:3:3",
-        replayPath: "c:B",
-      },
-    ]);
-    await runRegressions(property(3), [
-      {
-        bug: "no fetcher on the new leader after the destination leader moved ([crash, failover])",
-        seed: -1439693092,
-        path: "2:0:3:2:4:4:9:3:3:3:3:4",
-        replayPath: "a:B",
-      },
-    ]);
-  });
+  it(
+    "regressions: counterexamples the suite found, fixed in the engine",
+    async () => {
+      await runRegressions(property(2), [
+        {
+          bug: "a pause refused while a commit was pending, then a cut link: the failover hung ([pause, cutLink, failover])",
+          simSeed: 0,
+          steps: ["pause(0)", "cutLink(0)", "failover(0)"],
+        },
+      ]);
+      await runRegressions(property(3), [
+        {
+          bug: "no fetcher on the new leader after the destination leader moved ([crash, failover])",
+          simSeed: 0,
+          steps: ["crash(401,838)", "failover(0)"],
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
   it("chain builder rejects a chain of one", () => {
     fc.assert(
       fc.property(fc.integer({ min: -3, max: 1 }), (n) => {

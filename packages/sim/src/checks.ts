@@ -1,3 +1,4 @@
+import { completeFailovers } from "./failover-completion";
 import { restartAll } from "./faults";
 import { checkPromisedWrites } from "./invariants/durability";
 import { checkGroupOffsets } from "./invariants/group-offsets";
@@ -7,6 +8,7 @@ import { readMirrorStateHistory } from "./invariants/mirror-state-history";
 import { checkOffsetIdentity } from "./invariants/offset-identity";
 import { probeReadOnly } from "./invariants/read-only";
 import { checkReplayMatchesLive } from "./invariants/replay";
+import { checkCommittedTxns } from "./invariants/transactions";
 import { checkTransitions } from "./invariants/transitions";
 import type { Violation } from "./invariants/violation";
 import { partitionId } from "./model";
@@ -22,11 +24,14 @@ function mirroredInto(sim: Simulation, node: string, states?: readonly string[])
 }
 
 /**
- * The invariants that hold at every instant, checked after every command: leader epoch >= mirrored
- * epochs, read-only until STOPPED (a probe produce to every mirror partition not STOPPED), and valid-from
- * plus StateEpoch steps over each cluster's `__mirror_state` history.
+ * The invariants that hold at every instant, checked after every command: the STOPPED checks of failovers
+ * that reached STOPPED, the committed prefix of every partition, leader epoch >= mirrored epochs, read-only
+ * until STOPPED (a probe produce to every mirror partition not STOPPED, besides the produce guard that
+ * sees every produce), and valid-from plus StateEpoch steps over each cluster's `__mirror_state` history.
  */
 export async function checkNow(sim: Simulation): Promise<Violation[]> {
+  completeFailovers(sim);
+  sim.observePrefixes();
   const out: Violation[] = [];
   for (const name of sim.world.spec.clusters) {
     const { cluster, mirroring } = sim.node(name);
@@ -122,6 +127,8 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   }
   if (why?.startsWith(NO_FETCHER)) out.push({ invariant: "fetcher-follows-leader", message: why });
   sim.step("settled");
+  completeFailovers(sim);
+  sim.observePrefixes();
   for (const { edge, topic } of sim.edgeTopics()) {
     const state = sim.edgeState(edge, topic)!;
     const src = sim.node(edge.from).cluster;
@@ -160,16 +167,25 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
       }
     }
   }
+  for (const c of sim.model.commits) {
+    if (c.rejoined || sim.model.diverged.has(partitionId(c.node, c.topic, c.partition))) continue;
+    out.push(...checkCommittedTxns(`${c.node} (its own)`, sim.node(c.node).cluster, [c]));
+  }
   for (const f of sim.model.failovers) {
     out.push(...checkPromisedWrites(`${f.node} (new primary)`, sim.node(f.node).cluster, f.promised));
+    out.push(...checkCommittedTxns(`${f.node} (new primary)`, sim.node(f.node).cluster, f.promisedCommits));
     const orig = sim.edges.find((e) => e.mirror === f.mirror);
     const back = orig
       ? sim.edges.find(
           (e) => e.from === orig.to && e.to === orig.from && sim.edgeState(e, f.topic) === "ACTIVE",
         )
       : undefined;
-    if (back)
+    if (back) {
       out.push(...checkPromisedWrites(`${back.to} (after failback)`, sim.node(back.to).cluster, f.promised));
+      out.push(
+        ...checkCommittedTxns(`${back.to} (after failback)`, sim.node(back.to).cluster, f.promisedCommits),
+      );
+    }
   }
   for (const name of sim.world.spec.clusters) {
     const { cluster, mirroring } = sim.node(name);

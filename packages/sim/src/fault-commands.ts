@@ -26,6 +26,44 @@ export function crash(sim: Simulation, nodeChoice: number, brokerChoice: number)
   sim.step(`crash ${node} broker ${broker}`);
 }
 
+/**
+ * Schedules a crash of one broker `delayMs` from now and its restart `downMs` later, on the simulation's
+ * scheduler: the crash lands inside whatever the next commands are doing (a waiting failover's STOPPING, a
+ * failback's PREPARING, a transaction commit), not between commands. `brokerChoice` 0 picks the leader of
+ * the `__mirror_state` partition 0, 1 the leader of the first mirror partition, others a broker by id.
+ */
+export function crashSoon(
+  sim: Simulation,
+  nodeChoice: number,
+  brokerChoice: number,
+  delayMs: number,
+  downMs: number,
+): void {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const cluster = sim.node(node).cluster;
+  const choose = (): number | undefined => {
+    const mirrored = sim.node(node).mirroring.coordinators.describe()[0]?.key;
+    const meta =
+      brokerChoice % 3 === 0
+        ? cluster.controller.image.partition(MIRROR_STATE_TOPIC, 0)
+        : brokerChoice % 3 === 1 && mirrored
+          ? cluster.controller.image.partition(mirrored.topic, mirrored.partition)
+          : undefined;
+    if (meta) return meta.leader >= 0 ? meta.leader : undefined;
+    return Math.abs(brokerChoice) % sim.brokers;
+  };
+  sim.world.scheduler.schedule(() => {
+    if (downBrokers(cluster, sim.brokers).length > 0) return;
+    const broker = choose();
+    if (broker === undefined) return;
+    crashBroker(cluster, broker);
+    sim.world.scheduler.schedule(() => {
+      cluster.startBroker(broker);
+    }, downMs);
+  }, delayMs);
+  sim.step(`crash ${node} broker (choice ${brokerChoice}) in ${delayMs} ms for ${downMs} ms`);
+}
+
 /** Restarts every down broker of one cluster. */
 export async function restart(sim: Simulation, nodeChoice: number): Promise<void> {
   const node = pick(sim.world.spec.clusters, nodeChoice)!;
@@ -107,6 +145,17 @@ export async function uncleanElection(sim: Simulation, target: number): Promise<
   sim.stats.uncleanElections++;
   const end = outcome.newLeaderEnd;
   sim.model.diverged.add(partitionId(t.node, t.topic, 0));
+  // The source lost what its new leader never had; every copy of the partition may follow it down there.
+  for (const node of sim.world.spec.clusters) {
+    sim.prefix.allow({
+      node,
+      topic: t.topic,
+      partition: 0,
+      floor: end,
+      reason: `unclean election on ${t.node}`,
+      expires: "never",
+    });
+  }
   sim.model.acked = sim.model.acked.filter(
     (w) => !(w.node === t.node && w.topic === t.topic && w.partition === 0 && w.offset >= end),
   );

@@ -65,7 +65,9 @@ export function electPreferredLeaders(cluster: KafkaCluster): void {
  * get, then the other follower and the leader crash, so the cut-off replica becomes leader without them.
  * Everything is restarted and healed afterwards. Returns the new leader's log end offset at election (the
  * old leader's records at or above it are lost on the source), or why it could not force one (the
- * partition needs 3 running replicas and a leader; the cut-off replica must end up elected).
+ * partition needs 3 running replicas and a leader; the cut-off replica must end up elected). Before the
+ * write the leader epoch is bumped (the leader re-elected), so the lost records carry an epoch the new
+ * leader never had: a mirror that copied them must find the divergence without that epoch (KIP-320).
  */
 export async function uncleanLeaderElection(
   cluster: KafkaCluster,
@@ -94,7 +96,13 @@ export async function uncleanLeaderElection(
     120_000,
     500,
   );
+  // The leader is re-elected while f2 is out (a new leader epoch, as after a controller failover): what it
+  // writes now carries an epoch f2 never sees, and mirrors copy it before the election loses it.
+  const epoch = cluster.controller.image.partition(topic, partition)?.leaderEpoch ?? 0;
+  cluster.controller.bumpLeaderEpochs([{ topic, partition, minLeaderEpoch: epoch + 1 }]);
+  await time.advance(200);
   await writeWhileCut();
+  await time.advance(500);
   cluster.crashBroker(f1);
   cluster.crashBroker(leader);
   const after = cluster.controller.image.partition(topic, partition);

@@ -6,9 +6,16 @@
 
 export { checkNow, settleAndCheck } from "./checks";
 export {
+  type CatchUpBarrier,
+  completeFailoverPartition,
+  completeFailovers,
+  type PendingFailover,
+} from "./failover-completion";
+export {
   advance,
   controllerFailover,
   crash,
+  crashSoon,
   cutLink,
   electPreferred,
   fastDisk,
@@ -30,6 +37,9 @@ export {
   uncleanLeaderElection,
 } from "./faults";
 export { flushMicrotasks } from "./flush";
+export { type GuardHooks, installBrokerGuards } from "./guards";
+export { ALIGNED_STATES, type FailoverAlignment, failoverAlignment } from "./invariants/alignment";
+export { CommittedPrefix, type TruncationAllowance } from "./invariants/committed-prefix";
 export { checkPromisedWrites } from "./invariants/durability";
 export { checkFailover, checkNoHangingTransaction, type FailoverPoint } from "./invariants/failover";
 export { checkGroupOffsets } from "./invariants/group-offsets";
@@ -44,15 +54,18 @@ export {
   type MirrorStateHistory,
   readMirrorStateHistory,
 } from "./invariants/mirror-state-history";
+export { readOnlyReason } from "./invariants/mirror-verdict";
 export { checkOffsetIdentity } from "./invariants/offset-identity";
 export { probeReadOnly } from "./invariants/read-only";
 export { checkReplayMatchesLive } from "./invariants/replay";
+export { checkCommittedTxns, commitMarkerCommitted, transactionOutcome } from "./invariants/transactions";
 export { checkTransitions } from "./invariants/transitions";
 export { formatViolations, type Violation } from "./invariants/violation";
 export { Link, LinkedSourceCluster, LinkedSourceConnector, type LinkOptions } from "./link";
 export {
   type AckedWrite,
   type ActiveGroup,
+  type CommittedTxn,
   type EdgeTopicState,
   emptyModel,
   type FailoverRecord,
@@ -60,7 +73,7 @@ export {
   type SimModel,
   type TopicModel,
 } from "./model";
-export { failback, failover, pause, resume } from "./operator";
+export { FAILOVER_MODES, type FailoverMode, failback, failover, pause, rejoin, resume } from "./operator";
 export {
   type SchedulerClock,
   SeededScheduler,
@@ -80,6 +93,15 @@ export {
   SimWorld,
   type TopologySpec,
 } from "./topology";
+export {
+  bounceLeader,
+  concurrent,
+  corruptReplica,
+  loopAdd,
+  readd,
+  restartNode,
+  txnFence,
+} from "./transition-commands";
 export { type RunnableScheduler, VirtualTime, VirtualTimeoutError } from "./virtual-time";
 export {
   activateDestinationGroup,
@@ -89,6 +111,7 @@ export {
   groupCommit,
   pick,
   produce,
+  rawWrite,
   recordAck,
   txnBegin,
   txnEnd,

@@ -22,6 +22,18 @@ export interface AckedWrite {
   hex: string;
 }
 
+/** A transaction the workload committed (its coordinator answered the commit): it must never read as aborted. */
+export interface CommittedTxn {
+  node: string;
+  topic: string;
+  partition: number;
+  producerId: bigint;
+  /** Offset of the transaction's data batch. */
+  offset: bigint;
+  /** Set when `node` later re-added the topic as a mirror (a failback may replace its own transactions). */
+  rejoined?: boolean;
+}
+
 /** What a completed failover on an edge left behind, per partition. */
 export interface FailoverRecord {
   /** Edge mirror name and the new primary. */
@@ -37,8 +49,15 @@ export interface FailoverRecord {
   highWatermark: bigint;
   /** The partition's committed state when the failover was requested. */
   stoppedFrom: string;
-  /** Source writes acknowledged below `highWatermark`: they must survive failover and failback. */
+  /**
+   * Source writes that must survive failover and failback: every write acknowledged before the catch-up
+   * barrier of a planned failover, and (any failover) those the destination had below its HW.
+   */
   promised: AckedWrite[];
+  /** Transactions committed on the source (markers below its HW) before a planned failover's barrier. */
+  promisedCommits: CommittedTxn[];
+  /** Whether a catch-up barrier was taken (a planned failover). */
+  planned: boolean;
 }
 
 /** A destination-side group with an active member and its own commit, which mirroring must not overwrite. */
@@ -56,6 +75,8 @@ export interface SimModel {
   /** Per edge mirror name: topic -> requested state. */
   edgeTopics: Map<string, Map<string, EdgeTopicState>>;
   acked: AckedWrite[];
+  /** Transactions committed by the workload. */
+  commits: CommittedTxn[];
   failovers: FailoverRecord[];
   /** `node\0groupId` of every commit the workload made on a source (those groups are synced elsewhere). */
   sourceGroups: Set<string>;
@@ -70,6 +91,7 @@ export function emptyModel(): SimModel {
     topics: new Map(),
     edgeTopics: new Map(),
     acked: [],
+    commits: [],
     failovers: [],
     sourceGroups: new Set(),
     activeGroups: [],

@@ -1,10 +1,13 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
-import { checkPromisedWrites } from "./invariants/durability";
-import { checkFailover, checkNoHangingTransaction } from "./invariants/failover";
-import { leaderLog } from "./invariants/logs";
+import { type CatchUpBarrier, completeFailovers } from "./failover-completion";
+import type { TruncationAllowance } from "./invariants/committed-prefix";
+import { checkNoHangingTransaction } from "./invariants/failover";
+import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
+import { commitMarkerCommitted } from "./invariants/transactions";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
-import { pick, recordAck, txnEnd } from "./workload";
+import { pick, rawWrite, recordAck, reportWrongRefusal, txnEnd } from "./workload";
 
 function describeError(error: unknown): string {
   return error instanceof KafkaError
@@ -82,12 +85,66 @@ export async function resume(sim: Simulation, choice: number): Promise<void> {
   }
 }
 
+/** How the operator fails over: with or without a catch-up barrier first, waiting for STOPPED or not. */
+export type FailoverMode = "planned" | "unplanned" | "planned-nowait" | "unplanned-nowait";
+
+/** Every failover mode, in the order a command's mode argument picks them. */
+export const FAILOVER_MODES: readonly FailoverMode[] = [
+  "planned",
+  "unplanned",
+  "planned-nowait",
+  "unplanned-nowait",
+];
+
 /**
- * Fails a topic over on an ACTIVE or PAUSED edge (`removeTopics`), waits until every partition is STOPPED
- * and checks the failover invariants on each, records the failover point and the writes it promises to
- * keep, then writes once to each partition (it must be writable, after the barrier).
+ * A `whenCaughtUp`-style barrier on one topic of a mirror, as an operator takes it before a planned
+ * failover: waits (up to 30 s of virtual time) until `describe` shows every partition of the topic
+ * MIRRORING with lag 0. Returns what it then promises (every write acknowledged and every transaction whose
+ * COMMIT marker is committed on the source so far), or undefined if the mirror never said it caught up.
  */
-export async function failover(sim: Simulation, choice: number): Promise<void> {
+async function catchUpBarrier(
+  sim: Simulation,
+  edge: MirrorEdge,
+  topic: string,
+): Promise<CatchUpBarrier | undefined> {
+  const admin = sim.node(edge.to).mirroring.admin;
+  try {
+    await sim.world.time.until(
+      async () => {
+        const rows = (await sim.world.time.run(admin.describe(edge.mirror), 30_000)).filter(
+          (r) => r.topic === topic,
+        );
+        return rows.length > 0 && rows.every((r) => r.state === "MIRRORING" && r.lag === 0n);
+      },
+      `${edge.mirror} ${topic} caught up`,
+      30_000,
+      50,
+    );
+  } catch {
+    return undefined;
+  }
+  const source = sim.node(edge.from).cluster;
+  return {
+    acked: sim.model.acked.filter((w) => w.node === edge.from && w.topic === topic),
+    commits: sim.model.commits.filter(
+      (c) => c.node === edge.from && c.topic === topic && commitMarkerCommitted(source, c),
+    ),
+  };
+}
+
+/**
+ * Fails a topic over on an ACTIVE or PAUSED edge (`removeTopics`). A planned failover first takes a
+ * catch-up barrier (without one it is unplanned). Waiting modes then wait until every partition is STOPPED,
+ * check it (`completeFailovers`: failover invariants, the barrier's promises), and write once to each
+ * partition (it must be writable, after the PID reset barrier). The `-nowait` modes return as soon as
+ * `removeTopics` does, so later commands and faults land inside STOPPING; the STOPPED checks then run when
+ * STOPPED is first seen (after a command, or before a produce reaches the partition).
+ */
+export async function failover(
+  sim: Simulation,
+  choice: number,
+  mode: FailoverMode = "unplanned",
+): Promise<void> {
   const et = pick(
     sim.edgeTopics((s) => s === "ACTIVE" || s === "PAUSED"),
     choice,
@@ -98,6 +155,7 @@ export async function failover(sim: Simulation, choice: number): Promise<void> {
   }
   const { edge, topic } = et;
   const dest = sim.node(edge.to);
+  const barrier = mode.startsWith("planned") ? await catchUpBarrier(sim, edge, topic) : undefined;
   const before = new Map(
     dest.mirroring.coordinators
       .describe(edge.mirror)
@@ -105,14 +163,32 @@ export async function failover(sim: Simulation, choice: number): Promise<void> {
       .map((v) => [v.key.partition, v.state]),
   );
   let refused = "";
+  // Without waiting, the operator's applications may already write while the removal is in flight.
+  const racing = mode.endsWith("nowait")
+    ? rawWrite(sim, edge.to, topic, 0).then(
+        () => "accepted",
+        (error: unknown) => describeError(error).split(":")[0],
+      )
+    : undefined;
   try {
     await sim.world.time.run(dest.mirroring.admin.removeTopics(edge.mirror, topic), 120_000);
+    if (racing) sim.step(`a write racing the removal: ${await sim.world.time.run(racing)}`);
   } catch (error) {
     checkRefusalLeftNoChange(sim, edge, topic, "failover", error);
     if (sim.edgeState(edge, topic) !== "REMOVED") return;
     refused = " (after a refused removeTopics)";
   }
   sim.setEdgeState(edge, topic, "REMOVED");
+  const what = `${barrier ? "planned" : "unplanned"} failover ${edge.mirror} ${topic}`;
+  sim.pendingFailovers.push({ edge, topic, before, barrier, done: new Set() });
+  if (mode.endsWith("nowait")) {
+    sim.step(`${what}: removeTopics returned${refused} (not waiting for STOPPED)`);
+    // Applications start writing as soon as the operator says "Removed": each partition gets one produce
+    // right away, inside STOPPING. The broker guard reports it if it is appended before STOPPED.
+    const partitionCount = dest.cluster.controller.image.topic(topic)?.partitions.length ?? 0;
+    for (let p = 0; p < partitionCount; p++) await writeAfter(sim, edge, topic, p, "impatient write");
+    return;
+  }
   const views = () => dest.mirroring.coordinators.describe(edge.mirror).filter((v) => v.key.topic === topic);
   const partitions = dest.cluster.controller.image.topic(topic)?.partitions.length ?? 0;
   try {
@@ -134,28 +210,9 @@ export async function failover(sim: Simulation, choice: number): Promise<void> {
     ]);
     return;
   }
-  sim.step(`failover ${edge.mirror} ${topic}: STOPPED`);
-  for (const view of views()) {
-    const p = view.key.partition;
-    const { point, violations } = checkFailover(edge.to, dest.cluster, view);
-    sim.report(violations);
-    if (!point) continue;
-    // The destination HW at failover, before STOPPING's own writes (markers, barrier).
-    const mirroredHw = point.highWatermark < point.mirroredEnd ? point.highWatermark : point.mirroredEnd;
-    const promised = sim.model.acked.filter(
-      (w) => w.node === edge.from && w.topic === topic && w.partition === p && w.offset < mirroredHw,
-    );
-    const compacted = sim.model.topics.get(topic)?.compacted ?? false;
-    sim.model.failovers.push({
-      mirror: edge.mirror,
-      node: edge.to,
-      topic,
-      partition: p,
-      ...point,
-      stoppedFrom: before.get(p) ?? "UNKNOWN",
-      promised: compacted ? [] : promised,
-    });
-    if (!compacted) sim.report(checkPromisedWrites(`${edge.to} after failover`, dest.cluster, promised));
+  completeFailovers(sim);
+  sim.step(`${what}: STOPPED`);
+  for (let p = 0; p < partitions; p++) {
     await sim.world.time
       .until(
         () => {
@@ -168,27 +225,23 @@ export async function failover(sim: Simulation, choice: number): Promise<void> {
       .catch(() => undefined);
     sim.report(checkNoHangingTransaction(edge.to, dest.cluster, topic, p));
   }
-  for (let p = 0; p < partitions; p++) {
-    try {
-      const meta = await sim.world.time.run(
-        (await sim.producer(edge.to)).send({
-          topic,
-          messages: [{ key: "after", value: `on-${edge.to}`, partition: p }],
-        }),
-        120_000,
-      );
-      for (const m of meta) recordAck(sim, edge.to, topic, m.partition, BigInt(m.baseOffset));
-    } catch (error) {
-      sim.step(`write after failover ${edge.to}/${topic}-${p}: ${describeError(error)}`);
-      if (error instanceof KafkaError && error.errorName === "READ_ONLY_TOPIC") {
-        sim.report([
-          {
-            invariant: "writable-after-stopped",
-            message: `${edge.to} ${topic}-${p}: STOPPED but a produce was refused as READ_ONLY_TOPIC`,
-          },
-        ]);
-      }
-    }
+  for (let p = 0; p < partitions; p++) await writeAfter(sim, edge, topic, p, "write after failover");
+}
+
+/** One produce to a failed-over partition on the new primary (acked: recorded; refused: logged, checked). */
+async function writeAfter(sim: Simulation, edge: MirrorEdge, topic: string, p: number, what: string) {
+  try {
+    const meta = await sim.world.time.run(
+      (await sim.producer(edge.to)).send({
+        topic,
+        messages: [{ key: "after", value: `on-${edge.to}`, partition: p }],
+      }),
+      120_000,
+    );
+    for (const m of meta) recordAck(sim, edge.to, topic, m.partition, BigInt(m.baseOffset));
+  } catch (error) {
+    sim.step(`${what} ${edge.to}/${topic}-${p}: ${describeError(error)}`);
+    reportWrongRefusal(sim, edge.to, topic, p, error);
   }
 }
 
@@ -225,11 +278,108 @@ export async function failback(sim: Simulation, choice: number): Promise<void> {
     }
     // An operator ends transactions on the old primary before it becomes a mirror again.
     if (sim.openTxn?.node === edge.from && sim.openTxn.topic === topic) await txnEnd(sim, false);
-    await sim.world.time.run(old.mirroring.admin.addTopics(reverse.mirror, topic), 120_000);
-    sim.setEdgeState(reverse, topic, "ACTIVE");
-    sim.step(`failback ${reverse.mirror} ${topic}`);
   } catch (error) {
     sim.step(`failback ${edge.from} <- ${edge.to} ${topic}: ${describeError(error)}`);
-    if (reverse && sim.edges.includes(reverse)) sim.syncEdgeState(reverse, topic);
+    return;
   }
+  // The spec's failback, as an operator runs it: if the old primary wrote locally since its own earlier
+  // failover, the add is refused (UNSAFE_TRUNCATION) and the operator then asks for the truncation.
+  const refused = await rejoin(sim, reverse, topic, "failback", false);
+  if (refused instanceof KafkaError && refused.errorName === "UNSAFE_TRUNCATION") {
+    await rejoin(sim, reverse, topic, "failback", true);
+  }
+}
+
+/**
+ * `node` re-adds `topic` to its mirror of `edge.from` (a failback, or a re-add of a failed-over topic): the
+ * partitions may be truncated from where `node`'s log stops matching the source's (the failback's
+ * truncation to the LME), never below. Unless the operator asks for it (`truncateLocalWrites`, Cluster
+ * Linking's truncate-and-restore), acknowledged local writes made after the partition's latest PID reset
+ * barrier are protected too: the add must be refused rather than drop them. On success the edge topic is
+ * ACTIVE and `node`'s committed transactions on it are no longer checked on `node` itself (the mirror may
+ * replace them). Returns the refusal, if any.
+ */
+export async function rejoin(
+  sim: Simulation,
+  edge: MirrorEdge,
+  topic: string,
+  what: string,
+  truncateLocalWrites: boolean,
+): Promise<unknown> {
+  const allowances = allowRejoinTruncation(sim, edge, topic, what, !truncateLocalWrites);
+  const before = sim.edgeState(edge, topic);
+  const flag = truncateLocalWrites ? " --truncate-local-writes" : "";
+  let refusal: unknown;
+  try {
+    await sim.world.time.run(
+      sim.node(edge.to).mirroring.admin.addTopics(edge.mirror, topic, { truncateLocalWrites }),
+      120_000,
+    );
+    sim.setEdgeState(edge, topic, "ACTIVE");
+    const floors = allowances.map((a) => `${a.partition}@${a.floor}`).join(",");
+    sim.step(`${what}${flag} ${edge.mirror} ${topic} (may truncate from ${floors})`);
+  } catch (error) {
+    refusal = error;
+    sim.step(`${what}${flag} ${edge.mirror} ${topic}: ${describeError(error)}`);
+    if (sim.syncEdgeState(edge, topic) === before) for (const a of allowances) sim.prefix.withdraw(a);
+  }
+  if (sim.edgeState(edge, topic) === "ACTIVE") {
+    for (const c of sim.model.commits) if (c.node === edge.to && c.topic === topic) c.rejoined = true;
+  }
+  return refusal;
+}
+
+/** Registers the truncations a re-add of `topic` on `edge.to` may do (see `rejoin`). */
+function allowRejoinTruncation(
+  sim: Simulation,
+  edge: MirrorEdge,
+  topic: string,
+  what: string,
+  protectLocal: boolean,
+): TruncationAllowance[] {
+  const dest = sim.node(edge.to).cluster;
+  const source = sim.node(edge.from).cluster;
+  const partitions = dest.controller.image.topic(topic)?.partitions.length ?? 0;
+  const out: TruncationAllowance[] = [];
+  for (let p = 0; p < partitions; p++) {
+    let floor = commonPrefixEnd(dest, source, topic, p);
+    if (protectLocal) {
+      const barrier = [...sim.model.failovers]
+        .reverse()
+        .find((f) => f.node === edge.to && f.topic === topic && f.partition === p)?.barrierOffset;
+      for (const w of sim.model.acked) {
+        if (w.node !== edge.to || w.topic !== topic || w.partition !== p) continue;
+        if (barrier !== undefined && w.offset > barrier && w.offset >= floor) floor = w.offset + 1n;
+      }
+    }
+    out.push(
+      sim.prefix.allow({
+        node: edge.to,
+        topic,
+        partition: p,
+        floor,
+        reason: `${what} ${edge.mirror} ${topic}`,
+        expires: "mirroring",
+      }),
+    );
+  }
+  return out;
+}
+
+/**
+ * Where `dest`'s log of a partition stops being byte-identical to `source`'s (the first differing or missing
+ * batch from `dest`'s log start, or its log end): a failback truncation never needs to cut below it.
+ */
+function commonPrefixEnd(dest: KafkaCluster, source: KafkaCluster, topic: string, partition: number): bigint {
+  const d = leaderLog(dest, topic, partition);
+  const s = leaderLog(source, topic, partition);
+  if (!d) return 0n;
+  if (!s) return d.logStartOffset;
+  const theirs = batchesByOffset(s);
+  for (const b of d.batches()) {
+    if (b.lastOffset < d.logStartOffset) continue;
+    const o = theirs.get(b.baseOffset);
+    if (!o || hexOf(o) !== hexOf(b)) return b.baseOffset;
+  }
+  return d.logEndOffset;
 }

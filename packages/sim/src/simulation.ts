@@ -1,4 +1,8 @@
 import type { Producer, Transaction } from "@cluster-mirror/cluster";
+import { completeFailovers, type PendingFailover } from "./failover-completion";
+import { installBrokerGuards } from "./guards";
+import { CommittedPrefix } from "./invariants/committed-prefix";
+import { readOnlyReason } from "./invariants/mirror-verdict";
 import type { Violation } from "./invariants/violation";
 import type { LinkOptions } from "./link";
 import { type EdgeTopicState, emptyModel, type SimModel } from "./model";
@@ -27,6 +31,10 @@ export interface SimStats {
 export interface OpenTxn {
   node: string;
   topic: string;
+  transactionalId: string;
+  partition: number;
+  /** Offset of its data batch. */
+  offset: bigint;
   producer: Producer;
   txn: Transaction;
 }
@@ -48,6 +56,10 @@ export class Simulation {
   /** Counts of injected faults (and fault attempts that could not be forced), for coverage assertions. */
   readonly stats: SimStats = { uncleanElections: 0, uncleanSkipped: 0, controllerFailovers: 0, slowDisks: 0 };
   openTxn: OpenTxn | undefined;
+  /** The HW-committed prefix of every partition (checked on every step and at every mirror truncation). */
+  readonly prefix = new CommittedPrefix();
+  /** Failovers whose partitions were not all checked at STOPPED yet (see `completeFailovers`). */
+  readonly pendingFailovers: PendingFailover[] = [];
   private readonly reported = new Set<string>();
   private txnCount = 0;
   private topicCount = 0;
@@ -59,6 +71,33 @@ export class Simulation {
   ) {
     this.brokers = options.brokers ?? spec.brokers ?? 3;
     this.world = new SimWorld({ ...spec, brokers: this.brokers }, seed, options.links);
+    for (const name of spec.clusters) {
+      const { cluster, mirroring } = this.node(name);
+      installBrokerGuards(name, cluster, {
+        readOnlyReason: (_node, topic, partition) =>
+          readOnlyReason(cluster, mirroring.coordinators.describe(), topic, partition),
+        beforeTruncate: (node, topic, partition, offset, full) =>
+          this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full)),
+        beforeProduce: (_node, topic) => {
+          if (!topic.startsWith("__")) completeFailovers(this);
+        },
+        report: (v) => this.report(v),
+      });
+    }
+  }
+
+  /** Checks the committed prefix of every partition of every cluster (see `CommittedPrefix.observe`). */
+  observePrefixes(): void {
+    const compacted = (topic: string) => this.model.topics.get(topic)?.compacted ?? false;
+    for (const name of this.world.spec.clusters) {
+      const { cluster, mirroring } = this.node(name);
+      const views = mirroring.coordinators.describe();
+      this.report(
+        this.prefix.observe(name, cluster, compacted, (topic, p) =>
+          views.some((v) => v.key.topic === topic && v.key.partition === p && v.state === "MIRRORING"),
+        ),
+      );
+    }
   }
 
   /**

@@ -1,5 +1,6 @@
-import { KafkaError } from "@cluster-mirror/protocol";
+import { encodeRecordBatch, KafkaError } from "@cluster-mirror/protocol";
 import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
+import { readOnlyReason } from "./invariants/mirror-verdict";
 import type { Simulation } from "./simulation";
 
 /** Picks `list[i mod length]`, or undefined for an empty list (commands choose by index, so they shrink). */
@@ -50,15 +51,31 @@ export async function produce(
     sim.step(`produce ${messages.length} to ${t.node}/${t.topic}-${partition}: ok at ${meta[0]?.baseOffset}`);
   } catch (error) {
     sim.step(`produce to ${t.node}/${t.topic}-${partition}: ${describeError(error)}`);
-    if (error instanceof KafkaError && error.errorName === "READ_ONLY_TOPIC") {
-      sim.report([
-        {
-          invariant: "writable-after-stopped",
-          message: `${t.node} ${t.topic}-${partition}: produce refused as READ_ONLY_TOPIC but the topic was failed over (STOPPED) or is a source`,
-        },
-      ]);
-    }
+    reportWrongRefusal(sim, t.node, t.topic, partition, error);
   }
+}
+
+/**
+ * A produce refused as READ_ONLY_TOPIC where nothing makes the partition read-only (every mirror state of
+ * it is STOPPED and no replica holds it read-only: see `readOnlyReason`) is a violation: writable after
+ * STOPPED. While a failover is still STOPPING (an operator who did not wait) the refusal is right.
+ */
+export function reportWrongRefusal(
+  sim: Simulation,
+  node: string,
+  topic: string,
+  partition: number,
+  error: unknown,
+): void {
+  if (!(error instanceof KafkaError) || error.errorName !== "READ_ONLY_TOPIC") return;
+  const { cluster, mirroring } = sim.node(node);
+  if (readOnlyReason(cluster, mirroring.coordinators.describe(), topic, partition) !== undefined) return;
+  sim.report([
+    {
+      invariant: "writable-after-stopped",
+      message: `${node} ${topic}-${partition}: produce refused as READ_ONLY_TOPIC but every mirror state of the partition is STOPPED (or it never was a mirror)`,
+    },
+  ]);
 }
 
 /** Records an acknowledged batch and checks that it follows the partition's latest PID reset barrier. */
@@ -98,22 +115,31 @@ export async function txnBegin(sim: Simulation, target: number, partitionChoice:
   }
   const partitions = sim.node(t.node).cluster.controller.image.topic(t.topic)?.partitions.length ?? 1;
   const partition = Math.abs(partitionChoice) % partitions;
+  const transactionalId = sim.nextTransactionalId(t.node);
   const producer = sim.node(t.node).kafka.producer({
-    transactionalId: sim.nextTransactionalId(t.node),
+    transactionalId,
     retry: { retries: 3, initialRetryTime: 100 },
   });
   try {
     await producer.connect();
     const txn = await sim.world.time.run(producer.transaction(), 120_000);
-    await sim.world.time.run(
+    const meta = await sim.world.time.run(
       txn.send({ topic: t.topic, messages: [{ key: "tx", value: `tx-${sim.steps.length}`, partition }] }),
       120_000,
     );
-    sim.openTxn = { node: t.node, topic: t.topic, producer, txn };
+    const offset = BigInt(meta[0]?.baseOffset ?? -1);
+    sim.openTxn = { node: t.node, topic: t.topic, transactionalId, partition, offset, producer, txn };
     sim.step(`txn begin on ${t.node}/${t.topic}-${partition}`);
   } catch (error) {
     sim.step(`txn begin on ${t.node}/${t.topic}: ${describeError(error)}`);
   }
+}
+
+/** Records a committed transaction (its data batch's producer id read from the partition leader's log). */
+function recordCommit(sim: Simulation, node: string, topic: string, partition: number, offset: bigint): void {
+  const log = leaderLog(sim.node(node).cluster, topic, partition);
+  const b = log ? batchesByOffset(log).get(offset) : undefined;
+  if (b) sim.model.commits.push({ node, topic, partition, producerId: b.producerId, offset });
 }
 
 /** Commits or aborts the open transaction (no-op when none is open). */
@@ -126,6 +152,7 @@ export async function txnEnd(sim: Simulation, commit: boolean): Promise<void> {
   sim.openTxn = undefined;
   try {
     await sim.world.time.run(commit ? open.txn.commit() : open.txn.abort(), 120_000);
+    if (commit) recordCommit(sim, open.node, open.topic, open.partition, open.offset);
     sim.step(`txn ${commit ? "commit" : "abort"} on ${open.node}/${open.topic}: ok`);
   } catch (error) {
     sim.step(`txn ${commit ? "commit" : "abort"} on ${open.node}/${open.topic}: ${describeError(error)}`);
@@ -240,4 +267,32 @@ export async function addPartition(sim: Simulation, target: number): Promise<voi
   } catch (error) {
     sim.step(`partitions ${t.node}/${t.topic}: ${describeError(error)}`);
   }
+}
+
+/**
+ * An application's write straight to the leader of `node`'s partition (acks=1, no retry), as a client with
+ * fresh metadata racing an operator command; acknowledged writes are recorded. Throws the broker's refusal.
+ */
+export async function rawWrite(
+  sim: Simulation,
+  node: string,
+  topic: string,
+  partition: number,
+): Promise<void> {
+  const cluster = sim.node(node).cluster;
+  const batch = encodeRecordBatch({
+    baseTimestamp: BigInt(cluster.clock.now()),
+    records: [
+      {
+        attributes: 0,
+        offsetDelta: 0,
+        timestampDelta: 0n,
+        key: null,
+        value: Buffer.from("racing"),
+        headers: [],
+      },
+    ],
+  });
+  const r = await cluster.leaderFor(topic, partition).produce({ topic, partition, batch, acks: 1 });
+  recordAck(sim, node, topic, partition, r.baseOffset);
 }

@@ -4,8 +4,9 @@ import { batchesByOffset, hexOf, leaderLog } from "./logs";
 import type { Violation } from "./violation";
 
 /**
- * No acknowledged loss across failover and failback: every write acknowledged on the old primary below
- * the destination high watermark at failover is still in `cluster`'s log at the same offset, byte for byte.
+ * No acknowledged loss across failover and failback: every write a failover promised (acknowledged on the
+ * old primary before a planned failover's catch-up barrier, or below the destination high watermark at
+ * failover) is still in `cluster`'s log at the same offset, byte for byte.
  * Checked on the new primary, and on the old primary once it mirrors back from it. Writes below the log
  * start (retention) are not checked.
  */
@@ -31,7 +32,7 @@ export function checkPromisedWrites(
       if (!b || hexOf(b) !== w.hex) {
         out.push({
           invariant: "acked-durability",
-          message: `${label} ${w.topic}-${w.partition}: write acknowledged on ${w.node} at offset ${w.offset} (below the destination HW at failover) is ${b ? "different" : "missing"} (log ${log.logStartOffset}..${log.logEndOffset})`,
+          message: `${label} ${w.topic}-${w.partition}: write acknowledged on ${w.node} at offset ${w.offset} (promised by the failover) is ${b ? "different" : "missing"} (log ${log.logStartOffset}..${log.logEndOffset})`,
         });
         if (out.length >= 3) return out;
       }

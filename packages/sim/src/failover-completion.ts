@@ -1,0 +1,97 @@
+import type { MirrorPartitionView } from "@cluster-mirror/mirror";
+import { failoverAlignment } from "./invariants/alignment";
+import { checkPromisedWrites } from "./invariants/durability";
+import { checkFailover } from "./invariants/failover";
+import { checkCommittedTxns } from "./invariants/transactions";
+import type { AckedWrite, CommittedTxn } from "./model";
+import type { Simulation } from "./simulation";
+import type { MirrorEdge } from "./topology";
+
+/** What a planned failover's catch-up barrier promised: everything acknowledged and committed before it. */
+export interface CatchUpBarrier {
+  acked: AckedWrite[];
+  commits: CommittedTxn[];
+}
+
+/** A failover whose `removeTopics` returned, with partitions not yet checked at STOPPED. */
+export interface PendingFailover {
+  edge: MirrorEdge;
+  topic: string;
+  /** Committed state per partition when the failover was asked for. */
+  before: Map<number, string>;
+  barrier: CatchUpBarrier | undefined;
+  /** Partitions already checked at STOPPED. */
+  done: Set<number>;
+}
+
+/**
+ * Runs the STOPPED checks of every pending failover partition that reached STOPPED, before anything else
+ * can write to it: called after each command, before every produce reaches a broker, and at settle. A
+ * failover whose topic was re-added meanwhile is dropped (it was cancelled).
+ */
+export function completeFailovers(sim: Simulation): void {
+  for (const f of [...sim.pendingFailovers]) {
+    if (sim.edgeState(f.edge, f.topic) !== "REMOVED") {
+      sim.pendingFailovers.splice(sim.pendingFailovers.indexOf(f), 1);
+      continue;
+    }
+    const dest = sim.node(f.edge.to);
+    const partitions = dest.cluster.controller.image.topic(f.topic)?.partitions.length ?? 0;
+    for (const view of dest.mirroring.coordinators.describe(f.edge.mirror)) {
+      if (view.key.topic !== f.topic || view.state !== "STOPPED" || f.done.has(view.key.partition)) continue;
+      f.done.add(view.key.partition);
+      completeFailoverPartition(sim, f, view);
+    }
+    if (f.done.size >= partitions) sim.pendingFailovers.splice(sim.pendingFailovers.indexOf(f), 1);
+  }
+}
+
+/**
+ * The failover checks of one partition just seen STOPPED (nothing written since): the failover invariants
+ * (`checkFailover`), then the absolute promises: every write acknowledged on the source before a planned
+ * failover's catch-up barrier, and every write the destination had below its HW, is on the destination at
+ * the same offset, byte for byte; every transaction committed before the barrier reads as committed there.
+ * Records the failover point (`sim.model.failovers`) for the later checks.
+ */
+export function completeFailoverPartition(
+  sim: Simulation,
+  f: PendingFailover,
+  view: MirrorPartitionView,
+): void {
+  const { edge, topic } = f;
+  const dest = sim.node(edge.to);
+  const p = view.key.partition;
+  const { point, violations } = checkFailover(edge.to, dest.cluster, view);
+  sim.report(violations);
+  if (!point) return;
+  const compacted = sim.model.topics.get(topic)?.compacted ?? false;
+  // The destination HW at failover, before STOPPING's own writes (markers, barrier).
+  const mirroredHw = point.highWatermark < point.mirroredEnd ? point.highWatermark : point.mirroredEnd;
+  const promised = new Map<bigint, AckedWrite>();
+  // A failover before PREPARING aligned the log (a failback stopped early) keeps the topic's own log: the
+  // source's writes below the HW were never copied, so only a barrier could promise them.
+  const alignment = failoverAlignment(dest.cluster, view.key);
+  const unaligned = alignment !== undefined && !alignment.aligned;
+  for (const w of unaligned ? [] : sim.model.acked) {
+    if (w.node === edge.from && w.topic === topic && w.partition === p && w.offset < mirroredHw) {
+      promised.set(w.offset, w);
+    }
+  }
+  for (const w of f.barrier?.acked ?? []) if (w.partition === p) promised.set(w.offset, w);
+  const promisedCommits = (f.barrier?.commits ?? []).filter((c) => c.partition === p);
+  const record = {
+    mirror: edge.mirror,
+    node: edge.to,
+    topic,
+    partition: p,
+    ...point,
+    stoppedFrom: f.before.get(p) ?? "UNKNOWN",
+    promised: compacted ? [] : [...promised.values()].sort((a, b) => (a.offset < b.offset ? -1 : 1)),
+    promisedCommits,
+    planned: f.barrier !== undefined,
+  };
+  sim.model.failovers.push(record);
+  const label = `${edge.to} after ${record.planned ? "a planned" : "an unplanned"} failover from ${record.stoppedFrom}`;
+  sim.report(checkPromisedWrites(label, dest.cluster, record.promised));
+  sim.report(checkCommittedTxns(label, dest.cluster, promisedCommits));
+}

@@ -1,0 +1,74 @@
+import type { Broker, KafkaCluster } from "@cluster-mirror/cluster";
+import type { Violation } from "./invariants/violation";
+
+/** What the broker guards ask of the simulation (see `installBrokerGuards`). */
+export interface GuardHooks {
+  /** Why `node`'s partition must refuse produces now (undefined: it may accept them). */
+  readOnlyReason(node: string, topic: string, partition: number): string | undefined;
+  /** A leader truncation of `node`'s partition is about to run (see `CommittedPrefix.onTruncate`). */
+  beforeTruncate(node: string, topic: string, partition: number, offset: bigint, full: boolean): void;
+  /** Called before any produce reaches a broker: lets pending checks run before the log changes. */
+  beforeProduce(node: string, topic: string, partition: number): void;
+  report(violations: readonly Violation[]): void;
+}
+
+const guarded = new WeakSet<Broker>();
+
+/**
+ * Wraps every broker of `cluster`, now and after every (re)start, so the simulation sees each produce and
+ * each leader truncation as it happens, not only between commands:
+ * - a produce the leader appends (its log end moves) while `readOnlyReason` says the partition must refuse
+ *   it is a `read-only` violation, whoever sent it (workload, probe, a late retry);
+ * - `truncateTo` / `truncateFullyAndStartAt` (the mirror aligning a destination) are reported to the
+ *   committed-prefix tracker before they run.
+ * Wrapping replaces the instance's methods and calls the originals: the engine is unchanged.
+ */
+export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: GuardHooks): void {
+  const wrap = (broker: Broker | undefined) => {
+    if (!broker || guarded.has(broker)) return;
+    guarded.add(broker);
+    const produce = broker.produce.bind(broker);
+    broker.produce = (request) => {
+      hooks.beforeProduce(node, request.topic, request.partition);
+      const reason = readOnlyReasonSafe(hooks, node, request.topic, request.partition);
+      const before = broker.replica(request.topic, request.partition)?.log.logEndOffset;
+      // The append is synchronous inside produce (before its first await): the log end tells if it happened.
+      const result = produce(request);
+      const after = broker.replica(request.topic, request.partition)?.log.logEndOffset;
+      if (reason !== undefined && before !== undefined && after !== undefined && after > before) {
+        hooks.report([
+          {
+            invariant: "read-only",
+            message: `${node} broker ${broker.brokerId} appended a produce to ${request.topic}-${request.partition} at offset ${before} while ${reason}`,
+          },
+        ]);
+      }
+      return result;
+    };
+    const truncateTo = broker.truncateTo.bind(broker);
+    broker.truncateTo = (topic, partition, offset) => {
+      hooks.beforeTruncate(node, topic, partition, offset, false);
+      truncateTo(topic, partition, offset);
+    };
+    const truncateFully = broker.truncateFullyAndStartAt.bind(broker);
+    broker.truncateFullyAndStartAt = (topic, partition, offset) => {
+      hooks.beforeTruncate(node, topic, partition, offset, true);
+      truncateFully(topic, partition, offset);
+    };
+  };
+  for (const id of cluster.runningBrokers()) wrap(cluster.broker(id));
+  const startBroker = cluster.startBroker.bind(cluster);
+  cluster.startBroker = (brokerId) => {
+    const broker = startBroker(brokerId);
+    wrap(broker);
+    return broker;
+  };
+}
+
+function readOnlyReasonSafe(hooks: GuardHooks, node: string, topic: string, partition: number) {
+  try {
+    return hooks.readOnlyReason(node, topic, partition);
+  } catch {
+    return undefined;
+  }
+}

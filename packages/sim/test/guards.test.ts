@@ -1,0 +1,53 @@
+import { encodeRecordBatch } from "@cluster-mirror/protocol";
+import { describe, expect, it } from "vitest";
+import { activePassive, corruptReplica, leaderLog, produce, Simulation } from "../src/index";
+
+function probeBatch(now: number): Buffer {
+  return encodeRecordBatch({
+    baseTimestamp: BigInt(now),
+    records: [
+      { attributes: 0, offsetDelta: 0, timestampDelta: 0n, key: null, value: Buffer.from("x"), headers: [] },
+    ],
+  });
+}
+
+describe("broker guards and the committed prefix", () => {
+  it("a produce appended to a MIRRORING partition is a read-only violation, whoever sends it", async () => {
+    const sim = await Simulation.create(activePassive(), 3);
+    const b = sim.node("b").cluster;
+    const leader = b.controller.image.partition("orders", 0)!.leader;
+    // Make the leader wrongly writable (as a restarted replica that lost its flag would be).
+    b.broker(leader)!.setReadOnly("orders", 0, false);
+    await sim.world.time.run(
+      b.broker(leader)!.produce({ topic: "orders", partition: 0, batch: probeBatch(b.clock.now()), acks: 1 }),
+    );
+    expect(sim.violations.map((v) => v.invariant)).toContain("read-only");
+    expect(sim.violations.find((v) => v.invariant === "read-only")?.message).toContain("MIRRORING");
+  });
+
+  it("a mirror truncation below the high watermark is seen when it happens, even if the data comes back", async () => {
+    const sim = await Simulation.create(activePassive(), 4);
+    await produce(sim, 0, 0, 3);
+    await sim.world.time.advance(2_000);
+    sim.observePrefixes();
+    const b = sim.node("b").cluster;
+    expect(leaderLog(b, "orders", 0)!.highWatermark).toBeGreaterThan(0n);
+    const leader = b.controller.image.partition("orders", 0)!.leader;
+    b.broker(leader)!.truncateFullyAndStartAt("orders", 0, 0n);
+    await sim.world.time.advance(5_000);
+    expect(sim.violations.map((v) => v.invariant)).toContain("committed-prefix");
+  });
+
+  it("corruptReplica flips a stored byte that the restarted broker's recovery finds", async () => {
+    const sim = await Simulation.create(activePassive(), 5);
+    await produce(sim, 0, 0, 2);
+    await produce(sim, 0, 0, 2);
+    await sim.world.time.advance(2_000);
+    const a = sim.node("a").cluster;
+    const leader = a.controller.image.partition("orders", 0)!.leader;
+    await corruptReplica(sim, 0, 0, 0);
+    expect(sim.steps.at(-1)).toContain(`on broker ${leader}`);
+    const recovery = a.broker(leader)!.replica("orders", 0)!.log.recovery;
+    expect(recovery.truncatedTail).toBeDefined();
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, it } from "vitest";
+import { PROPERTY_TIMEOUT_MS, runRegressions, runTopologyProperty, type TopologyProperty } from "./harness";
+import { activePassive } from "./sim";
+
+describe("property: faults inside transitions (A -> B)", () => {
+  it(
+    "operators that do not wait, crashes and node restarts in STOPPING/PREPARING, corrupt replicas, concurrent and repeated commands lose nothing",
+    async () => {
+      await runTopologyProperty({
+        name: "transitions",
+        file: "test/properties/transitions.test.ts",
+        topology: activePassive,
+        commands: [
+          "produce",
+          "txnBegin",
+          "txnCommit",
+          "txnFence",
+          "failover",
+          "failback",
+          "readd",
+          "loopAdd",
+          "concurrent",
+          "crash",
+          "crashSoon",
+          "restart",
+          "restartNode",
+          "bounceLeader",
+          "corrupt",
+          "moveStateLeader",
+          "electPreferred",
+          "controllerFailover",
+          "cutLink",
+          "healLink",
+          "advance",
+        ],
+        numRuns: 30,
+        maxCommands: 12,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regressions: the shrunk counterexamples of issue 11's data-loss bugs, each failing with its fix reverted",
+    async () => {
+      const p: TopologyProperty = {
+        name: "transitions",
+        file: "test/properties/transitions.test.ts",
+        topology: activePassive,
+        commands: [],
+        numRuns: 1,
+        maxCommands: 0,
+      };
+      await runRegressions(p, [
+        {
+          bug: "issue 11 item 2: a diverging-epoch answer (-1, -1) after the source's unclean election truncated records the source still has",
+          simSeed: 0,
+          steps: ["produce(0,0,1)", "advance(24921)", "unclean(0)"],
+        },
+        {
+          bug: "issue 11 item 3: a FAILED retry after a short controller outage truncated the whole copy",
+          simSeed: 0,
+          steps: ["produce(0,0,1)", "controllerFailover(7,442,0)"],
+        },
+        {
+          bug: "issue 11 item 4: a planned failover right after a send lost it (stale source HW in the catch-up barrier)",
+          simSeed: 0,
+          steps: ["produce(0,0,1)", "failover(0,0)", "restart(0)"],
+        },
+        {
+          bug: "issue 11 item 5: a mirror loop was accepted at add time",
+          simSeed: 0,
+          steps: ["loopAdd(0)"],
+        },
+        {
+          bug: "issue 11 item 8: a re-add after failover silently truncated the records written since",
+          simSeed: 0,
+          steps: ["produce(0,0,1)", "failover(0,1)", "readd(0,0)"],
+        },
+        {
+          bug: "issue 11 item 11: after a node restart in STOPPING a repeated remove was refused",
+          simSeed: 0,
+          steps: ["failover(0,3)", "restartNode(1)"],
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+});

@@ -31,6 +31,7 @@ import {
 import { type FailoverPreviewRow, previewFailover } from "./failover-preview";
 import { type LocalWritesAtRisk, localWritesAtRisk } from "./local-writes";
 import { MirrorChanges } from "./mirror-changes";
+import { MirrorCommandQueue } from "./mirror-command-queue";
 import {
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
@@ -101,6 +102,7 @@ export class MirrorAdmin {
   private readonly options: MirrorAdminOptions;
   private readonly sources: SourceConnections;
   private readonly changes: MirrorChanges;
+  private readonly commands = new MirrorCommandQueue();
 
   constructor(options: MirrorAdminOptions) {
     this.options = options;
@@ -207,7 +209,11 @@ export class MirrorAdmin {
    * failover (UnsafeTruncationError).
    * Message: `Added N topic(s) to mirror NAME: [t1, t2]`.
    */
-  async addTopics(
+  addTopics(mirror: string, regex: string, options: AddTopicsOptions = {}): Promise<MirrorTopicsResult> {
+    return this.commands.run(mirror, () => this.addTopicsNow(mirror, regex, options));
+  }
+
+  private async addTopicsNow(
     mirror: string,
     regex: string,
     options: AddTopicsOptions = {},
@@ -287,7 +293,11 @@ export class MirrorAdmin {
    * a crash left short of STOPPING is sent STOP.
    * Message: `Removed N topic(s) from mirror NAME: [t1]`.
    */
-  async removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+  removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    return this.commands.run(mirror, () => this.removeTopicsNow(mirror, regex));
+  }
+
+  private async removeTopicsNow(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     const def = this.requireMirror(mirror);
     // Removed topics match too: a repeated `--remove` (after a timeout, or a crash half way) is accepted,
     // changes no config, and sends STOP only to the partitions that have not begun STOPPING yet.
@@ -373,7 +383,11 @@ export class MirrorAdmin {
    * metadata sync. Every partition must be MIRRORING (or already pausing/paused), else the partition-level
    * InvalidMirrorStateError and nothing changes. Message: `Paused mirroring for N topic(s): [t1]`.
    */
-  async pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+  pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    return this.commands.run(mirror, () => this.pauseTopicsNow(mirror, regex));
+  }
+
+  private async pauseTopicsNow(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     this.requireMirror(mirror);
     const topics = selectMirrorTopics(mirror, regex, mirrorTopics(this.controller.image, mirror), [
       "ACTIVE",
@@ -393,7 +407,11 @@ export class MirrorAdmin {
    * Every partition must be PAUSED (or already mirroring), else InvalidMirrorStateError and nothing changes.
    * Message: `Resumed mirroring for N topic(s): [t1]`.
    */
-  async resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+  resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    return this.commands.run(mirror, () => this.resumeTopicsNow(mirror, regex));
+  }
+
+  private async resumeTopicsNow(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     this.requireMirror(mirror);
     const topics = selectMirrorTopics(mirror, regex, mirrorTopics(this.controller.image, mirror), [
       "ACTIVE",

@@ -38,9 +38,19 @@ describe("the source partition's leader moves to another broker in the middle of
     try {
       // kafkajs's waitForLeaders gives up when the node it asks has not heard of the topic yet (the other
       // node may lag behind the controller under load): wait on both nodes' metadata instead.
-      await admin.createTopics({
-        topics: [{ topic, replicaAssignment: [{ partition: 0, replicas: [1, 2] }] }],
-        waitForLeaders: false,
+      // A fresh two-node cluster: kafkajs's metadata may not list both brokers (or the controller) yet, and
+      // then createTopics throws; ask again until the topic exists.
+      await until(async () => {
+        try {
+          await admin.createTopics({
+            topics: [{ topic, replicaAssignment: [{ partition: 0, replicas: [1, 2] }] }],
+            waitForLeaders: false,
+          });
+          return undefined;
+        } catch (error) {
+          if ((await admin.listTopics().catch(() => [] as string[])).includes(topic)) return undefined;
+          return `createTopics: ${error instanceof Error ? error.message : String(error)}`;
+        }
       });
       for (const node of kafkaCluster.nodes) {
         const one = new KafkajsSourceCluster("ready", { "bootstrap.servers": node.bootstrap });

@@ -5,6 +5,7 @@ import { parseBootstrap } from "../client/bootstrap";
 import { NodeClient } from "../client/node-client";
 import { rowFromWire, type WireDescribeRow } from "../node/wire";
 import { UsageError } from "./cli-errors";
+import { mirrorMessages } from "./mirror-messages";
 import { runProgram } from "./run-program";
 
 /** The action flags of `kafka-mirrors`; exactly one per call. */
@@ -94,7 +95,7 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
         name: mirror,
         configs,
       });
-      out(`Created mirror ${m.name} from ${m.sourceBootstrap} (source cluster id ${m.sourceClusterId})\n`);
+      out(`${mirrorMessages.created(m)}\n`);
       return;
     }
     case "list": {
@@ -105,7 +106,7 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
     }
     case "delete":
       await client.delete(path, { cluster });
-      out(`Deleted mirror ${mirror}\n`);
+      out(`${mirrorMessages.deleted(mirror)}\n`);
       return;
     case "describe": {
       const { rows } = await client.get<{ rows: WireDescribeRow[] }>("/v1/describe", {

@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
+import { prepareDataDir } from "../persistence/data-dir";
 import { runConsume, runCreateTopic, runProduce } from "./console-commands";
-import { intFlag } from "./int-flag";
+import { intFlag, portFlag } from "./int-flag";
 import type { NodeFlags } from "./node-command";
 import { runProgram } from "./run-program";
 
@@ -77,16 +78,20 @@ export function clusterMirrorProgram(): Command {
     .option("--data-dir <dir>", "keep the clusters on disk here (default: in memory)")
     .option("--port <port>", "admin endpoint port with --keep-running", "9094")
     .option("--seed <n>", "seed of the clusters' random ids and jitter", "7")
-    .action(async (flags: { keepRunning?: boolean; dataDir?: string; port: string; seed: string }) =>
-      (await import("../demo/demo")).runDemo({
+    .action(async (flags: { keepRunning?: boolean; dataDir?: string; port: string; seed: string }) => {
+      // Flags and the data dir are checked before the demo starts anything.
+      const port = portFlag("--port", flags.port);
+      const seed = intFlag("--seed", flags.seed, 0);
+      if (flags.dataDir !== undefined) prepareDataDir("--data-dir", flags.dataDir);
+      await (await import("../demo/demo")).runDemo({
         keepRunning: flags.keepRunning ?? false,
         dataDir: flags.dataDir,
-        port: intFlag("--port", flags.port, 0),
-        seed: intFlag("--seed", flags.seed, 0),
+        port,
+        seed,
         out: (t) => process.stdout.write(t),
         color: process.stdout.isTTY === true,
-      }),
-    );
+      });
+    });
   return program;
 }
 

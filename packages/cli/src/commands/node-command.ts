@@ -1,7 +1,8 @@
 import { pino } from "pino";
 import { startNodeRuntime } from "../node/node-runtime";
+import { prepareDataDir } from "../persistence/data-dir";
 import { UsageError } from "./cli-errors";
-import { intFlag } from "./int-flag";
+import { intFlag, portFlag } from "./int-flag";
 import { parseSources } from "./source-spec";
 
 /** Flags of `cluster-mirror node`. */
@@ -29,24 +30,25 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
   if (!LEVELS.includes(flags.logLevel)) {
     throw new UsageError(`--log-level must be one of ${LEVELS.join(", ")}, got '${flags.logLevel}'`);
   }
+  // Every flag is checked before anything starts: a bad port must not be reported after the clusters
+  // started (and wrote to the data dir).
+  const options = {
+    name: flags.name,
+    dataDir: flags.dataDir,
+    brokers: intFlag("--brokers", flags.brokers, 1),
+    port: portFlag("--port", flags.port),
+    metricsPort: portFlag("--metrics-port", flags.metricsPort),
+    sources: parseSources(flags.source),
+    seed: intFlag("--seed", flags.seed, 0),
+    numStatePartitions:
+      flags.statePartitions === undefined
+        ? undefined
+        : intFlag("--state-partitions", flags.statePartitions, 1),
+    fsync: flags.fsync,
+  };
+  prepareDataDir("--data-dir", flags.dataDir);
   const logger = pino({ level: flags.logLevel, base: { service: "cluster-mirror" } });
-  const runtime = await startNodeRuntime(
-    {
-      name: flags.name,
-      dataDir: flags.dataDir,
-      brokers: intFlag("--brokers", flags.brokers, 1),
-      port: intFlag("--port", flags.port, 0),
-      metricsPort: intFlag("--metrics-port", flags.metricsPort, 0),
-      sources: parseSources(flags.source),
-      seed: intFlag("--seed", flags.seed, 0),
-      numStatePartitions:
-        flags.statePartitions === undefined
-          ? undefined
-          : intFlag("--state-partitions", flags.statePartitions, 1),
-      fsync: flags.fsync,
-    },
-    logger,
-  );
+  const runtime = await startNodeRuntime(options, logger);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ event: "node.signal", signal }, `received ${signal}, shutting down`);

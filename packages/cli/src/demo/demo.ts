@@ -4,7 +4,7 @@ import { pino } from "pino";
 import { OperationError } from "../commands/cli-errors";
 import { mirrorMessages } from "../commands/mirror-messages";
 import { MirrorNode, type NodeCluster } from "../node/mirror-node";
-import { startNodeRuntime } from "../node/node-runtime";
+import { type NodeRuntime, startNodeRuntime } from "../node/node-runtime";
 import { showLagUntilCaughtUp } from "./lag-progress";
 import { CONTROL, controlBatches, leaderLog, partitionsOf, tpName } from "./log-inspect";
 import { DemoPrinter } from "./printer";
@@ -53,7 +53,13 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   });
   const started = node.clock.now();
   let keep = false;
+  let runtime: NodeRuntime | undefined;
   try {
+    // With --keep-running the admin endpoint is bound first: a port in use fails the demo at once (exit 1),
+    // before its steps run, instead of after them.
+    runtime = options.keepRunning
+      ? await startNodeRuntime({ ...nodeDefaults(), port: options.port }, pino({ level: "warn" }), node)
+      : undefined;
     const dr = node.destination;
     const primary = node.cluster("primary");
     p.heading("Two embedded clusters, 3 brokers each");
@@ -72,7 +78,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     );
 
     p.heading(`Mirror ${FORWARD} on dr, pulling from primary`);
-    const k = `kafka-mirrors --bootstrap-server :${options.port}`;
+    const k = `kafka-mirrors --bootstrap-server :${runtime?.adminPort ?? options.port}`;
     const created = await dr.mirroring.admin.createMirror(FORWARD, {
       "bootstrap.servers": primary.bootstrap,
       ...REFRESH,
@@ -221,18 +227,17 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     if (failed > 0)
       throw new OperationError(`the demo's verification failed (${failed} check(s)); see the ✗ lines above`);
 
-    if (options.keepRunning) {
-      keep = true;
-      await serve(node, options);
+    if (runtime) {
+      keep = true; // runtime.close() closes the node
+      await serve(runtime, options);
     }
   } finally {
-    if (!keep) node.close();
+    // A failed run must not leave the endpoint listening: the process would never exit.
+    if (!keep) await (runtime ? runtime.close() : node.close());
   }
 }
 
-async function serve(node: MirrorNode, options: DemoOptions): Promise<void> {
-  const logger = pino({ level: "warn" });
-  const runtime = await startNodeRuntime({ ...nodeDefaults(), port: options.port }, logger, node);
+async function serve(runtime: NodeRuntime, options: DemoOptions): Promise<void> {
   // Commands a user can paste in the repository's root, where `kafka-mirrors` is not on the PATH.
   const k = `node packages/cli/bin/kafka-mirrors.mjs --bootstrap-server :${runtime.adminPort}`;
   const cm = "node packages/cli/bin/cluster-mirror.mjs";

@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
 import { runConsume, runCreateTopic, runProduce } from "./console-commands";
 import { intFlag, portFlag } from "./int-flag";
@@ -27,6 +28,21 @@ export function clusterMirrorProgram(): Command {
       "mirror.topic.num.partitions of __mirror_state when it is created (default 50; an existing topic keeps its count)",
     )
     .option("--no-fsync", "do not fsync writes (faster, not crash-safe)")
+    .option(
+      "--max-partitions-per-request <n>",
+      "most partitions one create-topic request may create",
+      String(DEFAULT_REQUEST_LIMITS.maxPartitionsPerRequest),
+    )
+    .option(
+      "--max-partitions-per-cluster <n>",
+      "most partitions (all topics) a cluster of the node may reach through create-topic",
+      String(DEFAULT_REQUEST_LIMITS.maxPartitionsPerCluster),
+    )
+    .option(
+      "--max-produce-count <n>",
+      "most messages one produce request may write",
+      String(DEFAULT_REQUEST_LIMITS.maxProduceCount),
+    )
     .addOption(new Option("--log-level <level>", "pino log level").default("info"))
     .action(async (flags: NodeFlags) => (await import("./node-command")).runNodeCommand(flags));
   program

@@ -1,5 +1,6 @@
 import { pino } from "pino";
 import { startNodeRuntime } from "../node/node-runtime";
+import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
 import { UsageError } from "./cli-errors";
 import { intFlag, portFlag } from "./int-flag";
@@ -18,6 +19,9 @@ export interface NodeFlags {
   /** Absent: the engine's default (DEFAULT_MIRROR_STATE_PARTITIONS), one default for every caller. */
   statePartitions?: string;
   fsync: boolean;
+  maxPartitionsPerRequest: string;
+  maxPartitionsPerCluster: string;
+  maxProduceCount: string;
 }
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -45,6 +49,12 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
         ? undefined
         : intFlag("--state-partitions", flags.statePartitions, 1),
     fsync: flags.fsync,
+    limits: {
+      ...DEFAULT_REQUEST_LIMITS,
+      maxPartitionsPerRequest: intFlag("--max-partitions-per-request", flags.maxPartitionsPerRequest, 1),
+      maxPartitionsPerCluster: intFlag("--max-partitions-per-cluster", flags.maxPartitionsPerCluster, 1),
+      maxProduceCount: intFlag("--max-produce-count", flags.maxProduceCount, 1),
+    },
   };
   prepareDataDir("--data-dir", flags.dataDir);
   const logger = pino({ level: flags.logLevel, base: { service: "cluster-mirror" } });

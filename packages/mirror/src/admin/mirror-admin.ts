@@ -24,6 +24,7 @@ import {
 } from "./errors";
 import { type LocalWritesAtRisk, localWritesAtRisk } from "./local-writes";
 import {
+  checkMirrorConfigKeys,
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
   type MirrorDefinition,
@@ -94,6 +95,7 @@ export class MirrorAdmin {
   async createMirror(name: string, configs: Readonly<Record<string, string>>): Promise<MirrorListing> {
     validateMirrorName(name);
     if (this.controller.image.mirrors.has(name)) throw new MirrorAlreadyExistsError(name);
+    checkMirrorConfigKeys(configs);
     const def = parseMirrorConfig(name, configs);
     const clusterId = await this.sourceCall(def, (s) => s.clusterId()).catch((error: unknown) => {
       this.sources.drop(name);

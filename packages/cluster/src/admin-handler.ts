@@ -12,7 +12,7 @@ import { ClusterError } from "./errors";
 import type { CommittedOffset, GroupDescription, GroupStateName } from "./group-coordinator";
 import type { KafkaCluster } from "./kafka-cluster";
 import type { PartitionMetadata } from "./metadata-image";
-import { TOPIC_CONFIGS } from "./topic-configs";
+import { RESERVED_TOPIC_CONFIGS, reservedTopicConfigProblem, TOPIC_CONFIGS } from "./topic-configs";
 import type { TopicPartition } from "./transaction-coordinator";
 import type { Uuid } from "./uuid";
 
@@ -125,6 +125,7 @@ export class AdminHandler {
     return topics.map((request) =>
       this.perTopic(request.name, () => {
         if (!clusterCreate) this.authorize(ctx, "CREATE", "TOPIC", request.name);
+        refuseReservedConfigs(Object.keys(request.configs ?? {}));
         if (validateOnly) {
           if (this.cluster.controller.image.topic(request.name)) {
             throw new ClusterError("TOPIC_ALREADY_EXISTS", `topic '${request.name}' already exists`);
@@ -314,6 +315,7 @@ export class AdminHandler {
         if (r.type === "topic" && !this.cluster.controller.image.topic(r.name)) {
           throw new ClusterError("UNKNOWN_TOPIC_OR_PARTITION", `topic '${r.name}' does not exist`);
         }
+        if (r.type === "topic") refuseReservedConfigs(r.ops.map((o) => o.name));
         if (!validateOnly)
           this.cluster.controller.incrementalAlterConfigs({ type: r.type, name: r.name }, r.ops);
         return { type: r.type, name: r.name };
@@ -344,7 +346,8 @@ export class AdminHandler {
         const ops: AlterConfigOp[] = [
           ...r.entries.map((e) => ({ name: e.name, op: "SET" as const, value: e.value })),
           ...[...current.keys()]
-            .filter((n) => !given.has(n))
+            // A reserved config is the mirror's, not the client's: replacing the whole config keeps it.
+            .filter((n) => !given.has(n) && !(r.type === "topic" && RESERVED_TOPIC_CONFIGS.includes(n)))
             .map((name) => ({ name, op: "DELETE" as const })),
         ];
         return { type: r.type, name: r.name, ops };
@@ -676,5 +679,13 @@ function wrap<T>(fn: () => T): T {
     return fn();
   } catch (error) {
     throw toClusterError(error);
+  }
+}
+
+/** INVALID_CONFIG for the first config in `names` that clients may not change (RESERVED_TOPIC_CONFIGS). */
+function refuseReservedConfigs(names: readonly string[]): void {
+  for (const name of names) {
+    const problem = reservedTopicConfigProblem(name);
+    if (problem !== undefined) throw new ClusterError("INVALID_CONFIG", problem);
   }
 }

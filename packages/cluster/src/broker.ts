@@ -274,10 +274,7 @@ export class Broker {
     const p = this.leaderReplica(topic, request.partition);
     const t = this.image.topic(topic)!;
     if (p.isReadOnly(t.configs.get("mirror.name"))) {
-      throw new ClusterError(
-        "READ_ONLY_TOPIC",
-        `${p.name} is a mirror topic (mirror.name=${t.configs.get("mirror.name")}) and read-only until it is failed over; remove it from the mirror to make it writable`,
-      );
+      throw new ClusterError("READ_ONLY_TOPIC", readOnlyMessage(p.name, t.configs.get("mirror.name") ?? ""));
     }
     const producer = batchProducer(request.batch);
     if (request.transactionalId !== undefined && this.options.verifyTransaction && producer) {
@@ -1002,4 +999,16 @@ function batchProducer(batch: Buffer): { producerId: bigint; producerEpoch: numb
     producerId: batch.readBigInt64BE(RecordBatchLayout.PRODUCER_ID_OFFSET),
     producerEpoch: batch.readInt16BE(RecordBatchLayout.PRODUCER_EPOCH_OFFSET),
   };
+}
+
+/**
+ * Why a produce to a mirror topic is refused, in the operator's words: the mirror's name and whether it is
+ * paused, never the internal `mirror.name` value with its `.paused` / `.removed` suffix.
+ */
+function readOnlyMessage(partition: string, mirrorNameConfig: string): string {
+  const suffix = [".paused", ".removed"].find((s) => mirrorNameConfig.endsWith(s));
+  const mirror = suffix ? mirrorNameConfig.slice(0, -suffix.length) : mirrorNameConfig;
+  const doing =
+    suffix === ".paused" ? "paused in" : suffix === ".removed" ? "being failed over by" : "mirrored by";
+  return `${partition} is ${doing} mirror '${mirror}' and read-only until it is failed over; remove it from the mirror (kafka-mirrors --remove) to make it writable`;
 }

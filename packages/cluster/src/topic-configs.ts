@@ -95,3 +95,17 @@ export function validateTopicConfig(name: string, value: string): string | undef
 export function topicConfigValue(configs: ReadonlyMap<string, string>, name: string): string | undefined {
   return configs.get(name) ?? TOPIC_CONFIGS[name]?.defaultValue ?? undefined;
 }
+
+/**
+ * Topic configs the mirroring engine owns: `mirror.name` says which mirror a topic belongs to and, with its
+ * `.paused` / `.removed` suffix, what the mirror does with it (a user setting it would make a fake mirror
+ * topic; deleting it would make a mirrored topic writable behind the mirror's back). Client requests
+ * (CreateTopics, AlterConfigs) may not set or delete them; the engine writes them through the controller.
+ */
+export const RESERVED_TOPIC_CONFIGS: readonly string[] = ["mirror.name"];
+
+/** The message refusing a client's change of a reserved config, or undefined when `name` is not reserved. */
+export function reservedTopicConfigProblem(name: string): string | undefined {
+  if (!RESERVED_TOPIC_CONFIGS.includes(name)) return undefined;
+  return `topic config '${name}' is reserved for cluster mirroring and cannot be set or deleted by a client; use kafka-mirrors --add/--pause/--resume/--remove to change a topic's mirror`;
+}

@@ -64,7 +64,7 @@ export class NodeClient {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
       throw new NodeUnreachableError(
-        `cannot reach the cluster-mirror node at ${this.endpoint.host}:${this.endpoint.port} (${why}). Start it with 'cluster-mirror node --data-dir DIR --port ${this.endpoint.port}', or fix --bootstrap-server.`,
+        `cannot reach the cluster-mirror node at ${this.endpoint.host}:${this.endpoint.port} (${why}). Start it (in the repository's root) with 'node packages/cli/bin/cluster-mirror.mjs node --data-dir ./data --port ${this.endpoint.port}', or fix --bootstrap-server.`,
       );
     }
     const text = await response.text();

@@ -1,6 +1,8 @@
 import { Command, Option } from "commander";
+import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
+import { prepareDataDir } from "../persistence/data-dir";
 import { runConsume, runCreateTopic, runProduce } from "./console-commands";
-import { intFlag } from "./int-flag";
+import { intFlag, portFlag } from "./int-flag";
 import type { NodeFlags } from "./node-command";
 import { runProgram } from "./run-program";
 import type { VerifyFlags } from "./verify-command";
@@ -27,6 +29,21 @@ export function clusterMirrorProgram(): Command {
       "mirror.topic.num.partitions of __mirror_state when it is created (default 50; an existing topic keeps its count)",
     )
     .option("--no-fsync", "do not fsync writes (faster, not crash-safe)")
+    .option(
+      "--max-partitions-per-request <n>",
+      "most partitions one create-topic request may create",
+      String(DEFAULT_REQUEST_LIMITS.maxPartitionsPerRequest),
+    )
+    .option(
+      "--max-partitions-per-cluster <n>",
+      "most partitions (all topics) a cluster of the node may reach through create-topic",
+      String(DEFAULT_REQUEST_LIMITS.maxPartitionsPerCluster),
+    )
+    .option(
+      "--max-produce-count <n>",
+      "most messages one produce request may write",
+      String(DEFAULT_REQUEST_LIMITS.maxProduceCount),
+    )
     .addOption(new Option("--log-level <level>", "pino log level").default("info"))
     .action(async (flags: NodeFlags) => (await import("./node-command")).runNodeCommand(flags));
   program
@@ -90,16 +107,20 @@ export function clusterMirrorProgram(): Command {
     .option("--data-dir <dir>", "keep the clusters on disk here (default: in memory)")
     .option("--port <port>", "admin endpoint port with --keep-running", "9094")
     .option("--seed <n>", "seed of the clusters' random ids and jitter", "7")
-    .action(async (flags: { keepRunning?: boolean; dataDir?: string; port: string; seed: string }) =>
-      (await import("../demo/demo")).runDemo({
+    .action(async (flags: { keepRunning?: boolean; dataDir?: string; port: string; seed: string }) => {
+      // Flags and the data dir are checked before the demo starts anything.
+      const port = portFlag("--port", flags.port);
+      const seed = intFlag("--seed", flags.seed, 0);
+      if (flags.dataDir !== undefined) prepareDataDir("--data-dir", flags.dataDir);
+      await (await import("../demo/demo")).runDemo({
         keepRunning: flags.keepRunning ?? false,
         dataDir: flags.dataDir,
-        port: intFlag("--port", flags.port, 0),
-        seed: intFlag("--seed", flags.seed, 0),
+        port,
+        seed,
         out: (t) => process.stdout.write(t),
         color: process.stdout.isTTY === true,
-      }),
-    );
+      });
+    });
   return program;
 }
 

@@ -4,6 +4,9 @@ import type { ConsumedMessage, ProduceResult } from "../node/console-clients";
 import { UsageError } from "./cli-errors";
 import { intFlag } from "./int-flag";
 
+/** How much longer than `--timeout-ms` the CLI waits for the node's answer to a consume. */
+const CONSUME_ANSWER_MARGIN_MS = 60_000;
+
 /** Flags of `cluster-mirror produce`. */
 export interface ProduceFlags {
   bootstrapServer: string;
@@ -71,7 +74,9 @@ export async function runConsume(
   if (flags.isolation !== "read_committed" && flags.isolation !== "read_uncommitted") {
     throw new UsageError(`--isolation must be read_committed or read_uncommitted, got '${flags.isolation}'`);
   }
-  const client = new NodeClient(parseBootstrap(flags.bootstrapServer));
+  const timeoutMs = intFlag("--timeout-ms", flags.timeoutMs, 0);
+  // The node polls for up to --timeout-ms before it answers: the HTTP request waits that long and more.
+  const client = new NodeClient(parseBootstrap(flags.bootstrapServer), timeoutMs + CONSUME_ANSWER_MARGIN_MS);
   const { messages } = await client.post<{ messages: ConsumedMessage[] }>("/v1/consume", {
     cluster: flags.cluster,
     topic: flags.topic,
@@ -80,7 +85,7 @@ export async function runConsume(
     isolation: flags.isolation,
     maxMessages:
       flags.maxMessages === undefined ? undefined : intFlag("--max-messages", flags.maxMessages, 1),
-    timeoutMs: intFlag("--timeout-ms", flags.timeoutMs, 0),
+    timeoutMs,
   });
   for (const m of messages) out(`${m.value ?? "null"}\n`);
   err(`Processed a total of ${messages.length} messages\n`);

@@ -6,6 +6,7 @@ import { NodeClient } from "../client/node-client";
 import { rowFromWire, type WireDescribeRow } from "../node/wire";
 import { UsageError } from "./cli-errors";
 import { intFlag } from "./int-flag";
+import { mirrorMessages } from "./mirror-messages";
 import { formatPreviewTable, previewRowFromWire, type WirePreviewRow } from "./mirror-tables";
 import { runProgram } from "./run-program";
 
@@ -131,7 +132,7 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
         name: mirror,
         configs,
       });
-      out(`Created mirror ${m.name} from ${m.sourceBootstrap} (source cluster id ${m.sourceClusterId})\n`);
+      out(`${mirrorMessages.created(m)}\n`);
       return;
     }
     case "list": {
@@ -142,7 +143,7 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
     }
     case "delete":
       await client.delete(path, { cluster });
-      out(`Deleted mirror ${mirror}\n`);
+      out(`${mirrorMessages.deleted(mirror)}\n`);
       return;
     case "describe": {
       const { rows } = await client.get<{ rows: WireDescribeRow[] }>("/v1/describe", {

@@ -1,7 +1,9 @@
 import { pino } from "pino";
 import { startNodeRuntime } from "../node/node-runtime";
+import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
+import { prepareDataDir } from "../persistence/data-dir";
 import { UsageError } from "./cli-errors";
-import { intFlag } from "./int-flag";
+import { intFlag, portFlag } from "./int-flag";
 import { parseSources } from "./source-spec";
 
 /** Flags of `cluster-mirror node`. */
@@ -17,6 +19,9 @@ export interface NodeFlags {
   /** Absent: the engine's default (DEFAULT_MIRROR_STATE_PARTITIONS), one default for every caller. */
   statePartitions?: string;
   fsync: boolean;
+  maxPartitionsPerRequest: string;
+  maxPartitionsPerCluster: string;
+  maxProduceCount: string;
 }
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -29,24 +34,31 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
   if (!LEVELS.includes(flags.logLevel)) {
     throw new UsageError(`--log-level must be one of ${LEVELS.join(", ")}, got '${flags.logLevel}'`);
   }
-  const logger = pino({ level: flags.logLevel, base: { service: "cluster-mirror" } });
-  const runtime = await startNodeRuntime(
-    {
-      name: flags.name,
-      dataDir: flags.dataDir,
-      brokers: intFlag("--brokers", flags.brokers, 1),
-      port: intFlag("--port", flags.port, 0),
-      metricsPort: intFlag("--metrics-port", flags.metricsPort, 0),
-      sources: parseSources(flags.source),
-      seed: intFlag("--seed", flags.seed, 0),
-      numStatePartitions:
-        flags.statePartitions === undefined
-          ? undefined
-          : intFlag("--state-partitions", flags.statePartitions, 1),
-      fsync: flags.fsync,
+  // Every flag is checked before anything starts: a bad port must not be reported after the clusters
+  // started (and wrote to the data dir).
+  const options = {
+    name: flags.name,
+    dataDir: flags.dataDir,
+    brokers: intFlag("--brokers", flags.brokers, 1),
+    port: portFlag("--port", flags.port),
+    metricsPort: portFlag("--metrics-port", flags.metricsPort),
+    sources: parseSources(flags.source),
+    seed: intFlag("--seed", flags.seed, 0),
+    numStatePartitions:
+      flags.statePartitions === undefined
+        ? undefined
+        : intFlag("--state-partitions", flags.statePartitions, 1),
+    fsync: flags.fsync,
+    limits: {
+      ...DEFAULT_REQUEST_LIMITS,
+      maxPartitionsPerRequest: intFlag("--max-partitions-per-request", flags.maxPartitionsPerRequest, 1),
+      maxPartitionsPerCluster: intFlag("--max-partitions-per-cluster", flags.maxPartitionsPerCluster, 1),
+      maxProduceCount: intFlag("--max-produce-count", flags.maxProduceCount, 1),
     },
-    logger,
-  );
+  };
+  prepareDataDir("--data-dir", flags.dataDir);
+  const logger = pino({ level: flags.logLevel, base: { service: "cluster-mirror" } });
+  const runtime = await startNodeRuntime(options, logger);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ event: "node.signal", signal }, `received ${signal}, shutting down`);

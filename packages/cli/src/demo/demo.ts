@@ -2,9 +2,10 @@ import { sleep } from "@cluster-mirror/cluster";
 import { formatDescribeTable } from "@cluster-mirror/mirror";
 import { pino } from "pino";
 import { OperationError } from "../commands/cli-errors";
+import { mirrorMessages } from "../commands/mirror-messages";
 import { formatPreviewTable, formatVerifyTable } from "../commands/mirror-tables";
 import { MirrorNode, type NodeCluster } from "../node/mirror-node";
-import { startNodeRuntime } from "../node/node-runtime";
+import { type NodeRuntime, startNodeRuntime } from "../node/node-runtime";
 import { showLagUntilCaughtUp } from "./lag-progress";
 import { CONTROL, controlBatches, leaderLog, partitionsOf, tpName } from "./log-inspect";
 import { DemoPrinter } from "./printer";
@@ -29,6 +30,9 @@ const FORWARD = "primary-to-dr";
 const BACK = "dr-to-primary";
 const REGEX = "orders|payments";
 const REFRESH = { "mirror.metadata.refresh.interval.ms": "300" };
+/** The demo's mirrors refresh metadata every 300 ms, which `--source-bootstrap` alone cannot say. */
+const REFRESH_NOTE =
+  "(the demo's mirrors also set mirror.metadata.refresh.interval.ms=300, so configs, ACLs and group offsets sync within a second; with the CLI, put it in a --mirror-config file)";
 
 /**
  * The guided demo: two embedded clusters (`primary` and `dr`), a transactional workload with a consumer
@@ -49,7 +53,13 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   });
   const started = node.clock.now();
   let keep = false;
+  let runtime: NodeRuntime | undefined;
   try {
+    // With --keep-running the admin endpoint is bound first: a port in use fails the demo at once (exit 1),
+    // before its steps run, instead of after them.
+    runtime = options.keepRunning
+      ? await startNodeRuntime({ ...nodeDefaults(), port: options.port }, pino({ level: "warn" }), node)
+      : undefined;
     const dr = node.destination;
     const primary = node.cluster("primary");
     p.heading("Two embedded clusters, 3 brokers each");
@@ -68,16 +78,18 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     );
 
     p.heading(`Mirror ${FORWARD} on dr, pulling from primary`);
-    await dr.mirroring.admin.createMirror(FORWARD, { "bootstrap.servers": primary.bootstrap, ...REFRESH });
+    const k = `kafka-mirrors --bootstrap-server :${runtime?.adminPort ?? options.port}`;
+    const created = await dr.mirroring.admin.createMirror(FORWARD, {
+      "bootstrap.servers": primary.bootstrap,
+      ...REFRESH,
+    });
     p.command(
-      `kafka-mirrors --bootstrap-server :9094 --create --mirror ${FORWARD} --source-bootstrap ${primary.bootstrap}`,
-      `Created mirror ${FORWARD}`,
+      `${k} --create --mirror ${FORWARD} --source-bootstrap ${primary.bootstrap}`,
+      mirrorMessages.created(created),
     );
+    p.line(REFRESH_NOTE);
     const added = await dr.mirroring.admin.addTopics(FORWARD, REGEX);
-    p.command(
-      `kafka-mirrors --bootstrap-server :9094 --add --topic '${REGEX}' --mirror ${FORWARD}`,
-      added.message,
-    );
+    p.command(`${k} --add --topic '${REGEX}' --mirror ${FORWARD}`, added.message);
     await showLagUntilCaughtUp(node, dr, FORWARD, PARTITIONS, p, options.color);
     await waitUntil(
       node,
@@ -93,10 +105,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
 
     p.heading("Pause and resume");
     const paused = await dr.mirroring.admin.pauseTopics(FORWARD, "orders");
-    p.command(
-      `kafka-mirrors --bootstrap-server :9094 --pause --topic orders --mirror ${FORWARD}`,
-      paused.message,
-    );
+    p.command(`${k} --pause --topic orders --mirror ${FORWARD}`, paused.message);
     await waitUntil(node, "orders to be PAUSED", async () =>
       (await dr.mirroring.admin.describe(FORWARD))
         .filter((r) => r.topic === "orders")
@@ -112,10 +121,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       `60 more orders written on primary while paused: dr is ${behind} offsets behind on orders and stays read-only`,
     );
     const resumed = await dr.mirroring.admin.resumeTopics(FORWARD, "orders");
-    p.command(
-      `kafka-mirrors --bootstrap-server :9094 --resume --topic orders --mirror ${FORWARD}`,
-      resumed.message,
-    );
+    p.command(`${k} --resume --topic orders --mirror ${FORWARD}`, resumed.message);
     await showLagUntilCaughtUp(node, dr, FORWARD, PARTITIONS, p, options.color);
 
     p.heading("Failover: dr becomes the primary");
@@ -131,15 +137,12 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     );
     const preview = await dr.mirroring.admin.previewFailover(FORWARD, REGEX);
     p.command(
-      `kafka-mirrors --bootstrap-server :9094 --failover-preview --topic '${REGEX}' --mirror ${FORWARD}`,
+      `${k} --failover-preview --topic '${REGEX}' --mirror ${FORWARD}`,
       formatPreviewTable(FORWARD, preview).trimEnd(),
     );
     const previewedAborts = preview.reduce((n, r) => n + r.openTransactions.length, 0);
     const removed = await dr.mirroring.admin.removeTopics(FORWARD, REGEX);
-    p.command(
-      `kafka-mirrors --bootstrap-server :9094 --remove --topic '${REGEX}' --mirror ${FORWARD}`,
-      removed.message,
-    );
+    p.command(`${k} --remove --topic '${REGEX}' --mirror ${FORWARD}`, removed.message);
     await waitUntil(node, "every partition to be STOPPED", async () =>
       (await dr.mirroring.admin.describe(FORWARD)).every((r) => r.state === "STOPPED"),
     );
@@ -180,10 +183,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     );
     await drProducer.disconnect();
     await dr.mirroring.admin.deleteMirror(FORWARD);
-    p.command(
-      `kafka-mirrors --bootstrap-server :9094 --delete --mirror ${FORWARD}`,
-      `Deleted mirror ${FORWARD}`,
-    );
+    p.command(`${k} --delete --mirror ${FORWARD}`, mirrorMessages.deleted(FORWARD));
     // The old primary's application gives up on its open transaction: a divergent tail failback truncates.
     await work.open.txn.abort();
     await work.open.producer.disconnect();
@@ -191,12 +191,16 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     p.line("on primary, the stale tx-3 is aborted locally: a divergent tail the failback will truncate");
 
     p.heading(`Failback: primary mirrors from dr (${BACK})`);
-    await primary.mirroring.admin.createMirror(BACK, { "bootstrap.servers": dr.bootstrap, ...REFRESH });
-    const back = await primary.mirroring.admin.addTopics(BACK, REGEX);
+    const createdBack = await primary.mirroring.admin.createMirror(BACK, {
+      "bootstrap.servers": dr.bootstrap,
+      ...REFRESH,
+    });
     p.command(
-      `kafka-mirrors --bootstrap-server :9094 --cluster primary --add --topic '${REGEX}' --mirror ${BACK}`,
-      back.message,
+      `${k} --cluster primary --create --mirror ${BACK} --source-bootstrap ${dr.bootstrap}`,
+      mirrorMessages.created(createdBack),
     );
+    const back = await primary.mirroring.admin.addTopics(BACK, REGEX);
+    p.command(`${k} --cluster primary --add --topic '${REGEX}' --mirror ${BACK}`, back.message);
     await showLagUntilCaughtUp(node, primary, BACK, PARTITIONS, p, options.color);
     await waitUntil(
       node,
@@ -208,7 +212,7 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     p.heading("Verification: dr (new primary) vs primary (now its mirror)");
     const verification = await primary.mirroring.admin.verifyMirror(BACK);
     p.command(
-      `cluster-mirror verify --bootstrap-server :9094 --cluster primary --mirror ${BACK}`,
+      `cluster-mirror verify --bootstrap-server :${runtime?.adminPort ?? options.port} --cluster primary --mirror ${BACK}`,
       formatVerifyTable(verification).trimEnd(),
     );
     const differing = verification.checks.filter((c) => !c.ok).map((c) => c.check);
@@ -230,34 +234,38 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       return log.lastStableOffset === log.highWatermark;
     });
     p.check(lsoOk, "no hanging transaction on dr: last stable offset = high watermark on every partition");
-    p.block(formatDescribeTable(await primary.mirroring.admin.describe(BACK)));
+    p.command(
+      `${k} --cluster primary --describe --mirror ${BACK}`,
+      formatDescribeTable(await primary.mirroring.admin.describe(BACK)),
+    );
     const failed = differing.length + (pidResetsOnPrimary === parts.length ? 0 : 1) + (lsoOk ? 0 : 1);
     const seconds = ((node.clock.now() - started) / 1000).toFixed(1);
     options.out(`\n${failed === 0 ? "All checks passed" : `${failed} check(s) failed`} in ${seconds}s.\n`);
     if (failed > 0)
       throw new OperationError(`the demo's verification failed (${failed} check(s)); see the ✗ lines above`);
 
-    if (options.keepRunning) {
-      keep = true;
-      await serve(node, options);
+    if (runtime) {
+      keep = true; // runtime.close() closes the node
+      await serve(runtime, options);
     }
   } finally {
-    if (!keep) node.close();
+    // A failed run must not leave the endpoint listening: the process would never exit.
+    if (!keep) await (runtime ? runtime.close() : node.close());
   }
 }
 
-async function serve(node: MirrorNode, options: DemoOptions): Promise<void> {
-  const logger = pino({ level: "warn" });
-  const runtime = await startNodeRuntime({ ...nodeDefaults(), port: options.port }, logger, node);
-  const k = `kafka-mirrors --bootstrap-server :${runtime.adminPort}`;
+async function serve(runtime: NodeRuntime, options: DemoOptions): Promise<void> {
+  // Commands a user can paste in the repository's root, where `kafka-mirrors` is not on the PATH.
+  const k = `node packages/cli/bin/kafka-mirrors.mjs --bootstrap-server :${runtime.adminPort}`;
+  const cm = "node packages/cli/bin/cluster-mirror.mjs";
   options.out(
     [
       "",
-      `Still running; the admin endpoint is 127.0.0.1:${runtime.adminPort} (dr is its destination). Try:`,
+      `Still running; the admin endpoint is 127.0.0.1:${runtime.adminPort} (dr is its destination). Try, in the repository's root:`,
       `  ${k} --list --cluster primary`,
       `  ${k} --describe --cluster primary --mirror ${BACK}`,
-      `  cluster-mirror produce --bootstrap-server :${runtime.adminPort} --topic orders --value hello`,
-      `  cluster-mirror consume --bootstrap-server :${runtime.adminPort} --cluster primary --topic orders --from-beginning --max-messages 5`,
+      `  ${cm} produce --bootstrap-server :${runtime.adminPort} --topic orders --value hello`,
+      `  ${cm} consume --bootstrap-server :${runtime.adminPort} --cluster primary --topic orders --from-beginning --max-messages 5`,
       "Ctrl-C stops it.",
       "",
     ].join("\n"),

@@ -1,7 +1,8 @@
+import { ClusterError } from "@cluster-mirror/cluster";
 import type { FastifyInstance } from "fastify";
 import { consume, produce } from "./console-clients";
 import { BadRequestError } from "./http-errors";
-import type { MirrorNode } from "./mirror-node";
+import type { MirrorNode, NodeCluster } from "./mirror-node";
 import { partitionLog } from "./partition-log-view";
 import {
   fieldsOf,
@@ -11,6 +12,7 @@ import {
   requiredString,
   stringMap,
 } from "./request-fields";
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits";
 
 /**
  * The routes that let a person try the clusters out through the node's embedded clients:
@@ -20,16 +22,25 @@ import {
  * - `GET /v1/log?cluster=&topic=&partition=`: a partition's offsets and batch headers on its leader
  *   (control batches with their type: ABORT 0, COMMIT 1, MIRROR_PID_RESET 7).
  */
-export function registerClientRoutes(app: FastifyInstance, node: MirrorNode): void {
+export function registerClientRoutes(
+  app: FastifyInstance,
+  node: MirrorNode,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): void {
   app.post("/v1/produce", async (req) => {
     const body = fieldsOf(req.body);
     const value = optionalString(body, "value");
-    const count = optionalInt(body, "count", 1);
+    const count = optionalCount(body, limits.maxProduceCount);
     if (value === undefined && count === undefined) {
       throw new BadRequestError("give a value or a count of messages to produce");
     }
-    return produce(node.cluster(optionalString(body, "cluster")), {
-      topic: requiredString(body, "topic"),
+    const target = node.cluster(optionalString(body, "cluster"));
+    const topic = requiredString(body, "topic");
+    // The producer would retry UNKNOWN_TOPIC_OR_PARTITION for seconds: a topic that does not exist is
+    // answered at once.
+    requireTopic(target, topic);
+    return produce(target, {
+      topic,
       key: optionalString(body, "key"),
       value,
       count: count ?? 1,
@@ -46,8 +57,11 @@ export function registerClientRoutes(app: FastifyInstance, node: MirrorNode): vo
     if (isolation !== "read_committed" && isolation !== "read_uncommitted") {
       throw new BadRequestError(`isolation must be read_committed or read_uncommitted, got '${isolation}'`);
     }
-    return consume(node.cluster(optionalString(body, "cluster")), {
-      topic: requiredString(body, "topic"),
+    const target = node.cluster(optionalString(body, "cluster"));
+    const topic = requiredString(body, "topic");
+    requireTopic(target, topic);
+    return consume(target, {
+      topic,
       group: optionalString(body, "group"),
       fromBeginning: optionalBool(body, "fromBeginning"),
       isolation,
@@ -60,19 +74,26 @@ export function registerClientRoutes(app: FastifyInstance, node: MirrorNode): vo
     const body = fieldsOf(req.body);
     const topic = requiredString(body, "topic");
     const configs = stringMap(body, "configs");
-    await node
-      .cluster(optionalString(body, "cluster"))
-      .kafka.admin()
-      .createTopics({
-        topics: [
-          {
-            topic,
-            numPartitions: optionalInt(body, "partitions", 1) ?? 1,
-            replicationFactor: optionalInt(body, "replicationFactor", 1),
-            configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })),
-          },
-        ],
-      });
+    const target = node.cluster(optionalString(body, "cluster"));
+    const partitions = optionalInt(body, "partitions", 1) ?? 1;
+    checkPartitionLimits(target, partitions, limits);
+    // The kafkajs-shaped admin answers false, not an error, for a topic that exists (as kafkajs does).
+    const created = await target.kafka.admin().createTopics({
+      topics: [
+        {
+          topic,
+          numPartitions: partitions,
+          replicationFactor: optionalInt(body, "replicationFactor", 1),
+          configEntries: Object.entries(configs).map(([name, value]) => ({ name, value })),
+        },
+      ],
+    });
+    if (!created) {
+      throw new ClusterError(
+        "TOPIC_ALREADY_EXISTS",
+        `topic '${topic}' already exists on cluster ${target.name}; nothing was changed. Use another name, or use the topic as it is`,
+      );
+    }
     return { created: topic };
   });
 
@@ -85,4 +106,42 @@ export function registerClientRoutes(app: FastifyInstance, node: MirrorNode): vo
       partition,
     );
   });
+}
+
+/** The `count` of a produce request, at most `max`: larger ones are refused before any message is built. */
+function optionalCount(body: Record<string, unknown>, max: number): number | undefined {
+  const raw = optionalInt(body, "count", 1);
+  if (raw !== undefined && raw > max) {
+    throw new BadRequestError(
+      `field 'count' asks for ${raw} messages; one produce request writes at most ${max}. Produce in several requests`,
+    );
+  }
+  return raw;
+}
+
+/** UNKNOWN_TOPIC_OR_PARTITION, naming the cluster, unless `topic` exists on it. */
+function requireTopic(target: NodeCluster, topic: string): void {
+  if (target.cluster.controller.image.topic(topic)) return;
+  throw new ClusterError(
+    "UNKNOWN_TOPIC_OR_PARTITION",
+    `topic '${topic}' does not exist on cluster ${target.name}; create it first (cluster-mirror create-topic --topic ${topic})`,
+  );
+}
+
+/** INVALID_PARTITIONS when a create-topic asks for more partitions than a request or the cluster may have. */
+function checkPartitionLimits(target: NodeCluster, partitions: number, limits: RequestLimits): void {
+  if (partitions > limits.maxPartitionsPerRequest) {
+    throw new ClusterError(
+      "INVALID_PARTITIONS",
+      `${partitions} partitions asked for; one create-topic request creates at most ${limits.maxPartitionsPerRequest} (the node's --max-partitions-per-request)`,
+    );
+  }
+  let existing = 0;
+  for (const t of target.cluster.controller.image.topicsById.values()) existing += t.partitions.length;
+  if (existing + partitions > limits.maxPartitionsPerCluster) {
+    throw new ClusterError(
+      "INVALID_PARTITIONS",
+      `cluster ${target.name} has ${existing} partitions; ${partitions} more would pass its limit of ${limits.maxPartitionsPerCluster} (the node's --max-partitions-per-cluster)`,
+    );
+  }
 }

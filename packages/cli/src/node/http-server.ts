@@ -4,6 +4,7 @@ import { registerAdminRoutes } from "./admin-routes";
 import { registerClientRoutes } from "./client-routes";
 import { BadRequestError, errorResponse } from "./http-errors";
 import type { MirrorNode } from "./mirror-node";
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits";
 import { registerWaitRoutes } from "./wait-routes";
 import { toJson } from "./wire";
 
@@ -13,16 +14,32 @@ import { toJson } from "./wire";
  * `{error: {name, code, message}}` with a 4xx status for typed errors. Each request is logged (method, url,
  * status, duration) on `logger`.
  */
-export function buildAdminServer(node: MirrorNode, logger: Logger): FastifyInstance {
-  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger });
+export function buildAdminServer(
+  node: MirrorNode,
+  logger: Logger,
+  limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
+): FastifyInstance {
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, bodyLimit: limits.bodyLimitBytes });
   app.setReplySerializer((payload) => toJson(payload));
   app.setErrorHandler((error, _req, reply) => {
-    // Fastify's own request errors (bad JSON, wrong content type) carry a 4xx statusCode.
+    // Fastify's own request errors (bad JSON, wrong content type) carry a 4xx statusCode; a body over the
+    // limit keeps its 413, so a client can tell "too large" from "malformed".
     const own = (error as { statusCode?: number }).statusCode;
     const mapped =
-      own !== undefined && own >= 400 && own < 500 && !(error instanceof BadRequestError)
-        ? errorResponse(new BadRequestError((error as Error).message))
-        : errorResponse(error);
+      own === 413
+        ? {
+            status: 413,
+            body: {
+              error: {
+                name: "REQUEST_TOO_LARGE",
+                code: -1,
+                message: `the request body is larger than the node's limit of ${limits.bodyLimitBytes} bytes; send less in one request`,
+              },
+            },
+          }
+        : own !== undefined && own >= 400 && own < 500 && !(error instanceof BadRequestError)
+          ? errorResponse(new BadRequestError((error as Error).message))
+          : errorResponse(error);
     if (mapped.status >= 500) logger.error({ err: error }, "request failed");
     void reply.status(mapped.status).type("application/json").send(mapped.body);
   });
@@ -32,7 +49,7 @@ export function buildAdminServer(node: MirrorNode, logger: Logger): FastifyInsta
       .send({ error: { name: "NOT_FOUND", code: -1, message: `no route ${req.method} ${req.url}` } });
   });
   registerAdminRoutes(app, node);
-  registerClientRoutes(app, node);
+  registerClientRoutes(app, node, limits);
   registerWaitRoutes(app, node);
   return app;
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { buildAdminServer, buildMetricsServer } from "./http-server";
 import { MirrorNode, type MirrorNodeOptions } from "./mirror-node";
+import type { RequestLimits } from "./request-limits";
 import { watchStates } from "./state-watcher";
 
 /** Where the node listens. Port 0 picks a free one (read it back from `adminPort` / `metricsPort`). */
@@ -10,6 +11,8 @@ export interface NodeRuntimeOptions extends MirrorNodeOptions {
   port: number;
   /** Omitted: no metrics endpoint. */
   metricsPort?: number;
+  /** What one admin request may ask for; omitted: DEFAULT_REQUEST_LIMITS. */
+  limits?: RequestLimits;
 }
 
 /** A node serving its admin (and metrics) endpoint, logging state changes and sync errors. */
@@ -42,7 +45,7 @@ export async function startNodeRuntime(
   const host = options.host ?? "127.0.0.1";
   const servers: FastifyInstance[] = [];
   try {
-    const admin = buildAdminServer(node, logger);
+    const admin = buildAdminServer(node, logger, options.limits);
     servers.push(admin);
     await admin.listen({ host, port: options.port });
     const adminPort = portOf(admin);

@@ -29,13 +29,22 @@ export function optionalString(fields: Fields, name: string): string | undefined
   return v;
 }
 
-/** An optional integer field at least `min` (numbers or decimal strings). */
-export function optionalInt(fields: Fields, name: string, min: number): number | undefined {
+/** An optional integer field from `min` to `max` (numbers or strings of decimal digits). */
+export function optionalInt(
+  fields: Fields,
+  name: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   const v = fields[name];
   if (v === undefined || v === null) return undefined;
-  const n = typeof v === "string" ? Number(v) : v;
-  if (typeof n !== "number" || !Number.isInteger(n) || n < min) {
-    throw new BadRequestError(`field '${name}' must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+  // Decimal digits only: Number() would also take "1e3", "0x10" or " 5 ".
+  const n = typeof v === "string" ? (/^-?\d+$/.test(v) ? Number(v) : Number.NaN) : v;
+  if (typeof n !== "number" || !Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new BadRequestError(
+      `field '${name}' must be an integer ${range} (decimal digits), got ${JSON.stringify(v)}`,
+    );
   }
   return n;
 }

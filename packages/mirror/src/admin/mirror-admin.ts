@@ -33,6 +33,7 @@ import { type LocalWritesAtRisk, localWritesAtRisk } from "./local-writes";
 import { MirrorChanges } from "./mirror-changes";
 import { MirrorCommandQueue } from "./mirror-command-queue";
 import {
+  checkMirrorConfigKeys,
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
   type MirrorDefinition,
@@ -119,6 +120,7 @@ export class MirrorAdmin {
   async createMirror(name: string, configs: Readonly<Record<string, string>>): Promise<MirrorListing> {
     validateMirrorName(name);
     if (this.controller.image.mirrors.has(name)) throw new MirrorAlreadyExistsError(name);
+    checkMirrorConfigKeys(configs);
     const def = parseMirrorConfig(name, configs);
     const clusterId = await this.sourceCall(def, (s) => s.clusterId()).catch((error: unknown) => {
       this.sources.drop(name);

@@ -24,6 +24,42 @@ export const MIRROR_CONFIG_KEYS = {
   DEFAULT_REPLICATION_FACTOR: "default.replication.factor",
 } as const;
 
+/** `security.protocol`, the one source-client setting this engine reads. */
+export const SECURITY_PROTOCOL_CONFIG = "security.protocol";
+/**
+ * `security.protocol` values this build can connect with: its sources are embedded clusters reached in
+ * process, with neither TLS nor SASL, so a mirror asking for either would silently run without it.
+ */
+export const SUPPORTED_SECURITY_PROTOCOLS: readonly string[] = ["PLAINTEXT"];
+
+/** Every config key a mirror may be created with: the mirror-level keys and `security.protocol`. */
+export const KNOWN_MIRROR_CONFIGS: readonly string[] = [
+  ...Object.values(MIRROR_CONFIG_KEYS),
+  SECURITY_PROTOCOL_CONFIG,
+];
+
+/**
+ * Refuses, with InvalidMirrorConfigError naming the valid keys or values, a config key this engine does not
+ * read (a typo such as `topic.include` would otherwise be accepted and ignored) and a `security.protocol`
+ * it cannot honour. Checked when a mirror is created; mirrors already stored are loaded as they are.
+ */
+export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>): void {
+  const unknown = Object.keys(configs).filter((k) => !KNOWN_MIRROR_CONFIGS.includes(k));
+  if (unknown.length > 0) {
+    throw new InvalidMirrorConfigError(
+      unknown[0]!,
+      `Unknown mirror config ${unknown.map((k) => `'${k}'`).join(", ")}. Valid keys: ${KNOWN_MIRROR_CONFIGS.join(", ")}.`,
+    );
+  }
+  const protocol = configs[SECURITY_PROTOCOL_CONFIG];
+  if (protocol !== undefined && !SUPPORTED_SECURITY_PROTOCOLS.includes(protocol.trim().toUpperCase())) {
+    throw new InvalidMirrorConfigError(
+      SECURITY_PROTOCOL_CONFIG,
+      `${SECURITY_PROTOCOL_CONFIG}=${protocol} is not supported: this build connects to its sources without TLS or SASL. Supported: ${SUPPORTED_SECURITY_PROTOCOLS.join(", ")}.`,
+    );
+  }
+}
+
 /**
  * Defaults of the mirror-level configs (KIP-1279's `ClusterMirrorConfig`, early-revision refresh interval).
  * `topics.include` is empty: only topics added explicitly (and the patterns given to `addTopics`) are mirrored.
@@ -62,7 +98,10 @@ export interface MirrorDefinition {
   configs: Readonly<Record<string, string>>;
 }
 
-/** Throws InvalidMirrorNameError unless `name` is 1..249 of [a-zA-Z0-9._-], not `.`/`..`, without a reserved suffix. */
+/**
+ * Throws InvalidMirrorNameError unless `name` is 1..249 of [a-zA-Z0-9._-], not `.`/`..`, not starting with
+ * `__` (internal names, e.g. `__mirror_state`), without a reserved suffix.
+ */
 export function validateMirrorName(name: string): void {
   if (name.length === 0) throw new InvalidMirrorNameError(name, "it must not be empty");
   if (name.length > MAX_MIRROR_NAME_LENGTH) {
@@ -72,6 +111,12 @@ export function validateMirrorName(name: string): void {
     );
   }
   if (name === "." || name === "..") throw new InvalidMirrorNameError(name, "'.' and '..' are reserved");
+  if (name.startsWith("__")) {
+    throw new InvalidMirrorNameError(
+      name,
+      "names starting with '__' are reserved for internal topics such as __mirror_state; pick another name",
+    );
+  }
   const bad = [...new Set(name.replace(/[a-zA-Z0-9._-]/g, ""))];
   if (bad.length > 0) {
     throw new InvalidMirrorNameError(

@@ -1,0 +1,13 @@
+import type { MirrorListing } from "@cluster-mirror/mirror";
+
+/**
+ * The lines `kafka-mirrors` prints for actions whose answer carries no message of its own. The demo prints
+ * the same lines beside the commands it stands for, so they live in one place.
+ */
+export const mirrorMessages = {
+  /** `--create`. */
+  created: (m: MirrorListing): string =>
+    `Created mirror ${m.name} from ${m.sourceBootstrap} (source cluster id ${m.sourceClusterId})`,
+  /** `--delete`. */
+  deleted: (name: string): string => `Deleted mirror ${name}`,
+} as const;

@@ -1,0 +1,33 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { OperationError } from "../commands/cli-errors";
+
+/**
+ * Makes sure `dir` is a directory this process can write, creating missing levels one at a time, before
+ * any cluster starts on it. Throws OperationError naming the directory and the reason otherwise.
+ *
+ * Why not `mkdirSync(dir, { recursive: true })`: under a pseudo file system such as `/proc`, Node's
+ * recursive mkdir retries ENOENT forever (the process spins at full CPU and never reports anything), so
+ * each level is created by a plain mkdir, which fails at once.
+ */
+export function prepareDataDir(flag: string, dir: string): void {
+  const resolved = path.resolve(dir);
+  const missing: string[] = [];
+  for (let d = resolved; !fs.existsSync(d); d = path.dirname(d)) {
+    missing.unshift(d);
+    if (path.dirname(d) === d) break;
+  }
+  try {
+    for (const d of missing) fs.mkdirSync(d);
+    if (!fs.statSync(resolved).isDirectory()) {
+      throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" });
+    }
+    fs.accessSync(resolved, fs.constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new OperationError(
+      `cannot use ${flag} ${dir} (${code}): nothing was started. Pass a directory this user can create and write, e.g. ${flag} ./data`,
+      { cause: error },
+    );
+  }
+}

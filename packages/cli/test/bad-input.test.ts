@@ -94,6 +94,14 @@ describe("bad input gets a clear error and changes nothing (issue 15)", () => {
     const r = await mirrors(node.port, "--create", "--mirror", "secure", "--mirror-config", file);
     expect(r.code).toBe(1);
     expect(failureLine(r)).toMatch(/security\.protocol=SASL_SSL is not supported.*Supported: PLAINTEXT/);
+    expect((await mirrors(node.port, "--list")).stdout).not.toContain("secure");
+    // A value that is not one of Kafka's protocols is refused before any source is asked.
+    const bogus = configFile("bootstrap.servers=primary:9092\nsecurity.protocol=PLAIN_TEXT\n");
+    const b = await mirrors(node.port, "--create", "--mirror", "bogus", "--mirror-config", bogus);
+    expect(b.code).toBe(1);
+    expect(failureLine(b)).toMatch(
+      /security\.protocol=PLAIN_TEXT is not supported.*PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL/,
+    );
   }, 60_000);
 
   it("consume of a topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION, exit 1", async () => {

@@ -576,6 +576,8 @@ export class MirrorAdmin {
     try {
       return await call(this.sources.get(def.name, def.configs));
     } catch (error) {
+      // A setting the source cannot honour is the operator's to fix, not an unreachable source.
+      if (error instanceof InvalidMirrorConfigError) throw error;
       throw new SourceUnreachableError(def.name, def.bootstrapServers, error);
     }
   }

@@ -24,18 +24,39 @@ export const MIRROR_CONFIG_KEYS = {
   DEFAULT_REPLICATION_FACTOR: "default.replication.factor",
 } as const;
 
-/** `security.protocol`, the one source-client setting this engine reads. */
+/** `security.protocol`, read here to refuse a value Kafka does not have. */
 export const SECURITY_PROTOCOL_CONFIG = "security.protocol";
 /**
- * `security.protocol` values this build can connect with: its sources are embedded clusters reached in
- * process, with neither TLS nor SASL, so a mirror asking for either would silently run without it.
+ * Kafka's `security.protocol` values. Which of them a source supports is the source connector's call: an
+ * embedded cluster (reached in process) takes PLAINTEXT only, the kafkajs source all four.
  */
-export const SUPPORTED_SECURITY_PROTOCOLS: readonly string[] = ["PLAINTEXT"];
+export const SUPPORTED_SECURITY_PROTOCOLS: readonly string[] = [
+  "PLAINTEXT",
+  "SSL",
+  "SASL_PLAINTEXT",
+  "SASL_SSL",
+];
 
-/** Every config key a mirror may be created with: the mirror-level keys and `security.protocol`. */
+/** The source client's settings a mirror may carry (passed to the source connector, e.g. kafkajs). */
+export const SOURCE_CLIENT_CONFIGS: readonly string[] = [
+  SECURITY_PROTOCOL_CONFIG,
+  "sasl.mechanism",
+  "sasl.jaas.config",
+  "ssl.truststore.type",
+  "ssl.truststore.location",
+  "ssl.truststore.certificates",
+  "ssl.keystore.type",
+  "ssl.keystore.location",
+  "ssl.keystore.certificate.chain",
+  "ssl.keystore.key",
+  "ssl.key.password",
+  "ssl.endpoint.identification.algorithm",
+];
+
+/** Every config key a mirror may be created with: the mirror-level keys and the source client's settings. */
 export const KNOWN_MIRROR_CONFIGS: readonly string[] = [
   ...Object.values(MIRROR_CONFIG_KEYS),
-  SECURITY_PROTOCOL_CONFIG,
+  ...SOURCE_CLIENT_CONFIGS,
 ];
 
 /**
@@ -55,7 +76,7 @@ export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>)
   if (protocol !== undefined && !SUPPORTED_SECURITY_PROTOCOLS.includes(protocol.trim().toUpperCase())) {
     throw new InvalidMirrorConfigError(
       SECURITY_PROTOCOL_CONFIG,
-      `${SECURITY_PROTOCOL_CONFIG}=${protocol} is not supported: this build connects to its sources without TLS or SASL. Supported: ${SUPPORTED_SECURITY_PROTOCOLS.join(", ")}.`,
+      `${SECURITY_PROTOCOL_CONFIG}=${protocol} is not supported: it is not one of Kafka's security protocols. Supported: ${SUPPORTED_SECURITY_PROTOCOLS.join(", ")}.`,
     );
   }
 }

@@ -1,5 +1,7 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
+import { InvalidMirrorConfigError } from "../admin/errors";
+import { SECURITY_PROTOCOL_CONFIG } from "../admin/mirror-config";
 import type { SourceCluster, SourceConnector } from "../ports";
 import { EmbeddedSourceCluster, type EmbeddedSourceOptions } from "./embedded-source";
 
@@ -67,6 +69,14 @@ export class EmbeddedSourceConnector implements SourceConnector {
     const bootstrap = configs["bootstrap.servers"] ?? "";
     const found = this.registry.resolve(bootstrap);
     if (!found) throw new UnknownBootstrapError(mirrorName, bootstrap);
+    const protocol = (configs[SECURITY_PROTOCOL_CONFIG] ?? "PLAINTEXT").trim().toUpperCase();
+    if (protocol !== "PLAINTEXT") {
+      // An embedded cluster is reached in process: a mirror asking for TLS or SASL would silently run without.
+      throw new InvalidMirrorConfigError(
+        SECURITY_PROTOCOL_CONFIG,
+        `${SECURITY_PROTOCOL_CONFIG}=${configs[SECURITY_PROTOCOL_CONFIG]} is not supported for the embedded source ${bootstrap}: embedded clusters are reached in process, without TLS or SASL. Supported: PLAINTEXT (or point bootstrap.servers at a real Kafka cluster).`,
+      );
+    }
     return new EmbeddedSourceCluster(found.cluster, found.options);
   }
 }

@@ -776,8 +776,9 @@ export class Broker {
       return;
     }
     const hwBefore = log.highWatermark;
-    // The slices are the leader's stored bytes, never written again: the follower may keep them as they are.
-    const appended = log.appendAsFollower(result.recordSlices, { transferOwnership: true });
+    // The slices are the leader's stored bytes: the follower stores its own copy, as each broker has its own
+    // disk, so damage to one replica's stored bytes (a corrupt segment) never reaches the others.
+    const appended = log.appendAsFollower(result.recordSlices);
     const hw = result.highWatermark < log.logEndOffset ? result.highWatermark : log.logEndOffset;
     if (hw > log.highWatermark) log.updateHighWatermark(hw);
     // The leader's log start moved (DeleteRecords or retention): follow it within what is replicated here.

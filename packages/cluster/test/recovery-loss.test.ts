@@ -203,6 +203,34 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     expect(cluster.controller.image.partition("t", 0)!.isr).toEqual([0, 1, 2]);
   });
 
+  it("followers without a checkpointed high watermark keep the records a lossy last-ISR leader lost", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+    dirs.push(dataDir);
+    const first = fileCluster(dataDir, capturingLogger().logger);
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    const acked = await produceAll(first.cluster, first.settle, 5);
+    // The leader shrinks the ISR to itself (lagging followers, not fenced ones: no eligible leader replica),
+    // then the whole process dies before any high watermark checkpoint.
+    const meta = first.cluster.controller.image.partition("t", 0)!;
+    first.cluster.controller.alterPartition("t", 0, { leader: 0, leaderEpoch: meta.leaderEpoch, isr: [0] });
+    const records = first.cluster.controller.metadataLog().map((e) => e.record);
+    for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
+    first.cluster.close();
+    flipByte(dataDir, 0);
+
+    const { logger, lines } = capturingLogger();
+    const second = fileCluster(dataDir, logger, records);
+    // Nothing is known to hold more than the last ISR member, so it leads (Kafka's rule)...
+    expect(second.cluster.controller.image.partition("t", 0)!.leader).toBe(0);
+    second.settle(2000);
+    // ...but the followers, whose own high watermark is 0, keep what the leader's recovery cut.
+    for (const id of [1, 2]) expect(valuesOn(second.cluster, id)).toEqual(acked);
+    const refused = lines.filter((l) => l.fields.event === "replica.truncation_refused");
+    expect(refused.map((l) => l.fields.brokerId).sort()).toEqual([1, 2]);
+    expect(refused[0]!.fields).toMatchObject({ partition: "t-0", offset: "0" });
+  });
+
   it("each replica stores its own bytes: damage to one follower's stored batch leaves the other copies intact", async () => {
     const { cluster, settle } = testCluster();
     cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });

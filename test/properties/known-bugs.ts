@@ -6,8 +6,8 @@ import type { Violation } from "./sim";
  * that fix lands on main (the properties then cover the case again). See /work/wt/bugs/RESULTS.md for the
  * seeds and counterexamples that found each.
  *
- * Issue 11's items 2-5, 8 and 11 are fixed and their counterexamples are regressions in
- * transitions.test.ts; item 6 has a residual case (below). Fixed earlier: ENGINE BUG 3 (a failover while PREPARING, after a failback and before the truncation,
+ * Issue 11's items 2-6, 8 and 11 are fixed and their counterexamples are regressions in
+ * transitions.test.ts. Fixed earlier: ENGINE BUG 3 (a failover while PREPARING, after a failback and before the truncation,
  * captured the old primary's own epoch as LME); its counterexample is a regression in failback.test.ts.
  */
 const OPEN: {
@@ -15,13 +15,7 @@ const OPEN: {
   matches: (v: Violation) => boolean;
   /** The bug breaks the world for the rest of the run: every other violation of that run is its consequence. */
   taintsRun?: boolean;
-}[] = [
-  {
-    item: "issue 11 item 6 (residual on main after its fix): a node restart with one corrupt replica started first loses committed batches on every replica",
-    matches: (v) => v.invariant === "committed-prefix" && v.message.includes("once below the high watermark"),
-    taintsRun: true,
-  },
-];
+}[] = [];
 
 /** Every known-bug filter, applied by every topology property: the matching item, or undefined. */
 export const KNOWN_ENGINE_BUGS: readonly ((v: Violation) => string | undefined)[] = OPEN.map(

@@ -751,10 +751,12 @@ export class Broker {
           return;
         }
         if (log.logEndOffset > leaderLog.logEndOffset) {
-          if (leaderReplica.recoveryLoss && this.refuseTruncation(p, leaderLog.logEndOffset)) return;
+          const loss = leaderReplica.recoveryLoss;
+          if (loss && this.refuseTruncation(p, leaderLog.logEndOffset, loss)) return;
           log.truncateTo(leaderLog.logEndOffset);
         } else if (log.logEndOffset < leaderLog.logStartOffset) {
-          if (leaderReplica.recoveryLoss && this.refuseTruncation(p, log.logStartOffset)) return;
+          const loss = leaderReplica.recoveryLoss;
+          if (loss && this.refuseTruncation(p, log.logStartOffset, loss)) return;
           log.truncateFullyAndStartAt(leaderLog.logStartOffset);
         }
         this.scheduleReplicaFetch(p, 0);
@@ -764,7 +766,8 @@ export class Broker {
     if (result.divergingEpoch) {
       // Kafka's follower rule (an UNDEFINED answer truncates to the high watermark, never below it).
       const target = divergenceTruncationOffset(log, result.divergingEpoch);
-      if (result.leaderLostData && this.refuseTruncation(p, target)) return;
+      const loss = result.leaderLostData ? leader.replica(p.topic, p.partition)?.recoveryLoss : undefined;
+      if (result.leaderLostData && this.refuseTruncation(p, target, loss)) return;
       const before = { leo: log.logEndOffset, epoch: log.latestEpoch };
       log.truncateTo(target);
       // The same answer again would change nothing: wait before asking again instead of spinning.
@@ -773,8 +776,9 @@ export class Broker {
       return;
     }
     const hwBefore = log.highWatermark;
-    // The slices are the leader's stored bytes, never written again: the follower may keep them as they are.
-    const appended = log.appendAsFollower(result.recordSlices, { transferOwnership: true });
+    // The slices are the leader's stored bytes: the follower stores its own copy, as each broker has its own
+    // disk, so damage to one replica's stored bytes (a corrupt segment) never reaches the others.
+    const appended = log.appendAsFollower(result.recordSlices);
     const hw = result.highWatermark < log.logEndOffset ? result.highWatermark : log.logEndOffset;
     if (hw > log.highWatermark) log.updateHighWatermark(hw);
     // The leader's log start moved (DeleteRecords or retention): follow it within what is replicated here.
@@ -787,13 +791,16 @@ export class Broker {
 
   /**
    * A leader that lost data on recovery asks this follower to truncate to `target`: below the follower's
-   * high watermark that would destroy acknowledged records this replica still holds, so it refuses (logged
-   * once per leader epoch) and retries after the backoff, until a leader with the full log takes over.
-   * Returns true when it refused.
+   * high watermark that would destroy acknowledged records this replica still holds, and so would dropping
+   * records at or past the offset where the leader's recovery cut its log (`loss.offset`): the leader lost
+   * them, so they may be committed records only this replica still has, whatever its own (possibly stale or
+   * never checkpointed) high watermark says. It refuses (logged once per leader epoch) and retries after
+   * the backoff, until a leader with the full log takes over. Returns true when it refused.
    */
-  private refuseTruncation(p: Partition, target: bigint): boolean {
+  private refuseTruncation(p: Partition, target: bigint, loss?: RecoveryLoss): boolean {
     const hw = p.log.highWatermark;
-    if (target >= hw) return false;
+    const holdsLost = loss !== undefined && p.log.logEndOffset > loss.offset;
+    if (target >= hw && !(holdsLost && target < p.log.logEndOffset)) return false;
     const k = `${key(p.topicId, p.partition)}@${p.leaderEpoch}`;
     if (!this.refusedTruncations.has(k)) {
       this.refusedTruncations.add(k);

@@ -194,7 +194,11 @@ export class Controller {
     this.append(records);
   }
 
-  /** Unfences a broker; offline partitions whose ISR holds it elect it leader. */
+  /**
+   * Unfences a broker; offline partitions whose ISR holds it elect it leader, and so do offline partitions
+   * with an empty ISR (the last member lost data on recovery) that have it as an eligible leader replica
+   * (KIP-966). Elsewhere it stays eligible until it is back in the ISR (caught up).
+   */
   unfenceBroker(brokerId: number): void {
     this.checkAvailable("unfence a broker");
     const broker = this.requireBroker(brokerId);
@@ -202,8 +206,13 @@ export class Controller {
     const records: MetadataRecord[] = [{ type: "UnfenceBroker", brokerId }];
     for (const topic of this.image.topicsById.values()) {
       for (const p of topic.partitions) {
+        const eligible = p.elr?.includes(brokerId) === true;
         if (p.leader === -1 && p.isr.includes(brokerId)) {
           records.push(change(topic.topicId, p, { leader: brokerId, leaderEpoch: p.leaderEpoch + 1 }));
+        } else if (p.leader === -1 && p.isr.length === 0 && eligible) {
+          records.push(
+            change(topic.topicId, p, { leader: brokerId, isr: [brokerId], leaderEpoch: p.leaderEpoch + 1 }),
+          );
         }
       }
     }
@@ -452,15 +461,50 @@ export class Controller {
     this.append(records);
   }
 
-  /** Takes replicas that lost data on recovery out of their ISR, electing an in-sync leader with the full log. */
+  /**
+   * Takes replicas that lost data on recovery out of their ISR and their eligible leader replicas, electing
+   * an in-sync leader with the full log. A last ISR member that lost data does not lead while an eligible
+   * leader replica (fenced out of the ISR, so it may hold every committed record) can come back, as KIP-966
+   * has it: one that is live leads; else the partition stays offline, its ISR empty, until one registers.
+   */
   private demoteLossyReplicas(brokerId: number, replicas: readonly ReplicaRef[]): void {
     const records: MetadataRecord[] = [];
     for (const r of replicas) {
       const topic = this.image.topicsById.get(r.topicId);
       const p = topic?.partitions[r.partition];
-      if (!topic || !p?.isr.includes(brokerId)) continue;
+      if (!topic || !p) continue;
+      const elr = (p.elr ?? []).filter((b) => b !== brokerId);
+      if (!p.isr.includes(brokerId)) {
+        if (elr.length === (p.elr ?? []).length) continue;
+        // Offline with nobody eligible left: it leads after all (no replica is known to hold more).
+        if (p.leader === -1 && p.isr.length === 0 && elr.length === 0) {
+          records.push(
+            change(topic.topicId, p, {
+              leader: brokerId,
+              isr: [brokerId],
+              elr,
+              leaderEpoch: p.leaderEpoch + 1,
+            }),
+          );
+        } else records.push(change(topic.topicId, p, { elr }));
+        continue;
+      }
       const isr = p.isr.filter((b) => b !== brokerId);
-      if (isr.length === 0) continue;
+      if (isr.length === 0) {
+        // The last ISR member: with no eligible replica, nothing is known to hold more, so it stays.
+        if (elr.length === 0) continue;
+        const live = new Set(this.image.liveBrokers());
+        const leader = p.replicas.find((b) => elr.includes(b) && live.has(b));
+        records.push(
+          change(topic.topicId, p, {
+            leader: leader ?? -1,
+            isr: leader === undefined ? [] : [leader],
+            elr,
+            leaderEpoch: p.leaderEpoch + 1,
+          }),
+        );
+        continue;
+      }
       if (p.leader !== brokerId && p.leader !== -1) {
         records.push(change(topic.topicId, p, { isr }));
         continue;
@@ -480,21 +524,29 @@ export class Controller {
     live: ReadonlySet<number>,
   ): PartitionChangeRecord {
     const remaining = p.isr.filter((b) => b !== lost && live.has(b));
-    if (p.leader !== lost) return change(topic.topicId, p, { isr: remaining });
+    // Fenced out of the ISR, not lagging: they may hold every committed record (KIP-966's ELR).
+    const elr = [...(p.elr ?? []), ...p.isr.filter((b) => !remaining.includes(b) && !p.elr?.includes(b))];
+    if (p.leader !== lost) return change(topic.topicId, p, { isr: remaining, elr });
     const leader = p.replicas.find((b) => remaining.includes(b));
     if (leader !== undefined) {
-      return change(topic.topicId, p, { leader, isr: remaining, leaderEpoch: p.leaderEpoch + 1 });
+      return change(topic.topicId, p, { leader, isr: remaining, elr, leaderEpoch: p.leaderEpoch + 1 });
     }
     if (topicConfigValue(topic.configs, "unclean.leader.election.enable") === "true") {
       const unclean = p.replicas.find((b) => live.has(b));
       if (unclean !== undefined) {
-        return change(topic.topicId, p, { leader: unclean, isr: [unclean], leaderEpoch: p.leaderEpoch + 1 });
+        return change(topic.topicId, p, {
+          leader: unclean,
+          isr: [unclean],
+          elr: [],
+          leaderEpoch: p.leaderEpoch + 1,
+        });
       }
     }
     // No replica can lead: keep the last ISR member so it can lead again when it returns (KRaft does this).
     return change(topic.topicId, p, {
       leader: -1,
       isr: p.isr.filter((b) => b === lost),
+      elr,
       leaderEpoch: p.leaderEpoch + 1,
     });
   }
@@ -602,16 +654,20 @@ export class Controller {
 function change(
   topicId: Uuid,
   p: PartitionMetadata,
-  update: Partial<Pick<PartitionChangeRecord, "leader" | "isr" | "leaderEpoch">>,
+  update: Partial<Pick<PartitionChangeRecord, "leader" | "isr" | "leaderEpoch" | "elr">>,
 ): PartitionChangeRecord {
+  const isr = update.isr ?? [...p.isr];
+  // A replica back in the ISR is no longer merely eligible.
+  const elr = (update.elr ?? p.elr ?? []).filter((b) => !isr.includes(b));
   return {
     type: "PartitionChange",
     topicId,
     partition: p.partition,
     leader: update.leader ?? p.leader,
-    isr: update.isr ?? [...p.isr],
+    isr,
     leaderEpoch: update.leaderEpoch ?? p.leaderEpoch,
     partitionEpoch: p.partitionEpoch + 1,
+    ...(elr.length > 0 || (p.elr?.length ?? 0) > 0 ? { elr } : {}),
   };
 }
 

@@ -11,6 +11,12 @@ export interface PartitionMetadata {
   leaderEpoch: number;
   partitionEpoch: number;
   /**
+   * KIP-966's eligible leader replicas: replicas that left the ISR because they were fenced (a crash or a
+   * shutdown), not because they lagged, so they may hold every committed record. One of them leads instead
+   * of a last ISR member whose log recovery dropped data. Empty or absent when there are none.
+   */
+  elr?: readonly number[];
+  /**
    * KIP-1279's read-only flag as the mirror engine (or the controller, when `mirror.name` makes the topic a
    * mirror) last set it; undefined when no mirror ever decided (then `mirror.name` alone decides).
    */
@@ -114,6 +120,7 @@ export class MetadataImage {
         p.isr = record.isr;
         p.leaderEpoch = record.leaderEpoch;
         p.partitionEpoch = record.partitionEpoch;
+        if (record.elr !== undefined) p.elr = record.elr;
         return;
       }
       case "Config": {

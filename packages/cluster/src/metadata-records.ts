@@ -68,6 +68,11 @@ export interface PartitionChangeRecord {
   isr: number[];
   leaderEpoch: number;
   partitionEpoch: number;
+  /**
+   * KIP-966's eligible leader replicas after the change (absent: unchanged): replicas that left the ISR
+   * only because they were fenced, so they may hold every committed record.
+   */
+  elr?: number[];
 }
 
 /** A dynamic config was set (`value` a string) or deleted (`value` null) on a topic or a broker. */

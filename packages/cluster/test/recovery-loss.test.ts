@@ -149,16 +149,106 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     first.cluster.close(); // the process died: its data dir lock goes with it
     flipByte(dataDir, 0);
 
+    const { logger } = capturingLogger();
+    const second = fileCluster(dataDir, logger, records);
+    // Broker 0 is the only ISR member, but 1 and 2 left it only because they were fenced (eligible leader
+    // replicas, KIP-966): the first of them to register leads instead of the replica that lost data.
+    const meta = second.cluster.controller.image.partition("t", 0)!;
+    expect(meta.leader).toBe(1);
+    expect(meta.isr).not.toContain(0);
+    second.settle(2000);
+    // The followers keep every acknowledged record, and broker 0 fetches them back.
+    for (const id of [0, 1, 2]) expect(valuesOn(second.cluster, id)).toEqual(acked);
+  });
+
+  it("a node restart with the corrupt last ISR member started first keeps every acknowledged record", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+    dirs.push(dataDir);
+    const first = fileCluster(dataDir, capturingLogger().logger);
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    const acked = await produceAll(first.cluster, first.settle, 5);
+    // Every broker dies before the followers checkpoint their high watermarks; broker 0 goes last, so it
+    // is the last ISR member, and its segment is the corrupt one.
+    for (const id of [1, 2, 0]) first.cluster.crashBroker(id);
+    expect(first.cluster.controller.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [0] });
+    const records = first.cluster.controller.metadataLog().map((e) => e.record);
+    first.cluster.close();
+    flipByte(dataDir, 0);
+
+    const { logger, lines } = capturingLogger();
+    const clock = new ManualClock(1_700_000_000_000);
+    const scheduler = new ManualScheduler(clock);
+    const cluster = new KafkaCluster({
+      brokers: 3,
+      dataDir,
+      fsync: false,
+      clock,
+      scheduler,
+      random: new SeededRandom(42),
+      logger,
+    });
+    open.push(cluster);
+    cluster.controller.replay(records);
+    // The corrupt replica alone: it must not lead while an eligible replica can come back.
+    cluster.startBroker(0);
+    scheduler.run(500);
+    expect(lines.filter((l) => l.fields.event === "log.recovery_truncated")).toHaveLength(1);
+    expect(cluster.controller.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [] });
+    cluster.startBroker(1);
+    expect(cluster.controller.image.partition("t", 0)!.leader).toBe(1);
+    cluster.startBroker(2);
+    scheduler.run(2000);
+    for (const id of [1, 2, 0]) expect(valuesOn(cluster, id)).toEqual(acked);
+    expect(cluster.controller.image.partition("t", 0)!.isr).toEqual([0, 1, 2]);
+  });
+
+  it("followers without a checkpointed high watermark keep the records a lossy last-ISR leader lost", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+    dirs.push(dataDir);
+    const first = fileCluster(dataDir, capturingLogger().logger);
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    const acked = await produceAll(first.cluster, first.settle, 5);
+    // The leader shrinks the ISR to itself (lagging followers, not fenced ones: no eligible leader replica),
+    // then the whole process dies before any high watermark checkpoint.
+    const meta = first.cluster.controller.image.partition("t", 0)!;
+    first.cluster.controller.alterPartition("t", 0, { leader: 0, leaderEpoch: meta.leaderEpoch, isr: [0] });
+    const records = first.cluster.controller.metadataLog().map((e) => e.record);
+    for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
+    first.cluster.close();
+    flipByte(dataDir, 0);
+
     const { logger, lines } = capturingLogger();
     const second = fileCluster(dataDir, logger, records);
-    // Broker 0 is the only ISR member: nothing is known to hold more, so it still leads (Kafka's rule)...
+    // Nothing is known to hold more than the last ISR member, so it leads (Kafka's rule)...
     expect(second.cluster.controller.image.partition("t", 0)!.leader).toBe(0);
     second.settle(2000);
-    // ...but the followers keep every acknowledged record instead of truncating to its empty log.
+    // ...but the followers, whose own high watermark is 0, keep what the leader's recovery cut.
     for (const id of [1, 2]) expect(valuesOn(second.cluster, id)).toEqual(acked);
     const refused = lines.filter((l) => l.fields.event === "replica.truncation_refused");
     expect(refused.map((l) => l.fields.brokerId).sort()).toEqual([1, 2]);
-    expect(refused[0]!.fields).toMatchObject({ partition: "t-0", highWatermark: "50" });
+    expect(refused[0]!.fields).toMatchObject({ partition: "t-0", offset: "0" });
+  });
+
+  it("each replica stores its own bytes: damage to one follower's stored batch leaves the other copies intact", async () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    settle();
+    const p = cluster
+      .leaderFor("t", 0)
+      .produce({ topic: "t", partition: 0, batch: batch(["a", "b"]), acks: -1 });
+    settle();
+    await p;
+    settle(1000);
+    const stored = (id: number) => [...cluster.broker(id)!.replica("t", 0)!.log.batches()][0]!.buffer;
+    const healthy = Buffer.from(stored(0));
+    expect(stored(1)).toEqual(healthy);
+    // The sim's corrupt segment: one byte of broker 1's stored batch flips in place.
+    const damaged = stored(1);
+    damaged[70] = damaged[70]! ^ 0xff;
+    expect(stored(1)).not.toEqual(healthy);
+    for (const id of [0, 2]) expect(stored(id)).toEqual(healthy);
   });
 
   it("the controller takes a replica that lost data out of the ISR, also when it hears of it after an outage", () => {

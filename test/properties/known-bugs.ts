@@ -3,7 +3,7 @@ import type { Violation } from "./sim";
 /**
  * Engine bugs found by these properties, excluded so CI stays green until they are fixed in the engine.
  * Each filter names the issue item (issue 11, "Lose nothing") whose violations it matches; remove it when
- * that fix lands on main (the properties then cover the case again). See /work/wt/bugs/RESULTS.md for the
+ * that fix lands on main (the properties then cover the case again). See docs/testing/seeded-bugs.md for the
  * seeds and counterexamples that found each.
  *
  * Issue 11's items 2-6, 8 and 11 are fixed and their counterexamples are regressions in

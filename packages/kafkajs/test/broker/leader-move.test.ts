@@ -55,7 +55,10 @@ describe("the source partition's leader moves to another broker in the middle of
       for (const node of kafkaCluster.nodes) {
         const one = new KafkajsSourceCluster("ready", { "bootstrap.servers": node.bootstrap });
         await until(async () => {
-          const p = (await one.describeTopics()).find((t) => t.name === topic)?.partitions[0];
+          // Until the topic reaches this node, its answers (configs included) may be UNKNOWN_TOPIC_OR_PARTITION.
+          const topics = await one.describeTopics().catch((error: unknown) => String(error));
+          if (typeof topics === "string") return `node ${node.nodeId}: ${topics}`;
+          const p = topics.find((t) => t.name === topic)?.partitions[0];
           return p?.leaderId === 1 ? undefined : `node ${node.nodeId} does not see ${topic}'s leader yet`;
         }).finally(() => one.close());
       }

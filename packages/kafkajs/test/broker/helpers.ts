@@ -118,8 +118,7 @@ export async function until(check: () => Promise<string | undefined>, timeoutMs 
 
 /**
  * Waits until each partition's destination log ends at the source's high watermark asked fresh from the
- * broker. (`whenCaughtUp` compares with the high watermark of the last fetch response, which can be a
- * round behind a produce that just finished.)
+ * broker: an oracle that does not go through the engine's own `whenCaughtUp`.
  */
 export async function caughtUpWithBroker(
   cluster: KafkaCluster,

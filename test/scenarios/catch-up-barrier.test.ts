@@ -1,15 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { topology } from "./helpers";
+import { mirroredOrders, topology } from "./helpers";
 
 describe("the catch-up barrier of a planned failover (issue 11 item 4)", () => {
   it("whenCaughtUp waits for records the source acknowledged just before the call; the failover keeps them", async () => {
-    const t = topology(["a", "b"]);
-    const a = t.node("a");
-    const b = t.node("b");
-    await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 2 }] }));
-    await t.advance(200);
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    const { t, a, b } = await mirroredOrders();
     const producer = a.kafka.producer({ idempotent: true });
     await t.run(producer.connect());
     await t.run(producer.send({ topic: "orders", messages: [{ key: "k0", value: "first" }], acks: -1 }));

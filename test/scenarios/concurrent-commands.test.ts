@@ -1,15 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { topology } from "./helpers";
+import { mirroredOrders } from "./helpers";
 
 describe("topic commands of one mirror run one at a time", () => {
   it("a pause racing a remove never marks the failed-over topic paused", async () => {
-    const t = topology(["a", "b"]);
-    const a = t.node("a");
-    const b = t.node("b");
-    await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 2 }] }));
-    await t.advance(200);
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    const { t, b } = await mirroredOrders();
     await t.run(b.mirroring.whenState("dr", "MIRRORING"));
 
     // Issued together, pause first: on main before the queue, the pause checked MIRRORING, waited for the
@@ -23,13 +17,7 @@ describe("topic commands of one mirror run one at a time", () => {
     expect(b.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("dr.removed");
 
     // The other order: the remove goes first, so the pause finds no topic to pause and changes nothing.
-    const t2 = topology(["a", "b"]);
-    const a2 = t2.node("a");
-    const b2 = t2.node("b");
-    await t2.run(a2.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 2 }] }));
-    await t2.advance(200);
-    await t2.run(b2.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t2.run(b2.mirroring.admin.addTopics("dr", "orders"));
+    const { t: t2, b: b2 } = await mirroredOrders();
     await t2.run(b2.mirroring.whenState("dr", "MIRRORING"));
     const removeFirst = b2.mirroring.admin.removeTopics("dr", "orders");
     const pauseAfter = b2.mirroring.admin.pauseTopics("dr", "orders");

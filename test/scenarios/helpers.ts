@@ -103,6 +103,23 @@ export function topology(
   return { clock, scheduler, registry, node, run, advance, until };
 }
 
+/**
+ * Clusters `a` and `b`, a topic `orders` on a, and b's mirror `dr` of it (added, not yet awaited): the
+ * preamble most scenarios share. Callers wait for the state they need (`whenState`, `whenCaughtUp`).
+ */
+export async function mirroredOrders(options: { partitions?: number } = {}) {
+  const t = topology(["a", "b"]);
+  const a = t.node("a");
+  const b = t.node("b");
+  await t.run(
+    a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: options.partitions ?? 2 }] }),
+  );
+  await t.advance(200);
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  return { t, a, b };
+}
+
 /** Every batch of a partition on its leader, as hex, by base offset. */
 export function leaderBatches(cluster: KafkaCluster, topic: string, partition: number) {
   const leader = cluster.leaderFor(topic, partition);

@@ -1,15 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { topology } from "./helpers";
+import { mirroredOrders, topology } from "./helpers";
 
 describe("mirror loops are refused at --add (issue 11 item 5)", () => {
   it("refuses adding, on A, a mirror of B's topic that B mirrors from A, and changes nothing", async () => {
-    const t = topology(["a", "b"]);
-    const a = t.node("a");
-    const b = t.node("b");
-    await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 2 }] }));
-    await t.advance(200);
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    const { t, a, b } = await mirroredOrders();
     await t.run(b.mirroring.whenState("dr", "MIRRORING"));
 
     await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));

@@ -1,3 +1,5 @@
+import { TimerQueue } from "./timer-queue";
+
 /** Cancels a scheduled task; cancelling twice, or after it ran, does nothing. */
 export type Cancel = () => void;
 
@@ -30,13 +32,6 @@ export class EventLoopScheduler implements Scheduler {
   }
 }
 
-interface ScheduledTask {
-  due: number;
-  seq: number;
-  task: () => void;
-  cancelled: boolean;
-}
-
 /** How a `ManualScheduler` orders tasks due at the same instant, and what it tells about each run. */
 export interface ManualSchedulerOptions {
   /**
@@ -54,7 +49,7 @@ export interface ManualSchedulerOptions {
  * and the simulator get the same run every time.
  */
 export class ManualScheduler implements Scheduler {
-  private readonly queue: ScheduledTask[] = [];
+  private readonly queue = new TimerQueue<() => void>();
   private seq = 0;
 
   constructor(
@@ -63,21 +58,13 @@ export class ManualScheduler implements Scheduler {
   ) {}
 
   schedule(task: () => void, delayMs = 0): Cancel {
-    const entry: ScheduledTask = {
-      due: this.clock.now() + Math.max(0, delayMs),
-      seq: this.seq++,
-      task,
-      cancelled: false,
-    };
-    this.queue.push(entry);
-    return () => {
-      entry.cancelled = true;
-    };
+    const entry = this.queue.add(this.clock.now() + Math.max(0, delayMs), this.seq++, task);
+    return () => this.queue.cancel(entry);
   }
 
   /** Number of tasks waiting (cancelled ones excluded). */
   get pending(): number {
-    return this.queue.filter((t) => !t.cancelled).length;
+    return this.queue.size;
   }
 
   /**
@@ -88,11 +75,15 @@ export class ManualScheduler implements Scheduler {
     const until = this.clock.now() + maxMs;
     let ran = 0;
     while (ran < maxTasks) {
-      const next = this.takeNext(until);
-      if (!next) break;
-      if (next.task.due > this.clock.now()) this.clock.advance(next.task.due - this.clock.now());
-      this.options.onRun?.(next.task.due, next.task.seq, next.ready);
-      next.task.task();
+      const due = this.queue.nextDue();
+      if (due === undefined || !(due <= until)) break;
+      // Candidates are the tasks due at that instant, in submission order; `choose` picks one.
+      const ready = this.queue.readyAt(due);
+      const pick = this.options.choose?.(ready) ?? 0;
+      const entry = this.queue.take(due, Number.isInteger(pick) && pick >= 0 && pick < ready ? pick : 0);
+      if (due > this.clock.now()) this.clock.advance(due - this.clock.now());
+      this.options.onRun?.(due, entry.seq, ready);
+      entry.value();
       ran++;
     }
     if (this.clock.now() < until) this.clock.advance(until - this.clock.now());
@@ -102,21 +93,5 @@ export class ManualScheduler implements Scheduler {
   /** Runs everything due now (and what that schedules with no delay), without moving the clock. */
   runDue(): number {
     return this.run(0);
-  }
-
-  private takeNext(until: number): { task: ScheduledTask; ready: number } | undefined {
-    let due = Number.POSITIVE_INFINITY;
-    for (let i = this.queue.length - 1; i >= 0; i--) {
-      const t = this.queue[i]!;
-      if (t.cancelled) this.queue.splice(i, 1);
-      else if (t.due <= until && t.due < due) due = t.due;
-    }
-    if (due === Number.POSITIVE_INFINITY) return undefined;
-    // The queue is in submission order, so the candidates are too.
-    const candidates: number[] = [];
-    for (let i = 0; i < this.queue.length; i++) if (this.queue[i]!.due === due) candidates.push(i);
-    const pick = this.options.choose?.(candidates.length) ?? 0;
-    const [task] = this.queue.splice(candidates[pick] ?? candidates[0]!, 1);
-    return { task: task!, ready: candidates.length };
   }
 }

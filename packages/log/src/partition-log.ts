@@ -1,5 +1,7 @@
 import {
+  ControlRecordType,
   CorruptRecordError,
+  controlTypeOf,
   RECORD_BATCH_OVERHEAD,
   RecordBatch,
   RecordBatchLayout,
@@ -151,6 +153,11 @@ export class PartitionLog {
   private activeBase = 0n;
   private activeSize = 0;
   private activeCreatedMs: number | undefined;
+  /**
+   * Control type of the last stored batch (undefined: a data batch, or no batch), kept as batches are
+   * appended and rebuilt with the index, so asking costs nothing instead of a scan of the whole log.
+   */
+  private lastControlType: number | undefined;
   /** Reused by `appendAsFollower` (one call per fetch): the batches being appended and their base offsets. */
   private readonly scratchBatches: RecordBatch[] = [];
   private readonly scratchBases: bigint[] = [];
@@ -232,6 +239,23 @@ export class PartitionLog {
   /** Latest leader epoch in the cache, if any. */
   get latestEpoch(): number | undefined {
     return this.epochs.latestEpoch;
+  }
+
+  /**
+   * The control type (`ControlRecordType`: ABORT, COMMIT, MIRROR_PID_RESET...) of the last batch stored,
+   * or undefined when that batch holds data or the log has no batch. O(1): tracked on append, rebuilt on
+   * recovery, truncation, compaction and deletion.
+   */
+  get lastBatchControlType(): number | undefined {
+    return this.lastControlType;
+  }
+
+  /**
+   * True when the last batch stored is a MIRROR_PID_RESET: a failover that resumes half way through
+   * (KIP-1279 STOPPING) must not write a second one.
+   */
+  endsWithPidReset(): boolean {
+    return this.lastControlType === ControlRecordType.MIRROR_PID_RESET;
   }
 
   /**
@@ -578,6 +602,7 @@ export class PartitionLog {
     this.startOffset = offset;
     this.storage.reset(offset);
     this.index.clear();
+    this.lastControlType = undefined;
     this.producers.clear();
     this.txnIndex.clear();
     this.epochs.clear();
@@ -707,6 +732,8 @@ export class PartitionLog {
     size: number,
     transferOwnership: boolean,
   ): void {
+    // Read before anything is stored: a control record too corrupt to type must not half-append.
+    const lastControlType = controlTypeOfStored(batches[batches.length - 1]!);
     this.maybeRoll(size, bases[0]!);
     this.storage.append(bytes, transferOwnership ? TRANSFER : undefined);
     const segment = this.activeBase;
@@ -726,6 +753,7 @@ export class PartitionLog {
     }
     this.endOffset = last + 1n;
     this.activeSize = position;
+    this.lastControlType = lastControlType;
     if (epochsChanged) this.saveEpochs();
   }
 
@@ -758,10 +786,12 @@ export class PartitionLog {
   /** Replays the whole log into a fresh index, producer state and transaction index. */
   private replay(validateCrc: boolean, onBatch?: (batch: RecordBatch) => void): TornTail | undefined {
     this.index.clear();
+    this.lastControlType = undefined;
     this.producers.clear();
     this.txnIndex.clear();
     return scanLog(this.storage, validateCrc, (batch, entry) => {
       this.index.push(entry);
+      this.lastControlType = controlTypeOfStored(batch);
       onBatch?.(batch);
       if (batch.producerId >= 0n || batch.isControl) this.recordCompleted(this.producers.update(batch));
     });
@@ -861,6 +891,11 @@ const TRANSFER = { transferOwnership: true } as const;
 function minOffset(a: bigint, b: bigint): bigint {
   if (a < b) return a;
   return b;
+}
+
+/** A batch's control type, undefined for a data batch (decoded only for the rare control batch). */
+function controlTypeOfStored(batch: RecordBatch): number | undefined {
+  return batch.isControl ? controlTypeOf(batch) : undefined;
 }
 
 function singleBatch(bytes: Buffer): RecordBatch {

@@ -100,6 +100,7 @@ export { type Clock, ManualClock, SystemClock } from "./clock";
 export {
   type AlterConfigOp,
   type BumpLeaderEpochRequest,
+  type BumpLeaderEpochResult,
   Controller,
   type ControllerOptions,
   type CreateTopicRequest,

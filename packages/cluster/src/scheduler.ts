@@ -68,6 +68,14 @@ export class ManualScheduler implements Scheduler {
   }
 
   /**
+   * When the earliest waiting task is due (undefined when none waits): a driver that interleaves promise
+   * continuations can jump the clock straight there (`run(nextDue - now)`) instead of stepping 1 ms at a time.
+   */
+  get nextDue(): number | undefined {
+    return this.queue.nextDue();
+  }
+
+  /**
    * Runs due tasks in order, advancing the clock to each, until none is due by `now + maxMs` or
    * `maxTasks` ran; returns how many ran. Tasks scheduled while running take part.
    */

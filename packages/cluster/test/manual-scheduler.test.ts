@@ -194,3 +194,19 @@ describe("ManualScheduler", () => {
     expect(ran).toEqual(["a", "b"]);
   });
 });
+
+describe("ManualScheduler.nextDue", () => {
+  it("is the earliest live task's due time, skipping cancelled ones, undefined when nothing waits", () => {
+    const clock = new ManualClock(100);
+    const s = new ManualScheduler(clock);
+    expect(s.nextDue).toBeUndefined();
+    const early = s.schedule(() => {}, 5);
+    s.schedule(() => {}, 30);
+    expect(s.nextDue).toBe(105);
+    early();
+    expect(s.nextDue).toBe(130);
+    s.run(s.nextDue! - clock.now());
+    expect(clock.now()).toBe(130);
+    expect(s.nextDue).toBeUndefined();
+  });
+});

@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { KafkaStorageError } from "./errors";
+import { CachedFile, type FileHandleCache, processFileHandleCache } from "./file-handle-cache";
 import type { EpochEntry } from "./leader-epoch-cache";
 import {
   formatLeaderEpochCheckpoint,
@@ -43,12 +44,18 @@ export interface FileLogStorageOptions {
    * tools and brokers recognise the directory.
    */
   topicId?: string;
+  /**
+   * Where segment file descriptors are kept (`log.max.open.files`): default the process-wide cache, so
+   * every file-backed log of the process shares one bound.
+   */
+  fileHandles?: FileHandleCache;
 }
 
 interface FileSegment {
   baseOffset: bigint;
   size: number;
-  fd: number;
+  /** The segment file, opened on use by the handle cache. */
+  file: CachedFile;
 }
 
 const SEGMENT_NAME = /^(\d{20})\.log$/;
@@ -61,15 +68,25 @@ const SEGMENT_NAME = /^(\d{20})\.log$/;
  * and, given the topic id, Kafka's `partition.metadata`. Synchronous I/O, fsynced on every
  * change unless `fsync: false`. Replacements (compaction, checkpoint) go through a temporary file and an
  * atomic rename, so a crash leaves either the old or the new file.
+ *
+ * Segment files are opened lazily and kept in a bounded LRU of descriptors (`FileHandleCache`), so the
+ * number of partitions a process can host does not depend on `ulimit -n`.
  */
 export class FileLogStorage implements LogStorage {
   private segs: FileSegment[] = [];
+  /**
+   * The text `leader-epoch-checkpoint` holds, as last read or written here: rewriting the same text is
+   * skipped (every open and every leadership change saves the cache, and each rename costs a journal
+   * commit, which dominated restarts with thousands of partitions).
+   */
+  private epochCheckpointText: string | undefined;
 
   private constructor(
     /** The partition directory. */
     readonly dir: string,
     private readonly fsync: boolean,
     private readonly topicPartition: { topic: string; partition: number },
+    private readonly handles: FileHandleCache,
   ) {}
 
   /**
@@ -81,6 +98,7 @@ export class FileLogStorage implements LogStorage {
       dir,
       options.fsync ?? true,
       options.topicPartition ?? topicPartitionOf(dir),
+      options.fileHandles ?? processFileHandleCache,
     );
     try {
       fs.mkdirSync(dir, { recursive: true });
@@ -91,8 +109,9 @@ export class FileLogStorage implements LogStorage {
         }
         const m = SEGMENT_NAME.exec(name);
         if (!m) continue;
-        const fd = fs.openSync(path.join(dir, name), "r+");
-        storage.segs.push({ baseOffset: BigInt(m[1]!), size: fs.fstatSync(fd).size, fd });
+        // Only the size now: the file is opened when it is first read or written.
+        const file = new CachedFile(path.join(dir, name));
+        storage.segs.push({ baseOffset: BigInt(m[1]!), size: fs.statSync(file.path).size, file });
       }
     } catch (err) {
       storage.close();
@@ -120,7 +139,11 @@ export class FileLogStorage implements LogStorage {
     const out = Buffer.allocUnsafe(length);
     let done = 0;
     while (done < length) {
-      const n = this.io(() => fs.readSync(seg.fd, out, done, length - done, position + done), "read", seg);
+      const n = this.io(
+        () => fs.readSync(this.handles.fd(seg.file), out, done, length - done, position + done),
+        "read",
+        seg,
+      );
       if (n === 0)
         throw new KafkaStorageError(
           `segment ${baseOffset} ended at ${position + done}, before ${position + length}`,
@@ -146,15 +169,19 @@ export class FileLogStorage implements LogStorage {
         let done = 0;
         while (done < slice.length) {
           const at = seg.size + written + done;
-          done += this.io(() => fs.writeSync(seg.fd, slice, done, slice.length - done, at), "write", seg);
+          done += this.io(
+            () => fs.writeSync(this.handles.fd(seg.file), slice, done, slice.length - done, at),
+            "write",
+            seg,
+          );
         }
         written += slice.length;
       }
-      if (this.fsync) this.io(() => fs.fsyncSync(seg.fd), "fsync", seg);
+      if (this.fsync) this.io(() => fs.fsyncSync(this.handles.fd(seg.file)), "fsync", seg);
     } catch (error) {
       // All or nothing: bytes written before the failure would come back as valid batches on reopen.
       try {
-        fs.ftruncateSync(seg.fd, seg.size);
+        fs.truncateSync(seg.file.path, seg.size);
       } catch {
         // The disk is failing; recovery on reopen truncates a torn tail, and the error below says why.
       }
@@ -166,7 +193,7 @@ export class FileLogStorage implements LogStorage {
   /** @inheritdoc */
   roll(baseOffset: bigint): void {
     const last = this.segs[this.segs.length - 1];
-    if (last && this.fsync) this.io(() => fs.fsyncSync(last.fd), "fsync", last);
+    if (last && this.fsync) this.io(() => fs.fsyncSync(this.handles.fd(last.file)), "fsync", last);
     this.segs.push(this.createSegment(baseOffset));
     this.syncDir();
   }
@@ -178,8 +205,8 @@ export class FileLogStorage implements LogStorage {
     if (!seg) throw new KafkaStorageError(`no segment ${baseOffset} in ${this.dir} to truncate`);
     for (const later of this.segs.splice(index + 1)) this.removeSegmentFile(later);
     if (position < seg.size) {
-      this.io(() => fs.ftruncateSync(seg.fd, position), "truncate", seg);
-      if (this.fsync) this.io(() => fs.fsyncSync(seg.fd), "fsync", seg);
+      this.io(() => fs.ftruncateSync(this.handles.fd(seg.file), position), "truncate", seg);
+      if (this.fsync) this.io(() => fs.fsyncSync(this.handles.fd(seg.file)), "fsync", seg);
       seg.size = position;
     }
     this.syncDir();
@@ -198,9 +225,10 @@ export class FileLogStorage implements LogStorage {
     const seg = this.segs[index];
     if (!seg) throw new KafkaStorageError(`no segment ${baseOffset} in ${this.dir} to replace`);
     const file = path.join(this.dir, segmentFileName(baseOffset));
+    // The old descriptor would still read the replaced file's bytes: close it, the next use opens the new one.
+    this.handles.close(seg.file);
     this.writeAtomically(file, bytes, ".cleaned");
-    fs.closeSync(seg.fd);
-    this.segs[index] = { baseOffset, size: bytes.length, fd: fs.openSync(file, "r+") };
+    this.segs[index] = { baseOffset, size: bytes.length, file: seg.file };
   }
 
   /** @inheritdoc */
@@ -259,18 +287,25 @@ export class FileLogStorage implements LogStorage {
   readLeaderEpochCheckpoint(): EpochEntry[] | undefined {
     const file = path.join(this.dir, LEADER_EPOCH_CHECKPOINT_FILE);
     if (!fs.existsSync(file)) return undefined;
-    return parseLeaderEpochCheckpoint(fs.readFileSync(file, "utf8"));
+    const text = fs.readFileSync(file, "utf8");
+    const entries = parseLeaderEpochCheckpoint(text);
+    this.epochCheckpointText = text;
+    return entries;
   }
 
   /** @inheritdoc */
   writeLeaderEpochCheckpoint(entries: readonly EpochEntry[]): void {
+    const text = formatLeaderEpochCheckpoint(entries);
+    if (text === this.epochCheckpointText) return;
     const file = path.join(this.dir, LEADER_EPOCH_CHECKPOINT_FILE);
-    this.writeAtomically(file, Buffer.from(formatLeaderEpochCheckpoint(entries), "utf8"), ".tmp");
+    this.epochCheckpointText = undefined; // unknown if the write fails half way
+    this.writeAtomically(file, Buffer.from(text, "utf8"), ".tmp");
+    this.epochCheckpointText = text;
   }
 
   /** @inheritdoc */
   close(): void {
-    for (const seg of this.segs) fs.closeSync(seg.fd);
+    for (const seg of this.segs) this.handles.close(seg.file);
     this.segs = [];
   }
 
@@ -281,14 +316,14 @@ export class FileLogStorage implements LogStorage {
   }
 
   private createSegment(baseOffset: bigint): FileSegment {
-    const file = path.join(this.dir, segmentFileName(baseOffset));
-    const fd = this.io(() => fs.openSync(file, "w+"), "create");
-    return { baseOffset, size: 0, fd };
+    const file = new CachedFile(path.join(this.dir, segmentFileName(baseOffset)));
+    this.io(() => this.handles.create(file, "w+"), "create");
+    return { baseOffset, size: 0, file };
   }
 
   private removeSegmentFile(seg: FileSegment): void {
-    fs.closeSync(seg.fd);
-    this.io(() => fs.unlinkSync(path.join(this.dir, segmentFileName(seg.baseOffset))), "delete", seg);
+    this.handles.close(seg.file);
+    this.io(() => fs.unlinkSync(seg.file.path), "delete", seg);
   }
 
   private writeAtomically(file: string, bytes: Buffer, suffix: string): void {

@@ -10,6 +10,7 @@ export {
 export { type DivergenceLocalView, divergenceTruncationOffset } from "./divergence";
 export {
   FencedLeaderEpochError,
+  InvalidConfigError,
   InvalidProducerEpochError,
   InvalidRecordError,
   InvalidTxnStateError,
@@ -19,6 +20,12 @@ export {
   UnexpectedAppendOffsetError,
   UnknownProducerIdError,
 } from "./errors";
+export {
+  CachedFile,
+  DEFAULT_MAX_OPEN_FILES,
+  FileHandleCache,
+  processFileHandleCache,
+} from "./file-handle-cache";
 export { FileLogStorage, type FileLogStorageOptions, segmentFileName } from "./file-log-storage";
 export {
   type EpochEndOffset,

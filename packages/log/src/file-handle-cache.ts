@@ -58,10 +58,11 @@ export class FileHandleCache {
   }
 
   /**
-   * The descriptor of `file`, opened read-write (`r+`) if it is not open, which may close the least
-   * recently used file. Valid until the caller's synchronous operation ends.
+   * The descriptor of `file`, opened with `flags` (default read-write, `r+`) if it is not open, which may
+   * close the least recently used file. Valid until the caller's synchronous operation ends. A file is
+   * always used with the same flags.
    */
-  fd(file: CachedFile): number {
+  fd(file: CachedFile, flags = "r+"): number {
     const fd = file.fd;
     if (fd !== undefined) {
       // Most recently used goes last.
@@ -69,7 +70,7 @@ export class FileHandleCache {
       this.open.set(file, fd);
       return fd;
     }
-    return this.adopt(file, this.openWithRetry(file.path, "r+"));
+    return this.adopt(file, this.openWithRetry(file.path, flags));
   }
 
   /**

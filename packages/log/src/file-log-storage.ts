@@ -18,7 +18,10 @@ import {
   PARTITION_METADATA_FILE,
   parsePartitionMetadata,
 } from "./partition-metadata-file";
+import type { ProducerStateEntry } from "./producer-state-entry";
 import type { LogStorage, SegmentInfo } from "./storage";
+import { SegmentSidecars } from "./storage-sidecars";
+import type { IndexedAbortedTxn } from "./storage-transaction-index";
 
 /** Kafka's segment file name: the base offset, zero-padded to 20 digits, then `.log`. */
 export function segmentFileName(baseOffset: bigint): string {
@@ -80,6 +83,8 @@ export class FileLogStorage implements LogStorage {
    * commit, which dominated restarts with thousands of partitions).
    */
   private epochCheckpointText: string | undefined;
+  /** Kafka's `.index`, `.timeindex`, `.txnindex` and `.snapshot` files next to the segments. */
+  private readonly sidecars: SegmentSidecars;
 
   private constructor(
     /** The partition directory. */
@@ -87,7 +92,15 @@ export class FileLogStorage implements LogStorage {
     private readonly fsync: boolean,
     private readonly topicPartition: { topic: string; partition: number },
     private readonly handles: FileHandleCache,
-  ) {}
+  ) {
+    this.sidecars = new SegmentSidecars({
+      dir,
+      fsync,
+      handles,
+      read: (baseOffset, position, length) => this.read(baseOffset, position, length),
+      writeAtomically: (file, bytes, suffix) => this.writeAtomically(file, bytes, suffix),
+    });
+  }
 
   /**
    * Opens (or creates) the directory and lists its segments. Leftover temporary files of an interrupted
@@ -102,17 +115,23 @@ export class FileLogStorage implements LogStorage {
     );
     try {
       fs.mkdirSync(dir, { recursive: true });
+      const names = new Set<string>();
       for (const name of fs.readdirSync(dir).sort()) {
         if (name.endsWith(".cleaned") || name.endsWith(".tmp")) {
           fs.unlinkSync(path.join(dir, name));
           continue;
         }
+        names.add(name);
         const m = SEGMENT_NAME.exec(name);
         if (!m) continue;
         // Only the size now: the file is opened when it is first read or written.
         const file = new CachedFile(path.join(dir, name));
         storage.segs.push({ baseOffset: BigInt(m[1]!), size: fs.statSync(file.path).size, file });
       }
+      storage.segs.forEach((seg, i) => {
+        storage.sidecars.register(seg.baseOffset, names, i < storage.segs.length - 1);
+      });
+      storage.sidecars.registerSnapshots(names);
     } catch (err) {
       storage.close();
       throw new KafkaStorageError(`cannot open log directory ${dir}: ${String(err)}`, { cause: err });
@@ -163,6 +182,7 @@ export class FileLogStorage implements LogStorage {
     const seg = this.segs[this.segs.length - 1];
     if (!seg) throw new KafkaStorageError(`append to ${this.dir} with no segment; roll or reset it first`);
     const slices = Buffer.isBuffer(bytes) ? [bytes] : bytes;
+    this.sidecars.beforeAppend(seg.baseOffset, seg.size);
     let written = 0;
     try {
       for (const slice of slices) {
@@ -187,13 +207,16 @@ export class FileLogStorage implements LogStorage {
       }
       throw error;
     }
+    const position = seg.size;
     seg.size += written;
+    this.sidecars.appended(seg.baseOffset, slices, position);
   }
 
   /** @inheritdoc */
   roll(baseOffset: bigint): void {
     const last = this.segs[this.segs.length - 1];
     if (last && this.fsync) this.io(() => fs.fsyncSync(this.handles.fd(last.file)), "fsync", last);
+    if (last) this.sidecars.rolled(last.baseOffset, last.size);
     this.segs.push(this.createSegment(baseOffset));
     this.syncDir();
   }
@@ -203,18 +226,25 @@ export class FileLogStorage implements LogStorage {
     const index = this.segs.findIndex((s) => s.baseOffset === baseOffset);
     const seg = this.segs[index];
     if (!seg) throw new KafkaStorageError(`no segment ${baseOffset} in ${this.dir} to truncate`);
+    // The first offset cut: the sidecars drop what refers to it and above.
+    const firstRemoved =
+      position + 8 <= seg.size
+        ? this.read(baseOffset, position, 8).readBigInt64BE(0)
+        : this.segs[index + 1]?.baseOffset;
     for (const later of this.segs.splice(index + 1)) this.removeSegmentFile(later);
     if (position < seg.size) {
       this.io(() => fs.ftruncateSync(this.handles.fd(seg.file), position), "truncate", seg);
       if (this.fsync) this.io(() => fs.fsyncSync(this.handles.fd(seg.file)), "fsync", seg);
       seg.size = position;
     }
+    this.sidecars.truncated(baseOffset, seg.size, firstRemoved);
     this.syncDir();
   }
 
   /** @inheritdoc */
   reset(baseOffset: bigint): void {
     for (const seg of this.segs.splice(0)) this.removeSegmentFile(seg);
+    this.sidecars.removeAllSnapshots();
     this.segs.push(this.createSegment(baseOffset));
     this.syncDir();
   }
@@ -229,6 +259,7 @@ export class FileLogStorage implements LogStorage {
     this.handles.close(seg.file);
     this.writeAtomically(file, bytes, ".cleaned");
     this.segs[index] = { baseOffset, size: bytes.length, file: seg.file };
+    this.sidecars.replaced(baseOffset);
   }
 
   /** @inheritdoc */
@@ -304,8 +335,24 @@ export class FileLogStorage implements LogStorage {
   }
 
   /** @inheritdoc */
+  writeProducerSnapshot(offset: bigint, producers: readonly ProducerStateEntry[]): void {
+    this.sidecars.writeProducerSnapshot(offset, producers);
+  }
+
+  /** @inheritdoc */
+  writeAbortedTxns(txns: readonly IndexedAbortedTxn[]): void {
+    this.sidecars.writeAbortedTxns(txns);
+  }
+
+  /** @inheritdoc */
+  appendAbortedTxn(txn: IndexedAbortedTxn): void {
+    this.sidecars.appendAbortedTxn(txn);
+  }
+
+  /** @inheritdoc */
   close(): void {
     for (const seg of this.segs) this.handles.close(seg.file);
+    this.sidecars.close();
     this.segs = [];
   }
 
@@ -318,12 +365,14 @@ export class FileLogStorage implements LogStorage {
   private createSegment(baseOffset: bigint): FileSegment {
     const file = new CachedFile(path.join(this.dir, segmentFileName(baseOffset)));
     this.io(() => this.handles.create(file, "w+"), "create");
+    this.sidecars.register(baseOffset, new Set(), false);
     return { baseOffset, size: 0, file };
   }
 
   private removeSegmentFile(seg: FileSegment): void {
     this.handles.close(seg.file);
     this.io(() => fs.unlinkSync(seg.file.path), "delete", seg);
+    this.sidecars.removed(seg.baseOffset);
   }
 
   private writeAtomically(file: string, bytes: Buffer, suffix: string): void {

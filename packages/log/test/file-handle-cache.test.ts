@@ -110,7 +110,7 @@ describe("FileHandleCache (log.max.open.files)", () => {
   });
 
   it("reads a compacted segment's new bytes, not the replaced file's, through the cache", () => {
-    const cache = new FileHandleCache(8); // every segment stays open: a stale descriptor would show
+    const cache = new FileHandleCache(64); // every file stays open: a stale descriptor would show
 
     const dir = newDir();
     const log = PartitionLog.open(FileLogStorage.open(dir, { fsync: false, fileHandles: cache }), {
@@ -127,7 +127,7 @@ describe("FileHandleCache (log.max.open.files)", () => {
     append(["k"], ["3"]);
     append(["other"], ["x"]);
     expect(valuesOf(log)).toEqual(["1", "y1", "2", "3", "x"]);
-    expect(cache.openCount).toBe(4);
+    expect(cache.peakOpenCount).toBeLessThan(64);
     log.compact();
     expect(valuesOf(log)).toEqual(["y1", "3", "x"]);
     log.close();

@@ -102,9 +102,18 @@ export class FileHandleCache {
   /** Opens a file, making room first; when the process is out of descriptors, closes idle ones and retries. */
   private openWithRetry(file: string, flags: string): number {
     this.evictDownTo(this.maxOpenFiles - 1);
+    return this.retrying(() => fs.openSync(file, flags));
+  }
+
+  /**
+   * Runs `op` (file I/O that opens descriptors of its own: a checkpoint's temporary file, a directory
+   * fsync); when it fails because the process is out of descriptors (EMFILE/ENFILE), closes half of the
+   * idle cached files and runs it again, until it succeeds or nothing is left to close.
+   */
+  retrying<T>(op: () => T): T {
     for (;;) {
       try {
-        return fs.openSync(file, flags);
+        return op();
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if ((code !== "EMFILE" && code !== "ENFILE") || this.open.size === 0) throw err;

@@ -282,7 +282,7 @@ export class FileLogStorage implements LogStorage {
     const file = path.join(this.dir, PARTITION_METADATA_FILE);
     if (!fs.existsSync(file)) return undefined;
     try {
-      return parsePartitionMetadata(fs.readFileSync(file, "utf8"));
+      return parsePartitionMetadata(this.readText(file));
     } catch {
       return undefined;
     }
@@ -299,7 +299,7 @@ export class FileLogStorage implements LogStorage {
   readLogStartOffset(): bigint | undefined {
     const file = path.join(this.dir, LOG_START_OFFSET_CHECKPOINT_FILE);
     if (!fs.existsSync(file)) return undefined;
-    const entries = parseOffsetCheckpoint(fs.readFileSync(file, "utf8"), LOG_START_OFFSET_CHECKPOINT_FILE);
+    const entries = parseOffsetCheckpoint(this.readText(file), LOG_START_OFFSET_CHECKPOINT_FILE);
     const { topic, partition } = this.topicPartition;
     const entry =
       entries.find((e) => e.topic === topic && e.partition === partition) ??
@@ -318,7 +318,7 @@ export class FileLogStorage implements LogStorage {
   readLeaderEpochCheckpoint(): EpochEntry[] | undefined {
     const file = path.join(this.dir, LEADER_EPOCH_CHECKPOINT_FILE);
     if (!fs.existsSync(file)) return undefined;
-    const text = fs.readFileSync(file, "utf8");
+    const text = this.readText(file);
     const entries = parseLeaderEpochCheckpoint(text);
     this.epochCheckpointText = text;
     return entries;
@@ -354,6 +354,11 @@ export class FileLogStorage implements LogStorage {
     for (const seg of this.segs) this.handles.close(seg.file);
     this.sidecars.close();
     this.segs = [];
+  }
+
+  /** A small file's text; running out of descriptors closes idle segments instead of failing the read. */
+  private readText(file: string): string {
+    return this.handles.retrying(() => fs.readFileSync(file, "utf8"));
   }
 
   private segment(baseOffset: bigint): FileSegment {
@@ -407,7 +412,7 @@ export class FileLogStorage implements LogStorage {
 
   private io<T>(op: () => T, what: string, seg?: FileSegment): T {
     try {
-      return op();
+      return this.handles.retrying(op);
     } catch (err) {
       const where = seg ? segmentFileName(seg.baseOffset) : this.dir;
       throw new KafkaStorageError(`${what} failed on ${where} in ${this.dir}: ${String(err)}`, {

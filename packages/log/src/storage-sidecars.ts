@@ -208,15 +208,19 @@ export class SegmentSidecars {
     const bytes = formatProducerSnapshot(producers.map(toSnapshotEntry));
     const file = path.join(this.host.dir, offsetFileName(offset, PRODUCER_SNAPSHOT_SUFFIX));
     try {
-      if (!this.snapshots.has(offset) || !readOrEmpty(file).equals(bytes)) {
-        this.host.writeAtomically(file, bytes, ".tmp");
-        this.snapshots.add(offset);
-      }
-      for (const other of [...this.snapshots]) {
-        if (other !== offset && !this.segments.has(other)) this.deleteSnapshot(other);
-      }
+      this.host.handles.retrying(() => this.replaceSnapshot(offset, file, bytes));
     } catch {
       // A snapshot is an optimisation for Kafka's own recovery; the log never needs it.
+    }
+  }
+
+  private replaceSnapshot(offset: bigint, file: string, bytes: Buffer): void {
+    if (!this.snapshots.has(offset) || !readOrEmpty(file).equals(bytes)) {
+      this.host.writeAtomically(file, bytes, ".tmp");
+      this.snapshots.add(offset);
+    }
+    for (const other of [...this.snapshots]) {
+      if (other !== offset && !this.segments.has(other)) this.deleteSnapshot(other);
     }
   }
 
@@ -311,7 +315,7 @@ export class SegmentSidecars {
   /** Runs a sidecar update; on failure forgets what it knew of the segment, so the next need rebuilds it. */
   private guard(baseOffset: bigint, update: () => void): void {
     try {
-      update();
+      this.host.handles.retrying(update);
     } catch {
       const state = this.segments.get(baseOffset);
       if (state) {
@@ -334,10 +338,12 @@ function segmentOf(sortedBases: readonly bigint[], offset: bigint): bigint | und
   return found;
 }
 
+/** A file's bytes; a missing file reads as empty (any other failure is thrown). */
 function readOrEmpty(file: string): Buffer {
   try {
     return fs.readFileSync(file);
-  } catch {
-    return Buffer.alloc(0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return Buffer.alloc(0);
+    throw err;
   }
 }

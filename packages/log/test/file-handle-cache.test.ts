@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { decodeRecords } from "@cluster-mirror/protocol";
@@ -132,4 +133,17 @@ describe("FileHandleCache (log.max.open.files)", () => {
     expect(valuesOf(log)).toEqual(["y1", "3", "x"]);
     log.close();
   });
+});
+
+describe("FileHandleCache under a descriptor limit", () => {
+  it("closes idle files and retries when opening fails with EMFILE (cap above ulimit -n)", () => {
+    const dir = newDir();
+    const child = path.join(import.meta.dirname, "fixtures", "emfile-retry.ts");
+    const script = `ulimit -n 64 && exec "$0" --import tsx "$@"`;
+    const out = execFileSync("bash", ["-c", script, process.execPath, child, dir, "300"], {
+      cwd: path.join(import.meta.dirname, "..", "..", ".."),
+      encoding: "utf8",
+    });
+    expect(out.trim().split("\n").at(-1)).toBe("ok 300");
+  }, 60_000);
 });

@@ -77,4 +77,27 @@ export {
 } from "./producer-state-entry";
 export { type AppendOrigin, ProducerStateManager } from "./producer-state-manager";
 export type { LogStorage, SegmentInfo } from "./storage";
+export {
+  formatProducerSnapshot,
+  PRODUCER_SNAPSHOT_SUFFIX,
+  type ProducerSnapshotEntry,
+  parseProducerSnapshot,
+  toSnapshotEntry,
+} from "./storage-producer-snapshot";
+export {
+  type BuiltIndexes,
+  buildSegmentIndexes,
+  INDEX_INTERVAL_BYTES,
+  OFFSET_INDEX_ENTRY_SIZE,
+  SegmentIndexBuilder,
+  TIME_INDEX_ENTRY_SIZE,
+} from "./storage-segment-index";
+export { OFFSET_INDEX_SUFFIX, TIME_INDEX_SUFFIX } from "./storage-sidecars";
+export {
+  formatTransactionIndex,
+  type IndexedAbortedTxn,
+  parseTransactionIndex,
+  TXN_INDEX_ENTRY_SIZE,
+  TXN_INDEX_SUFFIX,
+} from "./storage-transaction-index";
 export { type AbortedTxn, TransactionIndex } from "./transaction-index";

@@ -169,6 +169,9 @@ export class FileLogStorage implements LogStorage {
         );
       done += n;
     }
+    if (position === 0 && length === seg.size && seg === this.segs[this.segs.length - 1]) {
+      this.sidecars.activeRead(baseOffset, out);
+    }
     return out;
   }
 

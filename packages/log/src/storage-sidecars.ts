@@ -89,6 +89,18 @@ export class SegmentSidecars {
     }
   }
 
+  /**
+   * The whole active segment was just read (the log's recovery reads every segment): its indexes are
+   * made from these bytes if they were not yet, so the first append after a restart reads nothing more.
+   */
+  activeRead(baseOffset: bigint, bytes: Buffer): void {
+    const state = this.segments.get(baseOffset);
+    if (!state || state.builder) return;
+    this.guard(baseOffset, () => {
+      state.builder = this.writeIndexes(baseOffset, bytes, true);
+    });
+  }
+
   /** Before bytes are appended to active segment `baseOffset` of `size` bytes: its index is up to date. */
   beforeAppend(baseOffset: bigint, size: number): void {
     this.guard(baseOffset, () => this.builderOf(baseOffset, size));
@@ -252,10 +264,17 @@ export class SegmentSidecars {
     state.builder = undefined;
     const length = size ?? fs.statSync(path.join(this.host.dir, offsetFileName(baseOffset, ".log"))).size;
     const bytes = length > 0 ? this.host.read(baseOffset, 0, length) : Buffer.alloc(0);
+    const builder = this.writeIndexes(baseOffset, bytes, active);
+    if (active) state.builder = builder;
+    return builder;
+  }
+
+  /** Makes a segment's index files what its bytes say; returns the builder to continue them. */
+  private writeIndexes(baseOffset: bigint, bytes: Buffer, active: boolean): SegmentIndexBuilder {
+    const state = this.state(baseOffset);
     const built = buildSegmentIndexes(baseOffset, bytes, active);
     this.replace(state.offsetIndex, built.offsetIndex, !active);
     this.replace(state.timeIndex, built.timeIndex, !active);
-    if (active) state.builder = built.builder;
     return built.builder;
   }
 

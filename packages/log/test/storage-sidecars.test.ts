@@ -255,4 +255,29 @@ describe("Kafka's sidecar files (.index, .timeindex, .txnindex, .snapshot)", () 
       },
     ]);
   });
+
+  it("rewrites a stale index of the active segment when the log is opened, before any append", () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const clock = new ManualClock(1_700_000_000_000);
+    let log = open(dir, clock);
+    // 2 records of ~300 bytes a batch: eight batches in the 6000-byte active segment, one index entry.
+    for (let i = 0; i < 8; i++) apply(log, { t: "plain", count: 2, key: 1, size: 300 }, clock);
+    log.close();
+    const active = fs
+      .readdirSync(dir)
+      .filter((n) => n.endsWith(".log"))
+      .map((n) => BigInt(n.slice(0, 20)))
+      .sort((a, b) => (a < b ? -1 : 1))
+      .at(-1)!;
+    const index = path.join(dir, name(active, ".index"));
+    const good = fs.readFileSync(index);
+    expect(good.length).toBeGreaterThan(0);
+    fs.writeFileSync(index, Buffer.concat([good, Buffer.from([0, 0, 0, 99, 0, 0, 0, 1])])); // a stale entry
+    fs.rmSync(path.join(dir, name(active, ".timeindex")));
+    log = open(dir, clock);
+    expect(fs.readFileSync(index).equals(good)).toBe(true);
+    checkSidecars(dir, log);
+    log.close();
+  });
 });

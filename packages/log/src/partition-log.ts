@@ -22,6 +22,7 @@ import { scanLog, type TornTail } from "./log-loader";
 import type { CompletedTxn, ProducerStateEntry } from "./producer-state-entry";
 import { type AppendOrigin, ProducerStateManager } from "./producer-state-manager";
 import type { LogStorage, SegmentInfo } from "./storage";
+import type { IndexedAbortedTxn } from "./storage-transaction-index";
 import { type AbortedTxn, TransactionIndex } from "./transaction-index";
 
 /** Kafka's consumer isolation levels. */
@@ -147,6 +148,10 @@ export class PartitionLog {
   private readonly epochs: LeaderEpochCache;
   private readonly producers = new ProducerStateManager();
   private readonly txnIndex = new TransactionIndex();
+  /** The aborted transactions with the LSO after each marker, for storage's `.txnindex` files. */
+  private abortedForStorage: IndexedAbortedTxn[] = [];
+  /** True while `replay` rebuilds state from the stored batches (nothing new is appended). */
+  private replaying = false;
   private startOffset = 0n;
   private endOffset = 0n;
   private hw = 0n;
@@ -201,6 +206,7 @@ export class PartitionLog {
     this.epochs.truncateFromStart(this.startOffset);
     this.epochs.truncateFromEnd(this.endOffset);
     this.saveEpochs();
+    this.storage.writeAbortedTxns?.(this.abortedForStorage);
     this.recovery = { truncatedTail: torn, batches };
     this.updateHighWatermark(options.highWatermark ?? this.startOffset);
   }
@@ -605,6 +611,7 @@ export class PartitionLog {
     this.lastControlType = undefined;
     this.producers.clear();
     this.txnIndex.clear();
+    this.abortedForStorage = [];
     this.epochs.clear();
     this.saveEpochs();
     this.activeCreatedMs = undefined;
@@ -720,8 +727,10 @@ export class PartitionLog {
     return { ...stats, cleanableEndOffset: cleanableEnd };
   }
 
-  /** Closes the storage. */
+  /** Closes the storage, after a producer state snapshot at the log end (when any producer has state). */
   close(): void {
+    if (this.producers.size > 0)
+      this.storage.writeProducerSnapshot?.(this.endOffset, this.producers.snapshot());
     this.storage.close();
   }
 
@@ -763,6 +772,8 @@ export class PartitionLog {
     const now = this.config.clock.now();
     const age = now - (this.activeCreatedMs ?? now);
     if (this.activeSize + appendSize > this.config.segmentBytes || age >= this.config.segmentMs) {
+      // Kafka snapshots the producer state on every roll, named by the new segment.
+      this.storage.writeProducerSnapshot?.(firstOffset, this.producers.snapshot());
       this.storage.roll(firstOffset);
       this.activeBase = firstOffset;
       this.activeSize = 0;
@@ -778,8 +789,18 @@ export class PartitionLog {
 
   private recordCompleted(done: CompletedTxn[]): void {
     for (const t of done) {
-      if (t.isAborted)
-        this.txnIndex.add({ producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset });
+      if (!t.isAborted) continue;
+      this.txnIndex.add({ producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset });
+      // Kafka's ProducerStateManager.lastStableOffset(completedTxn): the earliest other open transaction.
+      const open = this.producers.ongoingTransactions()[0];
+      const indexed = {
+        producerId: t.producerId,
+        firstOffset: t.firstOffset,
+        lastOffset: t.lastOffset,
+        lastStableOffset: open ? open.firstOffset : t.lastOffset + 1n,
+      };
+      this.abortedForStorage.push(indexed);
+      if (!this.replaying) this.storage.appendAbortedTxn?.(indexed);
     }
   }
 
@@ -789,17 +810,24 @@ export class PartitionLog {
     this.lastControlType = undefined;
     this.producers.clear();
     this.txnIndex.clear();
-    return scanLog(this.storage, validateCrc, (batch, entry) => {
-      this.index.push(entry);
-      this.lastControlType = controlTypeOfStored(batch);
-      onBatch?.(batch);
-      if (batch.producerId >= 0n || batch.isControl) this.recordCompleted(this.producers.update(batch));
-    });
+    this.abortedForStorage = [];
+    this.replaying = true;
+    try {
+      return scanLog(this.storage, validateCrc, (batch, entry) => {
+        this.index.push(entry);
+        this.lastControlType = controlTypeOfStored(batch);
+        onBatch?.(batch);
+        if (batch.producerId >= 0n || batch.isControl) this.recordCompleted(this.producers.update(batch));
+      });
+    } finally {
+      this.replaying = false;
+    }
   }
 
   private rebuild(): void {
     this.replay(false);
     this.refreshSegments();
+    this.storage.writeAbortedTxns?.(this.abortedForStorage);
   }
 
   /** Non-active segments, oldest first, whose every offset is below the high watermark. */

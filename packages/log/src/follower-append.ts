@@ -1,0 +1,228 @@
+import { CorruptRecordError, crc32c, RecordBatch, RecordBatchLayout } from "@cluster-mirror/protocol";
+import { UnexpectedAppendOffsetError } from "./errors";
+
+const {
+  ATTRIBUTES_OFFSET,
+  BATCH_LENGTH_OFFSET,
+  CONTROL_FLAG_MASK,
+  CRC_OFFSET,
+  CURRENT_MAGIC,
+  LAST_OFFSET_DELTA_OFFSET,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  PARTITION_LEADER_EPOCH_OFFSET,
+  PRODUCER_ID_OFFSET,
+  RECORD_BATCH_OVERHEAD,
+  RECORDS_COUNT_OFFSET,
+} = RecordBatchLayout;
+
+/** Bytes copied at a time before their batches' CRCs are checked on the copy, while they are in cache. */
+const COPY_CHUNK = 64 * 1024;
+/** Offsets at or above 2^53 do not fit a double exactly: such an append takes the general path. */
+const HI_LIMIT = 0x200000;
+
+/**
+ * The header facts of the batches of one follower append, as numbers in reusable columns (no object per
+ * batch): filled by `walkFetchedBatches`, read by the log's commit, reused by the next append.
+ */
+export class FollowerAppendPlan {
+  /** Number of whole batches. */
+  count = 0;
+  /** Bytes of the whole batches. */
+  validBytes = 0;
+  /** The bytes to store: the copy, or the caller's slices cut to the whole batches. */
+  bytes: Buffer | readonly Buffer[] = [];
+  /** True when `bytes` is a copy the log owns. */
+  copied = false;
+  base = new Float64Array(256);
+  last = new Float64Array(256);
+  size = new Float64Array(256);
+  epoch = new Int32Array(256);
+  /** Views of the batches that carry producer state (idempotent, transactional or control), in order. */
+  readonly producerBatches: RecordBatch[] = [];
+  /** Ordinal (in `base`...) of each of `producerBatches`. */
+  producerOrdinals: number[] = [];
+
+  /** Forgets the caller's buffers (so a reused plan keeps nothing alive). */
+  release(): void {
+    this.bytes = [];
+    this.producerBatches.length = 0;
+    this.producerOrdinals.length = 0;
+  }
+
+  push(base: number, last: number, size: number, epoch: number): number {
+    if (this.count === this.base.length) this.grow();
+    const i = this.count++;
+    this.base[i] = base;
+    this.last[i] = last;
+    this.size[i] = size;
+    this.epoch[i] = epoch;
+    return i;
+  }
+
+  private grow(): void {
+    const n = this.base.length * 2;
+    const f = (from: Float64Array) => {
+      const to = new Float64Array(n);
+      to.set(from);
+      return to;
+    };
+    this.base = f(this.base);
+    this.last = f(this.last);
+    this.size = f(this.size);
+    const epoch = new Int32Array(n);
+    epoch.set(this.epoch);
+    this.epoch = epoch;
+  }
+}
+
+/**
+ * One walk over the headers of fetched batches (a follower's or the mirror's append-as-is), validating
+ * each the way `RecordBatch.validate` does (magic, CRC-32C, non-negative lastOffsetDelta and record count)
+ * and checking that offsets increase from `endOffset` on, without creating an object per batch. The
+ * whole batches' facts go to `plan`; a partial trailing batch (a fetch cut at its byte limit) is left out.
+ *
+ * `copy`: the bytes are copied once into a buffer the log will own, in chunks, and each batch's CRC is
+ * checked on the copy right after its chunk was copied (while it is in cache), so what is stored is what
+ * was checked. Otherwise the caller's bytes are checked and kept as they are.
+ *
+ * Returns false, having changed nothing the caller can see, when an offset does not fit a double exactly
+ * (2^53 or more): the caller then takes its general path. Throws `CorruptRecordError` or
+ * `UnexpectedAppendOffsetError` exactly as that path does, at the same batch.
+ */
+export function walkFetchedBatches(
+  slices: readonly Buffer[],
+  endOffset: number,
+  copy: boolean,
+  plan: FollowerAppendPlan,
+): boolean {
+  plan.count = 0;
+  plan.validBytes = 0;
+  plan.copied = false;
+  plan.release();
+  // Lengths only, to size the copy: each slice's whole-batch bytes, up to the first batch that is cut or
+  // whose length is unreadable (the main walk reports the latter at the same place).
+  const wholeEnd: number[] = [];
+  let total = 0;
+  for (let k = 0; k < slices.length; k++) {
+    const bytes = slices[k]!;
+    let position = 0;
+    while (position + LOG_OVERHEAD <= bytes.length) {
+      const length = bytes.readInt32BE(position + BATCH_LENGTH_OFFSET);
+      const next = position + LOG_OVERHEAD + length;
+      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD || next > bytes.length) break;
+      position = next;
+    }
+    wholeEnd.push(position);
+    total += position;
+    if (position !== bytes.length) break;
+  }
+  const out = copy && total > 0 ? Buffer.allocUnsafe(total) : undefined;
+  let outBase = 0;
+  let previousLast = -1;
+  for (let k = 0; k < slices.length; k++) {
+    const bytes = slices[k]!;
+    const end = bytes.length;
+    const whole = wholeEnd[k] ?? 0;
+    let copiedTo = 0;
+    let position = 0;
+    while (position + LOG_OVERHEAD <= end) {
+      const length = bytes.readInt32BE(position + BATCH_LENGTH_OFFSET);
+      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
+        throw new CorruptRecordError(
+          `record batch at byte ${plan.validBytes + position} declares length ${length}, less than the v2 header needs`,
+        );
+      }
+      const next = position + LOG_OVERHEAD + length;
+      if (next > end) break; // a partial trailing batch: the fetch hit its byte limit
+      const hi = bytes.readInt32BE(position);
+      if (hi < 0 || hi >= HI_LIMIT) return false;
+      const base = hi * 0x100000000 + bytes.readUInt32BE(position + 4);
+      const magic = bytes.readInt8(position + MAGIC_OFFSET);
+      if (magic !== CURRENT_MAGIC) {
+        throw new CorruptRecordError(
+          `record batch has magic ${magic}; only magic 2 (RecordBatch v2, Kafka 0.11+) is supported`,
+        );
+      }
+      // The bytes the CRC is checked on: the copy (chunk by chunk, while it is in cache) or the original.
+      let view = bytes;
+      let at = position;
+      if (out) {
+        if (copiedTo < next) {
+          const to = Math.min(whole, Math.max(next, copiedTo + COPY_CHUNK));
+          bytes.copy(out, outBase + copiedTo, copiedTo, to);
+          copiedTo = to;
+        }
+        view = out;
+        at = outBase + position;
+      }
+      const stored = view.readUInt32BE(at + CRC_OFFSET);
+      const computed = crc32c(view.subarray(at + ATTRIBUTES_OFFSET, at + next - position));
+      if (stored !== computed) {
+        throw new CorruptRecordError(
+          `record batch at offset ${base} is corrupt: stored CRC ${hex(stored)}, computed ${hex(computed)}; fetch it again from the leader`,
+        );
+      }
+      const delta = view.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET);
+      if (delta < 0) {
+        throw new CorruptRecordError(
+          `record batch at offset ${base} has a negative lastOffsetDelta ${delta}`,
+        );
+      }
+      const records = view.readInt32BE(at + RECORDS_COUNT_OFFSET);
+      if (records < 0) {
+        throw new CorruptRecordError(`record batch at offset ${base} has a negative record count ${records}`);
+      }
+      if (previousLast < 0 && base < endOffset) {
+        throw new UnexpectedAppendOffsetError(
+          `first offset ${base} is below the log end offset ${endOffset}; fetch from ${endOffset}, or truncate to ${base} first if the logs diverged`,
+          BigInt(base),
+          BigInt(endOffset),
+        );
+      }
+      if (previousLast >= 0 && base <= previousLast) {
+        throw new UnexpectedAppendOffsetError(
+          `batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
+          BigInt(base),
+          BigInt(endOffset),
+        );
+      }
+      const last = base + delta;
+      if (last > Number.MAX_SAFE_INTEGER) return false;
+      previousLast = last;
+      const ordinal = plan.push(
+        base,
+        last,
+        next - position,
+        view.readInt32BE(at + PARTITION_LEADER_EPOCH_OFFSET),
+      );
+      // Producer state needs the batch itself: only idempotent, transactional and control batches.
+      const control = (view.readInt16BE(at + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
+      if (control || view.readInt32BE(at + PRODUCER_ID_OFFSET) >= 0) {
+        plan.producerBatches.push(new RecordBatch(view.subarray(at, at + next - position)));
+        plan.producerOrdinals.push(ordinal);
+      }
+      position = next;
+    }
+    plan.validBytes += position;
+    outBase += position;
+    if (k < slices.length - 1 && position !== end) {
+      throw new CorruptRecordError(
+        `slice ${k} of the fetched records ends inside a batch (byte ${plan.validBytes}); only the last slice may end with a partial batch`,
+      );
+    }
+    if (k === slices.length - 1 && plan.count > 0) {
+      if (out) {
+        plan.bytes = out.length === plan.validBytes ? out : out.subarray(0, plan.validBytes);
+        plan.copied = true;
+      } else {
+        plan.bytes = position === end ? slices : [...slices.slice(0, -1), bytes.subarray(0, position)];
+      }
+    }
+  }
+  return true;
+}
+
+function hex(n: number): string {
+  return `0x${n.toString(16).padStart(8, "0")}`;
+}

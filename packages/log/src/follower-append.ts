@@ -100,30 +100,16 @@ export function walkFetchedBatches(
   plan.validBytes = 0;
   plan.copied = false;
   plan.release();
-  // Lengths only, to size the copy: each slice's whole-batch bytes, up to the first batch that is cut or
-  // whose length is unreadable (the main walk reports the latter at the same place).
-  const wholeEnd: number[] = [];
+  // The copy is sized for every byte given: callers pass whole batches (the mirror cuts its prefix first),
+  // so at most a partial trailing batch's bytes are left unused at its end.
   let total = 0;
-  for (let k = 0; k < slices.length; k++) {
-    const bytes = slices[k]!;
-    let position = 0;
-    while (position + LOG_OVERHEAD <= bytes.length) {
-      const length = bytes.readInt32BE(position + BATCH_LENGTH_OFFSET);
-      const next = position + LOG_OVERHEAD + length;
-      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD || next > bytes.length) break;
-      position = next;
-    }
-    wholeEnd.push(position);
-    total += position;
-    if (position !== bytes.length) break;
-  }
+  for (let k = 0; k < slices.length; k++) total += slices[k]!.length;
   const out = copy && total > 0 ? Buffer.allocUnsafe(total) : undefined;
   let outBase = 0;
   let previousLast = -1;
   for (let k = 0; k < slices.length; k++) {
     const bytes = slices[k]!;
     const end = bytes.length;
-    const whole = wholeEnd[k] ?? 0;
     let copiedTo = 0;
     let position = 0;
     while (position + LOG_OVERHEAD <= end) {
@@ -149,7 +135,7 @@ export function walkFetchedBatches(
       let at = position;
       if (out) {
         if (copiedTo < next) {
-          const to = Math.min(whole, Math.max(next, copiedTo + COPY_CHUNK));
+          const to = Math.min(end, Math.max(next, copiedTo + COPY_CHUNK));
           bytes.copy(out, outBase + copiedTo, copiedTo, to);
           copiedTo = to;
         }

@@ -7,6 +7,7 @@ interface CpuProfile {
     id: number;
     callFrame: { functionName: string; url: string; lineNumber: number };
     hitCount?: number;
+    children?: number[];
   }[];
   samples: number[];
   timeDeltas: number[];
@@ -32,17 +33,35 @@ function main(): void {
   rows.forEach(([key, us], i) => {
     console.log(`| ${i + 1} | ${(us / 1000).toFixed(0)} | ${((100 * us) / total).toFixed(1)} | \`${key}\` |`);
   });
-  console.log(`\ntotal sampled: ${(total / 1000).toFixed(0)} ms`);
+  console.log(
+    `\nbusy time sampled (idle and the profiler's own stop left out): ${(total / 1000).toFixed(0)} ms`,
+  );
 }
 
-/** Adds each function's self time (µs) in `profile` to `selfUs`; returns the profile's sampled time. */
+/**
+ * Adds each function's self time (µs) in `profile` to `selfUs`; returns the profile's busy sampled time.
+ * Left out: `(idle)` (waiting, not CPU) and whatever runs under the inspector's `post` (the profiler
+ * being stopped from the profiled process itself, which shows up as a native `dispatch`).
+ */
 function addSelfTimes(profile: CpuProfile, selfUs: Map<string, number>): number {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const profilerOwn = new Set<number>();
+  for (const node of profile.nodes) {
+    for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+      const frame = byId.get(id)!.callFrame;
+      if (frame.functionName === "post" && frame.url === "node:inspector") {
+        profilerOwn.add(node.id);
+        break;
+      }
+    }
+  }
   let total = 0;
   for (let i = 0; i < profile.samples.length; i++) {
     const node = byId.get(profile.samples[i]!);
     const dt = profile.timeDeltas[i] ?? 0;
-    if (!node) continue;
+    if (!node || profilerOwn.has(node.id) || node.callFrame.functionName === "(idle)") continue;
     total += dt;
     const { functionName, url } = node.callFrame;
     // Native frames of a shared library are named after its nearest exported symbol, which misleads.

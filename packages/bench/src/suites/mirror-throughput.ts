@@ -1,4 +1,12 @@
-import { clientMirrorRun, leanRun, mirrorRun, type Run, type Shape, sourceEnv } from "../embedded-mirror";
+import {
+  clientMirrorRun,
+  copyFloorRun,
+  leanRun,
+  mirrorRun,
+  type Run,
+  type Shape,
+  sourceEnv,
+} from "../embedded-mirror";
 import { type BenchResult, type BenchSuite, result } from "../harness";
 import { cpuNote, figures, interleaved } from "../interleave";
 
@@ -70,12 +78,14 @@ export const suite: BenchSuite = {
         copy: (round: number) => mirrorRun(env, 10 * round, true),
         lean: (round: number) => leanRun(env, 10 * round + 1, 0.25),
         zeroCopy: (round: number) => mirrorRun(env, 10 * round + 2, false),
+        floor: () => copyFloorRun(env),
         ...(c.clients ? { clients: (round: number) => clientMirrorRun(env, 10 * round + 3, 0.125) } : {}),
       };
       const runs = await interleaved(ROUNDS, sides);
       const copy = figures(runs.copy!);
       const lean = figures(runs.lean!);
       const zero = figures(runs.zeroCopy!);
+      const floor = figures(runs.floor!);
       const data = `${(env.bytes / 1e6).toFixed(0)} MB, median of ${ROUNDS} interleaved runs`;
       const ratio = copy.mbps / lean.mbps;
       results.push(
@@ -92,6 +102,13 @@ export const suite: BenchSuite = {
           "MB/s/core",
           lean.mbpsPerCore,
           `MB per CPU-second; mirror ${cpuNote(copy)}; baseline ${cpuNote(lean)}${verdict(copy.mbpsPerCore, c.perCoreTarget, " MB/s per core")}`,
+        ),
+        result(
+          `mirror.copy.${c.name}.vs-copy-floor`,
+          copy.mbpsPerCore,
+          "MB/s/core",
+          floor.mbpsPerCore,
+          `MB per CPU-second, mirror vs the floor of one copy per fetch on this machine: the same 2 MiB fetches copied into fresh kept buffers and each batch's CRC-32C computed, nothing else (${cpuNote(floor)}); a ratio near 1 means the copy and CRC are what is left`,
         ),
         result(
           `mirror.zero-copy.${c.name}.extra`,

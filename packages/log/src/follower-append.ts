@@ -1,4 +1,11 @@
-import { CorruptRecordError, crc32c, RecordBatch, RecordBatchLayout } from "@cluster-mirror/protocol";
+import {
+  CorruptRecordError,
+  crc32c,
+  crc32cCombine,
+  crc32cOfRange,
+  RecordBatch,
+  RecordBatchLayout,
+} from "@cluster-mirror/protocol";
 import { UnexpectedAppendOffsetError } from "./errors";
 
 const {
@@ -18,6 +25,8 @@ const {
 
 /** Bytes copied at a time before their batches' CRCs are checked on the copy, while they are in cache. */
 const COPY_CHUNK = 64 * 1024;
+/** Batches up to this many bytes together have their CRCs checked by one native call (see `runCrcMatches`). */
+const RUN_BYTES = 64 * 1024;
 /** Offsets at or above 2^53 do not fit a double exactly: such an append takes the general path. */
 const HI_LIMIT = 0x200000;
 
@@ -105,15 +114,22 @@ export function walkFetchedBatches(
   let total = 0;
   for (let k = 0; k < slices.length; k++) total += slices[k]!.length;
   const out = copy && total > 0 ? Buffer.allocUnsafe(total) : undefined;
+  // Header fields are read through DataViews: V8 inlines their big-endian reads.
+  const outFields = out ? new DataView(out.buffer, out.byteOffset, out.byteLength) : undefined;
   let outBase = 0;
   let previousLast = -1;
   for (let k = 0; k < slices.length; k++) {
     const bytes = slices[k]!;
+    const fields = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const end = bytes.length;
     let copiedTo = 0;
+    /** Batches of this slice ending at or before this were checked as a run (CRCs all match). */
+    let verifiedTo = 0;
+    /** Batches ending at or before this belong to a run already planned (checked, or to check one by one). */
+    let plannedTo = 0;
     let position = 0;
     while (position + LOG_OVERHEAD <= end) {
-      const length = bytes.readInt32BE(position + BATCH_LENGTH_OFFSET);
+      const length = fields.getInt32(position + BATCH_LENGTH_OFFSET);
       if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
         throw new CorruptRecordError(
           `record batch at byte ${plan.validBytes + position} declares length ${length}, less than the v2 header needs`,
@@ -121,41 +137,56 @@ export function walkFetchedBatches(
       }
       const next = position + LOG_OVERHEAD + length;
       if (next > end) break; // a partial trailing batch: the fetch hit its byte limit
-      const hi = bytes.readInt32BE(position);
+      const hi = fields.getInt32(position);
       if (hi < 0 || hi >= HI_LIMIT) return false;
-      const base = hi * 0x100000000 + bytes.readUInt32BE(position + 4);
-      const magic = bytes.readInt8(position + MAGIC_OFFSET);
+      const base = hi * 0x100000000 + fields.getUint32(position + 4);
+      const magic = fields.getInt8(position + MAGIC_OFFSET);
       if (magic !== CURRENT_MAGIC) {
         throw new CorruptRecordError(
           `record batch has magic ${magic}; only magic 2 (RecordBatch v2, Kafka 0.11+) is supported`,
         );
       }
       // The bytes the CRC is checked on: the copy (chunk by chunk, while it is in cache) or the original.
-      let view = bytes;
-      let at = position;
-      if (out) {
-        if (copiedTo < next) {
-          const to = Math.min(end, Math.max(next, copiedTo + COPY_CHUNK));
+      const view = out ?? bytes;
+      const viewFields = outFields ?? fields;
+      const shift = out ? outBase : 0;
+      const at = position + shift;
+      if (next > plannedTo) {
+        // A run of whole batches from here, up to RUN_BYTES: copied (if copying), then checked at once.
+        let runEnd = next;
+        let count = 1;
+        while (runEnd + LOG_OVERHEAD <= end) {
+          const following = fields.getInt32(runEnd + BATCH_LENGTH_OFFSET);
+          const followingEnd = runEnd + LOG_OVERHEAD + following;
+          if (following + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD || followingEnd > end) break;
+          if (followingEnd - position > RUN_BYTES) break;
+          runEnd = followingEnd;
+          count++;
+        }
+        if (out && copiedTo < runEnd) {
+          const to = Math.min(end, Math.max(runEnd, copiedTo + COPY_CHUNK));
           bytes.copy(out, outBase + copiedTo, copiedTo, to);
           copiedTo = to;
         }
-        view = out;
-        at = outBase + position;
+        plannedTo = runEnd;
+        if (count > 1 && runCrcMatches(view, viewFields, at, runEnd + shift)) verifiedTo = runEnd;
       }
-      const stored = view.readUInt32BE(at + CRC_OFFSET);
-      const computed = crc32c(view.subarray(at + ATTRIBUTES_OFFSET, at + next - position));
+      const stored = viewFields.getUint32(at + CRC_OFFSET);
+      // A run whose combined CRC did not match: each batch is checked on its own, to name the bad one.
+      const computed =
+        next <= verifiedTo ? stored : crc32c(view.subarray(at + ATTRIBUTES_OFFSET, at + next - position));
       if (stored !== computed) {
         throw new CorruptRecordError(
           `record batch at offset ${base} is corrupt: stored CRC ${hex(stored)}, computed ${hex(computed)}; fetch it again from the leader`,
         );
       }
-      const delta = view.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET);
+      const delta = viewFields.getInt32(at + LAST_OFFSET_DELTA_OFFSET);
       if (delta < 0) {
         throw new CorruptRecordError(
           `record batch at offset ${base} has a negative lastOffsetDelta ${delta}`,
         );
       }
-      const records = view.readInt32BE(at + RECORDS_COUNT_OFFSET);
+      const records = viewFields.getInt32(at + RECORDS_COUNT_OFFSET);
       if (records < 0) {
         throw new CorruptRecordError(`record batch at offset ${base} has a negative record count ${records}`);
       }
@@ -180,11 +211,11 @@ export function walkFetchedBatches(
         base,
         last,
         next - position,
-        view.readInt32BE(at + PARTITION_LEADER_EPOCH_OFFSET),
+        viewFields.getInt32(at + PARTITION_LEADER_EPOCH_OFFSET),
       );
       // Producer state needs the batch itself: only idempotent, transactional and control batches.
-      const control = (view.readInt16BE(at + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
-      if (control || view.readInt32BE(at + PRODUCER_ID_OFFSET) >= 0) {
+      const control = (viewFields.getInt16(at + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
+      if (control || viewFields.getInt32(at + PRODUCER_ID_OFFSET) >= 0) {
         plan.producerBatches.push(new RecordBatch(view.subarray(at, at + next - position)));
         plan.producerOrdinals.push(ordinal);
       }
@@ -207,6 +238,27 @@ export function walkFetchedBatches(
     }
   }
   return true;
+}
+
+/**
+ * True when the CRC-32C of each whole batch in `view[from, to)` matches the CRC stored in its header,
+ * checked with one native CRC call over the whole run instead of one per batch: the run's CRC must equal
+ * the combination (`crc32cCombine`) of each batch's 21 header bytes before the covered part (computed
+ * here) and its stored CRC. A mismatch means at least one batch is corrupt; the caller then checks them one
+ * by one. (Errors in two batches that cancel out in the combination are as unlikely, 2^-32, as an error
+ * that keeps one batch's own CRC.)
+ */
+function runCrcMatches(view: Buffer, fields: DataView, from: number, to: number): boolean {
+  let expected = crc32cOfRange(view, from, from + ATTRIBUTES_OFFSET);
+  let p = from;
+  for (;;) {
+    const batchEnd = p + LOG_OVERHEAD + fields.getInt32(p + BATCH_LENGTH_OFFSET);
+    expected = crc32cCombine(expected, fields.getUint32(p + CRC_OFFSET), batchEnd - p - ATTRIBUTES_OFFSET);
+    p = batchEnd;
+    if (p >= to) break;
+    expected = crc32cCombine(expected, crc32cOfRange(view, p, p + ATTRIBUTES_OFFSET), ATTRIBUTES_OFFSET);
+  }
+  return crc32c(view.subarray(from, to)) === expected;
 }
 
 function hex(n: number): string {

@@ -70,6 +70,44 @@ describe("appendAsFollower of bytes the caller keeps (copied once, CRCs checked 
   });
 });
 
+describe("CRC-32C checked per run of small batches (one native call for many batches)", () => {
+  /** `count` one-record batches from offset 0, of slightly different sizes. */
+  function smallBatches(count: number): Buffer[] {
+    return Array.from({ length: count }, (_, i) =>
+      dataBatch({ baseOffset: BigInt(i), leaderEpoch: 1, values: ["x".repeat(20 + (i % 7))] }),
+    );
+  }
+
+  for (const transferOwnership of [false, true]) {
+    it(`names the one corrupt batch in the middle of a run and appends nothing (transferOwnership ${transferOwnership})`, () => {
+      for (const bad of [0, 1, 17, 39]) {
+        const { log } = memoryLog();
+        const batches = smallBatches(40);
+        const target = batches[bad]!;
+        target[target.length - 2]! ^= 0x10;
+        expect(() => log.appendAsFollower(Buffer.concat(batches), { transferOwnership })).toThrow(
+          new RegExp(`record batch at offset ${bad} is corrupt: stored CRC`),
+        );
+        expect(log.logEndOffset).toBe(0n);
+      }
+    });
+
+    it(`accepts a run whose batches' uncovered header fields differ from when they were written (transferOwnership ${transferOwnership})`, () => {
+      const { log } = memoryLog();
+      const batches = smallBatches(40);
+      // The partition leader epoch is outside the CRC: a leader may stamp it without rewriting the CRC.
+      for (const [i, b] of batches.entries()) b.writeInt32BE(3 + (i % 2), 12);
+      const bytes = Buffer.concat(batches);
+      expect(log.appendAsFollower(bytes, { transferOwnership })).toMatchObject({
+        batchCount: 40,
+        lastOffset: 39n,
+      });
+      const stored = log.read(0n, 1 << 20, "read_uncommitted", { fetchUpTo: "log_end" }).records;
+      expect(stored.equals(bytes)).toBe(true);
+    });
+  }
+});
+
 describe("offsets beyond 2^53 (the general path)", () => {
   const huge = 2n ** 60n;
 

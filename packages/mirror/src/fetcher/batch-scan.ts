@@ -58,11 +58,13 @@ export function scanFetchedBatches(
   let previousLast: bigint | undefined;
   for (let k = 0; k < slices.length; k++) {
     const records = slices[k]!;
+    // Header fields through a DataView: V8 inlines its big-endian reads (this runs once per batch).
+    const fields = new DataView(records.buffer, records.byteOffset, records.byteLength);
     /** Bytes before this slice: positions in messages count from the start of the response. */
     const before = scan.validBytes;
     let position = 0;
     while (position + LOG_OVERHEAD <= records.length) {
-      const length = records.readInt32BE(position + BATCH_LENGTH_OFFSET);
+      const length = fields.getInt32(position + BATCH_LENGTH_OFFSET);
       if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
         scan.corrupt = {
           at: `byte ${before + position}`,
@@ -75,7 +77,7 @@ export function scanFetchedBatches(
       const end = position + LOG_OVERHEAD + length;
       if (end > records.length) break;
       // Header fields are read in place (no view per batch): this runs once per batch of every fetch.
-      const magic = records.readInt8(position + MAGIC_OFFSET);
+      const magic = fields.getInt8(position + MAGIC_OFFSET);
       let base: bigint | undefined;
       let last: bigint | undefined;
       try {
@@ -110,7 +112,7 @@ export function scanFetchedBatches(
         };
         return scan;
       }
-      const epoch = records.readInt32BE(position + PARTITION_LEADER_EPOCH_OFFSET);
+      const epoch = fields.getInt32(position + PARTITION_LEADER_EPOCH_OFFSET);
       if (epoch > scan.maxEpoch) scan.maxEpoch = epoch;
       if (epoch > localLeaderEpoch) {
         scan.heldEpoch = epoch;

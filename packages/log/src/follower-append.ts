@@ -114,13 +114,22 @@ export function walkFetchedBatches(
   let total = 0;
   for (let k = 0; k < slices.length; k++) total += slices[k]!.length;
   const out = copy && total > 0 ? Buffer.allocUnsafe(total) : undefined;
-  // Header fields are read through DataViews: V8 inlines their big-endian reads.
-  const outFields = out ? new DataView(out.buffer, out.byteOffset, out.byteLength) : undefined;
+  // Header fields are read through DataViews over whole ArrayBuffers (V8 inlines their big-endian reads),
+  // one per buffer: consecutive slices of one buffer (small stored batches) share it.
+  const outFields = out ? new DataView(out.buffer) : undefined;
+  const outO = out ? out.byteOffset : 0;
+  let fieldsOf: ArrayBufferLike | undefined;
+  let fields: DataView<ArrayBufferLike> = EMPTY_VIEW;
   let outBase = 0;
   let previousLast = -1;
   for (let k = 0; k < slices.length; k++) {
     const bytes = slices[k]!;
-    const fields = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (bytes.buffer !== fieldsOf) {
+      fieldsOf = bytes.buffer;
+      fields = new DataView(bytes.buffer);
+    }
+    /** Where `bytes` starts in its ArrayBuffer: DataView reads add it. */
+    const o = bytes.byteOffset;
     const end = bytes.length;
     let copiedTo = 0;
     /** Batches of this slice ending at or before this were checked as a run (CRCs all match). */
@@ -129,7 +138,7 @@ export function walkFetchedBatches(
     let plannedTo = 0;
     let position = 0;
     while (position + LOG_OVERHEAD <= end) {
-      const length = fields.getInt32(position + BATCH_LENGTH_OFFSET);
+      const length = fields.getInt32(o + position + BATCH_LENGTH_OFFSET);
       if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
         throw new CorruptRecordError(
           `record batch at byte ${plan.validBytes + position} declares length ${length}, less than the v2 header needs`,
@@ -137,10 +146,10 @@ export function walkFetchedBatches(
       }
       const next = position + LOG_OVERHEAD + length;
       if (next > end) break; // a partial trailing batch: the fetch hit its byte limit
-      const hi = fields.getInt32(position);
+      const hi = fields.getInt32(o + position);
       if (hi < 0 || hi >= HI_LIMIT) return false;
-      const base = hi * 0x100000000 + fields.getUint32(position + 4);
-      const magic = fields.getInt8(position + MAGIC_OFFSET);
+      const base = hi * 0x100000000 + fields.getUint32(o + position + 4);
+      const magic = fields.getInt8(o + position + MAGIC_OFFSET);
       if (magic !== CURRENT_MAGIC) {
         throw new CorruptRecordError(
           `record batch has magic ${magic}; only magic 2 (RecordBatch v2, Kafka 0.11+) is supported`,
@@ -149,14 +158,17 @@ export function walkFetchedBatches(
       // The bytes the CRC is checked on: the copy (chunk by chunk, while it is in cache) or the original.
       const view = out ?? bytes;
       const viewFields = outFields ?? fields;
+      const viewO = out ? outO : o;
       const shift = out ? outBase : 0;
+      /** The batch's position in `view`, and in `viewFields`. */
       const at = position + shift;
+      const fieldAt = at + viewO;
       if (next > plannedTo) {
         // A run of whole batches from here, up to RUN_BYTES: copied (if copying), then checked at once.
         let runEnd = next;
         let count = 1;
         while (runEnd + LOG_OVERHEAD <= end) {
-          const following = fields.getInt32(runEnd + BATCH_LENGTH_OFFSET);
+          const following = fields.getInt32(o + runEnd + BATCH_LENGTH_OFFSET);
           const followingEnd = runEnd + LOG_OVERHEAD + following;
           if (following + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD || followingEnd > end) break;
           if (followingEnd - position > RUN_BYTES) break;
@@ -169,9 +181,9 @@ export function walkFetchedBatches(
           copiedTo = to;
         }
         plannedTo = runEnd;
-        if (count > 1 && runCrcMatches(view, viewFields, at, runEnd + shift)) verifiedTo = runEnd;
+        if (count > 1 && runCrcMatches(view, viewFields, viewO, at, runEnd + shift)) verifiedTo = runEnd;
       }
-      const stored = viewFields.getUint32(at + CRC_OFFSET);
+      const stored = viewFields.getUint32(fieldAt + CRC_OFFSET);
       // A run whose combined CRC did not match: each batch is checked on its own, to name the bad one.
       const computed =
         next <= verifiedTo ? stored : crc32c(view.subarray(at + ATTRIBUTES_OFFSET, at + next - position));
@@ -180,13 +192,13 @@ export function walkFetchedBatches(
           `record batch at offset ${base} is corrupt: stored CRC ${hex(stored)}, computed ${hex(computed)}; fetch it again from the leader`,
         );
       }
-      const delta = viewFields.getInt32(at + LAST_OFFSET_DELTA_OFFSET);
+      const delta = viewFields.getInt32(fieldAt + LAST_OFFSET_DELTA_OFFSET);
       if (delta < 0) {
         throw new CorruptRecordError(
           `record batch at offset ${base} has a negative lastOffsetDelta ${delta}`,
         );
       }
-      const records = viewFields.getInt32(at + RECORDS_COUNT_OFFSET);
+      const records = viewFields.getInt32(fieldAt + RECORDS_COUNT_OFFSET);
       if (records < 0) {
         throw new CorruptRecordError(`record batch at offset ${base} has a negative record count ${records}`);
       }
@@ -211,11 +223,11 @@ export function walkFetchedBatches(
         base,
         last,
         next - position,
-        viewFields.getInt32(at + PARTITION_LEADER_EPOCH_OFFSET),
+        viewFields.getInt32(fieldAt + PARTITION_LEADER_EPOCH_OFFSET),
       );
       // Producer state needs the batch itself: only idempotent, transactional and control batches.
-      const control = (viewFields.getInt16(at + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
-      if (control || viewFields.getInt32(at + PRODUCER_ID_OFFSET) >= 0) {
+      const control = (viewFields.getInt16(fieldAt + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
+      if (control || viewFields.getInt32(fieldAt + PRODUCER_ID_OFFSET) >= 0) {
         plan.producerBatches.push(new RecordBatch(view.subarray(at, at + next - position)));
         plan.producerOrdinals.push(ordinal);
       }
@@ -241,25 +253,31 @@ export function walkFetchedBatches(
 }
 
 /**
- * True when the CRC-32C of each whole batch in `view[from, to)` matches the CRC stored in its header,
+ * True when the CRC-32C of each whole batch in `view[from, to)` (at `o + from` in `fields`) matches the CRC stored in its header,
  * checked with one native CRC call over the whole run instead of one per batch: the run's CRC must equal
  * the combination (`crc32cCombine`) of each batch's 21 header bytes before the covered part (computed
  * here) and its stored CRC. A mismatch means at least one batch is corrupt; the caller then checks them one
  * by one. (Errors in two batches that cancel out in the combination are as unlikely, 2^-32, as an error
  * that keeps one batch's own CRC.)
  */
-function runCrcMatches(view: Buffer, fields: DataView, from: number, to: number): boolean {
+function runCrcMatches(view: Buffer, fields: DataView, o: number, from: number, to: number): boolean {
   let expected = crc32cOfRange(view, from, from + ATTRIBUTES_OFFSET);
   let p = from;
   for (;;) {
-    const batchEnd = p + LOG_OVERHEAD + fields.getInt32(p + BATCH_LENGTH_OFFSET);
-    expected = crc32cCombine(expected, fields.getUint32(p + CRC_OFFSET), batchEnd - p - ATTRIBUTES_OFFSET);
+    const batchEnd = p + LOG_OVERHEAD + fields.getInt32(o + p + BATCH_LENGTH_OFFSET);
+    expected = crc32cCombine(
+      expected,
+      fields.getUint32(o + p + CRC_OFFSET),
+      batchEnd - p - ATTRIBUTES_OFFSET,
+    );
     p = batchEnd;
     if (p >= to) break;
     expected = crc32cCombine(expected, crc32cOfRange(view, p, p + ATTRIBUTES_OFFSET), ATTRIBUTES_OFFSET);
   }
   return crc32c(view.subarray(from, to)) === expected;
 }
+
+const EMPTY_VIEW = new DataView(new ArrayBuffer(0));
 
 function hex(n: number): string {
   return `0x${n.toString(16).padStart(8, "0")}`;

@@ -108,7 +108,7 @@ export const suite: BenchSuite = {
           copy.mbpsPerCore,
           "MB/s/core",
           floor.mbpsPerCore,
-          `MB per CPU-second, mirror vs the floor of one copy per fetch on this machine: the same 2 MiB fetches copied into fresh kept buffers and each batch's CRC-32C computed, nothing else (${cpuNote(floor)}); a ratio near 1 means the copy and CRC are what is left`,
+          `MB per CPU-second, mirror vs the floor of one copy per fetch on this machine: the same 2 MiB fetches copied into fresh kept buffers, each batch's CRC-32C computed on the copy right after (one call per batch), nothing else (${cpuNote(floor)}); a ratio near 1 means the copy and CRC are what is left`,
         ),
         result(
           `mirror.zero-copy.${c.name}.extra`,

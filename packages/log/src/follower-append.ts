@@ -88,12 +88,15 @@ export class FollowerAppendPlan {
 /**
  * One walk over the headers of fetched batches (a follower's or the mirror's append-as-is), validating
  * each the way `RecordBatch.validate` does (magic, CRC-32C, non-negative lastOffsetDelta and record count)
- * and checking that offsets increase from `endOffset` on, without creating an object per batch. The
+ * and checking that offsets increase from `endOffset` on, with offsets as numbers and no object per batch
+ * (a view is made only to CRC a batch checked on its own, and for batches that carry producer state). The
  * whole batches' facts go to `plan`; a partial trailing batch (a fetch cut at its byte limit) is left out.
+ * The CRCs of a run of whole batches of one slice (up to 64 KiB) are checked with one native call
+ * (`runCrcMatches`); a run that fails is checked batch by batch, to name the corrupt one.
  *
- * `copy`: the bytes are copied once into a buffer the log will own, in chunks, and each batch's CRC is
- * checked on the copy right after its chunk was copied (while it is in cache), so what is stored is what
- * was checked. Otherwise the caller's bytes are checked and kept as they are.
+ * `copy`: the bytes are copied once into a buffer the log will own, in chunks, and each run's CRCs are
+ * checked on the copy right after it was copied (while it is in cache), so what is stored is what was
+ * checked. Otherwise the caller's bytes are checked and kept as they are.
  *
  * Returns false, having changed nothing the caller can see, when an offset does not fit a double exactly
  * (2^53 or more): the caller then takes its general path. Throws `CorruptRecordError` or

@@ -16,6 +16,7 @@ import {
   OffsetOutOfRangeError,
   UnexpectedAppendOffsetError,
 } from "./errors";
+import { FollowerAppendPlan, walkFetchedBatches } from "./follower-append";
 import { type EpochEndOffset, type EpochEntry, LeaderEpochCache } from "./leader-epoch-cache";
 import { type LogConfig, type ResolvedLogConfig, resolveLogConfig } from "./log-config";
 import { scanLog, type TornTail } from "./log-loader";
@@ -163,7 +164,9 @@ export class PartitionLog {
    * appended and rebuilt with the index, so asking costs nothing instead of a scan of the whole log.
    */
   private lastControlType: number | undefined;
-  /** Reused by `appendAsFollower` (one call per fetch): the batches being appended and their base offsets. */
+  /** Reused by `appendAsFollower` (one call per fetch): the header facts of the batches being appended. */
+  private readonly plan = new FollowerAppendPlan();
+  /** Reused by the general follower append (offsets beyond 2^53): the batches and their base offsets. */
   private readonly scratchBatches: RecordBatch[] = [];
   private readonly scratchBases: bigint[] = [];
   /** What recovery did when the log was opened. */
@@ -350,8 +353,84 @@ export class PartitionLog {
    * `truncateTo` the diverging offset first).
    */
   appendAsFollower(batchesBytes: Buffer | readonly Buffer[], options: AppendAsIsOptions = {}): LogAppendInfo {
-    // One pass over the headers, validating everything before anything is appended (all or nothing).
-    // The views and offsets go to reusable arrays: this is the mirror's hot path, one call per fetch.
+    // The mirror's hot path, one call per fetch: one walk over the headers, validating everything before
+    // anything is appended (all or nothing), with offsets as numbers and no object per batch. Bytes the
+    // caller keeps are copied once, each chunk's CRCs checked on the copy while it is in cache.
+    const transfer = options.transferOwnership === true;
+    const copy = !transfer && this.storage.keepsAppendedBuffers === true;
+    const slices = Buffer.isBuffer(batchesBytes) ? [batchesBytes] : batchesBytes;
+    const plan = this.plan;
+    try {
+      if (
+        this.index.compact &&
+        this.endOffset <= MAX_EXACT_OFFSET &&
+        walkFetchedBatches(slices, Number(this.endOffset), copy, plan)
+      ) {
+        return this.commitPlan(plan, transfer || plan.copied);
+      }
+    } finally {
+      plan.release(); // do not keep the caller's buffers alive through the reused plan
+    }
+    return this.appendAsFollowerGeneral(batchesBytes, options);
+  }
+
+  /** Stores what `walkFetchedBatches` validated and indexes it: epochs, producer state, offsets. */
+  private commitPlan(plan: FollowerAppendPlan, owned: boolean): LogAppendInfo {
+    const count = plan.count;
+    if (count === 0) {
+      return {
+        firstOffset: undefined,
+        lastOffset: undefined,
+        duplicate: false,
+        batchCount: 0,
+        validBytes: 0,
+      };
+    }
+    const firstOffset = BigInt(plan.base[0]!);
+    // Control batches are among the producer batches: the last batch's control type, if it is one. Read
+    // before anything is stored, so a control record too corrupt to type does not half-append.
+    const lastProducer = ordinalsLast(plan);
+    const lastControlType =
+      lastProducer === count - 1
+        ? controlTypeOfStored(plan.producerBatches[plan.producerBatches.length - 1]!)
+        : undefined;
+    this.maybeRoll(plan.validBytes, firstOffset);
+    this.storage.append(plan.bytes, owned ? TRANSFER : undefined);
+    const segment = Number(this.activeBase);
+    let position = this.activeSize;
+    let epochsChanged = false;
+    let latest = this.epochs.latestEpoch ?? -1;
+    const ordinals = plan.producerOrdinals;
+    let p = 0;
+    let nextProducer = ordinals.length > 0 ? ordinals[0]! : -1;
+    for (let i = 0; i < count; i++) {
+      const size = plan.size[i]!;
+      this.index.pushNumbers(plan.base[i]!, plan.last[i]!, segment, position, size);
+      position += size;
+      const epoch = plan.epoch[i]!;
+      if (epoch > latest) {
+        if (this.epochs.assign(epoch, BigInt(plan.base[i]!))) epochsChanged = true;
+        latest = this.epochs.latestEpoch ?? -1;
+      }
+      if (i === nextProducer) {
+        this.recordCompleted(this.producers.update(plan.producerBatches[p]!));
+        p++;
+        nextProducer = p < ordinals.length ? ordinals[p]! : -1;
+      }
+    }
+    const lastOffset = BigInt(plan.last[count - 1]!);
+    this.endOffset = lastOffset + 1n;
+    this.activeSize = position;
+    this.lastControlType = lastControlType;
+    if (epochsChanged) this.saveEpochs();
+    return { firstOffset, lastOffset, duplicate: false, batchCount: count, validBytes: plan.validBytes };
+  }
+
+  /** `appendAsFollower` with bigint offsets and a view per batch: for offsets beyond 2^53. */
+  private appendAsFollowerGeneral(
+    batchesBytes: Buffer | readonly Buffer[],
+    options: AppendAsIsOptions,
+  ): LogAppendInfo {
     const batches = this.scratchBatches;
     const bases = this.scratchBases;
     batches.length = 0;
@@ -468,17 +547,42 @@ export class PartitionLog {
     const upper =
       options.fetchUpTo === "log_end" ? this.endOffset : isolation === "read_committed" ? lso : this.hw;
     const minOne = options.minOneBatch ?? true;
-    let i = this.index.search(fetchOffset);
-    const first = this.index.at(i);
+    const index = this.index;
+    let i = index.search(fetchOffset);
     let size = 0;
     let lastOffset: bigint | undefined;
-    for (let e = first; e !== undefined && e.segment === first?.segment; e = this.index.at(++i)) {
-      if (e.lastOffset >= upper) break;
-      if (size + e.size > maxBytes && !(size === 0 && minOne)) break;
-      size += e.size;
-      lastOffset = e.lastOffset;
+    let slices: Buffer[] = [];
+    if (index.compact) {
+      // Numbers straight from the index's columns: no object per batch on the fetch path.
+      const n = index.length;
+      if (i < n) {
+        const first = i;
+        const segment = index.segmentAt(i);
+        const bound = Number(upper);
+        let last = -1;
+        for (; i < n && index.segmentAt(i) === segment; i++) {
+          const batchLast = index.lastOffsetAt(i);
+          if (batchLast >= bound) break;
+          const batchSize = index.sizeAt(i);
+          if (size + batchSize > maxBytes && !(size === 0 && minOne)) break;
+          size += batchSize;
+          last = batchLast;
+        }
+        if (size > 0) {
+          lastOffset = BigInt(last);
+          slices = this.storage.readSlices(BigInt(segment), index.positionAt(first), size);
+        }
+      }
+    } else {
+      const first = index.at(i);
+      for (let e = first; e !== undefined && e.segment === first?.segment; e = index.at(++i)) {
+        if (e.lastOffset >= upper) break;
+        if (size + e.size > maxBytes && !(size === 0 && minOne)) break;
+        size += e.size;
+        lastOffset = e.lastOffset;
+      }
+      if (first && size > 0) slices = this.storage.readSlices(first.segment, first.position, size);
     }
-    const slices = first && size > 0 ? this.storage.readSlices(first.segment, first.position, size) : [];
     const aborted =
       isolation === "read_committed" && lastOffset !== undefined
         ? this.txnIndex.collect(fetchOffset, lastOffset + 1n)
@@ -912,6 +1016,8 @@ export class PartitionLog {
 }
 
 const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
+/** The largest offset a double holds exactly (2^53 - 1): the fast paths keep offsets as numbers below it. */
+const MAX_EXACT_OFFSET = BigInt(Number.MAX_SAFE_INTEGER);
 /** Storage append option for a buffer the caller handed over. */
 const TRANSFER = { transferOwnership: true } as const;
 
@@ -922,6 +1028,12 @@ function minOffset(a: bigint, b: bigint): bigint {
 }
 
 /** A batch's control type, undefined for a data batch (decoded only for the rare control batch). */
+/** The ordinal of the last producer batch of a plan, or -1. */
+function ordinalsLast(plan: FollowerAppendPlan): number {
+  const o = plan.producerOrdinals;
+  return o.length > 0 ? o[o.length - 1]! : -1;
+}
+
 function controlTypeOfStored(batch: RecordBatch): number | undefined {
   return batch.isControl ? controlTypeOf(batch) : undefined;
 }

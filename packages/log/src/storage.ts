@@ -42,6 +42,12 @@ export interface LogStorage {
    * them as they are (views, no copy). File storage ignores the flag.
    */
   append(bytes: Buffer | readonly Buffer[], options?: { transferOwnership?: boolean }): void;
+  /**
+   * True when `append` keeps the buffers it is given (memory storage): a log that must copy fetched bytes
+   * then makes the copy itself, fused with its CRC check, and hands the copy over. False or unset (file
+   * storage writes the bytes out): the log checks the caller's bytes and never copies them.
+   */
+  readonly keepsAppendedBuffers?: boolean;
   /** Starts a new, empty active segment named `baseOffset` (above every offset stored so far). */
   roll(baseOffset: bigint): void;
   /** Cuts segment `baseOffset` to `position` bytes and deletes every later segment. */

@@ -37,6 +37,7 @@ export {
 } from "./control-record";
 // CRC-32C.
 export { type Crc32cImplementation, crc32c, crc32cImplementation, crc32cJs } from "./crc32c";
+export { crc32cCombine, crc32cOfRange } from "./crc32c-combine";
 // Errors.
 export {
   CorruptRecordError,

@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { withTokenOptions } from "../client/node-token";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
 import { runConsume, runCreateTopic, runProduce } from "./console-commands";
@@ -44,10 +45,15 @@ export function clusterMirrorProgram(): Command {
       "most messages one produce request may write",
       String(DEFAULT_REQUEST_LIMITS.maxProduceCount),
     )
+    .option(
+      "--allowed-host <name>",
+      "a host name (besides 127.0.0.1, localhost, [::1]) the admin API answers to in the Host header (repeatable)",
+      collect,
+      [],
+    )
     .addOption(new Option("--log-level <level>", "pino log level").default("info"))
     .action(async (flags: NodeFlags) => (await import("./node-command")).runNodeCommand(flags));
-  program
-    .command("create-topic")
+  withTokenOptions(program.command("create-topic"))
     .description("create a topic through the node (on its destination, or on --cluster NAME)")
     .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
     .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
@@ -56,8 +62,7 @@ export function clusterMirrorProgram(): Command {
     .option("--replication-factor <n>", "replication factor (default: min(3, brokers))")
     .option("--config <key=value>", "topic config (repeatable)", collect, [])
     .action((flags) => runCreateTopic(flags, (t) => process.stdout.write(t)));
-  program
-    .command("produce")
+  withTokenOptions(program.command("produce"))
     .description("write messages through the node (to its destination, or to --cluster NAME)")
     .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
     .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
@@ -70,8 +75,7 @@ export function clusterMirrorProgram(): Command {
     .option("--abort", "abort the transaction")
     .option("--leave-open", "leave the transaction open (a failover aborts it on the mirror)")
     .action((flags) => runProduce(flags, (t) => process.stdout.write(t)));
-  program
-    .command("consume")
+  withTokenOptions(program.command("consume"))
     .description("read messages through the node (from its destination, or from --cluster NAME)")
     .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
     .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
@@ -88,8 +92,7 @@ export function clusterMirrorProgram(): Command {
         (t) => process.stderr.write(t),
       ),
     );
-  program
-    .command("verify")
+  withTokenOptions(program.command("verify"))
     .description(
       "compare a mirror's topics with its source: batches byte for byte, offsets, topic ids, configs, ACLs, group offsets (exit 0 only when all agree)",
     )

@@ -22,6 +22,8 @@ export interface NodeFlags {
   maxPartitionsPerRequest: string;
   maxPartitionsPerCluster: string;
   maxProduceCount: string;
+  /** Host names (besides the loopback ones) the admin API answers to. */
+  allowedHost: string[];
 }
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -49,6 +51,7 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
         ? undefined
         : intFlag("--state-partitions", flags.statePartitions, 1),
     fsync: flags.fsync,
+    allowedHosts: flags.allowedHost,
     limits: {
       ...DEFAULT_REQUEST_LIMITS,
       maxPartitionsPerRequest: intFlag("--max-partitions-per-request", flags.maxPartitionsPerRequest, 1),

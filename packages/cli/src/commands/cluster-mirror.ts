@@ -24,7 +24,10 @@ export function clusterMirrorProgram(): Command {
     .option("--port <port>", "admin endpoint port on 127.0.0.1 (0: any free port)", "9094")
     .option("--metrics-port <port>", "Prometheus endpoint port (GET /metrics)", "9404")
     .option("--source <name=brokers>", "also run an embedded source cluster (repeatable)", collect, [])
-    .option("--seed <n>", "seed of the clusters' random ids and jitter", "1")
+    .option(
+      "--seed <n>",
+      "seed of the clusters' random ids and jitter, for a run that must repeat (default: random per start; a data dir keeps its cluster id in meta.properties)",
+    )
     .option(
       "--state-partitions <n>",
       "mirror.topic.num.partitions of __mirror_state when it is created (default 50; an existing topic keeps its count)",

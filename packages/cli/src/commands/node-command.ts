@@ -14,7 +14,8 @@ export interface NodeFlags {
   port: string;
   metricsPort: string;
   source: string[];
-  seed: string;
+  /** Absent: a random seed per start. */
+  seed?: string;
   logLevel: string;
   /** Absent: the engine's default (DEFAULT_MIRROR_STATE_PARTITIONS), one default for every caller. */
   statePartitions?: string;
@@ -45,7 +46,7 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
     port: portFlag("--port", flags.port),
     metricsPort: portFlag("--metrics-port", flags.metricsPort),
     sources: parseSources(flags.source),
-    seed: intFlag("--seed", flags.seed, 0),
+    seed: flags.seed === undefined ? undefined : intFlag("--seed", flags.seed, 0),
     numStatePartitions:
       flags.statePartitions === undefined
         ? undefined

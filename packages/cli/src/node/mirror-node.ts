@@ -1,3 +1,4 @@
+import * as crypto from "node:crypto";
 import * as path from "node:path";
 import {
   type Clock,
@@ -28,7 +29,11 @@ export interface MirrorNodeOptions {
   /** Root data dir: the destination in it, each source in `sources/<name>`. Omitted: in memory. */
   dataDir?: string;
   sources: readonly SourceSpec[];
-  /** Seed of every SeededRandom (topic ids, jitter); default 1. */
+  /**
+   * Seed of every SeededRandom (cluster ids of new data dirs, topic ids, jitter), for a test or the demo that
+   * must repeat itself. Omitted: a random seed per start, so two fresh data dirs never share a cluster id
+   * (a restarted cluster keeps its id from meta.properties either way).
+   */
   seed?: number;
   /** `mirror.topic.num.partitions` when `__mirror_state` is created (default 50; an existing topic keeps its count). */
   numStatePartitions?: number;
@@ -77,6 +82,8 @@ export class MirrorNode {
   readonly registry = new EmbeddedSourceRegistry();
   readonly clock: Clock;
   readonly scheduler: Scheduler;
+  /** The seed this start used (the given one, or the random one drawn for it): logged so a run can repeat. */
+  readonly seed: number;
   private readonly persistent: PersistentCluster[] = [];
   private readonly mirrorings: ClusterMirroring[] = [];
   /** Embedded sources by `<name>:9092`, any other `bootstrap.servers` is a real Kafka cluster (kafkajs). */
@@ -90,7 +97,9 @@ export class MirrorNode {
       warn: (message) => options.warn?.(options.name, message),
     });
     this.connector = connector;
-    const seed = options.seed ?? 1;
+    // The node's entry, not the engine, draws the seed: the engine only ever sees a SeededRandom.
+    const seed = options.seed ?? crypto.randomInt(0, 2 ** 31);
+    this.seed = seed;
     // The root dir is locked before anything in it (the sources' dirs included) is read or written, so a
     // second node on it fails here and changes nothing; the destination's cluster releases it on close.
     const rootLock = options.dataDir === undefined ? undefined : DataDirLock.acquire(options.dataDir);

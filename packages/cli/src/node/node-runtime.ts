@@ -96,6 +96,7 @@ export async function startNodeRuntime(
         adminPort,
         metricsPort,
         adminTokenFile: adminTokenFile ?? null,
+        seed: node.seed,
         principals: security.principals.map((p) => p.principal),
         clusters: node.clusters().map((c) => ({
           name: c.name,

@@ -142,6 +142,7 @@ export {
   type TopicMetadata,
 } from "./metadata-image";
 export type {
+  AclRecord,
   ConfigRecord,
   FenceBrokerRecord,
   MetadataLogEntry,
@@ -152,6 +153,7 @@ export type {
   PartitionRecord,
   ProducerIdsRecord,
   RegisterBrokerRecord,
+  RemoveAclRecord,
   RemoveMirrorRecord,
   RemoveTopicRecord,
   TopicRecord,

@@ -47,6 +47,13 @@ export interface AuthorizerConfig {
   allowEveryoneIfNoAclFound?: boolean;
 }
 
+/**
+ * The principal of the cluster's own internal writes (a coordinator appending to its state topic), always
+ * allowed, as a Kafka broker's inter-broker principal is a super user. Clients never act under it: who a
+ * client is comes from its authentication (the node's admin API maps tokens to principals).
+ */
+export const INTERNAL_PRINCIPAL = "User:__internal";
+
 /** A request to authorize. */
 export interface AuthorizationRequest {
   principal: string;
@@ -167,7 +174,7 @@ export class Authorizer {
 
   /** True if the request is allowed. */
   authorize(request: AuthorizationRequest): boolean {
-    if (!this.config.enabled) return true;
+    if (!this.config.enabled || request.principal === INTERNAL_PRINCIPAL) return true;
     if (this.config.superUsers?.includes(request.principal)) return true;
     const host = request.host ?? "*";
     const onResource = this.bindings.filter(

@@ -8,6 +8,7 @@ export {
   type AuthorizationRequest,
   Authorizer,
   type AuthorizerConfig,
+  INTERNAL_PRINCIPAL,
 } from "./acls";
 export {
   AdminHandler,

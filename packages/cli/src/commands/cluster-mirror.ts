@@ -54,6 +54,15 @@ export function clusterMirrorProgram(): Command {
       collect,
       [],
     )
+    .option(
+      "--principals <file>",
+      'principals with their own admin API tokens, a JSON array [{"principal": "User:alice", "token": "..."}] (mode 0600)',
+    )
+    .option(
+      "--authorizer <mode>",
+      "enforce ACLs in the node's clusters: auto (on when --principals is given), on, off",
+      "auto",
+    )
     .addOption(new Option("--log-level <level>", "pino log level").default("info"))
     .action(async (flags: NodeFlags) => (await import("./node-command")).runNodeCommand(flags));
   withTokenOptions(program.command("create-topic"))
@@ -95,6 +104,25 @@ export function clusterMirrorProgram(): Command {
         (t) => process.stderr.write(t),
       ),
     );
+  withTokenOptions(program.command("acls"))
+    .description(
+      "add, list or remove ACL bindings of a cluster of the node (as kafka-acls.sh); enforced when the node's authorizer is on",
+    )
+    .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
+    .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
+    .option("--add", "add bindings")
+    .option("--list", "list the bindings")
+    .option("--remove", "remove the bindings matching the flags given")
+    .option("--allow-principal <principal>", "e.g. User:alice")
+    .option("--deny-principal <principal>", "e.g. User:mallory")
+    .option("--operation <op>", "READ, WRITE, DESCRIBE, ALL, ... (repeatable)", collect, [])
+    .option("--topic <name>", "a TOPIC resource (a prefix with --resource-pattern-type prefixed)")
+    .option("--group <name>", "a GROUP resource")
+    .option("--transactional-id <id>", "a TRANSACTIONAL_ID resource")
+    .option("--cluster-resource", "the CLUSTER resource (mirrors need ALTER on it, reading them DESCRIBE)")
+    .option("--resource-pattern-type <type>", "literal or prefixed", "literal")
+    .option("--host <host>", "client host the binding applies to", "*")
+    .action(async (flags) => (await import("./acls-command")).runAcls(flags, (t) => process.stdout.write(t)));
   withTokenOptions(program.command("verify"))
     .description(
       "compare a mirror's topics with its source: batches byte for byte, offsets, topic ids, configs, ACLs, group offsets (exit 0 only when all agree)",

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { type AdminSecurity, registerAdminAuth } from "../security/admin-auth";
+import { registerAclRoutes } from "./acl-routes";
 import { registerAdminRoutes } from "./admin-routes";
 import { registerClientRoutes } from "./client-routes";
 import { BadRequestError, errorResponse } from "./http-errors";
@@ -54,6 +55,7 @@ export function buildAdminServer(
       .send({ error: { name: "NOT_FOUND", code: -1, message: `no route ${req.method} ${req.url}` } });
   });
   registerAdminRoutes(app, node);
+  registerAclRoutes(app, node);
   registerClientRoutes(app, node, limits);
   registerWaitRoutes(app, node);
   return app;

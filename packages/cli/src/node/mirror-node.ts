@@ -14,6 +14,7 @@ import { EmbeddedOrKafkaSourceConnector } from "@cluster-mirror/kafkajs";
 import { ClusterMirroring, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { type PersistentCluster, startPersistentCluster } from "../persistence/persistent-cluster";
+import { ADMIN_PRINCIPAL, NODE_PRINCIPAL } from "../security/admin-auth";
 
 /** One embedded source cluster to start next to the destination (`--source NAME=BROKERS`). */
 export interface SourceSpec {
@@ -42,6 +43,12 @@ export interface MirrorNodeOptions {
   clock?: Clock;
   /** Default: EventLoopScheduler (real time). */
   scheduler?: Scheduler;
+  /**
+   * Enforce ACLs in every cluster of the node (Kafka's StandardAuthorizer semantics: without a matching
+   * ALLOW, only super users may act). The admin token's principal and the node's mirroring engine are the
+   * super users. Default false, as a Kafka broker without `authorizer.class.name`.
+   */
+  enforceAcls?: boolean;
   /** Sync errors and other warnings of the mirroring engine. */
   warn?: (cluster: string, message: string) => void;
 }
@@ -120,6 +127,8 @@ export class MirrorNode {
         fsync: options.fsync,
       });
       this.persistent.push(pc);
+      if (options.enforceAcls)
+        pc.cluster.authorizer.configure({ enabled: true, superUsers: [ADMIN_PRINCIPAL, NODE_PRINCIPAL] });
       const mirroring = ClusterMirroring.start({
         cluster: pc.cluster,
         sources: connector,
@@ -129,7 +138,8 @@ export class MirrorNode {
       });
       this.mirrorings.push(mirroring);
       const bootstrap = `${name}:9092`;
-      this.registry.register(bootstrap, pc.cluster, mirroring.asSource());
+      // Mirrors of this node fetching from this cluster present the node's own (super user) principal.
+      this.registry.register(bootstrap, pc.cluster, { ...mirroring.asSource(), principal: NODE_PRINCIPAL });
       const node: NodeCluster = {
         name,
         bootstrap,

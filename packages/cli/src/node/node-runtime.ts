@@ -98,6 +98,7 @@ export async function startNodeRuntime(
         adminTokenFile: adminTokenFile ?? null,
         seed: node.seed,
         principals: security.principals.map((p) => p.principal),
+        aclsEnforced: options.enforceAcls ?? false,
         clusters: node.clusters().map((c) => ({
           name: c.name,
           clusterId: c.cluster.clusterId,

@@ -12,6 +12,12 @@ declare module "fastify" {
 /** The principal of the node's own admin token: a super user of every cluster of the node. */
 export const ADMIN_PRINCIPAL = "User:admin";
 
+/**
+ * The principal of the node's mirroring engine towards its own embedded clusters (a mirror fetching from an
+ * embedded source): a super user, never reachable through the admin API.
+ */
+export const NODE_PRINCIPAL = "User:cluster-mirror";
+
 /** A principal and the bearer token that authenticates it on the admin API. */
 export interface PrincipalToken {
   principal: string;

@@ -1,10 +1,12 @@
 import { ClusterError } from "./errors";
 import { MetadataImage, type PartitionMetadata, type TopicMetadata } from "./metadata-image";
 import type {
+  AclRecord,
   MetadataLogEntry,
   MetadataRecord,
   MirrorReadOnlyRecord,
   PartitionChangeRecord,
+  RemoveAclRecord,
 } from "./metadata-records";
 import { becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
@@ -486,6 +488,15 @@ export class Controller {
   putMirror(name: string, configs: Record<string, string>): void {
     this.checkAvailable("create or alter a mirror");
     this.append([{ type: "Mirror", name, configs: { ...configs } }]);
+  }
+
+  /**
+   * Appends ACL changes (the Authorizer's CreateAcls / DeleteAcls, already validated there) to the metadata
+   * log, so they are replayed after a restart and every subscriber sees them in order.
+   */
+  appendAclRecords(records: readonly (AclRecord | RemoveAclRecord)[]): void {
+    this.checkAvailable("change ACLs");
+    this.append(records);
   }
 
   /** Deletes a cluster mirror's definition. */

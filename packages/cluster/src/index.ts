@@ -8,6 +8,7 @@ export {
   type AuthorizationRequest,
   Authorizer,
   type AuthorizerConfig,
+  INTERNAL_PRINCIPAL,
 } from "./acls";
 export {
   AdminHandler,
@@ -143,6 +144,7 @@ export {
   type TopicMetadata,
 } from "./metadata-image";
 export type {
+  AclRecord,
   ConfigRecord,
   FenceBrokerRecord,
   MetadataLogEntry,
@@ -153,6 +155,7 @@ export type {
   PartitionRecord,
   ProducerIdsRecord,
   RegisterBrokerRecord,
+  RemoveAclRecord,
   RemoveMirrorRecord,
   RemoveTopicRecord,
   TopicRecord,

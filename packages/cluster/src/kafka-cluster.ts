@@ -92,6 +92,12 @@ export class KafkaCluster implements BrokerNetwork {
     this.clusterId = options.clusterId ?? randomClusterId(options.random);
     this.controller = new Controller({ random: options.random });
     this.authorizer = new Authorizer(options.authorizer ?? { enabled: false });
+    // ACLs are metadata: they go through the controller's log (persisted, replayed after a restart) and the
+    // authorizer applies them as the feed delivers them.
+    this.authorizer.attachLog((records) => this.controller.appendAclRecords(records));
+    this.controller.subscribe(({ record }) => {
+      if (record.type === "Acl" || record.type === "RemoveAcl") this.authorizer.apply(record);
+    });
     this.quotas = new ClientQuotaManager({ clock: options.clock });
     this.transactions = new TransactionCoordinator({
       clock: options.clock,

@@ -1,5 +1,5 @@
-import { createRequire } from "node:module";
-import { gunzipSync, gzipSync } from "node:zlib";
+import { createRequire } from "#platform/module";
+import { gunzipSync, gzipSync } from "#platform/zlib";
 import { CorruptRecordError, UnsupportedCompressionError } from "./errors";
 import type { CompressionType } from "./record-batch-layout";
 

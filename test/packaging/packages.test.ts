@@ -228,6 +228,16 @@ describe("in a browser", () => {
       writeFileSync(
         join(consumer, "browser-entry.mjs"),
         [
+          'import { compressionFallbacks, crc32cImplementation, decodeRecordBatch, encodeRecordBatch } from "@cluster-mirror/protocol";',
+          // The codecs a browser has: gzip, snappy and LZ4 in JavaScript; CRC-32C from its table.
+          "const record = (value) => ({ attributes: 0, offsetDelta: 0, timestampDelta: 0n, key: null, value, headers: [] });",
+          "globalThis.codecs = {",
+          "  crc32c: crc32cImplementation,",
+          "  values: [1, 2, 3].map((compression) =>",
+          '    decodeRecordBatch(encodeRecordBatch({ compression, records: [record(Buffer.from("v".repeat(1000)))] }))',
+          '      .records[0].value.toString("latin1").length),',
+          "  fallbacks: compressionFallbacks().length,",
+          "};",
           'import("./example.mjs").then(',
           '  () => { globalThis.exampleResult = "done"; },',
           '  (e) => { globalThis.exampleResult = "failed: " + (e?.stack ?? e); },',
@@ -275,6 +285,11 @@ describe("in a browser", () => {
         });
         const result = await page.evaluate(() => (globalThis as { exampleResult?: string }).exampleResult);
         expect({ result, errors }).toEqual({ result: "done", errors: [] });
+        expect(await page.evaluate(() => (globalThis as { codecs?: unknown }).codecs)).toEqual({
+          crc32c: "js",
+          values: [1000, 1000, 1000],
+          fallbacks: 2,
+        });
         expectExampleOutput(lines);
       } finally {
         await browser.close();

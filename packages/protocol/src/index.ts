@@ -13,6 +13,7 @@ export { partialTrailingBytes, recordBatches } from "./batch-iterator";
 export {
   compress,
   compressionCodecsLoaded,
+  compressionFallbacks,
   compressionName,
   decompress,
   loadCompressionCodecs,

@@ -38,8 +38,10 @@ export interface RunResult {
 
 /**
  * Runs a command to its end and returns what it printed, whatever its exit code. The environment drops
- * the `npm_*` and `PNPM_*` variables the test runner inherits from `pnpm test`, so npm and the installed
- * bins see what a user's shell gives them, not this workspace's package manager settings.
+ * what the test runner inherits from `pnpm test` and vitest: the `npm_*` and `PNPM_*` settings, and
+ * NODE_PATH and NODE_OPTIONS (pnpm points NODE_PATH at this workspace's store, where `require` would
+ * otherwise find packages the project under test does not have). npm and the installed bins see what a
+ * user's shell gives them.
  */
 export async function run(
   command: string,
@@ -48,7 +50,7 @@ export async function run(
 ): Promise<RunResult> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !/^(npm_|pnpm_)/i.test(k)) env[k] = v;
+    if (v !== undefined && !/^(npm_|pnpm_|NODE_PATH$|NODE_OPTIONS$)/i.test(k)) env[k] = v;
   }
   try {
     const { stdout, stderr } = await promisify(execFile)(command, [...args], {

@@ -1,6 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { checkPackage, createPackageFromTarballData } from "@arethetypeswrong/core";
 import { build as esbuild } from "esbuild";
 import { chromium } from "playwright-core";
@@ -294,6 +302,65 @@ describe("in a browser", () => {
       } finally {
         await browser.close();
       }
+    },
+    STEP_TIMEOUT_MS,
+  );
+});
+
+// Last, because it takes the native packages away from the installed project.
+describe("installed on a platform without the native binaries", () => {
+  it(
+    "falls back to JavaScript CRC-32C, snappy and LZ4, says why, and still runs the example",
+    async () => {
+      // Every copy, wherever npm placed it: a platform whose binary is missing cannot load any of them.
+      const natives = new Set(["aws-crt", "@node-rs/crc32", "snappy", "lz4-napi"]);
+      const copies = (readdirSync(join(consumer, "node_modules"), { recursive: true }) as string[])
+        .map((p) => p.split(sep).join("/"))
+        .filter((p) => [...natives].some((n) => p === n || p.endsWith(`/node_modules/${n}`)));
+      for (const p of copies) rmSync(join(consumer, "node_modules", p), { recursive: true, force: true });
+      const removed = new Set(copies.map((p) => [...natives].find((n) => p.endsWith(n))));
+      expect(removed).toEqual(natives);
+      writeFileSync(
+        join(consumer, "fallbacks.mjs"),
+        [
+          'import { createRequire } from "node:module";',
+          'import { compress, compressionFallbacks, crc32cFallbackReason, crc32cImplementation, decompress } from "@cluster-mirror/protocol";',
+          'const from = createRequire(import.meta.resolve("@cluster-mirror/protocol"));',
+          "const found = (id) => { try { return from.resolve(id); } catch { return null; } };",
+          'const stillThere = ["aws-crt/dist/native/checksums", "@node-rs/crc32", "snappy", "lz4-napi"].map(found).filter(Boolean);',
+          'const data = Buffer.from("order-42 ".repeat(1000));',
+          "const roundTrips = [2, 3].map((codec) => decompress(codec, compress(codec, data)).equals(data));",
+          "console.log(JSON.stringify({ stillThere, crc32c: crc32cImplementation, crc32cFallbackReason, roundTrips, fallbacks: compressionFallbacks() }));",
+          "",
+        ].join("\n"),
+      );
+      const r = expectSuccess(
+        "node fallbacks.mjs",
+        await run(process.execPath, ["fallbacks.mjs"], { cwd: consumer }),
+      );
+      const report = JSON.parse(r.stdout) as {
+        stillThere: string[];
+        crc32c: string;
+        crc32cFallbackReason: string;
+        roundTrips: boolean[];
+        fallbacks: string[];
+      };
+      expect(report.stillThere).toEqual([]);
+      expect(report.crc32c).toBe("js");
+      expect(report.crc32cFallbackReason).toMatch(/using the JavaScript table.*aws-crt: .*; node-rs: /);
+      expect(report.roundTrips).toEqual([true, true]);
+      expect(report.fallbacks).toHaveLength(2);
+      expect(report.fallbacks[0]).toMatch(
+        /^the snappy codec package 'snappy' could not be loaded .*JavaScript fallback/,
+      );
+      expect(report.fallbacks[1]).toMatch(
+        /^the lz4 codec package 'lz4-napi' could not be loaded .*JavaScript fallback/,
+      );
+      const example = expectSuccess(
+        "node example.mjs",
+        await run(process.execPath, ["example.mjs"], { cwd: consumer }),
+      );
+      expectExampleOutput(example.stdout.split("\n"));
     },
     STEP_TIMEOUT_MS,
   );

@@ -1,6 +1,6 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { type FileHandleCache, FileLogStorage, type LogStorage, MemoryLogStorage } from "@cluster-mirror/log";
+import * as fs from "#platform/fs";
+import * as path from "#platform/path";
 
 /**
  * One broker's disk: partition logs (Kafka's `topic-partition` directories) and small checkpoint files

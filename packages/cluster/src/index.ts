@@ -168,6 +168,7 @@ export {
   type ReplicaFetchResult,
 } from "./partition";
 export { type Random, SeededRandom } from "./random";
+export { runSoon } from "./run-soon";
 export {
   type Cancel,
   EventLoopScheduler,

@@ -1,6 +1,6 @@
-import * as path from "node:path";
 import { FileHandleCache } from "@cluster-mirror/log";
 import { encodeEndTxnMarkerBatch } from "@cluster-mirror/protocol";
+import * as path from "#platform/path";
 import { Authorizer, type AuthorizerConfig } from "./acls";
 import { Broker, type BrokerNetwork } from "./broker";
 import { ClientQuotaManager } from "./client-quotas";

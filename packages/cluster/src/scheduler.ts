@@ -1,3 +1,4 @@
+import { runSoon } from "./run-soon";
 import { TimerQueue } from "./timer-queue";
 
 /** Cancels a scheduled task; cancelling twice, or after it ran, does nothing. */
@@ -14,7 +15,8 @@ export interface Scheduler {
 }
 
 /**
- * The embedded default: tasks with no delay run on `setImmediate`, delayed ones on `setTimeout`. A running
+ * The embedded default: tasks with no delay run on `setImmediate` (a `MessageChannel` in browsers, see
+ * `runSoon`), delayed ones on `setTimeout`. A running
  * cluster keeps the process alive, like a Kafka client with open connections; closing the cluster (and its
  * mirroring) cancels its timers so the process can exit. `{ keepAlive: false }` unrefs delayed timers.
  */
@@ -22,12 +24,10 @@ export class EventLoopScheduler implements Scheduler {
   constructor(private readonly options: { keepAlive?: boolean } = {}) {}
 
   schedule(task: () => void, delayMs = 0): Cancel {
-    if (delayMs <= 0) {
-      const handle = setImmediate(task);
-      return () => clearImmediate(handle);
-    }
+    if (delayMs <= 0) return runSoon(task);
     const handle = setTimeout(task, delayMs);
-    if (this.options.keepAlive === false) handle.unref();
+    // Browsers give a number, with nothing to unref.
+    if (this.options.keepAlive === false) handle.unref?.();
     return () => clearTimeout(handle);
   }
 }

@@ -1,4 +1,4 @@
-import * as fs from "node:fs";
+import * as fs from "#platform/fs";
 import { InvalidConfigError } from "./errors";
 
 /**

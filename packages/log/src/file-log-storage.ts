@@ -1,5 +1,5 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
+import * as fs from "#platform/fs";
+import * as path from "#platform/path";
 import { KafkaStorageError } from "./errors";
 import { CachedFile, type FileHandleCache, processFileHandleCache } from "./file-handle-cache";
 import type { EpochEntry } from "./leader-epoch-cache";

@@ -1,5 +1,5 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
+import * as fs from "#platform/fs";
+import * as path from "#platform/path";
 import { CachedFile, type FileHandleCache } from "./file-handle-cache";
 import type { ProducerStateEntry } from "./producer-state-entry";
 import {

@@ -60,6 +60,12 @@ describe("the visualizer's node routes", () => {
     const changes = events
       .filter((e) => e.type === "@xstate.snapshot" && e.event.type !== "cluster-mirror.lag")
       .map((e) => (e.type === "@xstate.snapshot" ? `${e.sessionId} ${e.snapshot.value}` : ""));
+    // Each snapshot follows the event the actor handled, as XState's inspector reports a step.
+    const stepOf = (i: number) => `${events[i]?.type} ${events[i]?.sessionId}`;
+    const firstSnapshot = events.findIndex(
+      (e) => e.type === "@xstate.snapshot" && e.event.type !== "cluster-mirror.lag",
+    );
+    expect(stepOf(firstSnapshot - 1)).toBe(`@xstate.event ${events[firstSnapshot]?.sessionId}`);
     for (const p of ["dr/m/orders-0", "dr/m/orders-1"]) {
       expect(changes).toContain(`${p} STOPPING`);
       expect(changes).toContain(`${p} STOPPED`);

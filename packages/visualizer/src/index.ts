@@ -16,6 +16,7 @@ export { renderChartSvg } from "./chart/render-svg";
 export type { StateHistoryPage, StateHistoryRecord, StateValue } from "./history/history-types";
 export {
   actorEvent,
+  eventEvent,
   type InspectionEvent,
   mirrorActorId,
   type PartitionContext,

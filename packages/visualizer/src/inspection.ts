@@ -116,6 +116,15 @@ export function snapshotEvent(
   };
 }
 
+/** `@xstate.event` for the event a partition handled (its source is outside the actor system: null). */
+export function eventEvent(
+  context: PartitionContext,
+  event: { type: string },
+  createdAt: number,
+): InspectionEventEvent {
+  return { type: "@xstate.event", ...base(context, createdAt), event, sourceRef: null };
+}
+
 function snapshotOf(state: string, context: PartitionContext): InspectedSnapshot {
   return { value: state, context, status: "active" };
 }

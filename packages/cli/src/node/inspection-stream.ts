@@ -2,6 +2,7 @@ import type { Scheduler } from "@cluster-mirror/cluster";
 import type { MirrorPartitionView, PartitionTransition } from "@cluster-mirror/mirror";
 import {
   actorEvent,
+  eventEvent,
   type InspectionEvent,
   type PartitionContext,
   partitionActorId,
@@ -99,7 +100,10 @@ export class InspectionStream {
       retryAttempt: r.retryAttempt,
       previousState: r.previousState,
     });
-    this.send(snapshotEvent(r.state, context, { type: t.event.type }, this.node.clock.now()));
+    const now = this.node.clock.now();
+    // As XState's inspector sees an actor step: the event delivered, then the snapshot it produced.
+    this.send(eventEvent(context, { type: t.event.type }, now));
+    this.send(snapshotEvent(r.state, context, { type: t.event.type }, now));
   }
 
   private send(event: InspectionEvent): void {

@@ -1,5 +1,6 @@
 /// <reference lib="dom" />
-import { escapeXml } from "../chart/render-svg";
+import type { ChartLayout } from "../chart/layout";
+import { escapeXml, renderChartSvg } from "../chart/render-svg";
 import { type FleetCell, FleetModel, type MirrorSummary } from "../fleet/fleet-model";
 import type { InspectionEvent } from "../inspection";
 import { PartitionGrid } from "./partition-grid";
@@ -56,21 +57,25 @@ export class FleetView {
   private frame: number | null = null;
   private drawn = -1;
   private selected: string | null = null;
+  private readonly chart: HTMLDivElement;
 
   constructor(
     host: HTMLElement,
     private readonly streamUrl: string,
+    private readonly lifecycleLayout: ChartLayout,
     private readonly onCounts: (counts: Record<string, number>) => void,
     private readonly onTimeline: (cell: FleetCell) => void,
   ) {
     host.innerHTML = `<p class="fleet-status" role="status" aria-live="polite">Connecting…</p>
       <div class="summaries"></div>
+      <div class="fleet-chart" aria-label="partitions per lifecycle state, on the partition chart"></div>
       <h3 id="fleet-grid-title">Partitions <small>(exceptions first; arrows to move, Enter for details)</small></h3>
       <div class="grid-host"></div>
       <div class="details" aria-live="polite"></div>`;
     this.status = host.querySelector(".fleet-status") as HTMLParagraphElement;
     this.summaries = host.querySelector(".summaries") as HTMLDivElement;
     this.details = host.querySelector(".details") as HTMLDivElement;
+    this.chart = host.querySelector(".fleet-chart") as HTMLDivElement;
     this.grid = new PartitionGrid(host.querySelector(".grid-host") as HTMLElement, {
       label: "mirror partitions by state",
       onSelect: (cell) => {
@@ -106,6 +111,13 @@ export class FleetView {
     };
   }
 
+  /** Applies events from another source than the node's stream (a recorded session, a test). */
+  ingest(events: readonly InspectionEvent[]): void {
+    let changed = false;
+    for (const e of events) changed = this.model.apply(e) || changed;
+    if (changed) this.schedule();
+  }
+
   private schedule(): void {
     if (this.frame !== null) return;
     this.frame = requestAnimationFrame(() => {
@@ -119,6 +131,7 @@ export class FleetView {
       for (const s of summaries)
         for (const [st, n] of Object.entries(s.counts)) counts[st] = (counts[st] ?? 0) + n;
       this.onCounts(counts);
+      this.chart.innerHTML = renderChartSvg(this.lifecycleLayout, { counts });
       this.drawDetails();
     });
   }

@@ -5,6 +5,7 @@ import {
   type FoldedPartition,
   foldHistory,
   type HistoryFold,
+  historyKeyId,
   partitionTimeline,
   type ValidFrom,
 } from "../history/fold";
@@ -188,6 +189,8 @@ export class HistoryView {
     this.selected = id;
     const segments = partitionTimeline(this.records, id, await this.validFrom());
     const total = segments.reduce((n, s) => n + (s.durationMs ?? 0), 0) || 1;
+    const key = this.records.find((r) => r.key !== null && historyKeyId(r.key) === id)?.key;
+    const name = key ? `${key.mirror} ${key.topic ?? key.topicId}-${key.partition}` : id;
     const rows = segments
       .map((s) => {
         const width = s.durationMs === null ? 8 : Math.max(2, Math.round((s.durationMs / total) * 100));
@@ -202,8 +205,8 @@ export class HistoryView {
         }</span></li>`;
       })
       .join("");
-    this.timeline.innerHTML = `<h3>Timeline of ${escapeXml(id)}</h3><ol class="segments" aria-label="timeline of ${escapeXml(
-      id,
+    this.timeline.innerHTML = `<h3>Timeline of ${escapeXml(name)}</h3><ol class="segments" aria-label="timeline of ${escapeXml(
+      name,
     )}">${rows}</ol>`;
   }
 

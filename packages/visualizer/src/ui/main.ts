@@ -33,6 +33,7 @@ let historyLoaded = false;
 const fleetView = new FleetView(
   panels.fleet,
   `${API}/stream`,
+  charts.layouts.mirrorPartition,
   (counts) => chartsView.setCounts(counts),
   (cell) => {
     location.hash = "#history";
@@ -66,3 +67,5 @@ window.addEventListener("hashchange", route);
 route();
 // The counts on the chart come from the stream: connect whenever a node serves the page.
 fleetView.connect();
+// For recorded sessions and tests: `clusterMirrorFleet.ingest(events)` feeds inspection events directly.
+(window as unknown as { clusterMirrorFleet: FleetView }).clusterMirrorFleet = fleetView;

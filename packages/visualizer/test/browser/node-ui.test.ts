@@ -68,7 +68,70 @@ describe("the visualizer served by a node at /ui", () => {
       .toEqual(Array(PARTITIONS).fill("STOPPED"));
     const cell = page.locator("#panel-fleet [role=gridcell]").first();
     expect(await cell.getAttribute("aria-label")).toMatch(/^m orders-\d: STOPPED, lag/);
-    await page.locator("#panel-fleet").screenshot({ path: `${ARTIFACTS}/fleet-stopped.png` });
+    // The lifecycle chart of the fleet view counts them on STOPPED.
+    await expect
+      .poll(() =>
+        page.locator('#panel-fleet .fleet-chart g.node[aria-label^="STOPPED"]').getAttribute("aria-label"),
+      )
+      .toMatch(new RegExp(`${PARTITIONS} partitions`));
+    await page.screenshot({ path: `${ARTIFACTS}/fleet-stopped.png`, fullPage: true });
+  });
+
+  it("stays small with 10,000 partitions: only the rows in view are in the DOM, exceptions first", async () => {
+    await page.goto(`${baseUrl}/ui/#fleet`);
+    await expect.poll(() => gridStates("#panel-fleet")).toEqual(Array(PARTITIONS).fill("STOPPED"));
+    const added = await page.evaluate(() => {
+      const fleet = (window as unknown as { clusterMirrorFleet: { ingest(e: unknown[]): void } })
+        .clusterMirrorFleet;
+      const ctx = (partition: number, over: object = {}) => ({
+        cluster: "big",
+        mirror: "wide",
+        topic: "events",
+        topicId: "t",
+        partition,
+        stateEpoch: 2,
+        leaderEpoch: 0,
+        retryAttempt: 0,
+        errorMessage: null,
+        previousState: "PREPARING",
+        lag: partition % 5,
+        ...over,
+      });
+      const actor = (partition: number, state: string, over: object = {}) => ({
+        type: "@xstate.actor",
+        sessionId: `big/wide/events-${partition}`,
+        actorRef: { id: `big/wide/events-${partition}`, sessionId: `big/wide/events-${partition}` },
+        rootId: "big",
+        parentId: "big/wide",
+        createdAt: 0,
+        _version: "1.0.0",
+        snapshot: { value: state, context: ctx(partition, over), status: "active" },
+      });
+      fleet.ingest(Array.from({ length: 10_000 }, (_, p) => actor(p, "MIRRORING")));
+      fleet.ingest([actor(9_999, "FAILED", { errorMessage: "source cluster unreachable", stateEpoch: 3 })]);
+      return 10_000;
+    });
+    const grid = page.locator("#panel-fleet [role=grid]");
+    await expect.poll(() => page.locator('#panel-fleet .chip[data-state="MIRRORING"]').count()).toBe(1);
+    await expect
+      .poll(() => page.locator('#panel-fleet section[data-mirror="wide"] .chip').allTextContents())
+      .toEqual([`1/${added} FAILED`, `${added - 1}/${added} MIRRORING`]);
+    expect(await page.locator('#panel-fleet section[data-mirror="wide"] .errors').textContent()).toContain(
+      "source cluster unreachable",
+    );
+    const first = page.locator("#panel-fleet [role=gridcell]").first();
+    await expect.poll(() => first.getAttribute("data-state")).toBe("FAILED");
+    const rows = Number(await grid.getAttribute("aria-rowcount"));
+    const cols = Number(await grid.getAttribute("aria-colcount"));
+    expect(rows * cols).toBeGreaterThanOrEqual(added + PARTITIONS);
+    expect(await page.locator("#panel-fleet [role=gridcell]").count()).toBeLessThan(400);
+    // Keyboard: End moves the active cell to the last partition, which is then drawn.
+    await grid.focus();
+    await page.keyboard.press("End");
+    await expect
+      .poll(() => grid.getAttribute("aria-activedescendant"))
+      .toBe(`grid-cell-${added + PARTITIONS - 1}`);
+    expect(await page.locator(`#grid-cell-${added + PARTITIONS - 1}`).count()).toBe(1);
   });
 
   it("time travel: the slider shows the recorded past, before the failover", async () => {

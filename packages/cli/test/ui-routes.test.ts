@@ -95,6 +95,26 @@ describe("the visualizer's node routes", () => {
     expect(bad.statusCode).toBe(400);
   });
 
+  it("stream over HTTP: server-sent events, and closing the node ends open streams instead of hanging", async () => {
+    const node = await mirroringNode();
+    const app = buildAdminServer(node, pino({ level: "silent" }));
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const res = await fetch(`http://127.0.0.1:${port}/ui/api/stream`);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    while (!text.includes("@xstate.actor")) text += new TextDecoder().decode((await reader.read()).value);
+    expect(text).toMatch(/^: cluster-mirror inspection stream\n\ndata: \{"type":"@xstate.actor"/);
+    await app.close();
+    for (;;) if ((await reader.read()).done) break;
+    const unknown = await buildAdminServer(node, pino({ level: "silent" })).inject({
+      method: "GET",
+      url: "/ui/api/stream?cluster=nope",
+    });
+    expect(unknown.statusCode).toBe(404);
+  });
+
   it("graphs: the machines' graphs, spec §4's table and the precomputed layouts", async () => {
     const node = await mirroringNode();
     const app = buildAdminServer(node, pino({ level: "silent" }));

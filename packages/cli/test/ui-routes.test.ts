@@ -1,10 +1,15 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
 import { KafkaError } from "@cluster-mirror/protocol";
 import type { InspectionEvent, StateHistoryPage } from "@cluster-mirror/visualizer";
+import Fastify from "fastify";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildAdminServer } from "../src/node/http-server";
 import { InspectionStream } from "../src/node/inspection-stream";
 import { MirrorNode } from "../src/node/mirror-node";
+import { registerUiRoutes } from "../src/node/ui-routes";
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -124,5 +129,24 @@ describe("the visualizer's node routes", () => {
     expect(body.validFrom.STOPPED).toContain("STOPPING");
     expect(body.layouts.mirrorPartition.nodes.length).toBeGreaterThan(9);
     expect((await app.inject({ method: "GET", url: "/ui/../package.json" })).statusCode).toBe(404);
+  });
+
+  it("page: serves the built files, and says how to build them when they are missing", async () => {
+    const node = MirrorNode.start({ name: "dr", brokers: 1, sources: [] });
+    open.push(node);
+    const dist = mkdtempSync(path.join(tmpdir(), "viz-dist-"));
+    const app = Fastify();
+    registerUiRoutes(app, node, { distDir: dist });
+    open.push(app);
+    const missing = await app.inject({ method: "GET", url: "/ui/" });
+    expect(missing.statusCode).toBe(503);
+    expect(missing.body).toMatch(/pnpm --filter @cluster-mirror\/visualizer run build/);
+    writeFileSync(path.join(dist, "index.html"), "<!doctype html><title>viz</title>");
+    const page = await app.inject({ method: "GET", url: "/ui/" });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toMatch(/^text\/html/);
+    expect(page.body).toContain("<title>viz</title>");
+    expect((await app.inject({ method: "GET", url: "/ui/nope.js" })).statusCode).toBe(404);
+    expect((await app.inject({ method: "GET", url: "/ui" })).headers.location).toBe("/ui/");
   });
 });

@@ -7,6 +7,7 @@ import { registerClientRoutes } from "./client-routes";
 import { BadRequestError, errorResponse } from "./http-errors";
 import type { MirrorNode } from "./mirror-node";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits";
+import { registerUiRoutes } from "./ui-routes";
 import { registerWaitRoutes } from "./wait-routes";
 import { toJson } from "./wire";
 
@@ -58,6 +59,7 @@ export function buildAdminServer(
   registerAclRoutes(app, node);
   registerClientRoutes(app, node, limits);
   registerWaitRoutes(app, node);
+  registerUiRoutes(app, node);
   return app;
 }
 

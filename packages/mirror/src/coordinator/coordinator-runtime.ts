@@ -26,6 +26,7 @@ import { CoordinatorShard, type MirrorStateWrite } from "./coordinator-shard";
 import { DEFAULT_ISR_POLL_INTERVAL_MS } from "./effect-executor";
 import { mirrorStatePartitionFor } from "./mirror-state-partition";
 import { DEFAULT_APPEND_LINGER_MS, DEFAULT_MAX_APPEND_BYTES } from "./state-write-batcher";
+import type { TransitionListener } from "./transition-listener";
 
 /** Settings and ports of one broker's coordinator runtime. */
 export interface CoordinatorRuntimeOptions {
@@ -59,6 +60,8 @@ export interface CoordinatorRuntimeOptions {
   readonly warn?: (message: string) => void;
   /** Called when a `__mirror_state` partition of this broker finished loading and serves commands. */
   readonly onShardActivated?: (partition: number) => void;
+  /** Told of every committed record change of a partition this broker coordinates. */
+  readonly onTransition?: TransitionListener;
 }
 
 /**
@@ -249,6 +252,7 @@ export class CoordinatorRuntime {
         isrPollIntervalMs: o.isrPollIntervalMs ?? DEFAULT_ISR_POLL_INTERVAL_MS,
         retry: o.retry,
         warn: o.warn ?? ((m) => console.warn(m)),
+        onTransition: o.onTransition,
         onActivated: (loaded) => {
           this.followRemovals(loaded);
           o.onShardActivated?.(partition);

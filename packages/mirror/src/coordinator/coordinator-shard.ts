@@ -29,6 +29,7 @@ import { partitionKeyId } from "./mirror-state-partition";
 import { PartitionRuntime } from "./partition-runtime";
 import { tombstones } from "./state-records";
 import { StateWriteBatcher } from "./state-write-batcher";
+import type { TransitionListener } from "./transition-listener";
 
 /** What a shard needs; the `CoordinatorRuntime` builds one per `__mirror_state` partition. */
 export interface CoordinatorShardOptions {
@@ -50,6 +51,8 @@ export interface CoordinatorShardOptions {
   readonly warn: (message: string) => void;
   /** Called once a load completed and the shard serves commands (its recovered effects already run). */
   readonly onActivated?: (shard: CoordinatorShard) => void;
+  /** Told of every committed record change of this shard's partitions (the visualizer's stream). */
+  readonly onTransition?: TransitionListener;
 }
 
 /** Kafka's WriteMirrorStates for one partition: a command, fenced by the caller's epochs. */
@@ -383,9 +386,13 @@ export class CoordinatorShard {
     key: MirrorPartitionKey,
     snapshot: import("@cluster-mirror/machines").MirrorPartitionSnapshot,
   ): PartitionRuntime {
-    return new PartitionRuntime(id, key, snapshot, {
-      run: (p, effect) => this.executor?.run(p, effect),
-    });
+    return new PartitionRuntime(
+      id,
+      key,
+      snapshot,
+      { run: (p, effect) => this.executor?.run(p, effect) },
+      this.options.onTransition,
+    );
   }
 
   private activate(): void {

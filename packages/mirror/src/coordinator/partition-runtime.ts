@@ -12,6 +12,7 @@ import {
 } from "@cluster-mirror/machines";
 import type { MirrorPartitionKey, MirrorPartitionView } from "../ports";
 import { lastMirrorEpochKey, stateRecordKey } from "./state-records";
+import type { TransitionListener } from "./transition-listener";
 
 /** Where a partition runtime sends the effects its machine returns. */
 export interface EffectSink {
@@ -54,6 +55,7 @@ export class PartitionRuntime {
     readonly key: MirrorPartitionKey,
     private current: MirrorPartitionSnapshot,
     private readonly sink: EffectSink,
+    private readonly onTransition?: TransitionListener,
   ) {}
 
   /** The encoded `MirrorPartitionState` key of this partition, encoded once. */
@@ -184,7 +186,12 @@ export class PartitionRuntime {
       step = applyEvent(this.current, item);
       if (!step.changed) return; // a stale result or an event this state ignores
     }
+    const previous = this.current.context.record;
     this.current = step.snapshot;
+    if (this.onTransition !== undefined && this.current.context.record !== previous) {
+      const event = isCommand ? item.command : item;
+      this.onTransition({ key: this.key, event, previous, record: this.current.context.record });
+    }
     if (isCommand) {
       const pending = this.current.context.pending;
       if (pending === null) item.resolve();

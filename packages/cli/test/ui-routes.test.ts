@@ -12,6 +12,8 @@ import { MirrorNode } from "../src/node/mirror-node";
 import { registerUiRoutes } from "../src/node/ui-routes";
 
 const open: { close(): unknown }[] = [];
+const SECURITY = { adminToken: "ui-routes-test-token", principals: [], allowedHosts: [] };
+const AUTH = { authorization: `Bearer ${SECURITY.adminToken}` };
 afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
@@ -80,9 +82,11 @@ describe("the visualizer's node routes", () => {
 
   it("mirror-state: pages the decoded __mirror_state history in time order", async () => {
     const node = await mirroringNode();
-    const app = buildAdminServer(node, pino({ level: "silent" }));
+    const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
     open.push(app);
-    const all = (await app.inject({ method: "GET", url: "/ui/api/mirror-state" })).json() as StateHistoryPage;
+    const all = (
+      await app.inject({ method: "GET", url: "/ui/api/mirror-state", headers: AUTH })
+    ).json() as StateHistoryPage;
     expect(all.partitions.map((p) => p.partition)).toEqual([0, 1]);
     const states = all.records.filter((r) => r.key?.kind === "MirrorPartitionState");
     expect(new Set(states.map((r) => `${r.key?.topic}-${r.key?.partition}`))).toEqual(
@@ -94,18 +98,20 @@ describe("the visualizer's node routes", () => {
     const first = states.find((r) => r.key?.partition === 0);
     expect(first?.value).toMatchObject({ state: "PREPARING", stateEpoch: 1, previousState: "UNKNOWN" });
 
-    const page = (await app.inject({ method: "GET", url: "/ui/api/mirror-state?offset=1&limit=2" })).json();
+    const page = (
+      await app.inject({ method: "GET", url: "/ui/api/mirror-state?offset=1&limit=2", headers: AUTH })
+    ).json();
     expect(page).toMatchObject({ total: all.total, offset: 1, records: all.records.slice(1, 3) });
-    const bad = await app.inject({ method: "GET", url: "/ui/api/mirror-state?limit=0" });
+    const bad = await app.inject({ method: "GET", url: "/ui/api/mirror-state?limit=0", headers: AUTH });
     expect(bad.statusCode).toBe(400);
   });
 
   it("stream over HTTP: server-sent events, and closing the node ends open streams instead of hanging", async () => {
     const node = await mirroringNode();
-    const app = buildAdminServer(node, pino({ level: "silent" }));
+    const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
     await app.listen({ host: "127.0.0.1", port: 0 });
     const { port } = app.server.address() as { port: number };
-    const res = await fetch(`http://127.0.0.1:${port}/ui/api/stream`);
+    const res = await fetch(`http://127.0.0.1:${port}/ui/api/stream`, { headers: AUTH });
     expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     let text = "";
@@ -113,22 +119,45 @@ describe("the visualizer's node routes", () => {
     expect(text).toMatch(/^: cluster-mirror inspection stream\n\ndata: \{"type":"@xstate.actor"/);
     await app.close();
     for (;;) if ((await reader.read()).done) break;
-    const unknown = await buildAdminServer(node, pino({ level: "silent" })).inject({
+    const unknown = await buildAdminServer(node, pino({ level: "silent" }), SECURITY).inject({
       method: "GET",
       url: "/ui/api/stream?cluster=nope",
+      headers: AUTH,
     });
     expect(unknown.statusCode).toBe(404);
   });
 
   it("graphs: the machines' graphs, spec §4's table and the precomputed layouts", async () => {
     const node = await mirroringNode();
-    const app = buildAdminServer(node, pino({ level: "silent" }));
+    const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
     open.push(app);
-    const body = (await app.inject({ method: "GET", url: "/ui/api/graphs" })).json();
+    const body = (await app.inject({ method: "GET", url: "/ui/api/graphs", headers: AUTH })).json();
     expect(Object.keys(body.graphs)).toEqual(["mirrorPartition", "coordinatorShard", "fetcher"]);
     expect(body.validFrom.STOPPED).toContain("STOPPING");
     expect(body.layouts.mirrorPartition.nodes.length).toBeGreaterThan(9);
-    expect((await app.inject({ method: "GET", url: "/ui/../package.json" })).statusCode).toBe(404);
+    // Never served: outside /ui it needs the token (401); inside, no such file (404).
+    expect([401, 404]).toContain(
+      (await app.inject({ method: "GET", url: "/ui/../package.json" })).statusCode,
+    );
+  });
+
+  it("auth: the page loads without a token; its API answers only to the token or the cookie ?token= sets", async () => {
+    const node = await mirroringNode();
+    const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
+    open.push(app);
+    const refused = await app.inject({ method: "GET", url: "/ui/api/graphs" });
+    expect(refused.statusCode).toBe(401);
+    const wrong = await app.inject({ method: "GET", url: "/ui/?token=nope" });
+    expect(wrong.headers["set-cookie"]).toBeUndefined();
+    const login = await app.inject({ method: "GET", url: `/ui/?token=${SECURITY.adminToken}` });
+    const cookie = String(login.headers["set-cookie"]);
+    expect(cookie).toMatch(/HttpOnly; SameSite=Strict; Path=\/ui/);
+    const cookieHeader = cookie.split(";")[0] as string;
+    const ok = await app.inject({ method: "GET", url: "/ui/api/graphs", headers: { cookie: cookieHeader } });
+    expect(ok.statusCode).toBe(200);
+    // The cookie is for the visualizer's API only, never the admin API.
+    const admin = await app.inject({ method: "GET", url: "/v1/mirrors", headers: { cookie: cookieHeader } });
+    expect(admin.statusCode).toBe(401);
   });
 
   it("page: serves the built files, and says how to build them when they are missing", async () => {

@@ -73,15 +73,28 @@ export function registerAdminAuth(app: FastifyInstance, security: AdminSecurity)
   for (const p of security.principals) byDigest.set(digest(p.token), p.principal);
   const hosts = new Set([...LOOPBACK, ...security.allowedHosts.map((h) => h.toLowerCase())]);
   app.decorateRequest("principal", "");
-  app.addHook("onRequest", async (req) => {
+  app.addHook("onRequest", async (req, reply) => {
     checkHost(req, hosts);
+    const url = req.url;
+    // The visualizer's page and scripts hold no data: they load without a token. Opening
+    // `/ui/?token=TOKEN` (the URL the node prints) hands the browser the token as an HttpOnly, SameSite=Strict
+    // cookie, which its API calls and server-sent events then carry (EventSource cannot set headers).
+    if (isUiAsset(url)) {
+      const login = new URL(url, "http://node").searchParams.get("token");
+      if (login !== null && byDigest.has(digest(login))) {
+        reply.header("set-cookie", `${UI_COOKIE}=${login}; HttpOnly; SameSite=Strict; Path=/ui`);
+      }
+      return;
+    }
     const header = req.headers.authorization;
-    if (header === undefined) throw new AdminAuthenticationError(tokenAdvice("no admin token was sent"));
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match)
+    const cookie = url.startsWith("/ui/api/") ? uiCookie(req.headers.cookie) : undefined;
+    if (header === undefined && cookie === undefined)
+      throw new AdminAuthenticationError(tokenAdvice("no admin token was sent"));
+    const match = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (header !== undefined && !match)
       throw new AdminAuthenticationError(tokenAdvice("the Authorization header is not 'Bearer <token>'"));
     // Tokens are compared by their SHA-256: a map lookup on digests tells an attacker nothing about a token.
-    const principal = byDigest.get(digest(match[1]!));
+    const principal = byDigest.get(digest(match?.[1] ?? cookie ?? ""));
     if (principal === undefined) {
       throw new AdminAuthenticationError(
         tokenAdvice("the admin token sent is not this node's (nor a configured principal's)"),
@@ -89,6 +102,22 @@ export function registerAdminAuth(app: FastifyInstance, security: AdminSecurity)
     }
     req.principal = principal;
   });
+}
+
+/** The cookie that carries the admin token for the visualizer's API calls. */
+const UI_COOKIE = "cluster_mirror_token";
+
+/** The visualizer's static files (`/ui`, `/ui/...` outside `/ui/api/`). */
+function isUiAsset(url: string): boolean {
+  return (url === "/ui" || url.startsWith("/ui/") || url.startsWith("/ui?")) && !url.startsWith("/ui/api/");
+}
+
+function uiCookie(header: string | undefined): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const [name, ...value] = part.trim().split("=");
+    if (name === UI_COOKIE) return decodeURIComponent(value.join("="));
+  }
+  return undefined;
 }
 
 function checkHost(req: FastifyRequest, hosts: ReadonlySet<string>): void {

@@ -8,7 +8,7 @@ import { type NodeRuntime, startNodeRuntime } from "../../../cli/src/node/node-r
  */
 export async function startMirroringNode(
   partitions: number,
-): Promise<{ runtime: NodeRuntime; baseUrl: string }> {
+): Promise<{ runtime: NodeRuntime; baseUrl: string; token: string }> {
   const runtime = await startNodeRuntime(
     { name: "dr", brokers: 1, sources: [{ name: "primary", brokers: 1 }], port: 0, numStatePartitions: 3 },
     pino({ level: "silent" }),
@@ -31,5 +31,5 @@ export async function startMirroringNode(
     }
   }
   await node.destination.mirroring.whenState("m", "MIRRORING", { timeoutMs: 30_000 });
-  return { runtime, baseUrl: `http://127.0.0.1:${runtime.adminPort}` };
+  return { runtime, baseUrl: `http://127.0.0.1:${runtime.adminPort}`, token: runtime.adminToken };
 }

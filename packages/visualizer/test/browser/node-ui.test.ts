@@ -12,12 +12,15 @@ let browser: Browser;
 let page: Page;
 let runtime: NodeRuntime;
 let baseUrl: string;
+let token: string;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   browser = await chromium.launch({ executablePath: inject("chromiumPath") });
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  ({ runtime, baseUrl } = await startMirroringNode(PARTITIONS));
+  ({ runtime, baseUrl, token } = await startMirroringNode(PARTITIONS));
+  // Opening the page with the node's token once gives the browser its session cookie.
+  await page.goto(`${baseUrl}/ui/?token=${encodeURIComponent(token)}`);
 });
 
 afterAll(async () => {
@@ -135,7 +138,9 @@ describe("the visualizer served by a node at /ui", () => {
   });
 
   it("time travel: the slider shows the recorded past, before the failover", async () => {
-    const res = await fetch(`${baseUrl}/ui/api/mirror-state?offset=0&limit=1000`);
+    const res = await fetch(`${baseUrl}/ui/api/mirror-state?offset=0&limit=1000`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const history = (await res.json()) as StateHistoryPage;
     const firstStop = history.records.find(
       (r) =>

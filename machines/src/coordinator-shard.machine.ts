@@ -1,5 +1,6 @@
-import { assign, setup } from "xstate";
+import { assign, enqueueActions, setup } from "xstate";
 import { effect } from "./effect";
+import { type MirrorPartitionsInput, mirrorPartitionsMachine } from "./mirror-partitions.machine";
 
 /** Events of the coordinator shard: leadership of its `__mirror_state` partition and load results. */
 export type CoordinatorShardEvent =
@@ -14,8 +15,19 @@ export type CoordinatorShardEvent =
    * known; without it the shard unloads whatever its epoch (Kafka's empty `OptionalInt`).
    */
   | { readonly type: "RESIGNED"; readonly leaderEpoch?: number }
-  /** The replay of the partition finished; partition actors are rehydrated. */
-  | { readonly type: "LOAD_COMPLETED"; readonly leaderEpoch: number }
+  /**
+   * The replay of the partition finished: `mirrors` are the partitions it found, grouped by mirror; the
+   * shard spawns one group per mirror, which spawns (rehydrates) one partition actor per key.
+   */
+  | {
+      readonly type: "LOAD_COMPLETED";
+      readonly leaderEpoch: number;
+      readonly mirrors?: readonly MirrorPartitionsInput[];
+    }
+  /** Partitions for keys without state (a command's first use), grouped by mirror; ACTIVE only. */
+  | { readonly type: "SPAWN_PARTITIONS"; readonly mirrors: readonly MirrorPartitionsInput[] }
+  /** A mirror's records were tombstoned: stop its partition actors. ACTIVE only. */
+  | { readonly type: "STOP_MIRROR"; readonly mirror: string }
   /** The replay failed (e.g. a corrupt record). */
   | { readonly type: "LOAD_FAILED"; readonly leaderEpoch: number; readonly message: string }
   /** An append returned an offset the shard did not expect: the in-memory state must be re-read. */
@@ -33,6 +45,8 @@ export interface CoordinatorShardContext {
   readonly leaderEpoch: number;
   /** Why the shard is FAILED; null otherwise. */
   readonly errorMessage: string | null;
+  /** Mirrors with a partition group spawned while ACTIVE (their groups are stopped when it exits). */
+  readonly mirrors: readonly string[];
 }
 
 /** Input of the coordinator shard machine. */
@@ -52,6 +66,11 @@ const epochParams = ({ context }: { context: CoordinatorShardContext }): Coordin
   leaderEpoch: context.leaderEpoch,
 });
 
+/** The actor id of a mirror's partition group inside its shard. */
+export function mirrorGroupId(mirror: string): string {
+  return `mirror:${mirror}`;
+}
+
 const abortLoad = { type: "abortLoad", params: epochParams } as const;
 const unloadShard = { type: "unloadShard", params: epochParams } as const;
 
@@ -69,7 +88,38 @@ export const coordinatorShardMachine = setup({
     events: CoordinatorShardEvent;
     input: CoordinatorShardInput;
   },
+  actors: { mirrorPartitions: mirrorPartitionsMachine },
   actions: {
+    // Spawn a group per new mirror and hand partitions of known mirrors to their group (one batch each).
+    spawnPartitions: enqueueActions(({ context, event, enqueue }) => {
+      const groups =
+        event.type === "LOAD_COMPLETED" || event.type === "SPAWN_PARTITIONS" ? event.mirrors : [];
+      const known = new Set(context.mirrors);
+      const added: string[] = [];
+      for (const g of groups ?? []) {
+        if (known.has(g.mirror)) {
+          enqueue.sendTo(mirrorGroupId(g.mirror), {
+            type: "SPAWN_PARTITIONS",
+            partitions: g.partitions,
+          });
+          continue;
+        }
+        known.add(g.mirror);
+        added.push(g.mirror);
+        enqueue.spawnChild("mirrorPartitions", { id: mirrorGroupId(g.mirror), input: g });
+      }
+      if (added.length > 0) enqueue.assign({ mirrors: [...context.mirrors, ...added] });
+    }),
+    stopMirror: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== "STOP_MIRROR" || !context.mirrors.includes(event.mirror)) return;
+      enqueue.stopChild(mirrorGroupId(event.mirror));
+      enqueue.assign({ mirrors: context.mirrors.filter((m) => m !== event.mirror) });
+    }),
+    // Leaving ACTIVE drops every partition actor: stopping a group stops its partitions.
+    stopAllMirrors: enqueueActions(({ context, enqueue }) => {
+      for (const m of context.mirrors) enqueue.stopChild(mirrorGroupId(m));
+      enqueue.assign({ mirrors: [] });
+    }),
     adoptEpoch: assign(({ context, event }) => ({
       leaderEpoch:
         "leaderEpoch" in event && event.leaderEpoch !== undefined ? event.leaderEpoch : context.leaderEpoch,
@@ -101,7 +151,7 @@ export const coordinatorShardMachine = setup({
   },
 }).createMachine({
   id: "coordinatorShard",
-  context: ({ input }) => ({ partition: input.partition, leaderEpoch: -1, errorMessage: null }),
+  context: ({ input }) => ({ partition: input.partition, leaderEpoch: -1, errorMessage: null, mirrors: [] }),
   initial: "INITIAL",
   states: {
     INITIAL: {
@@ -120,7 +170,7 @@ export const coordinatorShardMachine = setup({
           reenter: true,
           actions: [abortLoad, "adoptEpoch"],
         },
-        LOAD_COMPLETED: { guard: "currentEpoch", target: "ACTIVE" },
+        LOAD_COMPLETED: { guard: "currentEpoch", target: "ACTIVE", actions: "spawnPartitions" },
         LOAD_FAILED: { guard: "currentEpoch", target: "FAILED", actions: [abortLoad, "noteError"] },
         RESIGNED: { guard: "resignationApplies", target: "CLOSED", actions: [abortLoad, "adoptEpoch"] },
         SHUTDOWN: { target: "CLOSED", actions: abortLoad },
@@ -128,7 +178,10 @@ export const coordinatorShardMachine = setup({
     },
     ACTIVE: {
       entry: { type: "activateShard", params: epochParams },
+      exit: "stopAllMirrors",
       on: {
+        SPAWN_PARTITIONS: { actions: "spawnPartitions" },
+        STOP_MIRROR: { actions: "stopMirror" },
         ELECTED: [
           { guard: "newerEpochWithReload", target: "LOADING", actions: [unloadShard, "adoptEpoch"] },
           { guard: "newerEpoch", actions: ["adoptEpoch", { type: "updateShardEpoch", params: epochParams }] },

@@ -38,6 +38,7 @@ const destination: DestinationCluster = {
   clusterId: "dest",
   replica: () => replica,
   leaderOf: () => 0,
+  leaderEpochOf: () => 0,
   createMirrorTopic: () => {},
   createPartitions: () => {},
   alterTopicConfigs: () => {},

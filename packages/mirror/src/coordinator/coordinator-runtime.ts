@@ -24,6 +24,7 @@ import type {
 } from "../ports";
 import { CoordinatorShard, type MirrorStateWrite } from "./coordinator-shard";
 import { DEFAULT_ISR_POLL_INTERVAL_MS } from "./effect-executor";
+import type { InspectionHub } from "./inspection-hub";
 import { mirrorStatePartitionFor } from "./mirror-state-partition";
 import { DEFAULT_APPEND_LINGER_MS, DEFAULT_MAX_APPEND_BYTES } from "./state-write-batcher";
 
@@ -59,6 +60,8 @@ export interface CoordinatorRuntimeOptions {
   readonly warn?: (message: string) => void;
   /** Called when a `__mirror_state` partition of this broker finished loading and serves commands. */
   readonly onShardActivated?: (partition: number) => void;
+  /** XState's inspection of every shard's actors (the visualizer's live stream). */
+  readonly inspection?: InspectionHub;
 }
 
 /**
@@ -249,6 +252,7 @@ export class CoordinatorRuntime {
         isrPollIntervalMs: o.isrPollIntervalMs ?? DEFAULT_ISR_POLL_INTERVAL_MS,
         retry: o.retry,
         warn: o.warn ?? ((m) => console.warn(m)),
+        ...(o.inspection ? { inspection: o.inspection } : {}),
         onActivated: (loaded) => {
           this.followRemovals(loaded);
           o.onShardActivated?.(partition);

@@ -245,15 +245,15 @@ export class CoordinatorShard {
     this.attachAll(mirrors);
   }
 
-  /** Connects each spawned child actor to its handle (delivering what was sent meanwhile). */
+  /**
+   * Connects each spawned partition actor to its handle (delivering what was sent meanwhile). Partition
+   * actors are registered in the shard's actor system under their id (`systemId`).
+   */
   private attachAll(mirrors: readonly MirrorPartitionsInput[]): void {
-    const children = this.actor.getSnapshot().children as Record<string, AnyActorRef | undefined>;
+    const system = this.actor.system;
     for (const g of mirrors) {
-      const group = children[mirrorGroupId(g.mirror)];
-      const spawned = (group?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)
-        ?.children;
-      for (const { id } of g.partitions as readonly MirrorPartitionSpawn[]) {
-        const ref = spawned?.[id] as MirrorPartitionRef | undefined;
+      for (const { id } of g.partitions) {
+        const ref = system.get(id) as MirrorPartitionRef | undefined;
         const p = this.partitions.get(id);
         if (ref !== undefined && p !== undefined) p.attach(ref);
       }

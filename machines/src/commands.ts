@@ -1,6 +1,5 @@
-import { type AnyStateNode, initialTransition, type SnapshotFrom } from "xstate";
+import { type AnyStateNode, initialTransition, type SnapshotFrom, transition } from "xstate";
 import { InvalidMirrorStateError } from "./errors";
-import { transitionPartition } from "./inert-scope";
 import {
   isLifecycleState,
   LIFECYCLE_STATES,
@@ -75,7 +74,7 @@ export function applyEvent(
   snapshot: MirrorPartitionSnapshot,
   event: MirrorPartitionEvent,
 ): MirrorPartitionStep {
-  const [next, actions] = transitionPartition(snapshot, event);
+  const [next, actions] = transition(mirrorPartitionMachine, snapshot, event);
   // xstate returns the same reference when no transition is enabled (unknown event or failed guard).
   const n = actions.length;
   const effects: MirrorPartitionEffect[] = n === 0 ? (NO_EFFECTS as MirrorPartitionEffect[]) : new Array(n);
@@ -132,6 +131,18 @@ export function sendCommand(
 ): MirrorPartitionStep {
   const step = applyEvent(snapshot, command);
   if (step.changed) return step;
+  throw commandRefusal(snapshot, command);
+}
+
+/**
+ * Why `command` is refused in `snapshot` (which does not accept it: `snapshot.can(command)` is false), as
+ * the typed error an operator sees: the state, the command, the change waiting for its append (if any) and
+ * what to do.
+ */
+export function commandRefusal(
+  snapshot: MirrorPartitionSnapshot,
+  command: MirrorPartitionCommand,
+): InvalidMirrorStateError {
   const state = lifecycleStateOf(snapshot);
   const pendingTo = snapshot.context.pending?.to ?? null;
   const accepted = COMMAND_ACCEPTED_IN[command.type];
@@ -151,7 +162,7 @@ export function sendCommand(
       `Cannot ${command.type} mirror partition in state ${state}: ${command.type} is accepted only in ` +
       `${accepted.join(", ")}. Describe the mirror to see each partition's state.`;
   }
-  throw new InvalidMirrorStateError(state, command.type, pendingTo, message);
+  return new InvalidMirrorStateError(state, command.type, pendingTo, message);
 }
 
 /**

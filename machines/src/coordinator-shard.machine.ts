@@ -1,5 +1,11 @@
-import { assign, setup } from "xstate";
+import { assign, enqueueActions, setup } from "xstate";
 import { effect } from "./effect";
+import {
+  MAX_PARTITIONS_PER_GROUP,
+  type MirrorPartitionSpawn,
+  type MirrorPartitionsInput,
+  mirrorPartitionsMachine,
+} from "./mirror-partitions.machine";
 
 /** Events of the coordinator shard: leadership of its `__mirror_state` partition and load results. */
 export type CoordinatorShardEvent =
@@ -14,8 +20,19 @@ export type CoordinatorShardEvent =
    * known; without it the shard unloads whatever its epoch (Kafka's empty `OptionalInt`).
    */
   | { readonly type: "RESIGNED"; readonly leaderEpoch?: number }
-  /** The replay of the partition finished; partition actors are rehydrated. */
-  | { readonly type: "LOAD_COMPLETED"; readonly leaderEpoch: number }
+  /**
+   * The replay of the partition finished: `mirrors` are the partitions it found, grouped by mirror; the
+   * shard spawns one group per mirror, which spawns (rehydrates) one partition actor per key.
+   */
+  | {
+      readonly type: "LOAD_COMPLETED";
+      readonly leaderEpoch: number;
+      readonly mirrors?: readonly MirrorPartitionsInput[];
+    }
+  /** Partitions for keys without state (a command's first use), grouped by mirror; ACTIVE only. */
+  | { readonly type: "SPAWN_PARTITIONS"; readonly mirrors: readonly MirrorPartitionsInput[] }
+  /** A mirror's records were tombstoned: stop its partition actors. ACTIVE only. */
+  | { readonly type: "STOP_MIRROR"; readonly mirror: string }
   /** The replay failed (e.g. a corrupt record). */
   | { readonly type: "LOAD_FAILED"; readonly leaderEpoch: number; readonly message: string }
   /** An append returned an offset the shard did not expect: the in-memory state must be re-read. */
@@ -33,6 +50,15 @@ export interface CoordinatorShardContext {
   readonly leaderEpoch: number;
   /** Why the shard is FAILED; null otherwise. */
   readonly errorMessage: string | null;
+  /** Partition groups spawned while ACTIVE (stopped when it exits), in spawn order. */
+  readonly groups: readonly PartitionGroup[];
+}
+
+/** A partition group of the shard: its actor id, its mirror and how many partitions it spawned. */
+export interface PartitionGroup {
+  readonly id: string;
+  readonly mirror: string;
+  readonly size: number;
 }
 
 /** Input of the coordinator shard machine. */
@@ -52,6 +78,45 @@ const epochParams = ({ context }: { context: CoordinatorShardContext }): Coordin
   leaderEpoch: context.leaderEpoch,
 });
 
+/** The actor id of a mirror's `n`-th partition group inside its shard. */
+export function mirrorGroupId(mirror: string, n: number): string {
+  return `mirror:${mirror}#${n}`;
+}
+
+/**
+ * Places a batch of new partitions: the mirror's last group is filled up to its limit, the rest go to new
+ * groups. Returns the groups after the placement and what to spawn or send.
+ */
+function placePartitions(
+  groups: readonly PartitionGroup[],
+  batch: MirrorPartitionsInput,
+): {
+  groups: PartitionGroup[];
+  fill?: { id: string; partitions: readonly MirrorPartitionSpawn[] };
+  spawn: { id: string; input: MirrorPartitionsInput }[];
+} {
+  const out = [...groups];
+  const own = out.filter((g) => g.mirror === batch.mirror);
+  let rest = batch.partitions;
+  let fill: { id: string; partitions: readonly MirrorPartitionSpawn[] } | undefined;
+  const last = own.at(-1);
+  if (last !== undefined && last.size < MAX_PARTITIONS_PER_GROUP && rest.length > 0) {
+    const take = rest.slice(0, MAX_PARTITIONS_PER_GROUP - last.size);
+    rest = rest.slice(take.length);
+    fill = { id: last.id, partitions: take };
+    out[out.indexOf(last)] = { ...last, size: last.size + take.length };
+  }
+  const spawn: { id: string; input: MirrorPartitionsInput }[] = [];
+  let n = own.length;
+  for (let i = 0; i < rest.length; i += MAX_PARTITIONS_PER_GROUP) {
+    const partitions = rest.slice(i, i + MAX_PARTITIONS_PER_GROUP);
+    const id = mirrorGroupId(batch.mirror, n++);
+    spawn.push({ id, input: { mirror: batch.mirror, partitions } });
+    out.push({ id, mirror: batch.mirror, size: partitions.length });
+  }
+  return fill === undefined ? { groups: out, spawn } : { groups: out, fill, spawn };
+}
+
 const abortLoad = { type: "abortLoad", params: epochParams } as const;
 const unloadShard = { type: "unloadShard", params: epochParams } as const;
 
@@ -69,7 +134,38 @@ export const coordinatorShardMachine = setup({
     events: CoordinatorShardEvent;
     input: CoordinatorShardInput;
   },
+  actors: { mirrorPartitions: mirrorPartitionsMachine },
   actions: {
+    // Place new partitions in the mirror's groups (filling the last, then new ones), one batch each.
+    spawnPartitions: enqueueActions(({ context, event, enqueue }) => {
+      const batches =
+        event.type === "LOAD_COMPLETED" || event.type === "SPAWN_PARTITIONS" ? event.mirrors : [];
+      let groups: readonly PartitionGroup[] = context.groups;
+      for (const batch of batches ?? []) {
+        const placed = placePartitions(groups, batch);
+        groups = placed.groups;
+        if (placed.fill) {
+          enqueue.sendTo(placed.fill.id, { type: "SPAWN_PARTITIONS", partitions: placed.fill.partitions });
+        }
+        for (const g of placed.spawn) {
+          const input: MirrorPartitionsInput = g.input;
+          enqueue.spawnChild("mirrorPartitions", { id: g.id, input });
+        }
+      }
+      if (groups !== context.groups) enqueue.assign({ groups: [...groups] });
+    }),
+    stopMirror: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== "STOP_MIRROR") return;
+      const stopped = context.groups.filter((g) => g.mirror === event.mirror);
+      if (stopped.length === 0) return;
+      for (const g of stopped) enqueue.stopChild(g.id);
+      enqueue.assign({ groups: context.groups.filter((g) => g.mirror !== event.mirror) });
+    }),
+    // Leaving ACTIVE drops every partition actor: stopping a group stops its partitions.
+    stopAllMirrors: enqueueActions(({ context, enqueue }) => {
+      for (const g of context.groups) enqueue.stopChild(g.id);
+      enqueue.assign({ groups: [] });
+    }),
     adoptEpoch: assign(({ context, event }) => ({
       leaderEpoch:
         "leaderEpoch" in event && event.leaderEpoch !== undefined ? event.leaderEpoch : context.leaderEpoch,
@@ -101,7 +197,7 @@ export const coordinatorShardMachine = setup({
   },
 }).createMachine({
   id: "coordinatorShard",
-  context: ({ input }) => ({ partition: input.partition, leaderEpoch: -1, errorMessage: null }),
+  context: ({ input }) => ({ partition: input.partition, leaderEpoch: -1, errorMessage: null, groups: [] }),
   initial: "INITIAL",
   states: {
     INITIAL: {
@@ -120,7 +216,7 @@ export const coordinatorShardMachine = setup({
           reenter: true,
           actions: [abortLoad, "adoptEpoch"],
         },
-        LOAD_COMPLETED: { guard: "currentEpoch", target: "ACTIVE" },
+        LOAD_COMPLETED: { guard: "currentEpoch", target: "ACTIVE", actions: "spawnPartitions" },
         LOAD_FAILED: { guard: "currentEpoch", target: "FAILED", actions: [abortLoad, "noteError"] },
         RESIGNED: { guard: "resignationApplies", target: "CLOSED", actions: [abortLoad, "adoptEpoch"] },
         SHUTDOWN: { target: "CLOSED", actions: abortLoad },
@@ -128,7 +224,10 @@ export const coordinatorShardMachine = setup({
     },
     ACTIVE: {
       entry: { type: "activateShard", params: epochParams },
+      exit: "stopAllMirrors",
       on: {
+        SPAWN_PARTITIONS: { actions: "spawnPartitions" },
+        STOP_MIRROR: { actions: "stopMirror" },
         ELECTED: [
           { guard: "newerEpochWithReload", target: "LOADING", actions: [unloadShard, "adoptEpoch"] },
           { guard: "newerEpoch", actions: ["adoptEpoch", { type: "updateShardEpoch", params: epochParams }] },

@@ -1,4 +1,4 @@
-import type { SnapshotFrom } from "xstate";
+import { initialTransition, type SnapshotFrom, transition } from "xstate";
 import {
   type FetcherEvent,
   type FetcherInput,
@@ -6,7 +6,6 @@ import {
   fetcherMachine,
   type InFlightFetch,
 } from "./fetcher.machine";
-import { inertTransition } from "./inert-scope";
 
 /** A snapshot of the fetcher machine. */
 export type FetcherSnapshot = SnapshotFrom<typeof fetcherMachine>;
@@ -59,11 +58,9 @@ export interface FetcherStep {
   readonly changed: boolean;
 }
 
-const fetcher = inertTransition(fetcherMachine, {});
-
 /** A fetcher with nothing assigned (idle). */
 export function initialFetcherSnapshot(input?: FetcherInput): FetcherSnapshot {
-  return fetcher.initial(input ?? {})[0]; // idle has no entry actions
+  return initialTransition(fetcherMachine, input ?? {})[0]; // idle has no entry actions
 }
 
 /**
@@ -72,7 +69,7 @@ export function initialFetcherSnapshot(input?: FetcherInput): FetcherSnapshot {
  */
 export function applyFetcherEvent(snapshot: FetcherSnapshot, event: FetcherEvent): FetcherStep {
   if (snapshot.status !== "active") return { snapshot, effects: [], changed: false };
-  const [next, actions] = fetcher.transition(snapshot, event);
+  const [next, actions] = transition(fetcherMachine, snapshot, event);
   return {
     snapshot: next,
     effects: actions.map((a) => ({ type: a.type, params: a.params }) as FetcherEffect),

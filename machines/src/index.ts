@@ -8,6 +8,7 @@ export {
   applyEvent,
   COMMAND_ACCEPTED_IN,
   COMMAND_TARGETS,
+  commandRefusal,
   lifecycleStateOf,
   type MirrorPartitionEffect,
   type MirrorPartitionSimpleEffectType,
@@ -25,6 +26,8 @@ export {
   type CoordinatorShardEvent,
   type CoordinatorShardInput,
   coordinatorShardMachine,
+  mirrorGroupId,
+  type PartitionGroup,
 } from "./coordinator-shard.machine";
 export { InvalidMirrorStateError } from "./errors";
 export {
@@ -60,7 +63,6 @@ export {
   machineGraphs,
   toMachineGraph,
 } from "./graph";
-export { type InertTransition, inertTransition } from "./inert-scope";
 export { initialContext } from "./initial-context";
 export {
   isLifecycleState,
@@ -97,10 +99,16 @@ export type {
   ScheduleRetryParams,
   TruncateToEpochParams,
 } from "./mirror-partition.types";
+export {
+  MAX_PARTITIONS_PER_GROUP,
+  type MirrorPartitionSpawn,
+  type MirrorPartitionsEvent,
+  type MirrorPartitionsInput,
+  mirrorPartitionsMachine,
+} from "./mirror-partitions.machine";
 export { type MirrorPartitionActor, startMirrorPartitionActor } from "./partition-actor";
 export { buildPendingCommit, type CommitCause, causeOf } from "./pending-commit";
 export { generateReadme } from "./readme";
-export { rehydratePartition } from "./rehydrate";
 export {
   DEFAULT_RETRY_BACKOFF,
   type RetryBackoffOptions,

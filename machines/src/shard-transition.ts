@@ -1,11 +1,10 @@
-import type { SnapshotFrom } from "xstate";
+import { initialTransition, type SnapshotFrom, transition } from "xstate";
 import {
   type CoordinatorShardEffectParams,
   type CoordinatorShardEvent,
   type CoordinatorShardInput,
   coordinatorShardMachine,
 } from "./coordinator-shard.machine";
-import { inertTransition } from "./inert-scope";
 
 /** A snapshot of the coordinator shard machine. */
 export type CoordinatorShardSnapshot = SnapshotFrom<typeof coordinatorShardMachine>;
@@ -16,6 +15,8 @@ export type CoordinatorShardState = "INITIAL" | "LOADING" | "ACTIVE" | "FAILED" 
 /** An effect of a shard transition: a named action of the chart and the epoch it was issued for. */
 export interface CoordinatorShardEffect {
   readonly type: "loadPartition" | "abortLoad" | "activateShard" | "updateShardEpoch" | "unloadShard";
+  // Spawning and stopping partition groups are XState's own actions (not effects): `transition()` leaves
+  // them out of what it returns.
   readonly params: CoordinatorShardEffectParams;
 }
 
@@ -29,13 +30,11 @@ export interface CoordinatorShardStep {
   readonly changed: boolean;
 }
 
-const shard = inertTransition(coordinatorShardMachine, { partition: -1 });
-
 /** The shard before its first election (INITIAL, epoch -1). `partition` defaults to 0. */
 export function initialShardSnapshot(
   input: CoordinatorShardInput = { partition: 0 },
 ): CoordinatorShardSnapshot {
-  return shard.initial(input)[0]; // INITIAL has no entry actions
+  return initialTransition(coordinatorShardMachine, input)[0]; // INITIAL has no entry actions
 }
 
 /** Feeds one event to the shard chart. Pure: the machine's guards, assigns and named effects, no I/O. */
@@ -43,7 +42,7 @@ export function applyShardEvent(
   snapshot: CoordinatorShardSnapshot,
   event: CoordinatorShardEvent,
 ): CoordinatorShardStep {
-  const [next, actions] = shard.transition(snapshot, event);
+  const [next, actions] = transition(coordinatorShardMachine, snapshot, event);
   return {
     snapshot: next,
     effects: actions.map((a) => ({ type: a.type, params: a.params }) as CoordinatorShardEffect),

@@ -1,8 +1,11 @@
+import { createActor } from "xstate";
 import {
   applyEvent,
   type MirrorPartitionEffect,
   type MirrorPartitionEvent,
+  type MirrorPartitionInput,
   type MirrorPartitionSnapshot,
+  mirrorPartitionMachine,
   recoverPartition,
 } from "../src/index";
 
@@ -77,3 +80,27 @@ export const STOP_TO_STOPPED: readonly TestEvent[] = [
   { type: "PID_RESET_APPENDED" },
   COMMITTED,
 ];
+
+/** Every named effect of the partition machine (the actions the coordinator provides). */
+const EFFECT_NAMES = Object.keys(mirrorPartitionMachine.implementations.actions).filter(
+  (n) => !/^(prepare|apply|defer|note|capture)/.test(n),
+);
+
+/**
+ * Starts a live partition actor from `input` with recording effect implementations (as the coordinator
+ * provides them with `machine.provide()`), and returns its snapshot and the effects it ran while starting.
+ */
+export function startRecording(input: MirrorPartitionInput): {
+  snapshot: MirrorPartitionSnapshot;
+  effects: MirrorPartitionEffect[];
+} {
+  const effects: MirrorPartitionEffect[] = [];
+  const actions: Record<string, (args: unknown, params: unknown) => void> = {};
+  for (const name of EFFECT_NAMES) {
+    actions[name] = (_args, params) => effects.push({ type: name, params } as MirrorPartitionEffect);
+  }
+  const actor = createActor(mirrorPartitionMachine.provide({ actions }), { input }).start();
+  const snapshot = actor.getSnapshot();
+  actor.stop();
+  return { snapshot, effects };
+}

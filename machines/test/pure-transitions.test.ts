@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type AnyStateMachine, type ExecutableActionObject, initialTransition, transition } from "xstate";
+import { type AnyStateMachine, createActor, initialTransition } from "xstate";
 import {
   applyFetcherEvent,
   applyShardEvent,
@@ -25,8 +25,34 @@ console.log(`pure transition properties: fast-check seed ${SEED}`);
 
 type Infer<A> = A extends fc.Arbitrary<infer T> ? T : never;
 
-const plain = (actions: readonly ExecutableActionObject[]) =>
-  actions.map((a) => ({ type: a.type, params: a.params }));
+/** The fetcher machine's bookkeeping actions (assigns), as opposed to its effects. */
+const FETCHER_INTERNAL = [
+  "addPartitions",
+  "removePartitions",
+  "truncationCompleted",
+  "startFetch",
+  "settleFetch",
+] as const;
+
+/**
+ * A live actor of `machine` whose named effects record what they were called with, as the runtime provides
+ * them: the pure step functions must agree with what the actor the coordinator runs does.
+ */
+function liveRecording(machine: AnyStateMachine, effects: readonly string[], input: unknown) {
+  const ran: { type: string; params: unknown }[] = [];
+  const actions: Record<string, (args: unknown, params: unknown) => void> = {};
+  for (const type of effects) actions[type] = (_args, params) => ran.push({ type, params });
+  const actor = createActor(machine.provide({ actions }), { input }).start();
+  return {
+    actor,
+    /** Sends `event` and returns the effects it ran. */
+    send(event: { type: string }) {
+      ran.length = 0;
+      actor.send(event);
+      return [...ran];
+    },
+  };
+}
 
 /** The machine's named actions that are effects (not assigns or enqueueActions), for the effect unions. */
 function effectNames(machine: AnyStateMachine, internal: readonly string[]): string[] {
@@ -35,7 +61,7 @@ function effectNames(machine: AnyStateMachine, internal: readonly string[]): str
     .sort();
 }
 
-describe("applyShardEvent (coordinatorShardMachine through the inert scope)", () => {
+describe("applyShardEvent (coordinatorShardMachine's pure transition)", () => {
   it("starts INITIAL at epoch -1, like initialTransition", () => {
     const [ref, actions] = initialTransition(coordinatorShardMachine, { partition: 3 });
     const s = initialShardSnapshot({ partition: 3 });
@@ -89,12 +115,14 @@ describe("applyShardEvent (coordinatorShardMachine through the inert scope)", ()
       updateShardEpoch: true,
       unloadShard: true,
     };
-    expect(effectNames(coordinatorShardMachine, ["adoptEpoch", "noteError"])).toEqual(
+    // spawnPartitions, stopMirror, stopAllMirrors: XState's own spawn/stop actions, not effects.
+    const xstateActions = ["spawnPartitions", "stopMirror", "stopAllMirrors"];
+    expect(effectNames(coordinatorShardMachine, ["adoptEpoch", "noteError", ...xstateActions])).toEqual(
       Object.keys(union).sort(),
     );
   });
 
-  it("matches xstate's transition() over random event sequences", () => {
+  it("agrees with a live shard actor over random event sequences", () => {
     // numRuns 400, sequences of up to 40 events over epochs 0..6 (half of the epoch-scoped ones current).
     const epoch = fc.integer({ min: 0, max: 6 });
     const scoped = fc.record({ current: fc.boolean(), epoch });
@@ -126,24 +154,33 @@ describe("applyShardEvent (coordinatorShardMachine through the inert scope)", ()
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 9 }), fc.array(event, { maxLength: 40 }), (partition, events) => {
         let s = initialShardSnapshot({ partition });
+        const effects = effectNames(coordinatorShardMachine, [
+          "adoptEpoch",
+          "noteError",
+          "spawnPartitions",
+          "stopMirror",
+          "stopAllMirrors",
+        ]);
+        const live = liveRecording(coordinatorShardMachine, effects, { partition });
         for (const template of events) {
           const e = resolve(s, template);
-          const [ref, actions] = transition(coordinatorShardMachine, s, e);
+          const ran = live.send(e);
           const step = applyShardEvent(s, e);
+          const ref = live.actor.getSnapshot();
           expect(step.snapshot.value).toEqual(ref.value);
           expect(step.snapshot.context).toEqual(ref.context);
-          expect(step.effects).toEqual(plain(actions));
-          expect(step.changed).toBe(ref !== s || actions.length > 0);
+          expect(step.effects).toEqual(ran);
           if (!step.changed) expect(step.snapshot).toBe(s);
           s = step.snapshot;
         }
+        live.actor.stop();
       }),
       { seed: SEED, numRuns: 400 },
     );
   });
 });
 
-describe("applyFetcherEvent (fetcherMachine through the inert scope)", () => {
+describe("applyFetcherEvent (fetcherMachine's pure transition)", () => {
   const backoff = { baseMs: 100, capMs: 100, maxAttempts: 0 };
 
   it("starts idle, like initialTransition", () => {
@@ -233,18 +270,10 @@ describe("applyFetcherEvent (fetcherMachine through the inert scope)", () => {
       scheduleThrottle: true,
       closeFetcher: true,
     };
-    expect(
-      effectNames(fetcherMachine, [
-        "addPartitions",
-        "removePartitions",
-        "truncationCompleted",
-        "startFetch",
-        "settleFetch",
-      ]),
-    ).toEqual(Object.keys(union).sort());
+    expect(effectNames(fetcherMachine, FETCHER_INTERNAL)).toEqual(Object.keys(union).sort());
   });
 
-  it("matches xstate's transition() over random event sequences while active", () => {
+  it("agrees with a live fetcher actor over random event sequences", () => {
     // numRuns 400, sequences of up to 40 events over 4 partitions (most fetch answers for the current id).
     const partition = fc.constantFrom("a", "b", "c", "d");
     const partitions = fc.uniqueArray(partition, { minLength: 1, maxLength: 4 });
@@ -311,7 +340,9 @@ describe("applyFetcherEvent (fetcherMachine through the inert scope)", () => {
     };
     fc.assert(
       fc.property(fc.array(event, { maxLength: 40 }), (events) => {
-        let s = initialFetcherSnapshot({ backoff: { baseMs: 100, capMs: 1000, maxAttempts: 5 } });
+        const input = { backoff: { baseMs: 100, capMs: 1000, maxAttempts: 5 } };
+        let s = initialFetcherSnapshot(input);
+        const live = liveRecording(fetcherMachine, effectNames(fetcherMachine, FETCHER_INTERNAL), input);
         for (const template of events) {
           const e = resolve(s, template);
           const step = applyFetcherEvent(s, e);
@@ -319,15 +350,16 @@ describe("applyFetcherEvent (fetcherMachine through the inert scope)", () => {
             expect(step).toEqual({ snapshot: s, effects: [], changed: false });
             continue;
           }
-          const [ref, actions] = transition(fetcherMachine, s, e);
+          const ran = live.send(e);
+          const ref = live.actor.getSnapshot();
           expect(step.snapshot.value).toEqual(ref.value);
           expect(step.snapshot.status).toBe(ref.status);
           expect(step.snapshot.context).toEqual(ref.context);
-          expect(step.effects).toEqual(plain(actions));
-          expect(step.changed).toBe(ref !== s || actions.length > 0);
+          expect(step.effects).toEqual(ran);
           if (!step.changed) expect(step.snapshot).toBe(s);
           s = step.snapshot;
         }
+        live.actor.stop();
       }),
       { seed: SEED, numRuns: 400 },
     );

@@ -11,6 +11,7 @@ import {
   DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS,
 } from "./coordinator/coordinator-load-waiters";
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
+import { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hub";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 import { type TransitionListener, TransitionListeners } from "./coordinator/transition-listener";
 import { EmbeddedDestination } from "./destination/embedded-destination";
@@ -97,6 +98,7 @@ export class ClusterMirroring {
   /** Announces committed partition states and mirrored appends (what promote waits on). */
   readonly changes: MirrorChanges;
   private readonly options: ClusterMirroringOptions;
+  private readonly inspection = new InspectionHub();
   private readonly sources: SourceConnections;
   private readonly nodes = new Map<number, MirrorNode>();
   private readonly numStatePartitions: number;
@@ -294,6 +296,16 @@ export class ClusterMirroring {
    * REQUEST_TIMED_OUT after `timeoutMs` (default 120 s), UNKNOWN_MIRROR when the mirror is (or gets) deleted.
    * Sync errors do not reject: they are in the report's `errors` (and the sync-error metrics).
    */
+  /**
+   * Observes XState's inspection events of every coordinator actor on every broker, present and future:
+   * each shard (`__mirror_state-N`), its mirror groups (`mirror:NAME`) and partition actors
+   * (`MIRROR/TOPIC_ID/PARTITION`), the events they receive and the snapshots they move to. Returns the
+   * function that stops observing. With no observer, the actors build no inspection events.
+   */
+  inspect(observer: MirrorInspector): () => void {
+    return this.inspection.inspect(observer);
+  }
+
   async whenSynced(mirror: string, options: { timeoutMs?: number } = {}): Promise<RefreshReport> {
     this.requireMirror(mirror);
     return this.syncWaiters.next(mirror, options.timeoutMs ?? 120_000);
@@ -384,6 +396,7 @@ export class ClusterMirroring {
     };
     const fetchers = new MirrorFetcherManager({
       brokerId,
+      inspection: this.inspection,
       destination: this.destination,
       sources: sourceOf,
       events: this.coordinators,
@@ -421,6 +434,7 @@ export class ClusterMirroring {
       retry: this.options.retry,
       warn: this.options.warn,
       onTransition: this.transitions.emit,
+      inspection: this.inspection,
       // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
       onShardActivated: (partition) => {
         this.loadWaiters.changed();

@@ -53,6 +53,7 @@ export type { MirrorVerification, VerifyCheck } from "./admin/verify";
 export { ClusterMirroring, type ClusterMirroringOptions } from "./cluster-mirroring";
 export { CoordinatorRuntime, type CoordinatorRuntimeOptions } from "./coordinator/coordinator-runtime";
 export { CoordinatorShard, type CoordinatorShardOptions } from "./coordinator/coordinator-shard";
+export { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hub";
 export { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 export { mirrorStatePartitionFor } from "./coordinator/mirror-state-partition";
 export { partitionStateRecord } from "./coordinator/state-records";

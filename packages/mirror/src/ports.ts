@@ -171,6 +171,8 @@ export interface DestinationCluster {
   replica(brokerId: number, topic: string, partition: number): LocalReplica | undefined;
   /** The broker that leads a partition now, or -1. */
   leaderOf(topic: string, partition: number): number;
+  /** The partition's leader epoch in the cluster's metadata now, or -1 when it has no leader. */
+  leaderEpochOf(topic: string, partition: number): number;
   /** Creates a mirror topic with the source's id and partition count (read-only from birth: mirror.name set). */
   createMirrorTopic(request: {
     name: string;

@@ -5,7 +5,6 @@ import {
   type MirrorPartitionSnapshot,
   type RecoveredPartition,
   recoverPartition,
-  rehydratePartition,
   startMirrorPartitionActor,
 } from "@cluster-mirror/machines";
 import { type BenchResult, type BenchSuite, measureOpsPerSecond, result, timeOnceMs } from "../harness";
@@ -119,15 +118,15 @@ export const suite: BenchSuite = {
       ),
     );
     for (let i = 0; i < 2000; i++)
-      rehydratePartition({ record: recs[i] ?? MIRRORING_RECORD, retryJitter: 0.5 });
+      recoverPartition({ record: recs[i] ?? MIRRORING_RECORD, retryJitter: 0.5 });
     const fastMs = timeOnceMs(() => {
       const out = new Array(PARTITIONS);
       for (let i = 0; i < PARTITIONS; i++)
-        out[i] = rehydratePartition({ record: recs[i] ?? MIRRORING_RECORD, retryJitter: 0.5 });
+        out[i] = recoverPartition({ record: recs[i] ?? MIRRORING_RECORD, retryJitter: 0.5 });
     });
     results.push(
       result(
-        "partition.rehydrate100k.rehydratePartition",
+        "partition.rehydrate100k.initialTransition",
         fastMs,
         "ms",
         plainMs,
@@ -155,7 +154,7 @@ export const suite: BenchSuite = {
     const plainBytes = heapPerItem(PARTITIONS, (i) => ({ ...recs[i], pending: null }));
     const snapshotBytes = heapPerItem(
       PARTITIONS,
-      (i) => rehydratePartition({ record: recs[i] ?? MIRRORING_RECORD, retryJitter: 0.5 }).snapshot,
+      (i) => recoverPartition({ record: recs[i] ?? MIRRORING_RECORD, retryJitter: 0.5 }).snapshot,
     );
     results.push(
       result(

@@ -24,6 +24,7 @@ import type {
 } from "../ports";
 import { CoordinatorShard, type MirrorStateWrite } from "./coordinator-shard";
 import { DEFAULT_ISR_POLL_INTERVAL_MS } from "./effect-executor";
+import type { InspectionHub } from "./inspection-hub";
 import { mirrorStatePartitionFor } from "./mirror-state-partition";
 import { DEFAULT_APPEND_LINGER_MS, DEFAULT_MAX_APPEND_BYTES } from "./state-write-batcher";
 import type { TransitionListener } from "./transition-listener";
@@ -62,6 +63,8 @@ export interface CoordinatorRuntimeOptions {
   readonly onShardActivated?: (partition: number) => void;
   /** Told of every committed record change of a partition this broker coordinates. */
   readonly onTransition?: TransitionListener;
+  /** XState's inspection of every shard's actors (the visualizer's live stream). */
+  readonly inspection?: InspectionHub;
 }
 
 /**
@@ -253,6 +256,7 @@ export class CoordinatorRuntime {
         retry: o.retry,
         warn: o.warn ?? ((m) => console.warn(m)),
         onTransition: o.onTransition,
+        ...(o.inspection ? { inspection: o.inspection } : {}),
         onActivated: (loaded) => {
           this.followRemovals(loaded);
           o.onShardActivated?.(partition);

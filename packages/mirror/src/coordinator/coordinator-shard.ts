@@ -1,18 +1,25 @@
 import { type Clock, ClusterError, type Random, type Scheduler } from "@cluster-mirror/cluster";
 import {
-  applyShardEvent,
-  type CoordinatorShardEffect,
   type CoordinatorShardEvent,
-  type CoordinatorShardSnapshot,
   type CoordinatorShardState,
-  initialShardSnapshot,
+  commandRefusal,
+  coordinatorShardMachine,
   type MirrorPartitionCommand,
+  type MirrorPartitionEffect,
   type MirrorPartitionEvent,
+  type MirrorPartitionInput,
+  type MirrorPartitionSnapshot,
+  type MirrorPartitionSpawn,
+  type MirrorPartitionsInput,
+  mirrorGroupId,
+  mirrorPartitionMachine,
+  mirrorPartitionsMachine,
+  type RecoveredPartition,
   type RetryBackoffOptions,
-  rehydratePartition,
-  shardStateOf,
+  recoverPartition,
   UNKNOWN_PARTITION,
 } from "@cluster-mirror/machines";
+import { type Actor, type AnyActorRef, createActor } from "xstate";
 import type { DestinationTopicLookup } from "../destination/embedded-destination";
 import type { LeaderEpochCheck } from "../destination/embedded-state-log";
 import type {
@@ -24,9 +31,10 @@ import type {
   StateLog,
 } from "../ports";
 import { EffectExecutor } from "./effect-executor";
+import type { InspectionHub } from "./inspection-hub";
 import { foldMirrorState } from "./load-mirror-state";
 import { partitionKeyId } from "./mirror-state-partition";
-import { PartitionRuntime } from "./partition-runtime";
+import { type MirrorPartitionRef, PartitionRuntime } from "./partition-runtime";
 import { tombstones } from "./state-records";
 import { StateWriteBatcher } from "./state-write-batcher";
 import type { TransitionListener } from "./transition-listener";
@@ -49,9 +57,11 @@ export interface CoordinatorShardOptions {
   readonly isrPollIntervalMs: number;
   readonly retry: RetryBackoffOptions | undefined;
   readonly warn: (message: string) => void;
-  /** Called once a load completed and the shard serves commands (its recovered effects already run). */
+  /** Called once a load completed and the shard serves commands (its partition actors started). */
   readonly onActivated?: (shard: CoordinatorShard) => void;
-  /** Told of every committed record change of this shard's partitions (the visualizer's stream). */
+  /** XState's inspection of the shard's actor system (the shard, its groups and partition actors). */
+  readonly inspection?: InspectionHub;
+  /** Told of every committed record change of the shard's partitions. */
   readonly onTransition?: TransitionListener;
 }
 
@@ -67,17 +77,48 @@ interface Loaded {
   readonly leaderEpoch: number;
   readonly partitions: Map<string, PartitionRuntime>;
   readonly lmes: Map<string, { key: MirrorPartitionKey; lme: number }>;
-  readonly recovery: Map<string, readonly import("@cluster-mirror/machines").MirrorPartitionEffect[]>;
+  readonly mirrors: MirrorPartitionsInput[];
 }
+
+/** The mirror partition machine's named effects: the actions the shard provides. */
+const PARTITION_EFFECTS = [
+  "appendStateRecord",
+  "scheduleCommitRetry",
+  "cancelCommitRetry",
+  "markReadOnly",
+  "clearReadOnly",
+  "clearLastMirrorEpoch",
+  "recordLastMirrorEpoch",
+  "checkMirrorLoop",
+  "lookupLastMirrorEpoch",
+  "truncateFully",
+  "truncateToEpoch",
+  "cancelTruncation",
+  "awaitIsrTruncated",
+  "addFetcher",
+  "removeFetcher",
+  "holdAppends",
+  "releaseAppends",
+  "bumpLeaderEpoch",
+  "abortOpenTransactions",
+  "appendPidReset",
+  "scheduleRetry",
+  "cancelRetryTimer",
+] as const satisfies readonly MirrorPartitionEffect["type"][];
+
+/** A fresh partition (no state yet), to check a command against before spawning an actor for it. */
+let unknownSnapshot: MirrorPartitionSnapshot | undefined;
 
 /**
  * The mirror coordinator of one `__mirror_state` partition (Kafka's `CoordinatorShard` inside the
- * `CoordinatorRuntime`): on election it replays the partition from its log start and rehydrates a
- * partition actor per key, then serves commands and runs effects; on resignation it drops everything.
- * The lifecycle is `coordinatorShardMachine` itself, driven through pure transitions (`applyShardEvent`).
+ * `CoordinatorRuntime`), an XState actor of `coordinatorShardMachine`. On election it replays the partition
+ * from its log start and spawns, per mirror, a group actor that spawns one partition actor per key (each
+ * rehydrated through `recovering`, so its state's effects run again); then it serves commands and the
+ * partition actors run their effects through the actions the shard provides. On resignation the shard
+ * leaves ACTIVE, which stops every group and so every partition actor.
  */
 export class CoordinatorShard {
-  private lifecycle: CoordinatorShardSnapshot;
+  private readonly actor: Actor<typeof coordinatorShardMachine>;
   /** Bumped on every load and unload: work of an older generation is discarded. */
   private generation = 0;
   private partitions = new Map<string, PartitionRuntime>();
@@ -85,9 +126,36 @@ export class CoordinatorShard {
   private writer: StateWriteBatcher | undefined;
   private executor: EffectExecutor | undefined;
   private loaded: Loaded | undefined;
+  /** New keys' partitions waiting to be spawned together on the next microtask, by mirror. */
+  private spawnQueue: Map<string, PartitionRuntime[]> | undefined;
 
   constructor(private readonly options: CoordinatorShardOptions) {
-    this.lifecycle = initialShardSnapshot({ partition: options.partition });
+    const actions: Record<string, (args: { self: AnyActorRef }, params: unknown) => void> = {};
+    for (const type of PARTITION_EFFECTS) {
+      actions[type] = ({ self }, params) => this.runEffect(self, type, params);
+    }
+    const partitionLogic = mirrorPartitionMachine.provide({ actions });
+    const logic = coordinatorShardMachine.provide({
+      actors: {
+        mirrorPartitions: mirrorPartitionsMachine.provide({ actors: { mirrorPartition: partitionLogic } }),
+      },
+      actions: {
+        loadPartition: (_, params) => this.scheduleLoad(params.leaderEpoch),
+        abortLoad: () => {
+          this.generation++;
+          this.loaded = undefined;
+        },
+        activateShard: () => this.activate(),
+        updateShardEpoch: () => {}, // the writer reads the epoch from the shard's context on every append
+        unloadShard: () => this.unload(),
+      },
+    });
+    this.actor = createActor(logic, {
+      id: `__mirror_state-${options.partition}`,
+      input: { partition: options.partition },
+    });
+    options.inspection?.attach(this.actor.system);
+    this.actor.start();
   }
 
   /** The `__mirror_state` partition this shard owns. */
@@ -96,15 +164,15 @@ export class CoordinatorShard {
   }
   /** INITIAL, LOADING, ACTIVE, FAILED or CLOSED. */
   get state(): CoordinatorShardState {
-    return shardStateOf(this.lifecycle);
+    return this.actor.getSnapshot().value as CoordinatorShardState;
   }
   /** The leader epoch of the current (or last) leadership. */
   get leaderEpoch(): number {
-    return this.lifecycle.context.leaderEpoch;
+    return this.actor.getSnapshot().context.leaderEpoch;
   }
   /** Why the load failed, when FAILED. */
   get errorMessage(): string | null {
-    return this.lifecycle.context.errorMessage;
+    return this.actor.getSnapshot().context.errorMessage;
   }
   /** Number of partition actors loaded. */
   get size(): number {
@@ -128,26 +196,71 @@ export class CoordinatorShard {
     this.dispatch({ type: "RETRY_LOAD", leaderEpoch: this.leaderEpoch });
   }
 
-  /** Sends a command to a partition's actor (created in UNKNOWN when the key has no state yet). */
+  /**
+   * Sends a command to a partition's actor. A key without state gets an actor (in UNKNOWN) only when the
+   * command is one UNKNOWN accepts; new keys' actors are spawned together on the next microtask, one batch
+   * per mirror, and the command is delivered once its actor runs.
+   */
   command(key: MirrorPartitionKey, command: MirrorPartitionCommand): Promise<void> {
     this.requireActive(key);
     const id = partitionKeyId(key);
     let p = this.partitions.get(id);
-    const created = p === undefined;
     if (p === undefined) {
-      p = this.newPartition(
-        id,
-        key,
-        rehydratePartition(this.recoveryInput(key, UNKNOWN_PARTITION, -1)).snapshot,
-      );
+      if (unknownSnapshot === undefined) unknownSnapshot = recoverPartition({}).snapshot;
+      if (!unknownSnapshot.can(command)) return Promise.reject(commandRefusal(unknownSnapshot, command));
+      p = new PartitionRuntime(id, key, this.options.onTransition);
       this.partitions.set(id, p);
+      this.enqueueSpawn(p);
     }
-    const done = p.command(command);
-    if (created && p.snapshot.context.pending === null && p.snapshot.context.record.state === "UNKNOWN") {
-      // Refused (or a no-op) on a key without state: do not keep an empty actor.
-      this.partitions.delete(id);
+    return p.command(command);
+  }
+
+  private enqueueSpawn(p: PartitionRuntime): void {
+    if (this.spawnQueue === undefined) {
+      this.spawnQueue = new Map();
+      const generation = this.generation;
+      queueMicrotask(() => this.spawnQueued(generation));
     }
-    return done;
+    const list = this.spawnQueue.get(p.key.mirror);
+    if (list === undefined) this.spawnQueue.set(p.key.mirror, [p]);
+    else list.push(p);
+  }
+
+  private spawnQueued(generation: number): void {
+    const queue = this.spawnQueue;
+    this.spawnQueue = undefined;
+    if (queue === undefined) return;
+    if (generation !== this.generation || this.state !== "ACTIVE") {
+      for (const list of queue.values()) for (const p of list) p.close();
+      return;
+    }
+    const mirrors: MirrorPartitionsInput[] = [];
+    for (const [mirror, list] of queue) {
+      mirrors.push({
+        mirror,
+        partitions: list.map((p) => ({
+          id: p.id,
+          input: this.recoveryInput(p.key, UNKNOWN_PARTITION),
+        })),
+      });
+    }
+    this.actor.send({ type: "SPAWN_PARTITIONS", mirrors });
+    this.attachAll(mirrors);
+  }
+
+  /**
+   * Connects each spawned partition actor to its handle (delivering what was sent meanwhile). Partition
+   * actors are registered in the shard's actor system under their id (`systemId`).
+   */
+  private attachAll(mirrors: readonly MirrorPartitionsInput[]): void {
+    const system = this.actor.system;
+    for (const g of mirrors) {
+      for (const { id } of g.partitions) {
+        const ref = system.get(id) as MirrorPartitionRef | undefined;
+        const p = this.partitions.get(id);
+        if (ref !== undefined && p !== undefined) p.attach(ref);
+      }
+    }
   }
 
   /** Delivers an observation or failure from the data path to a loaded partition (ignored otherwise). */
@@ -163,7 +276,8 @@ export class CoordinatorShard {
     for (const [id, p] of this.partitions) {
       if (mirror !== undefined && p.key.mirror !== mirror) continue;
       if (p.isClosed) continue;
-      out.push(p.view(this.lmes.get(id)?.lme ?? -1));
+      const view = p.view(this.lmes.get(id)?.lme ?? -1);
+      if (view !== undefined) out.push(view);
     }
     return out;
   }
@@ -217,6 +331,8 @@ export class CoordinatorShard {
       this.partitions.delete(id);
       this.lmes.delete(id);
     }
+    // Stopping the mirror's group stops its partition actors (one child of the shard, not one per key).
+    this.actor.send({ type: "STOP_MIRROR", mirror });
   }
 
   /**
@@ -291,29 +407,16 @@ export class CoordinatorShard {
   }
 
   private dispatch(event: CoordinatorShardEvent): void {
-    const { snapshot, effects } = applyShardEvent(this.lifecycle, event);
-    this.lifecycle = snapshot;
-    for (const e of effects) this.runShardEffect(e);
+    this.actor.send(event);
   }
 
-  private runShardEffect(effect: CoordinatorShardEffect): void {
-    switch (effect.type) {
-      case "loadPartition":
-        this.scheduleLoad(effect.params.leaderEpoch);
-        return;
-      case "abortLoad":
-        this.generation++;
-        this.loaded = undefined;
-        return;
-      case "activateShard":
-        this.activate();
-        return;
-      case "updateShardEpoch":
-        return; // the writer reads the epoch from the lifecycle on every append
-      case "unloadShard":
-        this.unload();
-        return;
-    }
+  /** Runs a partition actor's named effect (the shard provides the machine's actions with this). */
+  private runEffect(self: AnyActorRef, type: MirrorPartitionEffect["type"], params: unknown): void {
+    const executor = this.executor;
+    if (executor === undefined) return;
+    const p = this.partitions.get(self.id);
+    if (p === undefined || p.isClosed) return;
+    executor.run(p, { type, params } as MirrorPartitionEffect);
   }
 
   /** The replay runs as its own task so that a resignation or a newer election can abort it. */
@@ -321,14 +424,21 @@ export class CoordinatorShard {
     const generation = ++this.generation;
     this.options.scheduler.schedule(() => {
       if (generation !== this.generation || this.state !== "LOADING") return;
+      let loaded: Loaded;
       try {
-        this.loaded = this.load(leaderEpoch);
+        loaded = this.load(leaderEpoch);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         this.dispatch({ type: "LOAD_FAILED", leaderEpoch, message });
         return;
       }
-      this.dispatch({ type: "LOAD_COMPLETED", leaderEpoch });
+      this.loaded = loaded;
+      // Spawns the groups and their partition actors; each starts in `recovering`, so the effects its
+      // recovered state's commit started run again (Kafka's onLoaded: they are idempotent).
+      this.dispatch({ type: "LOAD_COMPLETED", leaderEpoch, mirrors: loaded.mirrors });
+      if ((this.state as CoordinatorShardState) !== "ACTIVE" || this.leaderEpoch !== leaderEpoch) return;
+      this.attachAll(loaded.mirrors);
+      this.options.onActivated?.(this);
     }, 0);
   }
 
@@ -337,7 +447,7 @@ export class CoordinatorShard {
     const folded = foldMirrorState(o.stateLog.readAll(), o.warn);
     const partitions = new Map<string, PartitionRuntime>();
     const lmes = new Map<string, { key: MirrorPartitionKey; lme: number }>();
-    const recovery = new Map<string, readonly import("@cluster-mirror/machines").MirrorPartitionEffect[]>();
+    const byMirror = new Map<string, MirrorPartitionSpawn[]>();
     for (const [id, entry] of folded) {
       const topic = o.topics.topicName(entry.topicId) ?? entry.topicId;
       const key: MirrorPartitionKey = {
@@ -348,20 +458,17 @@ export class CoordinatorShard {
       };
       if (entry.lastMirrorEpoch >= 0) lmes.set(id, { key, lme: entry.lastMirrorEpoch });
       if (entry.state === null) continue;
-      const { snapshot, effects } = rehydratePartition(
-        this.recoveryInput(key, { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch }, leaderEpoch),
-      );
-      partitions.set(id, this.newPartition(id, key, snapshot));
-      if (effects.length > 0) recovery.set(id, effects);
+      const input = this.recoveryInput(key, { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch });
+      partitions.set(id, new PartitionRuntime(id, key, this.options.onTransition));
+      const spawns = byMirror.get(key.mirror);
+      if (spawns === undefined) byMirror.set(key.mirror, [{ id, input }]);
+      else spawns.push({ id, input });
     }
-    return { leaderEpoch, partitions, lmes, recovery };
+    const mirrors = [...byMirror].map(([mirror, spawns]) => ({ mirror, partitions: spawns }));
+    return { leaderEpoch, partitions, lmes, mirrors };
   }
 
-  private recoveryInput(
-    key: MirrorPartitionKey,
-    record: import("@cluster-mirror/machines").RecoveredPartition,
-    _leaderEpoch: number,
-  ) {
+  private recoveryInput(key: MirrorPartitionKey, record: RecoveredPartition): MirrorPartitionInput {
     const o = this.options;
     const leader = o.destination.leaderOf(key.topic, key.partition);
     let localLeaderEpoch = -1;
@@ -379,20 +486,6 @@ export class CoordinatorShard {
       ...(failedRetryable ? { retryJitter: o.random.next() } : {}),
       ...(o.retry ? { retry: o.retry } : {}),
     };
-  }
-
-  private newPartition(
-    id: string,
-    key: MirrorPartitionKey,
-    snapshot: import("@cluster-mirror/machines").MirrorPartitionSnapshot,
-  ): PartitionRuntime {
-    return new PartitionRuntime(
-      id,
-      key,
-      snapshot,
-      { run: (p, effect) => this.executor?.run(p, effect) },
-      this.options.onTransition,
-    );
   }
 
   private activate(): void {
@@ -433,9 +526,6 @@ export class CoordinatorShard {
     });
     this.partitions = loaded.partitions;
     this.lmes = loaded.lmes;
-    // Kafka's onLoaded: re-arm timers and restart in-flight steps from state (they are idempotent).
-    for (const [id, effects] of loaded.recovery) this.partitions.get(id)?.runEffects(effects);
-    o.onActivated?.(this);
   }
 
   private unload(): void {
@@ -448,5 +538,6 @@ export class CoordinatorShard {
     this.partitions = new Map();
     this.lmes = new Map();
     this.loaded = undefined;
+    // The partition actors themselves stop with their groups as the shard leaves ACTIVE.
   }
 }

@@ -12,7 +12,7 @@ import type {
   MirrorPartitionKey,
   SourceCluster,
 } from "../ports";
-import type { EffectSink, PartitionRuntime } from "./partition-runtime";
+import type { PartitionRuntime } from "./partition-runtime";
 import { lastMirrorEpochRecord, partitionStateRecord } from "./state-records";
 import type { AppendOutcome, StateWriteBatcher } from "./state-write-batcher";
 
@@ -57,7 +57,7 @@ const SYNC_EFFECTS: ReadonlySet<string> = new Set([
  * EFFECT_FAILED (retryable unless the error says `retriable: false`). Effects on the data partition run on
  * the broker that leads it, which may not be this coordinator's broker: that call stands for an RPC.
  */
-export class EffectExecutor implements EffectSink {
+export class EffectExecutor {
   private readonly timers = new Map<string, Cancel>();
   /** Effects waiting for the next microtask, as pairs (partition, effect); run in order by one task. */
   private queued: (PartitionRuntime | MirrorPartitionEffect)[] = [];

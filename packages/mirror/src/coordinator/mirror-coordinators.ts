@@ -55,17 +55,36 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     return { statePartition, state: state === "ACTIVE" ? state : `${state} on broker ${leader}` };
   }
 
+  /**
+   * Sends a command to the coordinator of `key` as Kafka's WriteMirrorStates: to the broker leading the
+   * key's `__mirror_state` partition, with the leader epoch this caller's metadata has for it. A coordinator
+   * with another epoch refuses the write (FENCED_LEADER_EPOCH when the caller's is older,
+   * UNKNOWN_LEADER_EPOCH when newer); both are retriable, and the write is retried once on fresh metadata.
+   */
   command(key: MirrorPartitionKey, command: MirrorPartitionCommand): Promise<void> {
-    const runtime = this.coordinatorOf(key);
-    if (runtime === undefined) {
-      return Promise.reject(
-        new ClusterError(
-          "NOT_COORDINATOR",
-          `no running coordinator for ${key.mirror}/${key.topic}-${key.partition} (its __mirror_state partition has no leader with a runtime); retry after the election`,
-        ),
+    const partition = mirrorStatePartitionFor(key, this.numStatePartitions);
+    const write = (retry: boolean): Promise<void> => {
+      const runtime = this.coordinatorOf(key);
+      if (runtime === undefined) {
+        return Promise.reject(
+          new ClusterError(
+            "NOT_COORDINATOR",
+            `no running coordinator for ${key.mirror}/${key.topic}-${key.partition} (its __mirror_state partition has no leader with a runtime); retry after the election`,
+          ),
+        );
+      }
+      const leaderEpoch = this.destination.leaderEpochOf(MIRROR_STATE_TOPIC, partition);
+      return runtime.writeMirrorStates(partition, leaderEpoch, [{ key, stateEpoch: -1, command }]).then(
+        ([result]) => {
+          if (result?.error !== undefined) throw result.error;
+        },
+        (error: unknown) => {
+          if (retry && isEpochMismatch(error)) return write(false);
+          throw error;
+        },
       );
-    }
-    return runtime.command(key, command);
+    };
+    return write(true);
   }
 
   describe(mirror?: string): MirrorPartitionView[] {
@@ -100,7 +119,20 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
           `the mirror coordinator of ${where} is still loading its state; retry shortly`,
         );
       }
-      const view = shard.view(key);
+      // ReadMirrorStates, fenced by the epoch this caller's metadata has for the partition.
+      const leaderEpoch = this.destination.leaderEpochOf(MIRROR_STATE_TOPIC, statePartition);
+      let view: MirrorPartitionView | undefined;
+      try {
+        view = shard.readMirrorStates([key], leaderEpoch).states[0];
+      } catch (error) {
+        if (!isEpochMismatch(error)) throw error;
+        throw new KafkaError(
+          "COORDINATOR_LOAD_IN_PROGRESS",
+          14,
+          true,
+          `the mirror coordinator of ${where} and this broker's metadata disagree on its leader epoch (${error instanceof Error ? error.message : String(error)}); retry shortly`,
+        );
+      }
       if (
         view !== undefined &&
         view.lastMirrorEpoch >= 0 &&
@@ -126,4 +158,10 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
   private deliver(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
     this.coordinatorOf(key)?.observe(key, event);
   }
+}
+
+/** Whether `error` is a coordinator refusing a request made with another leader epoch (both retriable). */
+function isEpochMismatch(error: unknown): boolean {
+  if (!(error instanceof KafkaError)) return false;
+  return error.errorName === "FENCED_LEADER_EPOCH" || error.errorName === "UNKNOWN_LEADER_EPOCH";
 }

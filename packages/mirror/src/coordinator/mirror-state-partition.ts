@@ -24,7 +24,11 @@ export function mirrorStatePartitionFor(
   return toPositive(murmur2(bytes)) % numPartitions;
 }
 
-/** A map key for one mirror partition (mirror, topic id, partition); NUL cannot occur in a mirror name. */
+/**
+ * The id of one mirror partition (mirror, topic id, partition): the coordinator's map key and the partition
+ * actor's id, as XState's inspection shows it. Unambiguous: a topic id has a fixed length and the partition
+ * is the number after the last `/`.
+ */
 export function partitionKeyId(key: Pick<MirrorPartitionKey, "mirror" | "topicId" | "partition">): string {
-  return `${key.mirror}\u0000${key.topicId}\u0000${key.partition}`;
+  return `${key.mirror}/${key.topicId}/${key.partition}`;
 }

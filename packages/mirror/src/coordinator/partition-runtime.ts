@@ -1,60 +1,58 @@
 import { ClusterError } from "@cluster-mirror/cluster";
 import {
-  applyEvent,
-  InvalidMirrorStateError,
+  commandRefusal,
   lifecycleStateOf,
+  type MirrorPartitionActor,
   type MirrorPartitionCommand,
-  type MirrorPartitionEffect,
   type MirrorPartitionEvent,
   type MirrorPartitionSnapshot,
-  type MirrorPartitionStep,
-  sendCommand,
+  type MirrorPartitionStateRecord,
 } from "@cluster-mirror/machines";
 import type { MirrorPartitionKey, MirrorPartitionView } from "../ports";
 import { lastMirrorEpochKey, stateRecordKey } from "./state-records";
 import type { TransitionListener } from "./transition-listener";
 
-/** Where a partition runtime sends the effects its machine returns. */
-export interface EffectSink {
-  run(partition: PartitionRuntime, effect: MirrorPartitionEffect): void;
+/** The live partition actor (a child of its mirror's group, spawned by the coordinator shard). */
+export type MirrorPartitionRef = Pick<MirrorPartitionActor, "send" | "getSnapshot" | "id">;
+
+/** A command that started a change and waits for that change's commit. */
+interface CommitWaiter {
+  readonly stateEpoch: number;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
 
-/** A command waiting in the mailbox, then (once it started a change) for that change's commit. */
-class CommandItem {
-  /** The `stateEpoch` of the change it started; set once it waits for the commit. */
-  stateEpoch = 0;
-  constructor(
-    readonly command: MirrorPartitionCommand,
-    readonly resolve: () => void,
-    readonly reject: (error: unknown) => void,
-  ) {}
+/** A command refused only because another change waits for its append: tried again once that settles. */
+interface DeferredCommand {
+  readonly command: MirrorPartitionCommand;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
-
-type MailboxItem = MirrorPartitionEvent | CommandItem;
 
 /**
- * One mirror partition actor inside its coordinator: the machine's snapshot and a mailbox. Events for the
- * partition are handled one at a time, in arrival order: each goes through the pure `applyEvent` (commands
- * through `sendCommand`, which refuses invalid ones), the snapshot is replaced and the returned effects are
- * handed to the shard's executor exactly as returned (the machine only starts state effects after
- * COMMITTED). An effect that answers at once enqueues its result behind the current event.
+ * The coordinator's handle on one mirror partition actor: its key, its encoded record keys, and the
+ * commands waiting for a commit. The actor itself (an XState actor of `mirrorPartitionMachine`, spawned by
+ * the shard) owns the state and its mailbox: events are processed one at a time, in order, and an event
+ * sent while one is being processed (an effect that answered at once) is queued behind it. Effects are the
+ * machine's named actions, provided by the shard; the handle only routes events and settles commands.
  */
 export class PartitionRuntime {
-  /** Items behind the one being handled, read from `head` on (no `Array.shift`). */
-  private mailbox: MailboxItem[] | undefined;
-  private head = 0;
-  private draining = false;
-  private waiters: CommandItem[] | undefined;
-  private deferred: CommandItem[] | undefined;
+  private ref: MirrorPartitionRef | undefined;
+  /** Events and commands sent before the actor was spawned (a batch spawns on the next microtask). */
+  private early: (MirrorPartitionEvent | DeferredCommand)[] | undefined;
+  private waiters: CommitWaiter[] | undefined;
+  private deferred: DeferredCommand[] | undefined;
   private stateKeyBytes: Buffer | undefined;
   private lmeKeyBytes: Buffer | undefined;
   private closed = false;
+  /** Nesting of `send` calls (an effect that answers inside the actor's processing sends again). */
+  private depth = 0;
 
   constructor(
+    /** The partition's id (`partitionKeyId`): the coordinator's map key and the actor's id. */
     readonly id: string,
     readonly key: MirrorPartitionKey,
-    private current: MirrorPartitionSnapshot,
-    private readonly sink: EffectSink,
+    /** Told of each committed record change (the visualizer's stream); undefined: nobody listens. */
     private readonly onTransition?: TransitionListener,
   ) {}
 
@@ -70,54 +68,95 @@ export class PartitionRuntime {
     return this.lmeKeyBytes;
   }
 
-  /** The machine snapshot (pending changes included; `view()` is the committed state). */
-  get snapshot(): MirrorPartitionSnapshot {
-    return this.current;
+  /** Whether the actor was spawned (a new key's actor is spawned with a batch, on the next microtask). */
+  get isAttached(): boolean {
+    return this.ref !== undefined;
+  }
+
+  /** The actor's snapshot (pending changes included; `view()` is the committed state). */
+  get snapshot(): MirrorPartitionSnapshot | undefined {
+    return this.ref?.getSnapshot();
   }
 
   /** True once the shard unloaded this actor or another coordinator fenced it: it takes no more events. */
   get isClosed(): boolean {
-    return this.closed || lifecycleStateOf(this.current) === "fenced";
+    if (this.closed) return true;
+    const s = this.ref?.getSnapshot();
+    return s !== undefined && (s.status !== "active" || lifecycleStateOf(s) === "fenced");
   }
 
-  /** Enqueues an event (effect result, observation, commit result); dropped once closed. */
+  /** Connects the spawned actor and delivers what was sent before, in order. */
+  attach(ref: MirrorPartitionRef): void {
+    this.ref = ref;
+    const early = this.early;
+    this.early = undefined;
+    for (const item of early ?? []) {
+      if ("command" in item) this.runCommand(item);
+      else this.send(item);
+    }
+  }
+
+  /** Sends an event (effect result, observation, commit result) to the actor; dropped once closed. */
   send(event: MirrorPartitionEvent): void {
     if (this.closed) return;
-    this.enqueue(event);
+    const ref = this.ref;
+    if (ref === undefined) {
+      if (this.early === undefined) this.early = [];
+      this.early.push(event);
+      return;
+    }
+    const previous = this.depth === 0 ? ref.getSnapshot().context.record : undefined;
+    this.depth++;
+    try {
+      ref.send(event);
+    } finally {
+      this.depth--;
+    }
+    if (this.depth === 0) {
+      this.announce(event, previous);
+      this.settle();
+    }
+  }
+
+  /** Tells the listener when the committed record changed while the actor handled `event`. */
+  private announce(event: { readonly type: string }, previous: MirrorPartitionStateRecord | undefined): void {
+    if (this.onTransition === undefined || previous === undefined || this.ref === undefined) return;
+    const record = this.ref.getSnapshot().context.record;
+    if (record !== previous) this.onTransition({ key: this.key, event, previous, record });
   }
 
   /**
-   * Enqueues an operator or metadata command. Resolves once the change it started is committed to
+   * Sends an operator or metadata command. Resolves once the change it started is committed to
    * `__mirror_state` (at once when it needs no append); rejects with `InvalidMirrorStateError` when the
    * state does not allow it, or NOT_COORDINATOR when the coordinator unloads or is fenced first.
    */
   command(command: MirrorPartitionCommand): Promise<void> {
     if (this.closed) return Promise.reject(notCoordinator(this.key));
-    return new Promise((resolve, reject) => this.enqueue(new CommandItem(command, resolve, reject)));
+    return new Promise((resolve, reject) => {
+      const item = { command, resolve, reject };
+      if (this.ref === undefined) {
+        if (this.early === undefined) this.early = [];
+        this.early.push(item);
+      } else this.runCommand(item);
+    });
   }
 
-  /** Runs effects returned outside the mailbox (the recovery effects of a rehydrated snapshot). */
-  runEffects(effects: readonly MirrorPartitionEffect[]): void {
-    for (const e of effects) this.sink.run(this, e);
-  }
-
-  /** Stops the actor: later events are dropped and waiting commands fail with NOT_COORDINATOR. */
+  /** Stops routing: later events are dropped and waiting commands fail with NOT_COORDINATOR. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.mailbox = undefined;
-    this.head = 0;
-    const waiters = this.waiters ?? [];
+    const pending = [...(this.waiters ?? []), ...(this.deferred ?? [])];
+    for (const e of this.early ?? []) if ("command" in e) pending.push(e);
     this.waiters = undefined;
-    for (const w of waiters) w.reject(notCoordinator(this.key));
-    const deferred = this.deferred ?? [];
     this.deferred = undefined;
-    for (const d of deferred) d.reject(notCoordinator(this.key));
+    this.early = undefined;
+    for (const w of pending) w.reject(notCoordinator(this.key));
   }
 
-  /** The committed state, as `describe` reads it. */
-  view(lastMirrorEpoch: number): MirrorPartitionView {
-    const r = this.current.context.record;
+  /** The committed state, as `describe` reads it (undefined before the actor is spawned). */
+  view(lastMirrorEpoch: number): MirrorPartitionView | undefined {
+    const r = this.ref?.getSnapshot().context.record;
+    if (r === undefined) return undefined;
     return {
       key: this.key,
       state: r.state,
@@ -130,112 +169,74 @@ export class PartitionRuntime {
     };
   }
 
-  private enqueue(item: MailboxItem): void {
-    if (this.draining) {
-      if (this.mailbox === undefined) this.mailbox = [];
-      this.mailbox.push(item);
-      return;
-    }
-    this.draining = true;
-    try {
-      // Items left behind by a handler that threw go first, as they would have.
-      if (this.mailbox !== undefined && this.head < this.mailbox.length) this.mailbox.push(item);
-      else this.handle(item);
-      // Items enqueued meanwhile (effect results that answered at once, retried commands), in order.
-      for (;;) {
-        const mailbox = this.mailbox;
-        if (mailbox === undefined) break;
-        if (this.head >= mailbox.length) {
-          this.mailbox = undefined;
-          this.head = 0;
-          break;
-        }
-        const next = mailbox[this.head++] as MailboxItem;
-        this.handle(next);
-      }
-    } finally {
-      this.draining = false;
-      if (this.mailbox !== undefined && this.head >= this.mailbox.length) {
-        this.mailbox = undefined;
-        this.head = 0;
-      }
-    }
-  }
-
-  private handle(item: MailboxItem): void {
+  private runCommand(item: DeferredCommand): void {
     if (this.closed) {
-      if (item instanceof CommandItem) item.reject(notCoordinator(this.key));
+      item.reject(notCoordinator(this.key));
       return;
     }
-    let step: MirrorPartitionStep;
-    const isCommand = item instanceof CommandItem;
-    if (isCommand) {
-      try {
-        step = sendCommand(this.current, item.command);
-      } catch (error) {
-        // Refused only because a change is waiting for its append: the command is kept and tried again
-        // once that change settles, so an operator's remove or pause is never lost to a race with the
-        // partition's own progress. A command the settled state refuses is refused then.
-        if (error instanceof InvalidMirrorStateError && error.pendingTo !== null) {
-          if (this.deferred === undefined) this.deferred = [];
-          this.deferred.push(item);
-        } else item.reject(error);
-        return;
-      }
-    } else {
-      step = applyEvent(this.current, item);
-      if (!step.changed) return; // a stale result or an event this state ignores
+    const ref = this.ref as MirrorPartitionRef;
+    const before = ref.getSnapshot();
+    if (before.status !== "active" || !before.can(item.command)) {
+      const refusal = commandRefusal(before, item.command);
+      // Refused only because a change is waiting for its append: the command is kept and tried again once
+      // that change settles, so an operator's remove or pause is never lost to a race with the partition's
+      // own progress. A command the settled state refuses is refused then.
+      if (before.status === "active" && refusal.pendingTo !== null) {
+        if (this.deferred === undefined) this.deferred = [];
+        this.deferred.push(item);
+      } else item.reject(refusal);
+      return;
     }
-    const previous = this.current.context.record;
-    this.current = step.snapshot;
-    if (this.onTransition !== undefined && this.current.context.record !== previous) {
-      const event = isCommand ? item.command : item;
-      this.onTransition({ key: this.key, event, previous, record: this.current.context.record });
+    const outermost = this.depth === 0;
+    this.depth++;
+    try {
+      ref.send(item.command);
+    } finally {
+      this.depth--;
     }
-    if (isCommand) {
-      const pending = this.current.context.pending;
-      if (pending === null) item.resolve();
-      else {
-        item.stateEpoch = pending.record.stateEpoch;
-        if (this.waiters === undefined) this.waiters = [];
-        this.waiters.push(item);
-      }
+    if (outermost) this.announce(item.command, before.context.record);
+    const pending = ref.getSnapshot().context.pending;
+    if (pending === null || pending.record.stateEpoch <= before.context.record.stateEpoch) item.resolve();
+    else {
+      if (this.waiters === undefined) this.waiters = [];
+      this.waiters.push({
+        stateEpoch: pending.record.stateEpoch,
+        resolve: item.resolve,
+        reject: item.reject,
+      });
     }
-    if (this.waiters !== undefined) this.settleWaiters();
-    const effects = step.effects;
-    for (let i = 0; i < effects.length; i++) this.sink.run(this, effects[i] as MirrorPartitionEffect);
-    this.retryDeferred();
+    if (this.depth === 0) this.settle();
   }
 
-  /** Puts commands deferred behind a pending change back in the mailbox once nothing is pending. */
-  private retryDeferred(): void {
-    const deferred = this.deferred;
-    if (deferred === undefined || this.current.context.pending !== null) return;
-    this.deferred = undefined;
-    if (this.mailbox === undefined) this.mailbox = [];
-    for (const d of deferred) this.mailbox.push(d);
-  }
-
-  private settleWaiters(): void {
-    const waiters = this.waiters;
-    if (waiters === undefined) return;
-    if (lifecycleStateOf(this.current) === "fenced") {
+  /** After the actor processed everything sent: resolve commits, retry deferred commands. */
+  private settle(): void {
+    const ref = this.ref;
+    if (ref === undefined || (this.waiters === undefined && this.deferred === undefined)) return;
+    const s = ref.getSnapshot();
+    if (s.status !== "active" || lifecycleStateOf(s) === "fenced") {
+      const all = [...(this.waiters ?? []), ...(this.deferred ?? [])];
       this.waiters = undefined;
-      for (const w of waiters) w.reject(notCoordinator(this.key));
-      const deferred = this.deferred ?? [];
       this.deferred = undefined;
-      for (const d of deferred) d.reject(notCoordinator(this.key));
+      for (const w of all) w.reject(notCoordinator(this.key));
       return;
     }
-    const committed = this.current.context.record.stateEpoch;
-    let kept = 0;
-    for (let i = 0; i < waiters.length; i++) {
-      const w = waiters[i] as CommandItem;
-      if (committed < w.stateEpoch) waiters[kept++] = w;
-      else w.resolve();
+    const waiters = this.waiters;
+    if (waiters !== undefined) {
+      const committed = s.context.record.stateEpoch;
+      let kept = 0;
+      for (let i = 0; i < waiters.length; i++) {
+        const w = waiters[i] as CommitWaiter;
+        if (committed < w.stateEpoch) waiters[kept++] = w;
+        else w.resolve();
+      }
+      if (kept === 0) this.waiters = undefined;
+      else waiters.length = kept;
     }
-    if (kept === 0) this.waiters = undefined;
-    else waiters.length = kept;
+    const deferred = this.deferred;
+    if (deferred !== undefined && s.context.pending === null) {
+      this.deferred = undefined;
+      for (const d of deferred) this.runCommand(d);
+    }
   }
 }
 

@@ -30,6 +30,11 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
     return this.cluster.controller.image.partition(topic, partition)?.leader ?? -1;
   }
 
+  leaderEpochOf(topic: string, partition: number): number {
+    const p = this.cluster.controller.image.partition(topic, partition);
+    return p === undefined || p.leader < 0 ? -1 : p.leaderEpoch;
+  }
+
   createMirrorTopic(request: {
     name: string;
     topicId: Uuid;

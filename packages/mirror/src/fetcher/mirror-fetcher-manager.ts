@@ -1,5 +1,6 @@
 import type { Clock, Random, Scheduler } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
+import type { InspectionHub } from "../coordinator/inspection-hub";
 import type {
   DestinationCluster,
   FetcherEvents,
@@ -56,6 +57,8 @@ export interface MirrorFetcherManagerOptions {
   random?: Random;
   /** Hears every append (for the engine's metrics): the partition, bytes and batches mirrored. */
   onMirrored?: (key: MirrorPartitionKey, bytes: number, batches: number) => void;
+  /** XState's inspection of the fetcher actors (the visualizer's live stream). */
+  inspection?: InspectionHub;
 }
 
 const NO_JITTER: Random = { next: () => 1 };
@@ -301,6 +304,7 @@ export class MirrorFetcherManager implements FetcherManager {
       scheduler: o.scheduler,
       random: o.random ?? NO_JITTER,
       events: o.events,
+      ...(o.inspection ? { onActorSystem: (system) => o.inspection?.attach(system) ?? (() => {}) } : {}),
       source: (mirror) => o.sources(mirror),
       round: (mirror) => this.round(mirror),
       replica: (s): LocalReplica | undefined =>

@@ -1,17 +1,16 @@
 import type { Cancel, Random, Scheduler } from "@cluster-mirror/cluster";
 import { divergenceTruncationOffset } from "@cluster-mirror/log";
 import {
-  applyFetcherEvent,
   type FetcherEffect,
   type FetcherEvent,
-  type FetcherSnapshot,
   type FetcherState,
   type FetchPartitionResult,
+  fetcherMachine,
   fetcherStateOf,
-  initialFetcherSnapshot,
   type RetryBackoffOptions,
 } from "@cluster-mirror/machines";
 import { CorruptRecordError, KafkaError, RecordBatch, RecordBatchLayout } from "@cluster-mirror/protocol";
+import { type Actor, type AnyActorRef, createActor } from "xstate";
 import type {
   FetcherEvents,
   LocalReplica,
@@ -23,6 +22,19 @@ import { type FetchedBatchScan, scanFetchedBatches, slicesPrefix } from "./batch
 import type { FetchPartitionState } from "./fetch-partition-state";
 
 const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
+
+/** The fetcher machine's named effects: the actions a `MirrorFetcher` provides. */
+const FETCHER_EFFECTS = [
+  "sendFetch",
+  "reportPartitionFailures",
+  "reroutePartitions",
+  "truncateToDivergingEpoch",
+  "truncateFullyAndStartAt",
+  "partitionsRemoved",
+  "scheduleBackoff",
+  "scheduleThrottle",
+  "closeFetcher",
+] as const satisfies readonly FetcherEffect["type"][];
 
 /** Fetch sizes and timings of one fetch round (read on every round, so changes apply at once). */
 export interface FetchRoundConfig {
@@ -51,6 +63,11 @@ export interface FetcherHost {
   removed(states: readonly FetchPartitionState[]): void;
   /** The source answered NOT_LEADER_OR_FOLLOWER / FENCED / UNKNOWN_LEADER_EPOCH: route them again. */
   reroute(states: readonly FetchPartitionState[]): void;
+  /**
+   * Called with each fetcher actor's system when it is created (XState's inspection follows it); returns
+   * what to call once the fetcher stopped.
+   */
+  readonly onActorSystem?: (system: AnyActorRef["system"]) => () => void;
   /** These partitions failed (reported to their actors by the host). */
   failed(states: readonly FetchPartitionState[]): void;
   /** A whole fetch failed (source broker unreachable): the host refreshes source leaders. */
@@ -59,15 +76,14 @@ export interface FetcherHost {
 
 /**
  * One mirror fetcher (spec §3): a mirror's partitions led by one source broker with the same fetcher index.
- * It follows `fetcherMachine` (through the pure `applyFetcherEvent`) and runs the chart's effects: one consumer-style
+ * It runs a live `fetcherMachine` actor whose named actions are the effects below: one consumer-style
  * fetch with every fetchable partition, then per partition truncation (diverging epoch, out of range),
  * validation and the as-is append of the validated prefix, re-routing or failing. Every delay goes through
  * the injected scheduler.
  */
 export class MirrorFetcher {
-  private snapshot: FetcherSnapshot;
-  private readonly queue: FetcherEvent[] = [];
-  private draining = false;
+  private readonly actor: Actor<typeof fetcherMachine>;
+  private readonly detach: (() => void) | undefined;
   private readonly assigned = new Map<string, FetchPartitionState>();
   private timer: Cancel | undefined;
   private sendTask: Cancel | undefined;
@@ -82,7 +98,18 @@ export class MirrorFetcher {
     private readonly host: FetcherHost,
     backoff: RetryBackoffOptions,
   ) {
-    this.snapshot = initialFetcherSnapshot({ backoff });
+    const actions: Record<string, (args: unknown, params: unknown) => void> = {};
+    for (const type of FETCHER_EFFECTS) {
+      actions[type] = (_args, params) => this.run({ type, params } as FetcherEffect);
+    }
+    this.actor = createActor(fetcherMachine.provide({ actions }), { id: clientId, input: { backoff } });
+    this.detach = host.onActorSystem?.(this.actor.system);
+    this.actor.start();
+  }
+
+  /** The actor's snapshot. */
+  private get snapshot() {
+    return this.actor.getSnapshot();
   }
 
   /** The chart state: idle, fetching, backingOff, throttled or stopped. */
@@ -108,19 +135,13 @@ export class MirrorFetcher {
     this.send({ type: "STOP" });
   }
 
+  /**
+   * Sends an event to the actor: XState's mailbox handles one at a time, in order (an effect that sends
+   * while one is handled queues behind it). A stopped fetcher (its final state) takes no more events.
+   */
   private send(event: FetcherEvent): void {
-    this.queue.push(event);
-    if (this.draining) return;
-    this.draining = true;
-    try {
-      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
-        const step = applyFetcherEvent(this.snapshot, e);
-        this.snapshot = step.snapshot;
-        for (const effect of step.effects) this.run(effect);
-      }
-    } finally {
-      this.draining = false;
-    }
+    if (this.actor.getSnapshot().status !== "active") return;
+    this.actor.send(event);
   }
 
   private take(ids: readonly string[]): FetchPartitionState[] {
@@ -180,6 +201,7 @@ export class MirrorFetcher {
       case "closeFetcher":
         this.timer?.();
         this.sendTask?.();
+        this.detach?.();
         this.host.removed(this.take([...this.assigned.keys()]));
         return;
     }

@@ -118,3 +118,18 @@ export {
   EmbeddedSourceRegistry,
   UnknownBootstrapError,
 } from "./source/embedded-source-registry";
+export {
+  actorEvent,
+  eventEvent,
+  type InspectedActorRef,
+  type InspectedSnapshot,
+  type InspectionActorEvent,
+  type InspectionEvent,
+  type InspectionEventEvent,
+  type InspectionSnapshotEvent,
+  mirrorActorId,
+  type PartitionContext,
+  partitionActorId,
+  snapshotEvent,
+} from "./wire/inspection-events";
+export type { StateHistoryPage, StateHistoryRecord, StateValue } from "./wire/state-history";

@@ -7,7 +7,7 @@ import {
   type PartitionContext,
   partitionActorId,
   snapshotEvent,
-} from "@cluster-mirror/visualizer";
+} from "@cluster-mirror/mirror";
 import type { MirrorNode, NodeCluster } from "./mirror-node";
 
 /** How often lag is recomputed while a client listens (lag changes are pushed, unchanged lags are not). */

@@ -1,7 +1,7 @@
 import { describePartitionLog, type KafkaCluster } from "@cluster-mirror/cluster";
+import type { StateHistoryPage, StateHistoryRecord } from "@cluster-mirror/mirror";
 import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
 import { decodeMirrorStateRecord, decodeRecordBatch } from "@cluster-mirror/protocol";
-import type { StateHistoryPage, StateHistoryRecord } from "@cluster-mirror/visualizer";
 
 /**
  * Every record still in `__mirror_state` (all its partitions, read on their leaders through

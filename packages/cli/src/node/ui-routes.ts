@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import * as path from "node:path";
-import { graphsPayload, type StateHistoryPage, VISUALIZER_DIST_DIR } from "@cluster-mirror/visualizer";
+import type { StateHistoryPage } from "@cluster-mirror/mirror";
 import type { FastifyInstance } from "fastify";
 import { InspectionStream } from "./inspection-stream";
 import type { MirrorNode } from "./mirror-node";
@@ -19,6 +19,23 @@ const CONTENT_TYPES: Record<string, string> = {
   ".png": "image/png",
   ".map": "application/json",
 };
+
+/** What the node needs of `@cluster-mirror/visualizer`, an optional peer dependency loaded on first use. */
+type Visualizer = Pick<typeof import("@cluster-mirror/visualizer"), "graphsPayload" | "VISUALIZER_DIST_DIR">;
+
+let visualizer: Promise<Visualizer | Error> | undefined;
+
+/** Loads the visualizer package once; an Error says how to install it when it is missing. */
+function loadVisualizer(): Promise<Visualizer | Error> {
+  visualizer ??= import("@cluster-mirror/visualizer").then(
+    (m): Visualizer => m,
+    (error: unknown) =>
+      new Error(
+        `the visualizer is not installed (${error instanceof Error ? error.message : String(error)}); install @cluster-mirror/visualizer next to @cluster-mirror/cli`,
+      ),
+  );
+  return visualizer;
+}
 
 /** Options of {@link registerUiRoutes}. */
 export interface UiRoutesOptions {
@@ -40,7 +57,11 @@ export function registerUiRoutes(
   node: MirrorNode,
   options: UiRoutesOptions = {},
 ): void {
-  const dist = options.distDir ?? VISUALIZER_DIST_DIR;
+  const distDir = async (): Promise<string | Error> => {
+    if (options.distDir !== undefined) return options.distDir;
+    const v = await loadVisualizer();
+    return v instanceof Error ? v : v.VISUALIZER_DIST_DIR;
+  };
   const stream = new InspectionStream(node);
   const open = new Set<() => void>();
   app.addHook("preClose", async () => {
@@ -50,7 +71,11 @@ export function registerUiRoutes(
 
   app.get("/ui", async (_req, reply) => reply.redirect("/ui/"));
 
-  app.get("/ui/api/graphs", async () => graphsPayload());
+  app.get("/ui/api/graphs", async (_req, reply) => {
+    const v = await loadVisualizer();
+    if (v instanceof Error) return reply.status(503).type("text/plain; charset=utf-8").send(v.message);
+    return v.graphsPayload();
+  });
 
   app.get("/ui/api/mirror-state", async (req): Promise<StateHistoryPage> => {
     const q = fieldsOf(req.query);
@@ -88,6 +113,8 @@ export function registerUiRoutes(
   });
 
   app.get("/ui/*", async (req, reply) => {
+    const dist = await distDir();
+    if (dist instanceof Error) return reply.status(503).type("text/plain; charset=utf-8").send(dist.message);
     const rel = decodeURIComponent((req.params as { "*": string })["*"] || "index.html");
     const file = path.resolve(dist, rel);
     if (!file.startsWith(path.resolve(dist) + path.sep)) {

@@ -144,7 +144,7 @@ type CommitEffect = ReturnType<
  * (a failure deferred behind the append starts the FAILED commit at once) runs these on its edge instead,
  * so the effects are the same whichever way the state is reached.
  */
-export const LIFECYCLE_ENTRY = {
+const LIFECYCLE_ENTRY = {
   UNKNOWN: [],
   PREPARING: [fx("markReadOnly")],
   MIRRORING: [fx("markReadOnly")],

@@ -2,6 +2,8 @@ import { defineConfig } from "vitest/config";
 
 /** Test files that need a real Apache Kafka broker: their project starts one (once per run) for them. */
 const REAL_BROKER_TESTS = "packages/kafkajs/test/broker/**/*.test.ts";
+/** Test files that drive the visualizer in a real Chromium: their project builds the page (once per run). */
+const BROWSER_TESTS = "packages/visualizer/test/browser/**/*.test.ts";
 
 export default defineConfig({
   test: {
@@ -15,7 +17,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["packages/*/test/**/*.test.ts", "machines/test/**/*.test.ts", "test/**/*.test.ts"],
-          exclude: ["**/node_modules/**", REAL_BROKER_TESTS],
+          exclude: ["**/node_modules/**", REAL_BROKER_TESTS, BROWSER_TESTS],
         },
       },
       {
@@ -28,6 +30,14 @@ export default defineConfig({
           globalSetup: ["packages/kafkajs/test/broker/global-setup.ts"],
           testTimeout: 180_000,
           hookTimeout: 180_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "browser",
+          include: [BROWSER_TESTS],
+          globalSetup: ["packages/visualizer/test/browser/global-setup.ts"],
         },
       },
     ],

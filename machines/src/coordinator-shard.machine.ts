@@ -1,6 +1,11 @@
 import { assign, enqueueActions, setup } from "xstate";
 import { effect } from "./effect";
-import { type MirrorPartitionsInput, mirrorPartitionsMachine } from "./mirror-partitions.machine";
+import {
+  MAX_PARTITIONS_PER_GROUP,
+  type MirrorPartitionSpawn,
+  type MirrorPartitionsInput,
+  mirrorPartitionsMachine,
+} from "./mirror-partitions.machine";
 
 /** Events of the coordinator shard: leadership of its `__mirror_state` partition and load results. */
 export type CoordinatorShardEvent =
@@ -45,8 +50,15 @@ export interface CoordinatorShardContext {
   readonly leaderEpoch: number;
   /** Why the shard is FAILED; null otherwise. */
   readonly errorMessage: string | null;
-  /** Mirrors with a partition group spawned while ACTIVE (their groups are stopped when it exits). */
-  readonly mirrors: readonly string[];
+  /** Partition groups spawned while ACTIVE (stopped when it exits), in spawn order. */
+  readonly groups: readonly PartitionGroup[];
+}
+
+/** A partition group of the shard: its actor id, its mirror and how many partitions it spawned. */
+export interface PartitionGroup {
+  readonly id: string;
+  readonly mirror: string;
+  readonly size: number;
 }
 
 /** Input of the coordinator shard machine. */
@@ -66,9 +78,43 @@ const epochParams = ({ context }: { context: CoordinatorShardContext }): Coordin
   leaderEpoch: context.leaderEpoch,
 });
 
-/** The actor id of a mirror's partition group inside its shard. */
-export function mirrorGroupId(mirror: string): string {
-  return `mirror:${mirror}`;
+/** The actor id of a mirror's `n`-th partition group inside its shard. */
+export function mirrorGroupId(mirror: string, n: number): string {
+  return `mirror:${mirror}#${n}`;
+}
+
+/**
+ * Places a batch of new partitions: the mirror's last group is filled up to its limit, the rest go to new
+ * groups. Returns the groups after the placement and what to spawn or send.
+ */
+function placePartitions(
+  groups: readonly PartitionGroup[],
+  batch: MirrorPartitionsInput,
+): {
+  groups: PartitionGroup[];
+  fill?: { id: string; partitions: readonly MirrorPartitionSpawn[] };
+  spawn: { id: string; input: MirrorPartitionsInput }[];
+} {
+  const out = [...groups];
+  const own = out.filter((g) => g.mirror === batch.mirror);
+  let rest = batch.partitions;
+  let fill: { id: string; partitions: readonly MirrorPartitionSpawn[] } | undefined;
+  const last = own.at(-1);
+  if (last !== undefined && last.size < MAX_PARTITIONS_PER_GROUP && rest.length > 0) {
+    const take = rest.slice(0, MAX_PARTITIONS_PER_GROUP - last.size);
+    rest = rest.slice(take.length);
+    fill = { id: last.id, partitions: take };
+    out[out.indexOf(last)] = { ...last, size: last.size + take.length };
+  }
+  const spawn: { id: string; input: MirrorPartitionsInput }[] = [];
+  let n = own.length;
+  for (let i = 0; i < rest.length; i += MAX_PARTITIONS_PER_GROUP) {
+    const partitions = rest.slice(i, i + MAX_PARTITIONS_PER_GROUP);
+    const id = mirrorGroupId(batch.mirror, n++);
+    spawn.push({ id, input: { mirror: batch.mirror, partitions } });
+    out.push({ id, mirror: batch.mirror, size: partitions.length });
+  }
+  return fill === undefined ? { groups: out, spawn } : { groups: out, fill, spawn };
 }
 
 const abortLoad = { type: "abortLoad", params: epochParams } as const;
@@ -90,35 +136,35 @@ export const coordinatorShardMachine = setup({
   },
   actors: { mirrorPartitions: mirrorPartitionsMachine },
   actions: {
-    // Spawn a group per new mirror and hand partitions of known mirrors to their group (one batch each).
+    // Place new partitions in the mirror's groups (filling the last, then new ones), one batch each.
     spawnPartitions: enqueueActions(({ context, event, enqueue }) => {
-      const groups =
+      const batches =
         event.type === "LOAD_COMPLETED" || event.type === "SPAWN_PARTITIONS" ? event.mirrors : [];
-      const known = new Set(context.mirrors);
-      const added: string[] = [];
-      for (const g of groups ?? []) {
-        if (known.has(g.mirror)) {
-          enqueue.sendTo(mirrorGroupId(g.mirror), {
-            type: "SPAWN_PARTITIONS",
-            partitions: g.partitions,
-          });
-          continue;
+      let groups: readonly PartitionGroup[] = context.groups;
+      for (const batch of batches ?? []) {
+        const placed = placePartitions(groups, batch);
+        groups = placed.groups;
+        if (placed.fill) {
+          enqueue.sendTo(placed.fill.id, { type: "SPAWN_PARTITIONS", partitions: placed.fill.partitions });
         }
-        known.add(g.mirror);
-        added.push(g.mirror);
-        enqueue.spawnChild("mirrorPartitions", { id: mirrorGroupId(g.mirror), input: g });
+        for (const g of placed.spawn) {
+          const input: MirrorPartitionsInput = g.input;
+          enqueue.spawnChild("mirrorPartitions", { id: g.id, input });
+        }
       }
-      if (added.length > 0) enqueue.assign({ mirrors: [...context.mirrors, ...added] });
+      if (groups !== context.groups) enqueue.assign({ groups: [...groups] });
     }),
     stopMirror: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== "STOP_MIRROR" || !context.mirrors.includes(event.mirror)) return;
-      enqueue.stopChild(mirrorGroupId(event.mirror));
-      enqueue.assign({ mirrors: context.mirrors.filter((m) => m !== event.mirror) });
+      if (event.type !== "STOP_MIRROR") return;
+      const stopped = context.groups.filter((g) => g.mirror === event.mirror);
+      if (stopped.length === 0) return;
+      for (const g of stopped) enqueue.stopChild(g.id);
+      enqueue.assign({ groups: context.groups.filter((g) => g.mirror !== event.mirror) });
     }),
     // Leaving ACTIVE drops every partition actor: stopping a group stops its partitions.
     stopAllMirrors: enqueueActions(({ context, enqueue }) => {
-      for (const m of context.mirrors) enqueue.stopChild(mirrorGroupId(m));
-      enqueue.assign({ mirrors: [] });
+      for (const g of context.groups) enqueue.stopChild(g.id);
+      enqueue.assign({ groups: [] });
     }),
     adoptEpoch: assign(({ context, event }) => ({
       leaderEpoch:
@@ -151,7 +197,7 @@ export const coordinatorShardMachine = setup({
   },
 }).createMachine({
   id: "coordinatorShard",
-  context: ({ input }) => ({ partition: input.partition, leaderEpoch: -1, errorMessage: null, mirrors: [] }),
+  context: ({ input }) => ({ partition: input.partition, leaderEpoch: -1, errorMessage: null, groups: [] }),
   initial: "INITIAL",
   states: {
     INITIAL: {

@@ -27,6 +27,7 @@ export {
   type CoordinatorShardInput,
   coordinatorShardMachine,
   mirrorGroupId,
+  type PartitionGroup,
 } from "./coordinator-shard.machine";
 export { InvalidMirrorStateError } from "./errors";
 export {
@@ -99,6 +100,7 @@ export type {
   TruncateToEpochParams,
 } from "./mirror-partition.types";
 export {
+  MAX_PARTITIONS_PER_GROUP,
   type MirrorPartitionSpawn,
   type MirrorPartitionsEvent,
   type MirrorPartitionsInput,

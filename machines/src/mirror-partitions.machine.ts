@@ -4,10 +4,18 @@ import type { MirrorPartitionInput } from "./mirror-partition.types";
 
 /** One mirror partition actor to spawn: its actor id and the input it is rehydrated (or created) from. */
 export interface MirrorPartitionSpawn {
-  /** The child actor's id, unique within its mirror (`<topic>-<partition>/<topic id>`). */
+  /** The child actor's id, also its `systemId`: unique in the shard's actor system. */
   readonly id: string;
   readonly input: MirrorPartitionInput;
 }
+
+/**
+ * Most partition actors one group spawns. XState keeps a parent's children in one object that every spawn
+ * batch copies, and starts the spawned actors from a queue it drains with `Array.shift()`: both grow with
+ * the number of children, so a group of 100,000 takes minutes. Groups of at most this many keep every
+ * spawn cheap; a mirror with more partitions gets several groups.
+ */
+export const MAX_PARTITIONS_PER_GROUP = 1024;
 
 /** Input of a mirror's partition group: the mirror and the partitions it starts with. */
 export interface MirrorPartitionsInput {
@@ -23,11 +31,12 @@ export type MirrorPartitionsEvent = {
 };
 
 /**
- * The partition actors of one mirror inside one coordinator shard. A coordinator shard spawns one group per
- * mirror it owns partitions of; the group spawns one `mirrorPartition` child per mirror partition, each
- * starting in `recovering` so its recovered state's effects run. Grouping by mirror keeps the two bulk
- * operations cheap: removing a mirror stops one child of the shard (which stops its partitions), and a
- * batch of new partitions is one spawn. The group holds no state of its own beyond the mirror's name.
+ * Partition actors of one mirror inside one coordinator shard. A coordinator shard spawns groups per mirror
+ * it owns partitions of (each with at most {@link MAX_PARTITIONS_PER_GROUP}); a group spawns one
+ * `mirrorPartition` child per mirror partition, each starting in `recovering` so its recovered state's
+ * effects run. Grouping keeps the bulk operations cheap: removing a mirror stops its groups (which stop
+ * their partitions), and a batch of new partitions is one spawn. A group holds no state of its own beyond
+ * the mirror's name.
  */
 export const mirrorPartitionsMachine = setup({
   types: {} as {
@@ -39,13 +48,14 @@ export const mirrorPartitionsMachine = setup({
 }).createMachine({
   id: "mirrorPartitions",
   context: ({ input, spawn }) => {
-    for (const p of input.partitions) spawn("mirrorPartition", { id: p.id, input: p.input });
+    for (const p of input.partitions) spawn("mirrorPartition", { id: p.id, systemId: p.id, input: p.input });
     return { mirror: input.mirror };
   },
   on: {
     SPAWN_PARTITIONS: {
       actions: assign(({ event, spawn }) => {
-        for (const p of event.partitions) spawn("mirrorPartition", { id: p.id, input: p.input });
+        for (const p of event.partitions)
+          spawn("mirrorPartition", { id: p.id, systemId: p.id, input: p.input });
         return {};
       }),
     },

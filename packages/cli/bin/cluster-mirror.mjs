@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx, from any working directory.
+// Runs the TypeScript sources through tsx, from any working directory (the installed package's bin is
+// dist/bin/cluster-mirror.js instead, built from the same src/bin/cluster-mirror.ts).
 import { register } from "tsx/esm/api";
 
 register();
-const { clusterMirrorMain } = await import("../src/commands/cluster-mirror.ts");
-const code = await clusterMirrorMain(process.argv.slice(2));
-if (code !== 0) process.exitCode = code;
+await import("../src/bin/cluster-mirror.ts");

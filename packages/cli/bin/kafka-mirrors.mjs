@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx, from any working directory.
+// Runs the TypeScript sources through tsx, from any working directory (the installed package's bin is
+// dist/bin/kafka-mirrors.js instead, built from the same src/bin/kafka-mirrors.ts).
 import { register } from "tsx/esm/api";
 
 register();
-const { kafkaMirrorsMain } = await import("../src/commands/kafka-mirrors.ts");
-process.exitCode = await kafkaMirrorsMain(process.argv.slice(2));
+await import("../src/bin/kafka-mirrors.ts");

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  authHeader,
   cm,
   describeRows,
   failureLine,
@@ -27,7 +28,7 @@ async function post(
 ): Promise<{ status: number; error: { name: string; message: string } }> {
   const res = await fetch(`http://127.0.0.1:${node.port}${route}`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...authHeader(node.port) },
     body,
   });
   return {

@@ -6,6 +6,9 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+// The nodes these tests start leave their admin-token pointers here (inherited by every spawned node and
+// CLI), not in the user's ~/.cluster-mirror/run.
+process.env.CLUSTER_MIRROR_RUNTIME_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "cm-runtime-"));
 /** The CLI entry points. */
 export const BIN = {
   clusterMirror: path.join(here, "..", "bin", "cluster-mirror.mjs"),
@@ -92,6 +95,8 @@ export interface NodeProcess {
   child: ChildProcess;
   port: number;
   metricsPort: number;
+  /** The admin token the node wrote to its data dir (`admin.token`). */
+  token: string;
   /** Everything it logged so far. */
   output(): string;
 }
@@ -164,7 +169,9 @@ export async function startNode(dataDir: string, port?: number): Promise<NodePro
     adminPort: number;
     metricsPort: number;
   };
-  return { child, port: started.adminPort, metricsPort: started.metricsPort, output: () => output };
+  const token = fs.readFileSync(path.join(dataDir, "admin.token"), "utf8").trim();
+  tokens.set(started.adminPort, token);
+  return { child, port: started.adminPort, metricsPort: started.metricsPort, token, output: () => output };
 }
 
 /** What `/v1/wait` waits for: every partition of the mirror (of `topic`) in `state`, or caught up. */
@@ -204,9 +211,18 @@ export async function waitFor(
   }
 }
 
+/** Admin tokens of the nodes `startNode` started, by admin port. */
+const tokens = new Map<number, string>();
+
+/** The `Authorization` header for the node on `port` (started by `startNode`). */
+export function authHeader(port: number): Record<string, string> {
+  const token = tokens.get(port);
+  return token === undefined ? {} : { authorization: `Bearer ${token}` };
+}
+
 /** GET a JSON route of the node. */
 export async function getJson<T>(port: number, route: string): Promise<T> {
-  const res = await fetch(`http://127.0.0.1:${port}${route}`);
+  const res = await fetch(`http://127.0.0.1:${port}${route}`, { headers: authHeader(port) });
   if (!res.ok) throw new Error(`${route}: HTTP ${res.status} ${await res.text()}`);
   return (await res.json()) as T;
 }

@@ -54,4 +54,40 @@ describe("persistent cluster", () => {
     expect(second.cluster.runningBrokers()).toEqual([0, 1, 2]);
     second.close();
   });
+
+  it("recovers ACL bindings and which mirror owns them after a restart (issue 15)", () => {
+    const dir = tempDir("cm-acls");
+    const options = () => {
+      const clock = new ManualClock(1_700_000_000_000);
+      return {
+        dataDir: dir,
+        brokers: 1,
+        clock,
+        scheduler: new ManualScheduler(clock),
+        random: new SeededRandom(3),
+        fsync: false,
+      };
+    };
+    const binding = {
+      resourceType: "TOPIC" as const,
+      resourceName: "orders-",
+      patternType: "PREFIXED" as const,
+      principal: "User:alice",
+      host: "*",
+      operation: "WRITE" as const,
+      permissionType: "ALLOW" as const,
+    };
+    const local = { ...binding, principal: "User:bob" };
+    const removed = { ...binding, principal: "User:eve" };
+    const first = startPersistentCluster(options());
+    first.cluster.authorizer.createAcls([binding], { owner: "m1" });
+    first.cluster.authorizer.createAcls([local, removed]);
+    first.cluster.authorizer.deleteAcls([removed]);
+    first.close();
+    const second = startPersistentCluster(options());
+    expect(second.cluster.authorizer.describeAcls()).toEqual([binding, local]);
+    expect(second.cluster.authorizer.ownerOf(binding)).toBe("m1");
+    expect(second.cluster.authorizer.ownerOf(local)).toBeUndefined();
+    second.close();
+  });
 });

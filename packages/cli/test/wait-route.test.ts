@@ -13,7 +13,8 @@ afterEach(async () => {
 async function mirroringNode() {
   const node = MirrorNode.start({ name: "dr", brokers: 1, sources: [{ name: "primary", brokers: 1 }] });
   open.push(node);
-  const app = buildAdminServer(node, pino({ level: "silent" }));
+  const security = { adminToken: "wait-route-test-token", principals: [], allowedHosts: [] };
+  const app = buildAdminServer(node, pino({ level: "silent" }), security);
   open.push(app);
   await node
     .cluster("primary")
@@ -31,7 +32,11 @@ async function mirroringNode() {
     }
   }
   const wait = async (query: string) => {
-    const res = await app.inject({ method: "GET", url: `/v1/wait?${query}` });
+    const res = await app.inject({
+      method: "GET",
+      url: `/v1/wait?${query}`,
+      headers: { authorization: `Bearer ${security.adminToken}` },
+    });
     return { status: res.statusCode, body: res.json() as Record<string, unknown> };
   };
   return { wait };

@@ -1,4 +1,5 @@
 import { ClusterError } from "./errors";
+import type { AclRecord, RemoveAclRecord } from "./metadata-records";
 
 /** Resource types that ACLs protect. */
 export type AclResourceType = "TOPIC" | "GROUP" | "CLUSTER" | "TRANSACTIONAL_ID";
@@ -46,6 +47,13 @@ export interface AuthorizerConfig {
   allowEveryoneIfNoAclFound?: boolean;
 }
 
+/**
+ * The principal of the cluster's own internal writes (a coordinator appending to its state topic), always
+ * allowed, as a Kafka broker's inter-broker principal is a super user. Clients never act under it: who a
+ * client is comes from its authentication (the node's admin API maps tokens to principals).
+ */
+export const INTERNAL_PRINCIPAL = "User:__internal";
+
 /** A request to authorize. */
 export interface AuthorizationRequest {
   principal: string;
@@ -83,7 +91,10 @@ const IMPLIES: Partial<Record<AclOperation, readonly AclOperation[]>> = {
  */
 export class Authorizer {
   private readonly bindings: AclBinding[] = [];
+  /** Binding key -> the cluster mirror that created or adopted it. */
+  private readonly owners = new Map<string, string>();
   private config: AuthorizerConfig;
+  private log: ((records: (AclRecord | RemoveAclRecord)[]) => void) | undefined;
 
   constructor(config: AuthorizerConfig = { enabled: false }) {
     this.config = config;
@@ -94,20 +105,66 @@ export class Authorizer {
     this.config = config;
   }
 
-  /** Adds bindings; an exact duplicate is kept once. */
-  createAcls(bindings: readonly AclBinding[]): void {
+  /**
+   * Sends every later change through a metadata log (the cluster's controller) instead of applying it here:
+   * the log persists it and hands it back through {@link apply}, so the bindings survive a restart.
+   */
+  attachLog(append: (records: (AclRecord | RemoveAclRecord)[]) => void): void {
+    this.log = append;
+  }
+
+  /**
+   * Adds bindings; an exact duplicate is kept once. With `owner` (a cluster mirror's name), the bindings are
+   * marked as that mirror's, including ones that exist already (the mirror adopts them).
+   */
+  createAcls(bindings: readonly AclBinding[], options: { owner?: string } = {}): void {
     for (const b of bindings) validateBinding(b);
-    for (const b of bindings) if (!this.bindings.some((x) => sameBinding(x, b))) this.bindings.push({ ...b });
+    const records: AclRecord[] = [];
+    const seen = new Set<string>();
+    for (const b of bindings) {
+      const key = bindingKey(b);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const exists = this.bindings.some((x) => sameBinding(x, b));
+      if (exists && (options.owner === undefined || this.owners.get(key) === options.owner)) continue;
+      records.push({
+        type: "Acl",
+        binding: copy(b),
+        ...(options.owner === undefined ? {} : { owner: options.owner }),
+      });
+    }
+    this.emit(records);
   }
 
   /** Removes every binding matching any filter; returns the removed bindings. */
   deleteAcls(filters: readonly AclBindingFilter[]): AclBinding[] {
-    const removed: AclBinding[] = [];
-    for (let i = this.bindings.length - 1; i >= 0; i--) {
-      const b = this.bindings[i]!;
-      if (filters.some((f) => matchesFilter(b, f))) removed.unshift(...this.bindings.splice(i, 1));
-    }
+    const removed = this.bindings.filter((b) => filters.some((f) => matchesFilter(b, f))).map(copy);
+    this.emit(removed.map((binding) => ({ type: "RemoveAcl", binding })));
     return removed;
+  }
+
+  /** Applies one ACL record (from the metadata log, or directly when no log is attached). */
+  apply(record: AclRecord | RemoveAclRecord): void {
+    const key = bindingKey(record.binding);
+    const at = this.bindings.findIndex((x) => sameBinding(x, record.binding));
+    if (record.type === "RemoveAcl") {
+      if (at >= 0) this.bindings.splice(at, 1);
+      this.owners.delete(key);
+      return;
+    }
+    if (at < 0) this.bindings.push(copy(record.binding));
+    if (record.owner !== undefined) this.owners.set(key, record.owner);
+  }
+
+  /** The cluster mirror that created or adopted this binding, if any. */
+  ownerOf(binding: AclBinding): string | undefined {
+    return this.owners.get(bindingKey(binding));
+  }
+
+  private emit(records: (AclRecord | RemoveAclRecord)[]): void {
+    if (records.length === 0) return;
+    if (this.log) this.log(records);
+    else for (const r of records) this.apply(r);
   }
 
   /** Bindings matching the filter. */
@@ -117,7 +174,7 @@ export class Authorizer {
 
   /** True if the request is allowed. */
   authorize(request: AuthorizationRequest): boolean {
-    if (!this.config.enabled) return true;
+    if (!this.config.enabled || request.principal === INTERNAL_PRINCIPAL) return true;
     if (this.config.superUsers?.includes(request.principal)) return true;
     const host = request.host ?? "*";
     const onResource = this.bindings.filter(
@@ -170,6 +227,31 @@ function matchesFilter(b: AclBinding, f: AclBindingFilter): boolean {
 
 function sameBinding(a: AclBinding, b: AclBinding): boolean {
   return matchesFilter(a, b);
+}
+
+function bindingKey(b: AclBinding): string {
+  return [
+    b.resourceType,
+    b.patternType,
+    b.resourceName,
+    b.principal,
+    b.host,
+    b.operation,
+    b.permissionType,
+  ].join("\u0000");
+}
+
+/** The binding's own fields only (callers may pass objects with more). */
+function copy(b: AclBinding): AclBinding {
+  return {
+    resourceType: b.resourceType,
+    resourceName: b.resourceName,
+    patternType: b.patternType,
+    principal: b.principal,
+    host: b.host,
+    operation: b.operation,
+    permissionType: b.permissionType,
+  };
 }
 
 function validateBinding(b: AclBinding): void {

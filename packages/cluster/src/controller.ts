@@ -1,10 +1,12 @@
 import { ClusterError } from "./errors";
 import { MetadataImage, type PartitionMetadata, type TopicMetadata } from "./metadata-image";
 import type {
+  AclRecord,
   MetadataLogEntry,
   MetadataRecord,
   MirrorReadOnlyRecord,
   PartitionChangeRecord,
+  RemoveAclRecord,
 } from "./metadata-records";
 import { becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
@@ -37,6 +39,18 @@ export interface BumpLeaderEpochRequest {
   topic: string;
   partition: number;
   minLeaderEpoch: number;
+}
+
+/** What a batched bump did to one requested partition: its new leader epoch, or why it was not bumped. */
+export type BumpLeaderEpochResult =
+  | { topic: string; partition: number; leaderEpoch: number; error?: undefined }
+  | { topic: string; partition: number; leaderEpoch?: undefined; error: ClusterError };
+
+/** A bump request once validated: the partition's key, the epoch it gets, or the error. */
+interface PlannedBump extends BumpLeaderEpochRequest {
+  key?: string;
+  leaderEpoch?: number;
+  error?: ClusterError;
 }
 
 /** One partition replica's partition, by topic id (the broker is implied). */
@@ -355,26 +369,79 @@ export class Controller {
 
   /**
    * Raises each partition's leader epoch to at least `minLeaderEpoch` (and by at least one), keeping the same
-   * leader: the leader fences producers and followers of older epochs. Returns the new epochs.
+   * leader: the leader fences producers and followers of older epochs. Returns the new epochs, in request
+   * order. All or nothing: the first partition that cannot be bumped throws and nothing is written (see
+   * `bumpLeaderEpochsBatch` for per-partition outcomes).
    */
   bumpLeaderEpochs(requests: readonly BumpLeaderEpochRequest[]): number[] {
     this.checkAvailable("bump leader epochs");
-    const records: PartitionChangeRecord[] = [];
-    const epochs = requests.map((r) => {
-      const topic = this.requireTopic(r.topic);
-      const p = requirePartition(topic, r.partition);
-      if (p.leader === -1) {
-        throw new ClusterError(
-          "LEADER_NOT_AVAILABLE",
-          `${r.topic}-${r.partition} has no leader; bring a replica in its ISR back, then bump again`,
-        );
-      }
-      const leaderEpoch = Math.max(p.leaderEpoch + 1, r.minLeaderEpoch);
-      records.push(change(topic.topicId, p, { leaderEpoch }));
-      return leaderEpoch;
-    });
+    const { results, records } = this.planBumps(requests);
+    const failed = results.find((r) => r.error !== undefined);
+    if (failed?.error) throw failed.error;
     this.append(records);
-    return epochs;
+    return results.map((r) => r.leaderEpoch!);
+  }
+
+  /**
+   * KIP-1279's BumpLeaderEpochs for many partitions at once (a failover of thousands of mirror partitions):
+   * every partition that can be bumped gets one PartitionChange record, all of them appended as one record
+   * set, so brokers and the metadata log see a single batch instead of one request per partition. A partition
+   * named more than once is bumped once, to the largest minimum, and every request for it gets that epoch.
+   * One partition that cannot be bumped (unknown, or without a leader) does not stop the others: its result
+   * carries the error. While the controller fails over, every result is NOT_CONTROLLER (retriable) and
+   * nothing is written. Results are in request order.
+   */
+  bumpLeaderEpochsBatch(requests: readonly BumpLeaderEpochRequest[]): BumpLeaderEpochResult[] {
+    if (!this.available) {
+      return requests.map((r) => ({
+        topic: r.topic,
+        partition: r.partition,
+        error: new ClusterError(
+          "NOT_CONTROLLER",
+          `cannot bump the leader epoch of ${r.topic}-${r.partition}: the controller is failing over (no active controller); retry after a new one is elected`,
+        ),
+      }));
+    }
+    const { results, records } = this.planBumps(requests);
+    this.append(records);
+    return results.map(({ topic, partition, leaderEpoch, error }) =>
+      error ? { topic, partition, error } : { topic, partition, leaderEpoch: leaderEpoch! },
+    );
+  }
+
+  /** Validates bump requests and builds one record per distinct partition (the largest minimum wins). */
+  private planBumps(requests: readonly BumpLeaderEpochRequest[]): {
+    results: PlannedBump[];
+    records: PartitionChangeRecord[];
+  } {
+    const byPartition = new Map<string, { topicId: Uuid; p: PartitionMetadata; leaderEpoch: number }>();
+    const planned = requests.map((r): PlannedBump => {
+      const topic = this.image.topic(r.topic);
+      const p = topic?.partitions[r.partition];
+      if (!topic || !p) {
+        const error = topic
+          ? `topic '${r.topic}' has no partition ${r.partition} (it has ${topic.partitions.length})`
+          : `topic '${r.topic}' does not exist`;
+        return { ...r, error: new ClusterError("UNKNOWN_TOPIC_OR_PARTITION", error) };
+      }
+      if (p.leader === -1) {
+        const error = `${r.topic}-${r.partition} has no leader; bring a replica in its ISR back, then bump again`;
+        return { ...r, error: new ClusterError("LEADER_NOT_AVAILABLE", error) };
+      }
+      const k = `${topic.topicId}:${r.partition}`;
+      const bump = byPartition.get(k);
+      const leaderEpoch = Math.max(p.leaderEpoch + 1, r.minLeaderEpoch);
+      if (!bump) byPartition.set(k, { topicId: topic.topicId, p, leaderEpoch });
+      else if (leaderEpoch > bump.leaderEpoch) bump.leaderEpoch = leaderEpoch;
+      return { ...r, key: k };
+    });
+    const results = planned.map((r) =>
+      r.key === undefined ? r : { ...r, leaderEpoch: byPartition.get(r.key)!.leaderEpoch },
+    );
+    const records = [...byPartition.values()].map((b) =>
+      change(b.topicId, b.p, { leaderEpoch: b.leaderEpoch }),
+    );
+    return { results, records };
   }
 
   /**
@@ -421,6 +488,15 @@ export class Controller {
   putMirror(name: string, configs: Record<string, string>): void {
     this.checkAvailable("create or alter a mirror");
     this.append([{ type: "Mirror", name, configs: { ...configs } }]);
+  }
+
+  /**
+   * Appends ACL changes (the Authorizer's CreateAcls / DeleteAcls, already validated there) to the metadata
+   * log, so they are replayed after a restart and every subscriber sees them in order.
+   */
+  appendAclRecords(records: readonly (AclRecord | RemoveAclRecord)[]): void {
+    this.checkAvailable("change ACLs");
+    this.append(records);
   }
 
   /** Deletes a cluster mirror's definition. */

@@ -1,7 +1,7 @@
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
 import { KafkaError } from "@cluster-mirror/protocol";
+import * as fs from "#platform/fs";
+import * as os from "#platform/os";
+import * as path from "#platform/path";
 
 /** The lock file's name in a data dir, as Kafka's `.lock` in every log dir. */
 export const LOCK_FILE = ".lock";

@@ -1,6 +1,6 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { FileLogStorage, type LogStorage, MemoryLogStorage } from "@cluster-mirror/log";
+import { type FileHandleCache, FileLogStorage, type LogStorage, MemoryLogStorage } from "@cluster-mirror/log";
+import * as fs from "#platform/fs";
+import * as path from "#platform/path";
 
 /**
  * One broker's disk: partition logs (Kafka's `topic-partition` directories) and small checkpoint files
@@ -59,7 +59,8 @@ export class MemoryDataDir implements DataDir {
 export class FileDataDir implements DataDir {
   constructor(
     readonly dir: string,
-    private readonly options: { fsync?: boolean } = {},
+    /** `fileHandles`: the bounded cache of open segment files (default: the process-wide one). */
+    private readonly options: { fsync?: boolean; fileHandles?: FileHandleCache } = {},
   ) {
     fs.mkdirSync(dir, { recursive: true });
   }

@@ -8,6 +8,7 @@ export {
   type AuthorizationRequest,
   Authorizer,
   type AuthorizerConfig,
+  INTERNAL_PRINCIPAL,
 } from "./acls";
 export {
   AdminHandler,
@@ -100,6 +101,7 @@ export { type Clock, ManualClock, SystemClock } from "./clock";
 export {
   type AlterConfigOp,
   type BumpLeaderEpochRequest,
+  type BumpLeaderEpochResult,
   Controller,
   type ControllerOptions,
   type CreateTopicRequest,
@@ -142,6 +144,7 @@ export {
   type TopicMetadata,
 } from "./metadata-image";
 export type {
+  AclRecord,
   ConfigRecord,
   FenceBrokerRecord,
   MetadataLogEntry,
@@ -152,6 +155,7 @@ export type {
   PartitionRecord,
   ProducerIdsRecord,
   RegisterBrokerRecord,
+  RemoveAclRecord,
   RemoveMirrorRecord,
   RemoveTopicRecord,
   TopicRecord,
@@ -164,6 +168,7 @@ export {
   type ReplicaFetchResult,
 } from "./partition";
 export { type Random, SeededRandom } from "./random";
+export { runSoon } from "./run-soon";
 export {
   type Cancel,
   EventLoopScheduler,

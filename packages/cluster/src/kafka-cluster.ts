@@ -1,5 +1,6 @@
-import * as path from "node:path";
+import { FileHandleCache } from "@cluster-mirror/log";
 import { encodeEndTxnMarkerBatch } from "@cluster-mirror/protocol";
+import * as path from "#platform/path";
 import { Authorizer, type AuthorizerConfig } from "./acls";
 import { Broker, type BrokerNetwork } from "./broker";
 import { ClientQuotaManager } from "./client-quotas";
@@ -28,6 +29,12 @@ export interface KafkaClusterOptions {
   dataDirLock?: DataDirLock;
   /** fsync file writes (default true). */
   fsync?: boolean;
+  /**
+   * log.max.open.files: the most segment files this cluster's brokers keep open at once (opened lazily,
+   * least recently used closed first). Omitted: the process-wide cache of `DEFAULT_MAX_OPEN_FILES` (256),
+   * shared by every file-backed cluster of the process that does not set it.
+   */
+  logMaxOpenFiles?: number;
   clock: Clock;
   random: Random;
   scheduler: Scheduler;
@@ -71,9 +78,13 @@ export class KafkaCluster implements BrokerNetwork {
   private readonly housekeeping = new Map<string, Cancel>();
   private readonly diskLatencies = new Map<number, number>();
   private readonly lock: DataDirLock | undefined;
+  /** Open segment files of this cluster's brokers when `logMaxOpenFiles` is set. */
+  private readonly fileHandles: FileHandleCache | undefined;
 
   /** Locks `options.dataDir` first (throws DataDirLockedError if another cluster holds it). */
   constructor(options: KafkaClusterOptions) {
+    this.fileHandles =
+      options.logMaxOpenFiles === undefined ? undefined : new FileHandleCache(options.logMaxOpenFiles);
     this.lock = lockDataDir(options);
     this.options = options;
     this.clock = options.clock;
@@ -81,6 +92,12 @@ export class KafkaCluster implements BrokerNetwork {
     this.clusterId = options.clusterId ?? randomClusterId(options.random);
     this.controller = new Controller({ random: options.random });
     this.authorizer = new Authorizer(options.authorizer ?? { enabled: false });
+    // ACLs are metadata: they go through the controller's log (persisted, replayed after a restart) and the
+    // authorizer applies them as the feed delivers them.
+    this.authorizer.attachLog((records) => this.controller.appendAclRecords(records));
+    this.controller.subscribe(({ record }) => {
+      if (record.type === "Acl" || record.type === "RemoveAcl") this.authorizer.apply(record);
+    });
     this.quotas = new ClientQuotaManager({ clock: options.clock });
     this.transactions = new TransactionCoordinator({
       clock: options.clock,
@@ -274,6 +291,7 @@ export class KafkaCluster implements BrokerNetwork {
       dir = this.options.dataDir
         ? new FileDataDir(path.join(this.options.dataDir, `broker-${brokerId}`), {
             fsync: this.options.fsync,
+            ...(this.fileHandles ? { fileHandles: this.fileHandles } : {}),
           })
         : new MemoryDataDir();
       this.dataDirs.set(brokerId, dir);

@@ -147,6 +147,10 @@ export class MetadataImage {
       case "ProducerIds":
         this.nextProducerId = record.nextProducerId;
         return;
+      case "Acl":
+      case "RemoveAcl":
+        // The cluster's Authorizer keeps the bindings (it hears these records from the feed).
+        return;
       case "RemoveTopic": {
         const topic = this.topicsById.get(record.topicId);
         if (!topic) return;

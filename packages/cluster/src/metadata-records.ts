@@ -1,3 +1,4 @@
+import type { AclBinding } from "./acls";
 import type { Uuid } from "./uuid";
 
 /**
@@ -16,7 +17,9 @@ export type MetadataRecord =
   | ProducerIdsRecord
   | MirrorRecord
   | RemoveMirrorRecord
-  | MirrorReadOnlyRecord;
+  | MirrorReadOnlyRecord
+  | AclRecord
+  | RemoveAclRecord;
 
 /** A broker joined the cluster (it starts fenced until `UnfenceBroker`). */
 export interface RegisterBrokerRecord {
@@ -130,4 +133,22 @@ export interface MirrorReadOnlyRecord {
   topicId: Uuid;
   partition: number;
   readOnly: boolean;
+}
+
+/**
+ * An ACL binding was created (KRaft's AccessControlEntryRecord), so ACLs survive a restart like every other
+ * piece of metadata. `owner`: the cluster mirror that created (or adopted) it, so its ACL sync knows, after a
+ * restart too, which bindings it may delete when the source drops them; absent for bindings made by users.
+ * A record for a binding that exists already just sets its owner.
+ */
+export interface AclRecord {
+  type: "Acl";
+  binding: AclBinding;
+  owner?: string;
+}
+
+/** An ACL binding was deleted (KRaft's RemoveAccessControlEntryRecord). */
+export interface RemoveAclRecord {
+  type: "RemoveAcl";
+  binding: AclBinding;
 }

@@ -1,3 +1,6 @@
+import { runSoon } from "./run-soon";
+import { TimerQueue } from "./timer-queue";
+
 /** Cancels a scheduled task; cancelling twice, or after it ran, does nothing. */
 export type Cancel = () => void;
 
@@ -12,7 +15,8 @@ export interface Scheduler {
 }
 
 /**
- * The embedded default: tasks with no delay run on `setImmediate`, delayed ones on `setTimeout`. A running
+ * The embedded default: tasks with no delay run on `setImmediate` (a `MessageChannel` in browsers, see
+ * `runSoon`), delayed ones on `setTimeout`. A running
  * cluster keeps the process alive, like a Kafka client with open connections; closing the cluster (and its
  * mirroring) cancels its timers so the process can exit. `{ keepAlive: false }` unrefs delayed timers.
  */
@@ -20,21 +24,12 @@ export class EventLoopScheduler implements Scheduler {
   constructor(private readonly options: { keepAlive?: boolean } = {}) {}
 
   schedule(task: () => void, delayMs = 0): Cancel {
-    if (delayMs <= 0) {
-      const handle = setImmediate(task);
-      return () => clearImmediate(handle);
-    }
+    if (delayMs <= 0) return runSoon(task);
     const handle = setTimeout(task, delayMs);
-    if (this.options.keepAlive === false) handle.unref();
+    // Browsers give a number, with nothing to unref.
+    if (this.options.keepAlive === false) handle.unref?.();
     return () => clearTimeout(handle);
   }
-}
-
-interface ScheduledTask {
-  due: number;
-  seq: number;
-  task: () => void;
-  cancelled: boolean;
 }
 
 /** How a `ManualScheduler` orders tasks due at the same instant, and what it tells about each run. */
@@ -54,7 +49,7 @@ export interface ManualSchedulerOptions {
  * and the simulator get the same run every time.
  */
 export class ManualScheduler implements Scheduler {
-  private readonly queue: ScheduledTask[] = [];
+  private readonly queue = new TimerQueue<() => void>();
   private seq = 0;
 
   constructor(
@@ -63,21 +58,21 @@ export class ManualScheduler implements Scheduler {
   ) {}
 
   schedule(task: () => void, delayMs = 0): Cancel {
-    const entry: ScheduledTask = {
-      due: this.clock.now() + Math.max(0, delayMs),
-      seq: this.seq++,
-      task,
-      cancelled: false,
-    };
-    this.queue.push(entry);
-    return () => {
-      entry.cancelled = true;
-    };
+    const entry = this.queue.add(this.clock.now() + Math.max(0, delayMs), this.seq++, task);
+    return () => this.queue.cancel(entry);
   }
 
   /** Number of tasks waiting (cancelled ones excluded). */
   get pending(): number {
-    return this.queue.filter((t) => !t.cancelled).length;
+    return this.queue.size;
+  }
+
+  /**
+   * When the earliest waiting task is due (undefined when none waits): a driver that interleaves promise
+   * continuations can jump the clock straight there (`run(nextDue - now)`) instead of stepping 1 ms at a time.
+   */
+  get nextDue(): number | undefined {
+    return this.queue.nextDue();
   }
 
   /**
@@ -88,11 +83,15 @@ export class ManualScheduler implements Scheduler {
     const until = this.clock.now() + maxMs;
     let ran = 0;
     while (ran < maxTasks) {
-      const next = this.takeNext(until);
-      if (!next) break;
-      if (next.task.due > this.clock.now()) this.clock.advance(next.task.due - this.clock.now());
-      this.options.onRun?.(next.task.due, next.task.seq, next.ready);
-      next.task.task();
+      const due = this.queue.nextDue();
+      if (due === undefined || !(due <= until)) break;
+      // Candidates are the tasks due at that instant, in submission order; `choose` picks one.
+      const ready = this.queue.readyAt(due);
+      const pick = this.options.choose?.(ready) ?? 0;
+      const entry = this.queue.take(due, Number.isInteger(pick) && pick >= 0 && pick < ready ? pick : 0);
+      if (due > this.clock.now()) this.clock.advance(due - this.clock.now());
+      this.options.onRun?.(due, entry.seq, ready);
+      entry.value();
       ran++;
     }
     if (this.clock.now() < until) this.clock.advance(until - this.clock.now());
@@ -102,21 +101,5 @@ export class ManualScheduler implements Scheduler {
   /** Runs everything due now (and what that schedules with no delay), without moving the clock. */
   runDue(): number {
     return this.run(0);
-  }
-
-  private takeNext(until: number): { task: ScheduledTask; ready: number } | undefined {
-    let due = Number.POSITIVE_INFINITY;
-    for (let i = this.queue.length - 1; i >= 0; i--) {
-      const t = this.queue[i]!;
-      if (t.cancelled) this.queue.splice(i, 1);
-      else if (t.due <= until && t.due < due) due = t.due;
-    }
-    if (due === Number.POSITIVE_INFINITY) return undefined;
-    // The queue is in submission order, so the candidates are too.
-    const candidates: number[] = [];
-    for (let i = 0; i < this.queue.length; i++) if (this.queue[i]!.due === due) candidates.push(i);
-    const pick = this.options.choose?.(candidates.length) ?? 0;
-    const [task] = this.queue.splice(candidates[pick] ?? candidates[0]!, 1);
-    return { task: task!, ready: candidates.length };
   }
 }

@@ -74,3 +74,10 @@ export class KafkaStorageError extends KafkaError {
     super("KAFKA_STORAGE_ERROR", 56, true, message, options);
   }
 }
+
+/** A log setting out of range, e.g. `log.max.open.files` below 1 (INVALID_CONFIG, 40). */
+export class InvalidConfigError extends KafkaError {
+  constructor(message: string) {
+    super("INVALID_CONFIG", 40, false, message);
+  }
+}

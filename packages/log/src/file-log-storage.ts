@@ -1,6 +1,7 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
+import * as fs from "#platform/fs";
+import * as path from "#platform/path";
 import { KafkaStorageError } from "./errors";
+import { CachedFile, type FileHandleCache, processFileHandleCache } from "./file-handle-cache";
 import type { EpochEntry } from "./leader-epoch-cache";
 import {
   formatLeaderEpochCheckpoint,
@@ -17,7 +18,10 @@ import {
   PARTITION_METADATA_FILE,
   parsePartitionMetadata,
 } from "./partition-metadata-file";
+import type { ProducerStateEntry } from "./producer-state-entry";
 import type { LogStorage, SegmentInfo } from "./storage";
+import { SegmentSidecars } from "./storage-sidecars";
+import type { IndexedAbortedTxn } from "./storage-transaction-index";
 
 /** Kafka's segment file name: the base offset, zero-padded to 20 digits, then `.log`. */
 export function segmentFileName(baseOffset: bigint): string {
@@ -43,12 +47,18 @@ export interface FileLogStorageOptions {
    * tools and brokers recognise the directory.
    */
   topicId?: string;
+  /**
+   * Where segment file descriptors are kept (`log.max.open.files`): default the process-wide cache, so
+   * every file-backed log of the process shares one bound.
+   */
+  fileHandles?: FileHandleCache;
 }
 
 interface FileSegment {
   baseOffset: bigint;
   size: number;
-  fd: number;
+  /** The segment file, opened on use by the handle cache. */
+  file: CachedFile;
 }
 
 const SEGMENT_NAME = /^(\d{20})\.log$/;
@@ -61,16 +71,36 @@ const SEGMENT_NAME = /^(\d{20})\.log$/;
  * and, given the topic id, Kafka's `partition.metadata`. Synchronous I/O, fsynced on every
  * change unless `fsync: false`. Replacements (compaction, checkpoint) go through a temporary file and an
  * atomic rename, so a crash leaves either the old or the new file.
+ *
+ * Segment files are opened lazily and kept in a bounded LRU of descriptors (`FileHandleCache`), so the
+ * number of partitions a process can host does not depend on `ulimit -n`.
  */
 export class FileLogStorage implements LogStorage {
   private segs: FileSegment[] = [];
+  /**
+   * The text `leader-epoch-checkpoint` holds, as last read or written here: rewriting the same text is
+   * skipped (every open and every leadership change saves the cache, and each rename costs a journal
+   * commit, which dominated restarts with thousands of partitions).
+   */
+  private epochCheckpointText: string | undefined;
+  /** Kafka's `.index`, `.timeindex`, `.txnindex` and `.snapshot` files next to the segments. */
+  private readonly sidecars: SegmentSidecars;
 
   private constructor(
     /** The partition directory. */
     readonly dir: string,
     private readonly fsync: boolean,
     private readonly topicPartition: { topic: string; partition: number },
-  ) {}
+    private readonly handles: FileHandleCache,
+  ) {
+    this.sidecars = new SegmentSidecars({
+      dir,
+      fsync,
+      handles,
+      read: (baseOffset, position, length) => this.read(baseOffset, position, length),
+      writeAtomically: (file, bytes, suffix) => this.writeAtomically(file, bytes, suffix),
+    });
+  }
 
   /**
    * Opens (or creates) the directory and lists its segments. Leftover temporary files of an interrupted
@@ -81,19 +111,27 @@ export class FileLogStorage implements LogStorage {
       dir,
       options.fsync ?? true,
       options.topicPartition ?? topicPartitionOf(dir),
+      options.fileHandles ?? processFileHandleCache,
     );
     try {
       fs.mkdirSync(dir, { recursive: true });
+      const names = new Set<string>();
       for (const name of fs.readdirSync(dir).sort()) {
         if (name.endsWith(".cleaned") || name.endsWith(".tmp")) {
           fs.unlinkSync(path.join(dir, name));
           continue;
         }
+        names.add(name);
         const m = SEGMENT_NAME.exec(name);
         if (!m) continue;
-        const fd = fs.openSync(path.join(dir, name), "r+");
-        storage.segs.push({ baseOffset: BigInt(m[1]!), size: fs.fstatSync(fd).size, fd });
+        // Only the size now: the file is opened when it is first read or written.
+        const file = new CachedFile(path.join(dir, name));
+        storage.segs.push({ baseOffset: BigInt(m[1]!), size: fs.statSync(file.path).size, file });
       }
+      storage.segs.forEach((seg, i) => {
+        storage.sidecars.register(seg.baseOffset, names, i < storage.segs.length - 1);
+      });
+      storage.sidecars.registerSnapshots(names);
     } catch (err) {
       storage.close();
       throw new KafkaStorageError(`cannot open log directory ${dir}: ${String(err)}`, { cause: err });
@@ -120,12 +158,19 @@ export class FileLogStorage implements LogStorage {
     const out = Buffer.allocUnsafe(length);
     let done = 0;
     while (done < length) {
-      const n = this.io(() => fs.readSync(seg.fd, out, done, length - done, position + done), "read", seg);
+      const n = this.io(
+        () => fs.readSync(this.handles.fd(seg.file), out, done, length - done, position + done),
+        "read",
+        seg,
+      );
       if (n === 0)
         throw new KafkaStorageError(
           `segment ${baseOffset} ended at ${position + done}, before ${position + length}`,
         );
       done += n;
+    }
+    if (position === 0 && length === seg.size && seg === this.segs[this.segs.length - 1]) {
+      this.sidecars.activeRead(baseOffset, out);
     }
     return out;
   }
@@ -140,33 +185,41 @@ export class FileLogStorage implements LogStorage {
     const seg = this.segs[this.segs.length - 1];
     if (!seg) throw new KafkaStorageError(`append to ${this.dir} with no segment; roll or reset it first`);
     const slices = Buffer.isBuffer(bytes) ? [bytes] : bytes;
+    this.sidecars.beforeAppend(seg.baseOffset, seg.size);
     let written = 0;
     try {
       for (const slice of slices) {
         let done = 0;
         while (done < slice.length) {
           const at = seg.size + written + done;
-          done += this.io(() => fs.writeSync(seg.fd, slice, done, slice.length - done, at), "write", seg);
+          done += this.io(
+            () => fs.writeSync(this.handles.fd(seg.file), slice, done, slice.length - done, at),
+            "write",
+            seg,
+          );
         }
         written += slice.length;
       }
-      if (this.fsync) this.io(() => fs.fsyncSync(seg.fd), "fsync", seg);
+      if (this.fsync) this.io(() => fs.fsyncSync(this.handles.fd(seg.file)), "fsync", seg);
     } catch (error) {
       // All or nothing: bytes written before the failure would come back as valid batches on reopen.
       try {
-        fs.ftruncateSync(seg.fd, seg.size);
+        fs.truncateSync(seg.file.path, seg.size);
       } catch {
         // The disk is failing; recovery on reopen truncates a torn tail, and the error below says why.
       }
       throw error;
     }
+    const position = seg.size;
     seg.size += written;
+    this.sidecars.appended(seg.baseOffset, slices, position);
   }
 
   /** @inheritdoc */
   roll(baseOffset: bigint): void {
     const last = this.segs[this.segs.length - 1];
-    if (last && this.fsync) this.io(() => fs.fsyncSync(last.fd), "fsync", last);
+    if (last && this.fsync) this.io(() => fs.fsyncSync(this.handles.fd(last.file)), "fsync", last);
+    if (last) this.sidecars.rolled(last.baseOffset, last.size);
     this.segs.push(this.createSegment(baseOffset));
     this.syncDir();
   }
@@ -176,18 +229,25 @@ export class FileLogStorage implements LogStorage {
     const index = this.segs.findIndex((s) => s.baseOffset === baseOffset);
     const seg = this.segs[index];
     if (!seg) throw new KafkaStorageError(`no segment ${baseOffset} in ${this.dir} to truncate`);
+    // The first offset cut: the sidecars drop what refers to it and above.
+    const firstRemoved =
+      position + 8 <= seg.size
+        ? this.read(baseOffset, position, 8).readBigInt64BE(0)
+        : this.segs[index + 1]?.baseOffset;
     for (const later of this.segs.splice(index + 1)) this.removeSegmentFile(later);
     if (position < seg.size) {
-      this.io(() => fs.ftruncateSync(seg.fd, position), "truncate", seg);
-      if (this.fsync) this.io(() => fs.fsyncSync(seg.fd), "fsync", seg);
+      this.io(() => fs.ftruncateSync(this.handles.fd(seg.file), position), "truncate", seg);
+      if (this.fsync) this.io(() => fs.fsyncSync(this.handles.fd(seg.file)), "fsync", seg);
       seg.size = position;
     }
+    this.sidecars.truncated(baseOffset, seg.size, firstRemoved);
     this.syncDir();
   }
 
   /** @inheritdoc */
   reset(baseOffset: bigint): void {
     for (const seg of this.segs.splice(0)) this.removeSegmentFile(seg);
+    this.sidecars.removeAllSnapshots();
     this.segs.push(this.createSegment(baseOffset));
     this.syncDir();
   }
@@ -198,9 +258,11 @@ export class FileLogStorage implements LogStorage {
     const seg = this.segs[index];
     if (!seg) throw new KafkaStorageError(`no segment ${baseOffset} in ${this.dir} to replace`);
     const file = path.join(this.dir, segmentFileName(baseOffset));
+    // The old descriptor would still read the replaced file's bytes: close it, the next use opens the new one.
+    this.handles.close(seg.file);
     this.writeAtomically(file, bytes, ".cleaned");
-    fs.closeSync(seg.fd);
-    this.segs[index] = { baseOffset, size: bytes.length, fd: fs.openSync(file, "r+") };
+    this.segs[index] = { baseOffset, size: bytes.length, file: seg.file };
+    this.sidecars.replaced(baseOffset);
   }
 
   /** @inheritdoc */
@@ -223,7 +285,7 @@ export class FileLogStorage implements LogStorage {
     const file = path.join(this.dir, PARTITION_METADATA_FILE);
     if (!fs.existsSync(file)) return undefined;
     try {
-      return parsePartitionMetadata(fs.readFileSync(file, "utf8"));
+      return parsePartitionMetadata(this.readText(file));
     } catch {
       return undefined;
     }
@@ -240,7 +302,7 @@ export class FileLogStorage implements LogStorage {
   readLogStartOffset(): bigint | undefined {
     const file = path.join(this.dir, LOG_START_OFFSET_CHECKPOINT_FILE);
     if (!fs.existsSync(file)) return undefined;
-    const entries = parseOffsetCheckpoint(fs.readFileSync(file, "utf8"), LOG_START_OFFSET_CHECKPOINT_FILE);
+    const entries = parseOffsetCheckpoint(this.readText(file), LOG_START_OFFSET_CHECKPOINT_FILE);
     const { topic, partition } = this.topicPartition;
     const entry =
       entries.find((e) => e.topic === topic && e.partition === partition) ??
@@ -259,19 +321,47 @@ export class FileLogStorage implements LogStorage {
   readLeaderEpochCheckpoint(): EpochEntry[] | undefined {
     const file = path.join(this.dir, LEADER_EPOCH_CHECKPOINT_FILE);
     if (!fs.existsSync(file)) return undefined;
-    return parseLeaderEpochCheckpoint(fs.readFileSync(file, "utf8"));
+    const text = this.readText(file);
+    const entries = parseLeaderEpochCheckpoint(text);
+    this.epochCheckpointText = text;
+    return entries;
   }
 
   /** @inheritdoc */
   writeLeaderEpochCheckpoint(entries: readonly EpochEntry[]): void {
+    const text = formatLeaderEpochCheckpoint(entries);
+    if (text === this.epochCheckpointText) return;
     const file = path.join(this.dir, LEADER_EPOCH_CHECKPOINT_FILE);
-    this.writeAtomically(file, Buffer.from(formatLeaderEpochCheckpoint(entries), "utf8"), ".tmp");
+    this.epochCheckpointText = undefined; // unknown if the write fails half way
+    this.writeAtomically(file, Buffer.from(text, "utf8"), ".tmp");
+    this.epochCheckpointText = text;
+  }
+
+  /** @inheritdoc */
+  writeProducerSnapshot(offset: bigint, producers: readonly ProducerStateEntry[]): void {
+    this.sidecars.writeProducerSnapshot(offset, producers);
+  }
+
+  /** @inheritdoc */
+  writeAbortedTxns(txns: readonly IndexedAbortedTxn[]): void {
+    this.sidecars.writeAbortedTxns(txns);
+  }
+
+  /** @inheritdoc */
+  appendAbortedTxn(txn: IndexedAbortedTxn): void {
+    this.sidecars.appendAbortedTxn(txn);
   }
 
   /** @inheritdoc */
   close(): void {
-    for (const seg of this.segs) fs.closeSync(seg.fd);
+    for (const seg of this.segs) this.handles.close(seg.file);
+    this.sidecars.close();
     this.segs = [];
+  }
+
+  /** A small file's text; running out of descriptors closes idle segments instead of failing the read. */
+  private readText(file: string): string {
+    return this.handles.retrying(() => fs.readFileSync(file, "utf8"));
   }
 
   private segment(baseOffset: bigint): FileSegment {
@@ -281,14 +371,16 @@ export class FileLogStorage implements LogStorage {
   }
 
   private createSegment(baseOffset: bigint): FileSegment {
-    const file = path.join(this.dir, segmentFileName(baseOffset));
-    const fd = this.io(() => fs.openSync(file, "w+"), "create");
-    return { baseOffset, size: 0, fd };
+    const file = new CachedFile(path.join(this.dir, segmentFileName(baseOffset)));
+    this.io(() => this.handles.create(file, "w+"), "create");
+    this.sidecars.register(baseOffset, new Set(), false);
+    return { baseOffset, size: 0, file };
   }
 
   private removeSegmentFile(seg: FileSegment): void {
-    fs.closeSync(seg.fd);
-    this.io(() => fs.unlinkSync(path.join(this.dir, segmentFileName(seg.baseOffset))), "delete", seg);
+    this.handles.close(seg.file);
+    this.io(() => fs.unlinkSync(seg.file.path), "delete", seg);
+    this.sidecars.removed(seg.baseOffset);
   }
 
   private writeAtomically(file: string, bytes: Buffer, suffix: string): void {
@@ -323,7 +415,7 @@ export class FileLogStorage implements LogStorage {
 
   private io<T>(op: () => T, what: string, seg?: FileSegment): T {
     try {
-      return op();
+      return this.handles.retrying(op);
     } catch (err) {
       const where = seg ? segmentFileName(seg.baseOffset) : this.dir;
       throw new KafkaStorageError(`${what} failed on ${where} in ${this.dir}: ${String(err)}`, {

@@ -10,6 +10,7 @@ export {
 export { type DivergenceLocalView, divergenceTruncationOffset } from "./divergence";
 export {
   FencedLeaderEpochError,
+  InvalidConfigError,
   InvalidProducerEpochError,
   InvalidRecordError,
   InvalidTxnStateError,
@@ -19,6 +20,12 @@ export {
   UnexpectedAppendOffsetError,
   UnknownProducerIdError,
 } from "./errors";
+export {
+  CachedFile,
+  DEFAULT_MAX_OPEN_FILES,
+  FileHandleCache,
+  processFileHandleCache,
+} from "./file-handle-cache";
 export { FileLogStorage, type FileLogStorageOptions, segmentFileName } from "./file-log-storage";
 export {
   type EpochEndOffset,
@@ -70,4 +77,27 @@ export {
 } from "./producer-state-entry";
 export { type AppendOrigin, ProducerStateManager } from "./producer-state-manager";
 export type { LogStorage, SegmentInfo } from "./storage";
+export {
+  formatProducerSnapshot,
+  PRODUCER_SNAPSHOT_SUFFIX,
+  type ProducerSnapshotEntry,
+  parseProducerSnapshot,
+  toSnapshotEntry,
+} from "./storage-producer-snapshot";
+export {
+  type BuiltIndexes,
+  buildSegmentIndexes,
+  INDEX_INTERVAL_BYTES,
+  OFFSET_INDEX_ENTRY_SIZE,
+  SegmentIndexBuilder,
+  TIME_INDEX_ENTRY_SIZE,
+} from "./storage-segment-index";
+export { OFFSET_INDEX_SUFFIX, TIME_INDEX_SUFFIX } from "./storage-sidecars";
+export {
+  formatTransactionIndex,
+  type IndexedAbortedTxn,
+  parseTransactionIndex,
+  TXN_INDEX_ENTRY_SIZE,
+  TXN_INDEX_SUFFIX,
+} from "./storage-transaction-index";
 export { type AbortedTxn, TransactionIndex } from "./transaction-index";

@@ -20,6 +20,8 @@ export class MemoryLogStorage implements LogStorage {
   private segs: MemorySegment[] = [];
   private checkpoint: EpochEntry[] | undefined;
   private logStart: bigint | undefined;
+  /** @inheritdoc */
+  readonly keepsAppendedBuffers = true;
 
   /** @inheritdoc */
   segments(): readonly SegmentInfo[] {

@@ -1,5 +1,7 @@
 import {
+  ControlRecordType,
   CorruptRecordError,
+  controlTypeOf,
   RECORD_BATCH_OVERHEAD,
   RecordBatch,
   RecordBatchLayout,
@@ -14,12 +16,14 @@ import {
   OffsetOutOfRangeError,
   UnexpectedAppendOffsetError,
 } from "./errors";
+import { FollowerAppendPlan, walkFetchedBatches } from "./follower-append";
 import { type EpochEndOffset, type EpochEntry, LeaderEpochCache } from "./leader-epoch-cache";
 import { type LogConfig, type ResolvedLogConfig, resolveLogConfig } from "./log-config";
 import { scanLog, type TornTail } from "./log-loader";
 import type { CompletedTxn, ProducerStateEntry } from "./producer-state-entry";
 import { type AppendOrigin, ProducerStateManager } from "./producer-state-manager";
 import type { LogStorage, SegmentInfo } from "./storage";
+import type { IndexedAbortedTxn } from "./storage-transaction-index";
 import { type AbortedTxn, TransactionIndex } from "./transaction-index";
 
 /** Kafka's consumer isolation levels. */
@@ -145,13 +149,24 @@ export class PartitionLog {
   private readonly epochs: LeaderEpochCache;
   private readonly producers = new ProducerStateManager();
   private readonly txnIndex = new TransactionIndex();
+  /** The aborted transactions with the LSO after each marker, for storage's `.txnindex` files. */
+  private abortedForStorage: IndexedAbortedTxn[] = [];
+  /** True while `replay` rebuilds state from the stored batches (nothing new is appended). */
+  private replaying = false;
   private startOffset = 0n;
   private endOffset = 0n;
   private hw = 0n;
   private activeBase = 0n;
   private activeSize = 0;
   private activeCreatedMs: number | undefined;
-  /** Reused by `appendAsFollower` (one call per fetch): the batches being appended and their base offsets. */
+  /**
+   * Control type of the last stored batch (undefined: a data batch, or no batch), kept as batches are
+   * appended and rebuilt with the index, so asking costs nothing instead of a scan of the whole log.
+   */
+  private lastControlType: number | undefined;
+  /** Reused by `appendAsFollower` (one call per fetch): the header facts of the batches being appended. */
+  private readonly plan = new FollowerAppendPlan();
+  /** Reused by the general follower append (offsets beyond 2^53): the batches and their base offsets. */
   private readonly scratchBatches: RecordBatch[] = [];
   private readonly scratchBases: bigint[] = [];
   /** What recovery did when the log was opened. */
@@ -194,6 +209,7 @@ export class PartitionLog {
     this.epochs.truncateFromStart(this.startOffset);
     this.epochs.truncateFromEnd(this.endOffset);
     this.saveEpochs();
+    this.storage.writeAbortedTxns?.(this.abortedForStorage);
     this.recovery = { truncatedTail: torn, batches };
     this.updateHighWatermark(options.highWatermark ?? this.startOffset);
   }
@@ -232,6 +248,23 @@ export class PartitionLog {
   /** Latest leader epoch in the cache, if any. */
   get latestEpoch(): number | undefined {
     return this.epochs.latestEpoch;
+  }
+
+  /**
+   * The control type (`ControlRecordType`: ABORT, COMMIT, MIRROR_PID_RESET...) of the last batch stored,
+   * or undefined when that batch holds data or the log has no batch. O(1): tracked on append, rebuilt on
+   * recovery, truncation, compaction and deletion.
+   */
+  get lastBatchControlType(): number | undefined {
+    return this.lastControlType;
+  }
+
+  /**
+   * True when the last batch stored is a MIRROR_PID_RESET: a failover that resumes half way through
+   * (KIP-1279 STOPPING) must not write a second one.
+   */
+  endsWithPidReset(): boolean {
+    return this.lastControlType === ControlRecordType.MIRROR_PID_RESET;
   }
 
   /**
@@ -320,8 +353,84 @@ export class PartitionLog {
    * `truncateTo` the diverging offset first).
    */
   appendAsFollower(batchesBytes: Buffer | readonly Buffer[], options: AppendAsIsOptions = {}): LogAppendInfo {
-    // One pass over the headers, validating everything before anything is appended (all or nothing).
-    // The views and offsets go to reusable arrays: this is the mirror's hot path, one call per fetch.
+    // The mirror's hot path, one call per fetch: one walk over the headers, validating everything before
+    // anything is appended (all or nothing), with offsets as numbers and no object per batch. Bytes the
+    // caller keeps are copied once, each chunk's CRCs checked on the copy while it is in cache.
+    const transfer = options.transferOwnership === true;
+    const copy = !transfer && this.storage.keepsAppendedBuffers === true;
+    const slices = Buffer.isBuffer(batchesBytes) ? [batchesBytes] : batchesBytes;
+    const plan = this.plan;
+    try {
+      if (
+        this.index.compact &&
+        this.endOffset <= MAX_EXACT_OFFSET &&
+        walkFetchedBatches(slices, Number(this.endOffset), copy, plan)
+      ) {
+        return this.commitPlan(plan, transfer || plan.copied);
+      }
+    } finally {
+      plan.release(); // do not keep the caller's buffers alive through the reused plan
+    }
+    return this.appendAsFollowerGeneral(batchesBytes, options);
+  }
+
+  /** Stores what `walkFetchedBatches` validated and indexes it: epochs, producer state, offsets. */
+  private commitPlan(plan: FollowerAppendPlan, owned: boolean): LogAppendInfo {
+    const count = plan.count;
+    if (count === 0) {
+      return {
+        firstOffset: undefined,
+        lastOffset: undefined,
+        duplicate: false,
+        batchCount: 0,
+        validBytes: 0,
+      };
+    }
+    const firstOffset = BigInt(plan.base[0]!);
+    // Control batches are among the producer batches: the last batch's control type, if it is one. Read
+    // before anything is stored, so a control record too corrupt to type does not half-append.
+    const lastProducer = ordinalsLast(plan);
+    const lastControlType =
+      lastProducer === count - 1
+        ? controlTypeOfStored(plan.producerBatches[plan.producerBatches.length - 1]!)
+        : undefined;
+    this.maybeRoll(plan.validBytes, firstOffset);
+    this.storage.append(plan.bytes, owned ? TRANSFER : undefined);
+    const segment = Number(this.activeBase);
+    let position = this.activeSize;
+    let epochsChanged = false;
+    let latest = this.epochs.latestEpoch ?? -1;
+    const ordinals = plan.producerOrdinals;
+    let p = 0;
+    let nextProducer = ordinals.length > 0 ? ordinals[0]! : -1;
+    for (let i = 0; i < count; i++) {
+      const size = plan.size[i]!;
+      this.index.pushNumbers(plan.base[i]!, plan.last[i]!, segment, position, size);
+      position += size;
+      const epoch = plan.epoch[i]!;
+      if (epoch > latest) {
+        if (this.epochs.assign(epoch, BigInt(plan.base[i]!))) epochsChanged = true;
+        latest = this.epochs.latestEpoch ?? -1;
+      }
+      if (i === nextProducer) {
+        this.recordCompleted(this.producers.update(plan.producerBatches[p]!));
+        p++;
+        nextProducer = p < ordinals.length ? ordinals[p]! : -1;
+      }
+    }
+    const lastOffset = BigInt(plan.last[count - 1]!);
+    this.endOffset = lastOffset + 1n;
+    this.activeSize = position;
+    this.lastControlType = lastControlType;
+    if (epochsChanged) this.saveEpochs();
+    return { firstOffset, lastOffset, duplicate: false, batchCount: count, validBytes: plan.validBytes };
+  }
+
+  /** `appendAsFollower` with bigint offsets and a view per batch: for offsets beyond 2^53. */
+  private appendAsFollowerGeneral(
+    batchesBytes: Buffer | readonly Buffer[],
+    options: AppendAsIsOptions,
+  ): LogAppendInfo {
     const batches = this.scratchBatches;
     const bases = this.scratchBases;
     batches.length = 0;
@@ -438,17 +547,42 @@ export class PartitionLog {
     const upper =
       options.fetchUpTo === "log_end" ? this.endOffset : isolation === "read_committed" ? lso : this.hw;
     const minOne = options.minOneBatch ?? true;
-    let i = this.index.search(fetchOffset);
-    const first = this.index.at(i);
+    const index = this.index;
+    let i = index.search(fetchOffset);
     let size = 0;
     let lastOffset: bigint | undefined;
-    for (let e = first; e !== undefined && e.segment === first?.segment; e = this.index.at(++i)) {
-      if (e.lastOffset >= upper) break;
-      if (size + e.size > maxBytes && !(size === 0 && minOne)) break;
-      size += e.size;
-      lastOffset = e.lastOffset;
+    let slices: Buffer[] = [];
+    if (index.compact) {
+      // Numbers straight from the index's columns: no object per batch on the fetch path.
+      const n = index.length;
+      if (i < n) {
+        const first = i;
+        const segment = index.segmentAt(i);
+        const bound = Number(upper);
+        let last = -1;
+        for (; i < n && index.segmentAt(i) === segment; i++) {
+          const batchLast = index.lastOffsetAt(i);
+          if (batchLast >= bound) break;
+          const batchSize = index.sizeAt(i);
+          if (size + batchSize > maxBytes && !(size === 0 && minOne)) break;
+          size += batchSize;
+          last = batchLast;
+        }
+        if (size > 0) {
+          lastOffset = BigInt(last);
+          slices = this.storage.readSlices(BigInt(segment), index.positionAt(first), size);
+        }
+      }
+    } else {
+      const first = index.at(i);
+      for (let e = first; e !== undefined && e.segment === first?.segment; e = index.at(++i)) {
+        if (e.lastOffset >= upper) break;
+        if (size + e.size > maxBytes && !(size === 0 && minOne)) break;
+        size += e.size;
+        lastOffset = e.lastOffset;
+      }
+      if (first && size > 0) slices = this.storage.readSlices(first.segment, first.position, size);
     }
-    const slices = first && size > 0 ? this.storage.readSlices(first.segment, first.position, size) : [];
     const aborted =
       isolation === "read_committed" && lastOffset !== undefined
         ? this.txnIndex.collect(fetchOffset, lastOffset + 1n)
@@ -578,8 +712,10 @@ export class PartitionLog {
     this.startOffset = offset;
     this.storage.reset(offset);
     this.index.clear();
+    this.lastControlType = undefined;
     this.producers.clear();
     this.txnIndex.clear();
+    this.abortedForStorage = [];
     this.epochs.clear();
     this.saveEpochs();
     this.activeCreatedMs = undefined;
@@ -695,8 +831,10 @@ export class PartitionLog {
     return { ...stats, cleanableEndOffset: cleanableEnd };
   }
 
-  /** Closes the storage. */
+  /** Closes the storage, after a producer state snapshot at the log end (when any producer has state). */
   close(): void {
+    if (this.producers.size > 0)
+      this.storage.writeProducerSnapshot?.(this.endOffset, this.producers.snapshot());
     this.storage.close();
   }
 
@@ -707,6 +845,8 @@ export class PartitionLog {
     size: number,
     transferOwnership: boolean,
   ): void {
+    // Read before anything is stored: a control record too corrupt to type must not half-append.
+    const lastControlType = controlTypeOfStored(batches[batches.length - 1]!);
     this.maybeRoll(size, bases[0]!);
     this.storage.append(bytes, transferOwnership ? TRANSFER : undefined);
     const segment = this.activeBase;
@@ -726,6 +866,7 @@ export class PartitionLog {
     }
     this.endOffset = last + 1n;
     this.activeSize = position;
+    this.lastControlType = lastControlType;
     if (epochsChanged) this.saveEpochs();
   }
 
@@ -735,6 +876,8 @@ export class PartitionLog {
     const now = this.config.clock.now();
     const age = now - (this.activeCreatedMs ?? now);
     if (this.activeSize + appendSize > this.config.segmentBytes || age >= this.config.segmentMs) {
+      // Kafka snapshots the producer state on every roll, named by the new segment.
+      this.storage.writeProducerSnapshot?.(firstOffset, this.producers.snapshot());
       this.storage.roll(firstOffset);
       this.activeBase = firstOffset;
       this.activeSize = 0;
@@ -750,26 +893,45 @@ export class PartitionLog {
 
   private recordCompleted(done: CompletedTxn[]): void {
     for (const t of done) {
-      if (t.isAborted)
-        this.txnIndex.add({ producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset });
+      if (!t.isAborted) continue;
+      this.txnIndex.add({ producerId: t.producerId, firstOffset: t.firstOffset, lastOffset: t.lastOffset });
+      // Kafka's ProducerStateManager.lastStableOffset(completedTxn): the earliest other open transaction.
+      const open = this.producers.ongoingTransactions()[0];
+      const indexed = {
+        producerId: t.producerId,
+        firstOffset: t.firstOffset,
+        lastOffset: t.lastOffset,
+        lastStableOffset: open ? open.firstOffset : t.lastOffset + 1n,
+      };
+      this.abortedForStorage.push(indexed);
+      if (!this.replaying) this.storage.appendAbortedTxn?.(indexed);
     }
   }
 
   /** Replays the whole log into a fresh index, producer state and transaction index. */
   private replay(validateCrc: boolean, onBatch?: (batch: RecordBatch) => void): TornTail | undefined {
     this.index.clear();
+    this.lastControlType = undefined;
     this.producers.clear();
     this.txnIndex.clear();
-    return scanLog(this.storage, validateCrc, (batch, entry) => {
-      this.index.push(entry);
-      onBatch?.(batch);
-      if (batch.producerId >= 0n || batch.isControl) this.recordCompleted(this.producers.update(batch));
-    });
+    this.abortedForStorage = [];
+    this.replaying = true;
+    try {
+      return scanLog(this.storage, validateCrc, (batch, entry) => {
+        this.index.push(entry);
+        this.lastControlType = controlTypeOfStored(batch);
+        onBatch?.(batch);
+        if (batch.producerId >= 0n || batch.isControl) this.recordCompleted(this.producers.update(batch));
+      });
+    } finally {
+      this.replaying = false;
+    }
   }
 
   private rebuild(): void {
     this.replay(false);
     this.refreshSegments();
+    this.storage.writeAbortedTxns?.(this.abortedForStorage);
   }
 
   /** Non-active segments, oldest first, whose every offset is below the high watermark. */
@@ -854,6 +1016,8 @@ export class PartitionLog {
 }
 
 const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
+/** The largest offset a double holds exactly (2^53 - 1): the fast paths keep offsets as numbers below it. */
+const MAX_EXACT_OFFSET = BigInt(Number.MAX_SAFE_INTEGER);
 /** Storage append option for a buffer the caller handed over. */
 const TRANSFER = { transferOwnership: true } as const;
 
@@ -861,6 +1025,17 @@ const TRANSFER = { transferOwnership: true } as const;
 function minOffset(a: bigint, b: bigint): bigint {
   if (a < b) return a;
   return b;
+}
+
+/** A batch's control type, undefined for a data batch (decoded only for the rare control batch). */
+/** The ordinal of the last producer batch of a plan, or -1. */
+function ordinalsLast(plan: FollowerAppendPlan): number {
+  const o = plan.producerOrdinals;
+  return o.length > 0 ? o[o.length - 1]! : -1;
+}
+
+function controlTypeOfStored(batch: RecordBatch): number | undefined {
+  return batch.isControl ? controlTypeOf(batch) : undefined;
 }
 
 function singleBatch(bytes: Buffer): RecordBatch {

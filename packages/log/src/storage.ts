@@ -1,4 +1,6 @@
 import type { EpochEntry } from "./leader-epoch-cache";
+import type { ProducerStateEntry } from "./producer-state-entry";
+import type { IndexedAbortedTxn } from "./storage-transaction-index";
 
 /** One segment as storage knows it: where it starts and how many bytes it holds. */
 export interface SegmentInfo {
@@ -40,6 +42,12 @@ export interface LogStorage {
    * them as they are (views, no copy). File storage ignores the flag.
    */
   append(bytes: Buffer | readonly Buffer[], options?: { transferOwnership?: boolean }): void;
+  /**
+   * True when `append` keeps the buffers it is given (memory storage): a log that must copy fetched bytes
+   * then makes the copy itself, fused with its CRC check, and hands the copy over. False or unset (file
+   * storage writes the bytes out): the log checks the caller's bytes and never copies them.
+   */
+  readonly keepsAppendedBuffers?: boolean;
   /** Starts a new, empty active segment named `baseOffset` (above every offset stored so far). */
   roll(baseOffset: bigint): void;
   /** Cuts segment `baseOffset` to `position` bytes and deletes every later segment. */
@@ -58,6 +66,20 @@ export interface LogStorage {
   readLogStartOffset(): bigint | undefined;
   /** Replaces the stored log start offset (file storage: Kafka's `log-start-offset-checkpoint`). */
   writeLogStartOffset(offset: bigint): void;
+  /**
+   * Kafka's producer state snapshot at `offset` (file storage: `<offset>.snapshot`), taken when a segment
+   * is rolled (named by the new segment) and when the log closes. Derived data for Kafka's own recovery:
+   * optional, never read back by the log, and a failure to write it is not an error.
+   */
+  writeProducerSnapshot?(offset: bigint, producers: readonly ProducerStateEntry[]): void;
+  /**
+   * Every aborted transaction of the log, in marker order (file storage: each in the `.txnindex` of the
+   * segment holding its marker). Called when the log rebuilt its state (open, truncation, retention,
+   * compaction). Optional derived data, as `writeProducerSnapshot`.
+   */
+  writeAbortedTxns?(txns: readonly IndexedAbortedTxn[]): void;
+  /** One more aborted transaction, whose marker was just appended. Optional derived data. */
+  appendAbortedTxn?(txn: IndexedAbortedTxn): void;
   /** Releases resources (file descriptors); the storage is not used afterwards. */
   close(): void;
 }

@@ -25,15 +25,23 @@ describe("FileLogStorage", () => {
     log.close();
     const files = fs.readdirSync(dir).sort();
     expect(files).toEqual([
+      "00000000000000000000.index",
       "00000000000000000000.log",
+      "00000000000000000000.timeindex",
       "00000000000000000002.log",
+      "00000000000000000002.snapshot",
       "leader-epoch-checkpoint",
     ]);
     expect(segmentFileName(2n)).toBe("00000000000000000002.log");
     // The first segment holds the batch as produced, with the leader epoch stamped (offset 0 already).
     const expected = Buffer.from(a);
     new RecordBatch(expected).setPartitionLeaderEpoch(3);
-    expect(fs.readFileSync(path.join(dir, files[0]!)).equals(expected)).toBe(true);
+    expect(fs.readFileSync(path.join(dir, "00000000000000000000.log")).equals(expected)).toBe(true);
+    // The rolled segment's sidecars: no offset index entry (under 4096 bytes), one closing time entry
+    // (its largest timestamp, relative offset 1), and an empty producer snapshot at the roll.
+    expect(fs.readFileSync(path.join(dir, "00000000000000000000.index"))).toHaveLength(0);
+    const timeIndex = fs.readFileSync(path.join(dir, "00000000000000000000.timeindex"));
+    expect([timeIndex.readBigInt64BE(0), timeIndex.readInt32BE(8), timeIndex.length]).toEqual([1001n, 1, 12]);
     expect(fs.readFileSync(path.join(dir, "leader-epoch-checkpoint"), "utf8")).toBe("0\n2\n3 0\n4 2\n");
   });
 

@@ -13,6 +13,7 @@ import {
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
 import { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hub";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
+import { type TransitionListener, TransitionListeners } from "./coordinator/transition-listener";
 import { EmbeddedDestination } from "./destination/embedded-destination";
 import {
   DEFAULT_MIRROR_STATE_PARTITIONS,
@@ -59,6 +60,8 @@ export interface ClusterMirroringOptions {
    * retriable COORDINATOR_NOT_AVAILABLE naming them (default {@link DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS}).
    */
   coordinatorLoadTimeoutMs?: number;
+  /** Told of every committed record change of every mirror partition (see {@link ClusterMirroring.subscribeTransitions}). */
+  onTransition?: TransitionListener;
 }
 
 /** What runs inside one destination broker: its coordinators, fetchers and metadata manager. */
@@ -102,10 +105,15 @@ export class ClusterMirroring {
   private readonly loadWaiters: CoordinatorLoadWaiters;
   private readonly syncWaiters: SyncWaiters;
   private unsubscribe: (() => void) | undefined;
+  private readonly transitions: TransitionListeners;
 
   private constructor(options: ClusterMirroringOptions, numStatePartitions: number) {
     this.options = options;
     this.numStatePartitions = numStatePartitions;
+    this.transitions = new TransitionListeners((error) =>
+      (options.warn ?? ((m: string) => console.warn(m)))(`a transition listener threw: ${String(error)}`),
+    );
+    if (options.onTransition) this.transitions.subscribe(options.onTransition);
     this.destination = new EmbeddedDestination(options.cluster);
     this.sources = new SourceConnections(options.sources);
     this.coordinators = new MirrorCoordinatorRouter(
@@ -169,6 +177,14 @@ export class ClusterMirroring {
       else mirroring.detach(id);
     });
     return mirroring;
+  }
+
+  /**
+   * Calls `listener` on every committed record change of every mirror partition this cluster coordinates
+   * (synchronously, after the commit is applied); returns the function that stops it.
+   */
+  subscribeTransitions(listener: TransitionListener): () => void {
+    return this.transitions.subscribe(listener);
   }
 
   /** The fetcher manager of a running broker. */
@@ -417,6 +433,7 @@ export class ClusterMirroring {
       lingerMs: this.options.lingerMs,
       retry: this.options.retry,
       warn: this.options.warn,
+      onTransition: this.transitions.emit,
       inspection: this.inspection,
       // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
       onShardActivated: (partition) => {

@@ -49,6 +49,12 @@ export interface SourceFetchPartitionResult {
    * (as Kafka sends a file range without copying it); a network source has one slice per response.
    */
   recordSlices: readonly Buffer[];
+  /**
+   * True when `recordSlices` are views of memory the source keeps using (an embedded source in
+   * `copyOnFetch` mode): the receiver stores a copy, made once, as a socket read makes one. Unset: the
+   * bytes are the receiver's to keep as they are (a network response, or the zero-copy in-process path).
+   */
+  sharedBytes?: boolean;
   highWatermark: bigint;
   lastStableOffset: bigint;
   logStartOffset: bigint;

@@ -153,6 +153,27 @@ describe("MirrorAdmin: topics", () => {
     expect(env.destination.controller.image.mirrors.get("my-mirror")!["topics.include"]).toBe("my-topic");
   });
 
+  it("refuses --replication-factor for topics that already exist with another factor, changing nothing (issue 15)", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "foo");
+    sourceTopic(env.source, "bar");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "foo", { replicationFactor: 2 });
+    env.coordinators.take();
+    const refused = await rejection(env.admin.addTopics("m1", "foo|bar", { replicationFactor: 3 }));
+    expect(refused.errorName).toBe("INVALID_REPLICATION_FACTOR");
+    expect(refused.code).toBe(38);
+    expect(refused.message).toMatch(/--replication-factor 3 .* foo \(2\)\. .*nothing was added/);
+    // Nothing changed: bar was not created, foo keeps 2 replicas, no command was sent.
+    expect(env.destination.controller.image.topic("bar")).toBeUndefined();
+    expect(env.destination.controller.image.topic("foo")!.partitions[0]!.replicas).toHaveLength(2);
+    expect(env.coordinators.take()).toEqual([]);
+    // The same factor again is an idempotent add; no factor lets the existing topic keep its own.
+    await env.admin.addTopics("m1", "foo|bar", { replicationFactor: 2 });
+    expect(env.destination.controller.image.topic("bar")!.partitions[0]!.replicas).toHaveLength(2);
+    expect((await env.admin.addTopics("m1", "foo")).topics).toEqual(["foo"]);
+  });
+
   it("says so when the regex matches nothing, or is invalid", async () => {
     const env = mirrorEnv();
     sourceTopic(env.source, "t");

@@ -4,7 +4,7 @@ import { EmbeddedDestination } from "../src/destination/embedded-destination";
 import { type MirrorFetcherConfig, MirrorFetcherManager } from "../src/fetcher/mirror-fetcher-manager";
 import { destinationConfigsOf } from "../src/fetcher/replication-quota";
 import type { FetcherEvents, MirrorPartitionKey, SourceCluster } from "../src/ports";
-import { EmbeddedSourceCluster } from "../src/source/embedded-source";
+import { EmbeddedSourceCluster, type EmbeddedSourceOptions } from "../src/source/embedded-source";
 
 /** What the fetchers reported, in order. */
 export interface RecordedEvents extends FetcherEvents {
@@ -33,6 +33,8 @@ export interface MirrorEnvOptions {
   config?: Partial<MirrorFetcherConfig>;
   /** Wraps the source the fetchers see (fault injection). */
   wrapSource?: (source: SourceCluster) => SourceCluster;
+  /** Options of the embedded source (e.g. `copyOnFetch`). */
+  sourceOptions?: EmbeddedSourceOptions;
 }
 
 export const MIRROR = "m1";
@@ -72,7 +74,7 @@ export function mirrorEnv(options: MirrorEnvOptions = {}) {
     configs: { "mirror.name": MIRROR },
   });
   const events = recordingEvents();
-  const embeddedSource = new EmbeddedSourceCluster(source);
+  const embeddedSource = new EmbeddedSourceCluster(source, options.sourceOptions);
   const sourceView = options.wrapSource ? options.wrapSource(embeddedSource) : embeddedSource;
   const config: MirrorFetcherConfig = {
     numFetchers: 1,

@@ -50,10 +50,10 @@ describe("ClusterMirroring.inspect: XState's inspection of the coordinator actor
       expect(created, `no @xstate.actor event for ${id}`).toBeDefined();
       // A child of the group of mirror m1 (one per shard that owns m1's partitions), itself a child of a
       // __mirror_state shard.
-      const group = lastSnapshots((ref) => ref.id === "mirror:m1").find(([, c]) => id in c)?.[0];
+      const group = lastSnapshots((ref) => ref.id.startsWith("mirror:m1#")).find(([, c]) => id in c)?.[0];
       expect(group, `no group of m1 spawned ${id}`).toBeDefined();
-      const shard = lastSnapshots((ref) => ref.id.startsWith("__mirror_state-")).find(
-        ([, c]) => c["mirror:m1"] === group,
+      const shard = lastSnapshots((ref) => ref.id.startsWith("__mirror_state-")).find(([, c]) =>
+        Object.values(c).includes(group as AnyActorRef),
       );
       expect(shard, "no shard spawned the group").toBeDefined();
       // Its committed changes, as snapshots: UNKNOWN -> PREPARING -> MIRRORING.

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { InvalidMirrorConfigError } from "../src/admin/errors";
+import { MirrorMetadataManager } from "../src/metadata/mirror-metadata-manager";
+import { MirrorMetrics } from "../src/metrics/mirror-metrics";
 import { acl, appendRecords, MIRROR_CONFIG, mirrorEnv, sourceTopic } from "./meta-helpers";
 
 async function setup(config: Record<string, string> = {}) {
@@ -167,24 +170,109 @@ describe("ACL sync", () => {
     await mirrorTopic(env, "t");
     const onTopic = acl("TOPIC", "t");
     const onGroup = acl("GROUP", "app-1");
+    const prefixed = acl("TOPIC", "t", { patternType: "PREFIXED" });
     env.source.authorizer.createAcls([
       onTopic,
       onGroup,
       acl("GROUP", "other"),
       acl("TOPIC", "unmirrored"),
-      acl("TOPIC", "t", { patternType: "PREFIXED" }),
+      prefixed,
+      acl("TOPIC", "tx", { patternType: "PREFIXED" }),
       acl("TOPIC", "*"),
       acl("CLUSTER", "kafka-cluster", { operation: "ALTER" }),
     ]);
     const local = acl("TOPIC", "t", { principal: "User:bob", operation: "WRITE" });
     env.destination.authorizer.createAcls([local]);
     const first = await env.manager.refresh("m1");
-    expect(first?.acls?.created).toEqual([onTopic, onGroup]);
-    expect(env.destination.authorizer.describeAcls()).toEqual([local, onTopic, onGroup]);
+    expect(first?.acls?.created).toEqual([onTopic, onGroup, prefixed]);
+    expect(env.destination.authorizer.describeAcls()).toEqual([local, onTopic, onGroup, prefixed]);
     env.source.authorizer.deleteAcls([onTopic]);
     const second = await env.manager.refresh("m1");
     expect(second?.acls).toEqual({ created: [], deleted: [onTopic] });
-    expect(env.destination.authorizer.describeAcls()).toEqual([local, onGroup]);
+    expect(env.destination.authorizer.describeAcls()).toEqual([local, onGroup, prefixed]);
+  });
+
+  it("syncs PREFIXED bindings that reach a mirror topic, so a principal keeps access after failover (issue 15)", async () => {
+    const env = await setup();
+    await mirrorTopic(env, "orders-eu");
+    const ordersStar = acl("TOPIC", "orders-", { patternType: "PREFIXED", operation: "WRITE" });
+    const groupStar = acl("GROUP", "app-", { patternType: "PREFIXED" });
+    env.source.authorizer.createAcls([
+      ordersStar,
+      groupStar,
+      acl("TOPIC", "payments-", { patternType: "PREFIXED" }),
+    ]);
+    await env.manager.refresh("m1");
+    expect(env.destination.authorizer.describeAcls()).toEqual([ordersStar, groupStar]);
+    // Enforced on the destination: alice may write orders-eu through the prefixed binding, not another topic.
+    env.destination.authorizer.configure({ enabled: true });
+    const request = { principal: "User:alice", operation: "WRITE" as const, resourceType: "TOPIC" as const };
+    expect(env.destination.authorizer.authorize({ ...request, resourceName: "orders-eu" })).toBe(true);
+    expect(env.destination.authorizer.authorize({ ...request, resourceName: "payments-eu" })).toBe(false);
+  });
+
+  it("syncs only what acls.include admits (the later KIP revision's rules)", async () => {
+    const env = await setup({ "acls.include": "TOPIC;t.*;READ;ALLOW;*,GROUP;*;*;*;User:carol" });
+    await mirrorTopic(env, "t");
+    const read = acl("TOPIC", "t");
+    const carolGroup = acl("GROUP", "g", { principal: "User:carol" });
+    env.source.authorizer.createAcls([
+      read,
+      acl("TOPIC", "t", { operation: "WRITE" }),
+      acl("TOPIC", "t", { permissionType: "DENY", principal: "User:eve" }),
+      carolGroup,
+      acl("GROUP", "g"),
+    ]);
+    await env.manager.refresh("m1");
+    expect(env.destination.authorizer.describeAcls()).toEqual([read, carolGroup]);
+    expect((await env.admin.verifyMirror("m1")).checks.find((c) => c.check === "acls")?.ok).toBe(true);
+  });
+
+  it("refuses a malformed acls.include rule at creation, naming it", async () => {
+    const env = mirrorEnv();
+    for (const [rule, why] of [
+      ["TOPIC;t;READ;ALLOW", /has 4 field\(s\), not 5/],
+      ["CLUSTER;*;*;*;*", /only TOPIC and GROUP/],
+      ["TOPIC;t(;READ;ALLOW;*", /not a valid regex/],
+      ["TOPIC;t;READS;ALLOW;*", /operation 'READS'/],
+    ] as const) {
+      const error = await env.admin
+        .createMirror("m1", { ...MIRROR_CONFIG, "acls.include": rule })
+        .catch((e) => e);
+      expect(error, rule).toBeInstanceOf(InvalidMirrorConfigError);
+      expect((error as Error).message).toMatch(why);
+    }
+    expect(env.admin.listMirrors()).toEqual([]);
+  });
+
+  it("keeps what the mirror owns in the destination's metadata, so a restarted engine still deletes it (issue 15)", async () => {
+    const env = await setup();
+    await mirrorTopic(env, "t");
+    const synced = acl("TOPIC", "t");
+    env.source.authorizer.createAcls([synced]);
+    await env.manager.refresh("m1");
+    expect(env.destination.authorizer.ownerOf(synced)).toBe("m1");
+    // The engine restarts (a new manager, nothing in memory) while the source drops the binding.
+    env.manager.close();
+    env.source.authorizer.deleteAcls([synced]);
+    const restarted = new MirrorMetadataManager({
+      destination: env.destination,
+      sources: env.sources,
+      coordinators: env.coordinators,
+      scheduler: env.scheduler,
+      leadsMirror: () => true,
+      metrics: new MirrorMetrics({ coordinators: env.coordinators }),
+    });
+    const report = await restarted.refresh("m1");
+    expect(report?.acls).toEqual({ created: [], deleted: [synced] });
+    expect(env.destination.authorizer.describeAcls()).toEqual([]);
+    // And the ownership is a metadata record, replayed with the rest after a node restart.
+    expect(
+      env.destination.controller
+        .metadataLog()
+        .some((e) => e.record.type === "Acl" && e.record.owner === "m1"),
+    ).toBe(true);
+    restarted.close();
   });
 
   it("honours acls.sync.enable=false", async () => {

@@ -1,5 +1,6 @@
-import { createRequire } from "node:module";
-import { gunzipSync, gzipSync } from "node:zlib";
+import { createRequire } from "#platform/module";
+import { gunzipSync, gzipSync } from "#platform/zlib";
+import { lz4Js, snappyJs } from "./codec-fallbacks";
 import { CorruptRecordError, UnsupportedCompressionError } from "./errors";
 import type { CompressionType } from "./record-batch-layout";
 
@@ -7,6 +8,8 @@ import type { CompressionType } from "./record-batch-layout";
  * Compression codecs of a RecordBatch's records section, in the formats Kafka's Java client writes:
  * gzip (node:zlib), snappy in xerial framing (the `snappy` napi-rs package for the raw blocks), LZ4 frame
  * format (`lz4-napi`, Rust lz4_flex) and zstd (`@bokuweb/zstd-wasm`, the reference C library built to WASM).
+ * Where the snappy or LZ4 package cannot load (no binary for the platform, a browser build), plain
+ * JavaScript codecs of the same formats stand in (`codec-fallbacks.ts`) and `compressionFallbacks()` says so.
  *
  * These are used only when records are read or written (producing control records, tests, tools); the
  * mirror path appends fetched batches as they are and never touches them. The packages are loaded on first
@@ -64,13 +67,37 @@ function loadModule<T>(name: string, codec: CompressionType): T {
   }
 }
 
+/** Why a codec runs on its JavaScript fallback, by codec name. */
+const fallbackReasons = new Map<string, string>();
+
+/** A native codec package, or its JavaScript fallback (same format, slower) when the package cannot load. */
+function loadCodec<T>(name: string, codec: CompressionType, fallback: T): T {
+  try {
+    return require(name) as T;
+  } catch (err) {
+    fallbackReasons.set(
+      compressionName(codec),
+      `the ${compressionName(codec)} codec package '${name}' could not be loaded on this platform (${messageOf(err).split("\n")[0]}); using its JavaScript fallback: same format, slower`,
+    );
+    return fallback;
+  }
+}
+
+/**
+ * One line per codec that runs on its JavaScript fallback because its native package could not load (no
+ * binary for this platform, or a browser build), saying why; empty when every codec used so far is native.
+ */
+export function compressionFallbacks(): string[] {
+  return [...fallbackReasons.values()];
+}
+
 function snappyModule(): SnappyModule {
-  snappy ??= loadModule<SnappyModule>("snappy", 2);
+  snappy ??= loadCodec<SnappyModule>("snappy", 2, snappyJs);
   return snappy;
 }
 
 function lz4Module(): Lz4Module {
-  lz4 ??= loadModule<Lz4Module>("lz4-napi", 3);
+  lz4 ??= loadCodec<Lz4Module>("lz4-napi", 3, lz4Js);
   return lz4;
 }
 

@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { createRequire } from "#platform/module";
 
 /**
  * CRC-32C (Castagnoli), the checksum of RecordBatch v2.
@@ -62,15 +62,27 @@ export function crc32cJs(data: Uint8Array): number {
 /** The implementations `crc32c` can use, fastest first. */
 export type Crc32cImplementation = "aws-crt" | "node-rs" | "js";
 
-const native = loadNative();
+const nativeFailures: string[] = [];
+const native = loadNative(nativeFailures);
 
 /** Which implementation `crc32c` uses (`js` when no native binary could be loaded). */
 export const crc32cImplementation: Crc32cImplementation = native?.name ?? "js";
 
+/**
+ * Why `crc32c` runs on the JavaScript table, one line per native package that did not load (not installed,
+ * no binary for this platform, a browser build, a wrong check value); undefined when a native one is used.
+ * Tools print it next to their throughput so a slow install is explained, not silent.
+ */
+export const crc32cFallbackReason: string | undefined = native
+  ? undefined
+  : `no native CRC-32C could be loaded, using the JavaScript table (slower, same results): ${nativeFailures.join("; ")}`;
+
 const impl: (data: Uint8Array) => number = native ? native.crc32c : crc32cJs;
 
 /** Loads the fastest native binding that works; a missing or wrong binary falls back rather than failing. */
-function loadNative(): { name: Crc32cImplementation; crc32c: (d: Uint8Array) => number } | undefined {
+function loadNative(
+  failures: string[],
+): { name: Crc32cImplementation; crc32c: (d: Uint8Array) => number } | undefined {
   const require = createRequire(import.meta.url);
   const candidates: [Crc32cImplementation, () => (d: Uint8Array) => number][] = [
     [
@@ -100,8 +112,10 @@ function loadNative(): { name: Crc32cImplementation; crc32c: (d: Uint8Array) => 
       if (crc(Buffer.from("123456789")) === 0xe3069283 && crc(probe.subarray(5, 14)) === 0xe3069283) {
         return { name, crc32c: crc };
       }
-    } catch {
+      failures.push(`${name}: wrong check value`);
+    } catch (err) {
       // Not installed, or no binary for this platform: try the next one.
+      failures.push(`${name}: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
     }
   }
   return undefined;

@@ -4,12 +4,16 @@
  * `__mirror_state` key/value codecs. Every export is documented where it is declared.
  */
 
+// First: a browser build gets its `Buffer` global here, before any module that uses it runs.
+import "./platform/buffer-global";
+
 // Iterating concatenated batches (fetch responses, log segments).
 export { partialTrailingBytes, recordBatches } from "./batch-iterator";
 // Compression codecs of the records section.
 export {
   compress,
   compressionCodecsLoaded,
+  compressionFallbacks,
   compressionName,
   decompress,
   loadCompressionCodecs,
@@ -36,7 +40,14 @@ export {
   type MirrorPidResetValue,
 } from "./control-record";
 // CRC-32C.
-export { type Crc32cImplementation, crc32c, crc32cImplementation, crc32cJs } from "./crc32c";
+export {
+  type Crc32cImplementation,
+  crc32c,
+  crc32cFallbackReason,
+  crc32cImplementation,
+  crc32cJs,
+} from "./crc32c";
+export { crc32cCombine, crc32cOfRange } from "./crc32c-combine";
 // Errors.
 export {
   CorruptRecordError,

@@ -1,3 +1,5 @@
+import { runSoon } from "@cluster-mirror/cluster";
+
 /**
  * Lets every pending promise continuation run: resolves on the next turn of Node's event loop, after the
  * microtask queue has drained.
@@ -7,5 +9,5 @@
  * continuations it lets run are exactly the ones the simulated work queued, in the same order every run.
  */
 export function flushMicrotasks(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resolve));
+  return new Promise<void>((resolve) => runSoon(resolve));
 }

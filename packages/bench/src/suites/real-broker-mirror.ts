@@ -5,6 +5,7 @@ import { startKafkaBroker } from "@cluster-mirror/kafkajs/broker";
 import { ClusterMirroring } from "@cluster-mirror/mirror";
 import kafkajs from "kafkajs";
 import { type BenchResult, type BenchSuite, result } from "../harness";
+import { javaConsumerPerformance } from "../java-consumer-perf";
 
 const { Kafka, logLevel } = kafkajs;
 const TOPIC = "bench";
@@ -23,6 +24,9 @@ interface Run {
   cpuMs: number;
 }
 
+/** Payload MB/s of a side: records per second times the value size (the unit of every figure here). */
+const payloadMbps = (recordsPerSec: number) => (recordsPerSec * VALUE_BYTES) / 1e6;
+
 /** Wall and CPU time (this process; the broker's JVM is the same for both sides) of `work`. */
 async function timed(work: () => Promise<void>): Promise<Run> {
   const cpu = process.cpuUsage();
@@ -34,10 +38,13 @@ async function timed(work: () => Promise<void>): Promise<Run> {
 }
 
 /**
- * Real Apache Kafka 3.9.1 broker (over loopback) → embedded destination with ClusterMirroring, against
- * kafkajs's own consumer (`eachBatch`) reading the same topic from the same broker. Runs are interleaved
- * (mirror, consumer, mirror, ...) and each side's median is reported with its CPU time. The broker's jars
- * are fetched with mvn on first use (as in the tests).
+ * Real Apache Kafka 3.9.1 broker (over loopback) → embedded destination with ClusterMirroring, against two
+ * consumers reading the same topic from the same broker: kafkajs's own consumer (`eachBatch`, in this
+ * process) and Kafka's Java consumer benchmark (`org.apache.kafka.tools.ConsumerPerformance`, from the
+ * broker's jars). Runs are interleaved (mirror, kafkajs, Java, mirror, ...) after one warm-up round, and each
+ * side's median is reported with its CPU time. Rates are payload MB/s (records per second times the value
+ * size), so the three sides are counted alike; the Java figure is its fetch rate (group join excluded),
+ * which only flatters the baseline. The broker's jars are fetched with mvn on first use (as in the tests).
  */
 export const suite: BenchSuite = {
   name: "real-broker-mirror",
@@ -70,9 +77,8 @@ export const suite: BenchSuite = {
       );
       await oracle.close();
       const totalRecords = ends.reduce((a, b) => a + Number(b), 0);
-      const bytes = totalRecords * (VALUE_BYTES + 20);
 
-      const mirrorRun = async (i: number) => {
+      const mirrorRun = async (i: number): Promise<Run> => {
         const cluster = KafkaCluster.start({
           brokers: 1,
           clock: new SystemClock(),
@@ -107,7 +113,7 @@ export const suite: BenchSuite = {
         await sources.close();
         return run;
       };
-      const consumerRun = async (i: number) => {
+      const consumerRun = async (i: number): Promise<Run> => {
         const consumer = kafka.consumer({ groupId: `bench-${i}`, maxBytesPerPartition: 4 << 20 });
         await consumer.connect();
         await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
@@ -129,30 +135,61 @@ export const suite: BenchSuite = {
         await consumer.disconnect();
         return run;
       };
+      const javaRun = (i: number) =>
+        javaConsumerPerformance({
+          libs: broker.libs,
+          bootstrap: broker.bootstrap,
+          topic: TOPIC,
+          messages: totalRecords,
+          group: `bench-java-${i}`,
+          fetchSize: 4 << 20,
+        });
 
       const mirror: Run[] = [];
       const consumer: Run[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        mirror.push(await mirrorRun(10 * i));
-        consumer.push(await consumerRun(i));
+      const java: Awaited<ReturnType<typeof javaRun>>[] = [];
+      for (let i = 0; i <= RUNS; i++) {
+        const m = await mirrorRun(10 * i);
+        const c = await consumerRun(i);
+        const j = await javaRun(i);
+        if (i === 0) continue; // warm-up round: JIT, page cache, connections
+        mirror.push(m);
+        consumer.push(c);
+        java.push(j);
       }
       await admin.disconnect();
-      const mbps = (runs: Run[]) => bytes / 1e6 / (median(runs.map((r) => r.ms)) / 1000);
+      const rate = (runs: Run[]) => payloadMbps(totalRecords / (median(runs.map((r) => r.ms)) / 1000));
+      const perCore = (runs: Run[]) => median(runs.map((r) => payloadMbps(totalRecords / (r.cpuMs / 1000))));
       const cpu = (runs: Run[]) => median(runs.map((r) => r.cpuMs));
+      const javaRate = payloadMbps(median(java.map((j) => j.fetchRecordsPerSec)));
+      const javaWithJoin = payloadMbps(median(java.map((j) => j.recordsPerSec)));
+      const javaCpu = median(java.map((j) => j.cpuMs));
+      const data = `${((totalRecords * VALUE_BYTES) / 1e6).toFixed(0)} MB of payload in ${totalRecords} records of ${VALUE_BYTES} B, ${PARTITIONS} partitions, 16 KiB batches; median of ${RUNS} interleaved runs`;
+      const verdict = (ratio: number, target: number) =>
+        `target ${target}x: ${ratio >= target ? "MET" : "MISSED"}`;
+      const vsKafkajs = rate(mirror) / rate(consumer);
+      const vsJava = rate(mirror) / javaRate;
       return [
         result(
           "real-broker.mirror.16KiB",
-          mbps(mirror),
+          rate(mirror),
           "MB/s",
-          mbps(consumer),
-          `real Kafka 3.9.1 over loopback → embedded destination vs kafkajs eachBatch (same broker, same topic); mirror.num.replica.fetchers=${PARTITIONS}; target 2x; median of ${RUNS} interleaved runs of ${(bytes / 1e6).toFixed(0)} MB`,
+          rate(consumer),
+          `real Kafka 3.9.1 over loopback → embedded destination (ClusterMirroring, mirror.num.replica.fetchers=${PARTITIONS}) vs kafkajs eachBatch on the same topic; ${data}; ${verdict(vsKafkajs, 2)}`,
+        ),
+        result(
+          "real-broker.mirror.16KiB.vs-java-consumer",
+          rate(mirror),
+          "MB/s",
+          javaRate,
+          `vs Kafka's Java consumer (ConsumerPerformance fetch rate, fetch size 4 MiB; ${javaWithJoin.toFixed(0)} MB/s with its group join); ${verdict(vsJava, 0.5)}`,
         ),
         result(
           "real-broker.mirror.16KiB.cpu",
           cpu(mirror),
           "ms",
           cpu(consumer),
-          "Node CPU time (user+system) per run, mirror vs kafkajs eachBatch consumer",
+          `CPU time (user+system) per run: mirror vs kafkajs eachBatch, both this Node process; ${perCore(mirror).toFixed(0)} vs ${perCore(consumer).toFixed(0)} MB per CPU-second; Java consumer JVM ${javaCpu.toFixed(0)} ms CPU per run, start-up and JIT included (the broker's JVM is shared and not counted)`,
         ),
       ];
     } finally {

@@ -25,6 +25,8 @@ export class NodeClient {
   constructor(
     private readonly endpoint: Endpoint,
     private readonly timeoutMs = 60_000,
+    /** Sent as `Authorization: Bearer`; the node refuses every request without its token. */
+    private readonly token?: string,
   ) {
     const host = endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host;
     this.base = `http://${host}:${endpoint.port}`;
@@ -56,7 +58,10 @@ export class NodeClient {
     try {
       response = await fetch(`${this.base}${path}`, {
         method,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
+        headers: {
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }),
+        },
         body: body === undefined ? undefined : toJson(body),
         signal: AbortSignal.timeout(this.timeoutMs),
       });

@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { withTokenOptions } from "../client/node-token";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
 import { runConsume, runCreateTopic, runProduce } from "./console-commands";
@@ -23,7 +24,10 @@ export function clusterMirrorProgram(): Command {
     .option("--port <port>", "admin endpoint port on 127.0.0.1 (0: any free port)", "9094")
     .option("--metrics-port <port>", "Prometheus endpoint port (GET /metrics)", "9404")
     .option("--source <name=brokers>", "also run an embedded source cluster (repeatable)", collect, [])
-    .option("--seed <n>", "seed of the clusters' random ids and jitter", "1")
+    .option(
+      "--seed <n>",
+      "seed of the clusters' random ids and jitter, for a run that must repeat (default: random per start; a data dir keeps its cluster id in meta.properties)",
+    )
     .option(
       "--state-partitions <n>",
       "mirror.topic.num.partitions of __mirror_state when it is created (default 50; an existing topic keeps its count)",
@@ -44,10 +48,24 @@ export function clusterMirrorProgram(): Command {
       "most messages one produce request may write",
       String(DEFAULT_REQUEST_LIMITS.maxProduceCount),
     )
+    .option(
+      "--allowed-host <name>",
+      "a host name (besides 127.0.0.1, localhost, [::1]) the admin API answers to in the Host header (repeatable)",
+      collect,
+      [],
+    )
+    .option(
+      "--principals <file>",
+      'principals with their own admin API tokens, a JSON array [{"principal": "User:alice", "token": "..."}] (mode 0600)',
+    )
+    .option(
+      "--authorizer <mode>",
+      "enforce ACLs in the node's clusters: auto (on when --principals is given), on, off",
+      "auto",
+    )
     .addOption(new Option("--log-level <level>", "pino log level").default("info"))
     .action(async (flags: NodeFlags) => (await import("./node-command")).runNodeCommand(flags));
-  program
-    .command("create-topic")
+  withTokenOptions(program.command("create-topic"))
     .description("create a topic through the node (on its destination, or on --cluster NAME)")
     .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
     .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
@@ -56,8 +74,7 @@ export function clusterMirrorProgram(): Command {
     .option("--replication-factor <n>", "replication factor (default: min(3, brokers))")
     .option("--config <key=value>", "topic config (repeatable)", collect, [])
     .action((flags) => runCreateTopic(flags, (t) => process.stdout.write(t)));
-  program
-    .command("produce")
+  withTokenOptions(program.command("produce"))
     .description("write messages through the node (to its destination, or to --cluster NAME)")
     .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
     .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
@@ -70,8 +87,7 @@ export function clusterMirrorProgram(): Command {
     .option("--abort", "abort the transaction")
     .option("--leave-open", "leave the transaction open (a failover aborts it on the mirror)")
     .action((flags) => runProduce(flags, (t) => process.stdout.write(t)));
-  program
-    .command("consume")
+  withTokenOptions(program.command("consume"))
     .description("read messages through the node (from its destination, or from --cluster NAME)")
     .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
     .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
@@ -88,8 +104,26 @@ export function clusterMirrorProgram(): Command {
         (t) => process.stderr.write(t),
       ),
     );
-  program
-    .command("verify")
+  withTokenOptions(program.command("acls"))
+    .description(
+      "add, list or remove ACL bindings of a cluster of the node (as kafka-acls.sh); enforced when the node's authorizer is on",
+    )
+    .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
+    .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
+    .option("--add", "add bindings")
+    .option("--list", "list the bindings")
+    .option("--remove", "remove the bindings matching the flags given")
+    .option("--allow-principal <principal>", "e.g. User:alice")
+    .option("--deny-principal <principal>", "e.g. User:mallory")
+    .option("--operation <op>", "READ, WRITE, DESCRIBE, ALL, ... (repeatable)", collect, [])
+    .option("--topic <name>", "a TOPIC resource (a prefix with --resource-pattern-type prefixed)")
+    .option("--group <name>", "a GROUP resource")
+    .option("--transactional-id <id>", "a TRANSACTIONAL_ID resource")
+    .option("--cluster-resource", "the CLUSTER resource (mirrors need ALTER on it, reading them DESCRIBE)")
+    .option("--resource-pattern-type <type>", "literal or prefixed", "literal")
+    .option("--host <host>", "client host the binding applies to", "*")
+    .action(async (flags) => (await import("./acls-command")).runAcls(flags, (t) => process.stdout.write(t)));
+  withTokenOptions(program.command("verify"))
     .description(
       "compare a mirror's topics with its source: batches byte for byte, offsets, topic ids, configs, ACLs, group offsets (exit 0 only when all agree)",
     )

@@ -1,5 +1,4 @@
-import { parseBootstrap } from "../client/bootstrap";
-import { NodeClient } from "../client/node-client";
+import { connectNode, type NodeConnectionFlags } from "../client/node-token";
 import type { ConsumedMessage, ProduceResult } from "../node/console-clients";
 import { UsageError } from "./cli-errors";
 import { intFlag } from "./int-flag";
@@ -8,8 +7,7 @@ import { intFlag } from "./int-flag";
 const CONSUME_ANSWER_MARGIN_MS = 60_000;
 
 /** Flags of `cluster-mirror produce`. */
-export interface ProduceFlags {
-  bootstrapServer: string;
+export interface ProduceFlags extends NodeConnectionFlags {
   cluster?: string;
   topic: string;
   key?: string;
@@ -22,8 +20,7 @@ export interface ProduceFlags {
 }
 
 /** Flags of `cluster-mirror consume`. */
-export interface ConsumeFlags {
-  bootstrapServer: string;
+export interface ConsumeFlags extends NodeConnectionFlags {
   cluster?: string;
   topic: string;
   group?: string;
@@ -43,7 +40,7 @@ export async function runProduce(flags: ProduceFlags, out: (text: string) => voi
   }
   if (flags.abort && flags.leaveOpen)
     throw new UsageError("--abort and --leave-open cannot be used together");
-  const client = new NodeClient(parseBootstrap(flags.bootstrapServer));
+  const client = connectNode(flags);
   const result = await client.post<ProduceResult>("/v1/produce", {
     cluster: flags.cluster,
     topic: flags.topic,
@@ -76,7 +73,7 @@ export async function runConsume(
   }
   const timeoutMs = intFlag("--timeout-ms", flags.timeoutMs, 0);
   // The node polls for up to --timeout-ms before it answers: the HTTP request waits that long and more.
-  const client = new NodeClient(parseBootstrap(flags.bootstrapServer), timeoutMs + CONSUME_ANSWER_MARGIN_MS);
+  const client = connectNode(flags, timeoutMs + CONSUME_ANSWER_MARGIN_MS);
   const { messages } = await client.post<{ messages: ConsumedMessage[] }>("/v1/consume", {
     cluster: flags.cluster,
     topic: flags.topic,
@@ -92,8 +89,7 @@ export async function runConsume(
 }
 
 /** Flags of `cluster-mirror create-topic`. */
-export interface CreateTopicFlags {
-  bootstrapServer: string;
+export interface CreateTopicFlags extends NodeConnectionFlags {
   cluster?: string;
   topic: string;
   partitions: string;
@@ -110,7 +106,7 @@ export async function runCreateTopic(flags: CreateTopicFlags, out: (text: string
       throw new UsageError(`--config '${c}' is not KEY=VALUE (e.g. --config retention.ms=86400000)`);
     configs[c.slice(0, eq)] = c.slice(eq + 1);
   }
-  const client = new NodeClient(parseBootstrap(flags.bootstrapServer));
+  const client = connectNode(flags);
   await client.post("/v1/topics", {
     cluster: flags.cluster,
     topic: flags.topic,

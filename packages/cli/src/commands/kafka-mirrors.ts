@@ -1,8 +1,7 @@
 import * as fs from "node:fs";
 import type { MirrorListing } from "@cluster-mirror/mirror";
 import { Command, Option } from "commander";
-import { parseBootstrap } from "../client/bootstrap";
-import { NodeClient } from "../client/node-client";
+import { connectNode, withTokenOptions } from "../client/node-token";
 import { rowFromWire, type WireDescribeRow } from "../node/wire";
 import { UsageError } from "./cli-errors";
 import { intFlag } from "./int-flag";
@@ -56,6 +55,8 @@ interface MirrorsFlags extends Partial<Record<string, boolean | string>> {
   json?: boolean;
   cluster?: string;
   timeoutMs?: string;
+  token?: string;
+  dataDir?: string;
 }
 
 /** The `kafka-mirrors` program (spec §9): one action per call against a node's admin endpoint. */
@@ -99,6 +100,7 @@ export function kafkaMirrorsProgram(): Command {
     )
     .option("--cluster <name>", "act on this embedded cluster of the node instead of its destination")
     .allowExcessArguments(false);
+  withTokenOptions(program);
   program.action(async (flags: MirrorsFlags & { topics?: string }) => {
     if (flags.topics !== undefined && flags.topic === undefined) flags.topic = flags.topics;
     await runMirrors(flags, (text) => process.stdout.write(text));
@@ -115,8 +117,8 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
   const action = validate(flags);
   const timeoutMs = flags.timeoutMs === undefined ? PROMOTE_TIMEOUT_MS : Number(flags.timeoutMs);
   // A promote answers after its two waits: the HTTP call must outlive them.
-  const client = new NodeClient(
-    parseBootstrap(flags.bootstrapServer!),
+  const client = connectNode(
+    { bootstrapServer: flags.bootstrapServer!, token: flags.token, dataDir: flags.dataDir },
     action === "promote" ? 2 * timeoutMs + 30_000 : undefined,
   );
   const cluster = flags.cluster;

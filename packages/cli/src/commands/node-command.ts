@@ -2,6 +2,7 @@ import { pino } from "pino";
 import { startNodeRuntime } from "../node/node-runtime";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
+import { readPrincipalsFile } from "../security/principals-file";
 import { UsageError } from "./cli-errors";
 import { intFlag, portFlag } from "./int-flag";
 import { parseSources } from "./source-spec";
@@ -14,7 +15,8 @@ export interface NodeFlags {
   port: string;
   metricsPort: string;
   source: string[];
-  seed: string;
+  /** Absent: a random seed per start. */
+  seed?: string;
   logLevel: string;
   /** Absent: the engine's default (DEFAULT_MIRROR_STATE_PARTITIONS), one default for every caller. */
   statePartitions?: string;
@@ -22,6 +24,12 @@ export interface NodeFlags {
   maxPartitionsPerRequest: string;
   maxPartitionsPerCluster: string;
   maxProduceCount: string;
+  /** Host names (besides the loopback ones) the admin API answers to. */
+  allowedHost: string[];
+  /** JSON file of principals and their admin API tokens. */
+  principals?: string;
+  /** `auto` (on when --principals is given), `on` or `off`. */
+  authorizer: string;
 }
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -34,6 +42,10 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
   if (!LEVELS.includes(flags.logLevel)) {
     throw new UsageError(`--log-level must be one of ${LEVELS.join(", ")}, got '${flags.logLevel}'`);
   }
+  if (!["auto", "on", "off"].includes(flags.authorizer)) {
+    throw new UsageError(`--authorizer must be auto, on or off, got '${flags.authorizer}'`);
+  }
+  const principals = flags.principals === undefined ? [] : readPrincipalsFile(flags.principals);
   // Every flag is checked before anything starts: a bad port must not be reported after the clusters
   // started (and wrote to the data dir).
   const options = {
@@ -43,12 +55,15 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
     port: portFlag("--port", flags.port),
     metricsPort: portFlag("--metrics-port", flags.metricsPort),
     sources: parseSources(flags.source),
-    seed: intFlag("--seed", flags.seed, 0),
+    seed: flags.seed === undefined ? undefined : intFlag("--seed", flags.seed, 0),
     numStatePartitions:
       flags.statePartitions === undefined
         ? undefined
         : intFlag("--state-partitions", flags.statePartitions, 1),
     fsync: flags.fsync,
+    allowedHosts: flags.allowedHost,
+    principals,
+    enforceAcls: flags.authorizer === "on" || (flags.authorizer === "auto" && principals.length > 0),
     limits: {
       ...DEFAULT_REQUEST_LIMITS,
       maxPartitionsPerRequest: intFlag("--max-partitions-per-request", flags.maxPartitionsPerRequest, 1),

@@ -1,12 +1,10 @@
 import type { MirrorVerification } from "@cluster-mirror/mirror";
-import { parseBootstrap } from "../client/bootstrap";
-import { NodeClient } from "../client/node-client";
+import { connectNode, type NodeConnectionFlags } from "../client/node-token";
 import { OperationError } from "./cli-errors";
 import { formatVerifyTable } from "./mirror-tables";
 
 /** Flags of `cluster-mirror verify`. */
-export interface VerifyFlags {
-  bootstrapServer: string;
+export interface VerifyFlags extends NodeConnectionFlags {
   mirror: string;
   cluster?: string;
   json?: boolean;
@@ -18,7 +16,7 @@ export interface VerifyFlags {
  * 0 only when source and destination agree.
  */
 export async function runVerify(flags: VerifyFlags, out: (text: string) => void): Promise<void> {
-  const client = new NodeClient(parseBootstrap(flags.bootstrapServer));
+  const client = connectNode(flags);
   const v = await client.get<MirrorVerification>(`/v1/mirrors/${encodeURIComponent(flags.mirror)}/verify`, {
     cluster: flags.cluster,
   });

@@ -266,6 +266,7 @@ async function serve(runtime: NodeRuntime, options: DemoOptions): Promise<void> 
       `  ${k} --describe --cluster primary --mirror ${BACK}`,
       `  ${cm} produce --bootstrap-server :${runtime.adminPort} --topic orders --value hello`,
       `  ${cm} consume --bootstrap-server :${runtime.adminPort} --cluster primary --topic orders --from-beginning --max-messages 5`,
+      `The admin API needs its token: these commands find it on their own (same user, same host); elsewhere pass --token or set CLUSTER_MIRROR_TOKEN${runtime.adminTokenFile ? ` (it is in ${runtime.adminTokenFile})` : ""}.`,
       "Ctrl-C stops it.",
       "",
     ].join("\n"),

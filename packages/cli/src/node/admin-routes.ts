@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { BadRequestError } from "./http-errors";
-import type { MirrorNode } from "./mirror-node";
+import type { MirrorNode, NodeCluster } from "./mirror-node";
 import {
   fieldsOf,
   optionalBool,
@@ -9,6 +9,22 @@ import {
   requiredString,
   stringMap,
 } from "./request-fields";
+import { authorize, CLUSTER_RESOURCE } from "./route-auth";
+
+/**
+ * The cluster a mirror request acts on, once `principal` may: ALTER on the CLUSTER to change mirrors (as
+ * Kafka asks for CreateAcls or broker configs), DESCRIBE on it to read them.
+ */
+function mirrorTarget(
+  node: MirrorNode,
+  cluster: string | undefined,
+  principal: string,
+  change: boolean,
+): NodeCluster {
+  const target = node.cluster(cluster);
+  authorize(target, principal, change ? "ALTER" : "DESCRIBE", "CLUSTER", CLUSTER_RESOURCE);
+  return target;
+}
 
 /** The topic actions of `kafka-mirrors` and the MirrorAdmin method each maps to. */
 export const TOPIC_ACTIONS = ["add", "remove", "pause", "resume", "start", "stop"] as const;
@@ -17,7 +33,8 @@ export type TopicAction = (typeof TOPIC_ACTIONS)[number];
 
 /**
  * The mirror admin routes (every `kafka-mirrors` operation), on the destination or, with `cluster`, on a
- * named embedded cluster of the node:
+ * named embedded cluster of the node. Changing mirrors needs ALTER on the CLUSTER, reading them DESCRIBE
+ * (only enforced while the node's authorizer is on; the admin token's principal is a super user):
  * - `GET /v1/health`: clusters, ids, brokers;
  * - `GET /v1/mirrors`, `POST /v1/mirrors {name, configs}`, `DELETE /v1/mirrors/:name`,
  *   `GET /v1/mirrors/:name/config`;
@@ -43,30 +60,44 @@ export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): voi
 
   app.get("/v1/mirrors", async (req) => {
     const q = fieldsOf(req.query);
-    return { mirrors: node.cluster(optionalString(q, "cluster")).mirroring.admin.listMirrors() };
+    return {
+      mirrors: mirrorTarget(
+        node,
+        optionalString(q, "cluster"),
+        req.principal,
+        false,
+      ).mirroring.admin.listMirrors(),
+    };
   });
 
   app.post("/v1/mirrors", async (req) => {
     const body = fieldsOf(req.body);
-    const admin = node.cluster(optionalString(body, "cluster")).mirroring.admin;
+    const admin = mirrorTarget(node, optionalString(body, "cluster"), req.principal, true).mirroring.admin;
     const mirror = await admin.createMirror(requiredString(body, "name"), stringMap(body, "configs"));
     return { mirror };
   });
 
   app.get<{ Params: { name: string } }>("/v1/mirrors/:name/config", async (req) => {
     const q = fieldsOf(req.query);
-    return node.cluster(optionalString(q, "cluster")).mirroring.admin.describeMirrorConfig(req.params.name);
+    return mirrorTarget(
+      node,
+      optionalString(q, "cluster"),
+      req.principal,
+      false,
+    ).mirroring.admin.describeMirrorConfig(req.params.name);
   });
 
   app.delete<{ Params: { name: string } }>("/v1/mirrors/:name", async (req) => {
     const q = fieldsOf(req.query);
-    await node.cluster(optionalString(q, "cluster")).mirroring.admin.deleteMirror(req.params.name);
+    await mirrorTarget(node, optionalString(q, "cluster"), req.principal, true).mirroring.admin.deleteMirror(
+      req.params.name,
+    );
     return { deleted: req.params.name };
   });
 
   app.post<{ Params: { name: string; action: string } }>("/v1/mirrors/:name/topics/:action", async (req) => {
     const body = fieldsOf(req.body);
-    const admin = node.cluster(optionalString(body, "cluster")).mirroring.admin;
+    const admin = mirrorTarget(node, optionalString(body, "cluster"), req.principal, true).mirroring.admin;
     const action = req.params.action;
     const mirror = req.params.name;
     const topic = requiredString(body, "topic");
@@ -92,7 +123,7 @@ export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): voi
 
   app.post<{ Params: { name: string } }>("/v1/mirrors/:name/promote", async (req) => {
     const body = fieldsOf(req.body);
-    const admin = node.cluster(optionalString(body, "cluster")).mirroring.admin;
+    const admin = mirrorTarget(node, optionalString(body, "cluster"), req.principal, true).mirroring.admin;
     return admin.promoteTopics(req.params.name, requiredString(body, "topic"), {
       timeoutMs: optionalInt(body, "timeoutMs", 1),
     });
@@ -100,18 +131,23 @@ export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): voi
 
   app.get<{ Params: { name: string } }>("/v1/mirrors/:name/failover-preview", async (req) => {
     const q = fieldsOf(req.query);
-    const admin = node.cluster(optionalString(q, "cluster")).mirroring.admin;
+    const admin = mirrorTarget(node, optionalString(q, "cluster"), req.principal, false).mirroring.admin;
     return { rows: await admin.previewFailover(req.params.name, requiredString(q, "topic")) };
   });
 
   app.get<{ Params: { name: string } }>("/v1/mirrors/:name/verify", async (req) => {
     const q = fieldsOf(req.query);
-    return node.cluster(optionalString(q, "cluster")).mirroring.admin.verifyMirror(req.params.name);
+    return mirrorTarget(
+      node,
+      optionalString(q, "cluster"),
+      req.principal,
+      false,
+    ).mirroring.admin.verifyMirror(req.params.name);
   });
 
   app.get("/v1/describe", async (req) => {
     const q = fieldsOf(req.query);
-    const admin = node.cluster(optionalString(q, "cluster")).mirroring.admin;
+    const admin = mirrorTarget(node, optionalString(q, "cluster"), req.principal, false).mirroring.admin;
     const rows = await admin.describe(optionalString(q, "mirror") || undefined, {
       failedOnly: optionalBool(q, "failed"),
     });

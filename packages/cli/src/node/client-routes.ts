@@ -13,6 +13,7 @@ import {
   stringMap,
 } from "./request-fields";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits";
+import { asPrincipal, authorize } from "./route-auth";
 
 /**
  * The routes that let a person try the clusters out through the node's embedded clients:
@@ -34,8 +35,10 @@ export function registerClientRoutes(
     if (value === undefined && count === undefined) {
       throw new BadRequestError("give a value or a count of messages to produce");
     }
-    const target = node.cluster(optionalString(body, "cluster"));
     const topic = requiredString(body, "topic");
+    const target = asPrincipal(node.cluster(optionalString(body, "cluster")), req.principal);
+    // Authorized before the topic is looked up: a principal without WRITE learns nothing about it.
+    authorize(target, req.principal, "WRITE", "TOPIC", topic);
     // The producer would retry UNKNOWN_TOPIC_OR_PARTITION for seconds: a topic that does not exist is
     // answered at once.
     requireTopic(target, topic);
@@ -57,8 +60,9 @@ export function registerClientRoutes(
     if (isolation !== "read_committed" && isolation !== "read_uncommitted") {
       throw new BadRequestError(`isolation must be read_committed or read_uncommitted, got '${isolation}'`);
     }
-    const target = node.cluster(optionalString(body, "cluster"));
     const topic = requiredString(body, "topic");
+    const target = asPrincipal(node.cluster(optionalString(body, "cluster")), req.principal);
+    authorize(target, req.principal, "READ", "TOPIC", topic);
     requireTopic(target, topic);
     return consume(target, {
       topic,
@@ -74,7 +78,8 @@ export function registerClientRoutes(
     const body = fieldsOf(req.body);
     const topic = requiredString(body, "topic");
     const configs = stringMap(body, "configs");
-    const target = node.cluster(optionalString(body, "cluster"));
+    // The embedded admin client checks CREATE (on the CLUSTER or the topic) as the principal.
+    const target = asPrincipal(node.cluster(optionalString(body, "cluster")), req.principal);
     const partitions = optionalInt(body, "partitions", 1) ?? 1;
     checkPartitionLimits(target, partitions, limits);
     // The kafkajs-shaped admin answers false, not an error, for a topic that exists (as kafkajs does).
@@ -100,11 +105,10 @@ export function registerClientRoutes(
   app.get("/v1/log", async (req) => {
     const q = fieldsOf(req.query);
     const partition = optionalInt(q, "partition", 0) ?? 0;
-    return partitionLog(
-      node.cluster(optionalString(q, "cluster")).cluster,
-      requiredString(q, "topic"),
-      partition,
-    );
+    const target = node.cluster(optionalString(q, "cluster"));
+    const topic = requiredString(q, "topic");
+    authorize(target, req.principal, "READ", "TOPIC", topic);
+    return partitionLog(target.cluster, topic, partition);
   });
 }
 

@@ -26,21 +26,33 @@ const CONFLICT = new Set([
   "MIRROR_LOOP",
   "UNSAFE_TRUNCATION",
 ]);
+/** Not authenticated (401), authenticated but not allowed (403), a Host the node does not answer to (421). */
+const AUTH_STATUS: Record<string, number> = {
+  SASL_AUTHENTICATION_FAILED: 401,
+  TOPIC_AUTHORIZATION_FAILED: 403,
+  GROUP_AUTHORIZATION_FAILED: 403,
+  CLUSTER_AUTHORIZATION_FAILED: 403,
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 403,
+  MISDIRECTED_REQUEST: 421,
+};
 const UNAVAILABLE = new Set(["NETWORK_EXCEPTION", "LEADER_NOT_AVAILABLE", "NOT_LEADER_OR_FOLLOWER"]);
 
 /**
- * HTTP status and body for an error: typed (Kafka) errors get a 4xx (404 unknown, 409 state conflict,
- * 424 a dependency such as the source is unavailable, 400 the rest); anything else is a 500.
+ * HTTP status and body for an error: typed (Kafka) errors get a 4xx (401 no or a wrong token, 403 not
+ * authorized, 404 unknown, 409 state conflict, 421 a Host the node does not answer to, 424 a dependency
+ * such as the source is unavailable, 400 the rest); anything else is a 500.
  */
 export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof KafkaError) {
-    const status = NOT_FOUND.has(error.errorName)
-      ? 404
-      : CONFLICT.has(error.errorName)
-        ? 409
-        : UNAVAILABLE.has(error.errorName)
-          ? 424
-          : 400;
+    const status =
+      AUTH_STATUS[error.errorName] ??
+      (NOT_FOUND.has(error.errorName)
+        ? 404
+        : CONFLICT.has(error.errorName)
+          ? 409
+          : UNAVAILABLE.has(error.errorName)
+            ? 424
+            : 400);
     return { status, body: { error: { name: error.errorName, code: error.code, message: error.message } } };
   }
   const message = error instanceof Error ? error.message : String(error);

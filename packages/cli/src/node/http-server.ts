@@ -1,10 +1,13 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import { type AdminSecurity, registerAdminAuth } from "../security/admin-auth";
+import { registerAclRoutes } from "./acl-routes";
 import { registerAdminRoutes } from "./admin-routes";
 import { registerClientRoutes } from "./client-routes";
 import { BadRequestError, errorResponse } from "./http-errors";
 import type { MirrorNode } from "./mirror-node";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits";
+import { registerUiRoutes } from "./ui-routes";
 import { registerWaitRoutes } from "./wait-routes";
 import { toJson } from "./wire";
 
@@ -12,15 +15,18 @@ import { toJson } from "./wire";
  * The node's admin endpoint: every `kafka-mirrors` operation plus produce/consume/log routes and the
  * `/v1/wait` long poll, JSON in and out (bigints as decimal strings); failures answer
  * `{error: {name, code, message}}` with a 4xx status for typed errors. Each request is logged (method, url,
- * status, duration) on `logger`.
+ * status, duration) on `logger`. Every request first passes `security`'s checks (Host header, bearer token).
  */
 export function buildAdminServer(
   node: MirrorNode,
   logger: Logger,
+  security: AdminSecurity,
   limits: RequestLimits = DEFAULT_REQUEST_LIMITS,
 ): FastifyInstance {
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, bodyLimit: limits.bodyLimitBytes });
   app.setReplySerializer((payload) => toJson(payload));
+  // Before anything else: no route, not even a 404, answers a request that fails the Host or token check.
+  registerAdminAuth(app, security);
   app.setErrorHandler((error, _req, reply) => {
     // Fastify's own request errors (bad JSON, wrong content type) carry a 4xx statusCode; a body over the
     // limit keeps its 413, so a client can tell "too large" from "malformed".
@@ -41,6 +47,7 @@ export function buildAdminServer(
           ? errorResponse(new BadRequestError((error as Error).message))
           : errorResponse(error);
     if (mapped.status >= 500) logger.error({ err: error }, "request failed");
+    if (mapped.status === 401) void reply.header("www-authenticate", 'Bearer realm="cluster-mirror"');
     void reply.status(mapped.status).type("application/json").send(mapped.body);
   });
   app.setNotFoundHandler((req, reply) => {
@@ -49,8 +56,10 @@ export function buildAdminServer(
       .send({ error: { name: "NOT_FOUND", code: -1, message: `no route ${req.method} ${req.url}` } });
   });
   registerAdminRoutes(app, node);
+  registerAclRoutes(app, node);
   registerClientRoutes(app, node, limits);
   registerWaitRoutes(app, node);
+  registerUiRoutes(app, node);
   return app;
 }
 

@@ -1,3 +1,4 @@
+import * as crypto from "node:crypto";
 import * as path from "node:path";
 import {
   type Clock,
@@ -13,6 +14,7 @@ import { EmbeddedOrKafkaSourceConnector } from "@cluster-mirror/kafkajs";
 import { ClusterMirroring, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { type PersistentCluster, startPersistentCluster } from "../persistence/persistent-cluster";
+import { ADMIN_PRINCIPAL, NODE_PRINCIPAL } from "../security/admin-auth";
 
 /** One embedded source cluster to start next to the destination (`--source NAME=BROKERS`). */
 export interface SourceSpec {
@@ -28,7 +30,11 @@ export interface MirrorNodeOptions {
   /** Root data dir: the destination in it, each source in `sources/<name>`. Omitted: in memory. */
   dataDir?: string;
   sources: readonly SourceSpec[];
-  /** Seed of every SeededRandom (topic ids, jitter); default 1. */
+  /**
+   * Seed of every SeededRandom (cluster ids of new data dirs, topic ids, jitter), for a test or the demo that
+   * must repeat itself. Omitted: a random seed per start, so two fresh data dirs never share a cluster id
+   * (a restarted cluster keeps its id from meta.properties either way).
+   */
   seed?: number;
   /** `mirror.topic.num.partitions` when `__mirror_state` is created (default 50; an existing topic keeps its count). */
   numStatePartitions?: number;
@@ -37,6 +43,12 @@ export interface MirrorNodeOptions {
   clock?: Clock;
   /** Default: EventLoopScheduler (real time). */
   scheduler?: Scheduler;
+  /**
+   * Enforce ACLs in every cluster of the node (Kafka's StandardAuthorizer semantics: without a matching
+   * ALLOW, only super users may act). The admin token's principal and the node's mirroring engine are the
+   * super users. Default false, as a Kafka broker without `authorizer.class.name`.
+   */
+  enforceAcls?: boolean;
   /** Sync errors and other warnings of the mirroring engine. */
   warn?: (cluster: string, message: string) => void;
 }
@@ -77,6 +89,8 @@ export class MirrorNode {
   readonly registry = new EmbeddedSourceRegistry();
   readonly clock: Clock;
   readonly scheduler: Scheduler;
+  /** The seed this start used (the given one, or the random one drawn for it): logged so a run can repeat. */
+  readonly seed: number;
   private readonly persistent: PersistentCluster[] = [];
   private readonly mirrorings: ClusterMirroring[] = [];
   /** Embedded sources by `<name>:9092`, any other `bootstrap.servers` is a real Kafka cluster (kafkajs). */
@@ -90,7 +104,9 @@ export class MirrorNode {
       warn: (message) => options.warn?.(options.name, message),
     });
     this.connector = connector;
-    const seed = options.seed ?? 1;
+    // The node's entry, not the engine, draws the seed: the engine only ever sees a SeededRandom.
+    const seed = options.seed ?? crypto.randomInt(0, 2 ** 31);
+    this.seed = seed;
     // The root dir is locked before anything in it (the sources' dirs included) is read or written, so a
     // second node on it fails here and changes nothing; the destination's cluster releases it on close.
     const rootLock = options.dataDir === undefined ? undefined : DataDirLock.acquire(options.dataDir);
@@ -111,6 +127,8 @@ export class MirrorNode {
         fsync: options.fsync,
       });
       this.persistent.push(pc);
+      if (options.enforceAcls)
+        pc.cluster.authorizer.configure({ enabled: true, superUsers: [ADMIN_PRINCIPAL, NODE_PRINCIPAL] });
       const mirroring = ClusterMirroring.start({
         cluster: pc.cluster,
         sources: connector,
@@ -120,7 +138,8 @@ export class MirrorNode {
       });
       this.mirrorings.push(mirroring);
       const bootstrap = `${name}:9092`;
-      this.registry.register(bootstrap, pc.cluster, mirroring.asSource());
+      // Mirrors of this node fetching from this cluster present the node's own (super user) principal.
+      this.registry.register(bootstrap, pc.cluster, { ...mirroring.asSource(), principal: NODE_PRINCIPAL });
       const node: NodeCluster = {
         name,
         bootstrap,

@@ -1,5 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
+import type { PrincipalToken } from "../security/admin-auth";
+import { loadOrCreateAdminToken } from "../security/admin-token";
+import { removeNodePointer, writeNodePointer } from "../security/node-pointer";
 import { buildAdminServer, buildMetricsServer } from "./http-server";
 import { MirrorNode, type MirrorNodeOptions } from "./mirror-node";
 import type { RequestLimits } from "./request-limits";
@@ -13,6 +16,10 @@ export interface NodeRuntimeOptions extends MirrorNodeOptions {
   metricsPort?: number;
   /** What one admin request may ask for; omitted: DEFAULT_REQUEST_LIMITS. */
   limits?: RequestLimits;
+  /** Principals with their own admin API tokens (`--principals FILE`); the admin token is always valid. */
+  principals?: readonly PrincipalToken[];
+  /** Host names besides the loopback ones the admin API answers to (`--allowed-host`). */
+  allowedHosts?: readonly string[];
 }
 
 /** A node serving its admin (and metrics) endpoint, logging state changes and sync errors. */
@@ -20,11 +27,19 @@ export interface NodeRuntime {
   node: MirrorNode;
   adminPort: number;
   metricsPort: number | undefined;
+  /** The admin token every request must bear (`Authorization: Bearer`). */
+  adminToken: string;
+  /** Where the admin token is kept: `<dataDir>/admin.token`; undefined for an in-memory node. */
+  adminTokenFile: string | undefined;
   /** Stops serving, then shuts the clusters down cleanly. */
   close(): Promise<void>;
 }
 
-/** Starts a node (or serves an already started one) on 127.0.0.1 with structured logs on `logger`. */
+/**
+ * Starts a node (or serves an already started one) on 127.0.0.1 with structured logs on `logger`. The admin
+ * endpoint requires the node's admin token (kept in the data dir, see `loadOrCreateAdminToken`); a pointer
+ * file in the user's runtime dir lets the CLIs of the same user find it by port (removed on close).
+ */
 export async function startNodeRuntime(
   options: NodeRuntimeOptions,
   logger: Logger,
@@ -44,11 +59,30 @@ export async function startNodeRuntime(
   );
   const host = options.host ?? "127.0.0.1";
   const servers: FastifyInstance[] = [];
+  let pointerPort: number | undefined;
   try {
-    const admin = buildAdminServer(node, logger, options.limits);
+    const { token: adminToken, file: adminTokenFile } = loadOrCreateAdminToken(options.dataDir);
+    const security = {
+      adminToken,
+      principals: options.principals ?? [],
+      allowedHosts: [...(options.allowedHosts ?? []), ...(host === "127.0.0.1" ? [] : [host])],
+    };
+    const admin = buildAdminServer(node, logger, security, options.limits);
     servers.push(admin);
     await admin.listen({ host, port: options.port });
     const adminPort = portOf(admin);
+    const pointer = writeNodePointer({
+      port: adminPort,
+      pid: process.pid,
+      token: adminToken,
+      ...(adminTokenFile === undefined ? {} : { tokenFile: adminTokenFile }),
+    });
+    if (pointer.file !== undefined) pointerPort = adminPort;
+    else
+      logger.warn(
+        { event: "node.pointer_failed", reason: pointer.error },
+        `could not leave the admin token for the CLIs (${pointer.error}); pass them --token or --data-dir`,
+      );
     let metricsPort: number | undefined;
     if (options.metricsPort !== undefined) {
       const metrics = buildMetricsServer(node);
@@ -61,22 +95,29 @@ export async function startNodeRuntime(
         event: "node.started",
         adminPort,
         metricsPort,
+        adminTokenFile: adminTokenFile ?? null,
+        seed: node.seed,
+        principals: security.principals.map((p) => p.principal),
+        aclsEnforced: options.enforceAcls ?? false,
         clusters: node.clusters().map((c) => ({
           name: c.name,
           clusterId: c.cluster.clusterId,
           recoveredMetadataRecords: c.recoveredRecords,
         })),
       },
-      `cluster-mirror node listening on ${host}:${adminPort}`,
+      `cluster-mirror node listening on ${host}:${adminPort}; admin token in ${adminTokenFile ?? "memory (in-memory node)"}`,
     );
     let closing: Promise<void> | undefined;
     return {
       node,
       adminPort,
       metricsPort,
+      adminToken,
+      adminTokenFile,
       close: () => {
         closing ??= (async () => {
           stopWatch();
+          if (pointerPort !== undefined) removeNodePointer(pointerPort, process.pid);
           for (const s of servers) await s.close();
           node.close();
           logger.info({ event: "node.stopped" }, "cluster-mirror node stopped");
@@ -86,6 +127,7 @@ export async function startNodeRuntime(
     };
   } catch (error) {
     stopWatch();
+    if (pointerPort !== undefined) removeNodePointer(pointerPort, process.pid);
     for (const s of servers) await s.close().catch(() => undefined);
     if (!existing) node.close();
     throw error;

@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { BadRequestError } from "./http-errors";
 import type { MirrorNode } from "./mirror-node";
 import { fieldsOf, optionalBool, optionalInt, optionalString, requiredString } from "./request-fields";
+import { authorize, CLUSTER_RESOURCE } from "./route-auth";
 
 /** How long one `/v1/wait` request holds at most (well under fetch's 300 s header timeout). */
 export const MAX_WAIT_MS = 120_000;
@@ -21,7 +22,9 @@ const DEFAULT_WAIT_MS = 30_000;
 export function registerWaitRoutes(app: FastifyInstance, node: MirrorNode): void {
   app.get("/v1/wait", async (req) => {
     const q = fieldsOf(req.query);
-    const mirroring = node.cluster(optionalString(q, "cluster")).mirroring;
+    const target = node.cluster(optionalString(q, "cluster"));
+    authorize(target, req.principal, "DESCRIBE", "CLUSTER", CLUSTER_RESOURCE);
+    const mirroring = target.mirroring;
     const mirror = requiredString(q, "mirror");
     const state = optionalString(q, "state");
     const caughtUp = optionalBool(q, "caughtUp");

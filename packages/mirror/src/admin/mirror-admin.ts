@@ -234,6 +234,7 @@ export class MirrorAdmin {
       );
     }
     const existing = matched.map((t) => this.checkAddable(mirror, t));
+    this.checkReplicationFactor(matched, options.replicationFactor);
     // Right after start the coordinators are still loading: their views would be missing from the checks
     // below and the START commands refused; wait for the owners of the partitions about to be added.
     await this.options.awaitCoordinators?.(
@@ -276,6 +277,28 @@ export class MirrorAdmin {
       topics: names,
       message: `Added ${names.length} topic(s) to mirror ${mirror}: ${topicList(names)}`,
     };
+  }
+
+  /**
+   * `--replication-factor` only sizes the mirror topics an add creates; a topic already on this cluster
+   * keeps its replicas (as Kafka's CreateTopics never changes an existing topic: that is a reassignment).
+   * Asking for another factor would be ignored without a word, so it is refused before anything changes
+   * (INVALID_REPLICATION_FACTOR); the same factor is accepted, so a repeated add stays idempotent.
+   */
+  private checkReplicationFactor(
+    matched: readonly { name: string }[],
+    replicationFactor: number | undefined,
+  ): void {
+    if (replicationFactor === undefined) return;
+    const differing = matched.flatMap((t) => {
+      const rf = this.controller.image.topic(t.name)?.partitions[0]?.replicas.length;
+      return rf !== undefined && rf !== replicationFactor ? [`${t.name} (${rf})`] : [];
+    });
+    if (differing.length === 0) return;
+    throw new ClusterError(
+      "INVALID_REPLICATION_FACTOR",
+      `--replication-factor ${replicationFactor} cannot apply to topic(s) that already exist on this cluster with another replication factor: ${differing.join(", ")}. It only sizes the mirror topics an add creates; nothing was added. Leave --replication-factor out (they keep theirs), or change it with a partition reassignment.`,
+    );
   }
 
   /** Alias of {@link addTopics} (the later revision's StartMirrorTopics / `--start`). */

@@ -1,3 +1,4 @@
+import { type AclIncludeRule, parseAclsInclude } from "../metadata/acl-sync";
 import { InvalidMirrorConfigError, InvalidMirrorNameError } from "./errors";
 
 /** Longest mirror name, as for topics (Kafka's 249). */
@@ -17,6 +18,7 @@ export const MIRROR_CONFIG_KEYS = {
   GROUPS_INCLUDE: "groups.include",
   GROUPS_EXCLUDE: "groups.exclude",
   ACLS_SYNC_ENABLE: "acls.sync.enable",
+  ACLS_INCLUDE: "acls.include",
   CONFIGS_SYNC_ENABLE: "configs.sync.enable",
   TOPIC_PROPERTIES_EXCLUDE: "topic.properties.exclude",
   NUM_REPLICA_FETCHERS: "mirror.num.replica.fetchers",
@@ -92,6 +94,7 @@ export const MIRROR_CONFIG_DEFAULTS: Readonly<Record<string, string>> = {
   "groups.include": ".*",
   "groups.exclude": "",
   "acls.sync.enable": "true",
+  "acls.include": "*",
   "configs.sync.enable": "true",
   "topic.properties.exclude": "",
   "mirror.num.replica.fetchers": "1",
@@ -109,6 +112,8 @@ export interface MirrorDefinition {
   groupsInclude: string[];
   groupsExclude: string[];
   aclsSyncEnable: boolean;
+  /** Parsed `acls.include`: which in-scope ACL bindings are synced (default `*`, all). */
+  aclsInclude: AclIncludeRule[];
   configsSyncEnable: boolean;
   /** Topic config names never copied, on top of {@link isExcludedTopicConfig}'s fixed list. */
   topicPropertiesExclude: string[];
@@ -248,6 +253,7 @@ export function parseMirrorConfig(name: string, configs: Readonly<Record<string,
     groupsInclude: patterns(K.GROUPS_INCLUDE),
     groupsExclude: patterns(K.GROUPS_EXCLUDE),
     aclsSyncEnable: bool(K.ACLS_SYNC_ENABLE, get(K.ACLS_SYNC_ENABLE)!),
+    aclsInclude: parseAclsInclude(get(K.ACLS_INCLUDE)!),
     configsSyncEnable: bool(K.CONFIGS_SYNC_ENABLE, get(K.CONFIGS_SYNC_ENABLE)!),
     topicPropertiesExclude: splitList(get(K.TOPIC_PROPERTIES_EXCLUDE)),
     numReplicaFetchers: int(K.NUM_REPLICA_FETCHERS, get(K.NUM_REPLICA_FETCHERS)!, 1),

@@ -263,7 +263,7 @@ async function aclsCheck(
   const scope = new Set(topics);
   const groups = groupFilter(def);
   const inScope = (list: readonly AclBinding[]) =>
-    new Map(list.filter((b) => aclInScope(b, scope, groups)).map((b) => [aclKey(b), b]));
+    new Map(list.filter((b) => aclInScope(b, scope, groups, def.aclsInclude)).map((b) => [aclKey(b), b]));
   const theirs = inScope(await source.describeAcls());
   const mine = inScope(destination.authorizer.describeAcls());
   const show = (b: AclBinding) =>

@@ -37,6 +37,7 @@ import { partitionKeyId } from "./mirror-state-partition";
 import { type MirrorPartitionRef, PartitionRuntime } from "./partition-runtime";
 import { tombstones } from "./state-records";
 import { StateWriteBatcher } from "./state-write-batcher";
+import type { TransitionListener } from "./transition-listener";
 
 /** What a shard needs; the `CoordinatorRuntime` builds one per `__mirror_state` partition. */
 export interface CoordinatorShardOptions {
@@ -60,6 +61,8 @@ export interface CoordinatorShardOptions {
   readonly onActivated?: (shard: CoordinatorShard) => void;
   /** XState's inspection of the shard's actor system (the shard, its groups and partition actors). */
   readonly inspection?: InspectionHub;
+  /** Told of every committed record change of the shard's partitions. */
+  readonly onTransition?: TransitionListener;
 }
 
 /** Kafka's WriteMirrorStates for one partition: a command, fenced by the caller's epochs. */
@@ -205,7 +208,7 @@ export class CoordinatorShard {
     if (p === undefined) {
       if (unknownSnapshot === undefined) unknownSnapshot = recoverPartition({}).snapshot;
       if (!unknownSnapshot.can(command)) return Promise.reject(commandRefusal(unknownSnapshot, command));
-      p = new PartitionRuntime(id, key);
+      p = new PartitionRuntime(id, key, this.options.onTransition);
       this.partitions.set(id, p);
       this.enqueueSpawn(p);
     }
@@ -245,15 +248,15 @@ export class CoordinatorShard {
     this.attachAll(mirrors);
   }
 
-  /** Connects each spawned child actor to its handle (delivering what was sent meanwhile). */
+  /**
+   * Connects each spawned partition actor to its handle (delivering what was sent meanwhile). Partition
+   * actors are registered in the shard's actor system under their id (`systemId`).
+   */
   private attachAll(mirrors: readonly MirrorPartitionsInput[]): void {
-    const children = this.actor.getSnapshot().children as Record<string, AnyActorRef | undefined>;
+    const system = this.actor.system;
     for (const g of mirrors) {
-      const group = children[mirrorGroupId(g.mirror)];
-      const spawned = (group?.getSnapshot() as { children?: Record<string, AnyActorRef> } | undefined)
-        ?.children;
-      for (const { id } of g.partitions as readonly MirrorPartitionSpawn[]) {
-        const ref = spawned?.[id] as MirrorPartitionRef | undefined;
+      for (const { id } of g.partitions) {
+        const ref = system.get(id) as MirrorPartitionRef | undefined;
         const p = this.partitions.get(id);
         if (ref !== undefined && p !== undefined) p.attach(ref);
       }
@@ -456,7 +459,7 @@ export class CoordinatorShard {
       if (entry.lastMirrorEpoch >= 0) lmes.set(id, { key, lme: entry.lastMirrorEpoch });
       if (entry.state === null) continue;
       const input = this.recoveryInput(key, { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch });
-      partitions.set(id, new PartitionRuntime(id, key));
+      partitions.set(id, new PartitionRuntime(id, key, this.options.onTransition));
       const spawns = byMirror.get(key.mirror);
       if (spawns === undefined) byMirror.set(key.mirror, [{ id, input }]);
       else spawns.push({ id, input });

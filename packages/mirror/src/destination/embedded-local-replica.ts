@@ -1,5 +1,4 @@
 import { type Broker, ClusterError, type KafkaCluster, type Partition } from "@cluster-mirror/cluster";
-import { ControlRecordType, controlTypeOf, type RecordBatch } from "@cluster-mirror/protocol";
 import type { LocalReplica } from "../ports";
 
 /**
@@ -87,10 +86,9 @@ export class EmbeddedLocalReplica implements LocalReplica {
     this.broker().appendControlBatch(this.topic, this.partition, batch);
   }
 
+  /** O(1): the log tracks its last batch's control type (a failover of many partitions reads no batch). */
   endsWithPidReset(): boolean {
-    let last: RecordBatch | undefined;
-    for (const b of this.leader().log.batches()) last = b;
-    return last !== undefined && controlTypeOf(last) === ControlRecordType.MIRROR_PID_RESET;
+    return this.leader().log.endsWithPidReset();
   }
 
   /**

@@ -1,4 +1,4 @@
-import { ClusterError, type KafkaCluster } from "@cluster-mirror/cluster";
+import { ClusterError, INTERNAL_PRINCIPAL, type KafkaCluster } from "@cluster-mirror/cluster";
 import { decodeRecords, encodeRecordBatch } from "@cluster-mirror/protocol";
 import type { StateLog, StateLogRecord } from "../ports";
 
@@ -77,7 +77,14 @@ export class EmbeddedStateLog implements StateLog, LeaderEpochCheck {
         headers: [],
       })),
     });
-    await broker.produce({ topic: MIRROR_STATE_TOPIC, partition: this.partition, batch, acks: -1 });
+    // An internal write, as Kafka's coordinators append without ACL checks: allowed with the authorizer on.
+    await broker.produce({
+      topic: MIRROR_STATE_TOPIC,
+      partition: this.partition,
+      batch,
+      acks: -1,
+      principal: INTERNAL_PRINCIPAL,
+    });
   }
 
   readAll(): StateLogRecord[] {

@@ -56,13 +56,22 @@ export function scanFetchedBatches(
     corrupt: undefined,
   };
   let previousLast: bigint | undefined;
+  let fieldsOf: ArrayBufferLike | undefined;
+  let wholeFields: DataView | undefined;
   for (let k = 0; k < slices.length; k++) {
     const records = slices[k]!;
+    // Header fields through a DataView over the slice's whole ArrayBuffer: V8 inlines its big-endian reads
+    // (this runs once per batch), and consecutive slices of one buffer share it (small stored batches).
+    if (records.buffer !== fieldsOf) {
+      fieldsOf = records.buffer;
+      wholeFields = new DataView(records.buffer);
+    }
+    const o = records.byteOffset;
     /** Bytes before this slice: positions in messages count from the start of the response. */
     const before = scan.validBytes;
     let position = 0;
     while (position + LOG_OVERHEAD <= records.length) {
-      const length = records.readInt32BE(position + BATCH_LENGTH_OFFSET);
+      const length = wholeFields!.getInt32(o + position + BATCH_LENGTH_OFFSET);
       if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
         scan.corrupt = {
           at: `byte ${before + position}`,
@@ -75,7 +84,7 @@ export function scanFetchedBatches(
       const end = position + LOG_OVERHEAD + length;
       if (end > records.length) break;
       // Header fields are read in place (no view per batch): this runs once per batch of every fetch.
-      const magic = records.readInt8(position + MAGIC_OFFSET);
+      const magic = wholeFields!.getInt8(o + position + MAGIC_OFFSET);
       let base: bigint | undefined;
       let last: bigint | undefined;
       try {
@@ -110,7 +119,7 @@ export function scanFetchedBatches(
         };
         return scan;
       }
-      const epoch = records.readInt32BE(position + PARTITION_LEADER_EPOCH_OFFSET);
+      const epoch = wholeFields!.getInt32(o + position + PARTITION_LEADER_EPOCH_OFFSET);
       if (epoch > scan.maxEpoch) scan.maxEpoch = epoch;
       if (epoch > localLeaderEpoch) {
         scan.heldEpoch = epoch;

@@ -328,7 +328,13 @@ export class MirrorFetcher {
       const replica = this.host.replica(s);
       try {
         if (!replica) throw notLeader(s);
-        const outcome = this.append(s, replica, request.fetchOffset, answer.recordSlices);
+        const outcome = this.append(
+          s,
+          replica,
+          request.fetchOffset,
+          answer.recordSlices,
+          !answer.sharedBytes,
+        );
         if (outcome === "corrupt") results.push({ partition: id, error: "CORRUPT_MESSAGE" });
         else {
           if (outcome === "progress") {
@@ -355,14 +361,16 @@ export class MirrorFetcher {
   }
 
   /**
-   * Validates the partition's fetched batches and appends the valid prefix as it is (a zero-copy view of
-   * the response). A corrupt batch is fetched once more; corrupt again, it fails the partition.
+   * Validates the partition's fetched batches and appends the valid prefix as it is: the response's own
+   * bytes when they are ours to keep (`owned`), otherwise a copy the append makes. A corrupt batch is
+   * fetched once more; corrupt again, it fails the partition.
    */
   private append(
     s: FetchPartitionState,
     replica: LocalReplica,
     fetchOffset: bigint,
     records: readonly Buffer[],
+    owned: boolean,
   ): "progress" | "none" | "corrupt" {
     const localEpoch = replica.leaderEpoch();
     // Fast path: boundaries and epochs here, everything else (CRC-32C, header, offset order) in the as-is
@@ -373,14 +381,14 @@ export class MirrorFetcher {
     let appended = false;
     if (scan.validBytes > 0 && scan.firstBaseOffset !== undefined) {
       try {
-        appended = this.appendPrefix(s, replica, fetchOffset, records, scan);
+        appended = this.appendPrefix(s, replica, fetchOffset, records, scan, owned);
       } catch (error) {
         // Out-of-order batches are the source's fault (corrupt data), unless the full scan finds the
         // response well formed: then the first offset is below the local log end, the caller's to handle.
         if (!(error instanceof CorruptRecordError) && !isUnexpectedAppendOffset(error)) throw error;
         scan = scanFetchedBatches(records, localEpoch);
         if (scan.corrupt === undefined) throw error;
-        if (scan.validBytes > 0) appended = this.appendPrefix(s, replica, fetchOffset, records, scan);
+        if (scan.validBytes > 0) appended = this.appendPrefix(s, replica, fetchOffset, records, scan, owned);
       }
     }
     s.destinationLogEndOffset = replica.logEndOffset();
@@ -399,13 +407,14 @@ export class MirrorFetcher {
     return appended ? "progress" : "none";
   }
 
-  /** Appends the scan's prefix as it is: a zero-copy view of the response. */
+  /** Appends the scan's prefix as it is: the response's bytes when `owned`, else a copy made by the append. */
   private appendPrefix(
     s: FetchPartitionState,
     replica: LocalReplica,
     fetchOffset: bigint,
     records: readonly Buffer[],
     scan: FetchedBatchScan,
+    owned: boolean,
   ): boolean {
     if (scan.firstBaseOffset === undefined) return false;
     // Kafka's follower rule: the source's log start can fall inside a batch (DeleteRecords); an empty
@@ -423,8 +432,9 @@ export class MirrorFetcher {
       replica.truncateFullyAndStartAt(scan.firstBaseOffset);
     }
     const prefix = slicesPrefix(records, scan.validBytes);
-    // The response bytes are never written to again: the log may keep them as they are.
-    replica.appendAsIs(prefix, { transferOwnership: true });
+    // Response bytes are never written to again: the log may keep them as they are. Bytes the source
+    // still uses (copyOnFetch) are copied once by the append, as a socket read would copy them.
+    replica.appendAsIs(prefix, { transferOwnership: owned });
     s.bytesMirrored += scan.validBytes;
     s.batchesMirrored += scan.batchCount;
     this.host.recordAppended(s, scan.validBytes, scan.batchCount);

@@ -102,8 +102,6 @@ export class MirrorMetadataManager {
   private readonly pending = new Set<Promise<unknown>>();
   /** Consecutive refreshes that missed a source topic, by `mirror\0topic`. */
   private readonly missing = new Map<string, number>();
-  /** ACL bindings each mirror created or adopted (see `reconcileAcls`). */
-  private readonly ownedAcls = new Map<string, Set<string>>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(options: MirrorMetadataManagerOptions) {
@@ -231,7 +229,6 @@ export class MirrorMetadataManager {
       this.timers.get(record.name)?.();
       this.timers.delete(record.name);
       this.sources.drop(record.name);
-      this.ownedAcls.delete(record.name);
       for (const key of [...this.missing.keys()])
         if (key.startsWith(`${record.name}\u0000`)) this.missing.delete(key);
     } else if (
@@ -434,12 +431,13 @@ export class MirrorMetadataManager {
     if (!def.aclsSyncEnable) return;
     try {
       const acls = await source.describeAcls();
-      let owned = this.ownedAcls.get(def.name);
-      if (!owned) {
-        owned = new Set();
-        this.ownedAcls.set(def.name, owned);
-      }
-      report.acls = reconcileAcls(this.options.destination.authorizer, acls, owned, topics, groupFilter(def));
+      // What the mirror owns lives with each binding in the destination's metadata log, not here.
+      report.acls = reconcileAcls(this.options.destination.authorizer, acls, {
+        mirror: def.name,
+        topics,
+        groups: groupFilter(def),
+        include: def.aclsInclude,
+      });
     } catch (error) {
       this.error(def.name, "AclSyncError", error);
     }

@@ -27,6 +27,13 @@ export interface EmbeddedSourceOptions {
   listMirrors?: () => SourceMirrorInfo[] | Promise<SourceMirrorInfo[]>;
   /** Principal the mirror's requests present to the source's authorizer (default User:ANONYMOUS). */
   principal?: string;
+  /**
+   * Fetched bytes are copied once, as a socket read from a network source would copy them: results are
+   * marked `sharedBytes`, so the mirror's append copies them into the destination's own memory (checking
+   * each chunk's CRC on the copy). Default false: the destination keeps views of the source's stored
+   * bytes, which only an in-process source can offer (zero-copy).
+   */
+  copyOnFetch?: boolean;
 }
 
 /**
@@ -104,6 +111,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
           lastStableOffset: response.lastStableOffset,
           logStartOffset: response.logStartOffset,
         };
+        if (this.options.copyOnFetch === true && response.recordSlices.length > 0) result.sharedBytes = true;
         if (response.divergingEpoch) result.divergingEpoch = response.divergingEpoch;
         partitions.push(result);
       } catch (error) {

@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// The `kafka-mirrors` command: the installed package runs this file built to JavaScript; in this
+// repository bin/kafka-mirrors.mjs runs it from TypeScript through tsx.
+import { kafkaMirrorsMain } from "../commands/kafka-mirrors";
+
+process.exitCode = await kafkaMirrorsMain(process.argv.slice(2));

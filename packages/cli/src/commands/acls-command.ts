@@ -1,0 +1,110 @@
+import type { AclBinding } from "@cluster-mirror/cluster";
+import { connectNode, type NodeConnectionFlags } from "../client/node-token";
+import { UsageError } from "./cli-errors";
+
+/** Flags of `cluster-mirror acls` (named after Kafka's kafka-acls.sh). */
+export interface AclsFlags extends NodeConnectionFlags {
+  cluster?: string;
+  add?: boolean;
+  list?: boolean;
+  remove?: boolean;
+  allowPrincipal?: string;
+  denyPrincipal?: string;
+  operation: string[];
+  topic?: string;
+  group?: string;
+  transactionalId?: string;
+  clusterResource?: boolean;
+  resourcePatternType: string;
+  host: string;
+}
+
+/** One binding as a line: `ALLOW User:alice WRITE on TOPIC PREFIXED 'orders-' from host *`. */
+export function formatAcl(b: AclBinding): string {
+  return `${b.permissionType} ${b.principal} ${b.operation} on ${b.resourceType} ${b.patternType} '${b.resourceName}' from host ${b.host}`;
+}
+
+/**
+ * `cluster-mirror acls --add|--list|--remove`: ACL bindings of a cluster of the node, enforced when the
+ * node runs with its authorizer on (`--principals` or `--authorizer on`).
+ */
+export async function runAcls(flags: AclsFlags, out: (text: string) => void): Promise<void> {
+  const actions = (["add", "list", "remove"] as const).filter((a) => flags[a] === true);
+  if (actions.length !== 1) throw new UsageError("use exactly one of --add, --list, --remove");
+  const client = connectNode(flags);
+  const where = flags.cluster ?? "the destination";
+  if (actions[0] === "list") {
+    const { acls } = await client.get<{ acls: AclBinding[] }>("/v1/acls", { cluster: flags.cluster });
+    out(acls.map((b) => `${formatAcl(b)}\n`).join("") || `No ACL bindings on ${where}.\n`);
+    return;
+  }
+  const pattern = flags.resourcePatternType.toUpperCase();
+  if (pattern !== "LITERAL" && pattern !== "PREFIXED") {
+    throw new UsageError(
+      `--resource-pattern-type must be literal or prefixed, got '${flags.resourcePatternType}'`,
+    );
+  }
+  const resources = [
+    flags.topic === undefined ? undefined : ["TOPIC", flags.topic],
+    flags.group === undefined ? undefined : ["GROUP", flags.group],
+    flags.transactionalId === undefined ? undefined : ["TRANSACTIONAL_ID", flags.transactionalId],
+    flags.clusterResource ? ["CLUSTER", "kafka-cluster"] : undefined,
+  ].filter((r): r is string[] => r !== undefined);
+  if (resources.length > 1)
+    throw new UsageError("give one resource: --topic, --group, --transactional-id or --cluster-resource");
+  if (flags.allowPrincipal !== undefined && flags.denyPrincipal !== undefined) {
+    throw new UsageError("--allow-principal and --deny-principal cannot be used together");
+  }
+  const principal = flags.allowPrincipal ?? flags.denyPrincipal;
+  const permissionType = flags.denyPrincipal !== undefined ? "DENY" : "ALLOW";
+  const operations = flags.operation.map((o) => o.toUpperCase());
+  if (actions[0] === "add") {
+    if (resources.length === 0)
+      throw new UsageError(
+        "--add needs a resource: --topic, --group, --transactional-id or --cluster-resource",
+      );
+    if (principal === undefined)
+      throw new UsageError("--add needs --allow-principal User:NAME or --deny-principal User:NAME");
+    if (operations.length === 0)
+      throw new UsageError("--add needs --operation (e.g. --operation WRITE; repeatable)");
+    const [resourceType, resourceName] = resources[0]!;
+    const acls = operations.map((operation) => ({
+      resourceType,
+      resourceName,
+      patternType: pattern,
+      principal,
+      host: flags.host,
+      operation,
+      permissionType,
+    }));
+    const { created } = await client.post<{ created: AclBinding[] }>("/v1/acls", {
+      cluster: flags.cluster,
+      acls,
+    });
+    out(
+      `Added ${created.length} ACL binding(s) to ${where}:\n${created.map((b) => `  ${formatAcl(b)}\n`).join("")}`,
+    );
+    return;
+  }
+  // --remove: every flag given narrows the filter; one filter per --operation (or any operation).
+  const base: Record<string, string> = {};
+  if (resources[0]) [base.resourceType, base.resourceName] = resources[0] as [string, string];
+  if (resources[0] || flags.resourcePatternType !== "literal") base.patternType = pattern;
+  if (principal !== undefined) {
+    base.principal = principal;
+    base.permissionType = permissionType;
+  }
+  if (Object.keys(base).length === 0 && operations.length === 0) {
+    throw new UsageError(
+      "--remove needs at least a resource, a principal or an --operation (it would remove every ACL)",
+    );
+  }
+  const filters = operations.length === 0 ? [base] : operations.map((operation) => ({ ...base, operation }));
+  const { deleted } = await client.post<{ deleted: AclBinding[] }>("/v1/acls/delete", {
+    cluster: flags.cluster,
+    filters,
+  });
+  out(
+    `Removed ${deleted.length} ACL binding(s) from ${where}${deleted.map((b) => `\n  ${formatAcl(b)}`).join("")}\n`,
+  );
+}

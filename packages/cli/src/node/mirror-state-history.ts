@@ -1,0 +1,71 @@
+import { describePartitionLog, type KafkaCluster } from "@cluster-mirror/cluster";
+import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
+import { decodeMirrorStateRecord, decodeRecordBatch } from "@cluster-mirror/protocol";
+import type { StateHistoryPage, StateHistoryRecord } from "@cluster-mirror/visualizer";
+
+/**
+ * Every record still in `__mirror_state` (all its partitions, read on their leaders through
+ * `describePartitionLog`), decoded, merged in time order (timestamp, then partition, then offset) and
+ * numbered by `position`. A record that does not decode is listed with `error` instead of being dropped.
+ */
+export function readMirrorStateHistory(cluster: KafkaCluster): {
+  records: StateHistoryRecord[];
+  partitions: StateHistoryPage["partitions"];
+} {
+  const image = cluster.controller.image;
+  const topic = image.topic(MIRROR_STATE_TOPIC);
+  const records: Omit<StateHistoryRecord, "position">[] = [];
+  const partitions: StateHistoryPage["partitions"][number][] = [];
+  for (let p = 0; p < (topic?.partitions.length ?? 0); p++) {
+    let log: ReturnType<typeof describePartitionLog>;
+    try {
+      log = describePartitionLog(cluster, MIRROR_STATE_TOPIC, p, {
+        maxBatches: Number.POSITIVE_INFINITY,
+        includeBytes: true,
+      });
+    } catch {
+      continue; // no running leader: the partition is listed once it has one again
+    }
+    partitions.push({
+      partition: p,
+      logStartOffset: Number(log.logStartOffset),
+      logEndOffset: Number(log.logEndOffset),
+    });
+    for (const b of log.batches) {
+      if (b.isControl || !b.bytes) continue;
+      const batch = decodeRecordBatch(b.bytes);
+      for (const r of batch.records) {
+        const offset = Number(batch.baseOffset) + r.offsetDelta;
+        if (offset < Number(log.logStartOffset) || r.key === null) continue;
+        const timestamp = Number(batch.baseTimestamp + r.timestampDelta);
+        try {
+          const d = decodeMirrorStateRecord(r.key, r.value);
+          records.push({
+            partition: p,
+            offset,
+            timestamp,
+            key: {
+              kind: d.key.kind,
+              mirror: d.key.mirrorName,
+              topicId: d.key.topicId,
+              topic: image.topicsById.get(d.key.topicId)?.name ?? null,
+              partition: d.key.partition,
+            },
+            value: d.value as StateHistoryRecord["value"],
+          });
+        } catch (error) {
+          records.push({
+            partition: p,
+            offset,
+            timestamp,
+            key: null,
+            value: null,
+            error: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }
+    }
+  }
+  records.sort((a, b) => a.timestamp - b.timestamp || a.partition - b.partition || a.offset - b.offset);
+  return { records: records.map((r, position) => ({ position, ...r })), partitions };
+}

@@ -1,0 +1,53 @@
+import * as fs from "node:fs";
+import { UsageError } from "../commands/cli-errors";
+import { ADMIN_PRINCIPAL, NODE_PRINCIPAL, type PrincipalToken } from "./admin-auth";
+
+/**
+ * Reads `--principals FILE`: a JSON array of `{"principal": "User:alice", "token": "..."}`, one token per
+ * principal (at least 16 characters, each used once). The file holds secrets, so, like the admin token, it
+ * must not be readable by other users. UsageError naming the entry and what is wrong otherwise.
+ */
+export function readPrincipalsFile(file: string): PrincipalToken[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (error) {
+    throw new UsageError(
+      `cannot read --principals ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
+  }
+  const mode = fs.statSync(file).mode & 0o777;
+  if (process.platform !== "win32" && (mode & 0o077) !== 0) {
+    throw new UsageError(
+      `--principals ${file} is readable by other users (mode ${mode.toString(8)}) and holds tokens; run 'chmod 600 ${file}'`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--principals ${file} is not JSON (${(error as Error).message})`);
+  }
+  const example = `e.g. [{"principal": "User:alice", "token": "<at least 16 random characters>"}]`;
+  if (!Array.isArray(parsed)) throw new UsageError(`--principals ${file} must hold a JSON array, ${example}`);
+  const out: PrincipalToken[] = [];
+  for (const [i, entry] of parsed.entries()) {
+    const { principal, token } = (entry ?? {}) as { principal?: unknown; token?: unknown };
+    const where = `--principals ${file} entry ${i}`;
+    if (typeof principal !== "string" || !/^[^:]+:.+$/.test(principal)) {
+      throw new UsageError(`${where}: 'principal' must be Type:name, ${example}`);
+    }
+    if (principal === ADMIN_PRINCIPAL || principal === NODE_PRINCIPAL) {
+      throw new UsageError(`${where}: ${principal} is the node's own principal; choose another name`);
+    }
+    if (typeof token !== "string" || token.length < 16) {
+      throw new UsageError(`${where}: 'token' must be a string of at least 16 characters`);
+    }
+    if (out.some((p) => p.token === token))
+      throw new UsageError(`${where}: the token of ${principal} is used twice`);
+    if (out.some((p) => p.principal === principal))
+      throw new UsageError(`${where}: ${principal} is listed twice; give each principal one token`);
+    out.push({ principal, token });
+  }
+  return out;
+}

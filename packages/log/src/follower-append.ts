@@ -1,0 +1,287 @@
+import {
+  CorruptRecordError,
+  crc32c,
+  crc32cCombine,
+  crc32cOfRange,
+  RecordBatch,
+  RecordBatchLayout,
+} from "@cluster-mirror/protocol";
+import { UnexpectedAppendOffsetError } from "./errors";
+
+const {
+  ATTRIBUTES_OFFSET,
+  BATCH_LENGTH_OFFSET,
+  CONTROL_FLAG_MASK,
+  CRC_OFFSET,
+  CURRENT_MAGIC,
+  LAST_OFFSET_DELTA_OFFSET,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  PARTITION_LEADER_EPOCH_OFFSET,
+  PRODUCER_ID_OFFSET,
+  RECORD_BATCH_OVERHEAD,
+  RECORDS_COUNT_OFFSET,
+} = RecordBatchLayout;
+
+/** Bytes copied at a time before their batches' CRCs are checked on the copy, while they are in cache. */
+const COPY_CHUNK = 64 * 1024;
+/** Batches up to this many bytes together have their CRCs checked by one native call (see `runCrcMatches`). */
+const RUN_BYTES = 64 * 1024;
+/** Offsets at or above 2^53 do not fit a double exactly: such an append takes the general path. */
+const HI_LIMIT = 0x200000;
+
+/**
+ * The header facts of the batches of one follower append, as numbers in reusable columns (no object per
+ * batch): filled by `walkFetchedBatches`, read by the log's commit, reused by the next append.
+ */
+export class FollowerAppendPlan {
+  /** Number of whole batches. */
+  count = 0;
+  /** Bytes of the whole batches. */
+  validBytes = 0;
+  /** The bytes to store: the copy, or the caller's slices cut to the whole batches. */
+  bytes: Buffer | readonly Buffer[] = [];
+  /** True when `bytes` is a copy the log owns. */
+  copied = false;
+  base = new Float64Array(256);
+  last = new Float64Array(256);
+  size = new Float64Array(256);
+  epoch = new Int32Array(256);
+  /** Views of the batches that carry producer state (idempotent, transactional or control), in order. */
+  readonly producerBatches: RecordBatch[] = [];
+  /** Ordinal (in `base`...) of each of `producerBatches`. */
+  producerOrdinals: number[] = [];
+
+  /** Forgets the caller's buffers (so a reused plan keeps nothing alive). */
+  release(): void {
+    this.bytes = [];
+    this.producerBatches.length = 0;
+    this.producerOrdinals.length = 0;
+  }
+
+  push(base: number, last: number, size: number, epoch: number): number {
+    if (this.count === this.base.length) this.grow();
+    const i = this.count++;
+    this.base[i] = base;
+    this.last[i] = last;
+    this.size[i] = size;
+    this.epoch[i] = epoch;
+    return i;
+  }
+
+  private grow(): void {
+    const n = this.base.length * 2;
+    const f = (from: Float64Array) => {
+      const to = new Float64Array(n);
+      to.set(from);
+      return to;
+    };
+    this.base = f(this.base);
+    this.last = f(this.last);
+    this.size = f(this.size);
+    const epoch = new Int32Array(n);
+    epoch.set(this.epoch);
+    this.epoch = epoch;
+  }
+}
+
+/**
+ * One walk over the headers of fetched batches (a follower's or the mirror's append-as-is), validating
+ * each the way `RecordBatch.validate` does (magic, CRC-32C, non-negative lastOffsetDelta and record count)
+ * and checking that offsets increase from `endOffset` on, with offsets as numbers and no object per batch
+ * (a view is made only to CRC a batch checked on its own, and for batches that carry producer state). The
+ * whole batches' facts go to `plan`; a partial trailing batch (a fetch cut at its byte limit) is left out.
+ * The CRCs of a run of whole batches of one slice (up to 64 KiB) are checked with one native call
+ * (`runCrcMatches`); a run that fails is checked batch by batch, to name the corrupt one.
+ *
+ * `copy`: the bytes are copied once into a buffer the log will own, in chunks, and each run's CRCs are
+ * checked on the copy right after it was copied (while it is in cache), so what is stored is what was
+ * checked. Otherwise the caller's bytes are checked and kept as they are.
+ *
+ * Returns false, having changed nothing the caller can see, when an offset does not fit a double exactly
+ * (2^53 or more): the caller then takes its general path. Throws `CorruptRecordError` or
+ * `UnexpectedAppendOffsetError` exactly as that path does, at the same batch.
+ */
+export function walkFetchedBatches(
+  slices: readonly Buffer[],
+  endOffset: number,
+  copy: boolean,
+  plan: FollowerAppendPlan,
+): boolean {
+  plan.count = 0;
+  plan.validBytes = 0;
+  plan.copied = false;
+  plan.release();
+  // The copy is sized for every byte given: callers pass whole batches (the mirror cuts its prefix first),
+  // so at most a partial trailing batch's bytes are left unused at its end.
+  let total = 0;
+  for (let k = 0; k < slices.length; k++) total += slices[k]!.length;
+  const out = copy && total > 0 ? Buffer.allocUnsafe(total) : undefined;
+  // Header fields are read through DataViews over whole ArrayBuffers (V8 inlines their big-endian reads),
+  // one per buffer: consecutive slices of one buffer (small stored batches) share it.
+  const outFields = out ? new DataView(out.buffer) : undefined;
+  const outO = out ? out.byteOffset : 0;
+  let fieldsOf: ArrayBufferLike | undefined;
+  let fields: DataView<ArrayBufferLike> = EMPTY_VIEW;
+  let outBase = 0;
+  let previousLast = -1;
+  for (let k = 0; k < slices.length; k++) {
+    const bytes = slices[k]!;
+    if (bytes.buffer !== fieldsOf) {
+      fieldsOf = bytes.buffer;
+      fields = new DataView(bytes.buffer);
+    }
+    /** Where `bytes` starts in its ArrayBuffer: DataView reads add it. */
+    const o = bytes.byteOffset;
+    const end = bytes.length;
+    let copiedTo = 0;
+    /** Batches of this slice ending at or before this were checked as a run (CRCs all match). */
+    let verifiedTo = 0;
+    /** Batches ending at or before this belong to a run already planned (checked, or to check one by one). */
+    let plannedTo = 0;
+    let position = 0;
+    while (position + LOG_OVERHEAD <= end) {
+      const length = fields.getInt32(o + position + BATCH_LENGTH_OFFSET);
+      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
+        throw new CorruptRecordError(
+          `record batch at byte ${plan.validBytes + position} declares length ${length}, less than the v2 header needs`,
+        );
+      }
+      const next = position + LOG_OVERHEAD + length;
+      if (next > end) break; // a partial trailing batch: the fetch hit its byte limit
+      const hi = fields.getInt32(o + position);
+      if (hi < 0 || hi >= HI_LIMIT) return false;
+      const base = hi * 0x100000000 + fields.getUint32(o + position + 4);
+      const magic = fields.getInt8(o + position + MAGIC_OFFSET);
+      if (magic !== CURRENT_MAGIC) {
+        throw new CorruptRecordError(
+          `record batch has magic ${magic}; only magic 2 (RecordBatch v2, Kafka 0.11+) is supported`,
+        );
+      }
+      // The bytes the CRC is checked on: the copy (chunk by chunk, while it is in cache) or the original.
+      const view = out ?? bytes;
+      const viewFields = outFields ?? fields;
+      const viewO = out ? outO : o;
+      const shift = out ? outBase : 0;
+      /** The batch's position in `view`, and in `viewFields`. */
+      const at = position + shift;
+      const fieldAt = at + viewO;
+      if (next > plannedTo) {
+        // A run of whole batches from here, up to RUN_BYTES: copied (if copying), then checked at once.
+        let runEnd = next;
+        let count = 1;
+        while (runEnd + LOG_OVERHEAD <= end) {
+          const following = fields.getInt32(o + runEnd + BATCH_LENGTH_OFFSET);
+          const followingEnd = runEnd + LOG_OVERHEAD + following;
+          if (following + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD || followingEnd > end) break;
+          if (followingEnd - position > RUN_BYTES) break;
+          runEnd = followingEnd;
+          count++;
+        }
+        if (out && copiedTo < runEnd) {
+          const to = Math.min(end, Math.max(runEnd, copiedTo + COPY_CHUNK));
+          bytes.copy(out, outBase + copiedTo, copiedTo, to);
+          copiedTo = to;
+        }
+        plannedTo = runEnd;
+        if (count > 1 && runCrcMatches(view, viewFields, viewO, at, runEnd + shift)) verifiedTo = runEnd;
+      }
+      const stored = viewFields.getUint32(fieldAt + CRC_OFFSET);
+      // A run whose combined CRC did not match: each batch is checked on its own, to name the bad one.
+      const computed =
+        next <= verifiedTo ? stored : crc32c(view.subarray(at + ATTRIBUTES_OFFSET, at + next - position));
+      if (stored !== computed) {
+        throw new CorruptRecordError(
+          `record batch at offset ${base} is corrupt: stored CRC ${hex(stored)}, computed ${hex(computed)}; fetch it again from the leader`,
+        );
+      }
+      const delta = viewFields.getInt32(fieldAt + LAST_OFFSET_DELTA_OFFSET);
+      if (delta < 0) {
+        throw new CorruptRecordError(
+          `record batch at offset ${base} has a negative lastOffsetDelta ${delta}`,
+        );
+      }
+      const records = viewFields.getInt32(fieldAt + RECORDS_COUNT_OFFSET);
+      if (records < 0) {
+        throw new CorruptRecordError(`record batch at offset ${base} has a negative record count ${records}`);
+      }
+      if (previousLast < 0 && base < endOffset) {
+        throw new UnexpectedAppendOffsetError(
+          `first offset ${base} is below the log end offset ${endOffset}; fetch from ${endOffset}, or truncate to ${base} first if the logs diverged`,
+          BigInt(base),
+          BigInt(endOffset),
+        );
+      }
+      if (previousLast >= 0 && base <= previousLast) {
+        throw new UnexpectedAppendOffsetError(
+          `batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
+          BigInt(base),
+          BigInt(endOffset),
+        );
+      }
+      const last = base + delta;
+      if (last > Number.MAX_SAFE_INTEGER) return false;
+      previousLast = last;
+      const ordinal = plan.push(
+        base,
+        last,
+        next - position,
+        viewFields.getInt32(fieldAt + PARTITION_LEADER_EPOCH_OFFSET),
+      );
+      // Producer state needs the batch itself: only idempotent, transactional and control batches.
+      const control = (viewFields.getInt16(fieldAt + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
+      if (control || viewFields.getInt32(fieldAt + PRODUCER_ID_OFFSET) >= 0) {
+        plan.producerBatches.push(new RecordBatch(view.subarray(at, at + next - position)));
+        plan.producerOrdinals.push(ordinal);
+      }
+      position = next;
+    }
+    plan.validBytes += position;
+    outBase += position;
+    if (k < slices.length - 1 && position !== end) {
+      throw new CorruptRecordError(
+        `slice ${k} of the fetched records ends inside a batch (byte ${plan.validBytes}); only the last slice may end with a partial batch`,
+      );
+    }
+    if (k === slices.length - 1 && plan.count > 0) {
+      if (out) {
+        plan.bytes = out.length === plan.validBytes ? out : out.subarray(0, plan.validBytes);
+        plan.copied = true;
+      } else {
+        plan.bytes = position === end ? slices : [...slices.slice(0, -1), bytes.subarray(0, position)];
+      }
+    }
+  }
+  return true;
+}
+
+/**
+ * True when the CRC-32C of each whole batch in `view[from, to)` (at `o + from` in `fields`) matches the CRC stored in its header,
+ * checked with one native CRC call over the whole run instead of one per batch: the run's CRC must equal
+ * the combination (`crc32cCombine`) of each batch's 21 header bytes before the covered part (computed
+ * here) and its stored CRC. A mismatch means at least one batch is corrupt; the caller then checks them one
+ * by one. (Errors in two batches that cancel out in the combination are as unlikely, 2^-32, as an error
+ * that keeps one batch's own CRC.)
+ */
+function runCrcMatches(view: Buffer, fields: DataView, o: number, from: number, to: number): boolean {
+  let expected = crc32cOfRange(view, from, from + ATTRIBUTES_OFFSET);
+  let p = from;
+  for (;;) {
+    const batchEnd = p + LOG_OVERHEAD + fields.getInt32(o + p + BATCH_LENGTH_OFFSET);
+    expected = crc32cCombine(
+      expected,
+      fields.getUint32(o + p + CRC_OFFSET),
+      batchEnd - p - ATTRIBUTES_OFFSET,
+    );
+    p = batchEnd;
+    if (p >= to) break;
+    expected = crc32cCombine(expected, crc32cOfRange(view, p, p + ATTRIBUTES_OFFSET), ATTRIBUTES_OFFSET);
+  }
+  return crc32c(view.subarray(from, to)) === expected;
+}
+
+const EMPTY_VIEW = new DataView(new ArrayBuffer(0));
+
+function hex(n: number): string {
+  return `0x${n.toString(16).padStart(8, "0")}`;
+}

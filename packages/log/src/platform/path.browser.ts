@@ -1,0 +1,6 @@
+import { unavailable } from "./unavailable";
+
+/** Browser build of the `node:path` functions file storage uses: each throws a message saying it needs Node.js. */
+export const basename = unavailable("path.basename");
+export const join = unavailable("path.join");
+export const resolve = unavailable("path.resolve");

@@ -1,0 +1,2 @@
+/** Node.js: gzip through zlib (native). */
+export { gunzipSync, gzipSync } from "node:zlib";

@@ -96,15 +96,11 @@ function* descendants(node: AnyStateNode): Generator<AnyStateNode> {
   for (const child of Object.values(node.states) as AnyStateNode[]) yield* descendants(child);
 }
 
-/** The lifecycle states whose chart accepts `command` outside a commit step, read from the machine. */
+/** The lifecycle states whose chart accepts `command` (the commit step, a separate state, accepts none). */
 function statesAccepting(command: MirrorPartitionCommand["type"]): LifecycleState[] {
   return LIFECYCLE_STATES.filter((s) => {
     const node = mirrorPartitionMachine.root.states[s] as AnyStateNode;
-    for (const n of descendants(node)) {
-      if (n.key.startsWith("committing_") || n.path.some((p: string) => p.startsWith("committing_")))
-        continue;
-      if (n.transitions.has(command)) return true;
-    }
+    for (const n of descendants(node)) if (n.transitions.has(command)) return true;
     return false;
   });
 }
@@ -167,7 +163,8 @@ export function commandRefusal(
 
 /**
  * The committed lifecycle state of a snapshot: its top-level state node (`fenced` once another coordinator
- * took over). While a change waits for its append, this is still the old state.
+ * took over). While a change waits for its append (in `committing`), this is still the old state: the
+ * committed record's.
  */
 export function lifecycleStateOf(snapshot: MirrorPartitionSnapshot): LifecycleState | "fenced" {
   const value: unknown = snapshot.value;
@@ -229,10 +226,17 @@ export function resolveEffects(defs: readonly unknown[], context: unknown): Mirr
 
 /**
  * The effects the snapshot's active states own: the entry effects of every active state node, outermost
- * first, with their parameters resolved from the context. These are the effects in flight.
+ * first, with their parameters resolved from the context. These are the effects in flight. While a change
+ * waits in `committing`, the committed lifecycle state's own entry effects stay in force (e.g.
+ * EPOCH_FENCING's held appends): they come first, then the commit step's.
  */
 export function pendingEffectsOf(snapshot: MirrorPartitionSnapshot): MirrorPartitionEffect[] {
   const effects: MirrorPartitionEffect[] = [];
+  const top = typeof snapshot.value === "string" ? snapshot.value : firstKey(snapshot.value);
+  if (top === "committing") {
+    const committed = mirrorPartitionMachine.root.states[snapshot.context.record.state] as AnyStateNode;
+    effects.push(...resolveEffects(committed.entry as unknown[], snapshot.context));
+  }
   const visit = (node: AnyStateNode, value: unknown): void => {
     effects.push(...resolveEffects(node.entry as unknown[], snapshot.context));
     if (typeof value === "string") {

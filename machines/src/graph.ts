@@ -36,6 +36,12 @@ export interface MachineGraphTransition {
   readonly guard: string | null;
   /** Names of the actions run on the transition. */
   readonly actions: readonly string[];
+  /**
+   * The state a lifecycle change asks for, when the transition prepares one (the mirror partition's
+   * `prepareCommit` action, or `prepareDeferredFailure`: FAILED); null otherwise. The transition itself
+   * targets the commit step, which enters that state on COMMITTED.
+   */
+  readonly commitTo: string | null;
 }
 
 /** A JSON-serializable description of a machine for the visualizer. */
@@ -91,6 +97,20 @@ function toNode(node: AnyStateNode): MachineGraphNode {
   };
 }
 
+/** The state a transition's actions prepare a commit to (see `MachineGraphTransition.commitTo`). */
+function commitToOf(actions: readonly unknown[]): string | null {
+  for (const a of actions) {
+    if (a === "prepareDeferredFailure") return "FAILED";
+    const { type, params } = (typeof a === "object" && a !== null ? a : {}) as {
+      type?: string;
+      params?: unknown;
+    };
+    const to = type === "prepareCommit" ? (params as { to?: unknown } | undefined)?.to : undefined;
+    if (typeof to === "string") return to;
+  }
+  return null;
+}
+
 function collectTransitions(node: AnyStateNode, out: MachineGraphTransition[]): void {
   const defs = [...[...node.transitions.values()].flat(), ...(node.always ?? [])];
   for (const t of defs) {
@@ -100,6 +120,7 @@ function collectTransitions(node: AnyStateNode, out: MachineGraphTransition[]): 
       event: eventName(t.eventType),
       guard: guardName(t.guard),
       actions: (t.actions as unknown[]).map(actionName),
+      commitTo: commitToOf(t.actions as unknown[]),
     });
   }
   for (const child of Object.values(node.states) as AnyStateNode[]) collectTransitions(child, out);

@@ -40,13 +40,18 @@ function childOfScope(scope: string, id: string): string {
     .join(".");
 }
 
+/** The id of a machine's commit step: the top-level state lifecycle changes go through (`committing`). */
+const COMMIT_STEP_KEY = "committing";
+
 /**
  * Mermaid `stateDiagram-v2` text for a machine. Mermaid cannot draw an edge between states inside different
  * composite states, so each transition is drawn between the children of the lowest composite containing
- * both ends (a COMMITTED from `PREPARING.committing_MIRRORING.appending` to `MIRRORING` is drawn as
- * `PREPARING --> MIRRORING : COMMITTED`); the exact ends are in the JSON graph. A transition a composite
- * state handles whatever its current child (its own edge into one of its children) is listed in a note on
- * that composite. Parallel regions are separated by `--`.
+ * both ends (`PREPARING.awaitingIsrTruncation --> MIRRORING` is drawn as `PREPARING --> MIRRORING`); the
+ * exact ends are in the JSON graph. A lifecycle change (a transition into the commit step, `committing`,
+ * that prepares a commit) is drawn to the state it asks for, so the diagram reads as spec §4's lifecycle;
+ * the commit step's own COMMITTED edges (to whichever state the change names) are summarised in a note on
+ * it. A transition a composite state handles whatever its current child (its own edge into one of its
+ * children) is listed in a note on that composite. Parallel regions are separated by `--`.
  */
 export function toMermaid(machineOrGraph: AnyStateMachine | MachineGraph): string {
   const graph =
@@ -60,8 +65,17 @@ export function toMermaid(machineOrGraph: AnyStateMachine | MachineGraph): strin
     set.add(line);
     map.set(key, set);
   };
+  const commitStep = `${graph.root.id}.${COMMIT_STEP_KEY}`;
+  const inCommitStep = (id: string) => id === commitStep || id.startsWith(`${commitStep}.`);
   for (const t of graph.transitions) {
-    for (const target of t.targets) {
+    for (const requested of t.targets) {
+      let target = requested;
+      if (target === commitStep && t.commitTo !== null && !inCommitStep(t.source)) {
+        target = `${graph.root.id}.${t.commitTo}`;
+      } else if (inCommitStep(t.source) && !inCommitStep(target)) {
+        add(notes, commitStep, `${t.event} → enters the state the change names`);
+        continue;
+      }
       if (target.startsWith(`${t.source}.`)) {
         const rel = target.slice(t.source.length + 1);
         if (t.source === graph.root.id) add(notes, target, `from any state, ${label(t)}`);

@@ -4,6 +4,7 @@ import { initialContext } from "./initial-context";
 import {
   LEADER_EPOCH_BUMP_INCREMENT,
   LEADER_EPOCH_BUMP_THRESHOLD,
+  LIFECYCLE_STATES,
   type LifecycleState,
   type MirrorPartitionStateRecord,
 } from "./lifecycle";
@@ -91,7 +92,7 @@ export const RECOVERY_ROUTES = [
   { route: "UNKNOWN", target: "UNKNOWN" },
   { route: "PREPARING", target: "PREPARING" },
   // PREPARING had completed for a paused partition: ask for PAUSING again, without a fetcher.
-  { route: "MIRRORING_PAUSE_REQUESTED", target: "MIRRORING.committing_PAUSING" },
+  { route: "MIRRORING_PAUSE_REQUESTED", target: "committing" },
   // Back from EPOCH_FENCING: the fetcher was never removed, so the commit step added none.
   { route: "MIRRORING_AFTER_EPOCH_FENCING", target: "MIRRORING" },
   { route: "MIRRORING", target: "MIRRORING" },
@@ -131,90 +132,186 @@ const pendingEpoch = ({ context }: Args): EffectParams => ({
   stateEpoch: context.pending?.record.stateEpoch ?? context.record.stateEpoch,
 });
 
-/** Effects a lifecycle state's own commit edges run before they leave it (what the state started). */
-const CLEANUP_ON_LEAVE: {
-  readonly [S in LifecycleState]?: readonly ReturnType<typeof fx<"releaseAppends">>[];
-} = {
-  EPOCH_FENCING: [fx("releaseAppends")],
+/** An effect a commit runs that takes only the committed `stateEpoch`. */
+type CommitEffect = ReturnType<
+  typeof fx<
+    "markReadOnly" | "clearReadOnly" | "holdAppends" | "releaseAppends" | "addFetcher" | "removeFetcher"
+  >
+>;
+
+/**
+ * What entering each lifecycle state starts (its `entry`). A commit that must not enter the state it commits
+ * (a failure deferred behind the append starts the FAILED commit at once) runs these on its edge instead,
+ * so the effects are the same whichever way the state is reached.
+ */
+const LIFECYCLE_ENTRY = {
+  UNKNOWN: [],
+  PREPARING: [fx("markReadOnly")],
+  MIRRORING: [fx("markReadOnly")],
+  EPOCH_FENCING: [fx("markReadOnly"), fx("holdAppends")],
+  PAUSING: [fx("markReadOnly")],
+  PAUSED: [fx("markReadOnly")],
+  STOPPING: [fx("markReadOnly")],
+  STOPPED: [fx("clearReadOnly")],
+  FAILED: [fx("removeFetcher")],
+} as const satisfies { readonly [S in LifecycleState]: readonly CommitEffect[] };
+
+/**
+ * Effects a commit runs when it leaves a lifecycle state (what the state started and only it undoes), and the
+ * states that state's changes go to (its chart's `prepareCommit` targets and FAILED).
+ */
+const CLEANUP_ON_LEAVE = [
+  {
+    from: "EPOCH_FENCING",
+    to: ["MIRRORING", "STOPPING", "FAILED"],
+    effects: [fx("releaseAppends")],
+  },
+] as const satisfies readonly {
+  from: LifecycleState;
+  to: readonly LifecycleState[];
+  effects: readonly CommitEffect[];
+}[];
+
+type StatesGuard = {
+  readonly type: "commitsTo" | "committedIn";
+  readonly params: { states: LifecycleState[] };
 };
 
-/** Where COMMITTED goes for a change `from -> to`, and what it does beyond applying the commit. */
-function committedEdges(from: LifecycleState, to: LifecycleState) {
-  const cleanup = CLEANUP_ON_LEAVE[from] ?? [];
-  const base = {} as const;
-  const deferred = {
-    ...base,
-    guard: and(["pendingMatches", "hasDeferredFailure"]),
-    target: `#mirrorPartition.${to}.committing_FAILED`,
-    actions: [...cleanup, "applyCommit", "prepareDeferredFailure"],
-  } as const;
-  if (to === "MIRRORING" && (from === "PREPARING" || from === "FAILED")) {
-    return [
-      deferred,
-      {
-        ...base,
-        guard: and(["pendingMatches", "pendingPauseRequested"]),
-        target: "#mirrorPartition.MIRRORING.committing_PAUSING",
-        actions: ["applyCommit", { type: "prepareCommit", params: { to: "PAUSING" } }],
-      },
-      {
-        ...base,
-        guard: "pendingMatches",
-        target: "#mirrorPartition.MIRRORING",
-        actions: ["applyCommit", fx("addFetcher")],
-      },
-    ] as const;
-  }
-  if (to === "MIRRORING" && from === "PAUSED") {
-    return [
-      deferred,
-      {
-        ...base,
-        guard: "pendingMatches",
-        target: "#mirrorPartition.MIRRORING",
-        actions: ["applyCommit", fx("addFetcher")],
-      },
-    ] as const;
-  }
-  if (to === "FAILED") {
-    // FAILED -> FAILED stays inside FAILED, so FAILED's entry does not run again: run it on the edge.
-    const entry = from === "FAILED" ? [fx("removeFetcher")] : [];
-    return [
-      deferred,
-      {
-        ...base,
-        guard: and(["pendingMatches", "pendingIsNonRetryable"]),
-        target: "#mirrorPartition.FAILED.awaitingOperator",
-        actions: [...cleanup, "applyCommit", ...entry],
-      },
-      {
-        ...base,
-        guard: "pendingMatches",
-        target: "#mirrorPartition.FAILED.backingOff",
-        actions: [...cleanup, "applyCommit", ...entry],
-      },
-    ] as const;
-  }
-  return [
-    deferred,
-    {
-      ...base,
-      guard: "pendingMatches",
-      target: `#mirrorPartition.${to}`,
-      actions: [...cleanup, "applyCommit"],
-    },
-  ] as const;
+/** The pending change goes to one of `states`. */
+function commitsTo(...states: LifecycleState[]): StatesGuard {
+  return { type: "commitsTo", params: { states } };
 }
 
-/** A failure applied right away (no append in flight): cancel `cancel` first when given. */
-function failNow(
-  lifecycle: LifecycleState,
-  cancel: "cancelCommitRetry" | "cancelRetryTimer" | "cancelTruncation",
-) {
+/** The committed state (the one the pending change leaves) is one of `states`. */
+function committedIn(...states: LifecycleState[]): StatesGuard {
+  return { type: "committedIn", params: { states } };
+}
+
+/** A guard of a COMMITTED edge (as objects, so `and` can take a list built at definition time). */
+type CommitGuard =
+  | {
+      readonly type:
+        | "pendingMatches"
+        | "hasDeferredFailure"
+        | "pendingPauseRequested"
+        | "pendingIsNonRetryable";
+    }
+  | StatesGuard;
+
+/** All of `guards` hold; names stand for parameterless guards. */
+function all(...guards: (CommitGuard | Exclude<CommitGuard["type"], StatesGuard["type"]>)[]) {
+  return and(guards.map((g): CommitGuard => (typeof g === "string" ? { type: g } : g)));
+}
+
+/** An action of a COMMITTED edge. */
+type CommitAction =
+  | "applyCommit"
+  | "prepareDeferredFailure"
+  | CommitEffect
+  | { readonly type: "prepareCommit"; readonly params: { readonly to: LifecycleState } };
+
+/** A COMMITTED transition of the commit step. */
+interface CommitEdge {
+  readonly guard: ReturnType<typeof all>;
+  readonly target: string;
+  readonly reenter?: boolean;
+  readonly actions: readonly CommitAction[];
+}
+
+/**
+ * COMMITTED with a failure deferred behind the append: apply the commit, run what leaving the old state and
+ * entering the new one would run (without entering it: its steps would start), then commit FAILED from the
+ * new state at once. The new state's entry is skipped when it is the state left (FAILED -> FAILED stays).
+ */
+function deferredFailureEdges(): CommitEdge[] {
+  const edge = (guards: Parameters<typeof all>, actions: readonly CommitAction[]): CommitEdge => ({
+    guard: all("pendingMatches", "hasDeferredFailure", ...guards),
+    target: "#mirrorPartition.committing",
+    reenter: true,
+    actions,
+  });
+  const edges = CLEANUP_ON_LEAVE.flatMap((c) =>
+    c.to.map((to) =>
+      edge(
+        [commitsTo(to), committedIn(c.from)],
+        [...c.effects, "applyCommit", "prepareDeferredFailure", ...LIFECYCLE_ENTRY[to]],
+      ),
+    ),
+  );
+  edges.push(edge([commitsTo("FAILED"), committedIn("FAILED")], ["applyCommit", "prepareDeferredFailure"]));
+  // One edge per distinct entry: the states that start the same effects share it.
+  const byEntry = new Map<string, LifecycleState[]>();
+  for (const to of LIFECYCLE_STATES) {
+    if (to === "UNKNOWN") continue; // never committed
+    const key = LIFECYCLE_ENTRY[to].map((a) => a.type).join(",");
+    byEntry.set(key, [...(byEntry.get(key) ?? []), to]);
+  }
+  for (const states of byEntry.values()) {
+    const entry = LIFECYCLE_ENTRY[states[0] as LifecycleState];
+    edges.push(edge([commitsTo(...states)], ["applyCommit", "prepareDeferredFailure", ...entry]));
+  }
+  return edges;
+}
+
+/**
+ * COMMITTED: the pending change is durable. Run what leaving the old state runs, apply the commit and enter
+ * the state it goes to (its entry starts its effects). The guards read the change (`pending.to`) and the
+ * state it leaves (`record.state`, the old one until `applyCommit`); the first that holds is taken.
+ */
+function committedEdges(): CommitEdge[] {
+  const enter = (to: LifecycleState, target: string, guards: Parameters<typeof all> = []): CommitEdge[] => [
+    ...CLEANUP_ON_LEAVE.filter((c) => (c.to as readonly LifecycleState[]).includes(to)).map(
+      (c): CommitEdge => ({
+        guard: all("pendingMatches", commitsTo(to), committedIn(c.from), ...guards),
+        target: `#mirrorPartition.${target}`,
+        actions: [...c.effects, "applyCommit"],
+      }),
+    ),
+    {
+      guard: all("pendingMatches", commitsTo(to), ...guards),
+      target: `#mirrorPartition.${target}`,
+      actions: ["applyCommit"],
+    },
+  ];
+  return [
+    ...deferredFailureEdges(),
+    // PREPARING (or a retry) completed for a partition asked to pause: MIRRORING commits and PAUSING is
+    // requested at once, without a fetcher (MIRRORING's entry runs on the edge).
+    {
+      guard: all(
+        "pendingMatches",
+        commitsTo("MIRRORING"),
+        committedIn("PREPARING", "FAILED"),
+        "pendingPauseRequested",
+      ),
+      target: "#mirrorPartition.committing",
+      reenter: true,
+      actions: [
+        "applyCommit",
+        { type: "prepareCommit", params: { to: "PAUSING" } },
+        ...LIFECYCLE_ENTRY.MIRRORING,
+      ],
+    },
+    // Mirroring starts or resumes: add the fetcher (back from EPOCH_FENCING it was never removed).
+    {
+      guard: all("pendingMatches", commitsTo("MIRRORING"), committedIn("PREPARING", "FAILED", "PAUSED")),
+      target: "#mirrorPartition.MIRRORING",
+      actions: ["applyCommit", fx("addFetcher")],
+    },
+    ...enter("FAILED", "FAILED.awaitingOperator", ["pendingIsNonRetryable"]),
+    ...enter("FAILED", "FAILED.backingOff"),
+    ...LIFECYCLE_STATES.filter((s) => s !== "UNKNOWN" && s !== "FAILED").flatMap((to) => enter(to, to)),
+  ];
+}
+
+/**
+ * A failure applied right away (no append in flight): cancel `cancel` first when given, then commit FAILED.
+ */
+function failNow(cancel: "cancelCommitRetry" | "cancelRetryTimer" | "cancelTruncation") {
   const cancelAction =
     cancel === "cancelCommitRetry" ? { type: cancel, params: pendingEpoch } : { type: cancel, params: epoch };
   const actions = [cancelAction, { type: "prepareCommit", params: { to: "FAILED" } }] as const;
-  const target = `#mirrorPartition.${lifecycle}.committing_FAILED`;
+  const target = "#mirrorPartition.committing";
   return {
     FAIL: { target, reenter: true, actions },
     EFFECT_FAILED: { guard: "currentEpoch", target, reenter: true, actions },
@@ -222,56 +319,58 @@ function failNow(
 }
 
 /**
- * The commit step of a change `lifecycle -> to`: append the record, then (and only then) move. A transient
- * failure re-appends the same record after a backoff; a failure of the partition that arrives meanwhile is
- * deferred until the append settles; FENCED (handled at the root) ends the actor.
+ * The commit step, shared by every lifecycle change (spec §6: a change takes effect once its record is
+ * durable): append the record, then (and only then) enter the state it names. While it waits, the
+ * committed state is still `context.record.state`. A transient failure re-appends the same record after a
+ * backoff; a failure of the partition that arrives meanwhile is deferred until the append settles; FENCED
+ * (handled at the root) ends the actor.
  */
-function committing(lifecycle: LifecycleState, to: LifecycleState) {
-  return {
-    initial: "appending",
-    states: {
-      appending: {
-        entry: {
-          type: "appendStateRecord",
-          params: ({ context }: Args): AppendStateRecordParams =>
-            (context.pending as { record: MirrorPartitionStateRecord }).record,
-        },
-        on: {
-          COMMITTED: committedEdges(lifecycle, to),
-          COMMIT_FAILED: [
-            {
-              guard: and(["pendingMatches", "hasDeferredFailure"]),
-              target: `#mirrorPartition.${lifecycle}.committing_FAILED`,
-              reenter: true,
-              actions: "prepareDeferredFailure",
-            },
-            { guard: "pendingMatches", target: "retrying", actions: "noteCommitFailure" },
-          ],
-          FAIL: { actions: "deferFailure" },
-          EFFECT_FAILED: { guard: "currentEpoch", actions: "deferFailure" },
-        },
+const committing = {
+  description:
+    "The commit step of every lifecycle change: append the __mirror_state record, enter its state only on COMMITTED.",
+  initial: "appending",
+  states: {
+    appending: {
+      entry: {
+        type: "appendStateRecord",
+        params: ({ context }: Args): AppendStateRecordParams =>
+          (context.pending as { record: MirrorPartitionStateRecord }).record,
       },
-      retrying: {
-        entry: {
-          type: "scheduleCommitRetry",
-          params: ({ context }: Args): ScheduleRetryParams => ({
-            stateEpoch: pendingEpoch({ context, event: { type: "START" } }).stateEpoch,
-            attempt: context.commitAttempt,
-            delayMs: retryBackoffDelayMs(context.commitAttempt, context.commitJitter, context.retry),
-          }),
-        },
-        on: {
-          COMMIT_RETRY_TIMER_FIRED: {
-            guard: "pendingMatches",
-            target: "appending",
-            actions: "noteCommitRetry",
+      on: {
+        COMMITTED: committedEdges(),
+        COMMIT_FAILED: [
+          {
+            guard: and(["pendingMatches", "hasDeferredFailure"]),
+            target: "#mirrorPartition.committing",
+            reenter: true,
+            actions: "prepareDeferredFailure",
           },
-          ...failNow(lifecycle, "cancelCommitRetry"),
-        },
+          { guard: "pendingMatches", target: "retrying", actions: "noteCommitFailure" },
+        ],
+        FAIL: { actions: "deferFailure" },
+        EFFECT_FAILED: { guard: "currentEpoch", actions: "deferFailure" },
       },
     },
-  } as const;
-}
+    retrying: {
+      entry: {
+        type: "scheduleCommitRetry",
+        params: ({ context }: Args): ScheduleRetryParams => ({
+          stateEpoch: pendingEpoch({ context, event: { type: "START" } }).stateEpoch,
+          attempt: context.commitAttempt,
+          delayMs: retryBackoffDelayMs(context.commitAttempt, context.commitJitter, context.retry),
+        }),
+      },
+      on: {
+        COMMIT_RETRY_TIMER_FIRED: {
+          guard: "pendingMatches",
+          target: "appending",
+          actions: "noteCommitRetry",
+        },
+        ...failNow("cancelCommitRetry"),
+      },
+    },
+  },
+} as const;
 
 type ChangeGuard =
   | "batchEpochAboveLocal"
@@ -280,7 +379,7 @@ type ChangeGuard =
   | "retryResumesPaused"
   | "currentEpoch";
 
-/** A lifecycle change from a step: record what will be appended, then wait in the sibling `committing_<to>`. */
+/** A lifecycle change from a step: record what will be appended, then wait in `committing`. */
 function change<const To extends LifecycleState>(
   to: To,
   guard: ChangeGuard | readonly ChangeGuard[] = "currentEpoch",
@@ -288,28 +387,28 @@ function change<const To extends LifecycleState>(
   return {
     // `[]`: an unguarded change (a command); one name or several (all must hold).
     guard: typeof guard === "string" ? guard : guard.length === 0 ? undefined : and(guard as ChangeGuard[]),
-    target: `committing_${to}`,
+    target: "#mirrorPartition.committing",
     actions: { type: "prepareCommit", params: { to } },
   } as const;
 }
 
-/** A lifecycle change handled by the lifecycle state itself, refused while another change waits. */
+/** A lifecycle change handled by the lifecycle state itself, whatever step it is in. */
 function changeFromAnyStep<const To extends LifecycleState>(to: To) {
   return {
     guard: "noPendingCommit",
-    target: `.committing_${to}`,
+    target: "#mirrorPartition.committing",
     actions: { type: "prepareCommit", params: { to } },
   } as const;
 }
 
 /** A step that started cancellable work: leaving it on STOP or a failure cancels that work first. */
-function cancelling(lifecycle: LifecycleState, cancel: "cancelTruncation" | "cancelRetryTimer") {
+function cancelling(cancel: "cancelTruncation" | "cancelRetryTimer") {
   return {
     STOP: {
-      target: `#mirrorPartition.${lifecycle}.committing_STOPPING`,
+      target: "#mirrorPartition.committing",
       actions: [fx(cancel), { type: "prepareCommit", params: { to: "STOPPING" } }] as const,
     },
-    ...failNow(lifecycle, cancel),
+    ...failNow(cancel),
   } as const;
 }
 
@@ -374,9 +473,11 @@ const failures = {
  * The mirror partition actor of spec §4: one per mirrored topic-partition.
  *
  * Top-level states are the lifecycle states (plus `recovering`, the entry point that rehydrates from a
- * `__mirror_state` record, and `fenced`, the end when another coordinator took over). Inside each,
- * `committing_X` steps are the commit protocol: the machine requests `appendStateRecord` and waits; COMMITTED
- * enters X and starts X's effects; COMMIT_FAILED re-appends the same record after a backoff. Every effect
+ * `__mirror_state` record, `committing`, the commit step every lifecycle change goes through, and `fenced`,
+ * the end when another coordinator took over). A change prepares its record and enters `committing`, which
+ * requests `appendStateRecord` and waits; COMMITTED enters the state the change names and starts its
+ * effects; COMMIT_FAILED re-appends the same record after a backoff. While a change waits the committed
+ * state is `context.record.state`. Every effect
  * carries the `stateEpoch` it was requested under and every result carries it back: stale results are
  * dropped. Every effect is a named action with no implementation here.
  */
@@ -501,6 +602,10 @@ export const mirrorPartitionMachine = setup({
     hasDeferredFailure: ({ context }) => context.deferredFailure !== null,
     pendingIsNonRetryable: ({ context }) => (context.pending?.record.retryAttempt ?? 0) < 0,
     pendingPauseRequested: ({ context }) => context.pending?.pauseRequested === true,
+    commitsTo: ({ context }, params: { states: readonly LifecycleState[] }) =>
+      context.pending !== null && params.states.includes(context.pending.to),
+    committedIn: ({ context }, params: { states: readonly LifecycleState[] }) =>
+      params.states.includes(context.record.state),
     recoversTo: ({ context }, params: { route: RecoveryRoute }) => recoveryRoute(context) === params.route,
     previousStateWasFailover: ({ context }) =>
       context.record.previousState === "STOPPING" || context.record.previousState === "STOPPED",
@@ -552,24 +657,19 @@ export const mirrorPartitionMachine = setup({
           route === "MIRRORING"
             ? [fx("addFetcher")]
             : route === "MIRRORING_PAUSE_REQUESTED"
-              ? [{ type: "prepareCommit", params: { to: "PAUSING" } }]
+              ? // MIRRORING's entry runs on the edge: the PAUSING commit does not enter MIRRORING.
+                [{ type: "prepareCommit", params: { to: "PAUSING" } }, ...LIFECYCLE_ENTRY.MIRRORING]
               : [],
       })),
     },
     UNKNOWN: {
       description: "No cached state: the broker just became leader. Not persisted.",
-      initial: "idle",
-      states: {
-        idle: { on: { START: change("PREPARING", []) } },
-        committing_PREPARING: committing("UNKNOWN", "PREPARING"),
-        committing_FAILED: committing("UNKNOWN", "FAILED"),
-      },
-      on: failures,
+      on: { START: change("PREPARING", []), ...failures },
     },
     PREPARING: {
       description:
         "Refuse a mirror loop, look up the LME on the source, truncate to it (not an aligned log), wait for the ISR.",
-      entry: { type: "markReadOnly", params: epoch },
+      entry: LIFECYCLE_ENTRY.PREPARING,
       initial: "checkingMirrorLoop",
       states: {
         checkingMirrorLoop: {
@@ -608,7 +708,7 @@ export const mirrorPartitionMachine = setup({
           entry: { type: "truncateFully", params: epoch },
           on: {
             TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation", actions: ALIGNED },
-            ...cancelling("PREPARING", "cancelTruncation"),
+            ...cancelling("cancelTruncation"),
           },
         },
         truncatingToEpoch: {
@@ -622,68 +722,54 @@ export const mirrorPartitionMachine = setup({
           },
           on: {
             TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation", actions: ALIGNED },
-            ...cancelling("PREPARING", "cancelTruncation"),
+            ...cancelling("cancelTruncation"),
           },
         },
         awaitingIsrTruncation: {
           entry: { type: "awaitIsrTruncated", params: epoch },
           on: { ISR_TRUNCATED: change("MIRRORING") },
         },
-        committing_MIRRORING: committing("PREPARING", "MIRRORING"),
-        committing_STOPPING: committing("PREPARING", "STOPPING"),
-        committing_FAILED: committing("PREPARING", "FAILED"),
       },
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     MIRRORING: {
       description: "A fetcher replicates from the source; the topic is read-only.",
-      entry: { type: "markReadOnly", params: epoch },
-      initial: "replicating",
-      states: {
-        replicating: {
-          on: {
-            PAUSE: change("PAUSING", []),
-            EPOCH_OBSERVED: [
-              {
-                guard: "batchEpochAboveLocal",
-                target: "committing_EPOCH_FENCING",
-                actions: ["noteObservedEpochs", { type: "prepareCommit", params: { to: "EPOCH_FENCING" } }],
-              },
-              {
-                guard: "proactiveBumpDue",
-                actions: [
-                  "noteObservedEpochs",
-                  "noteProactiveBump",
-                  {
-                    type: "bumpLeaderEpoch",
-                    params: ({ context }: Args): BumpLeaderEpochParams => ({
-                      stateEpoch: context.record.stateEpoch,
-                      minLeaderEpoch: context.proactiveBumpMin ?? mirroringBumpMin(context),
-                    }),
-                  },
-                ],
-              },
-              { guard: "epochsAdvance", actions: "noteObservedEpochs" },
-            ],
-            EPOCH_BUMPED: {
-              guard: { type: "bumpSatisfies", params: { bump: "proactive" } },
-              actions: "noteLeaderEpochBumped",
-            },
+      entry: LIFECYCLE_ENTRY.MIRRORING,
+      on: {
+        PAUSE: change("PAUSING", []),
+        EPOCH_OBSERVED: [
+          {
+            guard: "batchEpochAboveLocal",
+            target: "#mirrorPartition.committing",
+            actions: ["noteObservedEpochs", { type: "prepareCommit", params: { to: "EPOCH_FENCING" } }],
           },
+          {
+            guard: "proactiveBumpDue",
+            actions: [
+              "noteObservedEpochs",
+              "noteProactiveBump",
+              {
+                type: "bumpLeaderEpoch",
+                params: ({ context }: Args): BumpLeaderEpochParams => ({
+                  stateEpoch: context.record.stateEpoch,
+                  minLeaderEpoch: context.proactiveBumpMin ?? mirroringBumpMin(context),
+                }),
+              },
+            ],
+          },
+          { guard: "epochsAdvance", actions: "noteObservedEpochs" },
+        ],
+        EPOCH_BUMPED: {
+          guard: { type: "bumpSatisfies", params: { bump: "proactive" } },
+          actions: "noteLeaderEpochBumped",
         },
-        committing_EPOCH_FENCING: committing("MIRRORING", "EPOCH_FENCING"),
-        committing_PAUSING: committing("MIRRORING", "PAUSING"),
-        committing_STOPPING: committing("MIRRORING", "STOPPING"),
-        committing_FAILED: committing("MIRRORING", "FAILED"),
+        STOP: changeFromAnyStep("STOPPING"),
+        ...failures,
       },
-      on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     EPOCH_FENCING: {
       description: "A fetched batch carries a leader epoch above the local one: appends wait for the bump.",
-      entry: [
-        { type: "markReadOnly", params: epoch },
-        { type: "holdAppends", params: epoch },
-      ],
+      entry: LIFECYCLE_ENTRY.EPOCH_FENCING,
       initial: "bumpingLeaderEpoch",
       states: {
         bumpingLeaderEpoch: {
@@ -697,49 +783,36 @@ export const mirrorPartitionMachine = setup({
           on: {
             EPOCH_BUMPED: {
               guard: { type: "bumpSatisfies", params: { bump: "fence" } },
-              target: "committing_MIRRORING",
+              target: "#mirrorPartition.committing",
               actions: ["noteLeaderEpochBumped", { type: "prepareCommit", params: { to: "MIRRORING" } }],
             },
           },
         },
-        committing_MIRRORING: committing("EPOCH_FENCING", "MIRRORING"),
-        committing_STOPPING: committing("EPOCH_FENCING", "STOPPING"),
-        committing_FAILED: committing("EPOCH_FENCING", "FAILED"),
       },
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     PAUSING: {
       description: "Pause requested; the fetcher is being removed.",
-      entry: { type: "markReadOnly", params: epoch },
+      entry: LIFECYCLE_ENTRY.PAUSING,
       initial: "removingFetcher",
       states: {
         removingFetcher: {
           entry: { type: "removeFetcher", params: epoch },
           on: { FETCHER_REMOVED: change("PAUSED") },
         },
-        committing_PAUSED: committing("PAUSING", "PAUSED"),
-        committing_STOPPING: committing("PAUSING", "STOPPING"),
-        committing_FAILED: committing("PAUSING", "FAILED"),
       },
       // STOP while PAUSING is the spec's race guard.
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     PAUSED: {
       description: "No fetcher and no metadata sync; still read-only. Resume goes straight to MIRRORING.",
-      entry: { type: "markReadOnly", params: epoch },
-      initial: "idle",
-      states: {
-        idle: { on: { RESUME: change("MIRRORING", []) } },
-        committing_MIRRORING: committing("PAUSED", "MIRRORING"),
-        committing_STOPPING: committing("PAUSED", "STOPPING"),
-        committing_FAILED: committing("PAUSED", "FAILED"),
-      },
-      on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
+      entry: LIFECYCLE_ENTRY.PAUSED,
+      on: { RESUME: change("MIRRORING", []), STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
     STOPPING: {
       description:
         "Failover: every step is idempotent, so re-entering STOPPING restarts the sequence safely; the LME is captured once.",
-      entry: { type: "markReadOnly", params: epoch },
+      entry: LIFECYCLE_ENTRY.STOPPING,
       initial: "removingFetcher",
       states: {
         removingFetcher: {
@@ -762,7 +835,7 @@ export const mirrorPartitionMachine = setup({
         recordingLmeAndBumpingEpoch: recordingLmeAndBumpingEpoch("abortingTransactions"),
         recordingLmeAndBumpingEpochOnly: {
           ...recordingLmeAndBumpingEpoch({
-            target: "committing_STOPPED",
+            target: "#mirrorPartition.committing",
             actions: { type: "prepareCommit", params: { to: "STOPPED" } },
           }),
           description:
@@ -776,25 +849,17 @@ export const mirrorPartitionMachine = setup({
           entry: { type: "appendPidReset", params: epoch },
           on: { PID_RESET_APPENDED: change("STOPPED") },
         },
-        committing_STOPPED: committing("STOPPING", "STOPPED"),
-        committing_FAILED: committing("STOPPING", "FAILED"),
       },
       on: failures,
     },
     STOPPED: {
       description: "The topic is writable; the last mirror epoch is persisted.",
-      entry: { type: "clearReadOnly", params: epoch },
-      initial: "idle",
-      states: {
-        idle: { on: { START: change("PREPARING", []) } },
-        committing_PREPARING: committing("STOPPED", "PREPARING"),
-        committing_FAILED: committing("STOPPED", "FAILED"),
-      },
-      on: failures,
+      entry: LIFECYCLE_ENTRY.STOPPED,
+      on: { START: change("PREPARING", []), ...failures },
     },
     FAILED: {
       description: "Keeps the message, the previous state and the attempt; retries with backoff or waits.",
-      entry: { type: "removeFetcher", params: epoch },
+      entry: LIFECYCLE_ENTRY.FAILED,
       initial: "backingOff",
       states: {
         backingOff: {
@@ -819,23 +884,19 @@ export const mirrorPartitionMachine = setup({
               change("PREPARING"),
             ],
             START: {
-              target: "committing_PREPARING",
+              target: "#mirrorPartition.committing",
               actions: [fx("cancelRetryTimer"), { type: "prepareCommit", params: { to: "PREPARING" } }],
             },
-            ...cancelling("FAILED", "cancelRetryTimer"),
+            ...cancelling("cancelRetryTimer"),
           },
         },
         awaitingOperator: {
           description: "Non-retryable or out of attempts: only remove (STOP), then add back, moves on.",
         },
-        committing_PREPARING: committing("FAILED", "PREPARING"),
-        committing_MIRRORING: committing("FAILED", "MIRRORING"),
-        committing_PAUSED: committing("FAILED", "PAUSED"),
-        committing_STOPPING: committing("FAILED", "STOPPING"),
-        committing_FAILED: committing("FAILED", "FAILED"),
       },
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
     },
+    committing,
     fenced: {
       description: "Another coordinator leads __mirror_state: this actor is done and runs nothing.",
       type: "final",

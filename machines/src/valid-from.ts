@@ -2,25 +2,32 @@ import { type AnyStateMachine, type AnyStateNode, initialTransition } from "xsta
 import { isLifecycleState, LIFECYCLE_STATES, type LifecycleState } from "./lifecycle";
 import { mirrorPartitionMachine } from "./mirror-partition.machine";
 
-/** One lifecycle-level edge found in the machine definition. */
+/** One lifecycle change the machine definition can request: a transition that prepares a commit. */
 export interface LifecycleTransition {
-  /** Lifecycle state the transition leaves. */
+  /** Lifecycle state the change leaves (the committed state when it is requested). */
   readonly from: LifecycleState;
-  /** Lifecycle state the transition enters. */
+  /** Lifecycle state the change goes to once COMMITTED. */
   readonly to: LifecycleState;
-  /** The event that takes it (for a committed change, always `COMMITTED`). */
+  /** The event that requests it. */
   readonly event: string;
   /** Id of the state node that declares the transition. */
   readonly source: string;
-  /** Id of the target state node. */
+  /** Id of the target state node (the commit step). */
   readonly target: string;
 }
 
-/** The lifecycle state (top-level node) that contains `node`, or null for `recovering` and the root. */
+/** Id of the commit step every lifecycle change goes through. */
+const COMMITTING = "committing";
+
+/** The lifecycle state (top-level node) that contains `node`, or null for `recovering`, `committing`, the root. */
 function lifecycleOfNode(node: AnyStateNode): LifecycleState | null {
   let n: AnyStateNode | undefined = node;
   while (n?.parent?.parent) n = n.parent;
   return n?.parent && isLifecycleState(n.key) ? n.key : null;
+}
+
+function isInCommitStep(node: AnyStateNode): boolean {
+  return node.path[0] === COMMITTING;
 }
 
 function* descendants(node: AnyStateNode): Generator<AnyStateNode> {
@@ -28,26 +35,77 @@ function* descendants(node: AnyStateNode): Generator<AnyStateNode> {
   for (const child of Object.values(node.states) as AnyStateNode[]) yield* descendants(child);
 }
 
+type ActionDef = string | { readonly type?: string; readonly params?: unknown };
+
+/** The state a transition's actions prepare a commit to, if any (`prepareDeferredFailure` commits FAILED). */
+function preparedChange(t: { actions: readonly unknown[] }): LifecycleState | null {
+  for (const a of t.actions as ActionDef[]) {
+    if (a === "prepareDeferredFailure") return "FAILED";
+    if (typeof a === "object" && a.type === "prepareCommit") {
+      const to = (a.params as { to?: unknown } | undefined)?.to;
+      if (typeof to === "string" && isLifecycleState(to)) return to;
+    }
+  }
+  return null;
+}
+
+/** The states a guard's `commitsTo` conditions allow (null: the guard does not name the change). */
+export function commitsToOf(guard: unknown): LifecycleState[] | null {
+  if (guard === undefined || guard === null) return null;
+  const nested = (guard as { guards?: unknown[] }).guards;
+  if (typeof guard === "function" && nested) {
+    for (const g of nested) {
+      const states = commitsToOf(g);
+      if (states !== null) return states;
+    }
+    return null;
+  }
+  const { type, params } = guard as { type?: string; params?: { states?: LifecycleState[] } };
+  return type === "commitsTo" && params?.states ? [...params.states] : null;
+}
+
+type TransitionDef = {
+  eventType: string;
+  actions: readonly unknown[];
+  guard?: unknown;
+  target?: AnyStateNode[];
+};
+
+function transitionsOf(node: AnyStateNode): TransitionDef[] {
+  return [...[...node.transitions.values()].flat(), ...(node.always ?? [])] as TransitionDef[];
+}
+
 /**
- * Every transition in the machine that crosses lifecycle states or commits one (a `COMMITTED` transition
- * out of a `committing_X` step, which is how FAILED -> FAILED appears). Read from `machine.root`, so the
- * chart is the single source of truth.
+ * Every lifecycle change the machine can request, read from `machine.root` (the chart is the single source
+ * of truth): a transition inside lifecycle state S that prepares a commit to T is a change S -> T. Inside the
+ * commit step the state left is the committed one: a COMMITTED edge that starts another commit (a deferred
+ * failure, a pause asked for while PREPARING) leaves the state it just committed (its `commitsTo` guard);
+ * any other transition there (a failure while the append is retried) leaves whichever state asked for the
+ * change being committed.
  */
 export function lifecycleTransitions(
   machine: AnyStateMachine = mirrorPartitionMachine,
 ): LifecycleTransition[] {
   const out: LifecycleTransition[] = [];
+  const inCommitStep: { node: AnyStateNode; t: TransitionDef; to: LifecycleState }[] = [];
   for (const node of descendants(machine.root)) {
     const from = lifecycleOfNode(node);
-    if (from === null) continue;
-    const defs = [...[...node.transitions.values()].flat(), ...(node.always ?? [])];
-    for (const t of defs) {
-      for (const target of t.target ?? []) {
-        const to = lifecycleOfNode(target);
-        if (to === null) continue;
-        if (to !== from || t.eventType === "COMMITTED") {
+    for (const t of transitionsOf(node)) {
+      const to = preparedChange(t);
+      if (to === null) continue;
+      if (from !== null) {
+        for (const target of t.target ?? []) {
           out.push({ from, to, event: t.eventType, source: node.id, target: target.id });
         }
+      } else if (isInCommitStep(node)) inCommitStep.push({ node, t, to });
+    }
+  }
+  const requesting = new Set(out.map((e) => e.from));
+  for (const { node, t, to } of inCommitStep) {
+    const froms = t.eventType === "COMMITTED" ? (commitsToOf(t.guard) ?? []) : [...requesting];
+    for (const from of froms) {
+      for (const target of t.target ?? []) {
+        out.push({ from, to, event: t.eventType, source: node.id, target: target.id });
       }
     }
   }
@@ -59,7 +117,7 @@ export type ValidFromTable = { readonly [S in LifecycleState]: readonly (Lifecyc
 
 /**
  * Derives spec §4's valid-from table from the machine definition: `from` is valid for `to` when some
- * transition commits a change `from -> to`. `null` (no record) is valid wherever the lifecycle state of a
+ * transition requests a change `from -> to` (see `lifecycleTransitions`). `null` (no record) is valid wherever the lifecycle state of a
  * fresh actor (no record) is.
  */
 export function deriveValidFrom(machine: AnyStateMachine = mirrorPartitionMachine): ValidFromTable {

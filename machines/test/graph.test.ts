@@ -31,11 +31,20 @@ describe("machine graphs", () => {
     expect(parallel?.type).toBe("parallel");
     expect(parallel?.children.map((c) => c.key)).toEqual(["lastMirrorEpoch", "leaderEpoch"]);
     expect(g.transitions).toContainEqual({
-      source: "mirrorPartition.MIRRORING.committing_PAUSING.appending",
+      source: "mirrorPartition.MIRRORING",
+      targets: ["mirrorPartition.committing"],
+      event: "PAUSE",
+      guard: null,
+      actions: ["prepareCommit"],
+      commitTo: "PAUSING",
+    });
+    expect(g.transitions).toContainEqual({
+      source: "mirrorPartition.committing.appending",
       targets: ["mirrorPartition.PAUSING"],
       event: "COMMITTED",
-      guard: "pendingMatches",
+      guard: "and(pendingMatches, commitsTo(PAUSING))",
       actions: ["applyCommit"],
+      commitTo: null,
     });
     // No `after` delays anywhere: timers belong to the runtime (they are lost on restore).
     for (const graph of Object.values(graphs)) {
@@ -115,7 +124,11 @@ describe("machine graphs", () => {
       }
     }
     const partition = toMermaid(MACHINES.mirrorPartition);
-    expect(partition).toContain("  mirrorPartition_PREPARING --> mirrorPartition_MIRRORING : COMMITTED");
+    // Lifecycle changes are drawn to the state they ask for (spec §4's lifecycle), not to the commit step.
+    expect(partition).toContain(
+      "  mirrorPartition_PREPARING --> mirrorPartition_MIRRORING : ISR_TRUNCATED [currentEpoch]",
+    );
+    expect(partition).not.toMatch(/mirrorPartition_(?!committing)\w+ --> mirrorPartition_committing /);
     expect(partition).not.toContain("any step");
   });
 });

@@ -132,11 +132,14 @@ function accepts(s: MirrorPartitionSnapshot, command: MirrorPartitionCommand): b
   return !(command.type === "START" && state === "FAILED" && s.context.record.retryAttempt < 0);
 }
 
-/** Every action name a lifecycle state's subtree declares (entry, exit, transition actions). */
+/**
+ * Every action name a lifecycle state's subtree declares (entry, exit, transition actions), plus what the
+ * shared commit step runs while the state's change waits (its append, retries and failures; not COMMITTED,
+ * which changes the record).
+ */
 const OWNED: Map<string, Set<string>> = (() => {
   const graph = machineGraphs().mirrorPartition;
-  const out = new Map<string, Set<string>>();
-  for (const top of graph.root.children) {
+  const declared = (top: MachineGraphNode, events: (event: string) => boolean) => {
     const set = new Set<string>();
     const walk = (n: MachineGraphNode) => {
       for (const a of [...n.entry, ...n.exit]) set.add(a);
@@ -144,8 +147,14 @@ const OWNED: Map<string, Set<string>> = (() => {
     };
     walk(top);
     for (const t of graph.transitions)
-      if (t.source.startsWith(`${top.id}`)) for (const a of t.actions) set.add(a);
-    out.set(top.key, set);
+      if (t.source.startsWith(`${top.id}`) && events(t.event)) for (const a of t.actions) set.add(a);
+    return set;
+  };
+  const commitStep = graph.root.children.find((c) => c.key === "committing") as MachineGraphNode;
+  const commitOwned = declared(commitStep, (event) => event !== "COMMITTED");
+  const out = new Map<string, Set<string>>();
+  for (const top of graph.root.children) {
+    out.set(top.key, new Set([...declared(top, () => true), ...commitOwned]));
   }
   return out;
 })();
@@ -222,6 +231,7 @@ describe("mirror partition properties", () => {
     const key = (s: MirrorPartitionSnapshot) =>
       JSON.stringify([
         s.value,
+        c(s).record.state,
         c(s).pending?.to,
         (c(s).pending?.record.retryAttempt ?? 0) < 0,
         c(s).record.retryAttempt < 0,

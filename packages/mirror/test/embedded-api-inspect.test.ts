@@ -1,3 +1,4 @@
+import { lifecycleStateOf, type MirrorPartitionSnapshot } from "@cluster-mirror/machines";
 import { describe, expect, it } from "vitest";
 import type { AnyActorRef, InspectionEvent } from "xstate";
 import { embeddedApiEnv, runUntil, SOURCE_BOOTSTRAP } from "./embedded-api-helpers";
@@ -9,10 +10,9 @@ function idOf(e: InspectionEvent): string {
   return (e.actorRef as AnyActorRef).id;
 }
 
-/** The lifecycle state of a partition actor's snapshot (its top-level state node). */
+/** The committed lifecycle state of a partition actor's snapshot (the record's while a change commits). */
 function lifecycleOf(e: SnapshotEvent): string {
-  const value = (e.snapshot as { value?: unknown }).value;
-  return typeof value === "string" ? value : (Object.keys(value as object)[0] ?? "");
+  return lifecycleStateOf(e.snapshot as MirrorPartitionSnapshot);
 }
 
 describe("ClusterMirroring.inspect: XState's inspection of the coordinator actors", () => {

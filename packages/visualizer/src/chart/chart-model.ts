@@ -50,6 +50,8 @@ export const FAILED_STATE = "FAILED";
 
 /** Events that commit a pending change: edges taken on them are labelled by what started the change. */
 const COMMIT_EVENTS = new Set(["COMMITTED"]);
+/** The partition chart's shared commit step (every lifecycle change waits there for its append). */
+const COMMIT_STEP = "committing";
 
 /**
  * The default view of a machine: every compound state below the top level collapsed when the machine is
@@ -125,10 +127,21 @@ export function buildChart(graph: MachineGraph, view: ChartView): Chart {
   const canFail = new Set<string>();
   let failures = 0;
   const merged = new Map<string, { source: string; target: string; label: string; count: number }>();
+  // The shared commit step: a change is drawn from the state that asks for it to the state it commits
+  // (`commitTo`), labelled by its cause; the step's own COMMITTED edges are those same changes.
+  const commitStep = graph.root.children.find((c) => c.key === COMMIT_STEP)?.id;
+  const lifecycleId = new Map(graph.root.children.map((c) => [c.key, c.id]));
+  const inCommitStep = (id: string) => commitStep !== undefined && ancestors(id).includes(commitStep);
   for (const t of graph.transitions) {
     if (!inFocus(t.source)) continue;
+    if (inCommitStep(t.source) && focusId !== commitStep) continue;
     const source = visibleOf(t.source);
-    for (const rawTarget of t.targets) {
+    const committed = t.commitTo === null ? undefined : lifecycleId.get(t.commitTo);
+    const targets =
+      committed !== undefined && t.targets.some(inCommitStep) && focusId !== commitStep
+        ? [committed]
+        : t.targets;
+    for (const rawTarget of targets) {
       if (!inFocus(rawTarget)) continue;
       const target = visibleOf(rawTarget);
       if (failed !== null && isInFailed(rawTarget) && !isInFailed(t.source) && focusId !== failed) {

@@ -84,6 +84,9 @@ export interface FetcherHost {
 export class MirrorFetcher {
   private readonly actor: Actor<typeof fetcherMachine>;
   private readonly detach: (() => void) | undefined;
+  /** Effects the actor requested while handling the current event, run after it (in order). */
+  private effects: FetcherEffect[] = [];
+  private running = false;
   private readonly assigned = new Map<string, FetchPartitionState>();
   private timer: Cancel | undefined;
   private sendTask: Cancel | undefined;
@@ -100,7 +103,8 @@ export class MirrorFetcher {
   ) {
     const actions: Record<string, (args: unknown, params: unknown) => void> = {};
     for (const type of FETCHER_EFFECTS) {
-      actions[type] = (_args, params) => this.run({ type, params } as FetcherEffect);
+      // Collected during the transition and run once the actor has handled the event (see `send`).
+      actions[type] = (_args, params) => this.effects.push({ type, params } as FetcherEffect);
     }
     this.actor = createActor(fetcherMachine.provide({ actions }), { id: clientId, input: { backoff } });
     this.detach = host.onActorSystem?.(this.actor.system);
@@ -142,6 +146,23 @@ export class MirrorFetcher {
   private send(event: FetcherEvent): void {
     if (this.actor.getSnapshot().status !== "active") return;
     this.actor.send(event);
+    this.runEffects();
+  }
+
+  /**
+   * Runs the effects the actor requested, after its transition: an effect may drive other actors (a
+   * failure reported to a partition's coordinator) or send this fetcher an event, which must not happen
+   * inside this actor's own transition. An event an effect sends runs its own effects after these.
+   */
+  private runEffects(): void {
+    if (this.running) return;
+    this.running = true;
+    try {
+      for (let i = 0; i < this.effects.length; i++) this.run(this.effects[i] as FetcherEffect);
+    } finally {
+      this.effects = [];
+      this.running = false;
+    }
   }
 
   private take(ids: readonly string[]): FetchPartitionState[] {

@@ -11,7 +11,6 @@ import {
   type MirrorPartitionSnapshot,
   type MirrorPartitionSpawn,
   type MirrorPartitionsInput,
-  mirrorGroupId,
   mirrorPartitionMachine,
   mirrorPartitionsMachine,
   type RecoveredPartition,

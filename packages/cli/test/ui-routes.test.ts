@@ -80,6 +80,42 @@ describe("the visualizer's node routes", () => {
     }
   });
 
+  it("stream: inspects the actors only while a client listens, and a later client gets later commits", async () => {
+    const node = await mirroringNode();
+    const stream = new InspectionStream(node);
+    open.push(stream);
+    expect(stream.observing).toBe(false);
+    const early: InspectionEvent[] = [];
+    const leave = stream.connect((e) => early.push(e));
+    expect(stream.observing).toBe(true);
+    leave();
+    expect(stream.observing).toBe(false);
+
+    const admin = node.destination.mirroring.admin;
+    await admin.pauseTopics("m", "orders");
+    await node.destination.mirroring.whenState("m", "PAUSED");
+    expect(early.filter((e) => e.type !== "@xstate.actor")).toEqual([]);
+
+    const late: InspectionEvent[] = [];
+    stream.connect((e) => late.push(e));
+    expect(late.map((e) => (e.type === "@xstate.actor" ? e.snapshot.value : e.type))).toEqual([
+      "PAUSED",
+      "PAUSED",
+    ]);
+    await admin.resumeTopics("m", "orders");
+    await node.destination.mirroring.whenState("m", "MIRRORING");
+    const committed = late.filter(
+      (e) => e.type === "@xstate.snapshot" && e.event.type !== "cluster-mirror.lag",
+    );
+    expect(
+      committed
+        .map((e) =>
+          e.type === "@xstate.snapshot" ? `${e.sessionId} ${e.event.type} ${e.snapshot.value}` : "",
+        )
+        .sort(),
+    ).toEqual(["dr/m/orders-0 COMMITTED MIRRORING", "dr/m/orders-1 COMMITTED MIRRORING"]);
+  });
+
   it("mirror-state: pages the decoded __mirror_state history in time order", async () => {
     const node = await mirroringNode();
     const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);

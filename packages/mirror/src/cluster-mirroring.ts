@@ -13,7 +13,7 @@ import {
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
 import { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hub";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
-import { type TransitionListener, TransitionListeners } from "./coordinator/transition-listener";
+import { committedTransitions, type TransitionListener } from "./coordinator/transition-listener";
 import { EmbeddedDestination } from "./destination/embedded-destination";
 import {
   DEFAULT_MIRROR_STATE_PARTITIONS,
@@ -60,7 +60,10 @@ export interface ClusterMirroringOptions {
    * retriable COORDINATOR_NOT_AVAILABLE naming them (default {@link DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS}).
    */
   coordinatorLoadTimeoutMs?: number;
-  /** Told of every committed record change of every mirror partition (see {@link ClusterMirroring.subscribeTransitions}). */
+  /**
+   * Told of every committed record change of every mirror partition, from the start (see
+   * {@link ClusterMirroring.subscribeTransitions}). It keeps XState's inspection on for the engine's lifetime.
+   */
   onTransition?: TransitionListener;
 }
 
@@ -105,16 +108,12 @@ export class ClusterMirroring {
   private readonly loadWaiters: CoordinatorLoadWaiters;
   private readonly syncWaiters: SyncWaiters;
   private unsubscribe: (() => void) | undefined;
-  private readonly transitions: TransitionListeners;
 
   private constructor(options: ClusterMirroringOptions, numStatePartitions: number) {
     this.options = options;
     this.numStatePartitions = numStatePartitions;
-    this.transitions = new TransitionListeners((error) =>
-      (options.warn ?? ((m: string) => console.warn(m)))(`a transition listener threw: ${String(error)}`),
-    );
-    if (options.onTransition) this.transitions.subscribe(options.onTransition);
     this.destination = new EmbeddedDestination(options.cluster);
+    if (options.onTransition) this.subscribeTransitions(options.onTransition);
     this.sources = new SourceConnections(options.sources);
     this.coordinators = new MirrorCoordinatorRouter(
       this.destination,
@@ -181,10 +180,18 @@ export class ClusterMirroring {
 
   /**
    * Calls `listener` on every committed record change of every mirror partition this cluster coordinates
-   * (synchronously, after the commit is applied); returns the function that stops it.
+   * (synchronously, once the partition actor applied the commit); returns the function that stops it. A
+   * view of {@link inspect}: the partition actors' snapshots whose committed record changed.
    */
   subscribeTransitions(listener: TransitionListener): () => void {
-    return this.transitions.subscribe(listener);
+    const warn = this.options.warn ?? ((m: string) => console.warn(m));
+    return this.inspect(
+      committedTransitions(
+        listener,
+        (topicId) => this.destination.topicName(topicId),
+        (error) => warn(`a transition listener threw: ${String(error)}`),
+      ),
+    );
   }
 
   /** The fetcher manager of a running broker. */
@@ -289,14 +296,6 @@ export class ClusterMirroring {
   }
 
   /**
-   * Resolves with the report of the next full metadata sync of `mirror` (topic discovery, partition counts,
-   * configs, group offsets, ACLs and the partition commands, run by the broker leading the mirror's
-   * `__mirror_state` partition) that starts after this call: the periodic one every
-   * `mirror.metadata.refresh.interval.ms`, or one that {@link refreshNow} starts. Rejects with
-   * REQUEST_TIMED_OUT after `timeoutMs` (default 120 s), UNKNOWN_MIRROR when the mirror is (or gets) deleted.
-   * Sync errors do not reject: they are in the report's `errors` (and the sync-error metrics).
-   */
-  /**
    * Observes XState's inspection events of every coordinator actor on every broker, present and future:
    * each shard (`__mirror_state-N`), its mirror groups (`mirror:NAME`) and partition actors
    * (`MIRROR/TOPIC_ID/PARTITION`), the events they receive and the snapshots they move to. Returns the
@@ -306,6 +305,14 @@ export class ClusterMirroring {
     return this.inspection.inspect(observer);
   }
 
+  /**
+   * Resolves with the report of the next full metadata sync of `mirror` (topic discovery, partition counts,
+   * configs, group offsets, ACLs and the partition commands, run by the broker leading the mirror's
+   * `__mirror_state` partition) that starts after this call: the periodic one every
+   * `mirror.metadata.refresh.interval.ms`, or one that {@link refreshNow} starts. Rejects with
+   * REQUEST_TIMED_OUT after `timeoutMs` (default 120 s), UNKNOWN_MIRROR when the mirror is (or gets) deleted.
+   * Sync errors do not reject: they are in the report's `errors` (and the sync-error metrics).
+   */
   async whenSynced(mirror: string, options: { timeoutMs?: number } = {}): Promise<RefreshReport> {
     this.requireMirror(mirror);
     return this.syncWaiters.next(mirror, options.timeoutMs ?? 120_000);
@@ -433,7 +440,6 @@ export class ClusterMirroring {
       lingerMs: this.options.lingerMs,
       retry: this.options.retry,
       warn: this.options.warn,
-      onTransition: this.transitions.emit,
       inspection: this.inspection,
       // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
       onShardActivated: (partition) => {

@@ -58,11 +58,7 @@ export { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 export { mirrorStatePartitionFor } from "./coordinator/mirror-state-partition";
 export { partitionStateRecord } from "./coordinator/state-records";
 export { DEFAULT_APPEND_LINGER_MS } from "./coordinator/state-write-batcher";
-export {
-  type PartitionTransition,
-  type TransitionListener,
-  TransitionListeners,
-} from "./coordinator/transition-listener";
+export type { PartitionTransition, TransitionListener } from "./coordinator/transition-listener";
 export { type DestinationTopicLookup, EmbeddedDestination } from "./destination/embedded-destination";
 export { EmbeddedLocalReplica } from "./destination/embedded-local-replica";
 export {

@@ -17,15 +17,19 @@ export const LAG_INTERVAL_MS = 1000;
 export type InspectionClient = (event: InspectionEvent) => void;
 
 /**
- * The node's push stream of mirror partition transitions, shaped as XState inspection events: every
- * committed record change (from `ClusterMirroring.subscribeTransitions`) becomes an `@xstate.snapshot`
- * at once; a new client first gets an `@xstate.actor` per known partition; while anyone listens, lag is
- * recomputed every {@link LAG_INTERVAL_MS} and changes are pushed as snapshots on a `cluster-mirror.lag`
- * event.
+ * The node's push stream of mirror partition transitions, shaped as XState inspection events. It reads the
+ * partition actors through XState's inspection (`ClusterMirroring.inspect`, through its committed-changes
+ * view `subscribeTransitions`), attached only while a client listens, so an unwatched node builds no
+ * inspection events. What it pushes is the COMMITTED state (durable in `__mirror_state`), not the actor's
+ * change still waiting for its append: each step of a partition actor whose committed record changed
+ * becomes the `@xstate.event` the actor handled (e.g. `COMMITTED`) and the `@xstate.snapshot` it moved to.
+ * A new client first gets an `@xstate.actor` per known partition; while anyone listens, lag is recomputed
+ * every {@link LAG_INTERVAL_MS} and changes are pushed as snapshots on a `cluster-mirror.lag` event.
  */
 export class InspectionStream {
   private readonly clients = new Set<InspectionClient>();
-  private readonly unsubscribes: (() => void)[] = [];
+  /** Stops the inspection of every cluster; set while at least one client listens. */
+  private unsubscribes: (() => void)[] | undefined;
   /** Last lag pushed per actor id, so an unchanged lag is not sent again. */
   private readonly lags = new Map<string, number | null>();
   private cancelLag: (() => void) | undefined;
@@ -34,14 +38,11 @@ export class InspectionStream {
   constructor(
     private readonly node: MirrorNode,
     private readonly scheduler: Scheduler = node.scheduler,
-  ) {
-    for (const c of node.clusters()) {
-      this.unsubscribes.push(c.mirroring.subscribeTransitions((t) => this.onTransition(c, t)));
-    }
-  }
+  ) {}
 
   /** Adds a client and sends it the current state of every partition; returns the function removing it. */
   connect(client: InspectionClient, clusterName?: string): () => void {
+    if (this.closed) return () => {};
     const now = this.node.clock.now();
     for (const c of this.clustersOf(clusterName)) {
       for (const v of c.mirroring.coordinators.describe()) {
@@ -52,18 +53,36 @@ export class InspectionStream {
     const filtered: InspectionClient =
       clusterName === undefined ? client : (e) => e.rootId === clusterName && client(e);
     this.clients.add(filtered);
+    // Attached after the snapshot above, in the same task: no commit falls between the two.
+    if (this.unsubscribes === undefined) {
+      this.unsubscribes = this.node
+        .clusters()
+        .map((c) => c.mirroring.subscribeTransitions((t) => this.onTransition(c, t)));
+    }
     if (this.cancelLag === undefined) this.scheduleLag();
     return () => {
       this.clients.delete(filtered);
+      if (this.clients.size === 0) this.detach();
     };
   }
 
   /** Stops following the clusters; clients get nothing more. */
   close(): void {
     this.closed = true;
-    for (const u of this.unsubscribes.splice(0)) u();
+    this.detach();
     this.cancelLag?.();
+    this.cancelLag = undefined;
     this.clients.clear();
+  }
+
+  /** Whether the stream observes the clusters' actors now (it does only while a client listens). */
+  get observing(): boolean {
+    return this.unsubscribes !== undefined;
+  }
+
+  private detach(): void {
+    for (const u of this.unsubscribes ?? []) u();
+    this.unsubscribes = undefined;
   }
 
   private clustersOf(name: string | undefined): NodeCluster[] {
@@ -88,7 +107,6 @@ export class InspectionStream {
   }
 
   private onTransition(c: NodeCluster, t: PartitionTransition): void {
-    if (this.clients.size === 0) return;
     const r = t.record;
     const context = this.contextOf(c.name, {
       key: t.key,

@@ -27,7 +27,6 @@ import { DEFAULT_ISR_POLL_INTERVAL_MS } from "./effect-executor";
 import type { InspectionHub } from "./inspection-hub";
 import { mirrorStatePartitionFor } from "./mirror-state-partition";
 import { DEFAULT_APPEND_LINGER_MS, DEFAULT_MAX_APPEND_BYTES } from "./state-write-batcher";
-import type { TransitionListener } from "./transition-listener";
 
 /** Settings and ports of one broker's coordinator runtime. */
 export interface CoordinatorRuntimeOptions {
@@ -61,8 +60,6 @@ export interface CoordinatorRuntimeOptions {
   readonly warn?: (message: string) => void;
   /** Called when a `__mirror_state` partition of this broker finished loading and serves commands. */
   readonly onShardActivated?: (partition: number) => void;
-  /** Told of every committed record change of a partition this broker coordinates. */
-  readonly onTransition?: TransitionListener;
   /** XState's inspection of every shard's actors (the visualizer's live stream). */
   readonly inspection?: InspectionHub;
 }
@@ -255,7 +252,6 @@ export class CoordinatorRuntime {
         isrPollIntervalMs: o.isrPollIntervalMs ?? DEFAULT_ISR_POLL_INTERVAL_MS,
         retry: o.retry,
         warn: o.warn ?? ((m) => console.warn(m)),
-        onTransition: o.onTransition,
         ...(o.inspection ? { inspection: o.inspection } : {}),
         onActivated: (loaded) => {
           this.followRemovals(loaded);

@@ -36,7 +36,6 @@ import { partitionKeyId } from "./mirror-state-partition";
 import { type MirrorPartitionRef, PartitionRuntime } from "./partition-runtime";
 import { tombstones } from "./state-records";
 import { StateWriteBatcher } from "./state-write-batcher";
-import type { TransitionListener } from "./transition-listener";
 
 /** What a shard needs; the `CoordinatorRuntime` builds one per `__mirror_state` partition. */
 export interface CoordinatorShardOptions {
@@ -60,8 +59,6 @@ export interface CoordinatorShardOptions {
   readonly onActivated?: (shard: CoordinatorShard) => void;
   /** XState's inspection of the shard's actor system (the shard, its groups and partition actors). */
   readonly inspection?: InspectionHub;
-  /** Told of every committed record change of the shard's partitions. */
-  readonly onTransition?: TransitionListener;
 }
 
 /** Kafka's WriteMirrorStates for one partition: a command, fenced by the caller's epochs. */
@@ -207,7 +204,7 @@ export class CoordinatorShard {
     if (p === undefined) {
       if (unknownSnapshot === undefined) unknownSnapshot = recoverPartition({}).snapshot;
       if (!unknownSnapshot.can(command)) return Promise.reject(commandRefusal(unknownSnapshot, command));
-      p = new PartitionRuntime(id, key, this.options.onTransition);
+      p = new PartitionRuntime(id, key);
       this.partitions.set(id, p);
       this.enqueueSpawn(p);
     }
@@ -458,7 +455,7 @@ export class CoordinatorShard {
       if (entry.lastMirrorEpoch >= 0) lmes.set(id, { key, lme: entry.lastMirrorEpoch });
       if (entry.state === null) continue;
       const input = this.recoveryInput(key, { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch });
-      partitions.set(id, new PartitionRuntime(id, key, this.options.onTransition));
+      partitions.set(id, new PartitionRuntime(id, key));
       const spawns = byMirror.get(key.mirror);
       if (spawns === undefined) byMirror.set(key.mirror, [{ id, input }]);
       else spawns.push({ id, input });

@@ -6,11 +6,9 @@ import {
   type MirrorPartitionCommand,
   type MirrorPartitionEvent,
   type MirrorPartitionSnapshot,
-  type MirrorPartitionStateRecord,
 } from "@cluster-mirror/machines";
 import type { MirrorPartitionKey, MirrorPartitionView } from "../ports";
 import { lastMirrorEpochKey, stateRecordKey } from "./state-records";
-import type { TransitionListener } from "./transition-listener";
 
 /** The live partition actor (a child of its mirror's group, spawned by the coordinator shard). */
 export type MirrorPartitionRef = Pick<MirrorPartitionActor, "send" | "getSnapshot" | "id">;
@@ -52,8 +50,6 @@ export class PartitionRuntime {
     /** The partition's id (`partitionKeyId`): the coordinator's map key and the actor's id. */
     readonly id: string,
     readonly key: MirrorPartitionKey,
-    /** Told of each committed record change (the visualizer's stream); undefined: nobody listens. */
-    private readonly onTransition?: TransitionListener,
   ) {}
 
   /** The encoded `MirrorPartitionState` key of this partition, encoded once. */
@@ -105,24 +101,13 @@ export class PartitionRuntime {
       this.early.push(event);
       return;
     }
-    const previous = this.depth === 0 ? ref.getSnapshot().context.record : undefined;
     this.depth++;
     try {
       ref.send(event);
     } finally {
       this.depth--;
     }
-    if (this.depth === 0) {
-      this.announce(event, previous);
-      this.settle();
-    }
-  }
-
-  /** Tells the listener when the committed record changed while the actor handled `event`. */
-  private announce(event: { readonly type: string }, previous: MirrorPartitionStateRecord | undefined): void {
-    if (this.onTransition === undefined || previous === undefined || this.ref === undefined) return;
-    const record = this.ref.getSnapshot().context.record;
-    if (record !== previous) this.onTransition({ key: this.key, event, previous, record });
+    if (this.depth === 0) this.settle();
   }
 
   /**
@@ -187,14 +172,12 @@ export class PartitionRuntime {
       } else item.reject(refusal);
       return;
     }
-    const outermost = this.depth === 0;
     this.depth++;
     try {
       ref.send(item.command);
     } finally {
       this.depth--;
     }
-    if (outermost) this.announce(item.command, before.context.record);
     const pending = ref.getSnapshot().context.pending;
     if (pending === null || pending.record.stateEpoch <= before.context.record.stateEpoch) item.resolve();
     else {

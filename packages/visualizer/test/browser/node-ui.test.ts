@@ -64,11 +64,39 @@ describe("the visualizer served by a node at /ui", () => {
     await expect
       .poll(() => page.locator('#panel-fleet .chip[data-state="MIRRORING"]').textContent())
       .toBe(`${PARTITIONS}/${PARTITIONS} MIRRORING`);
+    // When each partition's STOPPED commit is applied on the node, and when its cell first shows STOPPED
+    // (same machine, same wall clock): the page shows committed state only, so never before the commit.
+    const committedAt = new Map<string, number>();
+    const unsubscribe = runtime.node.destination.mirroring.subscribeTransitions((t) => {
+      if (t.record.state === "STOPPED") committedAt.set(`dr/m/${t.key.topic}-${t.key.partition}`, Date.now());
+    });
+    await page.evaluate(() => {
+      const shownAt: Record<string, number> = {};
+      (window as unknown as { stoppedShownAt: Record<string, number> }).stoppedShownAt = shownAt;
+      const root = document.querySelector("#panel-fleet") as Element;
+      new MutationObserver(() => {
+        for (const cell of root.querySelectorAll('[role=gridcell][data-state="STOPPED"]')) {
+          const id = cell.getAttribute("data-id") ?? "";
+          shownAt[id] ??= Date.now();
+        }
+      }).observe(root, { subtree: true, childList: true, attributes: true });
+    });
     // The failover (`kafka-mirrors --remove`): the node pushes each commit; the page redraws from the stream.
     await runtime.node.destination.mirroring.admin.removeTopics("m", "orders");
     await expect
       .poll(() => gridStates("#panel-fleet"), { timeout: 10_000, interval: 50 })
       .toEqual(Array(PARTITIONS).fill("STOPPED"));
+    unsubscribe();
+    const shownAt = await page.evaluate(
+      () => (window as unknown as { stoppedShownAt: Record<string, number> }).stoppedShownAt,
+    );
+    expect(Object.keys(shownAt).sort()).toEqual([...committedAt.keys()].sort());
+    const latencies = [...committedAt].map(([id, at]) => (shownAt[id] ?? Number.NaN) - at);
+    for (const ms of latencies) expect(ms).toBeGreaterThanOrEqual(0);
+    const sorted = [...latencies].sort((a, b) => a - b);
+    console.log(
+      `commit-to-page latency over ${sorted.length} partitions (wall clock, not asserted): median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms`,
+    );
     const cell = page.locator("#panel-fleet [role=gridcell]").first();
     expect(await cell.getAttribute("aria-label")).toMatch(/^m orders-\d: STOPPED, lag/);
     // The lifecycle chart of the fleet view counts them on STOPPED.

@@ -296,10 +296,12 @@ export class ClusterMirroring {
   }
 
   /**
-   * Observes XState's inspection events of every coordinator actor on every broker, present and future:
-   * each shard (`__mirror_state-N`), its mirror groups (`mirror:NAME`) and partition actors
-   * (`MIRROR/TOPIC_ID/PARTITION`), the events they receive and the snapshots they move to. Returns the
-   * function that stops observing. With no observer, the actors build no inspection events.
+   * Observes XState's inspection events of every coordinator and fetcher actor on every broker, present and
+   * future: each shard (`__mirror_state-N`), its mirror groups (`mirror:NAME#i`) and partition actors
+   * (`MIRROR/TOPIC_ID/PARTITION`), the fetchers, the events they receive and the snapshots they move to. A
+   * shard is observed while it leads its partition (from its election until it resigns or its broker stops),
+   * a fetcher while it runs. Returns the function that stops observing. With no observer, the actors build
+   * no inspection events.
    */
   inspect(observer: MirrorInspector): () => void {
     return this.inspection.inspect(observer);

@@ -7,6 +7,7 @@ import {
   RecordBatch,
 } from "@cluster-mirror/protocol";
 import { CoordinatorRuntime } from "../src/coordinator/coordinator-runtime";
+import type { InspectionHub } from "../src/coordinator/inspection-hub";
 import { MirrorCoordinatorRouter } from "../src/coordinator/mirror-coordinators";
 import { EmbeddedDestination } from "../src/destination/embedded-destination";
 import {
@@ -149,7 +150,9 @@ export const TOPIC = "orders";
  * Two embedded clusters on one manual clock: the destination (3 brokers, `__mirror_state` with
  * `statePartitions` partitions, a coordinator runtime per broker) and a 1-broker source holding `orders`.
  */
-export async function mirrorEnv(options: { statePartitions?: number; lingerMs?: number } = {}) {
+export async function mirrorEnv(
+  options: { statePartitions?: number; lingerMs?: number; inspection?: InspectionHub } = {},
+) {
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
   const random = new SeededRandom(7);
@@ -190,6 +193,7 @@ export async function mirrorEnv(options: { statePartitions?: number; lingerMs?: 
       numStatePartitions,
       lingerMs: options.lingerMs ?? 10,
       warn: () => {},
+      ...(options.inspection ? { inspection: options.inspection } : {}),
     });
     rt.start();
     runtimes.set(brokerId, rt);

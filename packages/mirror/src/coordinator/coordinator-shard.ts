@@ -124,6 +124,8 @@ export class CoordinatorShard {
   private loaded: Loaded | undefined;
   /** New keys' partitions waiting to be spawned together on the next microtask, by mirror. */
   private spawnQueue: Map<string, PartitionRuntime[]> | undefined;
+  /** Removes the shard's actor system from the inspection hub; set while it is attached. */
+  private detachInspection: (() => void) | undefined;
 
   constructor(private readonly options: CoordinatorShardOptions) {
     const actions: Record<string, (args: { self: AnyActorRef }, params: unknown) => void> = {};
@@ -150,7 +152,7 @@ export class CoordinatorShard {
       id: `__mirror_state-${options.partition}`,
       input: { partition: options.partition },
     });
-    options.inspection?.attach(this.actor.system);
+    this.detachInspection = options.inspection?.attach(this.actor.system);
     this.actor.start();
   }
 
@@ -402,8 +404,20 @@ export class CoordinatorShard {
     );
   }
 
+  /**
+   * The shard's actor system is inspected unless the shard is CLOSED (it resigned or its broker shut down):
+   * attached again before an event that may load it, so an election is seen whole, and detached once the
+   * shard closed, so a moved leadership leaves neither a system nor an observer behind in the hub.
+   */
   private dispatch(event: CoordinatorShardEvent): void {
+    if (this.detachInspection === undefined) {
+      this.detachInspection = this.options.inspection?.attach(this.actor.system);
+    }
     this.actor.send(event);
+    if (this.state === "CLOSED") {
+      this.detachInspection?.();
+      this.detachInspection = undefined;
+    }
   }
 
   /** Runs a partition actor's named effect (the shard provides the machine's actions with this). */

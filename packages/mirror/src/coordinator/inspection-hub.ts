@@ -15,7 +15,16 @@ export class InspectionHub {
   private readonly systems = new Set<ActorSystem>();
   private readonly observers = new Map<MirrorInspector, Map<ActorSystem, Subscription>>();
 
-  /** Adds a shard's actor system: current observers see it from now on. Returns its removal. */
+  /** Number of actor systems observed now (each loaded shard, each running fetcher). */
+  get size(): number {
+    return this.systems.size;
+  }
+
+  /**
+   * Adds an actor system: current and future observers see it from now on. Returns its removal, which its
+   * owner calls once the system's actors are gone (a shard that unloaded, a fetcher that stopped), so the
+   * hub holds no dead system and the system no observer.
+   */
   attach(system: ActorSystem): () => void {
     this.systems.add(system);
     for (const [observer, subs] of this.observers) subs.set(system, system.inspect(asObserver(observer)));

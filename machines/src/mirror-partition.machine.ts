@@ -392,10 +392,13 @@ function change<const To extends LifecycleState>(
   } as const;
 }
 
-/** A lifecycle change handled by the lifecycle state itself, whatever step it is in. */
+/**
+ * A lifecycle change handled by the lifecycle state itself, whatever step it is in. Unguarded: no change can
+ * be waiting here, since `pending` is set exactly while the actor is in `committing` (every `prepareCommit`
+ * enters it, every edge out of it applies the commit), and `committing` defers failures itself.
+ */
 function changeFromAnyStep<const To extends LifecycleState>(to: To) {
   return {
-    guard: "noPendingCommit",
     target: "#mirrorPartition.committing",
     actions: { type: "prepareCommit", params: { to } },
   } as const;
@@ -466,7 +469,7 @@ function recordingLmeAndBumpingEpoch<const Done>(onDone: Done) {
 /** Every lifecycle state may fail (spec §4: FAILED is valid from any state). */
 const failures = {
   FAIL: changeFromAnyStep("FAILED"),
-  EFFECT_FAILED: { ...changeFromAnyStep("FAILED"), guard: and(["noPendingCommit", "currentEpoch"]) },
+  EFFECT_FAILED: { ...changeFromAnyStep("FAILED"), guard: "currentEpoch" },
 } as const;
 
 /**
@@ -592,7 +595,6 @@ export const mirrorPartitionMachine = setup({
     cancelRetryTimer: effect<EffectParams>(),
   },
   guards: {
-    noPendingCommit: ({ context }) => context.pending === null,
     currentEpoch: ({ context, event }) =>
       "stateEpoch" in event && event.stateEpoch === context.record.stateEpoch,
     pendingMatches: ({ context, event }) =>

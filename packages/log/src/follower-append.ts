@@ -7,9 +7,11 @@ import {
   RecordBatchLayout,
 } from "@cluster-mirror/protocol";
 import { UnexpectedAppendOffsetError } from "./errors";
+import { MAX_BATCHES_PER_PRODUCER } from "./producer-state-entry";
 
 const {
   ATTRIBUTES_OFFSET,
+  BASE_SEQUENCE_OFFSET,
   BATCH_LENGTH_OFFSET,
   CONTROL_FLAG_MASK,
   CRC_OFFSET,
@@ -18,9 +20,11 @@ const {
   LOG_OVERHEAD,
   MAGIC_OFFSET,
   PARTITION_LEADER_EPOCH_OFFSET,
+  PRODUCER_EPOCH_OFFSET,
   PRODUCER_ID_OFFSET,
   RECORD_BATCH_OVERHEAD,
   RECORDS_COUNT_OFFSET,
+  TRANSACTIONAL_FLAG_MASK,
 } = RecordBatchLayout;
 
 /** Bytes copied at a time before their batches' CRCs are checked on the copy, while they are in cache. */
@@ -47,18 +51,82 @@ export class FollowerAppendPlan {
   last = new Float64Array(256);
   size = new Float64Array(256);
   epoch = new Int32Array(256);
-  /** Views of the batches that carry producer state (idempotent, transactional or control), in order. */
-  readonly producerBatches: RecordBatch[] = [];
-  /** Ordinal (in `base`...) of each of `producerBatches`. */
+  /** Ordinal (in `base`...) of each batch that carries producer state (idempotent, transactional, control). */
   producerOrdinals: number[] = [];
+  /** Where each of those batches lies (its view is made only when the producer state needs it). */
+  readonly producerBuffers: Buffer[] = [];
+  readonly producerStarts: number[] = [];
+  /** Producer id (high and low halves) and epoch of each, and whether it is a plain idempotent batch. */
+  readonly producerIdHi: number[] = [];
+  readonly producerIdLo: number[] = [];
+  readonly producerEpochs: number[] = [];
+  /** Neither transactional nor control, with a sequence: its only effect is to be one of the last five. */
+  readonly producerPlain: boolean[] = [];
   /** Scratch of the copying walk: where each slice ends in the copy. */
   readonly sliceEnds: number[] = [];
 
   /** Forgets the caller's buffers (so a reused plan keeps nothing alive). */
   release(): void {
     this.bytes = [];
-    this.producerBatches.length = 0;
     this.producerOrdinals.length = 0;
+    this.producerBuffers.length = 0;
+    this.producerStarts.length = 0;
+    this.producerIdHi.length = 0;
+    this.producerIdLo.length = 0;
+    this.producerEpochs.length = 0;
+    this.producerPlain.length = 0;
+  }
+
+  /** Records batch `ordinal` (at `start` of `buffer`; header fields at `at` of `fields`) as a producer batch. */
+  pushProducer(
+    ordinal: number,
+    buffer: Buffer,
+    start: number,
+    fields: DataView,
+    at: number,
+    control: boolean,
+  ): void {
+    this.producerOrdinals.push(ordinal);
+    this.producerBuffers.push(buffer);
+    this.producerStarts.push(start);
+    this.producerIdHi.push(fields.getInt32(at + PRODUCER_ID_OFFSET));
+    this.producerIdLo.push(fields.getInt32(at + PRODUCER_ID_OFFSET + 4));
+    this.producerEpochs.push(fields.getInt16(at + PRODUCER_EPOCH_OFFSET));
+    this.producerPlain.push(
+      !control &&
+        (fields.getInt16(at + ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG_MASK) === 0 &&
+        fields.getInt32(at + BASE_SEQUENCE_OFFSET) >= 0,
+    );
+  }
+
+  /** A view of producer batch `j` (the j-th of `producerOrdinals`). */
+  producerBatch(j: number): RecordBatch {
+    const start = this.producerStarts[j]!;
+    const size = this.size[this.producerOrdinals[j]!]!;
+    return new RecordBatch(this.producerBuffers[j]!.subarray(start, start + size));
+  }
+
+  /**
+   * True when producer batch `j` changes nothing the producer state keeps: a plain idempotent batch whose
+   * next five producer batches in this append are plain ones of the same producer id and epoch. The state
+   * keeps the last five batches' sequences and the last one's timestamp, so theirs replace its own.
+   */
+  producerSuperseded(j: number): boolean {
+    const plain = this.producerPlain;
+    if (!plain[j] || j + MAX_BATCHES_PER_PRODUCER >= plain.length) return false;
+    const hi = this.producerIdHi[j];
+    const lo = this.producerIdLo[j];
+    const epoch = this.producerEpochs[j];
+    for (let k = j + 1; k <= j + MAX_BATCHES_PER_PRODUCER; k++) {
+      if (
+        !plain[k] ||
+        this.producerIdHi[k] !== hi ||
+        this.producerIdLo[k] !== lo ||
+        this.producerEpochs[k] !== epoch
+      )
+        return false;
+    }
+    return true;
   }
 
   push(base: number, last: number, size: number, epoch: number): number {
@@ -217,10 +285,8 @@ export function walkFetchedBatches(
       );
       // Producer state needs the batch itself: only idempotent, transactional and control batches.
       const control = (fields.getInt16(fieldAt + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
-      if (control || fields.getInt32(fieldAt + PRODUCER_ID_OFFSET) >= 0) {
-        plan.producerBatches.push(new RecordBatch(bytes.subarray(position, next)));
-        plan.producerOrdinals.push(ordinal);
-      }
+      if (control || fields.getInt32(fieldAt + PRODUCER_ID_OFFSET) >= 0)
+        plan.pushProducer(ordinal, bytes, position, fields, fieldAt, control);
       position = next;
     }
     plan.validBytes += position;
@@ -359,10 +425,8 @@ function walkCopying(
     );
     // Producer state needs the batch itself: only idempotent, transactional and control batches.
     const control = (fields.getInt16(at + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
-    if (control || fields.getInt32(at + PRODUCER_ID_OFFSET) >= 0) {
-      plan.producerBatches.push(new RecordBatch(out.subarray(position, next)));
-      plan.producerOrdinals.push(ordinal);
-    }
+    if (control || fields.getInt32(at + PRODUCER_ID_OFFSET) >= 0)
+      plan.pushProducer(ordinal, out, position, fields, at, control);
     position = next;
   }
   plan.validBytes = position;

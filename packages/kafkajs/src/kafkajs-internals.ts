@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { framedSocketFactory, isReusedReadMemory, type SocketFactory } from "./framed-socket";
 import type { RawRequest } from "./requests";
 
 /**
@@ -94,7 +95,8 @@ interface Kjs {
   Broker: Ctor<KjsBroker>;
   ConnectionPool: Ctor<KjsConnectionPool>;
   Encoder: new () => { writeBuffer(b: Buffer): unknown };
-  socketFactory: unknown;
+  socketFactory: SocketFactory;
+  framedSocketFactory: SocketFactory;
   createLogger(o: { level: number; logCreator: unknown }): KjsLogger;
   LEVELS: Record<string, number>;
   errorCodes: ReadonlyMap<number, { type: string; retriable: boolean; message: string }>;
@@ -109,11 +111,13 @@ function kjs(): Kjs {
   const { errorCodes } = require("kafkajs/src/protocol/error") as {
     errorCodes: { type: string; code: number; retriable: boolean; message: string }[];
   };
+  const socketFactory = (require("kafkajs/src/network/socketFactory") as () => SocketFactory)();
   loaded = {
     Broker: require("kafkajs/src/broker"),
     ConnectionPool: require("kafkajs/src/network/connectionPool"),
     Encoder: require("kafkajs/src/protocol/encoder"),
-    socketFactory: (require("kafkajs/src/network/socketFactory") as () => unknown)(),
+    socketFactory,
+    framedSocketFactory: framedSocketFactory(socketFactory),
     createLogger,
     LEVELS,
     errorCodes: new Map(errorCodes.map((e) => [e.code, e])),
@@ -150,7 +154,9 @@ export function kafkajsBroker(options: {
   connectionTimeout: number;
   requestTimeout: number;
 }): KjsBroker {
-  const { Broker, ConnectionPool, socketFactory } = kjs();
+  const { Broker, ConnectionPool } = kjs();
+  // SASL connections hand raw reads to kafkajs's authenticators: they keep kafkajs's own sockets.
+  const socketFactory = options.security.sasl ? kjs().socketFactory : kjs().framedSocketFactory;
   const connectionPool = new ConnectionPool({
     host: options.host,
     port: options.port,
@@ -192,6 +198,12 @@ export function sendRaw<T>(
     response: {
       // kafkajs throttles the connection by `clientSideThrottleTime` (KIP-219).
       decode: async (payload: Buffer) => {
+        // Records are kept as views of the response, so it must not lie in memory the socket reuses
+        // (kafkajs copies every response out of it; see framedSocketFactory).
+        if (isReusedReadMemory(payload))
+          throw new Error(
+            `kafkajs handed over a ${request.apiName} response still in the socket's reused read memory; its bytes cannot be kept`,
+          );
         const decoded = decode(payload);
         return { decoded, clientSideThrottleTime: decoded.throttleTimeMs };
       },

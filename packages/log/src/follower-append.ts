@@ -7,9 +7,11 @@ import {
   RecordBatchLayout,
 } from "@cluster-mirror/protocol";
 import { UnexpectedAppendOffsetError } from "./errors";
+import { MAX_BATCHES_PER_PRODUCER } from "./producer-state-entry";
 
 const {
   ATTRIBUTES_OFFSET,
+  BASE_SEQUENCE_OFFSET,
   BATCH_LENGTH_OFFSET,
   CONTROL_FLAG_MASK,
   CRC_OFFSET,
@@ -18,9 +20,11 @@ const {
   LOG_OVERHEAD,
   MAGIC_OFFSET,
   PARTITION_LEADER_EPOCH_OFFSET,
+  PRODUCER_EPOCH_OFFSET,
   PRODUCER_ID_OFFSET,
   RECORD_BATCH_OVERHEAD,
   RECORDS_COUNT_OFFSET,
+  TRANSACTIONAL_FLAG_MASK,
 } = RecordBatchLayout;
 
 /** Bytes copied at a time before their batches' CRCs are checked on the copy, while they are in cache. */
@@ -47,16 +51,82 @@ export class FollowerAppendPlan {
   last = new Float64Array(256);
   size = new Float64Array(256);
   epoch = new Int32Array(256);
-  /** Views of the batches that carry producer state (idempotent, transactional or control), in order. */
-  readonly producerBatches: RecordBatch[] = [];
-  /** Ordinal (in `base`...) of each of `producerBatches`. */
+  /** Ordinal (in `base`...) of each batch that carries producer state (idempotent, transactional, control). */
   producerOrdinals: number[] = [];
+  /** Where each of those batches lies (its view is made only when the producer state needs it). */
+  readonly producerBuffers: Buffer[] = [];
+  readonly producerStarts: number[] = [];
+  /** Producer id (high and low halves) and epoch of each, and whether it is a plain idempotent batch. */
+  readonly producerIdHi: number[] = [];
+  readonly producerIdLo: number[] = [];
+  readonly producerEpochs: number[] = [];
+  /** Neither transactional nor control, with a sequence: its only effect is to be one of the last five. */
+  readonly producerPlain: boolean[] = [];
+  /** Scratch of the copying walk: where each slice ends in the copy. */
+  readonly sliceEnds: number[] = [];
 
   /** Forgets the caller's buffers (so a reused plan keeps nothing alive). */
   release(): void {
     this.bytes = [];
-    this.producerBatches.length = 0;
     this.producerOrdinals.length = 0;
+    this.producerBuffers.length = 0;
+    this.producerStarts.length = 0;
+    this.producerIdHi.length = 0;
+    this.producerIdLo.length = 0;
+    this.producerEpochs.length = 0;
+    this.producerPlain.length = 0;
+  }
+
+  /** Records batch `ordinal` (at `start` of `buffer`; header fields at `at` of `fields`) as a producer batch. */
+  pushProducer(
+    ordinal: number,
+    buffer: Buffer,
+    start: number,
+    fields: DataView,
+    at: number,
+    control: boolean,
+  ): void {
+    this.producerOrdinals.push(ordinal);
+    this.producerBuffers.push(buffer);
+    this.producerStarts.push(start);
+    this.producerIdHi.push(fields.getInt32(at + PRODUCER_ID_OFFSET));
+    this.producerIdLo.push(fields.getInt32(at + PRODUCER_ID_OFFSET + 4));
+    this.producerEpochs.push(fields.getInt16(at + PRODUCER_EPOCH_OFFSET));
+    this.producerPlain.push(
+      !control &&
+        (fields.getInt16(at + ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG_MASK) === 0 &&
+        fields.getInt32(at + BASE_SEQUENCE_OFFSET) >= 0,
+    );
+  }
+
+  /** A view of producer batch `j` (the j-th of `producerOrdinals`). */
+  producerBatch(j: number): RecordBatch {
+    const start = this.producerStarts[j]!;
+    const size = this.size[this.producerOrdinals[j]!]!;
+    return new RecordBatch(this.producerBuffers[j]!.subarray(start, start + size));
+  }
+
+  /**
+   * True when producer batch `j` changes nothing the producer state keeps: a plain idempotent batch whose
+   * next five producer batches in this append are plain ones of the same producer id and epoch. The state
+   * keeps the last five batches' sequences and the last one's timestamp, so theirs replace its own.
+   */
+  producerSuperseded(j: number): boolean {
+    const plain = this.producerPlain;
+    if (!plain[j] || j + MAX_BATCHES_PER_PRODUCER >= plain.length) return false;
+    const hi = this.producerIdHi[j];
+    const lo = this.producerIdLo[j];
+    const epoch = this.producerEpochs[j];
+    for (let k = j + 1; k <= j + MAX_BATCHES_PER_PRODUCER; k++) {
+      if (
+        !plain[k] ||
+        this.producerIdHi[k] !== hi ||
+        this.producerIdLo[k] !== lo ||
+        this.producerEpochs[k] !== epoch
+      )
+        return false;
+    }
+    return true;
   }
 
   push(base: number, last: number, size: number, epoch: number): number {
@@ -91,12 +161,13 @@ export class FollowerAppendPlan {
  * and checking that offsets increase from `endOffset` on, with offsets as numbers and no object per batch
  * (a view is made only to CRC a batch checked on its own, and for batches that carry producer state). The
  * whole batches' facts go to `plan`; a partial trailing batch (a fetch cut at its byte limit) is left out.
- * The CRCs of a run of whole batches of one slice (up to 64 KiB) are checked with one native call
- * (`runCrcMatches`); a run that fails is checked batch by batch, to name the corrupt one.
+ * The CRCs of a run of whole batches (up to 64 KiB) are checked with one native call (`runCrcMatches`);
+ * a run that fails is checked batch by batch, to name the corrupt one.
  *
- * `copy`: the bytes are copied once into a buffer the log will own, in chunks, and each run's CRCs are
- * checked on the copy right after it was copied (while it is in cache), so what is stored is what was
- * checked. Otherwise the caller's bytes are checked and kept as they are.
+ * `copy`: the bytes are copied once into a buffer the log will own, about 64 KiB ahead of the walk, and
+ * each run's CRCs are checked on the copy right after it was copied (while it is in cache), so what is
+ * stored is what was checked; runs then span slices (see `walkCopying`). Otherwise the caller's bytes are
+ * checked and kept as they are, and runs stay within a slice.
  *
  * Returns false, having changed nothing the caller can see, when an offset does not fit a double exactly
  * (2^53 or more): the caller then takes its general path. Throws `CorruptRecordError` or
@@ -116,14 +187,11 @@ export function walkFetchedBatches(
   // so at most a partial trailing batch's bytes are left unused at its end.
   let total = 0;
   for (let k = 0; k < slices.length; k++) total += slices[k]!.length;
-  const out = copy && total > 0 ? Buffer.allocUnsafe(total) : undefined;
+  if (copy && total > 0) return walkCopying(slices, total, endOffset, plan);
   // Header fields are read through DataViews over whole ArrayBuffers (V8 inlines their big-endian reads),
   // one per buffer: consecutive slices of one buffer (small stored batches) share it.
-  const outFields = out ? new DataView(out.buffer) : undefined;
-  const outO = out ? out.byteOffset : 0;
   let fieldsOf: ArrayBufferLike | undefined;
   let fields: DataView<ArrayBufferLike> = EMPTY_VIEW;
-  let outBase = 0;
   let previousLast = -1;
   for (let k = 0; k < slices.length; k++) {
     const bytes = slices[k]!;
@@ -134,7 +202,6 @@ export function walkFetchedBatches(
     /** Where `bytes` starts in its ArrayBuffer: DataView reads add it. */
     const o = bytes.byteOffset;
     const end = bytes.length;
-    let copiedTo = 0;
     /** Batches of this slice ending at or before this were checked as a run (CRCs all match). */
     let verifiedTo = 0;
     /** Batches ending at or before this belong to a run already planned (checked, or to check one by one). */
@@ -158,16 +225,9 @@ export function walkFetchedBatches(
           `record batch has magic ${magic}; only magic 2 (RecordBatch v2, Kafka 0.11+) is supported`,
         );
       }
-      // The bytes the CRC is checked on: the copy (chunk by chunk, while it is in cache) or the original.
-      const view = out ?? bytes;
-      const viewFields = outFields ?? fields;
-      const viewO = out ? outO : o;
-      const shift = out ? outBase : 0;
-      /** The batch's position in `view`, and in `viewFields`. */
-      const at = position + shift;
-      const fieldAt = at + viewO;
+      const fieldAt = o + position;
       if (next > plannedTo) {
-        // A run of whole batches from here, up to RUN_BYTES: copied (if copying), then checked at once.
+        // A run of whole batches of this slice from here, up to RUN_BYTES, checked at once.
         let runEnd = next;
         let count = 1;
         while (runEnd + LOG_OVERHEAD <= end) {
@@ -178,30 +238,25 @@ export function walkFetchedBatches(
           runEnd = followingEnd;
           count++;
         }
-        if (out && copiedTo < runEnd) {
-          const to = Math.min(end, Math.max(runEnd, copiedTo + COPY_CHUNK));
-          bytes.copy(out, outBase + copiedTo, copiedTo, to);
-          copiedTo = to;
-        }
         plannedTo = runEnd;
-        if (count > 1 && runCrcMatches(view, viewFields, viewO, at, runEnd + shift)) verifiedTo = runEnd;
+        if (count > 1 && runCrcMatches(bytes, fields, o, position, runEnd)) verifiedTo = runEnd;
       }
-      const stored = viewFields.getUint32(fieldAt + CRC_OFFSET);
+      const stored = fields.getUint32(fieldAt + CRC_OFFSET);
       // A run whose combined CRC did not match: each batch is checked on its own, to name the bad one.
       const computed =
-        next <= verifiedTo ? stored : crc32c(view.subarray(at + ATTRIBUTES_OFFSET, at + next - position));
+        next <= verifiedTo ? stored : crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, next));
       if (stored !== computed) {
         throw new CorruptRecordError(
           `record batch at offset ${base} is corrupt: stored CRC ${hex(stored)}, computed ${hex(computed)}; fetch it again from the leader`,
         );
       }
-      const delta = viewFields.getInt32(fieldAt + LAST_OFFSET_DELTA_OFFSET);
+      const delta = fields.getInt32(fieldAt + LAST_OFFSET_DELTA_OFFSET);
       if (delta < 0) {
         throw new CorruptRecordError(
           `record batch at offset ${base} has a negative lastOffsetDelta ${delta}`,
         );
       }
-      const records = viewFields.getInt32(fieldAt + RECORDS_COUNT_OFFSET);
+      const records = fields.getInt32(fieldAt + RECORDS_COUNT_OFFSET);
       if (records < 0) {
         throw new CorruptRecordError(`record batch at offset ${base} has a negative record count ${records}`);
       }
@@ -226,33 +281,166 @@ export function walkFetchedBatches(
         base,
         last,
         next - position,
-        viewFields.getInt32(fieldAt + PARTITION_LEADER_EPOCH_OFFSET),
+        fields.getInt32(fieldAt + PARTITION_LEADER_EPOCH_OFFSET),
       );
       // Producer state needs the batch itself: only idempotent, transactional and control batches.
-      const control = (viewFields.getInt16(fieldAt + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
-      if (control || viewFields.getInt32(fieldAt + PRODUCER_ID_OFFSET) >= 0) {
-        plan.producerBatches.push(new RecordBatch(view.subarray(at, at + next - position)));
-        plan.producerOrdinals.push(ordinal);
-      }
+      const control = (fields.getInt16(fieldAt + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
+      if (control || fields.getInt32(fieldAt + PRODUCER_ID_OFFSET) >= 0)
+        plan.pushProducer(ordinal, bytes, position, fields, fieldAt, control);
       position = next;
     }
     plan.validBytes += position;
-    outBase += position;
     if (k < slices.length - 1 && position !== end) {
       throw new CorruptRecordError(
         `slice ${k} of the fetched records ends inside a batch (byte ${plan.validBytes}); only the last slice may end with a partial batch`,
       );
     }
-    if (k === slices.length - 1 && plan.count > 0) {
-      if (out) {
-        plan.bytes = out.length === plan.validBytes ? out : out.subarray(0, plan.validBytes);
-        plan.copied = true;
-      } else {
-        plan.bytes = position === end ? slices : [...slices.slice(0, -1), bytes.subarray(0, position)];
-      }
-    }
+    if (k === slices.length - 1 && plan.count > 0)
+      plan.bytes = position === end ? slices : [...slices.slice(0, -1), bytes.subarray(0, position)];
   }
   return true;
+}
+
+/**
+ * `walkFetchedBatches` when copying: the slices are copied one after another into one buffer the log will
+ * own, about 64 KiB ahead of the walk, and the walk reads everything from the copy. Runs of batches for
+ * the one-call CRC check may then span slices (the embedded source hands out one slice per stored batch),
+ * and each run is checked right after it was copied, while it is in cache. Slice boundaries are checked as
+ * the general walk checks them: only the last slice may end inside a batch.
+ */
+function walkCopying(
+  slices: readonly Buffer[],
+  total: number,
+  endOffset: number,
+  plan: FollowerAppendPlan,
+): boolean {
+  const out = Buffer.allocUnsafe(total);
+  const fields = new DataView(out.buffer);
+  const o = out.byteOffset;
+  const ends = plan.sliceEnds;
+  ends.length = 0;
+  const last = slices.length - 1;
+  /** Slices copied so far, and the bytes they filled. */
+  let copiedSlices = 0;
+  let copied = 0;
+  /** The slice holding `position`. */
+  let slice = 0;
+  let verifiedTo = 0;
+  let plannedTo = 0;
+  let previousLast = -1;
+  let position = 0;
+  for (;;) {
+    // Copy ahead of the walk: at least a run's worth (whole slices).
+    const want = position + COPY_CHUNK;
+    while (copiedSlices <= last && copied < want) {
+      const s = slices[copiedSlices]!;
+      out.set(s, copied);
+      copied += s.length;
+      ends.push(copied);
+      copiedSlices++;
+    }
+    if (position >= total) break;
+    while (ends[slice]! <= position) slice++;
+    const sliceEnd = ends[slice]!;
+    if (position + LOG_OVERHEAD > sliceEnd) {
+      if (slice === last) break; // a partial trailing batch: the fetch hit its byte limit
+      throw sliceEndsInsideBatch(slice, position);
+    }
+    const at = o + position;
+    const length = fields.getInt32(at + BATCH_LENGTH_OFFSET);
+    if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
+      throw new CorruptRecordError(
+        `record batch at byte ${position} declares length ${length}, less than the v2 header needs`,
+      );
+    }
+    const next = position + LOG_OVERHEAD + length;
+    if (next > sliceEnd) {
+      if (slice === last) break;
+      throw sliceEndsInsideBatch(slice, position);
+    }
+    const hi = fields.getInt32(at);
+    if (hi < 0 || hi >= HI_LIMIT) return false;
+    const base = hi * 0x100000000 + fields.getUint32(at + 4);
+    const magic = fields.getInt8(at + MAGIC_OFFSET);
+    if (magic !== CURRENT_MAGIC) {
+      throw new CorruptRecordError(
+        `record batch has magic ${magic}; only magic 2 (RecordBatch v2, Kafka 0.11+) is supported`,
+      );
+    }
+    if (next > plannedTo) {
+      // A run of whole batches from here, up to RUN_BYTES, within what is copied, not crossing a slice end.
+      let runEnd = next;
+      let count = 1;
+      let runSlice = slice;
+      while (runEnd + LOG_OVERHEAD <= copied) {
+        while (ends[runSlice]! <= runEnd) runSlice++;
+        const following = fields.getInt32(o + runEnd + BATCH_LENGTH_OFFSET);
+        const followingEnd = runEnd + LOG_OVERHEAD + following;
+        if (following + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD || followingEnd > ends[runSlice]!) break;
+        if (followingEnd - position > RUN_BYTES) break;
+        runEnd = followingEnd;
+        count++;
+      }
+      plannedTo = runEnd;
+      if (count > 1 && runCrcMatches(out, fields, o, position, runEnd)) verifiedTo = runEnd;
+    }
+    const stored = fields.getUint32(at + CRC_OFFSET);
+    // A run whose combined CRC did not match: each batch is checked on its own, to name the bad one.
+    const computed = next <= verifiedTo ? stored : crc32c(out.subarray(position + ATTRIBUTES_OFFSET, next));
+    if (stored !== computed) {
+      throw new CorruptRecordError(
+        `record batch at offset ${base} is corrupt: stored CRC ${hex(stored)}, computed ${hex(computed)}; fetch it again from the leader`,
+      );
+    }
+    const delta = fields.getInt32(at + LAST_OFFSET_DELTA_OFFSET);
+    if (delta < 0) {
+      throw new CorruptRecordError(`record batch at offset ${base} has a negative lastOffsetDelta ${delta}`);
+    }
+    const records = fields.getInt32(at + RECORDS_COUNT_OFFSET);
+    if (records < 0) {
+      throw new CorruptRecordError(`record batch at offset ${base} has a negative record count ${records}`);
+    }
+    if (previousLast < 0 && base < endOffset) {
+      throw new UnexpectedAppendOffsetError(
+        `first offset ${base} is below the log end offset ${endOffset}; fetch from ${endOffset}, or truncate to ${base} first if the logs diverged`,
+        BigInt(base),
+        BigInt(endOffset),
+      );
+    }
+    if (previousLast >= 0 && base <= previousLast) {
+      throw new UnexpectedAppendOffsetError(
+        `batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
+        BigInt(base),
+        BigInt(endOffset),
+      );
+    }
+    const lastOffset = base + delta;
+    if (lastOffset > Number.MAX_SAFE_INTEGER) return false;
+    previousLast = lastOffset;
+    const ordinal = plan.push(
+      base,
+      lastOffset,
+      next - position,
+      fields.getInt32(at + PARTITION_LEADER_EPOCH_OFFSET),
+    );
+    // Producer state needs the batch itself: only idempotent, transactional and control batches.
+    const control = (fields.getInt16(at + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
+    if (control || fields.getInt32(at + PRODUCER_ID_OFFSET) >= 0)
+      plan.pushProducer(ordinal, out, position, fields, at, control);
+    position = next;
+  }
+  plan.validBytes = position;
+  if (plan.count > 0) {
+    plan.bytes = out.length === position ? out : out.subarray(0, position);
+    plan.copied = true;
+  }
+  return true;
+}
+
+function sliceEndsInsideBatch(slice: number, position: number): CorruptRecordError {
+  return new CorruptRecordError(
+    `slice ${slice} of the fetched records ends inside a batch (byte ${position}); only the last slice may end with a partial batch`,
+  );
 }
 
 /**

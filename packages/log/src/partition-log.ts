@@ -392,7 +392,7 @@ export class PartitionLog {
     const lastProducer = ordinalsLast(plan);
     const lastControlType =
       lastProducer === count - 1
-        ? controlTypeOfStored(plan.producerBatches[plan.producerBatches.length - 1]!)
+        ? controlTypeOfStored(plan.producerBatch(plan.producerOrdinals.length - 1))
         : undefined;
     this.maybeRoll(plan.validBytes, firstOffset);
     this.storage.append(plan.bytes, owned ? TRANSFER : undefined);
@@ -413,7 +413,8 @@ export class PartitionLog {
         latest = this.epochs.latestEpoch ?? -1;
       }
       if (i === nextProducer) {
-        this.recordCompleted(this.producers.update(plan.producerBatches[p]!));
+        // A plain idempotent batch followed by five more of its producer leaves no trace in the state.
+        if (!plan.producerSuperseded(p)) this.recordCompleted(this.producers.update(plan.producerBatch(p)));
         p++;
         nextProducer = p < ordinals.length ? ordinals[p]! : -1;
       }

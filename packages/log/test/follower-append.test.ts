@@ -108,6 +108,49 @@ describe("CRC-32C checked per run of small batches (one native call for many bat
   }
 });
 
+describe("copying one slice per batch (as the embedded source hands them out)", () => {
+  /** `count` one-record batches from offset 0, each in a slice of its own. */
+  function sliced(count: number): Buffer[] {
+    return Array.from({ length: count }, (_, i) =>
+      dataBatch({ baseOffset: BigInt(i), leaderEpoch: 1 + (i >> 4), values: ["v".repeat(30 + (i % 5))] }),
+    );
+  }
+
+  it("stores the slices' bytes joined, with every batch indexed and the epochs started where they change", () => {
+    const { log } = memoryLog();
+    const slices = sliced(50);
+    expect(log.appendAsFollower(slices)).toMatchObject({ batchCount: 50, firstOffset: 0n, lastOffset: 49n });
+    const stored = log.read(0n, 1 << 20, "read_uncommitted", { fetchUpTo: "log_end" }).records;
+    expect(stored.equals(Buffer.concat(slices))).toBe(true);
+    expect(log.epochEntries().map((e) => e.startOffset)).toEqual([0n, 16n, 32n, 48n]);
+    expect(log.read(37n, 1, "read_uncommitted", { fetchUpTo: "log_end" }).records.readBigInt64BE(0)).toBe(
+      37n,
+    );
+  });
+
+  it("names a corrupt batch inside a run that spans slices, and appends nothing", () => {
+    for (const bad of [0, 9, 30, 49]) {
+      const { log } = memoryLog();
+      const slices = sliced(50);
+      slices[bad]![slices[bad]!.length - 3]! ^= 0x40;
+      expect(() => log.appendAsFollower(slices)).toThrow(
+        new RegExp(`record batch at offset ${bad} is corrupt`),
+      );
+      expect(log.logEndOffset).toBe(0n);
+    }
+  });
+
+  it("refuses a slice other than the last that ends inside a batch, even when the next slice completes it", () => {
+    const { log } = memoryLog();
+    const slices = sliced(6);
+    const joined = Buffer.concat([slices[2]!, slices[3]!]);
+    const cutAt = slices[2]!.length + 20;
+    const split = [slices[0]!, slices[1]!, joined.subarray(0, cutAt), joined.subarray(cutAt), slices[4]!];
+    expect(() => log.appendAsFollower(split)).toThrow(/slice 2 of the fetched records ends inside a batch/);
+    expect(log.logEndOffset).toBe(0n);
+  });
+});
+
 describe("offsets beyond 2^53 (the general path)", () => {
   const huge = 2n ** 60n;
 

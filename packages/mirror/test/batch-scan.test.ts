@@ -104,6 +104,37 @@ describe("scanFetchedBatches", () => {
     );
   });
 
+  it("the fast scan reports a bad length, a bad magic or a slice ending inside a batch where the full scan does", () => {
+    fc.assert(
+      fc.property(
+        batchesArb,
+        fc.nat(),
+        fc.constantFrom("length", "magic", "split"),
+        (batches, which, damage) => {
+          const at = which % batches.length;
+          const slices = batches.map((b) => Buffer.from(b));
+          const victim = slices[at]!;
+          if (damage === "length") victim.writeInt32BE(5, 8);
+          else if (damage === "magic") victim[16] = 1;
+          else {
+            fc.pre(at < slices.length - 1);
+            // The victim's slice ends 7 bytes early; those bytes start the next slice.
+            slices[at + 1] = Buffer.concat([victim.subarray(victim.length - 7), slices[at + 1]!]);
+            slices[at] = victim.subarray(0, victim.length - 7);
+          }
+          const full = scanFetchedBatches(slices, 1 << 30);
+          const fast = scanFetchedBatches(slices, 1 << 30, { verifyCrc: false });
+          expect(full.corrupt).toBeDefined();
+          expect(fast.corrupt?.at).toBe(full.corrupt?.at);
+          expect(fast.corrupt?.error.message).toBe(full.corrupt?.error.message);
+          expect([fast.batchCount, fast.validBytes]).toEqual([full.batchCount, full.validBytes]);
+          expect(fast.batchCount).toBe(at);
+        },
+      ),
+      { seed: SEED, numRuns: 200 },
+    );
+  });
+
   it("slicesPrefix returns views that join to the first n bytes", () => {
     fc.assert(
       fc.property(fc.array(fc.uint8Array({ maxLength: 20 }), { maxLength: 6 }), fc.nat(), (arrays, n) => {

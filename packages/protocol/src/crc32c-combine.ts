@@ -46,23 +46,68 @@ function shiftOperator(bytes: number): number {
   return p;
 }
 
-/** Operators by length: runs of batches mostly repeat a few sizes (bounded, dropped when full). */
-const operators = new Map<number, number>();
+/**
+ * A shift operator, and once its length has come up often, the operator as four 256-entry tables:
+ * multiplying a CRC by a fixed operator is linear over GF(2), so it is the XOR of one table entry per
+ * byte of the CRC (4 lookups instead of a loop over 32 bits).
+ */
+interface Shift {
+  op: number;
+  uses: number;
+  table: Int32Array | undefined;
+}
 
-function cachedShiftOperator(bytes: number): number {
-  let op = operators.get(bytes);
-  if (op === undefined) {
+/** Uses of one length before its operator gets tables: building them costs about 30 bit-loop multiplies. */
+const TABLE_AFTER_USES = 16;
+
+/** Operators by length: runs of batches mostly repeat a few sizes (bounded, dropped when full). */
+const operators = new Map<number, Shift>();
+
+function shiftFor(bytes: number): Shift {
+  let shift = operators.get(bytes);
+  if (shift === undefined) {
     if (operators.size >= 4096) operators.clear();
-    op = shiftOperator(bytes);
-    operators.set(bytes, op);
+    shift = { op: shiftOperator(bytes), uses: 0, table: undefined };
+    operators.set(bytes, shift);
   }
-  return op;
+  return shift;
+}
+
+/** The four byte tables of `op`: entry 256 * k + v is op(x) * (v << 8k) modulo the polynomial. */
+function operatorTable(op: number): Int32Array {
+  const table = new Int32Array(1024);
+  for (let k = 0; k < 4; k++) {
+    const at = 256 * k;
+    for (let bit = 0; bit < 8; bit++) {
+      const image = multiplyModP(op, (1 << (8 * k + bit)) >>> 0) | 0;
+      const step = 1 << bit;
+      // Every byte value with this as its highest bit: the image of the lower bits, plus this bit's.
+      for (let v = 0; v < step; v++) table[at + step + v] = table[at + v]! ^ image;
+    }
+  }
+  return table;
+}
+
+/** crc * op modulo the polynomial, by table when `shift` has one. */
+function applyShift(shift: Shift, crc: number): number {
+  let table = shift.table;
+  if (table === undefined) {
+    if (++shift.uses < TABLE_AFTER_USES) return multiplyModP(shift.op, crc);
+    table = operatorTable(shift.op);
+    shift.table = table;
+  }
+  return (
+    table[crc & 0xff]! ^
+    table[256 + ((crc >>> 8) & 0xff)]! ^
+    table[512 + ((crc >>> 16) & 0xff)]! ^
+    table[768 + (crc >>> 24)]!
+  );
 }
 
 /** CRC-32C of A followed by B, from crc(A), crc(B) and B's length, without reading A or B. */
 export function crc32cCombine(crcA: number, crcB: number, lengthB: number): number {
   if (lengthB <= 0) return crcA >>> 0;
-  return (multiplyModP(cachedShiftOperator(lengthB), crcA >>> 0) ^ crcB) >>> 0;
+  return (applyShift(shiftFor(lengthB), crcA >>> 0) ^ crcB) >>> 0;
 }
 
 const TABLE = (() => {

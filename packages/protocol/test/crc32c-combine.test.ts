@@ -31,4 +31,22 @@ describe("CRC-32C without a pass over the data", () => {
       { seed: SEED, numRuns: 200 },
     );
   });
+
+  it("answers the same for a length used many times (its operator is then applied by table)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ minLength: 1021, maxLength: 1021 }), { minLength: 40, maxLength: 60 }),
+        (parts) => {
+          let folded = crc32c(Buffer.alloc(0));
+          for (const [i, part] of parts.entries()) {
+            folded = crc32cCombine(folded, crc32c(part), part.length);
+            expect(folded, `after ${i + 1} parts of 1021 bytes`).toBe(
+              crc32c(Buffer.concat(parts.slice(0, i + 1))),
+            );
+          }
+        },
+      ),
+      { seed: SEED, numRuns: 5 },
+    );
+  });
 });

@@ -35,6 +35,7 @@ describe("property: active-passive A -> B", () => {
           "loopAdd",
           "concurrent",
           "restartNode",
+          "isolate",
           "bounceLeader",
           "corrupt",
           "txnFence",

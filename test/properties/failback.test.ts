@@ -33,6 +33,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "concurrent",
       "restartNode",
       "crashSoon",
+      "isolate",
       "controllerFailover",
     ],
     numRuns: 25,

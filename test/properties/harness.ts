@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { expect } from "vitest";
 import { KNOWN_ENGINE_BUGS, runTaintedBy } from "./known-bugs";
 import {
   activateDestinationGroup,
@@ -22,6 +23,7 @@ import {
   formatViolations,
   groupCommit,
   healLink,
+  isolateBroker,
   loopAdd,
   moveStateLeader,
   pause,
@@ -90,6 +92,7 @@ const ACTIONS = {
   fastDisk: (s, [c]) => fastDisk(s, c!),
   controllerFailover: (s, [c, ms, k]) => controllerFailover(s, c!, ms!, k!),
   crashSoon: (s, [c, b, d, ms]) => crashSoon(s, c!, b!, d!, ms!),
+  isolate: (s, [c, b, ms]) => isolateBroker(s, c!, b!, ms!),
   bounceLeader: (s, [c, t]) => bounceLeader(s, c!, t!),
   readd: (s, [i, t]) => readd(s, i!, (t ?? 0) % 2 === 1),
   loopAdd: (s, [i]) => loopAdd(s, i!),
@@ -129,6 +132,7 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   fastDisk: fc.tuple(n),
   controllerFailover: fc.tuple(n, fc.integer({ min: 100, max: 15_000 }), n),
   crashSoon: fc.tuple(n, n, fc.integer({ min: 0, max: 400 }), fc.integer({ min: 50, max: 5_000 })),
+  isolate: fc.tuple(n, n, fc.integer({ min: 500, max: 15_000 })),
   bounceLeader: fc.tuple(n, n),
   readd: fc.tuple(n, fc.nat(1)),
   loopAdd: fc.tuple(n),
@@ -315,7 +319,10 @@ export async function runTopologyProperty(
   if (result.failed) {
     const report = fc.defaultReportMessage(result) ?? "";
     const replayPath = /replayPath="([^"]*)"/.exec(report)?.[1];
-    const replay = `FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ""}${replayPath ? ` FC_REPLAY_PATH='${replayPath}'` : ""} pnpm exec vitest run ${p.file} -t '${p.name}'`;
+    // `-t` matches the vitest test's name (a pattern), not the property's.
+    const test = expect.getState().currentTestName?.split(" > ").pop() ?? p.name;
+    const pattern = test.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const replay = `FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ""}${replayPath ? ` FC_REPLAY_PATH='${replayPath}'` : ""} pnpm exec vitest run ${p.file} -t '${pattern}'`;
     const cause =
       result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
     throw new Error(`${report}\n\n${cause}\n\nreplay: ${replay}`);

@@ -22,6 +22,7 @@ describe("property: faults inside transitions (A -> B)", () => {
           "concurrent",
           "crash",
           "crashSoon",
+          "isolate",
           "restart",
           "restartNode",
           "bounceLeader",

@@ -1,4 +1,5 @@
 import { completeFailovers } from "./failover-completion";
+import { healIsolated } from "./fault-commands";
 import { restartAll } from "./faults";
 import { checkPromisedWrites } from "./invariants/durability";
 import { checkGroupOffsets } from "./invariants/group-offsets";
@@ -103,6 +104,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   const out: Violation[] = [];
   for (const link of sim.world.allLinks()) link.heal();
   for (const name of sim.world.spec.clusters) {
+    healIsolated(sim, name);
     const cluster = sim.node(name).cluster;
     cluster.controller.setAvailable(true);
     for (let b = 0; b < sim.brokers; b++) cluster.setDiskLatency(b, 0);

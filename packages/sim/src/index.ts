@@ -19,7 +19,9 @@ export {
   cutLink,
   electPreferred,
   fastDisk,
+  healIsolated,
   healLink,
+  isolateBroker,
   moveStateLeader,
   restart,
   slowDisk,
@@ -41,6 +43,7 @@ export { type GuardHooks, installBrokerGuards } from "./guards";
 export { ALIGNED_STATES, type FailoverAlignment, failoverAlignment } from "./invariants/alignment";
 export { CommittedPrefix, type TruncationAllowance } from "./invariants/committed-prefix";
 export { checkPromisedWrites } from "./invariants/durability";
+export { checkDurableTransition } from "./invariants/durable-commit";
 export { checkFailover, checkNoHangingTransaction, type FailoverPoint } from "./invariants/failover";
 export { checkGroupOffsets } from "./invariants/group-offsets";
 export { checkLeaderEpoch } from "./invariants/leader-epoch";

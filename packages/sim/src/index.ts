@@ -59,6 +59,7 @@ export {
 } from "./invariants/mirror-state-history";
 export { readOnlyReason } from "./invariants/mirror-verdict";
 export { checkOffsetIdentity } from "./invariants/offset-identity";
+export { checkPidResetAnswers } from "./invariants/pid-reset";
 export { probeReadOnly } from "./invariants/read-only";
 export { checkReplayMatchesLive } from "./invariants/replay";
 export { checkCommittedTxns, commitMarkerCommitted, transactionOutcome } from "./invariants/transactions";

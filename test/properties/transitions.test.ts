@@ -78,6 +78,11 @@ describe("property: faults inside transitions (A -> B)", () => {
           steps: ["produce(0,0,1)", "failover(0,1)", "readd(0,0)"],
         },
         {
+          bug: "seeded: the follower append fast path kept a stale last control type, so endsWithPidReset() answered wrongly (bugs/props-2-pid-reset-fast-path.bug.patch)",
+          simSeed: 0,
+          steps: ["failover(0,2)", "readd(0,0)"],
+        },
+        {
           bug: "issue 11 item 11: after a node restart in STOPPING a repeated remove was refused",
           simSeed: 0,
           steps: ["failover(0,3)", "restartNode(1)"],

@@ -41,6 +41,7 @@ import {
   txnEnd,
   txnFence,
   uncleanElection,
+  writePromoted,
 } from "./sim";
 
 /** One step of a model-based run: a named action on the simulation, then the always-true invariants. */
@@ -67,6 +68,7 @@ type Action = (sim: Simulation, args: readonly number[]) => Promise<void> | void
 /** What each command does with its numeric arguments (a label `name(a,b)` replays through this table). */
 const ACTIONS = {
   produce: (s, [t, p, c]) => produce(s, t!, p!, c!),
+  writePromoted: (s, [t, p, c]) => writePromoted(s, t!, p!, c!),
   txnBegin: (s, [t, p]) => txnBegin(s, t!, p!),
   txnCommit: (s) => txnEnd(s, true),
   txnAbort: (s) => txnEnd(s, false),
@@ -108,6 +110,7 @@ export type CommandName = keyof typeof ACTIONS;
 /** The arguments each command draws (shrinking towards small choices). */
 const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   produce: fc.tuple(n, n, fc.integer({ min: 1, max: 4 })),
+  writePromoted: fc.tuple(n, n, fc.integer({ min: 1, max: 4 })),
   txnBegin: fc.tuple(n, n),
   txnCommit: fc.constant([]),
   txnAbort: fc.constant([]),

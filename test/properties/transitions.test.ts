@@ -18,6 +18,7 @@ describe("property: faults inside transitions (A -> B)", () => {
           "failover",
           "failback",
           "readd",
+          "writePromoted",
           "loopAdd",
           "concurrent",
           "crash",

@@ -119,4 +119,5 @@ export {
   recordAck,
   txnBegin,
   txnEnd,
+  writePromoted,
 } from "./workload";

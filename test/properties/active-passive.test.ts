@@ -36,7 +36,6 @@ describe("property: active-passive A -> B", () => {
           "loopAdd",
           "concurrent",
           "restartNode",
-          "isolate",
           "bounceLeader",
           "corrupt",
           "txnFence",

@@ -34,7 +34,6 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "concurrent",
       "restartNode",
       "crashSoon",
-      "isolate",
       "controllerFailover",
     ],
     numRuns: 25,

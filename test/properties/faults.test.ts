@@ -20,7 +20,8 @@ describe("property: coordinator moves and source divergence", () => {
           "resume",
           "failover",
           "moveStateLeader",
-          "isolate",
+          "slowDisk",
+          "fastDisk",
           "electPreferred",
           "controllerFailover",
           "restart",
@@ -50,13 +51,13 @@ describe("property: coordinator moves and source divergence", () => {
           {
             bug: "seeded: the coordinator's __mirror_state append acknowledged at acks=1 (bugs/props-1-commit-not-durable.bug.patch)",
             simSeed: 0,
-            // A follower of the state partition owning b's first mirror partition is cut off; the pause's
-            // state writes must wait for it (or for the ISR to drop it), never commit without it.
-            steps: ["isolate(303,0,500)", "pause(0)", "restart(0)"],
+            // b's broker 0, a follower of the state partitions that own orders, fetches again only after
+            // its 2 s fsync: the pause's second write (PAUSING -> PAUSED) must wait for it, never commit first.
+            steps: ["slowDisk(1,0,2000)", "pause(0)"],
             reaches: (sim) =>
-              sim.steps.some((s) => /isolate b broker \d+ for 500 ms/.test(s))
+              sim.steps.some((s) => s.includes("slow disk b broker 0: 2000 ms"))
                 ? undefined
-                : "no broker of b was cut off",
+                : "b's broker 0 got no slow disk",
           },
         ],
       );

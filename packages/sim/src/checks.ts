@@ -1,5 +1,4 @@
 import { completeFailovers } from "./failover-completion";
-import { healIsolated } from "./fault-commands";
 import { restartAll } from "./faults";
 import { checkPromisedWrites } from "./invariants/durability";
 import { checkGroupOffsets } from "./invariants/group-offsets";
@@ -107,7 +106,6 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   const out: Violation[] = [];
   for (const link of sim.world.allLinks()) link.heal();
   for (const name of sim.world.spec.clusters) {
-    healIsolated(sim, name);
     const cluster = sim.node(name).cluster;
     cluster.controller.setAvailable(true);
     for (let b = 0; b < sim.brokers; b++) cluster.setDiskLatency(b, 0);

@@ -69,55 +69,6 @@ export function crashSoon(
   sim.step(`crash ${node} broker (choice ${brokerChoice}) in ${delayMs} ms for ${downMs} ms`);
 }
 
-/**
- * Cuts one broker of one cluster off from the other brokers and clients for `ms` (a network partition
- * inside the cluster; the controller still hears it, so it is not fenced): its follower replicas stop
- * fetching but stay in the ISR until the leader drops them after replica.lag.time.max.ms, and it may still
- * be elected leader. A coordinator that acknowledged a `__mirror_state` write before the ISR had it is
- * caught then (`durable-commit`). `brokerChoice` 0 (mod 3) picks a follower of the `__mirror_state`
- * partition that owns the node's first mirror partition, 1 a follower of that mirror partition, others a
- * broker by id. At most one broker per cluster is down or cut off at a time; a cut-off broker that crashes
- * or stops is reconnected (see `Simulation`).
- */
-export function isolateBroker(sim: Simulation, nodeChoice: number, brokerChoice: number, ms: number): void {
-  const node = pick(sim.world.spec.clusters, nodeChoice)!;
-  const { cluster, mirroring } = sim.node(node);
-  const cut = sim.isolated.get(node) ?? new Map();
-  sim.isolated.set(node, cut);
-  if (downBrokers(cluster, sim.brokers).length > 0 || cut.size > 0) {
-    sim.step(`isolate a broker of ${node}: one broker already down or cut off`);
-    return;
-  }
-  const mirrored = mirroring.coordinators.describe()[0]?.key;
-  const statePartitions = cluster.controller.image.topic(MIRROR_STATE_TOPIC)?.partitions.length ?? 0;
-  const meta =
-    mirrored && brokerChoice % 3 === 0 && statePartitions > 0
-      ? cluster.controller.image.partition(
-          MIRROR_STATE_TOPIC,
-          mirrorStatePartitionFor(mirrored, statePartitions),
-        )
-      : mirrored && brokerChoice % 3 === 1
-        ? cluster.controller.image.partition(mirrored.topic, mirrored.partition)
-        : undefined;
-  const followers = meta ? meta.isr.filter((r) => r !== meta.leader) : [];
-  const id = meta ? followers[Math.floor(brokerChoice / 3) % Math.max(1, followers.length)] : undefined;
-  const brokerId = id ?? Math.abs(brokerChoice) % sim.brokers;
-  const broker = cluster.broker(brokerId);
-  if (!broker) return;
-  cut.set(brokerId, broker);
-  cluster.setReachable(brokerId, false);
-  sim.world.scheduler.schedule(() => healIsolated(sim, node), ms);
-  sim.step(`isolate ${node} broker ${brokerId} for ${ms} ms`);
-}
-
-/** Reconnects every broker of `node` cut off by `isolateBroker`. */
-export function healIsolated(sim: Simulation, node: string): void {
-  const cut = sim.isolated.get(node);
-  if (!cut) return;
-  for (const id of cut.keys()) sim.node(node).cluster.setReachable(id, true);
-  cut.clear();
-}
-
 /** Restarts every down broker of one cluster. */
 export async function restart(sim: Simulation, nodeChoice: number): Promise<void> {
   const node = pick(sim.world.spec.clusters, nodeChoice)!;

@@ -1,4 +1,4 @@
-import type { Broker, Producer, Transaction } from "@cluster-mirror/cluster";
+import type { Producer, Transaction } from "@cluster-mirror/cluster";
 import { completeFailovers, type PendingFailover } from "./failover-completion";
 import { installBrokerGuards } from "./guards";
 import { CommittedPrefix } from "./invariants/committed-prefix";
@@ -61,11 +61,6 @@ export class Simulation {
   readonly prefix = new CommittedPrefix();
   /** Failovers whose partitions were not all checked at STOPPED yet (see `completeFailovers`). */
   readonly pendingFailovers: PendingFailover[] = [];
-  /**
-   * Brokers cut off from the rest of their cluster (`isolateBroker`), per node: the cluster hides them
-   * from `broker(id)`, but they still run, hold their logs and stay in ISRs until the leader drops them.
-   */
-  readonly isolated = new Map<string, Map<number, Broker>>();
   private readonly reported = new Set<string>();
   private txnCount = 0;
   private topicCount = 0;
@@ -89,23 +84,9 @@ export class Simulation {
         },
         report: (v) => this.report(v),
       });
-      // A cut-off broker that goes down comes back connected (the engine starts a broker's coordinators
-      // through the cluster, which hides cut-off brokers).
-      cluster.onBrokerChange((id, running) => {
-        if (running || !this.isolated.get(name)?.delete(id)) return;
-        cluster.setReachable(id, true);
-      });
       // Checked the moment each transition commits, not between steps (see `checkDurableTransition`).
-      mirroring.subscribeTransitions((t) =>
-        this.report(checkDurableTransition(name, cluster, t, (id) => this.runningBroker(name, id))),
-      );
+      mirroring.subscribeTransitions((t) => this.report(checkDurableTransition(name, cluster, t)));
     }
-  }
-
-  /** Broker `id` of `node` if it runs, cut off from its cluster (`isolateBroker`) or not. */
-  runningBroker(node: string, id: number): Broker | undefined {
-    const b = this.node(node).cluster.broker(id) ?? this.isolated.get(node)?.get(id);
-    return b?.isRunning ? b : undefined;
   }
 
   /** Checks the committed prefix of every partition of every cluster (see `CommittedPrefix.observe`). */

@@ -1,4 +1,4 @@
-import type { Broker, KafkaCluster } from "@cluster-mirror/cluster";
+import type { KafkaCluster } from "@cluster-mirror/cluster";
 import {
   MIRROR_STATE_TOPIC,
   mirrorStatePartitionFor,
@@ -20,14 +20,12 @@ import type { Violation } from "./violation";
  * (its key and exact value bytes) must be in the log of every running member of the ISR of the
  * `__mirror_state` partition that owns it: if the leader crashed now, whichever ISR member took over would
  * still have it. A coordinator that acknowledges on the leader's local append (acks=1) breaks this before
- * its followers fetch. `brokerOf` finds a running broker by id, including one cut off from the others
- * (it is still an ISR member until the leader drops it, and could be elected).
+ * its followers fetch (a follower with a slow disk fetches again only after its fsync).
  */
 export function checkDurableTransition(
   label: string,
   cluster: KafkaCluster,
   transition: PartitionTransition,
-  brokerOf: (id: number) => Broker | undefined = (id) => cluster.broker(id),
 ): Violation[] {
   const topic = cluster.controller.image.topic(MIRROR_STATE_TOPIC);
   if (!topic) return [];
@@ -44,8 +42,8 @@ export function checkDurableTransition(
   const value = encodeMirrorPartitionStateValue(transition.record);
   const missing: string[] = [];
   for (const id of meta.isr) {
-    const log = brokerOf(id)?.replica(MIRROR_STATE_TOPIC, statePartition)?.log;
-    // A crashed ISR member cannot be checked now; the running ones must all have it.
+    const log = cluster.broker(id)?.replica(MIRROR_STATE_TOPIC, statePartition)?.log;
+    // A crashed or cut-off ISR member cannot be checked now; the running ones must all have it.
     if (!log) continue;
     if (!holdsRecord(log.batches(), recordKey, value))
       missing.push(`broker ${id} (log end ${log.logEndOffset})`);

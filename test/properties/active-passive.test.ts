@@ -32,6 +32,7 @@ describe("property: active-passive A -> B", () => {
           "fastDisk",
           "controllerFailover",
           "readd",
+          "writePromoted",
           "loopAdd",
           "concurrent",
           "restartNode",

@@ -30,6 +30,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "slowDisk",
       "fastDisk",
       "readd",
+      "writePromoted",
       "concurrent",
       "restartNode",
       "crashSoon",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, runTopologyProperty } from "./harness";
+import { PROPERTY_TIMEOUT_MS, runRegressions, runTopologyProperty } from "./harness";
 import { activePassive, mixed } from "./sim";
 
 describe("property: coordinator moves and source divergence", () => {
@@ -20,6 +20,8 @@ describe("property: coordinator moves and source divergence", () => {
           "resume",
           "failover",
           "moveStateLeader",
+          "slowDisk",
+          "fastDisk",
           "electPreferred",
           "controllerFailover",
           "restart",
@@ -30,6 +32,35 @@ describe("property: coordinator moves and source divergence", () => {
         numRuns: 15,
         maxCommands: 10,
       });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regressions: a __mirror_state write acknowledged before its ISR had it is caught when it commits",
+    async () => {
+      await runRegressions(
+        {
+          name: "state-leader-moves",
+          file: "test/properties/faults.test.ts",
+          topology: activePassive,
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            bug: "seeded: the coordinator's __mirror_state append acknowledged at acks=1 (bugs/props-1-commit-not-durable.bug.patch)",
+            simSeed: 0,
+            // b's broker 0, a follower of the state partitions that own orders, fetches again only after
+            // its 2 s fsync: the pause's second write (PAUSING -> PAUSED) must wait for it, never commit first.
+            steps: ["slowDisk(1,0,2000)", "pause(0)"],
+            reaches: (sim) =>
+              sim.steps.some((s) => s.includes("slow disk b broker 0: 2000 ms"))
+                ? undefined
+                : "b's broker 0 got no slow disk",
+          },
+        ],
+      );
     },
     PROPERTY_TIMEOUT_MS,
   );

@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { expect } from "vitest";
 import { KNOWN_ENGINE_BUGS, runTaintedBy } from "./known-bugs";
 import {
   activateDestinationGroup,
@@ -39,6 +40,7 @@ import {
   txnEnd,
   txnFence,
   uncleanElection,
+  writePromoted,
 } from "./sim";
 
 /** One step of a model-based run: a named action on the simulation, then the always-true invariants. */
@@ -65,6 +67,7 @@ type Action = (sim: Simulation, args: readonly number[]) => Promise<void> | void
 /** What each command does with its numeric arguments (a label `name(a,b)` replays through this table). */
 const ACTIONS = {
   produce: (s, [t, p, c]) => produce(s, t!, p!, c!),
+  writePromoted: (s, [t, p, c]) => writePromoted(s, t!, p!, c!),
   txnBegin: (s, [t, p]) => txnBegin(s, t!, p!),
   txnCommit: (s) => txnEnd(s, true),
   txnAbort: (s) => txnEnd(s, false),
@@ -105,6 +108,7 @@ export type CommandName = keyof typeof ACTIONS;
 /** The arguments each command draws (shrinking towards small choices). */
 const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   produce: fc.tuple(n, n, fc.integer({ min: 1, max: 4 })),
+  writePromoted: fc.tuple(n, n, fc.integer({ min: 1, max: 4 })),
   txnBegin: fc.tuple(n, n),
   txnCommit: fc.constant([]),
   txnAbort: fc.constant([]),
@@ -315,7 +319,10 @@ export async function runTopologyProperty(
   if (result.failed) {
     const report = fc.defaultReportMessage(result) ?? "";
     const replayPath = /replayPath="([^"]*)"/.exec(report)?.[1];
-    const replay = `FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ""}${replayPath ? ` FC_REPLAY_PATH='${replayPath}'` : ""} pnpm exec vitest run ${p.file} -t '${p.name}'`;
+    // `-t` matches the vitest test's name (a pattern), not the property's.
+    const test = expect.getState().currentTestName?.split(" > ").pop() ?? p.name;
+    const pattern = test.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const replay = `FC_SEED=${result.seed} FC_PATH=${result.counterexamplePath ?? ""}${replayPath ? ` FC_REPLAY_PATH='${replayPath}'` : ""} pnpm exec vitest run ${p.file} -t '${pattern}'`;
     const cause =
       result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
     throw new Error(`${report}\n\n${cause}\n\nreplay: ${replay}`);

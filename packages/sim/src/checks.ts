@@ -6,6 +6,7 @@ import { checkLeaderEpoch } from "./invariants/leader-epoch";
 import { leaderLog } from "./invariants/logs";
 import { readMirrorStateHistory } from "./invariants/mirror-state-history";
 import { checkOffsetIdentity } from "./invariants/offset-identity";
+import { checkPidResetAnswers } from "./invariants/pid-reset";
 import { probeReadOnly } from "./invariants/read-only";
 import { checkReplayMatchesLive } from "./invariants/replay";
 import { checkCommittedTxns } from "./invariants/transactions";
@@ -27,7 +28,8 @@ function mirroredInto(sim: Simulation, node: string, states?: readonly string[])
  * The invariants that hold at every instant, checked after every command: the STOPPED checks of failovers
  * that reached STOPPED, the committed prefix of every partition, leader epoch >= mirrored epochs, read-only
  * until STOPPED (a probe produce to every mirror partition not STOPPED, besides the produce guard that
- * sees every produce), and valid-from plus StateEpoch steps over each cluster's `__mirror_state` history.
+ * sees every produce), valid-from plus StateEpoch steps over each cluster's `__mirror_state` history, and
+ * every replica's `endsWithPidReset()` answer against what it stores.
  */
 export async function checkNow(sim: Simulation): Promise<Violation[]> {
   completeFailovers(sim);
@@ -43,6 +45,7 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
       );
     }
     out.push(...checkTransitions(name, readMirrorStateHistory(cluster)));
+    out.push(...checkPidResetAnswers(name, cluster, sim.model.topics.keys()));
   }
   sim.report(out);
   return out;
@@ -196,6 +199,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     const local = new Set(committedOn.filter(([n]) => n === name).map(([, g]) => g));
     const synced = new Set(committedOn.map(([, g]) => g).filter((g) => !local.has(g)));
     out.push(...checkGroupOffsets(name, cluster, synced, mirroredInto(sim, name, ["ACTIVE"]), active));
+    out.push(...checkPidResetAnswers(name, cluster, sim.model.topics.keys()));
     const history = readMirrorStateHistory(cluster);
     out.push(...checkTransitions(name, history));
     if (history.incomplete.length === 0)

@@ -1,4 +1,4 @@
-import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
+import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import {
   crashBroker,
   crashMirrorStateLeader,
@@ -30,7 +30,8 @@ export function crash(sim: Simulation, nodeChoice: number, brokerChoice: number)
  * Schedules a crash of one broker `delayMs` from now and its restart `downMs` later, on the simulation's
  * scheduler: the crash lands inside whatever the next commands are doing (a waiting failover's STOPPING, a
  * failback's PREPARING, a transaction commit), not between commands. `brokerChoice` 0 picks the leader of
- * the `__mirror_state` partition 0, 1 the leader of the first mirror partition, others a broker by id.
+ * the `__mirror_state` partition that owns the node's first mirror partition (its in-flight state writes
+ * lose their leader), 1 the leader of the first mirror partition, others a broker by id.
  */
 export function crashSoon(
   sim: Simulation,
@@ -43,9 +44,13 @@ export function crashSoon(
   const cluster = sim.node(node).cluster;
   const choose = (): number | undefined => {
     const mirrored = sim.node(node).mirroring.coordinators.describe()[0]?.key;
+    const statePartitions = cluster.controller.image.topic(MIRROR_STATE_TOPIC)?.partitions.length ?? 1;
     const meta =
       brokerChoice % 3 === 0
-        ? cluster.controller.image.partition(MIRROR_STATE_TOPIC, 0)
+        ? cluster.controller.image.partition(
+            MIRROR_STATE_TOPIC,
+            mirrored ? mirrorStatePartitionFor(mirrored, statePartitions) : 0,
+          )
         : brokerChoice % 3 === 1 && mirrored
           ? cluster.controller.image.partition(mirrored.topic, mirrored.partition)
           : undefined;

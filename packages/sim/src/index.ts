@@ -41,6 +41,7 @@ export { type GuardHooks, installBrokerGuards } from "./guards";
 export { ALIGNED_STATES, type FailoverAlignment, failoverAlignment } from "./invariants/alignment";
 export { CommittedPrefix, type TruncationAllowance } from "./invariants/committed-prefix";
 export { checkPromisedWrites } from "./invariants/durability";
+export { checkDurableTransition } from "./invariants/durable-commit";
 export { checkFailover, checkNoHangingTransaction, type FailoverPoint } from "./invariants/failover";
 export { checkGroupOffsets } from "./invariants/group-offsets";
 export { checkLeaderEpoch } from "./invariants/leader-epoch";
@@ -56,6 +57,7 @@ export {
 } from "./invariants/mirror-state-history";
 export { readOnlyReason } from "./invariants/mirror-verdict";
 export { checkOffsetIdentity } from "./invariants/offset-identity";
+export { checkPidResetAnswers } from "./invariants/pid-reset";
 export { probeReadOnly } from "./invariants/read-only";
 export { checkReplayMatchesLive } from "./invariants/replay";
 export { checkCommittedTxns, commitMarkerCommitted, transactionOutcome } from "./invariants/transactions";
@@ -115,4 +117,5 @@ export {
   recordAck,
   txnBegin,
   txnEnd,
+  writePromoted,
 } from "./workload";

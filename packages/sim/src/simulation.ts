@@ -2,6 +2,7 @@ import type { Producer, Transaction } from "@cluster-mirror/cluster";
 import { completeFailovers, type PendingFailover } from "./failover-completion";
 import { installBrokerGuards } from "./guards";
 import { CommittedPrefix } from "./invariants/committed-prefix";
+import { checkDurableTransition } from "./invariants/durable-commit";
 import { readOnlyReason } from "./invariants/mirror-verdict";
 import type { Violation } from "./invariants/violation";
 import type { LinkOptions } from "./link";
@@ -83,6 +84,8 @@ export class Simulation {
         },
         report: (v) => this.report(v),
       });
+      // Checked the moment each transition commits, not between steps (see `checkDurableTransition`).
+      mirroring.subscribeTransitions((t) => this.report(checkDurableTransition(name, cluster, t)));
     }
   }
 

@@ -296,3 +296,26 @@ export async function rawWrite(
   const r = await cluster.leaderFor(topic, partition).produce({ topic, partition, batch, acks: 1 });
   recordAck(sim, node, topic, partition, r.baseOffset);
 }
+
+/**
+ * An application moved to a failed-over topic's new primary writes there (`produce` aimed at a topic whose
+ * edge was removed, on its destination): the records a later re-add or failback must not drop silently.
+ * `choice` picks the failed-over (edge, topic); nothing happens when none is writable.
+ */
+export async function writePromoted(
+  sim: Simulation,
+  choice: number,
+  partitionChoice: number,
+  count: number,
+): Promise<void> {
+  const promoted = sim
+    .edgeTopics((s) => s === "REMOVED")
+    .filter(({ edge, topic }) => sim.writable(edge.to, topic));
+  const et = pick(promoted, choice);
+  if (!et) {
+    sim.step("write to a promoted copy: none");
+    return;
+  }
+  const target = sim.writableTargets().findIndex((x) => x.node === et.edge.to && x.topic === et.topic);
+  await produce(sim, target, partitionChoice, count);
+}

@@ -15,8 +15,8 @@ export interface FailoverPoint {
 /**
  * The failover invariants (spec §4 "STOPPING"), checked on the new primary right after a partition reached
  * STOPPED and before anything writes to it:
- * - the log ends with a MIRROR_PID_RESET barrier (control type 7), preceded only by ABORT markers that
- *   STOPPING wrote (epoch above the LME);
+ * - the log ends with exactly one MIRROR_PID_RESET barrier (control type 7) after the last mirrored batch,
+ *   preceded only by ABORT markers that STOPPING wrote (epoch above the LME);
  * - the LME persisted equals the highest epoch among the mirrored batches (those before STOPPING's writes);
  *   for a failover that started before PREPARING aligned the log (see `failoverAlignment`), the LME recorded
  *   before it, unchanged;
@@ -45,11 +45,25 @@ export function checkFailover(
     });
     return { point: undefined, violations: out };
   }
+  // STOPPING's own writes: the control batches at the end above the LME (ABORT markers, the barrier).
   let i = batches.length - 1;
+  let barriers = 1;
   while (i > 0) {
     const b = batches[i - 1]!;
-    if (!(b.isControl && b.controlType === ControlRecordType.ABORT && b.partitionLeaderEpoch > lme)) break;
+    const stopping =
+      b.isControl &&
+      b.partitionLeaderEpoch > lme &&
+      (b.controlType === ControlRecordType.ABORT || b.controlType === ControlRecordType.MIRROR_PID_RESET);
+    if (!stopping) break;
+    if (b.controlType === ControlRecordType.MIRROR_PID_RESET) barriers++;
     i--;
+  }
+  if (barriers > 1) {
+    // Spec §4 STOPPING: a coordinator that resumes half way through does not duplicate markers.
+    out.push({
+      invariant: "failover-barrier",
+      message: `${where}: STOPPING wrote ${barriers} MIRROR_PID_RESET barriers after the last mirrored batch (from offset ${batches[i]!.baseOffset}), expected exactly one`,
+    });
   }
   const mirroredEnd = batches[i]!.baseOffset;
   let mirroredMax = -1;

@@ -1,3 +1,4 @@
+import type { MirrorPartitionKey } from "@cluster-mirror/mirror";
 import { completeFailovers } from "./failover-completion";
 import { restartAll } from "./faults";
 import { checkPromisedWrites } from "./invariants/durability";
@@ -14,6 +15,16 @@ import { checkTransitions } from "./invariants/transitions";
 import type { Violation } from "./invariants/violation";
 import { partitionId } from "./model";
 import type { Simulation } from "./simulation";
+
+/** The committed state of one mirror partition as its coordinator describes it now (undefined: none). */
+function committedState(
+  mirroring: ReturnType<Simulation["node"]>["mirroring"],
+  key: MirrorPartitionKey,
+): string | undefined {
+  return mirroring.coordinators
+    .describe(key.mirror)
+    .find((w) => w.key.topic === key.topic && w.key.partition === key.partition)?.state;
+}
 
 /** Topics that `node` receives through one of its mirrors (any requested state). */
 function mirroredInto(sim: Simulation, node: string, states?: readonly string[]): Set<string> {
@@ -40,9 +51,17 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
     for (const topic of mirroredInto(sim, name)) out.push(...checkLeaderEpoch(name, cluster, topic));
     for (const v of mirroring.coordinators.describe()) {
       if (v.state === "STOPPED") continue;
-      out.push(
-        ...(await sim.world.time.run(probeReadOnly(name, cluster, v.key.topic, v.key.partition, v.state))),
+      // Each probe lets virtual time pass, so the views read before the loop may be stale by now: probe
+      // with the partition's committed state of this instant, and count an accepted produce only if the
+      // partition is still not STOPPED once it returns (read-only is cleared only after STOPPED commits,
+      // so a STOPPED committed during the probe explains the accept; the produce guard sees every produce).
+      const before = committedState(mirroring, v.key);
+      if (before === undefined || before === "STOPPED") continue;
+      const found = await sim.world.time.run(
+        probeReadOnly(name, cluster, v.key.topic, v.key.partition, before),
       );
+      if (found.length > 0 && committedState(mirroring, v.key) === "STOPPED") continue;
+      out.push(...found);
     }
     out.push(...checkTransitions(name, readMirrorStateHistory(cluster)));
     out.push(...checkPidResetAnswers(name, cluster, sim.model.topics.keys()));

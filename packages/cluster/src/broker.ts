@@ -590,7 +590,7 @@ export class Broker {
       case "PartitionChange":
       case "MirrorReadOnly": {
         const topic = this.image.topicsById.get(record.topicId);
-        if (topic) this.reconcilePartition(topic, record.partition);
+        if (topic) this.reconcilePartition(topic, record.partition, record.type === "MirrorReadOnly");
         return;
       }
       case "RemoveTopic":
@@ -601,11 +601,16 @@ export class Broker {
     }
   }
 
-  private reconcilePartition(topic: TopicMetadata, index: number): void {
+  /**
+   * Brings the local replica in line with the partition's metadata. `readOnlyOnly`: only the mirror
+   * read-only flag changed (leader, epoch and ISR did not), so a follower has nothing new to fetch.
+   */
+  private reconcilePartition(topic: TopicMetadata, index: number, readOnlyOnly = false): void {
     const meta = topic.partitions[index];
     if (!meta?.replicas.includes(this.brokerId)) return;
     const k = key(topic.topicId, index);
     let p = this.partitions.get(k);
+    const existed = p !== undefined;
     const wasLeader = p?.isLeader ?? false;
     const oldEpoch = p?.leaderEpoch;
     if (!p) {
@@ -660,7 +665,9 @@ export class Broker {
         this.failWaiters(p);
         this.emitLeadership(p, false);
       }
-      if (p.leaderId >= 0) this.scheduleReplicaFetch(p, 0);
+      // A read-only flag change moves nothing a follower fetches (a mirror's failover clears it on every
+      // partition: no fetch round per replica for it).
+      if (p.leaderId >= 0 && !(readOnlyOnly && existed && !wasLeader)) this.scheduleReplicaFetch(p, 0);
     }
   }
 

@@ -162,6 +162,11 @@ export class Broker {
   readonly image = new MetadataImage();
   private readonly options: BrokerOptions;
   private readonly partitions = new Map<string, Partition>();
+  /**
+   * The `partitions` key of each hosted topic-partition, built once: a lookup with a new string hashes it
+   * again, and the replica lookups of a failover of thousands of partitions run several per partition.
+   */
+  private readonly replicaKeys = new Map<Uuid, string[]>();
   private readonly fetchScheduled = new Map<string, Cancel>();
   private readonly waiters = new Map<string, Waiter[]>();
   private readonly leadershipListeners = new Set<(change: LeadershipChange) => void>();
@@ -249,7 +254,7 @@ export class Broker {
   /** The replica of a partition hosted here, if any. */
   replica(topic: string, partition: number): Partition | undefined {
     const t = this.image.topic(topic);
-    return t && this.partitions.get(key(t.topicId, partition));
+    return t && this.partitions.get(this.keyOf(t.topicId, partition));
   }
 
   /** Every replica hosted here. */
@@ -499,7 +504,7 @@ export class Broker {
     maxBytes: number,
   ): ReplicaFetchResult {
     this.checkRunning();
-    const p = this.partitions.get(key(topicId, partition));
+    const p = this.partitions.get(this.keyOf(topicId, partition));
     if (!p)
       throw new ClusterError(
         "NOT_LEADER_OR_FOLLOWER",
@@ -517,7 +522,7 @@ export class Broker {
 
   /** Wakes this broker's fetcher for a partition it follows (the leader has new data or a new HW). */
   wakeReplicaFetch(topicId: Uuid, partition: number): void {
-    const p = this.partitions.get(key(topicId, partition));
+    const p = this.partitions.get(this.keyOf(topicId, partition));
     if (p && this.running && !p.isLeader) this.scheduleReplicaFetch(p, 0);
   }
 
@@ -576,6 +581,7 @@ export class Broker {
       p.log.close();
     }
     this.partitions.clear();
+    this.replicaKeys.clear();
     this.image.topicsById.clear();
     this.image.topicIdsByName.clear();
   }
@@ -608,7 +614,7 @@ export class Broker {
   private reconcilePartition(topic: TopicMetadata, index: number, readOnlyOnly = false): void {
     const meta = topic.partitions[index];
     if (!meta?.replicas.includes(this.brokerId)) return;
-    const k = key(topic.topicId, index);
+    const k = this.keyOf(topic.topicId, index);
     let p = this.partitions.get(k);
     const existed = p !== undefined;
     const wasLeader = p?.isLeader ?? false;
@@ -687,6 +693,21 @@ export class Broker {
     );
   }
 
+  /** The `partitions` key of a topic-partition (the same string every time, so its hash is computed once). */
+  private keyOf(topicId: Uuid, partition: number): string {
+    let keys = this.replicaKeys.get(topicId);
+    if (keys === undefined) {
+      keys = [];
+      this.replicaKeys.set(topicId, keys);
+    }
+    let k = keys[partition];
+    if (k === undefined) {
+      k = key(topicId, partition);
+      keys[partition] = k;
+    }
+    return k;
+  }
+
   private get logger(): ClusterLogger {
     return this.options.logger ?? CONSOLE_LOGGER;
   }
@@ -701,10 +722,11 @@ export class Broker {
       this.partitions.delete(k);
       this.options.dataDir.deleteLog(topic.name, p.partition);
     }
+    this.replicaKeys.delete(topic.topicId);
   }
 
   private scheduleReplicaFetch(p: Partition, delayMs: number): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     if (this.fetchScheduled.has(k)) return;
     const cancel = this.options.scheduler.schedule(() => {
       this.fetchScheduled.delete(k);
@@ -714,7 +736,7 @@ export class Broker {
   }
 
   private cancelReplicaFetch(p: Partition): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     this.fetchScheduled.get(k)?.();
     this.fetchScheduled.delete(k);
   }
@@ -725,7 +747,7 @@ export class Broker {
       !this.running ||
       p.isLeader ||
       p.leaderId < 0 ||
-      this.partitions.get(key(p.topicId, p.partition)) !== p
+      this.partitions.get(this.keyOf(p.topicId, p.partition)) !== p
     ) {
       return;
     }
@@ -808,7 +830,7 @@ export class Broker {
     const hw = p.log.highWatermark;
     const holdsLost = loss !== undefined && p.log.logEndOffset > loss.offset;
     if (target >= hw && !(holdsLost && target < p.log.logEndOffset)) return false;
-    const k = `${key(p.topicId, p.partition)}@${p.leaderEpoch}`;
+    const k = `${this.keyOf(p.topicId, p.partition)}@${p.leaderEpoch}`;
     if (!this.refusedTruncations.has(k)) {
       this.refusedTruncations.add(k);
       this.logger.warn(
@@ -832,7 +854,7 @@ export class Broker {
   private async awaitLocalFsync(p: Partition): Promise<void> {
     const ms = this.diskLatencyMs;
     await new Promise<void>((resolve) => this.options.scheduler.schedule(resolve, ms));
-    if (!this.running || !p.isLeader || this.partitions.get(key(p.topicId, p.partition)) !== p) {
+    if (!this.running || !p.isLeader || this.partitions.get(this.keyOf(p.topicId, p.partition)) !== p) {
       throw new ClusterError(
         "NOT_LEADER_OR_FOLLOWER",
         `broker ${this.brokerId} stopped leading ${p.name} while its slow disk synced the write (${ms} ms); retry on the new leader`,
@@ -893,14 +915,14 @@ export class Broker {
   }
 
   private addWaiter(p: Partition, waiter: Waiter): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     const list = this.waiters.get(k) ?? [];
     list.push(waiter);
     this.waiters.set(k, list);
   }
 
   private removeWaiter(p: Partition, waiter: Waiter, then: () => void): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     const list = this.waiters.get(k);
     const i = list?.indexOf(waiter) ?? -1;
     if (list && i >= 0) {
@@ -910,7 +932,7 @@ export class Broker {
   }
 
   private releaseWaiters(p: Partition): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     const list = this.waiters.get(k);
     if (!list) return;
     const hw = p.log.highWatermark;
@@ -924,7 +946,7 @@ export class Broker {
   }
 
   private failWaiters(p: Partition): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     for (const w of this.waiters.get(k) ?? []) {
       w.cancel();
       w.reject(
@@ -956,7 +978,7 @@ export class Broker {
         `${topic}-${partition} does not exist on this cluster; create the topic (or partition) first`,
       );
     }
-    const p = this.partitions.get(key(t.topicId, partition));
+    const p = this.partitions.get(this.keyOf(t.topicId, partition));
     if (!p?.isLeader) {
       throw new ClusterError(
         "NOT_LEADER_OR_FOLLOWER",

@@ -92,7 +92,7 @@ describe("effect executor: leader epoch bumps", () => {
     const destination = new BumpingDestination();
     const executor = executorOver(destination);
     const parts = [partition("a", 0), partition("a", 1), partition("b", 0)];
-    parts.forEach((p, i) => executor.run(p.runtime, bump(10 * (i + 1))));
+    for (const [i, p] of parts.entries()) executor.run(p.runtime, bump(10 * (i + 1)));
     await flush();
     expect(destination.batches).toEqual([
       [

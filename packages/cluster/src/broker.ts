@@ -162,6 +162,11 @@ export class Broker {
   readonly image = new MetadataImage();
   private readonly options: BrokerOptions;
   private readonly partitions = new Map<string, Partition>();
+  /**
+   * The `partitions` key of each hosted topic-partition, built once: a lookup with a new string hashes it
+   * again, and the replica lookups of a failover of thousands of partitions run several per partition.
+   */
+  private readonly replicaKeys = new Map<Uuid, string[]>();
   private readonly fetchScheduled = new Map<string, Cancel>();
   private readonly waiters = new Map<string, Waiter[]>();
   private readonly leadershipListeners = new Set<(change: LeadershipChange) => void>();
@@ -249,7 +254,7 @@ export class Broker {
   /** The replica of a partition hosted here, if any. */
   replica(topic: string, partition: number): Partition | undefined {
     const t = this.image.topic(topic);
-    return t && this.partitions.get(key(t.topicId, partition));
+    return t && this.partitions.get(this.keyOf(t.topicId, partition));
   }
 
   /** Every replica hosted here. */
@@ -499,7 +504,7 @@ export class Broker {
     maxBytes: number,
   ): ReplicaFetchResult {
     this.checkRunning();
-    const p = this.partitions.get(key(topicId, partition));
+    const p = this.partitions.get(this.keyOf(topicId, partition));
     if (!p)
       throw new ClusterError(
         "NOT_LEADER_OR_FOLLOWER",
@@ -517,7 +522,7 @@ export class Broker {
 
   /** Wakes this broker's fetcher for a partition it follows (the leader has new data or a new HW). */
   wakeReplicaFetch(topicId: Uuid, partition: number): void {
-    const p = this.partitions.get(key(topicId, partition));
+    const p = this.partitions.get(this.keyOf(topicId, partition));
     if (p && this.running && !p.isLeader) this.scheduleReplicaFetch(p, 0);
   }
 
@@ -576,6 +581,7 @@ export class Broker {
       p.log.close();
     }
     this.partitions.clear();
+    this.replicaKeys.clear();
     this.image.topicsById.clear();
     this.image.topicIdsByName.clear();
   }
@@ -590,7 +596,7 @@ export class Broker {
       case "PartitionChange":
       case "MirrorReadOnly": {
         const topic = this.image.topicsById.get(record.topicId);
-        if (topic) this.reconcilePartition(topic, record.partition);
+        if (topic) this.reconcilePartition(topic, record.partition, record.type === "MirrorReadOnly");
         return;
       }
       case "RemoveTopic":
@@ -601,11 +607,16 @@ export class Broker {
     }
   }
 
-  private reconcilePartition(topic: TopicMetadata, index: number): void {
+  /**
+   * Brings the local replica in line with the partition's metadata. `readOnlyOnly`: only the mirror
+   * read-only flag changed (leader, epoch and ISR did not), so a follower has nothing new to fetch.
+   */
+  private reconcilePartition(topic: TopicMetadata, index: number, readOnlyOnly = false): void {
     const meta = topic.partitions[index];
     if (!meta?.replicas.includes(this.brokerId)) return;
-    const k = key(topic.topicId, index);
+    const k = this.keyOf(topic.topicId, index);
     let p = this.partitions.get(k);
+    const existed = p !== undefined;
     const wasLeader = p?.isLeader ?? false;
     const oldEpoch = p?.leaderEpoch;
     if (!p) {
@@ -660,7 +671,9 @@ export class Broker {
         this.failWaiters(p);
         this.emitLeadership(p, false);
       }
-      if (p.leaderId >= 0) this.scheduleReplicaFetch(p, 0);
+      // A read-only flag change moves nothing a follower fetches (a mirror's failover clears it on every
+      // partition: no fetch round per replica for it).
+      if (p.leaderId >= 0 && !(readOnlyOnly && existed && !wasLeader)) this.scheduleReplicaFetch(p, 0);
     }
   }
 
@@ -680,6 +693,21 @@ export class Broker {
     );
   }
 
+  /** The `partitions` key of a topic-partition (the same string every time, so its hash is computed once). */
+  private keyOf(topicId: Uuid, partition: number): string {
+    let keys = this.replicaKeys.get(topicId);
+    if (keys === undefined) {
+      keys = [];
+      this.replicaKeys.set(topicId, keys);
+    }
+    let k = keys[partition];
+    if (k === undefined) {
+      k = key(topicId, partition);
+      keys[partition] = k;
+    }
+    return k;
+  }
+
   private get logger(): ClusterLogger {
     return this.options.logger ?? CONSOLE_LOGGER;
   }
@@ -694,10 +722,11 @@ export class Broker {
       this.partitions.delete(k);
       this.options.dataDir.deleteLog(topic.name, p.partition);
     }
+    this.replicaKeys.delete(topic.topicId);
   }
 
   private scheduleReplicaFetch(p: Partition, delayMs: number): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     if (this.fetchScheduled.has(k)) return;
     const cancel = this.options.scheduler.schedule(() => {
       this.fetchScheduled.delete(k);
@@ -707,7 +736,7 @@ export class Broker {
   }
 
   private cancelReplicaFetch(p: Partition): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     this.fetchScheduled.get(k)?.();
     this.fetchScheduled.delete(k);
   }
@@ -718,7 +747,7 @@ export class Broker {
       !this.running ||
       p.isLeader ||
       p.leaderId < 0 ||
-      this.partitions.get(key(p.topicId, p.partition)) !== p
+      this.partitions.get(this.keyOf(p.topicId, p.partition)) !== p
     ) {
       return;
     }
@@ -801,7 +830,7 @@ export class Broker {
     const hw = p.log.highWatermark;
     const holdsLost = loss !== undefined && p.log.logEndOffset > loss.offset;
     if (target >= hw && !(holdsLost && target < p.log.logEndOffset)) return false;
-    const k = `${key(p.topicId, p.partition)}@${p.leaderEpoch}`;
+    const k = `${this.keyOf(p.topicId, p.partition)}@${p.leaderEpoch}`;
     if (!this.refusedTruncations.has(k)) {
       this.refusedTruncations.add(k);
       this.logger.warn(
@@ -825,7 +854,7 @@ export class Broker {
   private async awaitLocalFsync(p: Partition): Promise<void> {
     const ms = this.diskLatencyMs;
     await new Promise<void>((resolve) => this.options.scheduler.schedule(resolve, ms));
-    if (!this.running || !p.isLeader || this.partitions.get(key(p.topicId, p.partition)) !== p) {
+    if (!this.running || !p.isLeader || this.partitions.get(this.keyOf(p.topicId, p.partition)) !== p) {
       throw new ClusterError(
         "NOT_LEADER_OR_FOLLOWER",
         `broker ${this.brokerId} stopped leading ${p.name} while its slow disk synced the write (${ms} ms); retry on the new leader`,
@@ -886,14 +915,14 @@ export class Broker {
   }
 
   private addWaiter(p: Partition, waiter: Waiter): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     const list = this.waiters.get(k) ?? [];
     list.push(waiter);
     this.waiters.set(k, list);
   }
 
   private removeWaiter(p: Partition, waiter: Waiter, then: () => void): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     const list = this.waiters.get(k);
     const i = list?.indexOf(waiter) ?? -1;
     if (list && i >= 0) {
@@ -903,7 +932,7 @@ export class Broker {
   }
 
   private releaseWaiters(p: Partition): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     const list = this.waiters.get(k);
     if (!list) return;
     const hw = p.log.highWatermark;
@@ -917,7 +946,7 @@ export class Broker {
   }
 
   private failWaiters(p: Partition): void {
-    const k = key(p.topicId, p.partition);
+    const k = this.keyOf(p.topicId, p.partition);
     for (const w of this.waiters.get(k) ?? []) {
       w.cancel();
       w.reject(
@@ -949,7 +978,7 @@ export class Broker {
         `${topic}-${partition} does not exist on this cluster; create the topic (or partition) first`,
       );
     }
-    const p = this.partitions.get(key(t.topicId, partition));
+    const p = this.partitions.get(this.keyOf(t.topicId, partition));
     if (!p?.isLeader) {
       throw new ClusterError(
         "NOT_LEADER_OR_FOLLOWER",

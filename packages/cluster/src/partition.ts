@@ -321,6 +321,8 @@ export class Partition {
   proposedIsr(config: PartitionConfig): number[] | undefined {
     if (!this.isLeader) return undefined;
     const now = this.clock.now();
+    // Every follower fetch asks: answer "no change" without building sets when nothing would change.
+    if (!this.isrWouldChange(config, now)) return undefined;
     const isr = new Set(this.meta.isr);
     for (const [id, f] of this.followers) {
       // Only a follower that is fetching now may rejoin: a crashed one keeps its last (caught-up) offsets.
@@ -331,6 +333,25 @@ export class Partition {
     }
     const next = this.meta.replicas.filter((r) => isr.has(r));
     return sameMembers(next, this.meta.isr) ? undefined : next;
+  }
+
+  /** Whether `proposedIsr` would propose anything: a follower joins or leaves, or the ISR is not a set of replicas. */
+  private isrWouldChange(config: PartitionConfig, now: number): boolean {
+    const current = this.meta.isr;
+    for (let i = 0; i < current.length; i++) {
+      const id = current[i] as number;
+      if (current.indexOf(id) !== i || !this.meta.replicas.includes(id)) return true;
+    }
+    for (const [id, f] of this.followers) {
+      if (current.includes(id)) {
+        if (now - f.lastCaughtUpTimeMs > config.replicaLagTimeMaxMs) return true;
+      } else {
+        const fetching = f.lastFetchTimeMs >= 0 && now - f.lastFetchTimeMs <= config.replicaLagTimeMaxMs / 2;
+        const caughtUp = f.logEndOffset >= this.log.highWatermark && f.logEndOffset >= this.log.logEndOffset;
+        if (fetching && caughtUp) return true;
+      }
+    }
+    return false;
   }
 
   /** Log end offset of each follower as the leader last heard it. */

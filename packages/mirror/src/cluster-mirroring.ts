@@ -394,9 +394,17 @@ export class ClusterMirroring {
   private attach(brokerId: number): void {
     if (this.nodes.has(brokerId)) return;
     const { cluster, random } = this.options;
+    // Parsed once per definition: the image replaces a mirror's configs object on every change.
+    const parsed = new WeakMap<object, ReturnType<typeof parseMirrorConfig>>();
     const definition = (mirror: string) => {
       const configs = cluster.controller.image.mirrors.get(mirror);
-      return configs ? parseMirrorConfig(mirror, configs) : undefined;
+      if (!configs) return undefined;
+      let d = parsed.get(configs);
+      if (d === undefined) {
+        d = parseMirrorConfig(mirror, configs);
+        parsed.set(configs, d);
+      }
+      return d;
     };
     const sourceOf = (mirror: string) => {
       const configs = cluster.controller.image.mirrors.get(mirror);

@@ -184,8 +184,16 @@ export interface DestinationCluster {
   createPartitions(topic: string, totalCount: number): void;
   /** Incremental alter of topic configs (SET / DELETE). */
   alterTopicConfigs(topic: string, ops: { name: string; op: "SET" | "DELETE"; value?: string }[]): void;
-  /** KIP-1279 BumpLeaderEpochs: returns the new leader epochs. */
+  /** KIP-1279 BumpLeaderEpochs: returns the new leader epochs (all or nothing: one failure throws). */
   bumpLeaderEpochs(requests: { topic: string; partition: number; minLeaderEpoch: number }[]): number[];
+  /**
+   * KIP-1279 BumpLeaderEpochs for many partitions in one request (one metadata record batch): each result,
+   * in request order, is the partition's new leader epoch or the error that partition alone got. Optional:
+   * without it the coordinator sends one `bumpLeaderEpochs` per partition.
+   */
+  bumpLeaderEpochsBatch?(
+    requests: readonly { topic: string; partition: number; minLeaderEpoch: number }[],
+  ): ({ leaderEpoch: number; error?: undefined } | { leaderEpoch?: undefined; error: Error })[];
 }
 
 /** One record of `__mirror_state` as the log holds it: a key, and a value or null (tombstone). */

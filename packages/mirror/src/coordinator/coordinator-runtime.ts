@@ -155,7 +155,12 @@ export class CoordinatorRuntime {
 
   /** Delivers a data-path observation to the partition's actor, if this broker owns it. */
   observe(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
-    this.shards.get(this.statePartitionOf(key))?.observe(key, event);
+    this.observeAt(this.statePartitionOf(key), key, event);
+  }
+
+  /** `observe` for a caller that already knows the key's `__mirror_state` partition (no second hash). */
+  observeAt(partition: number, key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
+    this.shards.get(partition)?.observe(key, event);
   }
 
   /** Committed views of every partition this broker coordinates (of one mirror when given). */

@@ -359,7 +359,7 @@ export class CoordinatorShard {
     this.checkEpoch(leaderEpoch);
     return Promise.all(
       writes.map(async (w) => {
-        const current = this.view(w.key)?.stateEpoch ?? 0;
+        const current = w.stateEpoch >= 0 ? (this.view(w.key)?.stateEpoch ?? 0) : -1;
         if (w.stateEpoch >= 0 && w.stateEpoch !== current) {
           return {
             key: w.key,

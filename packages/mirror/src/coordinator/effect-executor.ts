@@ -46,7 +46,6 @@ const SYNC_EFFECTS: ReadonlySet<string> = new Set([
   "addFetcher",
   "holdAppends",
   "releaseAppends",
-  "bumpLeaderEpoch",
   "abortOpenTransactions",
   "appendPidReset",
 ]);
@@ -62,6 +61,12 @@ export class EffectExecutor {
   /** Effects waiting for the next microtask, as pairs (partition, effect); run in order by one task. */
   private queued: (PartitionRuntime | MirrorPartitionEffect)[] = [];
   private drainScheduled = false;
+  /**
+   * The leader epoch bumps of the task being drained, as pairs (partition, effect): sent to the controller
+   * together once the task's other effects ran, as one BumpLeaderEpochs request (one metadata record batch)
+   * instead of one request per partition; a failover of thousands of partitions bumps them in a few batches.
+   */
+  private bumps: (PartitionRuntime | MirrorPartitionEffect)[] = [];
 
   constructor(private readonly ctx: EffectExecutorContext) {}
 
@@ -210,9 +215,67 @@ export class EffectExecutor {
     this.queued = [];
     this.drainScheduled = false;
     for (let i = 0; i < queued.length; i += 2) {
-      this.start(queued[i] as PartitionRuntime, queued[i + 1] as MirrorPartitionEffect);
+      const effect = queued[i + 1] as MirrorPartitionEffect;
+      if (effect.type === "bumpLeaderEpoch") this.bumps.push(queued[i] as PartitionRuntime, effect);
+      else this.start(queued[i] as PartitionRuntime, effect);
     }
+    if (this.bumps.length > 0) this.bumpLeaderEpochs();
   };
+
+  /**
+   * Sends the task's bumps as one request and each partition its own result (EPOCH_BUMPED, or EFFECT_FAILED
+   * with the error of that partition alone), in the order they were requested. What a partition asked for
+   * before its bump still runs before it (EPOCH_FENCING holds appends first); the chart asks for nothing
+   * after a bump in the same step, as the bump's result is what its next step waits for.
+   */
+  private bumpLeaderEpochs(): void {
+    const bumps = this.bumps;
+    this.bumps = [];
+    if (!this.ctx.stillCoordinator()) return; // a zombie coordinator must not touch the data
+    const requests: { topic: string; partition: number; minLeaderEpoch: number }[] = [];
+    for (let i = 0; i < bumps.length; i += 2) {
+      const key = (bumps[i] as PartitionRuntime).key;
+      const effect = bumps[i + 1] as Extract<MirrorPartitionEffect, { type: "bumpLeaderEpoch" }>;
+      requests.push({
+        topic: key.topic,
+        partition: key.partition,
+        minLeaderEpoch: effect.params.minLeaderEpoch,
+      });
+    }
+    const destination = this.ctx.destination;
+    let results: readonly ({ leaderEpoch?: number; error?: Error } | undefined)[];
+    if (destination.bumpLeaderEpochsBatch === undefined) {
+      results = requests.map((req) => {
+        try {
+          return { leaderEpoch: destination.bumpLeaderEpochs([req])[0] };
+        } catch (error) {
+          return { error: error instanceof Error ? error : new Error(String(error)) };
+        }
+      });
+    } else {
+      try {
+        results = destination.bumpLeaderEpochsBatch(requests);
+      } catch (error) {
+        const failed = { error: error instanceof Error ? error : new Error(String(error)) };
+        results = requests.map(() => failed);
+      }
+    }
+    for (let i = 0; i < bumps.length; i += 2) {
+      const p = bumps[i] as PartitionRuntime;
+      const stateEpoch = (bumps[i + 1] as MirrorPartitionEffect).params.stateEpoch;
+      const result = results[i >> 1];
+      const req = requests[i >> 1] as { topic: string; partition: number };
+      if (result?.error !== undefined) p.send(this.failureOf(stateEpoch, result.error));
+      else if (result?.leaderEpoch === undefined) {
+        p.send(
+          this.failureOf(
+            stateEpoch,
+            new Error(`BumpLeaderEpochs returned no epoch for ${req.topic}-${req.partition}`),
+          ),
+        );
+      } else p.send({ type: "EPOCH_BUMPED", stateEpoch, leaderEpoch: result.leaderEpoch });
+    }
+  }
 
   private start(p: PartitionRuntime, effect: MirrorPartitionEffect): void {
     const stateEpoch = effect.params.stateEpoch;
@@ -258,17 +321,6 @@ export class EffectExecutor {
       case "releaseAppends":
         this.fetchers(key).releaseAppends(key);
         return undefined;
-      case "bumpLeaderEpoch": {
-        const req = {
-          topic: key.topic,
-          partition: key.partition,
-          minLeaderEpoch: effect.params.minLeaderEpoch,
-        };
-        const [leaderEpoch] = this.ctx.destination.bumpLeaderEpochs([req]);
-        if (leaderEpoch === undefined)
-          throw new Error(`BumpLeaderEpochs returned no epoch for ${key.topic}-${key.partition}`);
-        return { type: "EPOCH_BUMPED", stateEpoch, leaderEpoch };
-      }
       case "abortOpenTransactions": {
         const replica = this.leaderReplica(key);
         // Idempotent: a resumed STOPPING finds the transactions it aborted closed.

@@ -40,9 +40,12 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
 
   /** The runtime coordinating `key` now, or undefined. */
   coordinatorOf(key: MirrorPartitionKey): CoordinatorRuntime | undefined {
-    const partition = mirrorStatePartitionFor(key, this.numStatePartitions);
-    const leader = this.destination.leaderOf(MIRROR_STATE_TOPIC, partition);
-    return this.runtimes.get(leader);
+    return this.coordinatorAt(mirrorStatePartitionFor(key, this.numStatePartitions));
+  }
+
+  /** The runtime of the broker leading `__mirror_state` partition `partition` now, or undefined. */
+  private coordinatorAt(partition: number): CoordinatorRuntime | undefined {
+    return this.runtimes.get(this.destination.leaderOf(MIRROR_STATE_TOPIC, partition));
   }
 
   /** Where the coordinator of `key` stands: ACTIVE, its shard's state, or why there is none. */
@@ -62,29 +65,33 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
    * UNKNOWN_LEADER_EPOCH when newer); both are retriable, and the write is retried once on fresh metadata.
    */
   command(key: MirrorPartitionKey, command: MirrorPartitionCommand): Promise<void> {
-    const partition = mirrorStatePartitionFor(key, this.numStatePartitions);
-    const write = (retry: boolean): Promise<void> => {
-      const runtime = this.coordinatorOf(key);
-      if (runtime === undefined) {
-        return Promise.reject(
-          new ClusterError(
-            "NOT_COORDINATOR",
-            `no running coordinator for ${key.mirror}/${key.topic}-${key.partition} (its __mirror_state partition has no leader with a runtime); retry after the election`,
-          ),
-        );
-      }
-      const leaderEpoch = this.destination.leaderEpochOf(MIRROR_STATE_TOPIC, partition);
-      return runtime.writeMirrorStates(partition, leaderEpoch, [{ key, stateEpoch: -1, command }]).then(
-        ([result]) => {
-          if (result?.error !== undefined) throw result.error;
-        },
-        (error: unknown) => {
-          if (retry && isEpochMismatch(error)) return write(false);
-          throw error;
-        },
+    return this.writeCommand(key, mirrorStatePartitionFor(key, this.numStatePartitions), command, true);
+  }
+
+  /** One WriteMirrorStates of `command` to the leader of `partition`; `retry`: once more on an epoch mismatch. */
+  private writeCommand(
+    key: MirrorPartitionKey,
+    partition: number,
+    command: MirrorPartitionCommand,
+    retry: boolean,
+  ): Promise<void> {
+    const runtime = this.coordinatorAt(partition);
+    if (runtime === undefined) {
+      return Promise.reject(
+        new ClusterError(
+          "NOT_COORDINATOR",
+          `no running coordinator for ${key.mirror}/${key.topic}-${key.partition} (its __mirror_state partition has no leader with a runtime); retry after the election`,
+        ),
       );
-    };
-    return write(true);
+    }
+    const leaderEpoch = this.destination.leaderEpochOf(MIRROR_STATE_TOPIC, partition);
+    // No closure per command: the continuations are shared, the retry is a method call.
+    return runtime
+      .writeMirrorStates(partition, leaderEpoch, [{ key, stateEpoch: -1, command }])
+      .then(throwWriteError, (error: unknown) => {
+        if (retry && isEpochMismatch(error)) return this.writeCommand(key, partition, command, false);
+        throw error;
+      });
   }
 
   describe(mirror?: string): MirrorPartitionView[] {
@@ -103,7 +110,7 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     for (const mirror of mirrors) {
       const key: MirrorPartitionKey = { mirror, topic: "", topicId, partition };
       const statePartition = mirrorStatePartitionFor(key, this.numStatePartitions);
-      const shard = this.coordinatorOf(key)?.shardFor(statePartition);
+      const shard = this.coordinatorAt(statePartition)?.shardFor(statePartition);
       const where = `mirror '${mirror}', topic id ${topicId} partition ${partition} (__mirror_state-${statePartition})`;
       if (shard === undefined || shard.state === "FAILED" || shard.state === "CLOSED") {
         throw new ClusterError(
@@ -156,8 +163,15 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
   }
 
   private deliver(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
-    this.coordinatorOf(key)?.observe(key, event);
+    const partition = mirrorStatePartitionFor(key, this.numStatePartitions);
+    this.coordinatorAt(partition)?.observeAt(partition, key, event);
   }
+}
+
+/** Throws the error WriteMirrorStates returned for its one write, if any. */
+function throwWriteError(results: readonly { error?: Error }[]): void {
+  const error = results[0]?.error;
+  if (error !== undefined) throw error;
 }
 
 /** Whether `error` is a coordinator refusing a request made with another leader epoch (both retriable). */

@@ -63,6 +63,13 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
     return this.cluster.controller.bumpLeaderEpochs(requests);
   }
 
+  /** One controller request (`bumpLeaderEpochsBatch`): one PartitionChange record per partition, one batch. */
+  bumpLeaderEpochsBatch(
+    requests: readonly { topic: string; partition: number; minLeaderEpoch: number }[],
+  ): ({ leaderEpoch: number; error?: undefined } | { leaderEpoch?: undefined; error: Error })[] {
+    return this.cluster.controller.bumpLeaderEpochsBatch(requests);
+  }
+
   topicName(topicId: Uuid): string | undefined {
     return this.cluster.controller.image.topicsById.get(topicId)?.name;
   }

@@ -91,6 +91,17 @@ export class MirrorFetcher {
   private timer: Cancel | undefined;
   private sendTask: Cancel | undefined;
   private rotation = 0;
+  /**
+   * Adds and removes not yet sent to the actor, in order, consecutive ones of a kind merged: sent on the
+   * next microtask (or before any other event), so that the partitions of a task (a failover or a pause of
+   * thousands) reach the actor as a few ADD_PARTITIONS / REMOVE_PARTITIONS events instead of one each.
+   */
+  private membership: {
+    type: "ADD_PARTITIONS" | "REMOVE_PARTITIONS";
+    partitions: string[];
+    ids: Set<string>;
+  }[] = [];
+  private membershipScheduled = false;
 
   constructor(
     readonly mirror: string,
@@ -128,22 +139,55 @@ export class MirrorFetcher {
 
   add(state: FetchPartitionState): void {
     this.assigned.set(state.id, state);
-    this.send({ type: "ADD_PARTITIONS", partitions: [state.id] });
+    this.queueMembership("ADD_PARTITIONS", state.id);
   }
 
   remove(ids: readonly string[]): void {
-    this.send({ type: "REMOVE_PARTITIONS", partitions: ids });
+    for (const id of ids) this.queueMembership("REMOVE_PARTITIONS", id);
   }
 
   stop(): void {
     this.send({ type: "STOP" });
   }
 
+  private queueMembership(type: "ADD_PARTITIONS" | "REMOVE_PARTITIONS", id: string): void {
+    const last = this.membership[this.membership.length - 1];
+    if (last?.type === type) {
+      if (!last.ids.has(id)) {
+        last.ids.add(id);
+        last.partitions.push(id);
+      }
+    } else this.membership.push({ type, partitions: [id], ids: new Set([id]) });
+    if (this.membershipScheduled) return;
+    this.membershipScheduled = true;
+    queueMicrotask(this.sendMembership);
+  }
+
+  private readonly sendMembership = (): void => {
+    this.membershipScheduled = false;
+    this.flushMembership();
+  };
+
+  /** Sends the queued adds and removes, in order (before any other event, so the order is kept). */
+  private flushMembership(): void {
+    while (this.membership.length > 0) {
+      const queued = this.membership;
+      this.membership = [];
+      for (const m of queued) this.deliver({ type: m.type, partitions: m.partitions });
+    }
+  }
+
   /**
    * Sends an event to the actor: XState's mailbox handles one at a time, in order (an effect that sends
    * while one is handled queues behind it). A stopped fetcher (its final state) takes no more events.
+   * Queued adds and removes go first, so the actor sees every event in the order it was sent.
    */
   private send(event: FetcherEvent): void {
+    this.flushMembership();
+    this.deliver(event);
+  }
+
+  private deliver(event: FetcherEvent): void {
     if (this.actor.getSnapshot().status !== "active") return;
     this.actor.send(event);
     this.runEffects();

@@ -1,0 +1,153 @@
+import { ClusterError, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
+import type { MirrorPartitionEffect, MirrorPartitionEvent } from "@cluster-mirror/machines";
+import { describe, expect, it } from "vitest";
+import { EffectExecutor } from "../src/coordinator/effect-executor";
+import { type MirrorPartitionRef, PartitionRuntime } from "../src/coordinator/partition-runtime";
+import type { StateWriteBatcher } from "../src/coordinator/state-write-batcher";
+import type { DestinationCluster } from "../src/ports";
+import { flush } from "./core-helpers";
+
+type BumpRequest = { topic: string; partition: number; minLeaderEpoch: number };
+type BumpResult = { leaderEpoch: number; error?: undefined } | { leaderEpoch?: undefined; error: Error };
+
+/** A destination that only answers bumps: each partition's epoch goes to max(current + 1, minimum). */
+class BumpingDestination {
+  readonly clusterId = "destination";
+  readonly batches: BumpRequest[][] = [];
+  readonly singles: BumpRequest[][] = [];
+  readonly epochs = new Map<string, number>();
+  /** Partitions the controller refuses (unknown to it). */
+  readonly unknown = new Set<string>();
+
+  private bump(r: BumpRequest): BumpResult {
+    const k = `${r.topic}-${r.partition}`;
+    if (this.unknown.has(k)) return { error: new ClusterError("UNKNOWN_TOPIC_OR_PARTITION", `no ${k}`) };
+    const epoch = Math.max((this.epochs.get(k) ?? 0) + 1, r.minLeaderEpoch);
+    this.epochs.set(k, epoch);
+    return { leaderEpoch: epoch };
+  }
+
+  bumpLeaderEpochs(requests: BumpRequest[]): number[] {
+    this.singles.push(requests);
+    return requests.map((r) => {
+      const result = this.bump(r);
+      if (result.error) throw result.error;
+      return result.leaderEpoch;
+    });
+  }
+
+  bumpLeaderEpochsBatch(requests: readonly BumpRequest[]): BumpResult[] {
+    this.batches.push([...requests]);
+    return requests.map((r) => this.bump(r));
+  }
+}
+
+/** A partition handle whose actor only records the events it is sent. */
+function partition(topic: string, p: number): { runtime: PartitionRuntime; events: MirrorPartitionEvent[] } {
+  const key = { mirror: "m", topic, topicId: "AAAAAAAAAAAAAAAAAAAAAA", partition: p };
+  const runtime = new PartitionRuntime(`m/${topic}/${p}`, key);
+  const events: MirrorPartitionEvent[] = [];
+  const snapshot = { status: "active", context: { record: { stateEpoch: 3 }, pending: null } };
+  const ref = {
+    id: runtime.id,
+    send: (e: MirrorPartitionEvent) => events.push(e),
+    getSnapshot: () => snapshot,
+  } as unknown as MirrorPartitionRef;
+  runtime.attach(ref);
+  return { runtime, events };
+}
+
+function executorOver(
+  destination: Partial<DestinationCluster>,
+  stillCoordinator = () => true,
+): EffectExecutor {
+  const clock = new ManualClock(0);
+  return new EffectExecutor({
+    brokerId: 0,
+    destination: destination as DestinationCluster,
+    sources: () => {
+      throw new Error("no source in this test");
+    },
+    sourceClusterId: () => "source",
+    fetchers: () => {
+      throw new Error("no fetchers in this test");
+    },
+    clock,
+    random: new SeededRandom(1),
+    scheduler: new ManualScheduler(clock),
+    writer: {} as StateWriteBatcher,
+    isrPollIntervalMs: 100,
+    stillCoordinator,
+    onLastMirrorEpochCommitted: () => {},
+  });
+}
+
+const bump = (minLeaderEpoch: number): MirrorPartitionEffect => ({
+  type: "bumpLeaderEpoch",
+  params: { stateEpoch: 3, minLeaderEpoch },
+});
+
+describe("effect executor: leader epoch bumps", () => {
+  it("sends the bumps requested in one task as one BumpLeaderEpochs request, each partition its own epoch", async () => {
+    const destination = new BumpingDestination();
+    const executor = executorOver(destination);
+    const parts = [partition("a", 0), partition("a", 1), partition("b", 0)];
+    for (const [i, p] of parts.entries()) executor.run(p.runtime, bump(10 * (i + 1)));
+    await flush();
+    expect(destination.batches).toEqual([
+      [
+        { topic: "a", partition: 0, minLeaderEpoch: 10 },
+        { topic: "a", partition: 1, minLeaderEpoch: 20 },
+        { topic: "b", partition: 0, minLeaderEpoch: 30 },
+      ],
+    ]);
+    expect(destination.singles).toEqual([]);
+    expect(parts.map((p) => p.events)).toEqual([
+      [{ type: "EPOCH_BUMPED", stateEpoch: 3, leaderEpoch: 10 }],
+      [{ type: "EPOCH_BUMPED", stateEpoch: 3, leaderEpoch: 20 }],
+      [{ type: "EPOCH_BUMPED", stateEpoch: 3, leaderEpoch: 30 }],
+    ]);
+  });
+
+  it("a partition the controller refuses fails alone; the others of the request are bumped", async () => {
+    const destination = new BumpingDestination();
+    destination.unknown.add("a-1");
+    const executor = executorOver(destination);
+    const [ok, refused] = [partition("a", 0), partition("a", 1)];
+    executor.run(ok.runtime, bump(5));
+    executor.run(refused.runtime, bump(5));
+    await flush();
+    expect(ok.events).toEqual([{ type: "EPOCH_BUMPED", stateEpoch: 3, leaderEpoch: 5 }]);
+    expect(refused.events).toEqual([
+      expect.objectContaining({ type: "EFFECT_FAILED", stateEpoch: 3, message: "no a-1", retryable: true }),
+    ]);
+  });
+
+  it("without a batched request, bumps each partition on its own (one refusal fails only its partition)", async () => {
+    const destination = new BumpingDestination();
+    destination.unknown.add("a-0");
+    const executor = executorOver({
+      clusterId: destination.clusterId,
+      bumpLeaderEpochs: (requests) => destination.bumpLeaderEpochs(requests),
+    });
+    const [refused, ok] = [partition("a", 0), partition("a", 1)];
+    executor.run(refused.runtime, bump(7));
+    executor.run(ok.runtime, bump(7));
+    await flush();
+    expect(destination.singles).toHaveLength(2);
+    expect(ok.events).toEqual([{ type: "EPOCH_BUMPED", stateEpoch: 3, leaderEpoch: 7 }]);
+    expect(refused.events).toEqual([
+      expect.objectContaining({ type: "EFFECT_FAILED", message: "no a-0", retryable: true }),
+    ]);
+  });
+
+  it("a coordinator that lost its __mirror_state leadership bumps nothing", async () => {
+    const destination = new BumpingDestination();
+    const executor = executorOver(destination, () => false);
+    const p = partition("a", 0);
+    executor.run(p.runtime, bump(5));
+    await flush();
+    expect(destination.batches).toEqual([]);
+    expect(p.events).toEqual([]);
+  });
+});

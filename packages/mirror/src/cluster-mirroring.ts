@@ -385,9 +385,18 @@ export class ClusterMirroring {
   private attach(brokerId: number): void {
     if (this.nodes.has(brokerId)) return;
     const { cluster, random } = this.options;
+    // Parsed once per definition, not once per call: the fetchers ask for it on every partition they add
+    // (100,000 times in a load). The image replaces a mirror's configs object when they change.
+    const parsed = new WeakMap<object, ReturnType<typeof parseMirrorConfig>>();
     const definition = (mirror: string) => {
       const configs = cluster.controller.image.mirrors.get(mirror);
-      return configs ? parseMirrorConfig(mirror, configs) : undefined;
+      if (configs === undefined) return undefined;
+      let d = parsed.get(configs);
+      if (d === undefined) {
+        d = parseMirrorConfig(mirror, configs);
+        parsed.set(configs, d);
+      }
+      return d;
     };
     const sourceOf = (mirror: string) => {
       const configs = cluster.controller.image.mirrors.get(mirror);

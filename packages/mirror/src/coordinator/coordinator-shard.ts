@@ -105,6 +105,11 @@ const PARTITION_EFFECTS = [
   "cancelRetryTimer",
 ] as const satisfies readonly MirrorPartitionEffect["type"][];
 
+/** Whether the operator asked to pause `topic` (`mirror.name` ends with `.paused`). */
+function pauseRequested(topics: DestinationTopicLookup, topic: string): boolean {
+  return topics.topicConfig(topic, "mirror.name")?.endsWith(".paused") ?? false;
+}
+
 /** A fresh partition (no state yet), to check a command against before spawning an actor for it. */
 let unknownSnapshot: MirrorPartitionSnapshot | undefined;
 
@@ -447,17 +452,26 @@ export class CoordinatorShard {
     const partitions = new Map<string, PartitionRuntime>();
     const lmes = new Map<string, { key: MirrorPartitionKey; lme: number }>();
     const byMirror = new Map<string, MirrorPartitionSpawn[]>();
+    // A topic's name and pause flag are read once per topic, not once per partition: the load runs as one
+    // task, so they cannot change in between.
+    const topics = new Map<string, { name: string; paused: boolean }>();
     for (const [id, entry] of folded) {
-      const topic = o.topics.topicName(entry.topicId) ?? entry.topicId;
+      let topic = topics.get(entry.topicId);
+      if (topic === undefined) {
+        const name = o.topics.topicName(entry.topicId) ?? entry.topicId;
+        topic = { name, paused: pauseRequested(o.topics, name) };
+        topics.set(entry.topicId, topic);
+      }
       const key: MirrorPartitionKey = {
         mirror: entry.mirrorName,
-        topic,
+        topic: topic.name,
         topicId: entry.topicId,
         partition: entry.partition,
       };
       if (entry.lastMirrorEpoch >= 0) lmes.set(id, { key, lme: entry.lastMirrorEpoch });
       if (entry.state === null) continue;
-      const input = this.recoveryInput(key, { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch });
+      const record = { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch };
+      const input = this.recoveryInput(key, record, topic.paused);
       partitions.set(id, new PartitionRuntime(id, key, this.options.onTransition));
       const spawns = byMirror.get(key.mirror);
       if (spawns === undefined) byMirror.set(key.mirror, [{ id, input }]);
@@ -467,7 +481,11 @@ export class CoordinatorShard {
     return { leaderEpoch, partitions, lmes, mirrors };
   }
 
-  private recoveryInput(key: MirrorPartitionKey, record: RecoveredPartition): MirrorPartitionInput {
+  private recoveryInput(
+    key: MirrorPartitionKey,
+    record: RecoveredPartition,
+    paused = pauseRequested(this.options.topics, key.topic),
+  ): MirrorPartitionInput {
     const o = this.options;
     const leader = o.destination.leaderOf(key.topic, key.partition);
     let localLeaderEpoch = -1;
@@ -481,7 +499,7 @@ export class CoordinatorShard {
     return {
       record,
       localLeaderEpoch,
-      pauseRequested: o.topics.topicConfig(key.topic, "mirror.name")?.endsWith(".paused") ?? false,
+      pauseRequested: paused,
       ...(failedRetryable ? { retryJitter: o.random.next() } : {}),
       ...(o.retry ? { retry: o.retry } : {}),
     };

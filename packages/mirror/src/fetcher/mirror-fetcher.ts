@@ -91,6 +91,13 @@ export class MirrorFetcher {
   private timer: Cancel | undefined;
   private sendTask: Cancel | undefined;
   private rotation = 0;
+  /**
+   * Partitions added since the actor last handled an event: delivered as one ADD_PARTITIONS on the next
+   * microtask, or before anything else reads or drives the actor. A load adds thousands of partitions in
+   * one task, and the machine copies its partition list on every ADD_PARTITIONS: one event per partition
+   * made that quadratic.
+   */
+  private adding: string[] | undefined;
 
   constructor(
     readonly mirror: string,
@@ -111,8 +118,9 @@ export class MirrorFetcher {
     this.actor.start();
   }
 
-  /** The actor's snapshot. */
+  /** The actor's snapshot (partitions added meanwhile delivered first). */
   private get snapshot() {
+    this.flushAdds();
     return this.actor.getSnapshot();
   }
 
@@ -128,7 +136,19 @@ export class MirrorFetcher {
 
   add(state: FetchPartitionState): void {
     this.assigned.set(state.id, state);
-    this.send({ type: "ADD_PARTITIONS", partitions: [state.id] });
+    if (this.adding === undefined) {
+      this.adding = [];
+      queueMicrotask(() => this.flushAdds());
+    }
+    this.adding.push(state.id);
+  }
+
+  private flushAdds(): void {
+    const adding = this.adding;
+    if (adding === undefined) return;
+    this.adding = undefined;
+    // A partition added twice in between is added once, as two events would have added it.
+    this.send({ type: "ADD_PARTITIONS", partitions: [...new Set(adding)] });
   }
 
   remove(ids: readonly string[]): void {
@@ -144,6 +164,7 @@ export class MirrorFetcher {
    * while one is handled queues behind it). A stopped fetcher (its final state) takes no more events.
    */
   private send(event: FetcherEvent): void {
+    if (event.type !== "ADD_PARTITIONS") this.flushAdds();
     if (this.actor.getSnapshot().status !== "active") return;
     this.actor.send(event);
     this.runEffects();

@@ -13,6 +13,7 @@ import {
   type MirrorPartitionsInput,
   mirrorPartitionMachine,
   mirrorPartitionsMachine,
+  type PartitionGroup,
   type RecoveredPartition,
   type RetryBackoffOptions,
   recoverPartition,
@@ -248,21 +249,30 @@ export class CoordinatorShard {
         })),
       });
     }
+    const before = this.actor.getSnapshot().context.groups;
     this.actor.send({ type: "SPAWN_PARTITIONS", mirrors });
-    this.attachAll(mirrors);
+    this.attachSpawned(before);
   }
 
   /**
-   * Connects each spawned partition actor to its handle (delivering what was sent meanwhile). Partition
-   * actors are registered in the shard's actor system under their id (`systemId`).
+   * Connects each partition actor spawned since the shard had `before` groups to its handle (delivering what
+   * was sent meanwhile): the children of the groups that are new or grew. Partition actors are found as
+   * their group's children by id (no `systemId`: registering 100,000 names in the actor system cost time
+   * and memory for nothing else).
    */
-  private attachAll(mirrors: readonly MirrorPartitionsInput[]): void {
-    const system = this.actor.system;
-    for (const g of mirrors) {
-      for (const { id } of g.partitions) {
-        const ref = system.get(id) as MirrorPartitionRef | undefined;
+  private attachSpawned(before: readonly PartitionGroup[]): void {
+    const snapshot = this.actor.getSnapshot();
+    const sizes = new Map(before.map((g) => [g.id, g.size]));
+    for (const g of snapshot.context.groups) {
+      if (sizes.get(g.id) === g.size) continue;
+      const group = snapshot.children[g.id] as AnyActorRef | undefined;
+      const children = (group?.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> })
+        ?.children;
+      if (children === undefined) continue;
+      for (const id in children) {
         const p = this.partitions.get(id);
-        if (ref !== undefined && p !== undefined) p.attach(ref);
+        const ref = children[id];
+        if (p !== undefined && ref !== undefined && !p.isAttached) p.attach(ref as MirrorPartitionRef);
       }
     }
   }
@@ -439,9 +449,10 @@ export class CoordinatorShard {
       this.loaded = loaded;
       // Spawns the groups and their partition actors; each starts in `recovering`, so the effects its
       // recovered state's commit started run again (Kafka's onLoaded: they are idempotent).
+      const before = this.actor.getSnapshot().context.groups;
       this.dispatch({ type: "LOAD_COMPLETED", leaderEpoch, mirrors: loaded.mirrors });
       if ((this.state as CoordinatorShardState) !== "ACTIVE" || this.leaderEpoch !== leaderEpoch) return;
-      this.attachAll(loaded.mirrors);
+      this.attachSpawned(before);
       this.options.onActivated?.(this);
     }, 0);
   }

@@ -4,7 +4,7 @@ import type { MirrorPartitionInput } from "./mirror-partition.types";
 
 /** One mirror partition actor to spawn: its actor id and the input it is rehydrated (or created) from. */
 export interface MirrorPartitionSpawn {
-  /** The child actor's id, also its `systemId`: unique in the shard's actor system. */
+  /** The child actor's id: unique in the shard (its coordinator finds the actor as its group's child). */
   readonly id: string;
   readonly input: MirrorPartitionInput;
 }
@@ -48,14 +48,13 @@ export const mirrorPartitionsMachine = setup({
 }).createMachine({
   id: "mirrorPartitions",
   context: ({ input, spawn }) => {
-    for (const p of input.partitions) spawn("mirrorPartition", { id: p.id, systemId: p.id, input: p.input });
+    for (const p of input.partitions) spawn("mirrorPartition", { id: p.id, input: p.input });
     return { mirror: input.mirror };
   },
   on: {
     SPAWN_PARTITIONS: {
       actions: assign(({ event, spawn }) => {
-        for (const p of event.partitions)
-          spawn("mirrorPartition", { id: p.id, systemId: p.id, input: p.input });
+        for (const p of event.partitions) spawn("mirrorPartition", { id: p.id, input: p.input });
         return {};
       }),
     },

@@ -13,6 +13,7 @@ import {
   type MirrorPartitionsInput,
   mirrorPartitionMachine,
   mirrorPartitionsMachine,
+  type PartitionGroup,
   type RecoveredPartition,
   type RetryBackoffOptions,
   recoverPartition,
@@ -101,6 +102,11 @@ const PARTITION_EFFECTS = [
   "scheduleRetry",
   "cancelRetryTimer",
 ] as const satisfies readonly MirrorPartitionEffect["type"][];
+
+/** Whether the operator asked to pause `topic` (`mirror.name` ends with `.paused`). */
+function pauseRequested(topics: DestinationTopicLookup, topic: string): boolean {
+  return topics.topicConfig(topic, "mirror.name")?.endsWith(".paused") ?? false;
+}
 
 /** A fresh partition (no state yet), to check a command against before spawning an actor for it. */
 let unknownSnapshot: MirrorPartitionSnapshot | undefined;
@@ -242,21 +248,30 @@ export class CoordinatorShard {
         })),
       });
     }
+    const before = this.actor.getSnapshot().context.groups;
     this.actor.send({ type: "SPAWN_PARTITIONS", mirrors });
-    this.attachAll(mirrors);
+    this.attachSpawned(before);
   }
 
   /**
-   * Connects each spawned partition actor to its handle (delivering what was sent meanwhile). Partition
-   * actors are registered in the shard's actor system under their id (`systemId`).
+   * Connects each partition actor spawned since the shard had `before` groups to its handle (delivering what
+   * was sent meanwhile): the children of the groups that are new or grew. Partition actors are found as
+   * their group's children by id (no `systemId`: registering 100,000 names in the actor system cost time
+   * and memory for nothing else).
    */
-  private attachAll(mirrors: readonly MirrorPartitionsInput[]): void {
-    const system = this.actor.system;
-    for (const g of mirrors) {
-      for (const { id } of g.partitions) {
-        const ref = system.get(id) as MirrorPartitionRef | undefined;
+  private attachSpawned(before: readonly PartitionGroup[]): void {
+    const snapshot = this.actor.getSnapshot();
+    const sizes = new Map(before.map((g) => [g.id, g.size]));
+    for (const g of snapshot.context.groups) {
+      if (sizes.get(g.id) === g.size) continue;
+      const group = snapshot.children[g.id] as AnyActorRef | undefined;
+      const children = (group?.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> })
+        ?.children;
+      if (children === undefined) continue;
+      for (const id in children) {
         const p = this.partitions.get(id);
-        if (ref !== undefined && p !== undefined) p.attach(ref);
+        const ref = children[id];
+        if (p !== undefined && ref !== undefined && !p.isAttached) p.attach(ref as MirrorPartitionRef);
       }
     }
   }
@@ -445,9 +460,10 @@ export class CoordinatorShard {
       this.loaded = loaded;
       // Spawns the groups and their partition actors; each starts in `recovering`, so the effects its
       // recovered state's commit started run again (Kafka's onLoaded: they are idempotent).
+      const before = this.actor.getSnapshot().context.groups;
       this.dispatch({ type: "LOAD_COMPLETED", leaderEpoch, mirrors: loaded.mirrors });
       if ((this.state as CoordinatorShardState) !== "ACTIVE" || this.leaderEpoch !== leaderEpoch) return;
-      this.attachAll(loaded.mirrors);
+      this.attachSpawned(before);
       this.options.onActivated?.(this);
     }, 0);
   }
@@ -458,17 +474,26 @@ export class CoordinatorShard {
     const partitions = new Map<string, PartitionRuntime>();
     const lmes = new Map<string, { key: MirrorPartitionKey; lme: number }>();
     const byMirror = new Map<string, MirrorPartitionSpawn[]>();
+    // A topic's name and pause flag are read once per topic, not once per partition: the load runs as one
+    // task, so they cannot change in between.
+    const topics = new Map<string, { name: string; paused: boolean }>();
     for (const [id, entry] of folded) {
-      const topic = o.topics.topicName(entry.topicId) ?? entry.topicId;
+      let topic = topics.get(entry.topicId);
+      if (topic === undefined) {
+        const name = o.topics.topicName(entry.topicId) ?? entry.topicId;
+        topic = { name, paused: pauseRequested(o.topics, name) };
+        topics.set(entry.topicId, topic);
+      }
       const key: MirrorPartitionKey = {
         mirror: entry.mirrorName,
-        topic,
+        topic: topic.name,
         topicId: entry.topicId,
         partition: entry.partition,
       };
       if (entry.lastMirrorEpoch >= 0) lmes.set(id, { key, lme: entry.lastMirrorEpoch });
       if (entry.state === null) continue;
-      const input = this.recoveryInput(key, { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch });
+      const record = { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch };
+      const input = this.recoveryInput(key, record, topic.paused);
       partitions.set(id, new PartitionRuntime(id, key));
       const spawns = byMirror.get(key.mirror);
       if (spawns === undefined) byMirror.set(key.mirror, [{ id, input }]);
@@ -478,7 +503,11 @@ export class CoordinatorShard {
     return { leaderEpoch, partitions, lmes, mirrors };
   }
 
-  private recoveryInput(key: MirrorPartitionKey, record: RecoveredPartition): MirrorPartitionInput {
+  private recoveryInput(
+    key: MirrorPartitionKey,
+    record: RecoveredPartition,
+    paused = pauseRequested(this.options.topics, key.topic),
+  ): MirrorPartitionInput {
     const o = this.options;
     const leader = o.destination.leaderOf(key.topic, key.partition);
     let localLeaderEpoch = -1;
@@ -492,7 +521,7 @@ export class CoordinatorShard {
     return {
       record,
       localLeaderEpoch,
-      pauseRequested: o.topics.topicConfig(key.topic, "mirror.name")?.endsWith(".paused") ?? false,
+      pauseRequested: paused,
       ...(failedRetryable ? { retryJitter: o.random.next() } : {}),
       ...(o.retry ? { retry: o.retry } : {}),
     };

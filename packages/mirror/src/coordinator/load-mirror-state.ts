@@ -1,7 +1,11 @@
 import {
   CorruptRecordError,
-  decodeMirrorStateRecord,
+  decodeLastMirrorEpochsValue,
+  decodeMirrorPartitionStateValue,
+  decodeMirrorStateKey,
   type MirrorPartitionStateValue,
+  type MirrorStateKind,
+  MirrorStateRecordType,
   UnsupportedVersionError,
 } from "@cluster-mirror/protocol";
 import type { StateLogRecord } from "../ports";
@@ -29,10 +33,25 @@ export function foldMirrorState(
   warn: (message: string) => void,
 ): Map<string, LoadedPartitionState> {
   const out = new Map<string, LoadedPartitionState>();
+  // A partition's keys repeat once per transition it went through, and its two keys (MirrorPartitionState,
+  // LastMirrorEpochs) differ only in the leading record type: decode each partition's key bytes once (the
+  // same bytes decode to the same fields) and look the rest up by their bytes. Keys that do not decode are
+  // not kept, so each of their records is refused (or skipped) on its own, as before.
+  const partitions = new Map<string, DecodedPartition>();
   for (const r of records) {
-    let decoded: ReturnType<typeof decodeMirrorStateRecord>;
+    const kind = knownKind(r.key);
+    // Not a Buffer or not a known record type: no cache, the decoder says what is wrong with it.
+    const raw = kind === undefined ? undefined : r.key.toString("latin1", 2);
+    let p = raw === undefined ? undefined : partitions.get(raw);
     try {
-      decoded = decodeMirrorStateRecord(r.key, r.value);
+      if (p === undefined) {
+        const key = decodeMirrorStateKey(r.key);
+        const id = partitionKeyId({ mirror: key.mirrorName, topicId: key.topicId, partition: key.partition });
+        p = { mirrorName: key.mirrorName, topicId: key.topicId, partition: key.partition, id };
+        if (raw !== undefined) partitions.set(raw, p);
+      }
+      const k = kind ?? decodeMirrorStateKey(r.key).kind;
+      apply(out, p, k, decodeValue(k, r.value));
     } catch (error) {
       if (error instanceof UnsupportedVersionError) {
         warn(`__mirror_state offset ${r.offset} skipped: ${error.message} (written by a newer broker?)`);
@@ -44,26 +63,55 @@ export function foldMirrorState(
         { cause: error },
       );
     }
-    const k = decoded.key;
-    const id = partitionKeyId({ mirror: k.mirrorName, topicId: k.topicId, partition: k.partition });
-    let entry = out.get(id);
-    if (entry === undefined) {
-      if (decoded.value === null) continue;
-      entry = {
-        mirrorName: k.mirrorName,
-        topicId: k.topicId,
-        partition: k.partition,
-        state: null,
-        lastMirrorEpoch: -1,
-      };
-      out.set(id, entry);
-    }
-    if (decoded.key.kind === "MirrorPartitionState")
-      entry.state = decoded.value as MirrorPartitionStateValue | null;
-    else
-      entry.lastMirrorEpoch =
-        decoded.value === null ? -1 : (decoded.value as { lastMirrorEpoch: number }).lastMirrorEpoch;
-    if (entry.state === null && entry.lastMirrorEpoch < 0) out.delete(id);
   }
   return out;
+}
+
+/** The partition a `__mirror_state` key names (its fields after the record type) and its id. */
+interface DecodedPartition {
+  readonly mirrorName: string;
+  readonly topicId: string;
+  readonly partition: number;
+  readonly id: string;
+}
+
+/** The kind of a key whose leading record type is a known one; undefined otherwise (or not a Buffer). */
+function knownKind(key: Buffer): MirrorStateKind | undefined {
+  if (!Buffer.isBuffer(key) || key.length < 2) return undefined;
+  const type = key.readInt16BE(0);
+  if (type === MirrorStateRecordType.MIRROR_PARTITION_STATE) return "MirrorPartitionState";
+  if (type === MirrorStateRecordType.LAST_MIRROR_EPOCHS) return "LastMirrorEpochs";
+  return undefined;
+}
+
+/** The value of a record (null: a tombstone), decoded as its key's kind says. */
+function decodeValue(kind: MirrorStateKind, value: Buffer | null): MirrorPartitionStateValue | number | null {
+  if (value === null) return null;
+  return kind === "MirrorPartitionState"
+    ? decodeMirrorPartitionStateValue(value)
+    : decodeLastMirrorEpochsValue(value).lastMirrorEpoch;
+}
+
+/** Replays one record: a value replaces the partition's record of its kind, a tombstone deletes it. */
+function apply(
+  out: Map<string, LoadedPartitionState>,
+  p: DecodedPartition,
+  kind: MirrorStateKind,
+  value: MirrorPartitionStateValue | number | null,
+): void {
+  let entry = out.get(p.id);
+  if (entry === undefined) {
+    if (value === null) return;
+    entry = {
+      mirrorName: p.mirrorName,
+      topicId: p.topicId,
+      partition: p.partition,
+      state: null,
+      lastMirrorEpoch: -1,
+    };
+    out.set(p.id, entry);
+  }
+  if (kind === "MirrorPartitionState") entry.state = value as MirrorPartitionStateValue | null;
+  else entry.lastMirrorEpoch = value === null ? -1 : (value as number);
+  if (entry.state === null && entry.lastMirrorEpoch < 0) out.delete(p.id);
 }

@@ -36,6 +36,23 @@ const FETCHER_EFFECTS = [
   "closeFetcher",
 ] as const satisfies readonly FetcherEffect["type"][];
 
+/** The fetcher of each fetcher actor, for the effects the actor requests. */
+const FETCHERS = new WeakMap<AnyActorRef, MirrorFetcher>();
+
+/**
+ * The fetcher machine with its effects provided once (providing builds a new machine: per fetcher, a load
+ * that starts 100 fetchers spent a third of a second on it). Each effect is collected during the
+ * transition by the actor's `MirrorFetcher` and run once the actor has handled the event (see `send`).
+ */
+const fetcherLogic = fetcherMachine.provide({
+  actions: Object.fromEntries(
+    FETCHER_EFFECTS.map((type) => [
+      type,
+      ({ self }: { self: AnyActorRef }, params: unknown) => FETCHERS.get(self)?.requested({ type, params }),
+    ]),
+  ),
+});
+
 /** Fetch sizes and timings of one fetch round (read on every round, so changes apply at once). */
 export interface FetchRoundConfig {
   /** Response size limit over all partitions (`fetch.response.max.bytes`). */
@@ -112,18 +129,20 @@ export class MirrorFetcher {
     private readonly host: FetcherHost,
     backoff: RetryBackoffOptions,
   ) {
-    const actions: Record<string, (args: unknown, params: unknown) => void> = {};
-    for (const type of FETCHER_EFFECTS) {
-      // Collected during the transition and run once the actor has handled the event (see `send`).
-      actions[type] = (_args, params) => this.effects.push({ type, params } as FetcherEffect);
-    }
-    this.actor = createActor(fetcherMachine.provide({ actions }), { id: clientId, input: { backoff } });
+    this.actor = createActor(fetcherLogic, { id: clientId, input: { backoff } });
+    FETCHERS.set(this.actor, this);
     this.detach = host.onActorSystem?.(this.actor.system);
     this.actor.start();
   }
 
-  /** The actor's snapshot. */
+  /** An effect the actor requested during its transition (run after it, see `send`). */
+  requested(effect: { type: string; params: unknown }): void {
+    this.effects.push(effect as FetcherEffect);
+  }
+
+  /** The actor's snapshot (adds and removes queued meanwhile delivered first). */
   private get snapshot() {
+    this.flushMembership();
     return this.actor.getSnapshot();
   }
 

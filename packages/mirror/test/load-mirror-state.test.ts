@@ -1,0 +1,140 @@
+import {
+  CorruptRecordError,
+  decodeMirrorStateRecord,
+  encodeMirrorStateRecord,
+  type MirrorPartitionStateValue,
+  UnsupportedVersionError,
+} from "@cluster-mirror/protocol";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { foldMirrorState, type LoadedPartitionState } from "../src/coordinator/load-mirror-state";
+import { partitionKeyId } from "../src/coordinator/mirror-state-partition";
+import type { StateLogRecord } from "../src/ports";
+
+const TOPIC_IDS = ["6ba7b810-9dad-11d1-80b4-00c04fd430c8", "00000000-0000-4000-8000-000000000001"];
+
+/** The fold as it is specified: decode every record whole, then a value replaces and a tombstone deletes. */
+function referenceFold(records: readonly StateLogRecord[]): Map<string, LoadedPartitionState> {
+  const out = new Map<string, LoadedPartitionState>();
+  for (const r of records) {
+    let d: ReturnType<typeof decodeMirrorStateRecord>;
+    try {
+      d = decodeMirrorStateRecord(r.key, r.value);
+    } catch (error) {
+      if (error instanceof UnsupportedVersionError) continue;
+      throw error;
+    }
+    const id = partitionKeyId({
+      mirror: d.key.mirrorName,
+      topicId: d.key.topicId,
+      partition: d.key.partition,
+    });
+    let e = out.get(id);
+    if (e === undefined) {
+      if (d.value === null) continue;
+      e = {
+        mirrorName: d.key.mirrorName,
+        topicId: d.key.topicId,
+        partition: d.key.partition,
+        state: null,
+        lastMirrorEpoch: -1,
+      };
+      out.set(id, e);
+    }
+    if (d.key.kind === "MirrorPartitionState") e.state = d.value as MirrorPartitionStateValue | null;
+    else e.lastMirrorEpoch = d.value === null ? -1 : (d.value as { lastMirrorEpoch: number }).lastMirrorEpoch;
+    if (e.state === null && e.lastMirrorEpoch < 0) out.delete(id);
+  }
+  return out;
+}
+
+const stateValue = fc.record({
+  state: fc.constantFrom("PREPARING", "MIRRORING", "PAUSED", "STOPPED", "FAILED" as const),
+  leaderEpoch: fc.integer({ min: -1, max: 5 }),
+  stateEpoch: fc.integer({ min: 0, max: 50 }),
+  errorMessage: fc.option(fc.string({ maxLength: 4 }), { nil: null }),
+  retryAttempt: fc.integer({ min: -1, max: 3 }),
+  previousState: fc.constantFrom(null, "PREPARING", "MIRRORING" as const),
+}) as fc.Arbitrary<MirrorPartitionStateValue>;
+
+/** One record of a few partitions: a state, an LME, a tombstone of either, or a key of an unknown type. */
+const record = fc.record({
+  mirror: fc.constantFrom("m1", "m2"),
+  topicId: fc.constantFrom(...TOPIC_IDS),
+  partition: fc.integer({ min: 0, max: 2 }),
+  what: fc.oneof(
+    stateValue.map((v) => ({ kind: "MirrorPartitionState" as const, value: v })),
+    fc
+      .integer({ min: 0, max: 9 })
+      .map((lme) => ({ kind: "LastMirrorEpochs" as const, value: { lastMirrorEpoch: lme } })),
+    fc
+      .constantFrom("MirrorPartitionState" as const, "LastMirrorEpochs" as const)
+      .map((kind) => ({ kind, value: null })),
+    fc.constant({ kind: "unknownType" as const, value: null }),
+  ),
+});
+
+type Rec = typeof record extends fc.Arbitrary<infer T> ? T : never;
+
+/** The records as the engine writes them, at offsets 0, 1, ... */
+function encode(from: readonly Rec[]): StateLogRecord[] {
+  return from.map((r, i) => {
+    const kind = r.what.kind === "unknownType" ? "MirrorPartitionState" : r.what.kind;
+    const { key, value } = encodeMirrorStateRecord({
+      key: { kind, mirrorName: r.mirror, topicId: r.topicId, partition: r.partition },
+      value: r.what.kind === "unknownType" ? null : r.what.value,
+    } as Parameters<typeof encodeMirrorStateRecord>[0]);
+    // A record type a newer broker may write: the reader skips it.
+    if (r.what.kind === "unknownType") key.writeInt16BE(9, 0);
+    return { offset: BigInt(i), key, value };
+  });
+}
+
+describe("foldMirrorState", () => {
+  it("folds any history of a few partitions as decoding every record whole does (keys decoded once)", () => {
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 60 }), (rs) => {
+        const records = encode(rs);
+        expect(foldMirrorState(records, () => {})).toEqual(referenceFold(records));
+      }),
+    );
+  });
+
+  it("refuses a corrupt record whose partition's key decoded before, naming its offset", () => {
+    const [first, second] = encode([
+      {
+        mirror: "m1",
+        topicId: TOPIC_IDS[0]!,
+        partition: 0,
+        what: { kind: "LastMirrorEpochs", value: { lastMirrorEpoch: 3 } },
+      },
+      {
+        mirror: "m1",
+        topicId: TOPIC_IDS[0]!,
+        partition: 0,
+        what: { kind: "LastMirrorEpochs", value: { lastMirrorEpoch: 4 } },
+      },
+    ]);
+    // The same key, with a value cut short.
+    const corrupt = { offset: 7n, key: second!.key, value: second!.value!.subarray(0, 3) };
+    expect(() => foldMirrorState([first!, corrupt], () => {})).toThrow(CorruptRecordError);
+    expect(() => foldMirrorState([first!, corrupt], () => {})).toThrow(/offset 7/);
+  });
+
+  it("skips a record of an unknown type with a warning each time, even when its partition loaded", () => {
+    const rs = encode([
+      {
+        mirror: "m1",
+        topicId: TOPIC_IDS[0]!,
+        partition: 0,
+        what: { kind: "LastMirrorEpochs", value: { lastMirrorEpoch: 3 } },
+      },
+      { mirror: "m1", topicId: TOPIC_IDS[0]!, partition: 0, what: { kind: "unknownType", value: null } },
+      { mirror: "m1", topicId: TOPIC_IDS[0]!, partition: 0, what: { kind: "unknownType", value: null } },
+    ]);
+    const warnings: string[] = [];
+    const folded = foldMirrorState(rs, (w) => warnings.push(w));
+    expect(warnings).toHaveLength(2);
+    expect([...folded.values()].map((e) => e.lastMirrorEpoch)).toEqual([3]);
+  });
+});

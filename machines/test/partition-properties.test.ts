@@ -19,6 +19,7 @@ import {
   toStateRecord,
   validFrom,
 } from "../src/index";
+import { partitionEventArb } from "./arbitraries";
 import { startRecording, type TestEvent, withEpoch } from "./helpers";
 
 // Fixed, printed seed: replay a failure with FC_SEED=<seed>. fast-check prints the shrunk counterexample.
@@ -28,71 +29,8 @@ console.log(`partition properties: fast-check seed ${SEED}`);
 const RETRY = { baseMs: 100, capMs: 5000, maxAttempts: 3 };
 const COMMANDS = new Set(Object.keys(COMMAND_TARGETS));
 
-const random01 = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
-const failure = fc.record({
-  message: fc.constantFrom("boom", "source topic deleted"),
-  retryable: fc.boolean(),
-  random: random01,
-});
-const epochArb = fc.integer({ min: -1, max: 60 });
-
-/** Commands, effect results, observations and commit results; `stale` ones carry an old stateEpoch. */
-const eventArb: fc.Arbitrary<{ event: TestEvent }> = fc.record({
-  event: fc.oneof(
-    { weight: 6, arbitrary: fc.constant<TestEvent>({ type: "COMMITTED" }) },
-    {
-      weight: 1,
-      arbitrary: random01.map((random): TestEvent => ({ type: "COMMIT_FAILED", message: "timeout", random })),
-    },
-    { weight: 1, arbitrary: fc.constant<TestEvent>({ type: "COMMIT_RETRY_TIMER_FIRED" }) },
-    { weight: 1, arbitrary: fc.constant<TestEvent>({ type: "FENCED", message: "stale epoch" }) },
-    {
-      weight: 4,
-      arbitrary: fc.constantFrom<TestEvent>(
-        { type: "START" },
-        { type: "PAUSE" },
-        { type: "RESUME" },
-        { type: "STOP" },
-      ),
-    },
-    { weight: 1, arbitrary: failure.map((f): TestEvent => ({ type: "FAIL", ...f })) },
-    { weight: 1, arbitrary: failure.map((f): TestEvent => ({ type: "EFFECT_FAILED", ...f })) },
-    {
-      weight: 8,
-      arbitrary: fc.constantFrom<TestEvent>(
-        { type: "MIRROR_LOOP_CHECKED" },
-        { type: "TRUNCATED" },
-        { type: "ISR_TRUNCATED" },
-        { type: "LME_RECORDED" },
-        { type: "TXNS_ABORTED" },
-        { type: "PID_RESET_APPENDED" },
-        { type: "RETRY_TIMER_FIRED" },
-      ),
-    },
-    { weight: 1, arbitrary: fc.constant<TestEvent>({ type: "MIRROR_LOOP_FOUND", message: "loop" }) },
-    { weight: 1, arbitrary: epochArb.map((lme): TestEvent => ({ type: "LME_FOUND", lme })) },
-    {
-      weight: 2,
-      arbitrary: epochArb.map((e): TestEvent => ({ type: "FETCHER_REMOVED", latestMirroredEpoch: e })),
-    },
-    {
-      weight: 2,
-      arbitrary: fc.tuple(epochArb, epochArb).map(
-        ([batchEpoch, localLeaderEpoch]): TestEvent => ({
-          type: "EPOCH_OBSERVED",
-          batchEpoch,
-          localLeaderEpoch,
-        }),
-      ),
-    },
-    {
-      weight: 2,
-      arbitrary: fc
-        .integer({ min: 0, max: 90 })
-        .map((e): TestEvent => ({ type: "EPOCH_BUMPED", leaderEpoch: e })),
-    },
-  ),
-});
+/** Commands, effect results, observations and commit results (see `partitionEventArb`). */
+const eventArb: fc.Arbitrary<{ event: TestEvent }> = fc.record({ event: partitionEventArb });
 /** A third of the results carry an older stateEpoch: they must be dropped. */
 const eventsArb = (maxLength: number) =>
   fc

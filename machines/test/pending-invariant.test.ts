@@ -9,21 +9,14 @@ import {
   mirrorPartitionMachine,
   type RecoveredPartition,
 } from "../src/index";
-import { type TestEvent, withEpoch } from "./helpers";
+import { epochArb, partitionEventArb, random01 } from "./arbitraries";
+import { withEpoch } from "./helpers";
 
 // Fixed, printed seed: replay a failure with FC_SEED=<seed>. fast-check prints the shrunk counterexample.
 const SEED = Number(process.env.FC_SEED ?? 20261201);
 console.log(`pending-commit invariant: fast-check seed ${SEED}`);
 
 const RETRY = { baseMs: 100, capMs: 5000, maxAttempts: 3 };
-const random01 = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
-const epochArb = fc.integer({ min: -1, max: 60 });
-const failure = fc.record({
-  message: fc.constantFrom("boom", "source topic deleted"),
-  retryable: fc.boolean(),
-  random: random01,
-});
-
 /** Any recovered record a coordinator may load (every lifecycle state, retry counts, previous states). */
 const inputArb: fc.Arbitrary<MirrorPartitionInput> = fc
   .record({
@@ -45,64 +38,8 @@ const inputArb: fc.Arbitrary<MirrorPartitionInput> = fc
     return { record, localLeaderEpoch, pauseRequested, retryJitter, retry: RETRY };
   });
 
-/** Every event the machine accepts: commands, effect results, observations, commit results. */
-const eventArb: fc.Arbitrary<TestEvent> = fc.oneof(
-  { weight: 6, arbitrary: fc.constant<TestEvent>({ type: "COMMITTED" }) },
-  {
-    weight: 1,
-    arbitrary: random01.map((random): TestEvent => ({ type: "COMMIT_FAILED", message: "t", random })),
-  },
-  { weight: 1, arbitrary: fc.constant<TestEvent>({ type: "COMMIT_RETRY_TIMER_FIRED" }) },
-  { weight: 1, arbitrary: fc.constant<TestEvent>({ type: "FENCED", message: "stale epoch" }) },
-  {
-    weight: 4,
-    arbitrary: fc.constantFrom<TestEvent>(
-      { type: "START" },
-      { type: "PAUSE" },
-      { type: "RESUME" },
-      { type: "STOP" },
-    ),
-  },
-  { weight: 2, arbitrary: failure.map((f): TestEvent => ({ type: "FAIL", ...f })) },
-  { weight: 2, arbitrary: failure.map((f): TestEvent => ({ type: "EFFECT_FAILED", ...f })) },
-  {
-    weight: 8,
-    arbitrary: fc.constantFrom<TestEvent>(
-      { type: "MIRROR_LOOP_CHECKED" },
-      { type: "TRUNCATED" },
-      { type: "ISR_TRUNCATED" },
-      { type: "LME_RECORDED" },
-      { type: "TXNS_ABORTED" },
-      { type: "PID_RESET_APPENDED" },
-      { type: "RETRY_TIMER_FIRED" },
-    ),
-  },
-  { weight: 1, arbitrary: fc.constant<TestEvent>({ type: "MIRROR_LOOP_FOUND", message: "loop" }) },
-  { weight: 1, arbitrary: epochArb.map((lme): TestEvent => ({ type: "LME_FOUND", lme })) },
-  {
-    weight: 2,
-    arbitrary: epochArb.map((e): TestEvent => ({ type: "FETCHER_REMOVED", latestMirroredEpoch: e })),
-  },
-  {
-    weight: 2,
-    arbitrary: fc.tuple(epochArb, epochArb).map(
-      ([batchEpoch, localLeaderEpoch]): TestEvent => ({
-        type: "EPOCH_OBSERVED",
-        batchEpoch,
-        localLeaderEpoch,
-      }),
-    ),
-  },
-  {
-    weight: 2,
-    arbitrary: fc
-      .integer({ min: 0, max: 90 })
-      .map((e): TestEvent => ({ type: "EPOCH_BUMPED", leaderEpoch: e })),
-  },
-);
-
 /** Events with the epoch a runtime would put on them; a third carry an older one (stale, to be dropped). */
-const eventsArb = fc.array(fc.tuple(eventArb, fc.integer({ min: 0, max: 2 })), {
+const eventsArb = fc.array(fc.tuple(partitionEventArb, fc.integer({ min: 0, max: 2 })), {
   minLength: 1,
   maxLength: 80,
   size: "max",

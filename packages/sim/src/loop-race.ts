@@ -21,16 +21,16 @@ interface Side {
 
 /**
  * A mirror loop formed concurrently from both sides (issue 11 item 5b): after a failover on edge
- * from -> to, two admins act at once on the same topic, one on each cluster: `to`'s re-adds it to its
- * mirror of `from` while `from`'s fails it back (adds it to its mirror of `to`, created first if needed).
- * Each `--add` checks for a loop before the other one changed anything, so both may be accepted; the
- * engine must then refuse the loop in PREPARING (FAILED) before it changes a log. The admins resolve it as
- * an operator would: every side that is not MIRRORING once PREPARING is over is removed again (a failover
- * of a FAILED partition, `order` picks which side goes first, `mode` whether they wait for STOPPED).
- * Both sides being MIRRORING is an accepted loop (a violation). A failover of a partition whose log never
- * held mirrored data must leave its producer state alone (checked at STOPPED, `failoverWithoutMirroredData`).
- * `truncate` bit 0 (re-add) and bit 1 (failback): that admin passes --truncate-local-writes (a re-add after
- * the new primary took writes is refused without it).
+ * from -> to (done first, unplanned, when no topic is failed over), two admins act at once on the same
+ * topic, one on each cluster: `to`'s re-adds it to its mirror of `from` while `from`'s fails it back (adds
+ * it to its mirror of `to`, created first if needed). Each `--add` checks for a loop before the other one
+ * changed anything, so both may be accepted; the engine must then refuse the loop in PREPARING (FAILED)
+ * before it changes a log. The admins resolve it as an operator would: every side that is not MIRRORING
+ * once PREPARING is over is removed again (a failover of a FAILED partition; `order` picks which side goes
+ * first, `mode` whether they wait for STOPPED). Both sides MIRRORING is an accepted loop (a violation). A
+ * failover of a partition whose log never held mirrored data must leave its producer state alone (checked
+ * as STOPPED commits, `UnmirroredFailoverWatch`). `truncate` bit 0 (re-add) and bit 1 (failback): that
+ * admin passes --truncate-local-writes (a re-add after the new primary took writes is refused without it).
  */
 export async function loopRace(
   sim: Simulation,
@@ -39,7 +39,7 @@ export async function loopRace(
   mode: number,
   truncate: number,
 ): Promise<void> {
-  const et = pick(
+  const failedOver = () =>
     sim
       .edgeTopics((s) => s === "REMOVED")
       .filter(({ edge, topic }) => {
@@ -50,9 +50,16 @@ export async function loopRace(
           sim.writable(edge.to, topic) &&
           sim.writable(edge.from, topic)
         );
-      }),
-    choice,
-  );
+      });
+  if (failedOver().length === 0) {
+    // Nothing failed over yet: the operator fails a mirrored topic over first (waiting for STOPPED).
+    const mirrored = pick(
+      sim.edgeTopics((s) => s === "ACTIVE" || s === "PAUSED"),
+      choice,
+    );
+    if (mirrored) await failoverTopic(sim, mirrored.edge, mirrored.topic, "unplanned");
+  }
+  const et = pick(failedOver(), choice);
   if (!et) {
     sim.step("loop race: nothing failed over");
     return;

@@ -34,6 +34,7 @@ describe("property: active-passive A -> B", () => {
           "readd",
           "writePromoted",
           "loopAdd",
+          "loopRace",
           "concurrent",
           "restartNode",
           "bounceLeader",

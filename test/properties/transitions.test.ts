@@ -20,6 +20,7 @@ describe("property: faults inside transitions (A -> B)", () => {
           "readd",
           "writePromoted",
           "loopAdd",
+          "loopRace",
           "concurrent",
           "crash",
           "crashSoon",
@@ -73,6 +74,17 @@ describe("property: faults inside transitions (A -> B)", () => {
           bug: "issue 11 item 5: a mirror loop was accepted at add time",
           simSeed: 0,
           steps: ["loopAdd(0)"],
+        },
+        {
+          bug: "issue 11 item 5b: a loop formed from both sides at once (re-add and failback), refused in PREPARING, then removed while FAILED, got a PID reset in logs that never held mirrored data (docs/testing/seeded-bugs/props-5b-failed-removal-writes-markers.bug.patch)",
+          simSeed: 0,
+          steps: ["failover(0,0)", "loopRace(0,0,0,3)"],
+          // The bug needs both adds accepted, the loop refused in PREPARING, and a removal while FAILED.
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("loop race orders: b-from-a 0:FAILED")) &&
+            sim.steps.some((s) => s.includes("unplanned failover b-from-a orders: STOPPED"))
+              ? undefined
+              : "no removal of a partition FAILED by the loop",
         },
         {
           bug: "issue 11 item 8: a re-add after failover silently truncated the records written since",

@@ -3,6 +3,10 @@ import { failoverAlignment } from "./invariants/alignment";
 import { checkPromisedWrites } from "./invariants/durability";
 import { checkFailover } from "./invariants/failover";
 import { checkCommittedTxns } from "./invariants/transactions";
+import {
+  checkFailoverWithoutMirroredData,
+  failoverWithoutMirroredData,
+} from "./invariants/unmirrored-failover";
 import type { AckedWrite, CommittedTxn } from "./model";
 import type { Simulation } from "./simulation";
 import type { MirrorEdge } from "./topology";
@@ -61,6 +65,13 @@ export function completeFailoverPartition(
   const { edge, topic } = f;
   const dest = sim.node(edge.to);
   const p = view.key.partition;
+  const alignment = failoverAlignment(dest.cluster, view.key);
+  if (f.before.get(p) === "FAILED" && failoverWithoutMirroredData(alignment)) {
+    // Asked while FAILED over the topic's own log: no barrier, nothing mirrored to promise (its markers are
+    // checked as STOPPED commits, `UnmirroredFailoverWatch`).
+    sim.report(checkFailoverWithoutMirroredData(edge.to, dest.cluster, view));
+    return;
+  }
   const { point, violations } = checkFailover(edge.to, dest.cluster, view);
   sim.report(violations);
   if (!point) return;
@@ -70,7 +81,6 @@ export function completeFailoverPartition(
   const promised = new Map<bigint, AckedWrite>();
   // A failover before PREPARING aligned the log (a failback stopped early) keeps the topic's own log: the
   // source's writes below the HW were never copied, so only a barrier could promise them.
-  const alignment = failoverAlignment(dest.cluster, view.key);
   const unaligned = alignment !== undefined && !alignment.aligned;
   for (const w of unaligned ? [] : sim.model.acked) {
     if (w.node === edge.from && w.topic === topic && w.partition === p && w.offset < mirroredHw) {

@@ -62,8 +62,14 @@ export { probeReadOnly } from "./invariants/read-only";
 export { checkReplayMatchesLive } from "./invariants/replay";
 export { checkCommittedTxns, commitMarkerCommitted, transactionOutcome } from "./invariants/transactions";
 export { checkTransitions } from "./invariants/transitions";
+export {
+  checkFailoverWithoutMirroredData,
+  failoverWithoutMirroredData,
+  UnmirroredFailoverWatch,
+} from "./invariants/unmirrored-failover";
 export { formatViolations, type Violation } from "./invariants/violation";
 export { Link, LinkedSourceCluster, LinkedSourceConnector, type LinkOptions } from "./link";
+export { loopRace } from "./loop-race";
 export {
   type AckedWrite,
   type ActiveGroup,
@@ -75,7 +81,17 @@ export {
   type SimModel,
   type TopicModel,
 } from "./model";
-export { FAILOVER_MODES, type FailoverMode, failback, failover, pause, rejoin, resume } from "./operator";
+export {
+  allowRejoinTruncation,
+  FAILOVER_MODES,
+  type FailoverMode,
+  failback,
+  failover,
+  failoverTopic,
+  pause,
+  rejoin,
+  resume,
+} from "./operator";
 export {
   type SchedulerClock,
   SeededScheduler,

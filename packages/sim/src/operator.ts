@@ -153,7 +153,16 @@ export async function failover(
     sim.step("failover: nothing mirrored");
     return;
   }
-  const { edge, topic } = et;
+  await failoverTopic(sim, et.edge, et.topic, mode);
+}
+
+/** `failover` of one ACTIVE or PAUSED edge topic, chosen by the caller. */
+export async function failoverTopic(
+  sim: Simulation,
+  edge: MirrorEdge,
+  topic: string,
+  mode: FailoverMode,
+): Promise<void> {
   const dest = sim.node(edge.to);
   const barrier = mode.startsWith("planned") ? await catchUpBarrier(sim, edge, topic) : undefined;
   const before = new Map(
@@ -330,7 +339,7 @@ export async function rejoin(
 }
 
 /** Registers the truncations a re-add of `topic` on `edge.to` may do (see `rejoin`). */
-function allowRejoinTruncation(
+export function allowRejoinTruncation(
   sim: Simulation,
   edge: MirrorEdge,
   topic: string,

@@ -4,6 +4,7 @@ import { installBrokerGuards } from "./guards";
 import { CommittedPrefix } from "./invariants/committed-prefix";
 import { checkDurableTransition } from "./invariants/durable-commit";
 import { readOnlyReason } from "./invariants/mirror-verdict";
+import { UnmirroredFailoverWatch } from "./invariants/unmirrored-failover";
 import type { Violation } from "./invariants/violation";
 import type { LinkOptions } from "./link";
 import { type EdgeTopicState, emptyModel, type SimModel } from "./model";
@@ -85,7 +86,12 @@ export class Simulation {
         report: (v) => this.report(v),
       });
       // Checked the moment each transition commits, not between steps (see `checkDurableTransition`).
-      mirroring.subscribeTransitions((t) => this.report(checkDurableTransition(name, cluster, t)));
+      // Issue 11 item 5b: a failover from FAILED over a log without mirrored data writes no barrier.
+      const unmirrored = new UnmirroredFailoverWatch(name, cluster);
+      mirroring.subscribeTransitions((t) => {
+        this.report(checkDurableTransition(name, cluster, t));
+        this.report(unmirrored.onTransition(t));
+      });
     }
   }
 

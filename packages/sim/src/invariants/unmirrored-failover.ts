@@ -1,0 +1,83 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import type { MirrorPartitionView, PartitionTransition } from "@cluster-mirror/mirror";
+import { ControlRecordType } from "@cluster-mirror/protocol";
+import { type FailoverAlignment, failoverAlignment } from "./alignment";
+import { leaderLog } from "./logs";
+import type { Violation } from "./violation";
+
+/**
+ * Whether a failover must leave the producer state alone (issue 11 item 5b): it started from FAILED, and
+ * the `__mirror_state` history shows the log never became a copy of the source in that session (no
+ * PREPARING truncation since the session started: a loop refused in PREPARING, a re-add or failback that
+ * failed before truncating, a topic that failed again after STOPPED). Its log is the topic's own: ABORT
+ * markers would abort its live transactions and a MIRROR_PID_RESET would fail its live idempotent
+ * producers, so STOPPING records the LME and bumps the epoch only.
+ */
+export function failoverWithoutMirroredData(alignment: FailoverAlignment | undefined): boolean {
+  return alignment !== undefined && !alignment.aligned && alignment.stoppedFrom === "FAILED";
+}
+
+/**
+ * Watches one cluster's committed transitions (`ClusterMirroring.subscribeTransitions`, synchronously, as
+ * they commit) for failovers without mirrored data (see `failoverWithoutMirroredData`): when such a
+ * STOPPING commits, it notes the partition leader's log end; when its STOPPED commits, no MIRROR_PID_RESET
+ * may lie at or above it. STOPPING writes its ABORT markers and that barrier together, so the barrier is
+ * the one to look for (an ABORT there may be an application's own, after an earlier STOPPED).
+ */
+export class UnmirroredFailoverWatch {
+  /** Log end of the data partition when its unmirrored STOPPING committed, by `mirror/topicId/partition`. */
+  private readonly started = new Map<string, bigint>();
+
+  constructor(
+    private readonly label: string,
+    private readonly cluster: KafkaCluster,
+  ) {}
+
+  /** Checks one committed transition; returns the violations it shows. */
+  onTransition(t: PartitionTransition): Violation[] {
+    const { key, record } = t;
+    const id = `${key.mirror}/${key.topicId}/${key.partition}`;
+    if (record.state === "STOPPING" && t.previous.state === "FAILED" && !this.started.has(id)) {
+      if (!failoverWithoutMirroredData(failoverAlignment(this.cluster, key))) return [];
+      const log = leaderLog(this.cluster, key.topic, key.partition);
+      if (log) this.started.set(id, log.logEndOffset);
+      return [];
+    }
+    const from = this.started.get(id);
+    if (from === undefined || record.state === "STOPPING" || record.state === "FAILED") return [];
+    this.started.delete(id);
+    if (record.state !== "STOPPED") return [];
+    const log = leaderLog(this.cluster, key.topic, key.partition);
+    const barrier = log
+      ? [...log.batches()].find(
+          (b) => b.baseOffset >= from && b.isControl && b.controlType === ControlRecordType.MIRROR_PID_RESET,
+        )
+      : undefined;
+    if (!barrier) return [];
+    return [
+      {
+        invariant: "failover-no-markers",
+        message: `${this.label} ${key.mirror} ${key.topic}-${key.partition}: failed over from FAILED before its log held mirrored data (log end ${from} when STOPPING committed), yet STOPPING appended a MIRROR_PID_RESET at offset ${barrier.baseOffset}: it resets the producer state of the topic's own live producers`,
+      },
+    ];
+  }
+}
+
+/**
+ * The STOPPED check of a failover asked while FAILED, without mirrored data (its markers are checked by
+ * `UnmirroredFailoverWatch`): no barrier is expected, and the leader epoch is above the LME.
+ */
+export function checkFailoverWithoutMirroredData(
+  label: string,
+  cluster: KafkaCluster,
+  view: MirrorPartitionView,
+): Violation[] {
+  const meta = cluster.controller.image.partition(view.key.topic, view.key.partition);
+  if (!meta || meta.leaderEpoch > view.lastMirrorEpoch) return [];
+  return [
+    {
+      invariant: "failover-epoch-bump",
+      message: `${label} ${view.key.topic}-${view.key.partition}: leader epoch ${meta.leaderEpoch} is not above the LME ${view.lastMirrorEpoch}`,
+    },
+  ];
+}

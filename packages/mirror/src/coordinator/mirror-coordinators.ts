@@ -43,6 +43,12 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     return this.coordinatorAt(mirrorStatePartitionFor(key, this.numStatePartitions));
   }
 
+  /** The committed view of `key` at the coordinator owning it now, or undefined (the key hashed once). */
+  viewOf(key: MirrorPartitionKey): MirrorPartitionView | undefined {
+    const partition = mirrorStatePartitionFor(key, this.numStatePartitions);
+    return this.coordinatorAt(partition)?.shardFor(partition)?.view(key);
+  }
+
   /** The runtime of the broker leading `__mirror_state` partition `partition` now, or undefined. */
   private coordinatorAt(partition: number): CoordinatorRuntime | undefined {
     return this.runtimes.get(this.destination.leaderOf(MIRROR_STATE_TOPIC, partition));

@@ -121,7 +121,10 @@ export class ClusterMirroring {
       options.random,
     );
     this.loadWaiters = new CoordinatorLoadWaiters(
-      { statusOf: (key) => this.coordinators.loadStatusOf(key) },
+      {
+        statusOf: (key) => this.coordinators.loadStatusOf(key),
+        allActive: () => this.coordinators.allActive(),
+      },
       options.cluster.scheduler,
     );
     this.syncWaiters = new SyncWaiters(options.cluster.scheduler, () => [

@@ -54,6 +54,14 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     return this.runtimes.get(this.destination.leaderOf(MIRROR_STATE_TOPIC, partition));
   }
 
+  /** Whether the coordinator of every `__mirror_state` partition is ACTIVE now (no key hashed). */
+  allActive(): boolean {
+    for (let p = 0; p < this.numStatePartitions; p++) {
+      if (this.coordinatorAt(p)?.shardFor(p)?.state !== "ACTIVE") return false;
+    }
+    return true;
+  }
+
   /** Where the coordinator of `key` stands: ACTIVE, its shard's state, or why there is none. */
   loadStatusOf(key: MirrorPartitionKey): CoordinatorLoadStatus {
     const statePartition = mirrorStatePartitionFor(key, this.numStatePartitions);

@@ -41,6 +41,11 @@ export interface LeadershipChange {
   leaderEpoch: number;
   /** True: this broker became leader at `leaderEpoch`. False: it stopped being leader. */
   elected: boolean;
+  /**
+   * True when this broker was leader already and only the leader epoch moved (BumpLeaderEpochs, a
+   * failover's bump): listeners that act on gaining leadership (start a fetcher) have nothing new to do.
+   */
+  epochBump: boolean;
 }
 
 /** Broker settings and the ports it uses. */
@@ -663,13 +668,13 @@ export class Broker {
       if (!wasLeader || epochChanged) {
         // A new leader's high watermark may only move up from what it knows; followers report in.
         this.notifyFollowers(p);
-        this.emitLeadership(p, true);
+        this.emitLeadership(p, true, wasLeader);
       }
       this.releaseWaiters(p);
     } else {
       if (wasLeader) {
         this.failWaiters(p);
-        this.emitLeadership(p, false);
+        this.emitLeadership(p, false, false);
       }
       // A read-only flag change moves nothing a follower fetches (a mirror's failover clears it on every
       // partition: no fetch round per replica for it).
@@ -715,7 +720,7 @@ export class Broker {
   private removeTopic(topic: TopicMetadata): void {
     for (const [k, p] of this.partitions) {
       if (p.topicId !== topic.topicId) continue;
-      if (p.isLeader) this.emitLeadership(p, false);
+      if (p.isLeader) this.emitLeadership(p, false, false);
       this.failWaiters(p);
       this.cancelReplicaFetch(p);
       p.log.close();
@@ -959,13 +964,14 @@ export class Broker {
     this.waiters.delete(k);
   }
 
-  private emitLeadership(p: Partition, elected: boolean): void {
-    const change = {
+  private emitLeadership(p: Partition, elected: boolean, epochBump: boolean): void {
+    const change: LeadershipChange = {
       topic: p.topic,
       topicId: p.topicId,
       partition: p.partition,
       leaderEpoch: p.leaderEpoch,
       elected,
+      epochBump,
     };
     for (const l of this.leadershipListeners) l(change);
   }

@@ -125,3 +125,26 @@ describe("Controller.bumpLeaderEpochsBatch", () => {
     cluster.close();
   });
 });
+
+describe("Broker.onLeadershipChange", () => {
+  it("marks a leader epoch bump of a partition the broker keeps leading as epochBump; a new election is not", () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1]] });
+    settle();
+    const heard: { broker: number; elected: boolean; epochBump: boolean; leaderEpoch: number }[] = [];
+    for (const b of [0, 1]) {
+      cluster.broker(b)?.onLeadershipChange((c) => {
+        if (c.topic === "t")
+          heard.push({ broker: b, elected: c.elected, epochBump: c.epochBump, leaderEpoch: c.leaderEpoch });
+      });
+    }
+    cluster.controller.bumpLeaderEpochs([{ topic: "t", partition: 0, minLeaderEpoch: 5 }]);
+    settle();
+    expect(heard).toEqual([{ broker: 0, elected: true, epochBump: true, leaderEpoch: 5 }]);
+    heard.length = 0;
+    // Broker 0 stops: broker 1 is elected (no bump), broker 0 hears nothing more (it is gone).
+    cluster.stopBroker(0);
+    settle();
+    expect(heard).toEqual([{ broker: 1, elected: true, epochBump: false, leaderEpoch: 6 }]);
+  });
+});

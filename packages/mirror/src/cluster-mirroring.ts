@@ -25,7 +25,7 @@ import { type MirrorFetcherConfig, MirrorFetcherManager } from "./fetcher/mirror
 import { destinationConfigsOf } from "./fetcher/replication-quota";
 import { leaderLog } from "./metadata/destination-logs";
 import { MirrorMetadataManager, type RefreshReport } from "./metadata/mirror-metadata-manager";
-import { mirrorTopics } from "./metadata/mirror-topics";
+import { MIRROR_NAME_CONFIG, mirrorTopics, parseMirrorNameConfig } from "./metadata/mirror-topics";
 import { SourceConnections } from "./metadata/source-connections";
 import { SyncWaiters } from "./metadata/sync-waiters";
 import { MirrorMetrics } from "./metrics/mirror-metrics";
@@ -121,7 +121,10 @@ export class ClusterMirroring {
       options.random,
     );
     this.loadWaiters = new CoordinatorLoadWaiters(
-      { statusOf: (key) => this.coordinators.loadStatusOf(key) },
+      {
+        statusOf: (key) => this.coordinators.loadStatusOf(key),
+        allActive: () => this.coordinators.allActive(),
+      },
       options.cluster.scheduler,
     );
     this.syncWaiters = new SyncWaiters(options.cluster.scheduler, () => [
@@ -476,16 +479,18 @@ export class ClusterMirroring {
     const broker = cluster.broker(brokerId);
     const unsubscribe =
       broker?.onLeadershipChange((change) => {
-        const mirrorName = cluster.controller.image.topic(change.topic)?.configs.get("mirror.name");
-        if (mirrorName === undefined) return;
-        const mirror = mirrorName.replace(/\.(paused|removed)$/, "");
+        // A leader epoch bump of a partition this broker keeps leading (every partition of a failover gets
+        // one) leaves its fetcher as it is: nothing to look up (it cost a regex and two key hashes each).
+        if (change.epochBump) return;
+        const configured = cluster.controller.image.topic(change.topic)?.configs.get(MIRROR_NAME_CONFIG);
+        const mirror = parseMirrorNameConfig(configured)?.mirror;
+        if (mirror === undefined) return;
         const key = { mirror, topic: change.topic, topicId: change.topicId, partition: change.partition };
         if (!change.elected) {
           void fetchers.removePartition(key);
           return;
         }
-        const coordinator = this.coordinators.coordinatorOf(key);
-        const view = coordinator?.shardFor(coordinator.statePartitionOf(key))?.view(key);
+        const view = this.coordinators.viewOf(key);
         if (view && FETCHING_STATES.has(view.state)) fetchers.addPartition(key);
       }) ?? (() => {});
     this.nodes.set(brokerId, { runtime, fetchers, metadata, unsubscribe });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SOURCE_TOPIC_DELETED } from "../src/metadata/mirror-metadata-manager";
 import { MIRROR_CONFIG, mirrorEnv, sourceTopic } from "./meta-helpers";
 
@@ -74,6 +74,29 @@ describe("MirrorMetadataManager: scheduling and triggers", () => {
     expect(env.coordinators.take()).toEqual(["STOP t-0", "STOP t-1"]);
     await env.manager.refresh("m1");
     expect(env.coordinators.take()).toEqual([]);
+  });
+
+  it("drives the topics whose mirror.name changed in one turn together: the partition states are read once", async () => {
+    const env = mirrorEnv();
+    for (const name of ["t1", "t2", "t3"]) sourceTopic(env.source, name, 2);
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t.*");
+    env.coordinators.advance("PREPARING", "MIRRORING");
+    env.coordinators.take();
+    env.manager.start();
+    const describe = vi.spyOn(env.coordinators, "describe");
+    // What `--remove` writes: one `mirror.name` record per topic, all before the manager's next turn.
+    for (const name of ["t1", "t2", "t3"]) {
+      env.destination.controller.incrementalAlterConfigs({ type: "topic", name }, [
+        { name: "mirror.name", op: "SET", value: "m1.removed" },
+      ]);
+    }
+    env.scheduler.runDue();
+    await env.manager.idle();
+    expect(describe).toHaveBeenCalledTimes(1);
+    expect(env.coordinators.take().sort()).toEqual(
+      ["t1-0", "t1-1", "t2-0", "t2-1", "t3-0", "t3-1"].map((p) => `STOP ${p}`),
+    );
   });
 
   it("STARTs partitions of an ACTIVE topic that have no state (after a refresh)", async () => {

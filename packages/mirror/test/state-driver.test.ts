@@ -23,7 +23,8 @@ const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
 function topic(name: string, partitionCount: number, desired: MirrorTopic["desired"]): MirrorTopic {
   return {
     name,
-    topicId: "00000000-0000-0000-0000-000000000001",
+    // Each topic its own id, as on a cluster (a partition is known by mirror, topic id and number).
+    topicId: `00000000-0000-0000-0000-${name.padStart(12, "0")}`,
     partitionCount,
     mirror: "m",
     desired,
@@ -77,6 +78,56 @@ describe("driveTopics", () => {
     expect(result.failed.map((f) => [f.key.partition, String(f.error)])).toEqual([
       [0, "Error: no coordinator"],
     ]);
+  });
+
+  it("a drive joins the same command another drive has in flight: sent once, one outcome for both", async () => {
+    const { coordinators, received } = heldCoordinators();
+    const mirroring = new Map([
+      ["a:0", { state: "MIRRORING" } as never],
+      ["a:1", { state: "MIRRORING" } as never],
+    ]);
+    // The admin API's drive, then the metadata manager's on the `.removed` record, both before any commit.
+    const admin = driveTopics(coordinators, [topic("a", 2, "REMOVED")], mirroring);
+    const manager = driveTopics(coordinators, [topic("a", 2, "REMOVED")], mirroring);
+    await flush();
+    expect(received.map((r) => `${r.key.partition} ${r.type}`)).toEqual(["0 STOP", "1 STOP"]);
+    // Neither drive is done before the commands it joined are answered.
+    let managerDone = false;
+    void manager.then(() => {
+      managerDone = true;
+    });
+    received[0]!.answer();
+    await flush();
+    expect(managerDone).toBe(false);
+    // A real refusal reaches both drivers.
+    const refusal = new InvalidMirrorStateError("FAILED", "STOP", null, "refused");
+    received[1]!.answer(refusal);
+    for (const result of [await admin, await manager]) {
+      expect(result.sent.map((s) => s.key.partition)).toEqual([0]);
+      expect(result.failed).toEqual([
+        { key: expect.objectContaining({ partition: 1 }), command: "STOP", error: refusal },
+      ]);
+    }
+    // Settled commands are not joined: a later drive sends again, and another command is never joined.
+    void driveTopics(coordinators, [topic("a", 2, "REMOVED")], mirroring);
+    void driveTopics(coordinators, [topic("a", 2, "ACTIVE")], new Map());
+    await flush();
+    expect(received.slice(2).map((r) => `${r.key.partition} ${r.type}`)).toEqual([
+      "0 STOP",
+      "1 STOP",
+      "0 START",
+      "1 START",
+    ]);
+  });
+
+  it("drives of different coordinators never join each other", async () => {
+    const one = heldCoordinators();
+    const two = heldCoordinators();
+    const views = new Map([["a:0", { state: "MIRRORING" } as never]]);
+    void driveTopics(one.coordinators, [topic("a", 1, "REMOVED")], views);
+    void driveTopics(two.coordinators, [topic("a", 1, "REMOVED")], views);
+    await flush();
+    expect([one.received.length, two.received.length]).toEqual([1, 1]);
   });
 });
 

@@ -570,7 +570,8 @@ export class MirrorAdmin {
    * asks for; rethrows the first refusal after trying every partition.
    */
   private async drive(mirror: string, names: readonly string[]): Promise<void> {
-    const topics = mirrorTopics(this.controller.image, mirror).filter((t) => names.includes(t.name));
+    const named = new Set(names);
+    const topics = mirrorTopics(this.controller.image, mirror).filter((t) => named.has(t.name));
     await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     const result = await driveTopics(this.options.coordinators, topics, views);

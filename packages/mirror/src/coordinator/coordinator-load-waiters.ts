@@ -16,6 +16,11 @@ export interface CoordinatorLoadStatus {
 export interface CoordinatorLoadView {
   /** Where the coordinator of `key` stands now. */
   statusOf(key: MirrorPartitionKey): CoordinatorLoadStatus;
+  /**
+   * Whether the coordinator of every `__mirror_state` partition is ACTIVE now: then no key is looked at
+   * (`statusOf` hashes each key, and an admin operation waits for every partition of its topics).
+   */
+  allActive?(): boolean;
 }
 
 interface Waiter {
@@ -80,6 +85,7 @@ export class CoordinatorLoadWaiters {
 
   /** The distinct `__mirror_state` partitions of `keys` whose coordinator is not ACTIVE. */
   private pending(keys: readonly MirrorPartitionKey[]): CoordinatorLoadStatus[] {
+    if (this.view.allActive?.() === true) return [];
     const byPartition = new Map<number, CoordinatorLoadStatus>();
     for (const key of keys) {
       const status = this.view.statusOf(key);

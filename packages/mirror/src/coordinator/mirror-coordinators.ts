@@ -43,9 +43,23 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     return this.coordinatorAt(mirrorStatePartitionFor(key, this.numStatePartitions));
   }
 
+  /** The committed view of `key` at the coordinator owning it now, or undefined (the key hashed once). */
+  viewOf(key: MirrorPartitionKey): MirrorPartitionView | undefined {
+    const partition = mirrorStatePartitionFor(key, this.numStatePartitions);
+    return this.coordinatorAt(partition)?.shardFor(partition)?.view(key);
+  }
+
   /** The runtime of the broker leading `__mirror_state` partition `partition` now, or undefined. */
   private coordinatorAt(partition: number): CoordinatorRuntime | undefined {
     return this.runtimes.get(this.destination.leaderOf(MIRROR_STATE_TOPIC, partition));
+  }
+
+  /** Whether the coordinator of every `__mirror_state` partition is ACTIVE now (no key hashed). */
+  allActive(): boolean {
+    for (let p = 0; p < this.numStatePartitions; p++) {
+      if (this.coordinatorAt(p)?.shardFor(p)?.state !== "ACTIVE") return false;
+    }
+    return true;
   }
 
   /** Where the coordinator of `key` stands: ACTIVE, its shard's state, or why there is none. */

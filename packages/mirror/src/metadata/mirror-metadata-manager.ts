@@ -102,6 +102,8 @@ export class MirrorMetadataManager {
   private readonly pending = new Set<Promise<unknown>>();
   /** Consecutive refreshes that missed a source topic, by `mirror\0topic`. */
   private readonly missing = new Map<string, number>();
+  /** Topics whose `mirror.name` changed, by mirror, to drive on the next scheduler turn (one drive each). */
+  private readonly changed = new Map<string, Set<string>>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(options: MirrorMetadataManagerOptions) {
@@ -164,11 +166,14 @@ export class MirrorMetadataManager {
     return this.refresh(mirror);
   }
 
-  /** Drives the partitions of a mirror's topics toward their `mirror.name` suffix (leader broker only). */
-  async drive(mirror: string, topicName?: string): Promise<DriveResult["sent"]> {
+  /**
+   * Drives the partitions of a mirror's topics (all, or those named in `topicNames`) toward their
+   * `mirror.name` suffix (leader broker only).
+   */
+  async drive(mirror: string, topicNames?: ReadonlySet<string>): Promise<DriveResult["sent"]> {
     if (!this.options.leadsMirror(mirror)) return [];
     const topics = mirrorTopics(this.options.destination.controller.image, mirror).filter(
-      (t) => topicName === undefined || t.name === topicName,
+      (t) => topicNames === undefined || topicNames.has(t.name),
     );
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     const result = await driveTopics(this.options.coordinators, topics, views);
@@ -238,17 +243,33 @@ export class MirrorMetadataManager {
     ) {
       const parsed = parseMirrorNameConfig(record.value ?? undefined);
       if (!parsed) return;
-      const topic = record.resourceName;
-      // Deferred: the topic's partitions are appended after its configs, and commands are asynchronous.
-      this.options.scheduler.schedule(() => {
-        void this.track(
-          this.drive(parsed.mirror, topic).catch((error: unknown) => {
-            this.error(parsed.mirror, "MirrorStateCommandError", error);
-            return [];
-          }),
-        );
-      }, 0);
+      this.driveSoon(parsed.mirror, record.resourceName);
     }
+  }
+
+  /**
+   * Drives `topic` on the next scheduler turn (its partitions are appended after its configs, and commands
+   * are asynchronous), together with every other topic of the mirror whose `mirror.name` changed before
+   * then: one drive reads the mirror's topics and partition states once. Driven one by one, a `--remove`
+   * of T topics read the states of all the mirror's partitions T times.
+   */
+  private driveSoon(mirror: string, topic: string): void {
+    const waiting = this.changed.get(mirror);
+    if (waiting !== undefined) {
+      waiting.add(topic);
+      return;
+    }
+    const topics = new Set([topic]);
+    this.changed.set(mirror, topics);
+    this.options.scheduler.schedule(() => {
+      this.changed.delete(mirror);
+      void this.track(
+        this.drive(mirror, topics).catch((error: unknown) => {
+          this.error(mirror, "MirrorStateCommandError", error);
+          return [];
+        }),
+      );
+    }, 0);
   }
 
   private async doRefresh(mirror: string): Promise<RefreshReport | undefined> {

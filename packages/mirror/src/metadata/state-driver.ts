@@ -1,4 +1,5 @@
 import { InvalidMirrorStateError, NON_RETRYABLE_ATTEMPT } from "@cluster-mirror/machines";
+import { partitionKeyId } from "../coordinator/mirror-state-partition";
 import type { MirrorCoordinators, MirrorPartitionKey, MirrorPartitionView } from "../ports";
 import type { DesiredMirrorState, MirrorTopic } from "./mirror-topics";
 
@@ -64,24 +65,41 @@ export interface DriveResult {
 }
 
 /**
+ * The drive commands in flight, per coordinators (one engine's admin API and metadata manager share theirs),
+ * by `command\0partition id`: the outcome of the one already sent.
+ */
+const driving = new WeakMap<MirrorCoordinators, Map<string, Promise<unknown>>>();
+
+/**
  * Sends each partition of `topics` the command {@link commandFor} picks. The commands are all sent before
  * any is awaited, so the coordinator batches their records into a few `__mirror_state` appends: awaited one
  * by one, each waited for its own append (a linger each), and a failover of 10,000 partitions took 10,000
  * lingers. A refused one (a state change raced us) is reported in `failed` and never stops the others;
  * `sent` and `failed` keep the partitions' order.
+ *
+ * A partition another drive already sent the same command (still in flight) is not sent it again: this
+ * drive shares that command's outcome. The admin API and the metadata manager both drive a topic after its
+ * `mirror.name` changes, and in a failover the second STOP could only be refused (pendingTo STOPPING, an
+ * error built with its stack) and read as {@link alreadyThere}: 3-6% of a failover's CPU. Shared, the
+ * outcome means the same to both: resolved once the change is committed, or the one real refusal.
  */
 export async function driveTopics(
   coordinators: MirrorCoordinators,
   topics: readonly MirrorTopic[],
   views: ReadonlyMap<string, MirrorPartitionView>,
 ): Promise<DriveResult> {
+  let inFlight = driving.get(coordinators);
+  if (inFlight === undefined) {
+    inFlight = new Map();
+    driving.set(coordinators, inFlight);
+  }
   const commands: { key: MirrorPartitionKey; command: MirrorCommandType; outcome: Promise<unknown> }[] = [];
   for (const topic of topics) {
     for (let p = 0; p < topic.partitionCount; p++) {
       const command = commandFor(topic.desired, views.get(`${topic.name}:${p}`));
       if (!command) continue;
       const key = partitionKey(topic, p);
-      commands.push({ key, command, outcome: settle(() => coordinators.command(key, { type: command })) });
+      commands.push({ key, command, outcome: sendOnce(coordinators, inFlight, key, command) });
     }
   }
   const result: DriveResult = { sent: [], failed: [] };
@@ -93,6 +111,23 @@ export async function driveTopics(
     else result.failed.push({ key, command, error });
   }
   return result;
+}
+
+/** The outcome of `command` to `key`: the one in flight in `inFlight` if any, else a new one, kept there until it settles. */
+function sendOnce(
+  coordinators: MirrorCoordinators,
+  inFlight: Map<string, Promise<unknown>>,
+  key: MirrorPartitionKey,
+  command: MirrorCommandType,
+): Promise<unknown> {
+  const id = `${command}\u0000${partitionKeyId(key)}`;
+  const running = inFlight.get(id);
+  if (running !== undefined) return running;
+  const outcome = settle(() => coordinators.command(key, { type: command }));
+  inFlight.set(id, outcome);
+  // `settle` never rejects; the entry goes once the outcome is known, so a later drive sends afresh.
+  void outcome.then(() => inFlight.delete(id));
+  return outcome;
 }
 
 /** Runs `send` and resolves with its error (undefined when it succeeded); never rejects. */

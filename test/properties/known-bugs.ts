@@ -16,19 +16,6 @@ const OPEN: {
   /** The bug breaks the world for the rest of the run: every other violation of that run is its consequence. */
   taintsRun?: boolean;
 }[] = [
-  {
-    // Found by `transitions` once `loopRace` removes a loop's FAILED side (fc seed 556960323, path
-    // 27:0:7:6:3:3:11:11:12:14, sim seed 0: crashSoon(0,0,251,50), loopRace(0,1,0,3), restart(0)): a broker of
-    // a crashes while `removeTopics` drives its partitions; the call answers NOT_COORDINATOR (retriable) after
-    // it already moved mirror.name to `.removed`, and the partitions then reach STOPPED. Nothing is lost, but a
-    // refused call changed state. Not part of item 5b; reported to the lead (docs/testing/seeded-bugs.md).
-    item: "removeTopics refused with NOT_COORDINATOR after moving mirror.name (a coordinator unloaded mid-call)",
-    matches: (v) =>
-      v.invariant === "refused-op-atomic" &&
-      v.message.includes("failover") &&
-      v.message.includes("(NOT_COORDINATOR)") &&
-      v.message.endsWith("to REMOVED"),
-  },
 ];
 
 /** Every known-bug filter, applied by every topology property: the matching item, or undefined. */

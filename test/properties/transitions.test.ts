@@ -102,6 +102,11 @@ describe("property: faults inside transitions (A -> B)", () => {
           steps: ["failover(0,3)", "restartNode(1)"],
         },
         {
+          bug: "found by loopRace: a broker crash unloaded a coordinator while removeTopics drove its partitions, and the remove answered NOT_COORDINATOR after it had moved mirror.name to .removed (a refused call that changed state)",
+          simSeed: 0,
+          steps: ["crashSoon(0,0,251,50)", "loopRace(0,1,0,3)", "restart(0)"],
+        },
+        {
           bug: "issue 11 item 6 (residual): a node restart with the corrupt last ISR member started first lost the committed batch on every replica",
           simSeed: 2,
           steps: ["addPartition", "produce(970,420,1)", "corrupt(256,718,235)"],

@@ -9,7 +9,7 @@ import {
   mirrorTopics,
 } from "../metadata/mirror-topics";
 import { SourceConnections } from "../metadata/source-connections";
-import { driveTopics, viewsByPartition } from "../metadata/state-driver";
+import { driveTopics, isCoordinatorLoading, viewsByPartition } from "../metadata/state-driver";
 import type { PartitionOffsets } from "../metrics/mirror-metrics";
 import type {
   MirrorCoordinators,
@@ -91,6 +91,9 @@ export interface MirrorConfigDescription {
   name: string;
   configs: { name: string; value: string; isDefault: boolean }[];
 }
+
+/** How many times a drive sends commands refused only because their coordinator unloaded (see `drive`). */
+const DRIVE_ATTEMPTS = 3;
 
 /**
  * The mirror admin API (KIP-1279's Admin methods and `kafka-mirrors` actions), over the destination's
@@ -567,16 +570,24 @@ export class MirrorAdmin {
 
   /**
    * Sends the commands that move the named topics' partitions to what their (just written) `mirror.name`
-   * asks for; rethrows the first refusal after trying every partition.
+   * asks for; rethrows the first refusal after trying every partition. The `mirror.name` change is already
+   * durable when this runs, so a command refused only because its coordinator unloaded on the way (a broker
+   * crash moved the `__mirror_state` leadership) is sent again once the new coordinator has loaded, up to
+   * {@link DRIVE_ATTEMPTS} times: answering NOT_COORDINATOR would report a refused call that changed state.
+   * Each attempt reads the states afresh, so only partitions still short of the target get a command.
    */
   private async drive(mirror: string, names: readonly string[]): Promise<void> {
     const named = new Set(names);
     const topics = mirrorTopics(this.controller.image, mirror).filter((t) => named.has(t.name));
-    await this.awaitCoordinatorsOf(mirror, topics);
-    const views = viewsByPartition(this.options.coordinators.describe(mirror));
-    const result = await driveTopics(this.options.coordinators, topics, views);
-    const first = result.failed[0];
-    if (first) throw first.error;
+    for (let attempt = 1; ; attempt++) {
+      await this.awaitCoordinatorsOf(mirror, topics);
+      const views = viewsByPartition(this.options.coordinators.describe(mirror));
+      const result = await driveTopics(this.options.coordinators, topics, views);
+      const first = result.failed[0];
+      if (first === undefined) return;
+      const retry = attempt < DRIVE_ATTEMPTS && result.failed.every((f) => isCoordinatorLoading(f.error));
+      if (!retry) throw first.error;
+    }
   }
 
   /** Waits for the coordinators of these topics' partitions to load (see `awaitCoordinators`). */

@@ -11,6 +11,7 @@ import {
   type DriveResult,
   driveTopics,
   failPartitions,
+  isCoordinatorLoading,
   isStateRace,
   partitionKey,
   viewsByPartition,
@@ -22,12 +23,6 @@ export const SOURCE_TOPIC_DELETED = "The source topic is deleted.";
 
 /** How many consecutive refreshes must miss a source topic before its partitions fail. */
 export const DELETED_TOPIC_OBSERVATIONS = 2;
-
-/** NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE: the partition's coordinator is not loaded (yet). */
-function isCoordinatorLoading(error: unknown): boolean {
-  const name = (error as { errorName?: unknown } | null)?.errorName;
-  return name === "NOT_COORDINATOR" || name === "COORDINATOR_NOT_AVAILABLE";
-}
 
 /** Wiring of a broker's metadata manager. */
 export interface MirrorMetadataManagerOptions {

@@ -170,6 +170,20 @@ export async function failPartitions(
   return { failed, errors };
 }
 
+/**
+ * NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / COORDINATOR_LOAD_IN_PROGRESS: the partition's coordinator
+ * is not loaded (yet), or unloaded while the command was on its way; the command may be sent again once
+ * it is.
+ */
+export function isCoordinatorLoading(error: unknown): boolean {
+  const name = (error as { errorName?: unknown } | null)?.errorName;
+  return (
+    name === "NOT_COORDINATOR" ||
+    name === "COORDINATOR_NOT_AVAILABLE" ||
+    name === "COORDINATOR_LOAD_IN_PROGRESS"
+  );
+}
+
 /** True for the refusals that only mean "a state change raced us" (not worth an error metric). */
 export function isStateRace(error: unknown): boolean {
   return error instanceof InvalidMirrorStateError;

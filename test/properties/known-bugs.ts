@@ -15,8 +15,7 @@ const OPEN: {
   matches: (v: Violation) => boolean;
   /** The bug breaks the world for the rest of the run: every other violation of that run is its consequence. */
   taintsRun?: boolean;
-}[] = [
-];
+}[] = [];
 
 /** Every known-bug filter, applied by every topology property: the matching item, or undefined. */
 export const KNOWN_ENGINE_BUGS: readonly ((v: Violation) => string | undefined)[] = OPEN.map(

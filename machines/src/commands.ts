@@ -195,8 +195,9 @@ export function toStateRecord(snapshot: MirrorPartitionSnapshot): MirrorPartitio
 /**
  * Rehydrates a partition from its records through the `recovering` state. Returns the snapshot and the
  * effects the recovered state's commit started (e.g. STOPPING restarts with `markReadOnly`,
- * `removeFetcher`), which the runtime runs again: they are idempotent. Throws `RangeError` for an input
- * that cannot be recovered (a retryable FAILED record without `retryJitter`).
+ * `removeFetcher`), which the runtime runs again: they are idempotent. A recovered MIRRORING or
+ * EPOCH_FENCING partition also starts with `addFetcher`, even when its commit added none. Throws
+ * `RangeError` for an input that cannot be recovered (a retryable FAILED record without `retryJitter`).
  */
 export function recoverPartition(input: MirrorPartitionInput): MirrorPartitionStep {
   const [snapshot, actions] = initialTransition(mirrorPartitionMachine, input);

@@ -93,8 +93,6 @@ export const RECOVERY_ROUTES = [
   { route: "PREPARING", target: "PREPARING" },
   // PREPARING had completed for a paused partition: ask for PAUSING again, without a fetcher.
   { route: "MIRRORING_PAUSE_REQUESTED", target: "committing" },
-  // Back from EPOCH_FENCING: the fetcher was never removed, so the commit step added none.
-  { route: "MIRRORING_AFTER_EPOCH_FENCING", target: "MIRRORING" },
   { route: "MIRRORING", target: "MIRRORING" },
   { route: "EPOCH_FENCING", target: "EPOCH_FENCING" },
   { route: "PAUSING", target: "PAUSING" },
@@ -113,8 +111,7 @@ export function recoveryRoute(context: MirrorPartitionContext): RecoveryRoute {
   const r = context.record;
   switch (r.state) {
     case "MIRRORING":
-      if (context.pauseRequested) return "MIRRORING_PAUSE_REQUESTED";
-      return r.previousState === "EPOCH_FENCING" ? "MIRRORING_AFTER_EPOCH_FENCING" : "MIRRORING";
+      return context.pauseRequested ? "MIRRORING_PAUSE_REQUESTED" : "MIRRORING";
     case "FAILED":
       return r.retryAttempt < 0 ? "FAILED_NON_RETRYABLE" : "FAILED";
     default:
@@ -655,8 +652,12 @@ export const mirrorPartitionMachine = setup({
       always: RECOVERY_ROUTES.map(({ route, target }) => ({
         guard: { type: "recoversTo", params: { route } },
         target: `#mirrorPartition.${target}`,
+        // A recovered MIRRORING or EPOCH_FENCING partition adds its fetcher, whatever the commit that entered
+        // it did (back from EPOCH_FENCING the live commit adds none): while no coordinator had the partition
+        // loaded, the leadership listener of a newly elected data leader could not tell it fetches, and a
+        // crashed leader's fetchers are gone. Adding is idempotent where the fetcher survived.
         actions:
-          route === "MIRRORING"
+          route === "MIRRORING" || route === "EPOCH_FENCING"
             ? [fx("addFetcher")]
             : route === "MIRRORING_PAUSE_REQUESTED"
               ? // MIRRORING's entry runs on the edge: the PAUSING commit does not enter MIRRORING.

@@ -258,9 +258,17 @@ describe("mirror partition properties", () => {
           expect(toStateRecord(recovered.snapshot)).toEqual(toStateRecord(s));
           expect(recovered.snapshot.value).toEqual(s.value);
           // Recovery re-runs exactly what the COMMITTED step started for the new state (cleanups of the old
-          // state carry the old stateEpoch and have nothing to clean after a takeover).
+          // state carry the old stateEpoch and have nothing to clean after a takeover), and a fetching state
+          // adds its fetcher first even when its commit did not (back from EPOCH_FENCING): the data leader may
+          // have changed while no coordinator had the partition loaded.
           const epoch = s.context.record.stateEpoch;
-          expect(recovered.effects).toEqual(r.effects.filter((x) => x.params.stateEpoch >= epoch));
+          const started = r.effects.filter((x) => x.params.stateEpoch >= epoch);
+          const fetching = s.matches("MIRRORING") || s.matches("EPOCH_FENCING");
+          const expected: MirrorPartitionEffect[] =
+            fetching && !started.some((x) => x.type === "addFetcher")
+              ? [{ type: "addFetcher", params: { stateEpoch: epoch } }, ...started]
+              : started;
+          expect(recovered.effects).toEqual(expected);
           // A live actor (what the coordinator spawns) rehydrates to the same snapshot and runs the same
           // effects, through its provided implementations, as the pure pass through `recovering`.
           const live = startRecording(input);

@@ -757,6 +757,46 @@ describe("recovery", () => {
   });
 });
 
+describe("recovery starts the fetcher of a fetching partition", () => {
+  // The data leader may have changed (its fetchers gone with a crash) while no coordinator had the partition
+  // loaded: the new leader's leadership listener could not tell it fetches, so the recovered actor adds it.
+  it.each([
+    ["MIRRORING", "PREPARING", ["addFetcher", "markReadOnly"]],
+    ["MIRRORING", "EPOCH_FENCING", ["addFetcher", "markReadOnly"]],
+    ["MIRRORING", "PAUSED", ["addFetcher", "markReadOnly"]],
+    ["EPOCH_FENCING", "MIRRORING", ["addFetcher", "markReadOnly", "holdAppends", "bumpLeaderEpoch"]],
+  ] as const)("a recovered %s (previous %s) runs %j", (state, previousState, effects) => {
+    const record = {
+      state,
+      leaderEpoch: 4,
+      stateEpoch: 9,
+      errorMessage: null,
+      retryAttempt: 0,
+      previousState,
+      lastMirrorEpoch: -1,
+    } as const;
+    const r = recoverPartition({ record, localLeaderEpoch: 10 });
+    expect(lifecycleStateOf(r.snapshot)).toBe(state);
+    expect(names(r.effects)).toEqual(effects);
+    expect(r.effects.every((e) => e.params.stateEpoch === 9)).toBe(true);
+  });
+
+  it("a recovered MIRRORING partition with a pause requested asks for PAUSING, with no fetcher", () => {
+    const record = {
+      state: "MIRRORING",
+      leaderEpoch: 4,
+      stateEpoch: 9,
+      errorMessage: null,
+      retryAttempt: 0,
+      previousState: "EPOCH_FENCING",
+      lastMirrorEpoch: -1,
+    } as const;
+    const r = recoverPartition({ record, localLeaderEpoch: 10, pauseRequested: true });
+    expect(names(r.effects)).not.toContain("addFetcher");
+    expect(r.snapshot.context.pending?.to).toBe("PAUSING");
+  });
+});
+
 describe("live actors with effects provided by the runtime", () => {
   it("run the named effects through machine.provide and recover through `recovering`", () => {
     const ran: string[] = [];

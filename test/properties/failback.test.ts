@@ -68,6 +68,11 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               ? undefined
               : "no failover on a from PREPARING before the truncation, over a log of its own",
         },
+        {
+          bug: "a leader crash around a failback left a MIRRORING partition with no fetcher on its destination leader, so records the source acknowledged never reached the destination",
+          simSeed: 442908,
+          steps: ["crashSoon(0,0,181,50)", "failover(0,3)", "failback(0)"],
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

@@ -656,13 +656,18 @@ export const mirrorPartitionMachine = setup({
         // it did (back from EPOCH_FENCING the live commit adds none): while no coordinator had the partition
         // loaded, the leadership listener of a newly elected data leader could not tell it fetches, and a
         // crashed leader's fetchers are gone. Adding is idempotent where the fetcher survived.
+        // A recovered MIRRORING partition also releases appends: the EPOCH_FENCING -> MIRRORING commit runs
+        // `releaseAppends` after its record is durable, and a coordinator that lost its role in between
+        // left them held on a data leader that kept its fetcher. Releasing what is not held does nothing.
         actions:
-          route === "MIRRORING" || route === "EPOCH_FENCING"
-            ? [fx("addFetcher")]
-            : route === "MIRRORING_PAUSE_REQUESTED"
-              ? // MIRRORING's entry runs on the edge: the PAUSING commit does not enter MIRRORING.
-                [{ type: "prepareCommit", params: { to: "PAUSING" } }, ...LIFECYCLE_ENTRY.MIRRORING]
-              : [],
+          route === "MIRRORING"
+            ? [fx("addFetcher"), fx("releaseAppends")]
+            : route === "EPOCH_FENCING"
+              ? [fx("addFetcher")]
+              : route === "MIRRORING_PAUSE_REQUESTED"
+                ? // MIRRORING's entry runs on the edge: the PAUSING commit does not enter MIRRORING.
+                  [{ type: "prepareCommit", params: { to: "PAUSING" } }, ...LIFECYCLE_ENTRY.MIRRORING]
+                : [],
       })),
     },
     UNKNOWN: {

@@ -761,9 +761,9 @@ describe("recovery starts the fetcher of a fetching partition", () => {
   // The data leader may have changed (its fetchers gone with a crash) while no coordinator had the partition
   // loaded: the new leader's leadership listener could not tell it fetches, so the recovered actor adds it.
   it.each([
-    ["MIRRORING", "PREPARING", ["addFetcher", "markReadOnly"]],
-    ["MIRRORING", "EPOCH_FENCING", ["addFetcher", "markReadOnly"]],
-    ["MIRRORING", "PAUSED", ["addFetcher", "markReadOnly"]],
+    ["MIRRORING", "PREPARING", ["addFetcher", "releaseAppends", "markReadOnly"]],
+    ["MIRRORING", "EPOCH_FENCING", ["addFetcher", "releaseAppends", "markReadOnly"]],
+    ["MIRRORING", "PAUSED", ["addFetcher", "releaseAppends", "markReadOnly"]],
     ["EPOCH_FENCING", "MIRRORING", ["addFetcher", "markReadOnly", "holdAppends", "bumpLeaderEpoch"]],
   ] as const)("a recovered %s (previous %s) runs %j", (state, previousState, effects) => {
     const record = {

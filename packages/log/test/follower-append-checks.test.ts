@@ -205,9 +205,9 @@ for (const mode of MODES) {
         expect(new RecordBatch(fromB.records).baseOffset).toBe(huge + 3n);
       });
 
-      it("appends a batch whose last offset reaches 2^53 exactly (left to the general path)", () => {
+      it("appends a batch whose last offset is past 2^53 exactly (left to the general path)", () => {
         const { log } = memoryLog();
-        const base = 2n ** 53n - 4n; // fits a double; base + 4 (its last offset) does not
+        const base = 2n ** 53n - 3n; // fits a double; its last offset, base + 4 = 2^53 + 1, does not
         const fetched = [dataBatch({ baseOffset: base, count: 5 })];
         expect(append(log, fetched)).toMatchObject({
           firstOffset: base,
@@ -215,6 +215,17 @@ for (const mode of MODES) {
           batchCount: 1,
         });
         expect(log.logEndOffset).toBe(base + 5n);
+      });
+
+      it("names a corrupt batch beyond 2^53 by its exact offset (left to the general path)", () => {
+        const { log } = memoryLog();
+        const base = 2n ** 60n + 3n; // as a double it would read 2^60
+        const fetched = [dataBatch({ baseOffset: base, count: 2 })];
+        fetched[0]![fetched[0]!.length - 1]! ^= 0x02;
+        expect(() => append(log, fetched)).toThrow(
+          new RegExp(`record batch at offset ${base} is corrupt: stored CRC`),
+        );
+        expect(log.logEndOffset).toBe(0n);
       });
     });
   }

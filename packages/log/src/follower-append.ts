@@ -208,10 +208,12 @@ export function walkFetchedBatches(
   // consecutive slices of one buffer (small stored batches) share the view.
   let view = out ?? slices[0]!;
   let viewStart = 0;
-  let fields = new DataView(view.buffer);
+  let fieldsOf = view.buffer;
+  let fields = new DataView(fieldsOf);
   let o = view.byteOffset;
-  /** The slice holding `position`. */
+  /** The slice holding `position`, and where it ends. */
   let slice = 0;
+  let sliceEnd = ends[0]!;
   /** Batches ending at or before this were checked as a run (CRCs all match). */
   let verifiedTo = 0;
   /** Batches ending at or before this belong to a run already planned (checked, or to check one by one). */
@@ -226,18 +228,21 @@ export function walkFetchedBatches(
       copied = ends[copiedSlices++]!;
     }
     if (position >= total) break;
-    if (ends[slice]! <= position) {
-      do slice++;
-      while (ends[slice]! <= position);
+    if (sliceEnd <= position) {
+      // The next slice that is not empty; batches do not cross slice ends, so it starts at `position`.
+      do sliceEnd = ends[++slice]!;
+      while (sliceEnd <= position);
       if (!copy) {
         const next = slices[slice]!;
-        if (next.buffer !== view.buffer) fields = new DataView(next.buffer);
+        if (next.buffer !== fieldsOf) {
+          fieldsOf = next.buffer;
+          fields = new DataView(fieldsOf);
+        }
         view = next;
-        viewStart = ends[slice - 1]!;
-        o = next.byteOffset - viewStart;
+        viewStart = position;
+        o = next.byteOffset - position;
       }
     }
-    const sliceEnd = ends[slice]!;
     if (position + LOG_OVERHEAD > sliceEnd) {
       if (slice === lastSlice) break; // a partial trailing batch: the fetch hit its byte limit
       throw sliceEndsInsideBatch(slice, position);

@@ -188,12 +188,13 @@ export function walkFetchedBatches(
   plan.validBytes = 0;
   plan.copied = false;
   plan.release();
+  // Written over, not emptied: keeping its capacity spares a growing array per append. Entries past the
+  // last slice are stale and never read (every slice search stops at the last slice, which ends at `total`).
   const ends = plan.sliceEnds;
-  ends.length = 0;
   let total = 0;
   for (let k = 0; k < slices.length; k++) {
     total += slices[k]!.length;
-    ends.push(total);
+    ends[k] = total;
   }
   if (total === 0) return true;
   const lastSlice = slices.length - 1;

@@ -62,7 +62,7 @@ export class FollowerAppendPlan {
   readonly producerEpochs: number[] = [];
   /** Neither transactional nor control, with a sequence: its only effect is to be one of the last five. */
   readonly producerPlain: boolean[] = [];
-  /** Scratch of the copying walk: where each slice ends in the copy. */
+  /** Scratch of the walk: where each slice ends, counting the slices' bytes one after another. */
   readonly sliceEnds: number[] = [];
 
   /** Forgets the caller's buffers (so a reused plan keeps nothing alive). */
@@ -164,10 +164,15 @@ export class FollowerAppendPlan {
  * The CRCs of a run of whole batches (up to 64 KiB) are checked with one native call (`runCrcMatches`);
  * a run that fails is checked batch by batch, to name the corrupt one.
  *
- * `copy`: the bytes are copied once into a buffer the log will own, about 64 KiB ahead of the walk, and
- * each run's CRCs are checked on the copy right after it was copied (while it is in cache), so what is
- * stored is what was checked; runs then span slices (see `walkCopying`). Otherwise the caller's bytes are
- * checked and kept as they are, and runs stay within a slice.
+ * Positions count bytes of the slices taken one after another; each check is written once, for both ways
+ * of reading them:
+ * - `copy`: the slices are copied one after another into one buffer the log will own, about 64 KiB ahead
+ *   of the walk, which reads everything from the copy, so what is stored is what was checked. Runs may
+ *   then span slices (the embedded source hands out one slice per stored batch) and each run is checked
+ *   right after it was copied, while it is in cache.
+ * - otherwise the walk reads each slice where it lies, and the caller's bytes are kept as they are; runs
+ *   stay within a slice (one native call needs one buffer).
+ * Either way only the last slice may end inside a batch.
  *
  * Returns false, having changed nothing the caller can see, when an offset does not fit a double exactly
  * (2^53 or more): the caller then takes its general path. Throws `CorruptRecordError` or
@@ -183,167 +188,64 @@ export function walkFetchedBatches(
   plan.validBytes = 0;
   plan.copied = false;
   plan.release();
+  // Written over, not emptied: keeping its capacity spares a growing array per append. Entries past the
+  // last slice are stale and never read (every slice search stops at the last slice, which ends at `total`).
+  const ends = plan.sliceEnds;
+  let total = 0;
+  for (let k = 0; k < slices.length; k++) {
+    total += slices[k]!.length;
+    ends[k] = total;
+  }
+  if (total === 0) return true;
+  const lastSlice = slices.length - 1;
   // The copy is sized for every byte given: callers pass whole batches (the mirror cuts its prefix first),
   // so at most a partial trailing batch's bytes are left unused at its end.
-  let total = 0;
-  for (let k = 0; k < slices.length; k++) total += slices[k]!.length;
-  if (copy && total > 0) return walkCopying(slices, total, endOffset, plan);
-  // Header fields are read through DataViews over whole ArrayBuffers (V8 inlines their big-endian reads),
-  // one per buffer: consecutive slices of one buffer (small stored batches) share it.
-  let fieldsOf: ArrayBufferLike | undefined;
-  let fields: DataView<ArrayBufferLike> = EMPTY_VIEW;
-  let previousLast = -1;
-  for (let k = 0; k < slices.length; k++) {
-    const bytes = slices[k]!;
-    if (bytes.buffer !== fieldsOf) {
-      fieldsOf = bytes.buffer;
-      fields = new DataView(bytes.buffer);
-    }
-    /** Where `bytes` starts in its ArrayBuffer: DataView reads add it. */
-    const o = bytes.byteOffset;
-    const end = bytes.length;
-    /** Batches of this slice ending at or before this were checked as a run (CRCs all match). */
-    let verifiedTo = 0;
-    /** Batches ending at or before this belong to a run already planned (checked, or to check one by one). */
-    let plannedTo = 0;
-    let position = 0;
-    while (position + LOG_OVERHEAD <= end) {
-      const length = fields.getInt32(o + position + BATCH_LENGTH_OFFSET);
-      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
-        throw new CorruptRecordError(
-          `record batch at byte ${plan.validBytes + position} declares length ${length}, less than the v2 header needs`,
-        );
-      }
-      const next = position + LOG_OVERHEAD + length;
-      if (next > end) break; // a partial trailing batch: the fetch hit its byte limit
-      const hi = fields.getInt32(o + position);
-      if (hi < 0 || hi >= HI_LIMIT) return false;
-      const base = hi * 0x100000000 + fields.getUint32(o + position + 4);
-      const magic = fields.getInt8(o + position + MAGIC_OFFSET);
-      if (magic !== CURRENT_MAGIC) {
-        throw new CorruptRecordError(
-          `record batch has magic ${magic}; only magic 2 (RecordBatch v2, Kafka 0.11+) is supported`,
-        );
-      }
-      const fieldAt = o + position;
-      if (next > plannedTo) {
-        // A run of whole batches of this slice from here, up to RUN_BYTES, checked at once.
-        let runEnd = next;
-        let count = 1;
-        while (runEnd + LOG_OVERHEAD <= end) {
-          const following = fields.getInt32(o + runEnd + BATCH_LENGTH_OFFSET);
-          const followingEnd = runEnd + LOG_OVERHEAD + following;
-          if (following + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD || followingEnd > end) break;
-          if (followingEnd - position > RUN_BYTES) break;
-          runEnd = followingEnd;
-          count++;
-        }
-        plannedTo = runEnd;
-        if (count > 1 && runCrcMatches(bytes, fields, o, position, runEnd)) verifiedTo = runEnd;
-      }
-      const stored = fields.getUint32(fieldAt + CRC_OFFSET);
-      // A run whose combined CRC did not match: each batch is checked on its own, to name the bad one.
-      const computed =
-        next <= verifiedTo ? stored : crc32c(bytes.subarray(position + ATTRIBUTES_OFFSET, next));
-      if (stored !== computed) {
-        throw new CorruptRecordError(
-          `record batch at offset ${base} is corrupt: stored CRC ${hex(stored)}, computed ${hex(computed)}; fetch it again from the leader`,
-        );
-      }
-      const delta = fields.getInt32(fieldAt + LAST_OFFSET_DELTA_OFFSET);
-      if (delta < 0) {
-        throw new CorruptRecordError(
-          `record batch at offset ${base} has a negative lastOffsetDelta ${delta}`,
-        );
-      }
-      const records = fields.getInt32(fieldAt + RECORDS_COUNT_OFFSET);
-      if (records < 0) {
-        throw new CorruptRecordError(`record batch at offset ${base} has a negative record count ${records}`);
-      }
-      if (previousLast < 0 && base < endOffset) {
-        throw new UnexpectedAppendOffsetError(
-          `first offset ${base} is below the log end offset ${endOffset}; fetch from ${endOffset}, or truncate to ${base} first if the logs diverged`,
-          BigInt(base),
-          BigInt(endOffset),
-        );
-      }
-      if (previousLast >= 0 && base <= previousLast) {
-        throw new UnexpectedAppendOffsetError(
-          `batch at offset ${base} does not follow the previous batch ending at ${previousLast}; the fetched data is out of order`,
-          BigInt(base),
-          BigInt(endOffset),
-        );
-      }
-      const last = base + delta;
-      if (last > Number.MAX_SAFE_INTEGER) return false;
-      previousLast = last;
-      const ordinal = plan.push(
-        base,
-        last,
-        next - position,
-        fields.getInt32(fieldAt + PARTITION_LEADER_EPOCH_OFFSET),
-      );
-      // Producer state needs the batch itself: only idempotent, transactional and control batches.
-      const control = (fields.getInt16(fieldAt + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
-      if (control || fields.getInt32(fieldAt + PRODUCER_ID_OFFSET) >= 0)
-        plan.pushProducer(ordinal, bytes, position, fields, fieldAt, control);
-      position = next;
-    }
-    plan.validBytes += position;
-    if (k < slices.length - 1 && position !== end) {
-      throw new CorruptRecordError(
-        `slice ${k} of the fetched records ends inside a batch (byte ${plan.validBytes}); only the last slice may end with a partial batch`,
-      );
-    }
-    if (k === slices.length - 1 && plan.count > 0)
-      plan.bytes = position === end ? slices : [...slices.slice(0, -1), bytes.subarray(0, position)];
-  }
-  return true;
-}
-
-/**
- * `walkFetchedBatches` when copying: the slices are copied one after another into one buffer the log will
- * own, about 64 KiB ahead of the walk, and the walk reads everything from the copy. Runs of batches for
- * the one-call CRC check may then span slices (the embedded source hands out one slice per stored batch),
- * and each run is checked right after it was copied, while it is in cache. Slice boundaries are checked as
- * the general walk checks them: only the last slice may end inside a batch.
- */
-function walkCopying(
-  slices: readonly Buffer[],
-  total: number,
-  endOffset: number,
-  plan: FollowerAppendPlan,
-): boolean {
-  const out = Buffer.allocUnsafe(total);
-  const fields = new DataView(out.buffer);
-  const o = out.byteOffset;
-  const ends = plan.sliceEnds;
-  ends.length = 0;
-  const last = slices.length - 1;
-  /** Slices copied so far, and the bytes they filled. */
-  let copiedSlices = 0;
-  let copied = 0;
-  /** The slice holding `position`. */
+  const out = copy ? Buffer.allocUnsafe(total) : undefined;
+  /** Slices copied so far, and the bytes they filled (every slice counts as copied when reading in place). */
+  let copiedSlices = copy ? 0 : slices.length;
+  let copied = copy ? 0 : total;
+  // The buffer read (the copy, or the slice holding `position`) starts at `viewStart`. Header fields are
+  // read through a DataView over its whole ArrayBuffer (V8 inlines its big-endian reads) at `o + position`;
+  // consecutive slices of one buffer (small stored batches) share the view.
+  let view = out ?? slices[0]!;
+  let viewStart = 0;
+  let fieldsOf = view.buffer;
+  let fields = new DataView(fieldsOf);
+  let o = view.byteOffset;
+  /** The slice holding `position`, and where it ends. */
   let slice = 0;
+  let sliceEnd = ends[0]!;
+  /** Batches ending at or before this were checked as a run (CRCs all match). */
   let verifiedTo = 0;
+  /** Batches ending at or before this belong to a run already planned (checked, or to check one by one). */
   let plannedTo = 0;
   let previousLast = -1;
   let position = 0;
   for (;;) {
     // Copy ahead of the walk: at least a run's worth (whole slices).
     const want = position + COPY_CHUNK;
-    while (copiedSlices <= last && copied < want) {
-      const s = slices[copiedSlices]!;
-      out.set(s, copied);
-      copied += s.length;
-      ends.push(copied);
-      copiedSlices++;
+    while (copiedSlices <= lastSlice && copied < want) {
+      out!.set(slices[copiedSlices]!, copied);
+      copied = ends[copiedSlices++]!;
     }
     if (position >= total) break;
-    while (ends[slice]! <= position) slice++;
-    const sliceEnd = ends[slice]!;
+    if (sliceEnd <= position) {
+      // The next slice that is not empty; batches do not cross slice ends, so it starts at `position`.
+      do sliceEnd = ends[++slice]!;
+      while (sliceEnd <= position);
+      if (!copy) {
+        const next = slices[slice]!;
+        if (next.buffer !== fieldsOf) {
+          fieldsOf = next.buffer;
+          fields = new DataView(fieldsOf);
+        }
+        view = next;
+        viewStart = position;
+        o = next.byteOffset - position;
+      }
+    }
     if (position + LOG_OVERHEAD > sliceEnd) {
-      if (slice === last) break; // a partial trailing batch: the fetch hit its byte limit
+      if (slice === lastSlice) break; // a partial trailing batch: the fetch hit its byte limit
       throw sliceEndsInsideBatch(slice, position);
     }
     const at = o + position;
@@ -355,7 +257,7 @@ function walkCopying(
     }
     const next = position + LOG_OVERHEAD + length;
     if (next > sliceEnd) {
-      if (slice === last) break;
+      if (slice === lastSlice) break;
       throw sliceEndsInsideBatch(slice, position);
     }
     const hi = fields.getInt32(at);
@@ -368,11 +270,13 @@ function walkCopying(
       );
     }
     if (next > plannedTo) {
-      // A run of whole batches from here, up to RUN_BYTES, within what is copied, not crossing a slice end.
+      // A run of whole batches from here, up to RUN_BYTES, within what is copied (in place: within this
+      // slice), none crossing a slice end.
+      const runLimit = copy ? copied : sliceEnd;
       let runEnd = next;
       let count = 1;
       let runSlice = slice;
-      while (runEnd + LOG_OVERHEAD <= copied) {
+      while (runEnd + LOG_OVERHEAD <= runLimit) {
         while (ends[runSlice]! <= runEnd) runSlice++;
         const following = fields.getInt32(o + runEnd + BATCH_LENGTH_OFFSET);
         const followingEnd = runEnd + LOG_OVERHEAD + following;
@@ -382,11 +286,15 @@ function walkCopying(
         count++;
       }
       plannedTo = runEnd;
-      if (count > 1 && runCrcMatches(out, fields, o, position, runEnd)) verifiedTo = runEnd;
+      if (count > 1 && runCrcMatches(view, fields, view.byteOffset, position - viewStart, runEnd - viewStart))
+        verifiedTo = runEnd;
     }
     const stored = fields.getUint32(at + CRC_OFFSET);
     // A run whose combined CRC did not match: each batch is checked on its own, to name the bad one.
-    const computed = next <= verifiedTo ? stored : crc32c(out.subarray(position + ATTRIBUTES_OFFSET, next));
+    const computed =
+      next <= verifiedTo
+        ? stored
+        : crc32c(view.subarray(position - viewStart + ATTRIBUTES_OFFSET, next - viewStart));
     if (stored !== computed) {
       throw new CorruptRecordError(
         `record batch at offset ${base} is corrupt: stored CRC ${hex(stored)}, computed ${hex(computed)}; fetch it again from the leader`,
@@ -426,13 +334,20 @@ function walkCopying(
     // Producer state needs the batch itself: only idempotent, transactional and control batches.
     const control = (fields.getInt16(at + ATTRIBUTES_OFFSET) & CONTROL_FLAG_MASK) !== 0;
     if (control || fields.getInt32(at + PRODUCER_ID_OFFSET) >= 0)
-      plan.pushProducer(ordinal, out, position, fields, at, control);
+      plan.pushProducer(ordinal, view, position - viewStart, fields, at, control);
     position = next;
   }
   plan.validBytes = position;
-  if (plan.count > 0) {
+  if (plan.count === 0) return true;
+  if (out !== undefined) {
     plan.bytes = out.length === position ? out : out.subarray(0, position);
     plan.copied = true;
+  } else {
+    // In place: the slices cut to the whole batches (a partial batch lies only at the end of the last).
+    plan.bytes =
+      position === total
+        ? slices
+        : [...slices.slice(0, lastSlice), slices[lastSlice]!.subarray(0, position - viewStart)];
   }
   return true;
 }
@@ -467,8 +382,6 @@ function runCrcMatches(view: Buffer, fields: DataView, o: number, from: number, 
   }
   return crc32c(view.subarray(from, to)) === expected;
 }
-
-const EMPTY_VIEW = new DataView(new ArrayBuffer(0));
 
 function hex(n: number): string {
   return `0x${n.toString(16).padStart(8, "0")}`;

@@ -69,7 +69,7 @@ function verdict(value: number, target: number | undefined, what: string): strin
  * which a machine shared with other work distorts less than the wall clock).
  */
 export const suite: BenchSuite = {
-  name: "mirror",
+  name: "mirror-throughput",
   async run(): Promise<BenchResult[]> {
     const results: BenchResult[] = [];
     for (const c of CASES) {

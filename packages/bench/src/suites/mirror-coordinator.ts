@@ -9,9 +9,9 @@ import { EngineEnv, MIRROR, type TopicGroup } from "./engine-env";
  * (epoch bumps through the controller, abort markers, PID resets) and the engine's fetchers. Virtual time
  * (a manual scheduler), so what is timed is the engine's work, not its timers. Sizes can be lowered with
  * BENCH_COORDINATOR_PARTITIONS, BENCH_FAILOVER_PARTITIONS and BENCH_RUNS for a quick look. `pnpm bench` gives
- * Node an 8 GiB heap limit: at 100,000 partitions the whole source, destination and engine take about 1.3 GB
- * of heap and 2 GB of log buffers (a load holds the stopped engine's garbage too); with Node's default limit
- * (about 4.3 GB on this machine) a run used 18 minutes of CPU without printing its first figure.
+ * Node an 8 GiB heap limit as headroom: at 100,000 partitions the source, destination and engine take about
+ * 1.3 GB of heap and 2 GB of log buffers, and a load also holds the stopped engine's garbage. (Not measured
+ * to change any figure.)
  */
 const PARTITIONS = Number(process.env.BENCH_COORDINATOR_PARTITIONS ?? 100_000);
 const FAILOVER_PARTITIONS = Number(process.env.BENCH_FAILOVER_PARTITIONS ?? 10_000);

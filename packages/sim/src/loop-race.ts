@@ -1,16 +1,7 @@
-import { KafkaError } from "@cluster-mirror/protocol";
 import { allowRejoinTruncation, FAILOVER_MODES, failoverTopic } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
-import { pick, txnEnd } from "./workload";
-
-function describeError(error: unknown): string {
-  return error instanceof KafkaError
-    ? `${error.errorName}: ${error.message}`
-    : error instanceof Error
-      ? error.message
-      : String(error);
-}
+import { describeError, pick, txnEnd } from "./workload";
 
 /** One side of a loop race: `edge.to`'s admin adds the topic to its mirror of `edge.from`. */
 interface Side {

@@ -7,15 +7,7 @@ import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
 import { commitMarkerCommitted } from "./invariants/transactions";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
-import { pick, rawWrite, recordAck, reportWrongRefusal, txnEnd } from "./workload";
-
-function describeError(error: unknown): string {
-  return error instanceof KafkaError
-    ? `${error.errorName}: ${error.message}`
-    : error instanceof Error
-      ? error.message
-      : String(error);
-}
+import { describeError, pick, rawWrite, recordAck, reportWrongRefusal, txnEnd } from "./workload";
 
 /**
  * After an operator call was refused: the refusal must leave the topic's `mirror.name` as it was (a refused

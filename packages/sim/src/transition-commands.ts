@@ -1,19 +1,11 @@
-import { encodeRecordBatch, KafkaError } from "@cluster-mirror/protocol";
+import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { crashBroker, downBrokers } from "./faults";
 import { leaderLog } from "./invariants/logs";
 import { transactionOutcome } from "./invariants/transactions";
 import { rejoin } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
-import { pick, rawWrite } from "./workload";
-
-function describeError(error: unknown): string {
-  return error instanceof KafkaError
-    ? `${error.errorName}: ${error.message}`
-    : error instanceof Error
-      ? error.message
-      : String(error);
-}
+import { describeError, pick, rawWrite } from "./workload";
 
 /**
  * Re-adds a failed-over topic on the same edge (`addTopics` on the destination matching a topic it failed

@@ -8,7 +8,8 @@ export function pick<T>(list: readonly T[], i: number): T | undefined {
   return list.length === 0 ? undefined : list[Math.abs(i) % list.length];
 }
 
-function describeError(error: unknown): string {
+/** A refusal as a step line: the Kafka error name and message, or the message. */
+export function describeError(error: unknown): string {
   return error instanceof KafkaError
     ? `${error.errorName}: ${error.message}`
     : error instanceof Error

@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     groups: [{ prefix: "a_", topics: Math.ceil(partitions / perTopic), partitionsPerTopic: perTopic }],
     dataReplicationFactor: 1,
     numStatePartitions: 1,
-    numReplicaFetchers: 100,
+    numReplicaFetchers: Number(process.env.BENCH_FETCHERS ?? 1),
   });
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
   try {

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
     groups: [group],
     dataReplicationFactor: what === "failover" ? 3 : 1,
     numStatePartitions: what === "failover" ? 3 : 1,
-    numReplicaFetchers: 100,
+    numReplicaFetchers: Number(process.env.BENCH_FETCHERS ?? 1),
   });
   await env.mirrorAll();
   if (what === "failover") await env.fillLogs(group, 10);

@@ -4,7 +4,7 @@ import { EngineEnv, MIRROR } from "../suites/engine-env";
  * Times each phase of the `mirror-coordinator` suite's setup, then the engine's stop (every coordinator
  * unloading its partition actors) and the clusters' close: CPU time and virtual time per phase, to find
  * which one grows faster than the partition count (it was the stop: XState copies a parent's children for
- * each child it stops). Usage: `node --expose-gc --import tsx src/profile/setup-phases.ts <partitions>`;
+ * each child it stops). Usage: `node --expose-gc --import tsx src/profile/setup-phases.ts <partitions> [fetchers, default 1]`;
  * add `--cpu-prof` to profile it all.
  */
 async function main(): Promise<void> {
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
     groups: [{ prefix: "a_", topics: Math.ceil(partitions / perTopic), partitionsPerTopic: perTopic }],
     dataReplicationFactor: 1,
     numStatePartitions: 1,
-    numReplicaFetchers: 100,
+    numReplicaFetchers: Number(process.argv[3] ?? 1),
   });
   let last = process.cpuUsage();
   let virtual = env.clock.now();
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
       env.mirroring.admin.createMirror(MIRROR, {
         "bootstrap.servers": "source:9092",
         "default.replication.factor": "1",
-        "mirror.num.replica.fetchers": "100",
+        "mirror.num.replica.fetchers": process.argv[3] ?? "1",
       }),
     );
     phase("createMirror");

@@ -1,4 +1,5 @@
 import { type AclIncludeRule, parseAclsInclude } from "../metadata/acl-sync";
+import { closestName } from "./closest-name";
 import { InvalidMirrorConfigError, InvalidMirrorNameError } from "./errors";
 
 /** Longest mirror name, as for topics (Kafka's 249). */
@@ -69,9 +70,14 @@ export const KNOWN_MIRROR_CONFIGS: readonly string[] = [
 export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>): void {
   const unknown = Object.keys(configs).filter((k) => !KNOWN_MIRROR_CONFIGS.includes(k));
   if (unknown.length > 0) {
+    const hints = unknown.flatMap((k) => {
+      const close = closestName(k, KNOWN_MIRROR_CONFIGS);
+      return close === undefined ? [] : [`'${close}' for '${k}'`];
+    });
+    const hint = hints.length === 0 ? "" : ` Did you mean ${hints.join(", ")}?`;
     throw new InvalidMirrorConfigError(
       unknown[0]!,
-      `Unknown mirror config ${unknown.map((k) => `'${k}'`).join(", ")}. Valid keys: ${KNOWN_MIRROR_CONFIGS.join(", ")}.`,
+      `Unknown mirror config ${unknown.map((k) => `'${k}'`).join(", ")}.${hint} Valid keys: ${KNOWN_MIRROR_CONFIGS.join(", ")}.`,
     );
   }
   const protocol = configs[SECURITY_PROTOCOL_CONFIG];

@@ -82,14 +82,27 @@ export class NodeClient {
       );
     }
     if (!response.ok) {
-      const err = (parsed as Partial<ErrorBody> | undefined)?.error;
-      throw new NodeRequestError(
-        err?.name ?? "UNKNOWN_SERVER_ERROR",
-        err?.code ?? -1,
-        err?.message ?? `the node answered HTTP ${response.status}`,
-        response.status,
-      );
+      const err = (parsed as { error?: unknown } | undefined)?.error;
+      if (!isErrorBody(err)) {
+        // Some other HTTP server (the node's metrics port, another service): not an answer of the admin API.
+        throw new OperationError(
+          `${this.endpoint.host}:${this.endpoint.port} answered HTTP ${response.status} to ${method} ${path.split("?")[0]} without a cluster-mirror error; is --bootstrap-server the node's admin endpoint? (the adminPort of its node.started log line, 9094 by default; 9404 is its metrics port)`,
+        );
+      }
+      throw new NodeRequestError(err.name, err.code, err.message, response.status);
     }
     return parsed as T;
   }
+}
+
+/** Whether `value` is the `error` object of the node's error bodies ({@link ErrorBody}). */
+function isErrorBody(value: unknown): value is ErrorBody["error"] {
+  const e = value as Partial<ErrorBody["error"]> | null | undefined;
+  return (
+    typeof e === "object" &&
+    e !== null &&
+    typeof e.name === "string" &&
+    typeof e.code === "number" &&
+    typeof e.message === "string"
+  );
 }

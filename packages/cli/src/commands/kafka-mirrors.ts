@@ -249,14 +249,8 @@ function validate(flags: MirrorsFlags): Action {
       );
     }
   }
-  if (flags.replicationFactor !== undefined) {
-    const rf = Number(flags.replicationFactor);
-    if (!Number.isInteger(rf) || rf < 1) {
-      throw new UsageError(
-        `--replication-factor must be a positive integer, got '${flags.replicationFactor}'`,
-      );
-    }
-  }
+  // The same check as every other integer flag: `1e3` or `0x2` are not replication factors.
+  if (flags.replicationFactor !== undefined) intFlag("--replication-factor", flags.replicationFactor, 1);
   return action;
 }
 

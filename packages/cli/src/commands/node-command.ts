@@ -5,6 +5,7 @@ import { prepareDataDir } from "../persistence/data-dir";
 import { readPrincipalsFile } from "../security/principals-file";
 import { UsageError } from "./cli-errors";
 import { intFlag, portFlag } from "./int-flag";
+import { checkPortFree } from "./port-check";
 import { parseSources } from "./source-spec";
 
 /** Flags of `cluster-mirror node`. */
@@ -72,6 +73,9 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
     },
   };
   prepareDataDir("--data-dir", flags.dataDir);
+  // Before any cluster starts on the data dir (and recovers it) only to stop at a bare listen error.
+  await checkPortFree("--port", "127.0.0.1", options.port);
+  await checkPortFree("--metrics-port", "127.0.0.1", options.metricsPort);
   const logger = pino({ level: flags.logLevel, base: { service: "cluster-mirror" } });
   const runtime = await startNodeRuntime(options, logger);
   await new Promise<void>((resolve) => {

@@ -175,6 +175,30 @@ describe("numbers and names the CLI can check itself", () => {
   );
 });
 
+describe("a --mirror-config file saved with a byte order mark", () => {
+  it(
+    "is read as the same properties (bootstrap.servers was taken for missing)",
+    async () => {
+      const dead = await freePort();
+      const file = path.join(tempDir("cm-bom"), "mirror.properties");
+      fs.writeFileSync(file, "\uFEFFbootstrap.servers=primary:9092\ntopics.exclude=tmp.*\n");
+      const r = await run(BIN.kafkaMirrors, [
+        "--bootstrap-server",
+        `:${dead}`,
+        "--create",
+        "--mirror",
+        "m",
+        "--mirror-config",
+        file,
+      ]);
+      // Read and accepted by the CLI: the request goes on to the node (here a dead port).
+      expect(r.code).toBe(1);
+      expect(failureLine(r)).toMatch(/cannot reach the cluster-mirror node/);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
 describe("--bootstrap-server pointing at something that is not the node's admin endpoint", () => {
   it(
     "an HTTP server answering 404 without the node's error body: says to check the admin port",

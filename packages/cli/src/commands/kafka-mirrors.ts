@@ -273,7 +273,9 @@ async function readMirrorConfig(file: string): Promise<Record<string, string>> {
     );
   }
   const { parseProperties } = await mirrorFormats();
-  const configs = parseProperties(text);
+  // Editors on Windows save UTF-8 with a byte order mark; left in, it became part of the first key, and a
+  // file that starts with bootstrap.servers was refused for having none.
+  const configs = parseProperties(text.replace(/^\uFEFF/, ""));
   if (!configs["bootstrap.servers"]) {
     throw new UsageError(
       `--mirror-config ${file} has no bootstrap.servers; add bootstrap.servers=HOST:PORT of the source`,

@@ -45,6 +45,26 @@ describe("a command line with no command, or an unknown one", () => {
   );
 });
 
+describe("kafka-mirrors with a word instead of an action flag", () => {
+  it(
+    "kafka-mirrors list says to use --list; any other word says flags only (exit 2)",
+    async () => {
+      const dead = await freePort();
+      const [list, other] = await Promise.all([
+        run(BIN.kafkaMirrors, ["--bootstrap-server", `:${dead}`, "list"]),
+        run(BIN.kafkaMirrors, ["--bootstrap-server", `:${dead}`, "--describe", "--mirror", "my", "mirror"]),
+      ]);
+      expect(list.code).toBe(2);
+      expect(failureLine(list)).toBe("Error: unexpected argument 'list': actions are flags, use --list");
+      expect(other.code).toBe(2);
+      expect(failureLine(other)).toBe(
+        "Error: unexpected argument 'mirror': kafka-mirrors takes only flags (a value with spaces needs quotes)",
+      );
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
 describe("a flag given an empty value (an unset shell variable) is a usage error", () => {
   it(
     "create-topic --cluster '' is refused, not taken as the destination",

@@ -99,9 +99,11 @@ export function kafkaMirrorsProgram(): Command {
       `with --promote: bound of the wait for lag 0 and of the wait for STOPPED (default ${PROMOTE_TIMEOUT_MS})`,
     )
     .option("--cluster <name>", "act on this embedded cluster of the node instead of its destination")
-    .allowExcessArguments(false);
+    // Words without a flag are refused in the action, where the message can name the flag meant.
+    .allowExcessArguments(true);
   withTokenOptions(program);
   program.action(async (flags: MirrorsFlags & { topics?: string }) => {
+    rejectWords(program.args);
     if (flags.topics !== undefined && flags.topic === undefined) flags.topic = flags.topics;
     await runMirrors(flags, (text) => process.stdout.write(text));
   });
@@ -194,6 +196,21 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
       out(`${result.message}\n`);
     }
   }
+}
+
+/**
+ * kafka-mirrors takes flags only; a word such as `list` or `describe` (as other CLIs' subcommands) is
+ * refused naming the action flag it resembles.
+ */
+function rejectWords(words: readonly string[]): void {
+  const word = words[0];
+  if (word === undefined) return;
+  const action = ACTIONS.find((a) => a === word.toLowerCase());
+  throw new UsageError(
+    action === undefined
+      ? `unexpected argument '${word}': kafka-mirrors takes only flags (a value with spaces needs quotes)`
+      : `unexpected argument '${word}': actions are flags, use --${action}`,
+  );
 }
 
 /** Checks the flag combination; returns the one action. UsageError naming what is wrong otherwise. */

@@ -220,29 +220,66 @@ describe("a --mirror-config file saved with a byte order mark", () => {
 });
 
 describe("--bootstrap-server pointing at something that is not the node's admin endpoint", () => {
+  /** Runs `kafka-mirrors --list` against a server started by `listen`, closed afterwards. */
+  async function listAgainst(
+    server: net.Server,
+  ): Promise<{ port: number; code: number | null; line: string }> {
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const r = await run(BIN.kafkaMirrors, ["--bootstrap-server", `:${port}`, "--token", "t", "--list"]);
+      return { port, code: r.code, line: failureLine(r) };
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
   it(
-    "an HTTP server answering 404 without the node's error body: says to check the admin port",
+    "an HTTP server answering 404 (the node's metrics port): says to check the admin port",
     async () => {
-      // As the node's own metrics port (or any other web server) answers an admin route.
-      const server = http.createServer((_req, res) => {
-        res.writeHead(404, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({ message: "Route GET:/v1/mirrors not found", error: "Not Found", statusCode: 404 }),
-        );
-      });
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-      const port = (server.address() as net.AddressInfo).port;
-      try {
-        const r = await run(BIN.kafkaMirrors, ["--bootstrap-server", `:${port}`, "--token", "t", "--list"]);
-        expect(r.code).toBe(1);
-        const line = failureLine(r);
-        expect(line).toContain(
-          `127.0.0.1:${port} answered HTTP 404 to GET /v1/mirrors without a cluster-mirror error`,
-        );
-        expect(line).toContain("is --bootstrap-server the node's admin endpoint?");
-      } finally {
-        await new Promise((resolve) => server.close(resolve));
-      }
+      const r = await listAgainst(
+        http.createServer((_req, res) => {
+          res.writeHead(404, { "content-type": "application/json" });
+          res.end(
+            JSON.stringify({
+              message: "Route GET:/v1/mirrors not found",
+              error: "Not Found",
+              statusCode: 404,
+            }),
+          );
+        }),
+      );
+      expect(r.code).toBe(1);
+      expect(r.line).toBe(
+        `Error: 127.0.0.1:${r.port} answered HTTP 404 to GET /v1/mirrors, but not as a cluster-mirror node; is --bootstrap-server the node's admin endpoint? (the adminPort of its node.started log line, 9094 by default; 9404 is its metrics port)`,
+      );
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "an HTTP server answering 200 {}: the same, not 'mirrors is not iterable'",
+    async () => {
+      const r = await listAgainst(
+        http.createServer((_req, res) => {
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end("{}");
+        }),
+      );
+      expect(r.code).toBe(1);
+      expect(r.line).toMatch(/answered HTTP 200 to GET \/v1\/mirrors, but not as a cluster-mirror node/);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a port that hangs up on HTTP (a Kafka broker's): says it is not a broker's address",
+    async () => {
+      const r = await listAgainst(net.createServer((socket) => socket.once("data", () => socket.destroy())));
+      expect(r.code).toBe(1);
+      expect(r.line).toMatch(
+        /did not answer as an HTTP server \(.+\); --bootstrap-server is the cluster-mirror node's admin endpoint \(:9094 by default\), not a Kafka broker's host:port$/,
+      );
     },
     CLI_TEST_TIMEOUT_MS,
   );

@@ -219,6 +219,28 @@ describe("a --mirror-config file saved with a byte order mark", () => {
   );
 });
 
+describe("node --brokers", () => {
+  it(
+    "is bounded as --source's broker count is (--brokers 30000 tried to start them all)",
+    async () => {
+      const dir = path.join(tempDir("cm-brokers"), "data");
+      const r = await run(BIN.clusterMirror, [
+        "node",
+        "--data-dir",
+        dir,
+        "--port",
+        "0",
+        "--brokers",
+        "30000",
+      ]);
+      expect(r.code).toBe(2);
+      expect(failureLine(r)).toBe("Error: --brokers must be an integer from 1 to 16, got '30000'");
+      expect(fs.existsSync(dir)).toBe(false);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
 describe("--bootstrap-server pointing at something that is not the node's admin endpoint", () => {
   /** Runs `kafka-mirrors --list` against a server started by `listen`, closed afterwards. */
   async function listAgainst(

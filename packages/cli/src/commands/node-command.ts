@@ -6,7 +6,7 @@ import { readPrincipalsFile } from "../security/principals-file";
 import { UsageError } from "./cli-errors";
 import { intFlag, portFlag } from "./int-flag";
 import { checkPortFree } from "./port-check";
-import { parseSources } from "./source-spec";
+import { MAX_EMBEDDED_BROKERS, parseSources } from "./source-spec";
 
 /** Flags of `cluster-mirror node`. */
 export interface NodeFlags {
@@ -52,7 +52,7 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
   const options = {
     name: flags.name,
     dataDir: flags.dataDir,
-    brokers: intFlag("--brokers", flags.brokers, 1),
+    brokers: intFlag("--brokers", flags.brokers, 1, MAX_EMBEDDED_BROKERS),
     port: portFlag("--port", flags.port),
     metricsPort: portFlag("--metrics-port", flags.metricsPort),
     sources: parseSources(flags.source),

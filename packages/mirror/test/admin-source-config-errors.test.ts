@@ -1,7 +1,8 @@
 import { KafkaError } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { InvalidMirrorConfigError, SourceUnreachableError } from "../src/admin/errors";
-import { checkMirrorConfigKeys } from "../src/admin/mirror-config";
+import { checkMirrorConfigKeys, compilePattern } from "../src/admin/mirror-config";
+import { topicPattern } from "../src/admin/topic-selection";
 import { MIRROR_CONFIG, mirrorEnv } from "./meta-helpers";
 
 async function rejection(work: Promise<unknown>): Promise<KafkaError> {
@@ -83,5 +84,33 @@ describe("an unknown mirror config key", () => {
     const message = refusal({ "bootstrap.servers": "s:9092", "linger.ms": "5" });
     expect(message).not.toContain("Did you mean");
     expect(message).toContain("Valid keys: bootstrap.servers,");
+  });
+});
+
+describe("an invalid --topic regex", () => {
+  function refusal(compile: () => unknown): string {
+    try {
+      compile();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidMirrorConfigError);
+      return (error as Error).message;
+    }
+    throw new Error("expected a refusal");
+  }
+
+  it("says --topic is one regex (not a comma list) and that '*' is not a glob", () => {
+    expect(refusal(() => topicPattern("*"))).toBe(
+      "Invalid regular expression '*' in --topic: Nothing to repeat. Fix the pattern (one regex matching whole topic names, e.g. 'orders|payments' for two topics, '.*' for all). It is a regex, not a glob: '.*' matches any name.",
+    );
+    const group = refusal(() => topicPattern("orders("));
+    expect(group).toBe(
+      "Invalid regular expression 'orders(' in --topic: Unterminated group. Fix the pattern (one regex matching whole topic names, e.g. 'orders|payments' for two topics, '.*' for all).",
+    );
+  });
+
+  it("a config's pattern still says lists are comma-separated", () => {
+    expect(refusal(() => compilePattern("topics.include", "bad("))).toBe(
+      "Invalid regular expression 'bad(' in topics.include: Unterminated group. Fix the pattern (lists are comma-separated; each entry must match whole names).",
+    );
   });
 });

@@ -176,17 +176,27 @@ export function splitList(value: string | undefined): string[] {
 
 /**
  * Compiles one regex as a whole-name match (Java's `Pattern.matches`): `foo` matches only `foo`, `foo.*`
- * every name that starts with `foo`. Throws InvalidMirrorConfigError naming the pattern and the syntax error.
+ * every name that starts with `foo`. Throws InvalidMirrorConfigError naming the pattern and the syntax error;
+ * `hint` says how the pattern is written where it came from (default: a config's comma-separated list).
  */
-export function compilePattern(config: string, pattern: string): RegExp {
+export function compilePattern(
+  config: string,
+  pattern: string,
+  hint = "lists are comma-separated; each entry must match whole names",
+): RegExp {
   try {
     new RegExp(pattern);
     return new RegExp(`^(?:${pattern})$`);
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    // V8 repeats "Invalid regular expression: /PATTERN/: " before the reason; the message already names both.
+    const why = (error instanceof Error ? error.message : String(error)).replace(
+      /^Invalid regular expression: \/[\s\S]*\/[a-z]*: /,
+      "",
+    );
+    const glob = /^\*|[^.\]]\*/.test(pattern) ? " It is a regex, not a glob: '.*' matches any name." : "";
     throw new InvalidMirrorConfigError(
       config,
-      `Invalid regular expression '${pattern}' in ${config}: ${why}. Fix the pattern (lists are comma-separated; each entry must match whole names).`,
+      `Invalid regular expression '${pattern}' in ${config}: ${why}. Fix the pattern (${hint}).${glob}`,
       pattern,
       { cause: error },
     );

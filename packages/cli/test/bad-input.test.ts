@@ -104,6 +104,29 @@ describe("bad input gets a clear error and changes nothing (issue 15)", () => {
     expect((await mirrors(node.port, "--list")).stdout).not.toContain("malformed");
   }, 60_000);
 
+  it("a mirror asked for on the wrong cluster: the error says which --cluster has it", async () => {
+    const created = await mirrors(
+      node.port,
+      "--cluster",
+      "primary",
+      "--create",
+      "--mirror",
+      "back-to-primary",
+      "--source-bootstrap",
+      "destination:9092",
+    );
+    expect(created.code).toBe(0);
+    // Forgetting --cluster primary, as after a failback.
+    const r = await mirrors(node.port, "--describe", "--mirror", "back-to-primary");
+    expect(r.code).toBe(1);
+    expect(failureLine(r)).toMatch(
+      /^Error: Mirror 'back-to-primary' does not exist .* This node has mirror 'back-to-primary' on cluster primary: pass --cluster primary\.$/,
+    );
+    // A name no cluster has: no location.
+    const none = await mirrors(node.port, "--describe", "--mirror", "nowhere");
+    expect(failureLine(none)).not.toContain("This node has");
+  }, 60_000);
+
   it("an unsupported security.protocol is refused with the supported values", async () => {
     const file = configFile("bootstrap.servers=primary:9092\nsecurity.protocol=SASL_SSL\n");
     const r = await mirrors(node.port, "--create", "--mirror", "secure", "--mirror-config", file);

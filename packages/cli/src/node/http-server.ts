@@ -5,6 +5,7 @@ import { registerAclRoutes } from "./acl-routes";
 import { registerAdminRoutes } from "./admin-routes";
 import { registerClientRoutes } from "./client-routes";
 import { BadRequestError, errorResponse } from "./http-errors";
+import { withMirrorLocation } from "./mirror-hint";
 import type { MirrorNode } from "./mirror-node";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits";
 import { registerUiRoutes } from "./ui-routes";
@@ -32,7 +33,8 @@ export function buildAdminServer(
   });
   // Before anything else: no route, not even a 404, answers a request that fails the Host or token check.
   registerAdminAuth(app, security);
-  app.setErrorHandler((error, _req, reply) => {
+  app.setErrorHandler((raw, req, reply) => {
+    const error = withMirrorLocation(raw, node, req.principal);
     // Fastify's own request errors (bad JSON, wrong content type) carry a 4xx statusCode; a body over the
     // limit keeps its 413, so a client can tell "too large" from "malformed".
     const own = (error as { statusCode?: number }).statusCode;

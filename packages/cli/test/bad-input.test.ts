@@ -86,8 +86,45 @@ describe("bad input gets a clear error and changes nothing (issue 15)", () => {
     const file = configFile("bootstrap.servers=primary:9092\ntopic.include=orders\n");
     const r = await mirrors(node.port, "--create", "--mirror", "typo", "--mirror-config", file);
     expect(r.code).toBe(1);
-    expect(failureLine(r)).toMatch(/Unknown mirror config 'topic\.include'\. Valid keys: .*topics\.include/);
+    expect(failureLine(r)).toMatch(
+      /Unknown mirror config 'topic\.include'\. Did you mean 'topics\.include' for 'topic\.include'\? Valid keys: .*topics\.include/,
+    );
     expect((await mirrors(node.port, "--list")).stdout).not.toContain("typo");
+  }, 60_000);
+
+  it("a malformed --source-bootstrap is a config error to fix, not 'cannot reach the source'", async () => {
+    for (const servers of ["localhost", ":9092", "host:99999"]) {
+      const r = await mirrors(node.port, "--create", "--mirror", "malformed", "--source-bootstrap", servers);
+      expect(r.code, servers).toBe(1);
+      const line = failureLine(r);
+      expect(line).toContain(`bootstrap.servers entry '${servers}' is not host:port (e.g. 127.0.0.1:9092)`);
+      expect(line).toContain("Fix the mirror config and try again.");
+      expect(line).not.toContain("Cannot reach");
+    }
+    expect((await mirrors(node.port, "--list")).stdout).not.toContain("malformed");
+  }, 60_000);
+
+  it("a mirror asked for on the wrong cluster: the error says which --cluster has it", async () => {
+    const created = await mirrors(
+      node.port,
+      "--cluster",
+      "primary",
+      "--create",
+      "--mirror",
+      "back-to-primary",
+      "--source-bootstrap",
+      "destination:9092",
+    );
+    expect(created.code).toBe(0);
+    // Forgetting --cluster primary, as after a failback.
+    const r = await mirrors(node.port, "--describe", "--mirror", "back-to-primary");
+    expect(r.code).toBe(1);
+    expect(failureLine(r)).toMatch(
+      /^Error: Mirror 'back-to-primary' does not exist .* This node has mirror 'back-to-primary' on cluster primary: pass --cluster primary\.$/,
+    );
+    // A name no cluster has: no location.
+    const none = await mirrors(node.port, "--describe", "--mirror", "nowhere");
+    expect(failureLine(none)).not.toContain("This node has");
   }, 60_000);
 
   it("an unsupported security.protocol is refused with the supported values", async () => {

@@ -1,13 +1,14 @@
 import * as http from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runConsume } from "../src/commands/console-commands";
+import { NODE_HEADER } from "../src/node/wire";
 
 afterEach(() => vi.restoreAllMocks());
 
 describe("consume --timeout-ms (issue 15)", () => {
   it("the HTTP request waits longer than the requested poll time, so 70 s is not cut at 60 s", async () => {
     const server = http.createServer((_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
+      res.writeHead(200, { "content-type": "application/json", [NODE_HEADER]: "1" });
       res.end(JSON.stringify({ messages: [] }));
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

@@ -217,7 +217,7 @@ describe("kafka-mirrors against a running node", { timeout: CLI_TEST_TIMEOUT_MS 
       [["--describe", "--topic", "orders"], /--topic cannot be used with --describe/],
       [
         ["--add", "--topic", "orders", "--mirror", "m", "--replication-factor", "zero"],
-        /--replication-factor must be a positive integer/,
+        /--replication-factor must be an integer >= 1, got 'zero'/,
       ],
       [["--frobnicate"], /Unknown option '--frobnicate'/],
     ];

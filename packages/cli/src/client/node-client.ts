@@ -1,6 +1,6 @@
 import { OperationError } from "../commands/cli-errors";
 import type { ErrorBody } from "../node/http-errors";
-import { toJson } from "../node/wire";
+import { NODE_HEADER, toJson } from "../node/wire";
 import type { Endpoint } from "./bootstrap";
 
 /** The node could not be reached at all (nothing listens, or it hung up). */
@@ -17,6 +17,16 @@ export class NodeRequestError extends OperationError {
     super(message);
   }
 }
+
+/** Connection errors that mean nothing listens at the address (or the name does not resolve). */
+const NO_LISTENER = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+]);
 
 /** A small JSON client of the node's admin endpoint. */
 export class NodeClient {
@@ -68,8 +78,26 @@ export class NodeClient {
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+      const where = `${this.endpoint.host}:${this.endpoint.port}`;
+      if ((error as { name?: string }).name === "TimeoutError") {
+        throw new NodeUnreachableError(
+          `the node at ${where} did not answer ${method} ${path.split("?")[0]} within ${this.timeoutMs} ms; it may still be carrying it out: look with --describe or --list before repeating it`,
+        );
+      }
+      if (cause?.code !== undefined && !NO_LISTENER.has(cause.code)) {
+        // Something listens there but does not speak HTTP: most likely a Kafka broker's port.
+        throw new NodeUnreachableError(
+          `${where} did not answer as an HTTP server (${why}); --bootstrap-server is the cluster-mirror node's admin endpoint (:9094 by default), not a Kafka broker's host:port`,
+        );
+      }
       throw new NodeUnreachableError(
         `cannot reach the cluster-mirror node at ${this.endpoint.host}:${this.endpoint.port} (${why}). Start it (in the repository's root) with 'node packages/cli/bin/cluster-mirror.mjs node --data-dir ./data --port ${this.endpoint.port}', or fix --bootstrap-server.`,
+      );
+    }
+    if (response.headers.get(NODE_HEADER) === null) {
+      // Another HTTP server (the node's metrics port, any web server): its answer is not the node's.
+      throw new OperationError(
+        `${this.endpoint.host}:${this.endpoint.port} answered HTTP ${response.status} to ${method} ${path.split("?")[0]}, but not as a cluster-mirror node; is --bootstrap-server the node's admin endpoint? (the adminPort of its node.started log line, 9094 by default; 9404 is its metrics port)`,
       );
     }
     const text = await response.text();
@@ -82,14 +110,26 @@ export class NodeClient {
       );
     }
     if (!response.ok) {
-      const err = (parsed as Partial<ErrorBody> | undefined)?.error;
-      throw new NodeRequestError(
-        err?.name ?? "UNKNOWN_SERVER_ERROR",
-        err?.code ?? -1,
-        err?.message ?? `the node answered HTTP ${response.status}`,
-        response.status,
-      );
+      const err = (parsed as { error?: unknown } | undefined)?.error;
+      if (!isErrorBody(err)) {
+        throw new OperationError(
+          `the node at ${this.endpoint.host}:${this.endpoint.port} answered HTTP ${response.status} to ${method} ${path.split("?")[0]} without an error message`,
+        );
+      }
+      throw new NodeRequestError(err.name, err.code, err.message, response.status);
     }
     return parsed as T;
   }
+}
+
+/** Whether `value` is the `error` object of the node's error bodies ({@link ErrorBody}). */
+function isErrorBody(value: unknown): value is ErrorBody["error"] {
+  const e = value as Partial<ErrorBody["error"]> | null | undefined;
+  return (
+    typeof e === "object" &&
+    e !== null &&
+    typeof e.name === "string" &&
+    typeof e.code === "number" &&
+    typeof e.message === "string"
+  );
 }

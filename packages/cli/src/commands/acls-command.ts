@@ -1,4 +1,4 @@
-import type { AclBinding } from "@cluster-mirror/cluster";
+import type { AclBinding, AclOperation } from "@cluster-mirror/cluster";
 import { connectNode, type NodeConnectionFlags } from "../client/node-token";
 import { UsageError } from "./cli-errors";
 
@@ -18,6 +18,21 @@ export interface AclsFlags extends NodeConnectionFlags {
   resourcePatternType: string;
   host: string;
 }
+
+/** Kafka's ACL operations; a Record over the type, so a new operation cannot be left out here. */
+const OPERATIONS = Object.keys({
+  ALL: true,
+  READ: true,
+  WRITE: true,
+  CREATE: true,
+  DELETE: true,
+  ALTER: true,
+  DESCRIBE: true,
+  CLUSTER_ACTION: true,
+  DESCRIBE_CONFIGS: true,
+  ALTER_CONFIGS: true,
+  IDEMPOTENT_WRITE: true,
+} satisfies Record<AclOperation, true>);
 
 /** One binding as a line: `ALLOW User:alice WRITE on TOPIC PREFIXED 'orders-' from host *`. */
 export function formatAcl(b: AclBinding): string {
@@ -58,6 +73,20 @@ export async function runAcls(flags: AclsFlags, out: (text: string) => void): Pr
   const principal = flags.allowPrincipal ?? flags.denyPrincipal;
   const permissionType = flags.denyPrincipal !== undefined ? "DENY" : "ALLOW";
   const operations = flags.operation.map((o) => o.toUpperCase());
+  const unknown = operations.find((o) => !OPERATIONS.includes(o));
+  if (unknown !== undefined) {
+    throw new UsageError(
+      `--operation ${unknown} is not an ACL operation; use one of ${OPERATIONS.join(", ")}`,
+    );
+  }
+  const badPrincipal = [flags.allowPrincipal, flags.denyPrincipal].find(
+    (p) => p !== undefined && !/^[^:]+:.+$/.test(p),
+  );
+  if (badPrincipal !== undefined) {
+    throw new UsageError(
+      `principal '${badPrincipal}' is not Type:name; use e.g. User:alice (User:* for everyone)`,
+    );
+  }
   if (actions[0] === "add") {
     if (resources.length === 0)
       throw new UsageError(

@@ -5,6 +5,7 @@ import { prepareDataDir } from "../persistence/data-dir";
 import { runConsume, runCreateTopic, runProduce } from "./console-commands";
 import { intFlag, portFlag } from "./int-flag";
 import type { NodeFlags } from "./node-command";
+import { checkPortFree } from "./port-check";
 import { runProgram } from "./run-program";
 import type { VerifyFlags } from "./verify-command";
 
@@ -145,6 +146,7 @@ export function clusterMirrorProgram(): Command {
       // Flags and the data dir are checked before the demo starts anything.
       const port = portFlag("--port", flags.port);
       const seed = intFlag("--seed", flags.seed, 0);
+      if (flags.keepRunning) await checkPortFree("--port", "127.0.0.1", port);
       if (flags.dataDir !== undefined) prepareDataDir("--data-dir", flags.dataDir);
       await (await import("../demo/demo")).runDemo({
         keepRunning: flags.keepRunning ?? false,
@@ -160,5 +162,6 @@ export function clusterMirrorProgram(): Command {
 
 /** Runs `cluster-mirror` with `argv` (without node and script); resolves with the exit code. */
 export function clusterMirrorMain(argv: readonly string[]): Promise<number> {
-  return runProgram(clusterMirrorProgram(), argv);
+  // An empty message (`--value ''`) or key is a message; any other empty flag is a mistake.
+  return runProgram(clusterMirrorProgram(), argv, { allowEmpty: ["--value", "--key"] });
 }

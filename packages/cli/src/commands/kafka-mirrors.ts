@@ -99,9 +99,11 @@ export function kafkaMirrorsProgram(): Command {
       `with --promote: bound of the wait for lag 0 and of the wait for STOPPED (default ${PROMOTE_TIMEOUT_MS})`,
     )
     .option("--cluster <name>", "act on this embedded cluster of the node instead of its destination")
-    .allowExcessArguments(false);
+    // Words without a flag are refused in the action, where the message can name the flag meant.
+    .allowExcessArguments(true);
   withTokenOptions(program);
   program.action(async (flags: MirrorsFlags & { topics?: string }) => {
+    rejectWords(program.args);
     if (flags.topics !== undefined && flags.topic === undefined) flags.topic = flags.topics;
     await runMirrors(flags, (text) => process.stdout.write(text));
   });
@@ -196,6 +198,21 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
   }
 }
 
+/**
+ * kafka-mirrors takes flags only; a word such as `list` or `describe` (as other CLIs' subcommands) is
+ * refused naming the action flag it resembles.
+ */
+function rejectWords(words: readonly string[]): void {
+  const word = words[0];
+  if (word === undefined) return;
+  const action = ACTIONS.find((a) => a === word.toLowerCase());
+  throw new UsageError(
+    action === undefined
+      ? `unexpected argument '${word}': kafka-mirrors takes only flags (a value with spaces needs quotes)`
+      : `unexpected argument '${word}': actions are flags, use --${action}`,
+  );
+}
+
 /** Checks the flag combination; returns the one action. UsageError naming what is wrong otherwise. */
 function validate(flags: MirrorsFlags): Action {
   const given = ACTIONS.filter((a) => flags[attribute(a)] === true);
@@ -249,14 +266,8 @@ function validate(flags: MirrorsFlags): Action {
       );
     }
   }
-  if (flags.replicationFactor !== undefined) {
-    const rf = Number(flags.replicationFactor);
-    if (!Number.isInteger(rf) || rf < 1) {
-      throw new UsageError(
-        `--replication-factor must be a positive integer, got '${flags.replicationFactor}'`,
-      );
-    }
-  }
+  // The same check as every other integer flag: `1e3` or `0x2` are not replication factors.
+  if (flags.replicationFactor !== undefined) intFlag("--replication-factor", flags.replicationFactor, 1);
   return action;
 }
 
@@ -279,7 +290,9 @@ async function readMirrorConfig(file: string): Promise<Record<string, string>> {
     );
   }
   const { parseProperties } = await mirrorFormats();
-  const configs = parseProperties(text);
+  // Editors on Windows save UTF-8 with a byte order mark; left in, it became part of the first key, and a
+  // file that starts with bootstrap.servers was refused for having none.
+  const configs = parseProperties(text.replace(/^\uFEFF/, ""));
   if (!configs["bootstrap.servers"]) {
     throw new UsageError(
       `--mirror-config ${file} has no bootstrap.servers; add bootstrap.servers=HOST:PORT of the source`,

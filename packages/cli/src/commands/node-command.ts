@@ -5,7 +5,8 @@ import { prepareDataDir } from "../persistence/data-dir";
 import { readPrincipalsFile } from "../security/principals-file";
 import { UsageError } from "./cli-errors";
 import { intFlag, portFlag } from "./int-flag";
-import { parseSources } from "./source-spec";
+import { checkPortFree } from "./port-check";
+import { MAX_EMBEDDED_BROKERS, parseSources } from "./source-spec";
 
 /** Flags of `cluster-mirror node`. */
 export interface NodeFlags {
@@ -51,7 +52,7 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
   const options = {
     name: flags.name,
     dataDir: flags.dataDir,
-    brokers: intFlag("--brokers", flags.brokers, 1),
+    brokers: intFlag("--brokers", flags.brokers, 1, MAX_EMBEDDED_BROKERS),
     port: portFlag("--port", flags.port),
     metricsPort: portFlag("--metrics-port", flags.metricsPort),
     sources: parseSources(flags.source),
@@ -72,6 +73,9 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
     },
   };
   prepareDataDir("--data-dir", flags.dataDir);
+  // Before any cluster starts on the data dir (and recovers it) only to stop at a bare listen error.
+  await checkPortFree("--port", "127.0.0.1", options.port);
+  await checkPortFree("--metrics-port", "127.0.0.1", options.metricsPort);
   const logger = pino({ level: flags.logLevel, base: { service: "cluster-mirror" } });
   const runtime = await startNodeRuntime(options, logger);
   await new Promise<void>((resolve) => {

@@ -21,10 +21,26 @@ export async function runVerify(flags: VerifyFlags, out: (text: string) => void)
     cluster: flags.cluster,
   });
   out(flags.json ? `${JSON.stringify(v, null, 2)}\n` : formatVerifyTable(v));
-  if (!v.ok) {
-    const failed = v.checks.filter((c) => !c.ok).map((c) => c.check);
-    throw new OperationError(
-      `mirror ${v.mirror} differs from its source in ${failed.join(", ")}; see the table above (a mirror still catching up differs in offsets and batches until its lag is 0)`,
+  if (!v.ok) throw new OperationError(verifyFailureMessage(v));
+}
+
+/** Checks the periodic metadata sync copies (not the fetchers): they lag by up to one refresh interval. */
+const SYNCED_CHECKS = new Set(["configs", "acls", "group offsets"]);
+
+/**
+ * The error line of a verify that found differences: which checks differ, and the likely reason for each
+ * kind, so a mirror that is merely behind is not mistaken for a broken one.
+ */
+export function verifyFailureMessage(v: Pick<MirrorVerification, "mirror" | "checks">): string {
+  const failed = v.checks.filter((c) => !c.ok).map((c) => c.check);
+  const why: string[] = [];
+  if (failed.some((c) => !SYNCED_CHECKS.has(c))) {
+    why.push("a mirror still catching up differs in offsets and batches until its lag is 0");
+  }
+  if (failed.some((c) => SYNCED_CHECKS.has(c))) {
+    why.push(
+      "configs, ACLs and group offsets are copied by the metadata sync, every mirror.metadata.refresh.interval.ms (30000 by default): run verify again after one interval",
     );
   }
+  return `mirror ${v.mirror} differs from its source in ${failed.join(", ")}; see the table above (${why.join("; ")})`;
 }

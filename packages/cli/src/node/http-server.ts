@@ -5,11 +5,12 @@ import { registerAclRoutes } from "./acl-routes";
 import { registerAdminRoutes } from "./admin-routes";
 import { registerClientRoutes } from "./client-routes";
 import { BadRequestError, errorResponse } from "./http-errors";
+import { withMirrorLocation } from "./mirror-hint";
 import type { MirrorNode } from "./mirror-node";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits";
 import { registerUiRoutes } from "./ui-routes";
 import { registerWaitRoutes } from "./wait-routes";
-import { toJson } from "./wire";
+import { NODE_HEADER, toJson } from "./wire";
 
 /**
  * The node's admin endpoint: every `kafka-mirrors` operation plus produce/consume/log routes and the
@@ -25,9 +26,15 @@ export function buildAdminServer(
 ): FastifyInstance {
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, bodyLimit: limits.bodyLimitBytes });
   app.setReplySerializer((payload) => toJson(payload));
+  // Every answer, the auth check's refusals included, says it comes from a node (see NODE_HEADER).
+  app.addHook("onSend", async (_req, reply, payload) => {
+    void reply.header(NODE_HEADER, "1");
+    return payload;
+  });
   // Before anything else: no route, not even a 404, answers a request that fails the Host or token check.
   registerAdminAuth(app, security);
-  app.setErrorHandler((error, _req, reply) => {
+  app.setErrorHandler((raw, req, reply) => {
+    const error = withMirrorLocation(raw, node, req.principal);
     // Fastify's own request errors (bad JSON, wrong content type) carry a 4xx statusCode; a body over the
     // limit keeps its 413, so a client can tell "too large" from "malformed".
     const own = (error as { statusCode?: number }).statusCode;

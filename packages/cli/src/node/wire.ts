@@ -27,3 +27,9 @@ export function rowFromWire(row: WireDescribeRow): MirrorDescribeRow {
     lag: big(row.lag),
   };
 }
+
+/**
+ * A header on every answer of the node's admin endpoint: how the CLIs tell the node from another HTTP
+ * server on the port they were given (the node's metrics port, any web server), which may answer 200 `{}`.
+ */
+export const NODE_HEADER = "x-cluster-mirror-node";

@@ -1,4 +1,5 @@
 import { ClusterError, type KafkaCluster } from "@cluster-mirror/cluster";
+import { KafkaError } from "@cluster-mirror/protocol";
 import { createMirrorTopic, sourcePartitionCount } from "../metadata/mirror-topic-factory";
 import {
   compareStrings,
@@ -613,6 +614,18 @@ export class MirrorAdmin {
     } catch (error) {
       // A setting the source cannot honour is the operator's to fix, not an unreachable source.
       if (error instanceof InvalidMirrorConfigError) throw error;
+      // The connectors refuse a malformed bootstrap.servers or an unsupported security setting with a plain
+      // INVALID_CONFIG (not retriable): "check that the source is up, then retry" would send the operator
+      // the wrong way.
+      if (error instanceof KafkaError && error.errorName === "INVALID_CONFIG") {
+        const config = (error as { config?: unknown }).config;
+        throw new InvalidMirrorConfigError(
+          typeof config === "string" ? config : MIRROR_CONFIG_KEYS.BOOTSTRAP_SERVERS,
+          `${error.message}. Fix the mirror config and try again.`,
+          undefined,
+          { cause: error },
+        );
+      }
       throw new SourceUnreachableError(def.name, def.bootstrapServers, error);
     }
   }

@@ -1,4 +1,5 @@
 import { type AclIncludeRule, parseAclsInclude } from "../metadata/acl-sync";
+import { closestName } from "./closest-name";
 import { InvalidMirrorConfigError, InvalidMirrorNameError } from "./errors";
 
 /** Longest mirror name, as for topics (Kafka's 249). */
@@ -69,9 +70,14 @@ export const KNOWN_MIRROR_CONFIGS: readonly string[] = [
 export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>): void {
   const unknown = Object.keys(configs).filter((k) => !KNOWN_MIRROR_CONFIGS.includes(k));
   if (unknown.length > 0) {
+    const hints = unknown.flatMap((k) => {
+      const close = closestName(k, KNOWN_MIRROR_CONFIGS);
+      return close === undefined ? [] : [`'${close}' for '${k}'`];
+    });
+    const hint = hints.length === 0 ? "" : ` Did you mean ${hints.join(", ")}?`;
     throw new InvalidMirrorConfigError(
       unknown[0]!,
-      `Unknown mirror config ${unknown.map((k) => `'${k}'`).join(", ")}. Valid keys: ${KNOWN_MIRROR_CONFIGS.join(", ")}.`,
+      `Unknown mirror config ${unknown.map((k) => `'${k}'`).join(", ")}.${hint} Valid keys: ${KNOWN_MIRROR_CONFIGS.join(", ")}.`,
     );
   }
   const protocol = configs[SECURITY_PROTOCOL_CONFIG];
@@ -170,17 +176,27 @@ export function splitList(value: string | undefined): string[] {
 
 /**
  * Compiles one regex as a whole-name match (Java's `Pattern.matches`): `foo` matches only `foo`, `foo.*`
- * every name that starts with `foo`. Throws InvalidMirrorConfigError naming the pattern and the syntax error.
+ * every name that starts with `foo`. Throws InvalidMirrorConfigError naming the pattern and the syntax error;
+ * `hint` says how the pattern is written where it came from (default: a config's comma-separated list).
  */
-export function compilePattern(config: string, pattern: string): RegExp {
+export function compilePattern(
+  config: string,
+  pattern: string,
+  hint = "lists are comma-separated; each entry must match whole names",
+): RegExp {
   try {
     new RegExp(pattern);
     return new RegExp(`^(?:${pattern})$`);
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    // V8 repeats "Invalid regular expression: /PATTERN/: " before the reason; the message already names both.
+    const why = (error instanceof Error ? error.message : String(error)).replace(
+      /^Invalid regular expression: \/[\s\S]*\/[a-z]*: /,
+      "",
+    );
+    const glob = /^\*|[^.\]]\*/.test(pattern) ? " It is a regex, not a glob: '.*' matches any name." : "";
     throw new InvalidMirrorConfigError(
       config,
-      `Invalid regular expression '${pattern}' in ${config}: ${why}. Fix the pattern (lists are comma-separated; each entry must match whole names).`,
+      `Invalid regular expression '${pattern}' in ${config}: ${why}. Fix the pattern (${hint}).${glob}`,
       pattern,
       { cause: error },
     );

@@ -6,7 +6,11 @@ import { compilePattern } from "./mirror-config";
 
 /** Compiles the `--topic` regex (whole-name match); INVALID_CONFIG naming the pattern when it does not compile. */
 export function topicPattern(regex: string): RegExp {
-  return compilePattern("--topic", regex);
+  return compilePattern(
+    "--topic",
+    regex,
+    "one regex matching whole topic names, e.g. 'orders|payments' for two topics, '.*' for all",
+  );
 }
 
 /**

@@ -1,0 +1,116 @@
+import { KafkaError } from "@cluster-mirror/protocol";
+import { describe, expect, it } from "vitest";
+import { InvalidMirrorConfigError, SourceUnreachableError } from "../src/admin/errors";
+import { checkMirrorConfigKeys, compilePattern } from "../src/admin/mirror-config";
+import { topicPattern } from "../src/admin/topic-selection";
+import { MIRROR_CONFIG, mirrorEnv } from "./meta-helpers";
+
+async function rejection(work: Promise<unknown>): Promise<KafkaError> {
+  try {
+    await work;
+  } catch (error) {
+    return error as KafkaError;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("MirrorAdmin: a source connector that refuses the mirror's settings", () => {
+  it("passes INVALID_CONFIG on as a config error, not as an unreachable source", async () => {
+    const env = mirrorEnv();
+    // As the kafkajs connector refuses `bootstrap.servers=localhost` or `sasl.mechanism=GSSAPI`.
+    env.network.connect = () => {
+      throw new KafkaError(
+        "INVALID_CONFIG",
+        40,
+        false,
+        "mirror 'm': bootstrap.servers entry 'localhost' is not host:port (e.g. 127.0.0.1:9092)",
+      );
+    };
+    const error = await rejection(
+      env.admin.createMirror("m", { ...MIRROR_CONFIG, "bootstrap.servers": "localhost" }),
+    );
+    expect(error).not.toBeInstanceOf(SourceUnreachableError);
+    expect(error).toBeInstanceOf(InvalidMirrorConfigError);
+    expect(error.errorName).toBe("INVALID_CONFIG");
+    expect(error.retriable).toBe(false);
+    expect(error.message).toContain("bootstrap.servers entry 'localhost' is not host:port");
+    expect(error.message).not.toContain("Cannot reach");
+    expect(error.message).toContain("Fix the mirror config");
+    expect(env.admin.listMirrors()).toEqual([]);
+  });
+
+  it("keeps the config key the connector names", async () => {
+    const env = mirrorEnv();
+    env.network.connect = () => {
+      throw Object.assign(new KafkaError("INVALID_CONFIG", 40, false, "mirror 'm': sasl.mechanism: GSSAPI"), {
+        config: "sasl.mechanism",
+      });
+    };
+    const error = await rejection(env.admin.createMirror("m", MIRROR_CONFIG));
+    expect(error).toBeInstanceOf(InvalidMirrorConfigError);
+    expect((error as InvalidMirrorConfigError).config).toBe("sasl.mechanism");
+  });
+
+  it("still reports a refused connection as NETWORK_EXCEPTION (retriable)", async () => {
+    const env = mirrorEnv();
+    env.network.reachable = false;
+    const error = await rejection(env.admin.createMirror("m", MIRROR_CONFIG));
+    expect(error).toBeInstanceOf(SourceUnreachableError);
+    expect(error.retriable).toBe(true);
+  });
+});
+
+describe("an unknown mirror config key", () => {
+  function refusal(configs: Record<string, string>): string {
+    try {
+      checkMirrorConfigKeys(configs);
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidMirrorConfigError);
+      return (error as Error).message;
+    }
+    throw new Error("expected a refusal");
+  }
+
+  it("names the key it was probably meant to be", () => {
+    const message = refusal({ "bootstrap.servers": "s:9092", "mirror.num.replica.fetcher": "2" });
+    expect(message).toContain(
+      "Unknown mirror config 'mirror.num.replica.fetcher'. Did you mean 'mirror.num.replica.fetchers' for 'mirror.num.replica.fetcher'?",
+    );
+    expect(refusal({ "topic.include": "x" })).toContain("Did you mean 'topics.include' for 'topic.include'?");
+    expect(refusal({ "Bootstrap.Servers": "s:9092" })).toContain("Did you mean 'bootstrap.servers'");
+  });
+
+  it("gives no guess for a key unlike any known one, and still lists the valid keys", () => {
+    const message = refusal({ "bootstrap.servers": "s:9092", "linger.ms": "5" });
+    expect(message).not.toContain("Did you mean");
+    expect(message).toContain("Valid keys: bootstrap.servers,");
+  });
+});
+
+describe("an invalid --topic regex", () => {
+  function refusal(compile: () => unknown): string {
+    try {
+      compile();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidMirrorConfigError);
+      return (error as Error).message;
+    }
+    throw new Error("expected a refusal");
+  }
+
+  it("says --topic is one regex (not a comma list) and that '*' is not a glob", () => {
+    expect(refusal(() => topicPattern("*"))).toBe(
+      "Invalid regular expression '*' in --topic: Nothing to repeat. Fix the pattern (one regex matching whole topic names, e.g. 'orders|payments' for two topics, '.*' for all). It is a regex, not a glob: '.*' matches any name.",
+    );
+    const group = refusal(() => topicPattern("orders("));
+    expect(group).toBe(
+      "Invalid regular expression 'orders(' in --topic: Unterminated group. Fix the pattern (one regex matching whole topic names, e.g. 'orders|payments' for two topics, '.*' for all).",
+    );
+  });
+
+  it("a config's pattern still says lists are comma-separated", () => {
+    expect(refusal(() => compilePattern("topics.include", "bad("))).toBe(
+      "Invalid regular expression 'bad(' in topics.include: Unterminated group. Fix the pattern (lists are comma-separated; each entry must match whole names).",
+    );
+  });
+});

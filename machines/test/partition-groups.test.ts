@@ -23,7 +23,7 @@ function activeShard(mirrors: MirrorPartitionsInput[]) {
       if (e.type !== "@xstate.snapshot") return;
       const s = e.snapshot as { status: string; children?: Record<string, AnyActorRef> };
       if (s.status === "stopped")
-        stopped.push({ id: e.actorRef.id, children: Object.keys(s.children ?? {}).length });
+        stopped.push({ id: (e.actorRef as AnyActorRef).id, children: Object.keys(s.children ?? {}).length });
     },
   }).start();
   shard.send({ type: "ELECTED", leaderEpoch: 1 });

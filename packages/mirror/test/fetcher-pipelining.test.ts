@@ -60,7 +60,14 @@ function recordingSource() {
         if (!state.gated) call.release();
       }),
   });
-  return { calls, state, wrap };
+  /** `wrap`, with each answer passed through `rewrite` (after it was recorded). */
+  const wrapRewriting =
+    (rewrite: (response: SourceFetchResponse) => SourceFetchResponse) =>
+    (s: SourceCluster): SourceCluster => {
+      const recorded = wrap(s);
+      return { ...recorded, fetch: async (request) => rewrite(await recorded.fetch(request)) };
+    };
+  return { calls, state, wrap, wrapRewriting };
 }
 
 /** Lets promise continuations run (a released answer reaches the fetcher). */
@@ -97,27 +104,20 @@ describe("mirror fetcher pipelining", () => {
     let damaged = false;
     const source = recordingSource();
     const env = mirrorEnv({
-      wrapSource: (s) => {
-        const recorded = source.wrap(s);
+      wrapSource: source.wrapRewriting((response) => {
+        if (damaged) return response;
         return {
-          ...recorded,
-          fetch: async (request) => {
-            const response = await recorded.fetch(request);
-            if (damaged) return response;
-            return {
-              ...response,
-              partitions: response.partitions.map((p) => {
-                if (p.recordSlices.length < 5) return p;
-                damaged = true;
-                // The third batch's CRC no longer matches (one slice per stored batch).
-                const slices = p.recordSlices.map((b) => Buffer.from(b));
-                slices[2]![slices[2]!.length - 1]! ^= 0x55;
-                return { ...p, recordSlices: slices };
-              }),
-            };
-          },
+          ...response,
+          partitions: response.partitions.map((p) => {
+            if (p.recordSlices.length < 5) return p;
+            damaged = true;
+            // The third batch's CRC no longer matches (one slice per stored batch).
+            const slices = p.recordSlices.map((b) => Buffer.from(b));
+            slices[2]![slices[2]!.length - 1]! ^= 0x55;
+            return { ...p, recordSlices: slices };
+          }),
         };
-      },
+      }),
     });
     source.state.env = env;
     for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`c${i}`]));
@@ -212,16 +212,9 @@ describe("mirror fetcher pipelining", () => {
     let throttled = 0;
     const env = mirrorEnv({
       config: { partitionMaxBytes: 300 },
-      wrapSource: (s) => {
-        const recorded = source.wrap(s);
-        return {
-          ...recorded,
-          fetch: async (request) => {
-            const response = await recorded.fetch(request);
-            return throttled++ === 0 ? { ...response, throttleTimeMs: 250 } : response;
-          },
-        };
-      },
+      wrapSource: source.wrapRewriting((response) =>
+        throttled++ === 0 ? { ...response, throttleTimeMs: 250 } : response,
+      ),
     });
     source.state.env = env;
     for (let i = 0; i < 10; i++) await produce(env, valuesBatch([`t${i}`]));

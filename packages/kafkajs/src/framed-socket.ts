@@ -11,8 +11,6 @@ export type SocketFactory = (args: {
 
 /** How long an idle connection waits between TCP keep-alive probes (kafkajs's own value). */
 const KEEP_ALIVE_DELAY_MS = 60_000;
-/** The socket's one read buffer: each read syscall takes up to this many bytes. */
-const READ_BUFFER_BYTES = 256 << 10;
 /** The first size of a connection's staging buffer; it grows to the largest response seen. */
 const INITIAL_STAGING_BYTES = 64 << 10;
 /** A Kafka response larger than this is a broken stream, not a response (Kafka's own limit is 2 GiB - 1). */
@@ -30,56 +28,93 @@ export function isReusedReadMemory(bytes: Uint8Array): boolean {
 }
 
 /**
- * Cuts a Kafka byte stream into whole size-prefixed frames (`int32 size` then `size` bytes). Each frame is
- * gathered in a staging buffer the framer keeps and reuses (grown to the largest frame), and handed on as
- * a view of it once complete; the view is valid only during `onFrame` (the next frame overwrites it).
- * The first frame is handed on as a copy instead (see `framedSocketFactory`).
+ * Cuts a Kafka byte stream into whole size-prefixed frames (`int32 size` then `size` bytes). The socket
+ * reads straight into the framer's memory (`readBuffer`, then `wrote`), so no byte is copied on the way
+ * in: each frame is gathered in a staging buffer the framer keeps and reuses (grown to the largest frame)
+ * and handed on as a view of it once complete; the view is valid only during `onFrame` (later reads
+ * overwrite it). The first frame is gathered in memory of its own instead and handed on to keep (see
+ * `framedSocketFactory`). `push` feeds bytes read elsewhere (one copy).
  */
 export class ResponseFramer {
-  private staging: Buffer;
-  /** Bytes of the current frame gathered so far (its size prefix included). */
+  /** Where the current frame is gathered: the first frame's own memory, then the staging buffer. */
+  private target: Buffer;
+  /** Bytes gathered in `target` (the current frame's, its size prefix included, and any after it). */
   private fill = 0;
   /** The current frame's length with its size prefix, once the prefix is complete. */
   private frameLength = -1;
   private first = true;
 
   constructor(private readonly onFrame: (frame: Buffer) => void) {
-    this.staging = this.allocate(INITIAL_STAGING_BYTES);
+    this.target = Buffer.allocUnsafeSlow(INITIAL_STAGING_BYTES);
   }
 
-  /** Takes `length` bytes of `chunk` (which may be reused once this returns). */
-  push(chunk: Uint8Array, length: number): void {
-    let at = 0;
-    while (at < length) {
+  /**
+   * Where the next read must write: after the bytes gathered, up to the end of the current frame when its
+   * size is known (so a read never runs into the next frame's memory needlessly).
+   */
+  readBuffer(): Buffer {
+    return this.frameLength < 0
+      ? this.target.subarray(this.fill)
+      : this.target.subarray(this.fill, this.frameLength);
+  }
+
+  /** `length` bytes were written at the start of the last `readBuffer()`: hands on the frames completed. */
+  wrote(length: number): void {
+    this.fill += length;
+    let start = 0;
+    for (;;) {
       if (this.frameLength < 0) {
-        while (this.fill < 4 && at < length) this.staging[this.fill++] = chunk[at++]!;
-        if (this.fill < 4) return;
-        const size = this.staging.readInt32BE(0);
+        if (this.fill - start < 4) break;
+        const size = this.target.readInt32BE(start);
         if (size < 0 || size > MAX_FRAME_BYTES)
           throw new RangeError(`the broker sent a response of ${size} bytes: the stream is broken`);
         this.frameLength = 4 + size;
-        if (this.frameLength > this.staging.length) {
-          const grown = this.allocate(Math.max(this.frameLength, this.staging.length * 2));
-          this.staging.copy(grown, 0, 0, 4);
-          this.staging = grown;
+        if (start + this.frameLength > this.target.length) {
+          // Too big for the buffer: gather it in a larger one (the first frame in memory sized to it).
+          const size = this.first ? this.frameLength : Math.max(this.frameLength, this.target.length * 2);
+          this.moveTo(this.first ? Buffer.allocUnsafeSlow(size) : this.allocateStaging(size), start);
+          start = 0;
         }
       }
-      const n = Math.min(length - at, this.frameLength - this.fill);
-      this.staging.set(chunk.subarray(at, at + n), this.fill);
-      this.fill += n;
-      at += n;
-      if (this.fill === this.frameLength) {
-        const view = this.staging.subarray(0, this.frameLength);
-        this.fill = 0;
-        this.frameLength = -1;
-        const frame = this.first ? Buffer.from(view) : view;
+      if (this.fill - start < this.frameLength) break;
+      const frame = this.target.subarray(start, start + this.frameLength);
+      start += this.frameLength;
+      this.frameLength = -1;
+      if (this.first) {
+        // kafkajs keeps a lone first chunk as it is: the first frame's memory is never written again.
         this.first = false;
-        this.onFrame(frame);
+        this.moveTo(this.allocateStaging(Math.max(INITIAL_STAGING_BYTES, this.fill - start)), start);
+        start = 0;
       }
+      this.onFrame(frame);
+    }
+    if (start > 0) {
+      // What follows the frames handed on (a read that ran past them) moves to the buffer's start.
+      this.target.copyWithin(0, start, this.fill);
+      this.fill -= start;
     }
   }
 
-  private allocate(size: number): Buffer {
+  /** Takes `length` bytes of `chunk` (which may be reused once this returns), copying them in. */
+  push(chunk: Uint8Array, length: number): void {
+    let at = 0;
+    while (at < length) {
+      const into = this.readBuffer();
+      const n = Math.min(length - at, into.length);
+      into.set(chunk.subarray(at, at + n));
+      at += n;
+      this.wrote(n);
+    }
+  }
+
+  /** Makes `buffer` the target, with the gathered bytes from `start` on moved to its beginning. */
+  private moveTo(buffer: Buffer, start: number): void {
+    this.target.copy(buffer, 0, start, this.fill);
+    this.fill -= start;
+    this.target = buffer;
+  }
+
+  private allocateStaging(size: number): Buffer {
     const b = Buffer.allocUnsafeSlow(size);
     stagingMemory.add(b.buffer);
     return b;
@@ -87,19 +122,21 @@ export class ResponseFramer {
 }
 
 /**
- * A kafkajs socket factory whose plaintext sockets emit one `data` event per whole Kafka response, read
- * through one reused read buffer (Node's `onread`) into a reused staging buffer (see `ResponseFramer`).
- * With kafkajs's default sockets every read is a fresh 64 KiB buffer, garbage as soon as kafkajs has
- * joined a response's reads with `Buffer.concat`; here kafkajs's join is the only allocation a response
- * makes, and it is the buffer the destination log then keeps.
+ * A kafkajs socket factory whose plaintext sockets emit one `data` event per whole Kafka response. Each
+ * read syscall writes straight into the framer's memory (Node's `onread` with a buffer function, see
+ * `ResponseFramer`), so a response's bytes are copied once in JavaScript, by kafkajs. With kafkajs's
+ * default sockets every read is a fresh 64 KiB buffer, garbage as soon as kafkajs has joined a response's
+ * reads with `Buffer.concat`; here kafkajs's join is the only allocation a response makes, and it is the
+ * buffer the destination log then keeps.
  *
  * kafkajs's connection joins the chunks it holds whenever there are two or more (its buffered remainder,
  * empty after the first response, plus the new frame), so from the second frame on it copies each frame
- * out of the staging buffer during the `data` event. The first frame on a socket is emitted as a copy,
- * since kafkajs keeps a lone first chunk as it is. What a connection hands to our own decoders is checked
- * again (`isReusedReadMemory`) and copied if it still lies in staging memory, so no kept byte can be
- * overwritten whatever kafkajs does. TLS and SASL connections use kafkajs's own sockets (SASL hands raw
- * reads to its authenticators).
+ * out of the staging buffer during the `data` event. The first frame on a socket is read into memory of
+ * its own, never written again, since kafkajs keeps a lone first chunk as it is (on a fetch connection
+ * that is the first fetch response: no copy at all). What a connection hands to our own decoders is
+ * checked again (`isReusedReadMemory`) and copied if it still lies in staging memory, so no kept byte can
+ * be overwritten whatever kafkajs does. TLS and SASL connections use kafkajs's own sockets (SASL hands
+ * raw reads to its authenticators).
  */
 export function framedSocketFactory(fallback: SocketFactory): SocketFactory {
   return (args) => {
@@ -111,10 +148,11 @@ export function framedSocketFactory(fallback: SocketFactory): SocketFactory {
         host: args.host,
         port: args.port,
         onread: {
-          buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
-          callback: (length: number, buffer: Uint8Array) => {
+          // Each read lands where the framer gathers the current frame: no copy on the way in.
+          buffer: () => framer.readBuffer(),
+          callback: (length: number) => {
             try {
-              framer.push(buffer, length);
+              framer.wrote(length);
             } catch (error) {
               socket?.destroy(error as Error);
               return false;

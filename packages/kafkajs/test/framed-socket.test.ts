@@ -46,22 +46,47 @@ describe("ResponseFramer", () => {
     }
   });
 
-  it("copies the first frame; later frames are views of the staging buffer, valid until the next", () => {
+  it("hands the first frame on in memory of its own; later frames are views of reused staging memory", () => {
     const seen: { frame: Buffer; reused: boolean; text: string }[] = [];
     const framer = new ResponseFramer((f) =>
       seen.push({ frame: f, reused: isReusedReadMemory(f), text: f.subarray(4).toString() }),
     );
-    const two = Buffer.concat([
-      frame(Buffer.from("one")),
-      frame(Buffer.from("two")),
-      frame(Buffer.from("333")),
-    ]);
+    // One read, then one read per frame (the staging memory is reused by each).
+    const two = Buffer.concat([frame(Buffer.from("one")), frame(Buffer.from("two"))]);
     framer.push(two, two.length);
+    const three = frame(Buffer.from("333"));
+    framer.push(three, three.length);
     expect(seen.map((s) => s.text)).toEqual(["one", "two", "333"]);
     expect(seen.map((s) => s.reused)).toEqual([false, true, true]);
     // The first frame is the caller's to keep; the second was overwritten by the third.
     expect(seen[0]!.frame.subarray(4).toString()).toBe("one");
     expect(seen[1]!.frame.subarray(4).toString()).toBe("333");
+  });
+
+  it("reads a large first frame straight into memory sized to it, and later ones into the staging buffer", () => {
+    const got: { frame: Buffer; reused: boolean }[] = [];
+    const framer = new ResponseFramer((f) => got.push({ frame: f, reused: isReusedReadMemory(f) }));
+    const big = frame(Buffer.alloc(200_000, 0x5a));
+    const next = frame(Buffer.alloc(150_000, 0x33));
+    // As a socket does: each read writes into the framer's own buffer, at most 50,000 bytes at a time.
+    const wire = Buffer.concat([big, next]);
+    const reads: number[] = [];
+    for (let at = 0; at < wire.length; ) {
+      const into = framer.readBuffer();
+      const n = Math.min(into.length, 50_000, wire.length - at);
+      wire.copy(into, 0, at, at + n);
+      reads.push(n);
+      at += n;
+      framer.wrote(n);
+    }
+    expect(got.length).toBe(2);
+    expect(got[0]!.frame.equals(big)).toBe(true);
+    expect(got[0]!.reused).toBe(false);
+    expect(got[0]!.frame.buffer.byteLength).toBe(big.length); // its own memory, exactly its size
+    expect(got[1]!.frame.equals(next)).toBe(true);
+    expect(got[1]!.reused).toBe(true);
+    // No read ran past the end of the frame whose size it knew.
+    expect(reads).toEqual([50_000, 50_000, 50_000, 50_000, 4, 50_000, 50_000, 50_000, 4]);
   });
 
   it("refuses a negative size prefix: the stream is broken", () => {

@@ -5,7 +5,14 @@ import { afterAll, describe, expect, inject, it, vi } from "vitest";
 import { kafkaMirrorsMain } from "../../../cli/src/commands/kafka-mirrors";
 import { type NodeRuntime, startNodeRuntime } from "../../../cli/src/node/node-runtime";
 import { KafkajsSourceCluster } from "../../src/index";
-import { caughtUpWithBroker, destinationBatches, hexOf, kafkaClient, storedBatches } from "./helpers";
+import {
+  caughtUpWithBroker,
+  createServedTopics,
+  destinationBatches,
+  hexOf,
+  kafkaClient,
+  storedBatches,
+} from "./helpers";
 
 /** Runs kafka-mirrors in process; returns its exit code and what it printed. */
 async function kafkaMirrors(port: number, ...args: string[]): Promise<{ code: number; stdout: string }> {
@@ -33,7 +40,7 @@ describe("cluster-mirror node and kafka-mirrors with a real Kafka cluster as the
     const admin = kafka.admin();
     await admin.connect();
     const topic = "cli-events";
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2 }] });
+    await createServedTopics(admin, [{ topic, numPartitions: 2 }]);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     for (let i = 0; i < 10; i++)

@@ -10,7 +10,7 @@ import {
   type RecordBatch,
   recordBatches,
 } from "@cluster-mirror/protocol";
-import kafkajs from "kafkajs";
+import kafkajs, { type Admin, type ITopicConfig } from "kafkajs";
 import { inject } from "vitest";
 import { KafkajsSourceConnector } from "../../src/index";
 
@@ -23,6 +23,47 @@ export function kafkaClient(clientId: string, bootstrap = inject("kafkaBootstrap
     clientId,
     logLevel: logLevel.NOTHING,
     retry: { retries: 8 },
+  });
+}
+
+/**
+ * Metadata and ListOffsets errors of a topic that exists but is not served yet by its leader (kafkajs names
+ * NOT_LEADER_OR_FOLLOWER by its old name, NOT_LEADER_FOR_PARTITION).
+ */
+const NOT_SERVED_YET = new Set([
+  "UNKNOWN_TOPIC_OR_PARTITION",
+  "LEADER_NOT_AVAILABLE",
+  "NOT_LEADER_FOR_PARTITION",
+  "NOT_LEADER_OR_FOLLOWER",
+]);
+
+function notServedYet(error: unknown): boolean {
+  const e = error as { type?: string; originalError?: { type?: string } } | undefined;
+  return NOT_SERVED_YET.has(e?.type ?? "") || NOT_SERVED_YET.has(e?.originalError?.type ?? "");
+}
+
+/**
+ * Creates topics and waits until every partition's leader serves it. kafkajs's own `waitForLeaders` retries
+ * LEADER_NOT_AVAILABLE only, and a KRaft broker that has not applied the new topic's metadata yet answers
+ * UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition"), which kafkajs's Metadata
+ * parser throws: under heavy load, createTopics itself then failed. The condition waited on here is the one
+ * the tests need: each partition's leader answers ListOffsets for it.
+ */
+export async function createServedTopics(admin: Admin, topics: ITopicConfig[]): Promise<void> {
+  await admin.createTopics({ waitForLeaders: false, topics });
+  await until(async () => {
+    for (const t of topics) {
+      const partitions = t.replicaAssignment?.length || t.numPartitions || 1;
+      try {
+        const served = await admin.fetchTopicOffsets(t.topic);
+        if (served.length < partitions)
+          return `${t.topic}: ${served.length} of ${partitions} partitions served`;
+      } catch (error) {
+        if (!notServedYet(error)) throw error;
+        return `${t.topic}: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }
+    return undefined;
   });
 }
 

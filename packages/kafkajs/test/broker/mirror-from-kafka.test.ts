@@ -4,6 +4,7 @@ import { KafkajsSourceCluster } from "../../src/index";
 import {
   CompressionTypes,
   caughtUpWithBroker,
+  createServedTopics,
   destinationBatches,
   hexOf,
   kafkaClient,
@@ -33,7 +34,7 @@ describe("a real Apache Kafka 3.9.1 broker as the mirror source", () => {
 
   it("mirrors every codec, idempotent and transactional batches (committed and aborted) byte for byte, offset for offset", async () => {
     const topic = "orders";
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 3 }] });
+    await createServedTopics(admin, [{ topic, numPartitions: 3 }]);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     const codecs = [
@@ -127,7 +128,7 @@ describe("a real Apache Kafka 3.9.1 broker as the mirror source", () => {
 
   it("fails over with a transaction still open on the source: ABORT marker, then the PID reset", async () => {
     const topic = "payments";
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+    await createServedTopics(admin, [{ topic, numPartitions: 1 }]);
     const txProducer = kafka.producer({
       transactionalId: "payments-tx",
       idempotent: true,

@@ -4,6 +4,7 @@ import { type KafkaBrokerHandle, startKafkaBroker } from "../../scripts/kafka-br
 import { KafkajsSourceCluster } from "../../src/index";
 import {
   caughtUpWithBroker,
+  createServedTopics,
   destinationBatches,
   hexOf,
   kafkaClient,
@@ -34,8 +35,7 @@ describe("the source broker restarts in the middle of mirroring", () => {
       const kafka = kafkaClient("restart-producer", broker.bootstrap);
       const admin = kafka.admin();
       await admin.connect();
-      if (from === 0)
-        await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2 }] });
+      if (from === 0) await createServedTopics(admin, [{ topic, numPartitions: 2 }]);
       const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
       await producer.connect();
       for (let i = from; i < from + 20; i++)

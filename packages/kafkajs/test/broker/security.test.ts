@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
 import {
   caughtUpWithBroker,
+  createServedTopics,
   destinationBatches,
   hexOf,
   kafkaClient,
@@ -33,13 +34,10 @@ describe("a secured source: SASL/PLAIN and the broker's authorizer", () => {
 
   beforeAll(async () => {
     await admin.connect();
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        { topic: "sec-granted", numPartitions: 1 },
-        { topic: "sec-denied", numPartitions: 1 },
-      ],
-    });
+    await createServedTopics(admin, [
+      { topic: "sec-granted", numPartitions: 1 },
+      { topic: "sec-denied", numPartitions: 1 },
+    ]);
     const acl = (resourceName: string, operation: number) => ({
       resourceType: TOPIC,
       resourceName,

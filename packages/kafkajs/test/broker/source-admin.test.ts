@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster, READ_COMMITTED, READ_UNCOMMITTED } from "../../src/index";
-import { kafkaClient, until } from "./helpers";
+import { createServedTopics, kafkaClient, until } from "./helpers";
 
 describe("KafkajsSourceCluster's admin answers against the real broker", () => {
   const kafka = kafkaClient("source-admin-test");
@@ -17,16 +17,13 @@ describe("KafkajsSourceCluster's admin answers against the real broker", () => {
   });
 
   it("describes topics with Kafka's topic ids, leader epochs and dynamic configs, internal topics left out", async () => {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic: "described",
-          numPartitions: 3,
-          configEntries: [{ name: "cleanup.policy", value: "compact" }],
-        },
-      ],
-    });
+    await createServedTopics(admin, [
+      {
+        topic: "described",
+        numPartitions: 3,
+        configEntries: [{ name: "cleanup.policy", value: "compact" }],
+      },
+    ]);
     const [kafkajsView] = (await admin.fetchTopicMetadata({ topics: ["described"] })).topics;
     const topics = await source.describeTopics();
     const described = topics.find((t) => t.name === "described")!;
@@ -41,7 +38,7 @@ describe("KafkajsSourceCluster's admin answers against the real broker", () => {
 
   it("lists offsets by isolation level: an open transaction holds the LSO below the high watermark", async () => {
     const topic = "isolation";
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+    await createServedTopics(admin, [{ topic, numPartitions: 1 }]);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     await producer.send({ topic, messages: [{ value: "stable" }] });
@@ -93,7 +90,7 @@ describe("KafkajsSourceCluster's admin answers against the real broker", () => {
 
   it("reports consumer group offsets, and whether the group has members", async () => {
     const topic = "grouped";
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2 }] });
+    await createServedTopics(admin, [{ topic, numPartitions: 2 }]);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     await producer.send({ topic, messages: [0, 1, 0].map((partition) => ({ partition, value: "x" })) });

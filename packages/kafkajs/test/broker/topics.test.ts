@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
 import {
   caughtUpWithBroker,
+  createServedTopics,
   destinationBatches,
   hexOf,
   kafkaClient,
@@ -46,7 +47,7 @@ describe("what real Kafka writes: Kafka's Java producer, LogAppendTime, compacti
 
   it("mirrors Kafka's Java producer byte for byte: every codec, repeated headers, a committed and an aborted transaction", async () => {
     const topic = "java-produced";
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1 }] });
+    await createServedTopics(admin, [{ topic, numPartitions: 1 }]);
     const program = path.join(import.meta.dirname, "java", "JavaProducer.java");
     const { stdout } = await run(
       "java",
@@ -66,19 +67,16 @@ describe("what real Kafka writes: Kafka's Java producer, LogAppendTime, compacti
 
   it("keeps LogAppendTime batches as the broker stamped them", async () => {
     const topic = "log-append-time";
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic,
-          numPartitions: 1,
-          configEntries: [
-            { name: "message.timestamp.type", value: "LogAppendTime" },
-            { name: "retention.ms", value: "86400000" },
-          ],
-        },
-      ],
-    });
+    await createServedTopics(admin, [
+      {
+        topic,
+        numPartitions: 1,
+        configEntries: [
+          { name: "message.timestamp.type", value: "LogAppendTime" },
+          { name: "retention.ms", value: "86400000" },
+        ],
+      },
+    ]);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     for (let i = 0; i < 5; i++)
@@ -98,22 +96,19 @@ describe("what real Kafka writes: Kafka's Java producer, LogAppendTime, compacti
 
   it("mirrors a compacted topic after the broker's cleaner ran: offset gaps and a batch emptied by compaction", async () => {
     const topic = "compacted";
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic,
-          numPartitions: 1,
-          configEntries: [
-            { name: "cleanup.policy", value: "compact" },
-            { name: "segment.ms", value: "100" },
-            { name: "min.cleanable.dirty.ratio", value: "0.01" },
-            { name: "delete.retention.ms", value: "100" },
-            { name: "min.compaction.lag.ms", value: "0" },
-          ],
-        },
-      ],
-    });
+    await createServedTopics(admin, [
+      {
+        topic,
+        numPartitions: 1,
+        configEntries: [
+          { name: "cleanup.policy", value: "compact" },
+          { name: "segment.ms", value: "100" },
+          { name: "min.cleanable.dirty.ratio", value: "0.01" },
+          { name: "delete.retention.ms", value: "100" },
+          { name: "min.compaction.lag.ms", value: "0" },
+        ],
+      },
+    ]);
     // Producer A's last batch holds only keys that producer B overwrites later: compaction empties it but
     // keeps it (it carries A's producer state).
     const a = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
@@ -145,7 +140,7 @@ describe("what real Kafka writes: Kafka's Java producer, LogAppendTime, compacti
   it("mirrors many partitions at once", async () => {
     const topic = "wide";
     const n = 48;
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: n }] });
+    await createServedTopics(admin, [{ topic, numPartitions: n }]);
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     for (let round = 0; round < 3; round++)

@@ -14,6 +14,24 @@ export interface FetchedBatchScan {
   heldEpoch: number | undefined;
   /** Set when a batch failed validation: its base offset (or the byte position when unreadable) and why. */
   corrupt: { at: string; error: CorruptRecordError } | undefined;
+  /** Where the prefix's last batch starts: its slice and its position in it (-1 when the prefix is empty). */
+  lastSlice: number;
+  lastPosition: number;
+}
+
+/** A scan that found nothing yet. */
+function emptyScan(): FetchedBatchScan {
+  return {
+    validBytes: 0,
+    batchCount: 0,
+    firstBaseOffset: undefined,
+    firstLastOffset: undefined,
+    maxEpoch: -1,
+    heldEpoch: undefined,
+    corrupt: undefined,
+    lastSlice: -1,
+    lastPosition: -1,
+  };
 }
 
 const {
@@ -47,15 +65,7 @@ export function scanFetchedBatches(
 ): FetchedBatchScan {
   const verifyCrc = options.verifyCrc ?? true;
   if (!verifyCrc) return lightScan(slices, localLeaderEpoch);
-  const scan: FetchedBatchScan = {
-    validBytes: 0,
-    batchCount: 0,
-    firstBaseOffset: undefined,
-    firstLastOffset: undefined,
-    maxEpoch: -1,
-    heldEpoch: undefined,
-    corrupt: undefined,
-  };
+  const scan = emptyScan();
   let previousLast: bigint | undefined;
   let fieldsOf: ArrayBufferLike | undefined;
   let wholeFields: DataView | undefined;
@@ -73,15 +83,7 @@ export function scanFetchedBatches(
     let position = 0;
     while (position + LOG_OVERHEAD <= records.length) {
       const length = wholeFields!.getInt32(o + position + BATCH_LENGTH_OFFSET);
-      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
-        scan.corrupt = {
-          at: `byte ${before + position}`,
-          error: new CorruptRecordError(
-            `record batch at byte ${before + position} of the fetch response declares length ${length}, less than the v2 header needs`,
-          ),
-        };
-        return scan;
-      }
+      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) return tooShort(scan, before + position, length);
       const end = position + LOG_OVERHEAD + length;
       if (end > records.length) break;
       // Header fields are read in place (no view per batch): this runs once per batch of every fetch.
@@ -112,6 +114,8 @@ export function scanFetchedBatches(
         scan.batchCount = 0;
         scan.firstBaseOffset = undefined;
         scan.firstLastOffset = undefined;
+        scan.lastSlice = -1;
+        scan.lastPosition = -1;
         scan.corrupt = {
           at: base.toString(),
           error: new CorruptRecordError(
@@ -132,19 +136,12 @@ export function scanFetchedBatches(
       }
       if (last !== undefined) previousLast = last;
       scan.batchCount++;
+      scan.lastSlice = k;
+      scan.lastPosition = position;
       position = end;
       scan.validBytes = before + position;
     }
-    if (position !== records.length) {
-      if (k === slices.length - 1) return scan; // a partial trailing batch
-      scan.corrupt = {
-        at: `byte ${before + position}`,
-        error: new CorruptRecordError(
-          `slice ${k} of the fetch response ends inside a batch (byte ${before + position}); only the response's end may cut a batch`,
-        ),
-      };
-      return scan;
-    }
+    if (position !== records.length) return sliceCut(scan, k, slices.length, before + position);
   }
   return scan;
 }
@@ -155,15 +152,7 @@ export function scanFetchedBatches(
  * and the first batch's offsets. Same answers as the general walk at that depth.
  */
 function lightScan(slices: readonly Buffer[], localLeaderEpoch: number): FetchedBatchScan {
-  const scan: FetchedBatchScan = {
-    validBytes: 0,
-    batchCount: 0,
-    firstBaseOffset: undefined,
-    firstLastOffset: undefined,
-    maxEpoch: -1,
-    heldEpoch: undefined,
-    corrupt: undefined,
-  };
+  const scan = emptyScan();
   for (let k = 0; k < slices.length; k++) {
     const b = slices[k]!;
     const before = scan.validBytes;
@@ -172,15 +161,7 @@ function lightScan(slices: readonly Buffer[], localLeaderEpoch: number): Fetched
     while (p + LOG_OVERHEAD <= n) {
       const q = p + BATCH_LENGTH_OFFSET;
       const length = (b[q]! << 24) | (b[q + 1]! << 16) | (b[q + 2]! << 8) | b[q + 3]!;
-      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) {
-        scan.corrupt = {
-          at: `byte ${before + p}`,
-          error: new CorruptRecordError(
-            `record batch at byte ${before + p} of the fetch response declares length ${length}, less than the v2 header needs`,
-          ),
-        };
-        return scan;
-      }
+      if (length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD) return tooShort(scan, before + p, length);
       const end = p + LOG_OVERHEAD + length;
       if (end > n) break;
       const magic = (b[p + MAGIC_OFFSET]! << 24) >> 24;
@@ -207,21 +188,59 @@ function lightScan(slices: readonly Buffer[], localLeaderEpoch: number): Fetched
         scan.firstLastOffset = base + BigInt(b.readInt32BE(p + LAST_OFFSET_DELTA_OFFSET));
       }
       scan.batchCount++;
+      scan.lastSlice = k;
+      scan.lastPosition = p;
       p = end;
       scan.validBytes = before + p;
     }
-    if (p !== n) {
-      if (k === slices.length - 1) return scan; // a partial trailing batch
-      scan.corrupt = {
-        at: `byte ${before + p}`,
-        error: new CorruptRecordError(
-          `slice ${k} of the fetch response ends inside a batch (byte ${before + p}); only the response's end may cut a batch`,
-        ),
-      };
-      return scan;
-    }
+    if (p !== n) return sliceCut(scan, k, slices.length, before + p);
   }
   return scan;
+}
+
+/** A batch declares a length shorter than the v2 header: the scan stops, corrupt at that byte. */
+function tooShort(scan: FetchedBatchScan, at: number, length: number): FetchedBatchScan {
+  scan.corrupt = {
+    at: `byte ${at}`,
+    error: new CorruptRecordError(
+      `record batch at byte ${at} of the fetch response declares length ${length}, less than the v2 header needs`,
+    ),
+  };
+  return scan;
+}
+
+/**
+ * Slice `k` of `count` ends inside a batch, at response byte `at`: a partial trailing batch when it is the
+ * last slice (the fetch hit its byte limit; fetched again next time), otherwise corrupt.
+ */
+function sliceCut(scan: FetchedBatchScan, k: number, count: number, at: number): FetchedBatchScan {
+  if (k === count - 1) return scan;
+  scan.corrupt = {
+    at: `byte ${at}`,
+    error: new CorruptRecordError(
+      `slice ${k} of the fetch response ends inside a batch (byte ${at}); only the response's end may cut a batch`,
+    ),
+  };
+  return scan;
+}
+
+/**
+ * Where the log stands once the scan's prefix is appended: the offset after its last batch and that
+ * batch's partition leader epoch (the next fetch's offset and last fetched epoch), or undefined when the
+ * prefix is empty.
+ */
+export function prefixEnd(
+  slices: readonly Buffer[],
+  scan: FetchedBatchScan,
+): { nextOffset: bigint; epoch: number } | undefined {
+  if (scan.lastSlice < 0) return undefined;
+  const b = slices[scan.lastSlice]!;
+  const p = scan.lastPosition;
+  const base = b.readBigInt64BE(p + BASE_OFFSET_OFFSET);
+  return {
+    nextOffset: base + BigInt(b.readInt32BE(p + LAST_OFFSET_DELTA_OFFSET)) + 1n,
+    epoch: b.readInt32BE(p + PARTITION_LEADER_EPOCH_OFFSET),
+  };
 }
 
 /** The first `bytes` bytes of `slices`, as slices (views, no copy). */

@@ -18,7 +18,7 @@ import type {
   SourceFetchPartition,
   SourceFetchPartitionResult,
 } from "../ports";
-import { type FetchedBatchScan, scanFetchedBatches, slicesPrefix } from "./batch-scan";
+import { type FetchedBatchScan, prefixEnd, scanFetchedBatches, slicesPrefix } from "./batch-scan";
 import type { FetchPartitionState } from "./fetch-partition-state";
 
 const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
@@ -52,6 +52,33 @@ const fetcherLogic = fetcherMachine.provide({
     ]),
   ),
 });
+
+/** One partition of a fetch request: its state when the request was built, and what was asked. */
+interface RequestedPartition {
+  readonly id: string;
+  readonly state: FetchPartitionState;
+  readonly request: SourceFetchPartition;
+}
+
+/** A partition's fetched batches, scanned once its answer came (before anything was appended). */
+interface AnswerScan {
+  readonly scan: FetchedBatchScan;
+  /** The destination leader epoch the scan's epoch limit was read from. */
+  readonly localEpoch: number;
+}
+
+/**
+ * The next fetch, sent as soon as the previous response was decoded (before its batches were appended),
+ * from the log ends the response implies. Used only if the fetch the chart asks for next is exactly this
+ * one: the same partitions in the same order, each at the same offset and epochs, from the same source.
+ */
+interface PipelinedFetch {
+  readonly requested: readonly RequestedPartition[];
+  readonly generations: readonly number[];
+  readonly maxBytes: number;
+  readonly source: SourceCluster;
+  readonly answer: ReturnType<SourceCluster["fetch"]>;
+}
 
 /** Fetch sizes and timings of one fetch round (read on every round, so changes apply at once). */
 export interface FetchRoundConfig {
@@ -108,6 +135,8 @@ export class MirrorFetcher {
   private timer: Cancel | undefined;
   private sendTask: Cancel | undefined;
   private rotation = 0;
+  /** The next fetch, already sent (see `PipelinedFetch`), or undefined. */
+  private pipelined: PipelinedFetch | undefined;
   /**
    * Adds and removes not yet sent to the actor, in order, consecutive ones of a kind merged: sent on the
    * next microtask (or before any other event), so that the partitions of a task (a failover or a pause of
@@ -285,6 +314,7 @@ export class MirrorFetcher {
       case "closeFetcher":
         this.timer?.();
         this.sendTask?.();
+        this.pipelined = undefined;
         this.detach?.();
         this.host.removed(this.take([...this.assigned.keys()]));
         return;
@@ -295,48 +325,30 @@ export class MirrorFetcher {
     return this.snapshot.context.inFlight?.fetchId === fetchId;
   }
 
-  /** Builds and sends fetch `fetchId` (a scheduler task), then settles it when the answer comes. */
+  /**
+   * Builds fetch `fetchId` (a scheduler task) and sends it, unless the fetch sent ahead is exactly it (then
+   * its answer is this fetch's); settles it when the answer comes. As soon as an answer is decoded, the
+   * next fetch goes out (`sendAhead`) while this one's batches are appended.
+   */
   private doFetch(fetchId: number, ids: readonly string[]): void {
     if (!this.isCurrent(fetchId)) return;
     const round = this.host.round(this.mirror);
-    const local: FetchPartitionResult[] = [];
-    const requested: { id: string; state: FetchPartitionState; request: SourceFetchPartition }[] = [];
     const start = ids.length > 0 ? this.rotation++ % ids.length : 0;
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[(start + i) % ids.length]!;
-      const s = this.assigned.get(id);
-      if (!s || s.held || this.host.throttledNow(s)) continue;
-      const replica = this.host.replica(s);
-      try {
-        if (!replica) throw notLeader(s);
-        requested.push({
-          id,
-          state: s,
-          request: {
-            topic: s.source.topic,
-            partition: s.source.partition,
-            fetchOffset: replica.logEndOffset(),
-            lastFetchedEpoch: replica.latestEpoch(),
-            currentLeaderEpoch: s.sourceLeaderEpoch,
-            maxBytes: round.partitionMaxBytes,
-          },
-        });
-      } catch (error) {
-        local.push(this.destinationFailure(s, error));
-      }
-    }
+    const { requested, local } = this.buildRequests(ids, start, round);
+    const ahead = this.pipelined;
+    this.pipelined = undefined;
     if (requested.length === 0) {
       this.send({ type: "FETCH_COMPLETED", fetchId, results: local, throttleTimeMs: round.fetchWaitMaxMs });
       return;
     }
+    let source: SourceCluster | undefined;
     let answer: ReturnType<SourceCluster["fetch"]>;
     try {
-      answer = this.host.source(this.mirror).fetch({
-        clientId: this.clientId,
-        brokerId: this.sourceBrokerId,
-        maxBytes: round.maxBytes,
-        partitions: requested.map((r) => r.request),
-      });
+      source = this.host.source(this.mirror);
+      answer =
+        ahead && sameFetch(ahead, requested, round.maxBytes, source)
+          ? ahead.answer
+          : this.sendFetch(source, round.maxBytes, requested);
     } catch (error) {
       answer = Promise.reject(error);
     }
@@ -346,8 +358,12 @@ export class MirrorFetcher {
         let results: FetchPartitionResult[];
         let progress: boolean;
         try {
-          ({ results, progress } = this.settle(requested, response.partitions));
+          const answers = byTopicPartition(response.partitions);
+          const scans = this.scanAnswers(requested, answers);
+          if (source) this.sendAhead(requested, answers, scans, response.throttleTimeMs, source, round);
+          ({ results, progress } = this.settle(requested, answers, scans));
         } catch (error) {
+          this.pipelined = undefined;
           this.fail(fetchId, error);
           return;
         }
@@ -365,6 +381,136 @@ export class MirrorFetcher {
     );
   }
 
+  /**
+   * The request of a round: each of `ids` from `start` on (the rotation spreads the response's byte limit
+   * fairly), except held and destination-throttled partitions, at its log end and latest epoch, or where
+   * `ends` says its log will stand. A partition this broker no longer leads is a local failure.
+   */
+  private buildRequests(
+    ids: readonly string[],
+    start: number,
+    round: FetchRoundConfig,
+    ends?: ReadonlyMap<string, { nextOffset: bigint; epoch: number }>,
+  ): { requested: RequestedPartition[]; local: FetchPartitionResult[] } {
+    const local: FetchPartitionResult[] = [];
+    const requested: RequestedPartition[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[(start + i) % ids.length]!;
+      const s = this.assigned.get(id);
+      if (!s || s.held || this.host.throttledNow(s)) continue;
+      const replica = this.host.replica(s);
+      try {
+        if (!replica) throw notLeader(s);
+        const end = ends?.get(id);
+        requested.push({
+          id,
+          state: s,
+          request: {
+            topic: s.source.topic,
+            partition: s.source.partition,
+            fetchOffset: end ? end.nextOffset : replica.logEndOffset(),
+            lastFetchedEpoch: end ? end.epoch : replica.latestEpoch(),
+            currentLeaderEpoch: s.sourceLeaderEpoch,
+            maxBytes: round.partitionMaxBytes,
+          },
+        });
+      } catch (error) {
+        local.push(this.destinationFailure(s, error));
+      }
+    }
+    return { requested, local };
+  }
+
+  private sendFetch(
+    source: SourceCluster,
+    maxBytes: number,
+    requested: readonly RequestedPartition[],
+  ): ReturnType<SourceCluster["fetch"]> {
+    return source.fetch({
+      clientId: this.clientId,
+      brokerId: this.sourceBrokerId,
+      maxBytes,
+      partitions: requested.map((r) => r.request),
+    });
+  }
+
+  /**
+   * Scans the batches of each partition answered without error (the light scan: boundaries and epochs),
+   * once: the append uses the scan, and `sendAhead` the log end it implies.
+   */
+  private scanAnswers(
+    requested: readonly RequestedPartition[],
+    answers: ReadonlyMap<string, SourceFetchPartitionResult>,
+  ): Map<string, AnswerScan> {
+    const scans = new Map<string, AnswerScan>();
+    for (const { id, state: s, request } of requested) {
+      const answer = answers.get(topicPartition(request.topic, request.partition));
+      if (!answer || answer.error || answer.divergingEpoch || answer.recordSlices.length === 0) continue;
+      const replica = this.host.replica(s);
+      if (!replica) continue;
+      const localEpoch = replica.leaderEpoch();
+      scans.set(id, {
+        scan: scanFetchedBatches(answer.recordSlices, localEpoch, { verifyCrc: false }),
+        localEpoch,
+      });
+    }
+    return scans;
+  }
+
+  /**
+   * Pipelining: sends the next fetch now, before this response's batches are appended, so that the source
+   * prepares it (and the bytes cross the network) while this process appends. It is the request the next
+   * round would build for the partitions the chart fetches now, each answered partition asked from the
+   * offset after the last whole batch it got, with that batch's epoch as the last fetched epoch: where its
+   * log will stand once the append succeeds. Only when every partition was answered cleanly, at least one
+   * with batches (a round without data waits before fetching again), and the source did not throttle. The
+   * answer is used only if the next round's request turns out to be exactly this one (`sameFetch`), so a
+   * failed, partial or diverging append, a removed or re-routed partition, a new leader epoch, a destination
+   * throttle or a change of fetch sizes discards it, and nothing is appended twice or out of order.
+   */
+  private sendAhead(
+    requested: readonly RequestedPartition[],
+    answers: ReadonlyMap<string, SourceFetchPartitionResult>,
+    scans: ReadonlyMap<string, AnswerScan>,
+    throttleTimeMs: number,
+    source: SourceCluster,
+    round: FetchRoundConfig,
+  ): void {
+    if (throttleTimeMs > 0) return;
+    const ends = new Map<string, { nextOffset: bigint; epoch: number }>();
+    for (const r of requested) {
+      const answer = answers.get(topicPartition(r.request.topic, r.request.partition));
+      if (!answer || answer.error || answer.divergingEpoch) return;
+      const scanned = scans.get(r.id);
+      if (scanned?.scan.corrupt) return;
+      // A held partition appends nothing: its log stays where it is.
+      const end = scanned && !r.state.held ? prefixEnd(answer.recordSlices, scanned.scan) : undefined;
+      if (end) ends.set(r.id, end);
+    }
+    if (ends.size === 0) return;
+    // The partitions the chart's next fetch carries (its fetchable ones), in the next round's rotation.
+    const { partitions, truncating } = this.snapshot.context;
+    const ids = truncating.length === 0 ? partitions : partitions.filter((p) => !truncating.includes(p));
+    if (ids.length === 0) return;
+    const next = this.buildRequests(ids, this.rotation % ids.length, round, ends);
+    if (next.local.length > 0 || next.requested.length === 0) return;
+    let answer: ReturnType<SourceCluster["fetch"]>;
+    try {
+      answer = this.sendFetch(source, round.maxBytes, next.requested);
+    } catch (error) {
+      answer = Promise.reject(error);
+    }
+    // Unused (discarded), its failure is nobody's: used, the round it became handles it.
+    answer.catch(() => {});
+    this.pipelined = {
+      requested: next.requested,
+      generations: next.requested.map((r) => r.state.generation),
+      maxBytes: round.maxBytes,
+      source,
+      answer,
+    };
+  }
+
   private fail(fetchId: number, error: unknown): void {
     this.send({ type: "FETCH_FAILED", fetchId, message: messageOf(error), random: this.host.random.next() });
     this.host.fetchFailed(this);
@@ -372,15 +518,15 @@ export class MirrorFetcher {
 
   /** Handles each partition's answer: records the lag inputs, appends, and classifies for the chart. */
   private settle(
-    requested: readonly { id: string; state: FetchPartitionState; request: SourceFetchPartition }[],
-    answers: readonly SourceFetchPartitionResult[],
+    requested: readonly RequestedPartition[],
+    answers: ReadonlyMap<string, SourceFetchPartitionResult>,
+    scans: ReadonlyMap<string, AnswerScan>,
   ): { results: FetchPartitionResult[]; progress: boolean } {
-    const byPartition = new Map(answers.map((a) => [`${a.topic}\u0000${a.partition}`, a]));
     const results: FetchPartitionResult[] = [];
     let progress = false;
     const live = new Set(this.snapshot.context.partitions);
     for (const { id, state: s, request } of requested) {
-      const answer = byPartition.get(`${request.topic}\u0000${request.partition}`);
+      const answer = answers.get(topicPartition(request.topic, request.partition));
       // Removed while the fetch was in flight: nothing more is appended for it.
       if (!answer || !live.has(id) || this.assigned.get(id) !== s) continue;
       if (answer.error) {
@@ -412,12 +558,14 @@ export class MirrorFetcher {
       const replica = this.host.replica(s);
       try {
         if (!replica) throw notLeader(s);
+        const scanned = scans.get(id);
         const outcome = this.append(
           s,
           replica,
           request.fetchOffset,
           answer.recordSlices,
           !answer.sharedBytes,
+          scanned?.localEpoch === replica.leaderEpoch() ? scanned.scan : undefined,
         );
         if (outcome === "corrupt") results.push({ partition: id, error: "CORRUPT_MESSAGE" });
         else {
@@ -447,7 +595,7 @@ export class MirrorFetcher {
   /**
    * Validates the partition's fetched batches and appends the valid prefix as it is: the response's own
    * bytes when they are ours to keep (`owned`), otherwise a copy the append makes. A corrupt batch is
-   * fetched once more; corrupt again, it fails the partition.
+   * fetched once more; corrupt again, it fails the partition. `scanned`: the light scan already made.
    */
   private append(
     s: FetchPartitionState,
@@ -455,12 +603,13 @@ export class MirrorFetcher {
     fetchOffset: bigint,
     records: readonly Buffer[],
     owned: boolean,
+    scanned: FetchedBatchScan | undefined,
   ): "progress" | "none" | "corrupt" {
     const localEpoch = replica.leaderEpoch();
     // Fast path: boundaries and epochs here, everything else (CRC-32C, header, offset order) in the as-is
     // append, which validates every batch before writing any. Only when it refuses the data is the
     // response scanned in full to append the valid prefix, so each byte's CRC is computed once.
-    let scan = scanFetchedBatches(records, localEpoch, { verifyCrc: false });
+    let scan = scanned ?? scanFetchedBatches(records, localEpoch, { verifyCrc: false });
     if (scan.maxEpoch >= 0) this.host.events.epochObserved(s.key, scan.maxEpoch, localEpoch);
     let appended = false;
     if (scan.validBytes > 0 && scan.firstBaseOffset !== undefined) {
@@ -613,6 +762,45 @@ export class MirrorFetcher {
       })
       .finally(() => this.send({ type: "TRUNCATION_COMPLETED", partition: id }));
   }
+}
+
+/** The key of a topic-partition in a response's answers. */
+function topicPartition(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
+}
+
+function byTopicPartition(
+  answers: readonly SourceFetchPartitionResult[],
+): Map<string, SourceFetchPartitionResult> {
+  return new Map(answers.map((a) => [topicPartition(a.topic, a.partition), a]));
+}
+
+/** True when the fetch sent ahead is exactly the fetch built now (see `PipelinedFetch`). */
+function sameFetch(
+  ahead: PipelinedFetch,
+  requested: readonly RequestedPartition[],
+  maxBytes: number,
+  source: SourceCluster,
+): boolean {
+  if (ahead.source !== source || ahead.maxBytes !== maxBytes) return false;
+  if (ahead.requested.length !== requested.length) return false;
+  for (let i = 0; i < requested.length; i++) {
+    const a = ahead.requested[i]!;
+    const b = requested[i]!;
+    if (a.id !== b.id || a.state !== b.state || ahead.generations[i] !== b.state.generation) return false;
+    const x = a.request;
+    const y = b.request;
+    if (
+      x.topic !== y.topic ||
+      x.partition !== y.partition ||
+      x.fetchOffset !== y.fetchOffset ||
+      x.lastFetchedEpoch !== y.lastFetchedEpoch ||
+      x.currentLeaderEpoch !== y.currentLeaderEpoch ||
+      x.maxBytes !== y.maxBytes
+    )
+      return false;
+  }
+  return true;
 }
 
 function notLeader(s: FetchPartitionState): KafkaError {

@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import { withTokenOptions } from "../client/node-token";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
+import { cliVersion } from "./cli-version";
 import { runConsume, runCreateTopic, runProduce } from "./console-commands";
 import { intFlag, portFlag } from "./int-flag";
 import type { NodeFlags } from "./node-command";
@@ -13,9 +14,11 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** The `cluster-mirror` program: `node`, `produce`, `consume` and `demo`. */
 export function clusterMirrorProgram(): Command {
-  const program = new Command("cluster-mirror").description(
-    "Kafka Cluster Mirroring (KIP-1279) on embedded clusters: run a node, try it out, or watch the demo",
-  );
+  const program = new Command("cluster-mirror")
+    .description(
+      "Kafka Cluster Mirroring (KIP-1279) on embedded clusters: run a node, try it out, or watch the demo",
+    )
+    .version(cliVersion(), "-V, --version", "print the version of @cluster-mirror/cli");
   program
     .command("node")
     .description("run the destination cluster with mirroring, an admin endpoint and a metrics endpoint")

@@ -4,6 +4,7 @@ import { Command, Option } from "commander";
 import { connectNode, withTokenOptions } from "../client/node-token";
 import { rowFromWire, type WireDescribeRow } from "../node/wire";
 import { UsageError } from "./cli-errors";
+import { cliVersion } from "./cli-version";
 import { intFlag } from "./int-flag";
 import { mirrorMessages } from "./mirror-messages";
 import { formatPreviewTable, previewRowFromWire, type WirePreviewRow } from "./mirror-tables";
@@ -63,6 +64,7 @@ interface MirrorsFlags extends Partial<Record<string, boolean | string>> {
 export function kafkaMirrorsProgram(): Command {
   const program = new Command("kafka-mirrors")
     .description("Manage cluster mirrors (KIP-1279) on a cluster-mirror node")
+    .version(cliVersion(), "-V, --version", "print the version of @cluster-mirror/cli")
     .option("--bootstrap-server <host:port>", "the node's admin endpoint (':9094' means 127.0.0.1:9094)")
     .option("--create", "create a mirror (needs --mirror and --source-bootstrap or --mirror-config)")
     .option("--list", "list mirrors")

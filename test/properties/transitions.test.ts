@@ -24,6 +24,8 @@ describe("property: faults inside transitions (A -> B)", () => {
           "concurrent",
           "crash",
           "crashSoon",
+          "crashOnCommit",
+          "crashOnCommit",
           "slowDisk",
           "fastDisk",
           "restart",

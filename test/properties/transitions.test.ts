@@ -24,8 +24,6 @@ describe("property: faults inside transitions (A -> B)", () => {
           "concurrent",
           "crash",
           "crashSoon",
-          "crashOnCommit",
-          "crashOnCommit",
           "slowDisk",
           "fastDisk",
           "restart",

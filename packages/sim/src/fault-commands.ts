@@ -1,5 +1,4 @@
 import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
-import { coordinatorAndLeader } from "./crash-on-commit";
 import {
   crashBroker,
   crashMirrorStateLeader,
@@ -31,10 +30,8 @@ export function crash(sim: Simulation, nodeChoice: number, brokerChoice: number)
  * Schedules a crash of one broker `delayMs` from now and its restart `downMs` later, on the simulation's
  * scheduler: the crash lands inside whatever the next commands are doing (a waiting failover's STOPPING, a
  * failback's PREPARING, a transaction commit), not between commands. `brokerChoice` 0 picks the leader of
- * a broker that both coordinates a mirror partition of the node (leads the `__mirror_state` partition that
- * owns it) and leads it (runs its fetcher), else the leader of the `__mirror_state` partition that owns the
- * node's first mirror partition (its in-flight state writes lose their leader); 1 the leader of the first
- * mirror partition, others a broker by id.
+ * the `__mirror_state` partition that owns the node's first mirror partition (its in-flight state writes
+ * lose their leader), 1 the leader of the first mirror partition, others a broker by id.
  */
 export function crashSoon(
   sim: Simulation,
@@ -46,15 +43,7 @@ export function crashSoon(
   const node = pick(sim.world.spec.clusters, nodeChoice)!;
   const cluster = sim.node(node).cluster;
   const choose = (): number | undefined => {
-    const views = sim.node(node).mirroring.coordinators.describe();
-    if (brokerChoice % 3 === 0) {
-      // A broker that coordinates a mirror partition and leads it too: its crash takes both roles at once.
-      for (const v of views) {
-        const both = coordinatorAndLeader(cluster, v.key);
-        if (both !== undefined) return both;
-      }
-    }
-    const mirrored = views[0]?.key;
+    const mirrored = sim.node(node).mirroring.coordinators.describe()[0]?.key;
     const statePartitions = cluster.controller.image.topic(MIRROR_STATE_TOPIC)?.partitions.length ?? 1;
     const meta =
       brokerChoice % 3 === 0

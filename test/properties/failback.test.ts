@@ -78,6 +78,16 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           simSeed: 442908,
           steps: ["crashSoon(0,0,181,50)", "failover(0,3)", "failback(0)"],
         },
+        {
+          bug: "the same, as the random runs find it (crashOnCommit): the broker coordinating and leading a partition crashed at its epoch bump after a failback",
+          simSeed: 23016,
+          steps: ["cycle(0)", "crashOnCommit(0,0,50)", "txnBegin(0,0)"],
+          // The bug needs the crash of a broker holding both roles of a partition the failback fenced.
+          reaches: (sim) =>
+            sim.steps.some((s) => /crash a broker \d+ \(coordinator and leader of a-from-b/.test(s))
+              ? undefined
+              : "no broker coordinating and leading an a-from-b partition crashed",
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

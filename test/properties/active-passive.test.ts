@@ -23,6 +23,8 @@ describe("property: active-passive A -> B", () => {
           "failover",
           "crash",
           "restart",
+          "crashOnCommit",
+          "crashOnCommit",
           "cutLink",
           "healLink",
           "advance",

@@ -21,9 +21,10 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "txnAbort",
       "groupCommit",
       "failover",
-      "failback",
+      "cycle",
       "failover",
-      "failback",
+      "cycle",
+      "cycle",
       "crash",
       "restart",
       "advance",
@@ -34,6 +35,10 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "concurrent",
       "restartNode",
       "crashSoon",
+      "crashOnCommit",
+      "crashOnCommit",
+      "crashOnCommit",
+      "crashOnCommit",
       "controllerFailover",
     ],
     numRuns: 25,
@@ -72,6 +77,16 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           bug: "a leader crash around a failback left a MIRRORING partition with no fetcher on its destination leader, so records the source acknowledged never reached the destination",
           simSeed: 442908,
           steps: ["crashSoon(0,0,181,50)", "failover(0,3)", "failback(0)"],
+        },
+        {
+          bug: "the same, as the random runs find it (crashOnCommit): the broker coordinating and leading a partition crashed at its epoch bump after a failback",
+          simSeed: 23016,
+          steps: ["cycle(0)", "crashOnCommit(0,0,50)", "txnBegin(0,0)"],
+          // The bug needs the crash of a broker holding both roles of a partition the failback fenced.
+          reaches: (sim) =>
+            sim.steps.some((s) => /crash a broker \d+ \(coordinator and leader of a-from-b/.test(s))
+              ? undefined
+              : "no broker coordinating and leading an a-from-b partition crashed",
         },
       ]);
     },

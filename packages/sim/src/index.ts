@@ -5,6 +5,7 @@
  */
 
 export { checkNow, settleAndCheck } from "./checks";
+export { crashOnCommit } from "./crash-on-commit";
 export {
   type CatchUpBarrier,
   completeFailoverPartition,

@@ -104,7 +104,12 @@ export async function loopRace(
       })
       .join(" | ")}`,
   );
-  if (accepted.length < 2) return;
+  if (accepted.length < 2) {
+    // The one accepted side's topic is a mirror now (PREPARING may truncate it): its own committed
+    // transactions are the mirror's from here on, as after `rejoin`.
+    markRejoined(sim, accepted, topic);
+    return;
+  }
   // Both accepted: a loop on the topic. Wait until PREPARING is over on both sides (MIRRORING or FAILED).
   const views = (s: Side) =>
     sim
@@ -143,8 +148,16 @@ export async function loopRace(
   // The operator's way out of a loop: remove the topic from the mirror that is not mirroring.
   const how = FAILOVER_MODES[Math.abs(mode) % 2 === 0 ? 1 : 3]!;
   for (const s of remove) await failoverTopic(sim, s.edge, topic, how);
+  markRejoined(
+    sim,
+    sides.filter((s) => sim.edgeState(s.edge, topic) === "ACTIVE"),
+    topic,
+  );
+}
+
+/** Stops checking the sides' own committed transactions on `topic` on their nodes (their mirror replaces them). */
+function markRejoined(sim: Simulation, sides: readonly Side[], topic: string): void {
   for (const s of sides) {
-    if (sim.edgeState(s.edge, topic) !== "ACTIVE") continue;
     for (const c of sim.model.commits) if (c.node === s.edge.to && c.topic === topic) c.rejoined = true;
   }
 }

@@ -249,19 +249,32 @@ async function writeAfter(sim: Simulation, edge: MirrorEdge, topic: string, p: n
 /**
  * Fails back: for a topic failed over on edge from -> to, the old primary `from` mirrors it back from
  * `to` (creating the reverse mirror on first use, re-adding the topic after that). `from` truncates to
- * the LME and becomes a copy of `to`; the settle checks then compare them (log matching).
+ * the LME and becomes a copy of `to`; the settle checks then compare them (log matching). With
+ * `failOverFirst`, when nothing is failed over it first fails a mirrored topic over (unplanned, waiting).
  */
-export async function failback(sim: Simulation, choice: number): Promise<void> {
-  const candidates = sim
-    .edgeTopics((s) => s === "REMOVED")
-    .filter(({ edge, topic }) => {
-      const reverse = sim.edges.find((e) => e.from === edge.to && e.to === edge.from);
-      const r = reverse ? sim.edgeState(reverse, topic) : undefined;
-      return (
-        (r === undefined || r === "REMOVED") && sim.writable(edge.to, topic) && sim.writable(edge.from, topic)
-      );
-    });
-  const et = pick(candidates, choice);
+export async function failback(sim: Simulation, choice: number, failOverFirst = false): Promise<void> {
+  const candidates = () =>
+    sim
+      .edgeTopics((s) => s === "REMOVED")
+      .filter(({ edge, topic }) => {
+        const reverse = sim.edges.find((e) => e.from === edge.to && e.to === edge.from);
+        const r = reverse ? sim.edgeState(reverse, topic) : undefined;
+        return (
+          (r === undefined || r === "REMOVED") &&
+          sim.writable(edge.to, topic) &&
+          sim.writable(edge.from, topic)
+        );
+      });
+  if (failOverFirst && candidates().length === 0) {
+    // A whole cycle: nothing failed over yet, so the operator fails a mirrored topic over first (waiting
+    // for STOPPED); random runs then reach the old primary mirroring again (and its epoch bump) more often.
+    const mirrored = pick(
+      sim.edgeTopics((s) => s === "ACTIVE" || s === "PAUSED"),
+      choice,
+    );
+    if (mirrored) await failoverTopic(sim, mirrored.edge, mirrored.topic, "unplanned");
+  }
+  const et = pick(candidates(), choice);
   if (!et) {
     sim.step("failback: nothing failed over");
     return;

@@ -310,8 +310,8 @@ function failNow(cancel: "cancelCommitRetry" | "cancelRetryTimer" | "cancelTrunc
   const actions = [cancelAction, { type: "prepareCommit", params: { to: "FAILED" } }] as const;
   const target = "#mirrorPartition.committing";
   return {
-    FAIL: { target, reenter: true, actions },
-    EFFECT_FAILED: { guard: "currentEpoch", target, reenter: true, actions },
+    FAIL: { guard: "notFailingOver", target, reenter: true, actions },
+    EFFECT_FAILED: { guard: and(["currentEpoch", "notFailingOver"]), target, reenter: true, actions },
   } as const;
 }
 
@@ -344,8 +344,8 @@ const committing = {
           },
           { guard: "pendingMatches", target: "retrying", actions: "noteCommitFailure" },
         ],
-        FAIL: { actions: "deferFailure" },
-        EFFECT_FAILED: { guard: "currentEpoch", actions: "deferFailure" },
+        FAIL: { guard: "notFailingOver", actions: "deferFailure" },
+        EFFECT_FAILED: { guard: and(["currentEpoch", "notFailingOver"]), actions: "deferFailure" },
       },
     },
     retrying: {
@@ -599,6 +599,10 @@ export const mirrorPartitionMachine = setup({
       "stateEpoch" in event &&
       event.stateEpoch === context.pending.record.stateEpoch,
     hasDeferredFailure: ({ context }) => context.deferredFailure !== null,
+    // A failover waiting for its STOPPING record: a failure that arrives now belongs to the state it leaves
+    // (e.g. PREPARING's mirror-loop check against a source that is down) and must neither fail nor undo
+    // the failover, which needs nothing from the source (spec §4). STOPPING's own steps start after it.
+    notFailingOver: ({ context }) => context.pending?.to !== "STOPPING",
     pendingIsNonRetryable: ({ context }) => (context.pending?.record.retryAttempt ?? 0) < 0,
     pendingPauseRequested: ({ context }) => context.pending?.pauseRequested === true,
     commitsTo: ({ context }, params: { states: readonly LifecycleState[] }) =>

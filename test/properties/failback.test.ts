@@ -88,6 +88,24 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               ? undefined
               : "no broker coordinating and leading an a-from-b partition crashed",
         },
+        {
+          bug: "a failover asked while a failback was PREPARING, with the source down: PREPARING's mirror-loop check failed while the STOPPING record was appended, the failover went to FAILED and its retry wrote no barrier (found by crashOnCommit's helper run)",
+          simSeed: 0,
+          steps: [
+            "failover(0,1)",
+            "failback(0)",
+            "failover(1,1)",
+            "failback(1)",
+            "cutLink(0)",
+            "failover(0,1)",
+          ],
+          // The bug needs the last failover to start from PREPARING while the link to the source is cut.
+          reaches: (sim) =>
+            sim.steps.some((s) => /cut link a->b/.test(s)) &&
+            sim.model.failovers.some((f) => f.node === "b" && f.stoppedFrom === "PREPARING")
+              ? undefined
+              : "no failover on b from PREPARING with the link a->b cut",
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

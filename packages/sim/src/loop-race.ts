@@ -1,4 +1,4 @@
-import { allowRejoinTruncation, FAILOVER_MODES, failoverTopic } from "./operator";
+import { allowRejoinTruncation, FAILOVER_MODES, failedOverTopics, failoverTopic } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
 import { describeError, pick, txnEnd } from "./workload";
@@ -30,18 +30,7 @@ export async function loopRace(
   mode: number,
   truncate: number,
 ): Promise<void> {
-  const failedOver = () =>
-    sim
-      .edgeTopics((s) => s === "REMOVED")
-      .filter(({ edge, topic }) => {
-        const reverse = sim.edges.find((e) => e.from === edge.to && e.to === edge.from);
-        const r = reverse ? sim.edgeState(reverse, topic) : undefined;
-        return (
-          (r === undefined || r === "REMOVED") &&
-          sim.writable(edge.to, topic) &&
-          sim.writable(edge.from, topic)
-        );
-      });
+  const failedOver = () => failedOverTopics(sim);
   if (failedOver().length === 0) {
     // Nothing failed over yet: the operator fails a mirrored topic over first (waiting for STOPPED).
     const mirrored = pick(

@@ -247,24 +247,29 @@ async function writeAfter(sim: Simulation, edge: MirrorEdge, topic: string, p: n
 }
 
 /**
+ * Topics failed over on an edge (REMOVED there) whose reverse edge does not mirror them (never added, or
+ * removed again), writable on both clusters: where a failback (or a loop race) can start.
+ */
+export function failedOverTopics(sim: Simulation): ReturnType<Simulation["edgeTopics"]> {
+  return sim
+    .edgeTopics((s) => s === "REMOVED")
+    .filter(({ edge, topic }) => {
+      const reverse = sim.edges.find((e) => e.from === edge.to && e.to === edge.from);
+      const r = reverse ? sim.edgeState(reverse, topic) : undefined;
+      return (
+        (r === undefined || r === "REMOVED") && sim.writable(edge.to, topic) && sim.writable(edge.from, topic)
+      );
+    });
+}
+
+/**
  * Fails back: for a topic failed over on edge from -> to, the old primary `from` mirrors it back from
  * `to` (creating the reverse mirror on first use, re-adding the topic after that). `from` truncates to
  * the LME and becomes a copy of `to`; the settle checks then compare them (log matching). With
  * `failOverFirst`, when nothing is failed over it first fails a mirrored topic over (unplanned, waiting).
  */
 export async function failback(sim: Simulation, choice: number, failOverFirst = false): Promise<void> {
-  const candidates = () =>
-    sim
-      .edgeTopics((s) => s === "REMOVED")
-      .filter(({ edge, topic }) => {
-        const reverse = sim.edges.find((e) => e.from === edge.to && e.to === edge.from);
-        const r = reverse ? sim.edgeState(reverse, topic) : undefined;
-        return (
-          (r === undefined || r === "REMOVED") &&
-          sim.writable(edge.to, topic) &&
-          sim.writable(edge.from, topic)
-        );
-      });
+  const candidates = () => failedOverTopics(sim);
   if (failOverFirst && candidates().length === 0) {
     // A whole cycle: nothing failed over yet, so the operator fails a mirrored topic over first (waiting
     // for STOPPED); random runs then reach the old primary mirroring again (and its epoch bump) more often.

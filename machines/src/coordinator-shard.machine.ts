@@ -119,8 +119,9 @@ function placePartitions(
 }
 
 /**
- * Stops partition groups newest first, each after it stopped its own partitions newest first: XState's
- * children copies stay fast when the child they drop is the newest (see `STOP_PARTITIONS`).
+ * Stops partition groups newest first, each after it stopped its own partitions newest first: XState
+ * copies a parent's children for every child it stops, and those copies are cheapest when the child they
+ * drop is the newest (see `STOP_PARTITIONS`).
  */
 function stopGroups(
   groups: readonly PartitionGroup[],

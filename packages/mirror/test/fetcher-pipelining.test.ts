@@ -1,8 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { SourceCluster, SourceFetchRequest } from "../src/ports";
-
-type SourceFetchResponse = Awaited<ReturnType<SourceCluster["fetch"]>>;
-
 import {
   batchBytes,
   bind,
@@ -14,6 +11,8 @@ import {
   TOPIC,
   valuesBatch,
 } from "./data-helpers";
+
+type SourceFetchResponse = Awaited<ReturnType<SourceCluster["fetch"]>>;
 
 /** One fetch the source got: what was asked, and the destination's log end of each partition then. */
 interface FetchCall {

@@ -150,6 +150,19 @@ export class BatchIndex {
     else this.count = Math.max(0, Math.min(this.count, i));
   }
 
+  /** Drops entries below index `i` (the oldest segments were deleted). */
+  dropBefore(i: number): void {
+    if (i <= 0) return;
+    if (this.wide) {
+      this.wide.splice(0, i);
+      return;
+    }
+    const n = Math.min(i, this.count);
+    for (const col of [this.baseCol, this.lastCol, this.segCol, this.posCol, this.lenCol])
+      col.copyWithin(0, n, this.count);
+    this.count -= n;
+  }
+
   /** Drops every entry. */
   clear(): void {
     this.wide = undefined;

@@ -250,6 +250,11 @@ export class PartitionLog {
     return this.epochs.latestEpoch;
   }
 
+  /** Batches the log holds (its in-memory index has one entry per batch: memory that grows with it). */
+  get batchCount(): number {
+    return this.index.length;
+  }
+
   /**
    * The control type (`ControlRecordType`: ABORT, COMMIT, MIRROR_PID_RESET...) of the last batch stored,
    * or undefined when that batch holds data or the log has no batch. O(1): tracked on append, rebuilt on
@@ -965,7 +970,10 @@ export class PartitionLog {
 
   /**
    * Deletes a prefix of the non-active segments; the log start moves up to the first remaining segment
-   * (persisted first), the epoch cache is truncated from the start and the rest is rebuilt by replay.
+   * (persisted first), the epoch cache is truncated from the start, and the index, producer state and
+   * aborted transactions become what a replay of the remaining segments would build: by dropping what
+   * the deleted ones held, without reading the rest (a replay reads the whole log: 0.6-0.9 s per GiB
+   * left, on every deletion), or by that replay when a transaction spans the cut (see `dropStateBelow`).
    */
   private deleteSegments(oldest: readonly SegmentInfo[]): void {
     if (oldest.length === 0) return;
@@ -976,10 +984,37 @@ export class PartitionLog {
       this.startOffset = next.baseOffset;
     }
     for (const seg of oldest) this.storage.deleteSegment(seg.baseOffset);
-    this.rebuild();
+    if (this.dropStateBelow(next.baseOffset)) {
+      this.refreshSegments();
+      this.storage.writeAbortedTxns?.(this.abortedForStorage);
+    } else {
+      this.rebuild();
+    }
     this.epochs.truncateFromStart(this.startOffset);
     this.saveEpochs();
     this.updateHighWatermark(this.hw);
+  }
+
+  /**
+   * Drops the state of the batches below `cut` (the base of the first segment left), leaving what a
+   * replay of the batches from `cut` on builds; returns false, changing nothing, when only that replay
+   * can tell: a transaction that began below `cut` and still has batches above it (open, aborted, or
+   * closed while another such one was open, as the aborted entries' LSOs show), since a replay dates it
+   * from its first batch left.
+   */
+  private dropStateBelow(cut: bigint): boolean {
+    if (
+      !this.producers.canDropBatchesBelow(cut) ||
+      this.txnIndex.straddles(cut) ||
+      this.abortedForStorage.some((t) => t.lastOffset >= cut && t.lastStableOffset < cut)
+    )
+      return false;
+    this.producers.dropBatchesBelow(cut);
+    this.txnIndex.dropBelow(cut);
+    this.abortedForStorage = this.abortedForStorage.filter((t) => t.lastOffset >= cut);
+    this.index.dropBefore(this.index.search(cut));
+    if (this.index.length === 0) this.lastControlType = undefined;
+    return true;
   }
 
   /** Cuts a torn tail: the bad segment from the bad byte on, and every later segment. */

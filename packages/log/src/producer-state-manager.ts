@@ -26,6 +26,8 @@ export type AppendOrigin = "client" | "coordinator" | "replication";
  */
 export class ProducerStateManager {
   private readonly producers = new Map<bigint, ProducerStateEntry>();
+  /** Last offset of each producer's latest batch (data or marker): whether any of its batches is left. */
+  private readonly lastBatchOffsets = new Map<bigint, bigint>();
   /** Closed transactions whose marker is not yet below the high watermark: still unstable for the LSO. */
   private unreplicated: CompletedTxn[] = [];
 
@@ -128,6 +130,7 @@ export class ProducerStateManager {
       if (batch.producerId < 0n) return [];
       const e = this.entryFor(batch);
       e.lastTimestamp = batch.maxTimestamp;
+      this.lastBatchOffsets.set(batch.producerId, batch.lastOffset);
       if (e.currentTxnFirstOffset === undefined) return [];
       const done: CompletedTxn = {
         producerId: e.producerId,
@@ -151,6 +154,7 @@ export class ProducerStateManager {
       if (e.batchMetadata.length > MAX_BATCHES_PER_PRODUCER) e.batchMetadata.shift();
     }
     e.lastTimestamp = batch.maxTimestamp;
+    this.lastBatchOffsets.set(batch.producerId, batch.lastOffset);
     if (batch.isTransactional && e.currentTxnFirstOffset === undefined)
       e.currentTxnFirstOffset = batch.baseOffset;
     return [];
@@ -189,7 +193,44 @@ export class ProducerStateManager {
   /** Removes all state. */
   clear(): void {
     this.producers.clear();
+    this.lastBatchOffsets.clear();
     this.unreplicated = [];
+  }
+
+  /**
+   * True when `dropBatchesBelow(offset)` gives exactly the state a replay of the batches from `offset` on
+   * would build: no transaction is open or unreplicated across `offset` with a batch of it left above
+   * (a replay would date such a transaction from its first batch left, which only a read can find).
+   */
+  canDropBatchesBelow(offset: bigint): boolean {
+    for (const e of this.producers.values()) {
+      const first = e.currentTxnFirstOffset;
+      if (first !== undefined && first < offset && this.lastBatchOffsets.get(e.producerId)! >= offset)
+        return false;
+    }
+    return !this.unreplicated.some((t) => t.firstOffset < offset && t.lastOffset >= offset);
+  }
+
+  /**
+   * The batches below `offset` are gone (retention deleted their segments): the state a replay of the
+   * rest would build, without reading it. A producer none of whose batches is left is forgotten; the
+   * others keep their epoch, timestamp and open transaction (the last batch and the transaction's start
+   * are above `offset`, see `canDropBatchesBelow`) and the batch metadata that is left: the last five
+   * batches of a suffix of the log are the last five overall that lie in it.
+   */
+  dropBatchesBelow(offset: bigint): void {
+    for (const [producerId, last] of this.lastBatchOffsets) {
+      if (last >= offset) {
+        const e = this.producers.get(producerId)!;
+        if (e.batchMetadata.length > 0 && e.batchMetadata[0]!.firstOffset < offset)
+          e.batchMetadata = e.batchMetadata.filter((m) => m.firstOffset >= offset);
+        continue;
+      }
+      this.producers.delete(producerId);
+      this.lastBatchOffsets.delete(producerId);
+    }
+    if (this.unreplicated.length > 0)
+      this.unreplicated = this.unreplicated.filter((t) => t.lastOffset >= offset);
   }
 
   private entryFor(batch: RecordBatch): ProducerStateEntry {
@@ -218,18 +259,15 @@ export class ProducerStateManager {
    */
   private resetAll(resetOffset: bigint): CompletedTxn[] {
     const closed: CompletedTxn[] = [];
-    for (const e of this.producers.values()) {
-      if (e.currentTxnFirstOffset === undefined) continue;
-      const done = {
-        producerId: e.producerId,
-        firstOffset: e.currentTxnFirstOffset,
-        lastOffset: resetOffset,
-        isAborted: true,
-      };
+    // Earliest first, as `ongoingTransactions` lists them: an order that does not depend on when each
+    // producer was first seen, so a replay of part of the log closes them in the same order.
+    for (const { producerId, firstOffset } of this.ongoingTransactions()) {
+      const done = { producerId, firstOffset, lastOffset: resetOffset, isAborted: true };
       closed.push(done);
       this.unreplicated.push(done);
     }
     this.producers.clear();
+    this.lastBatchOffsets.clear();
     return closed;
   }
 }

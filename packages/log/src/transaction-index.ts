@@ -37,6 +37,17 @@ export class TransactionIndex {
     return this.aborted.map((t) => ({ ...t }));
   }
 
+  /** True if an aborted transaction begins below `offset` and ends at or above it. */
+  straddles(offset: bigint): boolean {
+    return this.aborted.some((t) => t.firstOffset < offset && t.lastOffset >= offset);
+  }
+
+  /** Drops the transactions whose marker lies below `offset` (their segments were deleted). */
+  dropBelow(offset: bigint): void {
+    if (this.aborted.length > 0 && this.aborted[0]!.lastOffset < offset)
+      this.aborted = this.aborted.filter((t) => t.lastOffset >= offset);
+  }
+
   /** Removes every entry. */
   clear(): void {
     this.aborted = [];

@@ -1,0 +1,75 @@
+import { performance } from "node:perf_hooks";
+import { ManualClock, MemoryLogStorage, PartitionLog } from "@cluster-mirror/log";
+import { encodeRecordBatch, RecordBatch } from "@cluster-mirror/protocol";
+import { type BenchResult, type BenchSuite, result } from "../harness";
+import { median } from "../interleave";
+
+const LOG_BYTES = 512 * 1024 * 1024;
+const SEGMENT_BYTES = 16 * 1024 * 1024;
+/** Segments deleted, one retention pass each; the figure is their median. */
+const DELETIONS = 9;
+
+/** 16 records of 1000 B from producer 7 (idempotent), about 16 KiB. */
+function batch(baseSequence: number): Buffer {
+  return encodeRecordBatch({
+    producerId: 7n,
+    producerEpoch: 0,
+    baseSequence,
+    baseTimestamp: 1_700_000_000_000n,
+    records: Array.from({ length: 16 }, (_, i) => ({
+      attributes: 0,
+      offsetDelta: i,
+      timestampDelta: BigInt(i),
+      key: null,
+      value: Buffer.alloc(1000, i),
+      headers: [],
+    })),
+  });
+}
+
+/**
+ * Retention (`retention.bytes`) deleting the oldest segment of a 512 MiB in-memory log of 16 KiB batches:
+ * the time one pass takes, which blocks the broker's event loop. Baseline, same run: reopening the same
+ * log, i.e. a replay of every remaining batch, which is what every deletion did before the log dropped the
+ * deleted segments' index entries, producer batches and aborted transactions instead.
+ */
+export const suite: BenchSuite = {
+  name: "log-retention",
+  run(): BenchResult[] {
+    const storage = new MemoryLogStorage();
+    const config = { clock: new ManualClock(0), segmentBytes: SEGMENT_BYTES };
+    const log = PartitionLog.open(storage, config);
+    let bytes = 0;
+    for (let seq = 0; bytes < LOG_BYTES; ) {
+      const b = batch(seq);
+      seq += new RecordBatch(b).recordCount;
+      log.appendAsLeader(b, 0, { transferOwnership: true });
+      bytes += b.length;
+    }
+    log.updateHighWatermark(log.logEndOffset);
+    const passes: number[] = [];
+    const replays: number[] = [];
+    for (let i = 0; i < DELETIONS; i++) {
+      const size = log.segments().reduce((n, s) => n + s.sizeInBytes, 0);
+      let start = performance.now();
+      const deleted = log.applyRetention({ retentionBytes: size - log.segments()[0]!.sizeInBytes });
+      passes.push(performance.now() - start);
+      if (deleted.segmentsDeleted !== 1)
+        throw new Error(`retention deleted ${deleted.segmentsDeleted} segments`);
+      start = performance.now();
+      const reopened = PartitionLog.open(storage, config, { highWatermark: log.highWatermark });
+      replays.push(performance.now() - start);
+      if (reopened.logStartOffset !== log.logStartOffset) throw new Error("the reopened log disagrees");
+    }
+    const mib = (bytes / 2 ** 20).toFixed(0);
+    return [
+      result(
+        `log.retention.delete-oldest-segment.${mib}MiB`,
+        median(passes),
+        "ms",
+        median(replays),
+        `one retention pass deleting a 16 MiB segment of a ${mib} MiB memory log (16 KiB batches), median of ${DELETIONS}; baseline: a replay of the remaining log (reopening it), what each deletion cost before`,
+      ),
+    ];
+  },
+};

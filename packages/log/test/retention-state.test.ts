@@ -1,0 +1,216 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  type IndexedAbortedTxn,
+  type LogConfig,
+  ManualClock,
+  MemoryLogStorage,
+  PartitionLog,
+} from "../src/index";
+import { ABORT, COMMIT } from "./helpers";
+import { batches, type Step, stepArb } from "./producer-steps";
+
+const SEED = Number(process.env.FC_SEED ?? 20261201);
+
+/** A memory storage that keeps the aborted-transaction list the log writes (Kafka's .txnindex), and counts reads. */
+class WatchedStorage extends MemoryLogStorage {
+  aborted: IndexedAbortedTxn[] = [];
+  reads = 0;
+
+  writeAbortedTxns(entries: readonly IndexedAbortedTxn[]): void {
+    this.aborted = entries.map((t) => ({ ...t }));
+  }
+
+  appendAbortedTxn(txn: IndexedAbortedTxn): void {
+    this.aborted.push({ ...txn });
+  }
+
+  override read(baseOffset: bigint, position: number, length: number): Buffer {
+    this.reads++;
+    return super.read(baseOffset, position, length);
+  }
+}
+
+function open(storage: MemoryLogStorage, segmentBytes: number, highWatermark?: bigint): PartitionLog {
+  const config: LogConfig = { clock: new ManualClock(0), segmentBytes };
+  return PartitionLog.open(storage, config, { highWatermark });
+}
+
+/** Everything a replay rebuilds, as the log answers it. */
+function stateOf(log: PartitionLog) {
+  return {
+    logStartOffset: log.logStartOffset,
+    logEndOffset: log.logEndOffset,
+    highWatermark: log.highWatermark,
+    lastStableOffset: log.lastStableOffset,
+    segments: log.segments().map((s) => s.baseOffset),
+    producers: log.producerStateSnapshot(),
+    ongoing: log.ongoingTransactions(),
+    aborted: log.abortedTransactions(),
+    lastBatchControlType: log.lastBatchControlType,
+    batchCount: log.batchCount,
+    // Every offset the index knows, through reads: the batches a fetch from each offset starts with.
+    reads: readsFrom(log),
+  };
+}
+
+function readsFrom(log: PartitionLog): string[] {
+  const out: string[] = [];
+  for (let o = log.logStartOffset; o < log.logEndOffset; o++) {
+    const info = log.read(o, 1, "read_committed");
+    out.push(`${o}:${info.sizeInBytes}:${info.abortedTransactions.map((t) => t.firstOffset).join(",")}`);
+  }
+  return out;
+}
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/** What the test does between appends: move the high watermark, or delete from the head of the log. */
+type Op =
+  | { kind: "append"; count: number }
+  | { kind: "hw"; advance: number }
+  | { kind: "retention"; keepSegments: number }
+  | { kind: "deleteRecords"; advance: number };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant("append" as const), count: fc.integer({ min: 1, max: 12 }) }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("hw" as const),
+      advance: fc.integer({ min: 0, max: 40 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("retention" as const),
+      keepSegments: fc.integer({ min: 0, max: 4 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("deleteRecords" as const),
+      advance: fc.integer({ min: 0, max: 20 }),
+    }),
+  },
+);
+
+const withResets: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 12, arbitrary: stepArb },
+  { weight: 1, arbitrary: fc.constant({ kind: "reset" as const }) },
+);
+
+describe("retention and DeleteRecords leave the state a replay of the remaining segments builds", () => {
+  it("index, producer state, transactions, LSO and the stored aborted list match a reopened log after every deletion", () => {
+    fc.assert(
+      fc.property(
+        fc.array(withResets, { minLength: 10, maxLength: 80, size: "max" }),
+        fc.array(opArb, { minLength: 4, maxLength: 30, size: "max" }),
+        fc.integer({ min: 100, max: 600 }),
+        // Offsets beyond 2^53 make the index hold one object per batch instead of number columns.
+        fc.constantFrom(0n, 2n ** 60n),
+        (steps, ops, segmentBytes, start) => {
+          const all = batches(steps, start);
+          const storage = new WatchedStorage();
+          const log = open(storage, segmentBytes);
+          if (start > 0n) log.truncateFullyAndStartAt(start);
+          let next = 0;
+          const deleted = (before: bigint) => {
+            if (log.logStartOffset === before && log.segments().length > 0) return;
+            // Reopening replays every remaining segment: what the live log must equal.
+            const replayed = new WatchedStorage();
+            for (const seg of storage.segments()) {
+              replayed.roll(seg.baseOffset);
+              replayed.append(storage.read(seg.baseOffset, 0, seg.sizeInBytes));
+            }
+            replayed.writeLogStartOffset(log.logStartOffset);
+            const reopened = open(replayed, segmentBytes, log.highWatermark);
+            expect(stateOf(log)).toEqual(stateOf(reopened));
+            expect(storage.aborted).toEqual(replayed.aborted);
+          };
+          for (const op of [...ops, { kind: "append" as const, count: all.length }]) {
+            if (op.kind === "append") {
+              for (const b of all.slice(next, next + op.count)) log.appendAsFollower(b);
+              next = Math.min(all.length, next + op.count);
+            } else if (op.kind === "hw") {
+              log.updateHighWatermark(min(log.logEndOffset, log.highWatermark + BigInt(op.advance)));
+            } else if (op.kind === "retention") {
+              const before = log.logStartOffset;
+              const sizes = log.segments().map((s) => s.sizeInBytes);
+              const keep = sizes.slice(-op.keepSegments - 1).reduce((n, b) => n + b, 0);
+              log.applyRetention({ retentionBytes: keep });
+              deleted(before);
+            } else {
+              const before = log.logStartOffset;
+              log.deleteRecordsBefore(min(log.highWatermark, log.logStartOffset + BigInt(op.advance)));
+              deleted(before);
+            }
+          }
+        },
+      ),
+      { seed: SEED, numRuns: 300 },
+    );
+  });
+
+  it("a transaction committed across the cut, while another aborted above it, is dated by a replay", () => {
+    // One batch per segment. Producer 1's transaction starts at 0, below the cut at 1, and commits at 4;
+    // producer 2's aborts at 3 while it is open, so the LSO filed with that abort is 0. A replay of the
+    // segments from 1 on dates producer 1's transaction from 1: the filed LSO becomes 1.
+    const steps: Step[] = [
+      { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
+      { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
+      { kind: "data", pid: 2, epoch: 0, txn: true, noSeq: false },
+      { kind: "marker", pid: 2, epoch: 0, type: ABORT },
+      { kind: "marker", pid: 1, epoch: 0, type: COMMIT },
+      { kind: "plain" },
+    ];
+    const storage = new WatchedStorage();
+    const log = open(storage, 1);
+    for (const b of batches(steps)) log.appendAsFollower(b);
+    log.updateHighWatermark(log.logEndOffset);
+    const abortAt = log.abortedTransactions()[0]!.lastOffset;
+    expect(storage.aborted.map((t) => t.lastStableOffset)).toEqual([0n]);
+    expect(
+      log.applyRetention({
+        retentionBytes: log
+          .segments()
+          .slice(1)
+          .reduce((n, s) => n + s.sizeInBytes, 0),
+      }).segmentsDeleted,
+    ).toBe(1);
+    const cut = log.logStartOffset;
+    expect(cut).toBeGreaterThan(0n);
+    expect(storage.aborted).toEqual([
+      { producerId: 2n, firstOffset: expect.any(BigInt), lastOffset: abortAt, lastStableOffset: cut },
+    ]);
+  });
+
+  it("deleting the oldest segments of a log without transactions across them reads none of the rest", () => {
+    const steps: Step[] = Array.from({ length: 400 }, (_, i) =>
+      i % 7 === 6
+        ? { kind: "plain" as const }
+        : { kind: "data" as const, pid: 1 + (i % 3), epoch: 0, txn: false, noSeq: false },
+    );
+    const storage = new WatchedStorage();
+    const log = open(storage, 2_000);
+    for (const b of batches(steps)) log.appendAsFollower(b);
+    log.updateHighWatermark(log.logEndOffset);
+    const segments = log.segments().length;
+    storage.reads = 0;
+    const result = log.applyRetention({ retentionBytes: 4_000 });
+    expect(result.segmentsDeleted).toBeGreaterThan(segments / 2);
+    expect(storage.reads).toBe(0);
+    // What the deleted segments held is gone; what is left reads as before.
+    expect(
+      log
+        .producerStateSnapshot()
+        .map((e) => e.batchMetadata.every((m) => m.firstOffset >= log.logStartOffset)),
+    ).toEqual([true, true, true]);
+    expect(log.read(log.logStartOffset, 1 << 20, "read_uncommitted").records.length).toBeGreaterThan(0);
+  });
+});

@@ -533,8 +533,12 @@ export const mirrorPartitionMachine = setup({
     scheduleCommitRetry: effect<ScheduleRetryParams>(),
     cancelCommitRetry: effect<EffectParams>(),
     // Bookkeeping from results and observations (never touches `record`: only a commit does).
-    noteSourceLastMirrorEpoch: assign(({ event }) => ({
-      sourceLastMirrorEpoch: event.type === "LME_FOUND" ? event.lme : -1,
+    // The LME PREPARING aligns to: the source's (a failback), else this partition's own from its last
+    // failover on this mirror (a re-add: the source never failed the topic over, so it knows none, and the
+    // log up to the end of that epoch is a copy of the source's; fetch divergence trims the rest).
+    noteSourceLastMirrorEpoch: assign(({ context, event }) => ({
+      sourceLastMirrorEpoch:
+        event.type === "LME_FOUND" && event.lme >= 0 ? event.lme : context.lastMirrorEpoch,
     })),
     // Spec §4 STOPPING step 2, once per failover: the log's latest epoch is the LME only when the log is a
     // copy of the source (aligned); otherwise its latest batches are local ones, so keep the recorded LME.
@@ -620,7 +624,8 @@ export const mirrorPartitionMachine = setup({
     // holds mirrored data (a loop refused in PREPARING, or a topic failed again after STOPPED, holds none).
     failoverWritesMarkers: ({ context }) =>
       context.holdsMirroredData || context.record.previousState !== "FAILED",
-    lmeUnknown: ({ event }) => event.type === "LME_FOUND" && event.lme < 0,
+    lmeUnknown: ({ context, event }) =>
+      event.type === "LME_FOUND" && event.lme < 0 && context.lastMirrorEpoch < 0,
     batchEpochAboveLocal: ({ context, event }) =>
       event.type === "EPOCH_OBSERVED" && event.batchEpoch > localEpochWith(context, event),
     proactiveBumpDue: ({ context, event }) =>
@@ -716,7 +721,7 @@ export const mirrorPartitionMachine = setup({
         },
         truncatingFully: {
           description:
-            "LME -1 (the source does not know one): truncate fully, start at the source's log start.",
+            "No LME (the source knows none, nor did this partition capture one in a failover on this mirror): truncate fully, start at the source's log start.",
           entry: { type: "truncateFully", params: epoch },
           on: {
             TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation", actions: ALIGNED },
@@ -724,7 +729,8 @@ export const mirrorPartitionMachine = setup({
           },
         },
         truncatingToEpoch: {
-          description: "Truncate the local log to the end offset of the source's LME.",
+          description:
+            "Truncate the local log to the end offset of the LME: the source's, or on a re-add this partition's own.",
           entry: {
             type: "truncateToEpoch",
             params: ({ context }: Args): TruncateToEpochParams => ({

@@ -124,7 +124,10 @@ export interface MirrorPartitionContext {
   readonly localLeaderEpoch: number;
   /** Highest leader epoch among the mirrored batches seen; goes into `record.leaderEpoch` at the next commit. */
   readonly highestBatchEpoch: number;
-  /** The LME the source answered in PREPARING (-1: unknown, truncate fully). */
+  /**
+   * The LME PREPARING truncates to: the source's answer, or when the source knows none (-1) this
+   * partition's own `lastMirrorEpoch` (a re-add after a failover on this mirror); -1: truncate fully.
+   */
   readonly sourceLastMirrorEpoch: number;
   /** `minLeaderEpoch` of the proactive bump in flight while MIRRORING, or null (so a bump is asked once). */
   readonly proactiveBumpMin: number | null;

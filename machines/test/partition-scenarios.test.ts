@@ -81,6 +81,29 @@ describe("start: UNKNOWN -> PREPARING -> MIRRORING", () => {
     });
   });
 
+  it("a re-add after a failover on this mirror truncates to its own LME when the source knows none", () => {
+    // Failed over from MIRRORING: LME 7 captured. The source never failed the topic over (it answers -1),
+    // but the log up to the end of epoch 7 is a copy of the source's: keep it, drop the markers and the
+    // local writes after it, and let fetch divergence trim the rest (no full re-copy).
+    const stopped = drive(mirroring(), STOP_TO_STOPPED).snapshot;
+    expect(stopped.context.lastMirrorEpoch).toBe(7);
+    const { effects } = drive(stopped, [
+      { type: "START" },
+      COMMITTED,
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: -1 },
+    ]);
+    expect(effects.at(-1)).toEqual([{ type: "truncateToEpoch", params: { stateEpoch: 5, lme: 7 } }]);
+    // The source's LME, when it knows one (a failback), wins over the partition's own.
+    const failback = drive(stopped, [
+      { type: "START" },
+      COMMITTED,
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: 3 },
+    ]);
+    expect(failback.effects.at(-1)).toEqual([{ type: "truncateToEpoch", params: { stateEpoch: 5, lme: 3 } }]);
+  });
+
   it("a mirror loop fails the partition, non-retryable", () => {
     const { snapshot } = drive(fresh(), [
       { type: "START" },

@@ -1,0 +1,60 @@
+import { describe, it } from "vitest";
+import { PROPERTY_TIMEOUT_MS, runRegressions, runTopologyProperty, type TopologyProperty } from "./harness";
+import { activePassive } from "./sim";
+
+describe("property: re-adding a failed-over topic (A -> B)", () => {
+  it(
+    "never drops what the promoted side acknowledged unless the operator asks for it (--truncate-local-writes)",
+    async () => {
+      await runTopologyProperty({
+        name: "readd",
+        file: "test/properties/readd.test.ts",
+        topology: activePassive,
+        // Re-add is the command under test (weight 3), after failovers (weight 2, some modes write once to
+        // the promoted side), beside what makes local writes and the faults that interrupt it.
+        commands: [
+          "produce",
+          "failover",
+          "failover",
+          "writePromoted",
+          "writePromoted",
+          "readd",
+          "readd",
+          "readd",
+          "advance",
+          "advance",
+          "crash",
+        ],
+        numRuns: 30,
+        maxCommands: 16,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully",
+    async () => {
+      const p: TopologyProperty = {
+        name: "readd",
+        file: "test/properties/readd.test.ts",
+        topology: activePassive,
+        commands: [],
+        numRuns: 1,
+        maxCommands: 0,
+      };
+      await runRegressions(p, [
+        {
+          bug: "a re-add (--truncate-local-writes) after a planned failover restarted b's log at 0 and copied the mirrored records again, though they were a's own: the source never failed over, so it answered LME -1 (FC_SEED=1)",
+          simSeed: 0,
+          steps: ["produce(0,0,1)", "failover(0,0)", "readd(0,1)"],
+        },
+        {
+          bug: "the same after a planned failover that did not wait, re-added without the flag (FC_SEED=6)",
+          simSeed: 0,
+          steps: ["produce(0,0,1)", "failover(0,2)", "advance(100)", "readd(0,0)"],
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+});

@@ -98,6 +98,7 @@ export {
   toPositive,
 } from "./clients/index";
 export { type Clock, ManualClock, SystemClock } from "./clock";
+export { closestName } from "./closest-name";
 export {
   type AlterConfigOp,
   type BumpLeaderEpochRequest,

@@ -1,3 +1,5 @@
+import { closestName } from "./closest-name";
+
 /** How a dynamic config's value is checked. */
 type ConfigKind = "long" | "int" | "boolean" | "string" | "list" | "double";
 
@@ -53,8 +55,12 @@ export const TOPIC_CONFIGS: Readonly<Record<string, ConfigDef>> = {
  */
 export function validateTopicConfig(name: string, value: string): string | undefined {
   const def = TOPIC_CONFIGS[name];
-  if (!def)
-    return `unknown topic config '${name}'; known configs are: ${Object.keys(TOPIC_CONFIGS).join(", ")}`;
+  if (!def) {
+    const known = Object.keys(TOPIC_CONFIGS);
+    const close = closestName(name, known);
+    const hint = close === undefined ? "." : `; did you mean '${close}'?`;
+    return `unknown topic config '${name}'${hint} Known configs are: ${known.join(", ")}`;
+  }
   switch (def.kind) {
     case "long":
     case "int": {

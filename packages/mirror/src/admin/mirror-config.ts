@@ -1,5 +1,5 @@
+import { closestName } from "@cluster-mirror/cluster";
 import { type AclIncludeRule, parseAclsInclude } from "../metadata/acl-sync";
-import { closestName } from "./closest-name";
 import { InvalidMirrorConfigError, InvalidMirrorNameError } from "./errors";
 
 /** Longest mirror name, as for topics (Kafka's 249). */

@@ -21,7 +21,11 @@ import { type EpochEndOffset, type EpochEntry, LeaderEpochCache } from "./leader
 import { type LogConfig, type ResolvedLogConfig, resolveLogConfig } from "./log-config";
 import { scanLog, type TornTail } from "./log-loader";
 import type { CompletedTxn, ProducerStateEntry } from "./producer-state-entry";
-import { type AppendOrigin, ProducerStateManager } from "./producer-state-manager";
+import {
+  type AppendOrigin,
+  type ProducerStateCheckpoint,
+  ProducerStateManager,
+} from "./producer-state-manager";
 import type { LogStorage, SegmentInfo } from "./storage";
 import type { IndexedAbortedTxn } from "./storage-transaction-index";
 import { type AbortedTxn, TransactionIndex } from "./transaction-index";
@@ -164,6 +168,12 @@ export class PartitionLog {
    * appended and rebuilt with the index, so asking costs nothing instead of a scan of the whole log.
    */
   private lastControlType: number | undefined;
+  /**
+   * The producer state at each of the last `MAX_CHECKPOINTS` segment rolls (from the last rebuild on),
+   * oldest first: a truncation of the tail restores the latest one below the cut and replays only the
+   * batches after it, as Kafka restores the producer snapshot below the truncation point.
+   */
+  private checkpoints: { offset: bigint; state: ProducerStateCheckpoint }[] = [];
   /** Reused by `appendAsFollower` (one call per fetch): the header facts of the batches being appended. */
   private readonly plan = new FollowerAppendPlan();
   /** Reused by the general follower append (offsets beyond 2^53): the batches and their base offsets. */
@@ -677,7 +687,9 @@ export class PartitionLog {
    * An `offset` below the log start truncates fully and starts at `offset`; so does a truncation that
    * removes the batch holding the log start (nothing readable would be left). Afterwards the epoch cache
    * drops entries at or above the new end, the high watermark is bounded by it, and producer state and
-   * the aborted-transaction index are rebuilt by replaying the remaining batches.
+   * the aborted-transaction index become what a replay of the remaining batches builds: from the producer
+   * state checkpointed at the last segment roll below the new end, replaying only the batches after it
+   * (as Kafka restores its producer snapshot), or by a replay of the whole log when no checkpoint serves.
    */
   truncateTo(offset: bigint): boolean {
     if (offset >= this.endOffset) {
@@ -691,7 +703,8 @@ export class PartitionLog {
       this.truncateFullyAndStartAt(offset);
       return true;
     }
-    const entry = this.index.at(this.index.search(offset));
+    const first = this.index.search(offset);
+    const entry = this.index.at(first);
     if (entry) {
       const segs = this.storage.segments();
       const segIndex = segs.findIndex((s) => s.baseOffset === entry.segment);
@@ -699,7 +712,7 @@ export class PartitionLog {
       if (entry.position === 0 && previous) this.storage.truncate(previous.baseOffset, previous.sizeInBytes);
       else this.storage.truncate(entry.segment, entry.position);
     }
-    this.rebuild();
+    if (!this.truncateStateFrom(first)) this.rebuild();
     if (this.endOffset < this.startOffset) {
       // The removed batches held the log start (it can sit inside a batch, or after a compaction gap):
       // nothing readable is left, so the log starts anew at `offset`, as Kafka's offset-exact truncation.
@@ -718,6 +731,7 @@ export class PartitionLog {
     this.startOffset = offset;
     this.storage.reset(offset);
     this.index.clear();
+    this.checkpoints = [];
     this.lastControlType = undefined;
     this.producers.clear();
     this.txnIndex.clear();
@@ -884,6 +898,8 @@ export class PartitionLog {
     if (this.activeSize + appendSize > this.config.segmentBytes || age >= this.config.segmentMs) {
       // Kafka snapshots the producer state on every roll, named by the new segment.
       this.storage.writeProducerSnapshot?.(firstOffset, this.producers.snapshot());
+      this.checkpoints.push({ offset: firstOffset, state: this.producers.checkpoint() });
+      if (this.checkpoints.length > MAX_CHECKPOINTS) this.checkpoints.shift();
       this.storage.roll(firstOffset);
       this.activeBase = firstOffset;
       this.activeSize = 0;
@@ -916,6 +932,7 @@ export class PartitionLog {
 
   /** Replays the whole log into a fresh index, producer state and transaction index. */
   private replay(validateCrc: boolean, onBatch?: (batch: RecordBatch) => void): TornTail | undefined {
+    this.checkpoints = [];
     this.index.clear();
     this.lastControlType = undefined;
     this.producers.clear();
@@ -996,6 +1013,47 @@ export class PartitionLog {
   }
 
   /**
+   * The batches from index entry `first` on were cut from storage: truncates the index and rebuilds the
+   * producer state and aborted transactions from the latest checkpoint at or below the new log end,
+   * replaying only the batches after it; the result is what a replay of the whole log builds. Returns
+   * false, having changed only the index, when no checkpoint serves (none below the cut, or one taken when
+   * the high watermark had passed closed transactions a replay would still count as unreplicated).
+   */
+  private truncateStateFrom(first: number): boolean {
+    this.index.truncate(first);
+    this.refreshSegments();
+    const end = this.endOffset;
+    const hw = this.hw < this.startOffset ? this.startOffset : this.hw > end ? end : this.hw;
+    let c = this.checkpoints.length - 1;
+    while (c >= 0 && this.checkpoints[c]!.offset > end) c--;
+    const cp = this.checkpoints[c];
+    if (!cp || cp.state.highWatermarkFloor > hw) return false;
+    this.checkpoints.length = c + 1;
+    this.producers.restore(cp.state);
+    this.txnIndex.dropFrom(cp.offset);
+    this.abortedForStorage = this.abortedForStorage.filter((t) => t.lastOffset < cp.offset);
+    this.replaying = true;
+    try {
+      for (let i = this.index.search(cp.offset); i < this.index.length; i++) {
+        const batch = this.batchAt(i);
+        if (batch.producerId >= 0n || batch.isControl) this.recordCompleted(this.producers.update(batch));
+      }
+    } finally {
+      this.replaying = false;
+    }
+    this.lastControlType =
+      this.index.length > 0 ? controlTypeOfStored(this.batchAt(this.index.length - 1)) : undefined;
+    this.storage.writeAbortedTxns?.(this.abortedForStorage);
+    return true;
+  }
+
+  /** The stored batch of index entry `i`. */
+  private batchAt(i: number): RecordBatch {
+    const e = this.index.at(i)!;
+    return new RecordBatch(this.storage.read(e.segment, e.position, e.size));
+  }
+
+  /**
    * Drops the state of the batches below `cut` (the base of the first segment left), leaving what a
    * replay of the batches from `cut` on builds; returns false, changing nothing, when only that replay
    * can tell: a transaction that began below `cut` and still has batches above it (open, aborted, or
@@ -1009,6 +1067,12 @@ export class PartitionLog {
       this.abortedForStorage.some((t) => t.lastOffset >= cut && t.lastStableOffset < cut)
     )
       return false;
+    this.checkpoints = this.checkpoints.flatMap((cp) => {
+      // Each checkpoint must become what a replay from `cut` to it builds: by the same drop, when exact.
+      if (cp.offset < cut) return [];
+      const state = ProducerStateManager.dropBatchesBelow(cp.state, cut);
+      return state ? [{ offset: cp.offset, state }] : [];
+    });
     this.producers.dropBatchesBelow(cut);
     this.txnIndex.dropBelow(cut);
     this.abortedForStorage = this.abortedForStorage.filter((t) => t.lastOffset >= cut);
@@ -1054,6 +1118,8 @@ export class PartitionLog {
 const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
 /** The largest offset a double holds exactly (2^53 - 1): the fast paths keep offsets as numbers below it. */
 const MAX_EXACT_OFFSET = BigInt(Number.MAX_SAFE_INTEGER);
+/** Producer-state checkpoints a log keeps (the last segment rolls): how far back a truncation avoids a replay. */
+const MAX_CHECKPOINTS = 8;
 /** Storage append option for a buffer the caller handed over. */
 const TRANSFER = { transferOwnership: true } as const;
 

@@ -12,6 +12,15 @@ import {
   type ProducerStateEntry,
 } from "./producer-state-entry";
 
+/** The whole state of a `ProducerStateManager` at one offset of its log (see `checkpoint`). */
+export interface ProducerStateCheckpoint {
+  readonly producers: readonly ProducerStateEntry[];
+  readonly lastBatchOffsets: readonly (readonly [bigint, bigint])[];
+  readonly unreplicated: readonly CompletedTxn[];
+  /** Closed transactions whose marker lies below this were already dropped from `unreplicated`. */
+  readonly highWatermarkFloor: bigint;
+}
+
 /**
  * Who wrote a batch, as Kafka's AppendOrigin: `client` produces are validated (sequences, epochs,
  * transactions), `coordinator` appends transaction markers (validated for epoch fencing only), and
@@ -30,6 +39,8 @@ export class ProducerStateManager {
   private readonly lastBatchOffsets = new Map<bigint, bigint>();
   /** Closed transactions whose marker is not yet below the high watermark: still unstable for the LSO. */
   private unreplicated: CompletedTxn[] = [];
+  /** The highest high watermark applied since the state was built: `unreplicated` lacks markers below it. */
+  private highWatermarkFloor = -1n;
 
   /** The entry for `producerId` (a copy), if any. */
   entry(producerId: bigint): ProducerStateEntry | undefined {
@@ -186,6 +197,7 @@ export class ProducerStateManager {
 
   /** Forgets closed transactions whose marker is now below the high watermark. */
   onHighWatermarkUpdated(highWatermark: bigint): void {
+    if (highWatermark > this.highWatermarkFloor) this.highWatermarkFloor = highWatermark;
     if (this.unreplicated.length > 0)
       this.unreplicated = this.unreplicated.filter((t) => t.lastOffset >= highWatermark);
   }
@@ -195,6 +207,42 @@ export class ProducerStateManager {
     this.producers.clear();
     this.lastBatchOffsets.clear();
     this.unreplicated = [];
+    this.highWatermarkFloor = -1n;
+  }
+
+  /** A copy of the whole state, for `restore` (a log takes one at every segment roll). */
+  checkpoint(): ProducerStateCheckpoint {
+    return {
+      producers: [...this.producers.values()].map(copyEntry),
+      lastBatchOffsets: [...this.lastBatchOffsets],
+      unreplicated: this.unreplicated.map((t) => ({ ...t })),
+      highWatermarkFloor: this.highWatermarkFloor,
+    };
+  }
+
+  /**
+   * `checkpoint` with the batches below `offset` dropped (see `dropBatchesBelow`), or undefined when that
+   * would not be exact (`canDropBatchesBelow`).
+   */
+  static dropBatchesBelow(
+    checkpoint: ProducerStateCheckpoint,
+    offset: bigint,
+  ): ProducerStateCheckpoint | undefined {
+    const m = new ProducerStateManager();
+    m.restore(checkpoint);
+    if (!m.canDropBatchesBelow(offset)) return undefined;
+    m.dropBatchesBelow(offset);
+    return m.checkpoint();
+  }
+
+  /** Puts back the state of `checkpoint` (which stays usable: nothing of it is shared). */
+  restore(checkpoint: ProducerStateCheckpoint): void {
+    this.producers.clear();
+    for (const e of checkpoint.producers) this.producers.set(e.producerId, copyEntry(e));
+    this.lastBatchOffsets.clear();
+    for (const [pid, offset] of checkpoint.lastBatchOffsets) this.lastBatchOffsets.set(pid, offset);
+    this.unreplicated = checkpoint.unreplicated.map((t) => ({ ...t }));
+    this.highWatermarkFloor = checkpoint.highWatermarkFloor;
   }
 
   /**

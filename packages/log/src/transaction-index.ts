@@ -48,6 +48,12 @@ export class TransactionIndex {
       this.aborted = this.aborted.filter((t) => t.lastOffset >= offset);
   }
 
+  /** Drops the transactions whose marker lies at or above `offset` (truncated away). */
+  dropFrom(offset: bigint): void {
+    const last = this.aborted[this.aborted.length - 1];
+    if (last && last.lastOffset >= offset) this.aborted = this.aborted.filter((t) => t.lastOffset < offset);
+  }
+
   /** Removes every entry. */
   clear(): void {
     this.aborted = [];

@@ -65,12 +65,13 @@ function readsFrom(log: PartitionLog): string[] {
 
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
-/** What the test does between appends: move the high watermark, or delete from the head of the log. */
+/** What the test does between appends: move the high watermark, delete from the head, truncate the tail. */
 type Op =
   | { kind: "append"; count: number }
   | { kind: "hw"; advance: number }
   | { kind: "retention"; keepSegments: number }
-  | { kind: "deleteRecords"; advance: number };
+  | { kind: "deleteRecords"; advance: number }
+  | { kind: "truncate"; back: number };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -98,6 +99,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       advance: fc.integer({ min: 0, max: 20 }),
     }),
   },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant("truncate" as const), back: fc.integer({ min: 0, max: 30 }) }),
+  },
 );
 
 const withResets: fc.Arbitrary<Step> = fc.oneof(
@@ -105,8 +110,8 @@ const withResets: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "reset" as const }) },
 );
 
-describe("retention and DeleteRecords leave the state a replay of the remaining segments builds", () => {
-  it("index, producer state, transactions, LSO and the stored aborted list match a reopened log after every deletion", () => {
+describe("retention, DeleteRecords and tail truncation leave the state a replay of the remaining segments builds", () => {
+  it("index, producer state, transactions, LSO and the stored aborted list match a reopened log after every deletion and truncation", () => {
     fc.assert(
       fc.property(
         fc.array(withResets, { minLength: 10, maxLength: 80, size: "max" }),
@@ -122,6 +127,9 @@ describe("retention and DeleteRecords leave the state a replay of the remaining 
           let next = 0;
           const deleted = (before: bigint) => {
             if (log.logStartOffset === before && log.segments().length > 0) return;
+            compare();
+          };
+          const compare = () => {
             // Reopening replays every remaining segment: what the live log must equal.
             const replayed = new WatchedStorage();
             for (const seg of storage.segments()) {
@@ -145,6 +153,11 @@ describe("retention and DeleteRecords leave the state a replay of the remaining 
               const keep = sizes.slice(-op.keepSegments - 1).reduce((n, b) => n + b, 0);
               log.applyRetention({ retentionBytes: keep });
               deleted(before);
+            } else if (op.kind === "truncate") {
+              // A tail truncation (divergence, failback): to a point `back` offsets below the log end.
+              const target = log.logEndOffset - BigInt(op.back);
+              log.truncateTo(target < log.logStartOffset ? log.logStartOffset : target);
+              compare();
             } else {
               const before = log.logStartOffset;
               log.deleteRecordsBefore(min(log.highWatermark, log.logStartOffset + BigInt(op.advance)));
@@ -188,6 +201,61 @@ describe("retention and DeleteRecords leave the state a replay of the remaining 
     expect(storage.aborted).toEqual([
       { producerId: 2n, firstOffset: expect.any(BigInt), lastOffset: abortAt, lastStableOffset: cut },
     ]);
+  });
+
+  it("a truncation after the high watermark went back does not restore a checkpoint that forgot a closed transaction", () => {
+    // One batch per segment: producer 1's transaction (0) commits at 1; the high watermark passes the
+    // marker (the transaction is no longer unstable), checkpoints are taken at the rolls to 2 and 3; then
+    // the high watermark goes back to 1. A replay counts the transaction as unstable again (its marker is
+    // not below the high watermark): the LSO is 0. The checkpoint at 3 forgot it, so it must not be used.
+    const steps: Step[] = [
+      { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
+      { kind: "marker", pid: 1, epoch: 0, type: COMMIT },
+      { kind: "plain" },
+      { kind: "plain" },
+      { kind: "plain" },
+    ];
+    const all = batches(steps);
+    const storage = new WatchedStorage();
+    const log = open(storage, 1);
+    for (const b of all.slice(0, 2)) log.appendAsFollower(b);
+    log.updateHighWatermark(log.logEndOffset);
+    for (const b of all.slice(2)) log.appendAsFollower(b);
+    const commitAt = log.segments()[1]!.baseOffset;
+    log.updateHighWatermark(commitAt);
+    log.truncateTo(log.segments()[3]!.baseOffset);
+    expect(log.lastStableOffset).toBe(0n);
+    const reopened = open(storage, 1, log.highWatermark);
+    expect(stateOf(log)).toEqual(stateOf(reopened));
+  });
+
+  it("retention drops a checkpoint taken while a transaction spanned the cut; a truncation then replays past it", () => {
+    // One batch per segment. Producer 1's transaction starts at 0, goes on at 1 and commits at 3; the
+    // rolls to 2 and 3 checkpoint it open from 0. Retention deletes segment 0: a replay from 1 dates the
+    // transaction from 1, so those checkpoints cannot be carried over. A truncation to 3 (the commit goes)
+    // must show it open from 1, as a reopened log does.
+    const steps: Step[] = [
+      { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
+      { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
+      { kind: "plain" },
+      { kind: "marker", pid: 1, epoch: 0, type: COMMIT },
+      { kind: "plain" },
+    ];
+    const storage = new WatchedStorage();
+    const log = open(storage, 1);
+    for (const b of batches(steps)) log.appendAsFollower(b);
+    log.updateHighWatermark(log.logEndOffset);
+    const bases = log.segments().map((s) => s.baseOffset);
+    log.applyRetention({
+      retentionBytes: log
+        .segments()
+        .slice(1)
+        .reduce((n, s) => n + s.sizeInBytes, 0),
+    });
+    expect(log.logStartOffset).toBe(bases[1]);
+    log.truncateTo(bases[3]!);
+    expect(log.ongoingTransactions()).toEqual([{ producerId: 1n, firstOffset: bases[1] }]);
+    expect(stateOf(log)).toEqual(stateOf(open(storage, 1, log.highWatermark)));
   });
 
   it("deleting the oldest segments of a log without transactions across them reads none of the rest", () => {

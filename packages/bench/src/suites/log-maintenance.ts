@@ -28,13 +28,16 @@ function batch(baseSequence: number): Buffer {
 }
 
 /**
- * Retention (`retention.bytes`) deleting the oldest segment of a 512 MiB in-memory log of 16 KiB batches:
- * the time one pass takes, which blocks the broker's event loop. Baseline, same run: reopening the same
- * log, i.e. a replay of every remaining batch, which is what every deletion did before the log dropped the
- * deleted segments' index entries, producer batches and aborted transactions instead.
+ * Log maintenance that blocks the broker's event loop, on a 512 MiB in-memory log of 16 KiB batches:
+ * - retention (`retention.bytes`) deleting the oldest segment;
+ * - a tail truncation (a follower's divergence, a failback's or re-add's truncation to the LME) cutting
+ *   the last 4 batches.
+ * Baseline, same run: reopening the same log, i.e. a replay of every remaining batch, which is what each
+ * of these did before the log dropped the deleted segments' state (retention) or restored the producer
+ * state checkpointed at the last segment roll and replayed only the batches after it (truncation).
  */
 export const suite: BenchSuite = {
-  name: "log-retention",
+  name: "log-maintenance",
   run(): BenchResult[] {
     const storage = new MemoryLogStorage();
     const config = { clock: new ManualClock(0), segmentBytes: SEGMENT_BYTES };
@@ -61,6 +64,16 @@ export const suite: BenchSuite = {
       replays.push(performance.now() - start);
       if (reopened.logStartOffset !== log.logStartOffset) throw new Error("the reopened log disagrees");
     }
+    const truncations: number[] = [];
+    for (let i = 0; i < DELETIONS; i++) {
+      // The checkpoints of the last rolls (carried over by retention) lie below each cut of 4 batches.
+      const end = log.logEndOffset;
+      const start = performance.now();
+      log.truncateTo(end - 4n * 16n);
+      truncations.push(performance.now() - start);
+      if (log.logEndOffset !== end - 64n)
+        throw new Error(`truncated to ${log.logEndOffset}, not ${end - 64n}`);
+    }
     const mib = (bytes / 2 ** 20).toFixed(0);
     return [
       result(
@@ -69,6 +82,13 @@ export const suite: BenchSuite = {
         "ms",
         median(replays),
         `one retention pass deleting a 16 MiB segment of a ${mib} MiB memory log (16 KiB batches), median of ${DELETIONS}; baseline: a replay of the remaining log (reopening it), what each deletion cost before`,
+      ),
+      result(
+        `log.truncate.tail-4-batches.${mib}MiB`,
+        median(truncations),
+        "ms",
+        median(replays),
+        `truncateTo 4 batches (64 records) below the log end, median of ${DELETIONS} in a row; baseline: the same replay of the remaining log, what each truncation cost before`,
       ),
     ];
   },

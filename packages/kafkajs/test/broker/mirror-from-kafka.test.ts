@@ -163,4 +163,36 @@ describe("a real Apache Kafka 3.9.1 broker as the mirror source", () => {
       await txProducer.disconnect();
     }
   });
+
+  it("re-adds a failed-over topic: keeps the mirrored records (no re-copy), drops the markers, mirrors on byte for byte", async () => {
+    const topic = "readd";
+    await createServedTopics(admin, [{ topic, numPartitions: 1 }]);
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const source = new KafkajsSourceCluster("check-ra", { "bootstrap.servers": inject("kafkaBootstrap") });
+    try {
+      await producer.send({ topic, messages: [{ value: "before 1" }, { value: "before 2" }] });
+      await dest.mirroring.admin.createMirror("ra", { "bootstrap.servers": inject("kafkaBootstrap") });
+      await dest.mirroring.admin.addTopics("ra", topic);
+      await dest.mirroring.whenCaughtUp("ra", { timeoutMs: 120_000 });
+      await caughtUpWithBroker(dest.cluster, source, topic, [0]);
+      await dest.mirroring.admin.removeTopics("ra", topic);
+      await dest.mirroring.whenState("ra", "STOPPED", { timeoutMs: 60_000 });
+      const failedOver = destinationBatches(dest.cluster, topic, 0);
+      expect(controlTypeOf(failedOver.at(-1)!)).toBe(MIRROR_PID_RESET);
+
+      await producer.send({ topic, messages: [{ value: "after" }] });
+      // Kafka knows no LME (it never failed the topic over): the re-add truncates to the LME this
+      // partition captured at its failover, so the mirrored batch stays where it is, in the same memory.
+      await dest.mirroring.admin.addTopics("ra", topic);
+      await dest.mirroring.whenCaughtUp("ra", { timeoutMs: 120_000 });
+      await caughtUpWithBroker(dest.cluster, source, topic, [0]);
+      const after = destinationBatches(dest.cluster, topic, 0);
+      expect(hexOf(after)).toEqual(hexOf(storedBatches(topic, 0)));
+      expect(after[0]!.buffer.buffer).toBe(failedOver[0]!.buffer.buffer);
+    } finally {
+      await source.close();
+      await producer.disconnect();
+    }
+  });
 });

@@ -109,6 +109,57 @@ describe("a flag given an empty value (an unset shell variable) is a usage error
   );
 
   it(
+    "a single-value flag given twice is refused (it took the last); repeatable flags and values after -- may repeat",
+    async () => {
+      const dead = await freePort();
+      const [twice, joined, repeatable] = await Promise.all([
+        run(BIN.kafkaMirrors, [
+          "--bootstrap-server",
+          `:${dead}`,
+          "--describe",
+          "--mirror",
+          "a",
+          "--mirror",
+          "b",
+        ]),
+        run(BIN.clusterMirror, [
+          "produce",
+          "--bootstrap-server",
+          `:${dead}`,
+          "--topic",
+          "a",
+          "--topic=b",
+          "--value",
+          "x",
+        ]),
+        run(BIN.clusterMirror, [
+          "create-topic",
+          "--bootstrap-server",
+          `:${dead}`,
+          "--topic",
+          "t",
+          "--config",
+          "retention.ms=1",
+          "--config",
+          "segment.ms=1",
+        ]),
+      ]);
+      expect(twice.code).toBe(2);
+      expect(failureLine(twice)).toBe(
+        "Error: --mirror is given 2 times; it takes one value (--mirror <name>): give it once",
+      );
+      expect(joined.code).toBe(2);
+      expect(failureLine(joined)).toBe(
+        "Error: --topic is given 2 times; it takes one value (--topic <topic>): give it once",
+      );
+      // Both --config entries pass the flag checks: the command goes on and fails only at the dead port.
+      expect(repeatable.code).toBe(1);
+      expect(failureLine(repeatable)).toMatch(/^Error: cannot reach the cluster-mirror node/);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
     "an empty entry of a repeatable flag is refused (node --source '')",
     async () => {
       const dir = path.join(tempDir("cm-empty-source"), "data");

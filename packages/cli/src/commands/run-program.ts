@@ -1,6 +1,7 @@
 import { type Command, CommanderError } from "commander";
 import { describeFailure, EXIT, UsageError } from "./cli-errors";
 import { rejectEmptyFlags } from "./empty-flags";
+import { rejectRepeatedFlags } from "./repeated-flags";
 
 /** How {@link runProgram} checks flags before an action runs. */
 export interface RunProgramOptions {
@@ -11,7 +12,8 @@ export interface RunProgramOptions {
 /**
  * Parses and runs a commander program; prints failures as one `Error: ...` line on stderr and resolves
  * with the exit code (0, 1 operation error, 2 usage error). Help and version print and resolve 0. A flag
- * given an empty value is a usage error (see {@link rejectEmptyFlags}).
+ * given an empty value, or a single-value flag given twice, is a usage error (see {@link rejectEmptyFlags},
+ * {@link rejectRepeatedFlags}).
  */
 export async function runProgram(
   program: Command,
@@ -26,7 +28,10 @@ export async function runProgram(
   };
   silence(program);
   // A hook on the root runs before the action of the program and of every subcommand.
-  program.hook("preAction", (_root, action) => rejectEmptyFlags(action, allowEmpty));
+  program.hook("preAction", (_root, action) => {
+    rejectRepeatedFlags(action, argv);
+    rejectEmptyFlags(action, allowEmpty);
+  });
   try {
     await program.parseAsync([...argv], { from: "user" });
     return EXIT.ok;

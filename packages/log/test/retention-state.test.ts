@@ -36,6 +36,15 @@ function open(storage: MemoryLogStorage, segmentBytes: number, highWatermark?: b
   return PartitionLog.open(storage, config, { highWatermark });
 }
 
+/** A log of `steps`, one batch per segment, all of it below the high watermark. */
+function onePerSegment(steps: readonly Step[]): { storage: WatchedStorage; log: PartitionLog } {
+  const storage = new WatchedStorage();
+  const log = open(storage, 1);
+  for (const b of batches(steps)) log.appendAsFollower(b);
+  log.updateHighWatermark(log.logEndOffset);
+  return { storage, log };
+}
+
 /** Everything a replay rebuilds, as the log answers it. */
 function stateOf(log: PartitionLog) {
   return {
@@ -182,10 +191,7 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
       { kind: "marker", pid: 1, epoch: 0, type: COMMIT },
       { kind: "plain" },
     ];
-    const storage = new WatchedStorage();
-    const log = open(storage, 1);
-    for (const b of batches(steps)) log.appendAsFollower(b);
-    log.updateHighWatermark(log.logEndOffset);
+    const { storage, log } = onePerSegment(steps);
     const abortAt = log.abortedTransactions()[0]!.lastOffset;
     expect(storage.aborted.map((t) => t.lastStableOffset)).toEqual([0n]);
     expect(
@@ -241,10 +247,7 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
       { kind: "marker", pid: 1, epoch: 0, type: COMMIT },
       { kind: "plain" },
     ];
-    const storage = new WatchedStorage();
-    const log = open(storage, 1);
-    for (const b of batches(steps)) log.appendAsFollower(b);
-    log.updateHighWatermark(log.logEndOffset);
+    const { storage, log } = onePerSegment(steps);
     const bases = log.segments().map((s) => s.baseOffset);
     log.applyRetention({
       retentionBytes: log

@@ -898,8 +898,11 @@ export class PartitionLog {
     if (this.activeSize + appendSize > this.config.segmentBytes || age >= this.config.segmentMs) {
       // Kafka snapshots the producer state on every roll, named by the new segment.
       this.storage.writeProducerSnapshot?.(firstOffset, this.producers.snapshot());
-      this.checkpoints.push({ offset: firstOffset, state: this.producers.checkpoint() });
-      if (this.checkpoints.length > MAX_CHECKPOINTS) this.checkpoints.shift();
+      // Checkpoints are in memory (Kafka writes them to disk): a log of very many producers takes none.
+      if (this.producers.size <= MAX_CHECKPOINT_PRODUCERS) {
+        this.checkpoints.push({ offset: firstOffset, state: this.producers.checkpoint() });
+        if (this.checkpoints.length > MAX_CHECKPOINTS) this.checkpoints.shift();
+      }
       this.storage.roll(firstOffset);
       this.activeBase = firstOffset;
       this.activeSize = 0;
@@ -1120,6 +1123,8 @@ const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
 const MAX_EXACT_OFFSET = BigInt(Number.MAX_SAFE_INTEGER);
 /** Producer-state checkpoints a log keeps (the last segment rolls): how far back a truncation avoids a replay. */
 const MAX_CHECKPOINTS = 8;
+/** Producer ids above which a roll takes no checkpoint (at most 8 x 1,000 entries of about 200 B each). */
+const MAX_CHECKPOINT_PRODUCERS = 1_000;
 /** Storage append option for a buffer the caller handed over. */
 const TRANSFER = { transferOwnership: true } as const;
 

@@ -180,6 +180,8 @@ export class Broker {
   private checkpointedHw = new Map<string, bigint>();
   /** Truncations refused because the leader lost data, by partition and leader epoch (logged once each). */
   private readonly refusedTruncations = new Set<string>();
+  /** Partition@leaderEpoch keys whose follower append failure was reported (one WARN per epoch). */
+  private readonly failedReplicaFetches = new Set<string>();
   private running = false;
   private diskLatencyMs = 0;
 
@@ -682,6 +684,26 @@ export class Broker {
     }
   }
 
+  /** A WARN, once per partition and leader epoch, for a follower append the leader's data failed. */
+  private reportReplicaFetchFailure(p: Partition, error: unknown): void {
+    const k = `${this.keyOf(p.topicId, p.partition)}@${p.leaderEpoch}`;
+    if (this.failedReplicaFetches.has(k)) return;
+    this.failedReplicaFetches.add(k);
+    const message = error instanceof Error ? error.message : String(error);
+    this.logger.warn(
+      {
+        event: "replica.fetch_failed",
+        brokerId: this.brokerId,
+        partition: p.name,
+        leader: p.leaderId,
+        leaderEpoch: p.leaderEpoch,
+        logEndOffset: p.log.logEndOffset.toString(),
+        error: message,
+      },
+      `broker ${this.brokerId}: ${p.name} cannot append what leader ${p.leaderId} (epoch ${p.leaderEpoch}) sent at offset ${p.log.logEndOffset}: ${message}. The replica stays out of the ISR and retries.`,
+    );
+  }
+
   /** Kafka's LogLoader WARN: what the recovery cut, so an operator knows a replica lost data. */
   private reportRecoveryLoss(p: Partition, loss: RecoveryLoss, checkpointedHw: bigint | undefined): void {
     this.logger.warn(
@@ -812,7 +834,16 @@ export class Broker {
     const hwBefore = log.highWatermark;
     // The slices are the leader's stored bytes: the follower stores its own copy, as each broker has its own
     // disk, so damage to one replica's stored bytes (a corrupt segment) never reaches the others.
-    const appended = log.appendAsFollower(result.recordSlices);
+    let appended: { batchCount: number };
+    try {
+      appended = log.appendAsFollower(result.recordSlices);
+    } catch (error) {
+      // Kafka's fetcher: an error processing a partition's data delays that partition and logs it; it
+      // never stops the broker (a throw here would end the process). The replica falls out of the ISR.
+      this.reportReplicaFetchFailure(p, error);
+      this.scheduleReplicaFetch(p, backoff);
+      return;
+    }
     const hw = result.highWatermark < log.logEndOffset ? result.highWatermark : log.logEndOffset;
     if (hw > log.highWatermark) log.updateHighWatermark(hw);
     // The leader's log start moved (DeleteRecords or retention): follow it within what is replicated here.

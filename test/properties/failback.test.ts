@@ -106,8 +106,48 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               ? undefined
               : "no failover on b from PREPARING with the link a->b cut",
         },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    "regression: a replica down while its mirror truncated the leader's log rejoins and converges (FC_SEED=11 soak)",
+    async () => {
+      // b's broker 0 holds b's own epoch-1 batches (its failover, then a local write) and was down while b
+      // re-added `orders` and truncated its log; the leader then stored a's batches, a's epoch 1 among them.
+      // The epochs agreed, so the leader's batch began below broker 0's log end: its append threw out of
+      // the broker's scheduled fetch (ending the simulation, as it would end a node's process). Now it
+      // truncates to that batch and fetches again; orders-0's replicas must end identical to the leader's.
+      // Not checked, open (README): orders-1, where broker 0's batches line up with the leader's at the
+      // same offsets and epochs but differ in content, so nothing detects the difference.
+      const p: TopologyProperty = {
+        name: "failback",
+        file: "test/properties/failback.test.ts",
+        topology: activePassive,
+        commands: [],
+        numRuns: 1,
+        maxCommands: 0,
+        onRunEnd: (sim) => {
+          for (const node of ["a", "b"]) {
+            const cluster = sim.node(node).cluster;
+            for (const p of [0]) {
+              const bytes = (b: number) =>
+                [...(cluster.broker(b)?.replica("orders", p)?.log.batches() ?? [])].map((x) =>
+                  x.buffer.toString("hex"),
+                );
+              const leader = cluster.controller.image.partition("orders", p)!.leader;
+              for (const b of [0, 1, 2]) {
+                if (JSON.stringify(bytes(b)) !== JSON.stringify(bytes(leader)))
+                  throw new Error(`${node} orders-${p}: broker ${b}'s log differs from leader ${leader}'s`);
+              }
+            }
+          }
+        },
+      };
+      await runRegressions(p, [
         {
-          bug: "a follower append that failed (the leader's batch began below the follower's log end) threw out of the broker's scheduled fetch and stopped the whole simulation, as it would end a node's process (FC_SEED=11 soak). The follower now backs off and stays out of the ISR; why it held other batches of the same epoch is open (README, not done yet)",
+          bug: "a rejoining replica held other batches of an epoch its leader reused after a mirror truncation",
           simSeed: 0,
           steps: ["produce(0,0,3)", "crashSoon(471,0,331,710)", "cycle(0)", "cycle(21)"],
         },

@@ -6,6 +6,7 @@ import {
   type LogStorage,
   PartitionLog,
   UNDEFINED_EPOCH,
+  UnexpectedAppendOffsetError,
 } from "@cluster-mirror/log";
 import { decodeRecords, KafkaError, RecordBatchLayout } from "@cluster-mirror/protocol";
 import type { Authorizer } from "./acls";
@@ -838,6 +839,21 @@ export class Broker {
     try {
       appended = log.appendAsFollower(result.recordSlices);
     } catch (error) {
+      if (
+        error instanceof UnexpectedAppendOffsetError &&
+        error.firstOffset < log.logEndOffset &&
+        error.firstOffset >= log.logStartOffset
+      ) {
+        // The leader's batch holding our log end begins below it: the logs differ from that batch on,
+        // although the epochs agreed (a mirror truncated the leader's log, then stored source batches
+        // whose epoch numbers this replica holds for batches of its own). As after a diverging-epoch
+        // answer, truncate to that batch and fetch again.
+        const loss = result.leaderLostData ? leader.replica(p.topic, p.partition)?.recoveryLoss : undefined;
+        if (result.leaderLostData && this.refuseTruncation(p, error.firstOffset, loss)) return;
+        log.truncateTo(error.firstOffset);
+        this.scheduleReplicaFetch(p, 0);
+        return;
+      }
       // Kafka's fetcher: an error processing a partition's data delays that partition and logs it; it
       // never stops the broker (a throw here would end the process). The replica falls out of the ISR.
       this.reportReplicaFetchFailure(p, error);

@@ -25,6 +25,12 @@ class WatchedStorage extends MemoryLogStorage {
     this.aborted.push({ ...txn });
   }
 
+  // A storage files aborted transactions by segment (Kafka's .txnindex): a reset deletes every segment.
+  override reset(baseOffset: bigint): void {
+    this.aborted = [];
+    super.reset(baseOffset);
+  }
+
   override read(baseOffset: bigint, position: number, length: number): Buffer {
     this.reads++;
     return super.read(baseOffset, position, length);

@@ -36,7 +36,7 @@ describe("property: coordinator moves and source divergence", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
-    "regressions: a __mirror_state write acknowledged before its ISR had it is caught when it commits",
+    "regressions: writes acknowledged before their ISR had them (a __mirror_state record, a transaction marker)",
     async () => {
       await runRegressions(
         {
@@ -58,6 +58,15 @@ describe("property: coordinator moves and source divergence", () => {
               sim.steps.some((s) => s.includes("slow disk b broker 0: 2000 ms"))
                 ? undefined
                 : "b's broker 0 got no slow disk",
+          },
+          {
+            bug: "a COMMIT marker counted written before it was replicated was lost with its leader (crashed right after the commit): the transaction hung on the new leader, its LSO stuck (FC_SEED=13 soak)",
+            simSeed: 0,
+            steps: ["txnBegin(0,0)", "txnCommit", "moveStateLeader(0,705)"],
+            reaches: (sim) =>
+              sim.steps.some((s) => /move __mirror_state-\d+ leader on a: crashed broker/.test(s))
+                ? undefined
+                : "no broker of a crashed after the commit",
           },
         ],
       );

@@ -116,6 +116,17 @@ export class KafkaCluster implements BrokerNetwork {
           }),
         );
       },
+      txnOpenOnLeader: (partition, producerId) => {
+        try {
+          const log = this.leaderFor(partition.topic, partition.partition).replica(
+            partition.topic,
+            partition.partition,
+          )?.log;
+          return log?.ongoingTransactions().some((t) => t.producerId === producerId) ?? false;
+        } catch {
+          return false; // no leader now: the next pass asks again
+        }
+      },
     });
     this.groups = new GroupCoordinator({
       clock: options.clock,

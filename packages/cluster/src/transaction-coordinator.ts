@@ -28,6 +28,16 @@ export interface TransactionMetadata {
   partitions: TopicPartition[];
   /** Partitions whose end marker has not been written yet (their leader was not available). */
   pendingMarkers: TopicPartition[];
+  /**
+   * The last transaction's end, kept while no new transaction starts: its markers are checked again on
+   * each housekeeping pass (see `restoreLostMarkers`).
+   */
+  lastEnd?: {
+    result: "COMMIT" | "ABORT";
+    producerId: bigint;
+    producerEpoch: number;
+    partitions: TopicPartition[];
+  };
 }
 
 /** Writes one transaction's end marker on a partition's leader; throws if the leader is not available. */
@@ -45,6 +55,11 @@ export interface TransactionCoordinatorOptions {
   /** Hands out producer ids that are never used twice in the cluster. */
   nextProducerId: () => bigint;
   writeTxnMarker: WriteTxnMarker;
+  /**
+   * Whether the partition's current leader still holds a transaction of `producerId` open: a marker
+   * written before it lost its leadership, and not copied by the new leader, is gone. Default: never.
+   */
+  txnOpenOnLeader?: (partition: TopicPartition, producerId: bigint) => boolean;
   /** Kafka's `transaction.max.timeout.ms` (default 900000). */
   maxTransactionTimeoutMs?: number;
   coordinatorEpoch?: number;
@@ -143,6 +158,7 @@ export class TransactionCoordinator {
     }
     if (txn.state !== "Ongoing") {
       txn.state = "Ongoing";
+      txn.lastEnd = undefined;
       txn.partitions = [];
       txn.txnStartTimestamp = this.options.clock.now();
     }
@@ -224,6 +240,7 @@ export class TransactionCoordinator {
     const aborted: string[] = [];
     for (const txn of this.transactions.values()) {
       this.retryPendingMarkers(txn);
+      this.restoreLostMarkers(txn);
       if (txn.state !== "Ongoing" || now - txn.txnStartTimestamp < txn.transactionTimeoutMs) continue;
       // Kafka bumps the epoch so the timed-out producer is fenced from continuing.
       this.fenceEpoch(txn);
@@ -289,6 +306,34 @@ export class TransactionCoordinator {
     this.retryPendingMarkers(txn);
   }
 
+  /**
+   * A marker is appended on the partition's leader and counted written at once; a leader that crashes
+   * before its followers copy it loses it, and the new leader holds the transaction open forever (its LSO
+   * stuck). Kafka's coordinator waits for the marker's replication instead. Here, while the transaction
+   * stays ended (no new one started: a transactional producer writes only inside one), a partition whose
+   * leader still holds the producer's transaction open gets the marker again. A second marker of an ended
+   * transaction changes nothing, so writing one the leader already had is harmless.
+   */
+  private restoreLostMarkers(txn: TransactionMetadata): void {
+    const end = txn.lastEnd;
+    const check = this.options.txnOpenOnLeader;
+    if (!end || !check || (txn.state !== "CompleteCommit" && txn.state !== "CompleteAbort")) return;
+    for (const partition of end.partitions) {
+      if (!check(partition, end.producerId)) continue;
+      try {
+        this.options.writeTxnMarker({
+          partition,
+          producerId: end.producerId,
+          producerEpoch: end.producerEpoch,
+          coordinatorEpoch: this.options.coordinatorEpoch ?? 0,
+          result: end.result,
+        });
+      } catch {
+        // The leader is not available: the next pass tries again.
+      }
+    }
+  }
+
   private retryPendingMarkers(txn: TransactionMetadata): void {
     if (txn.state !== "PrepareCommit" && txn.state !== "PrepareAbort") return;
     const result = txn.state === "PrepareCommit" ? "COMMIT" : "ABORT";
@@ -308,6 +353,12 @@ export class TransactionCoordinator {
     });
     if (txn.pendingMarkers.length === 0) {
       txn.state = result === "COMMIT" ? "CompleteCommit" : "CompleteAbort";
+      txn.lastEnd = {
+        result,
+        producerId: txn.producerId,
+        producerEpoch: txn.producerEpoch,
+        partitions: txn.partitions,
+      };
       txn.partitions = [];
       txn.txnStartTimestamp = -1;
     }

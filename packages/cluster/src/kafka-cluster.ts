@@ -117,6 +117,9 @@ export class KafkaCluster implements BrokerNetwork {
         );
       },
       txnOpenOnLeader: (partition, producerId) => {
+        // A mirror partition holds the source's transactions (producer ids of another cluster): never ours.
+        if (this.controller.image.partition(partition.topic, partition.partition)?.mirrorReadOnly)
+          return false;
         try {
           const log = this.leaderFor(partition.topic, partition.partition).replica(
             partition.topic,

@@ -319,38 +319,36 @@ export class TransactionCoordinator {
     const check = this.options.txnOpenOnLeader;
     if (!end || !check || (txn.state !== "CompleteCommit" && txn.state !== "CompleteAbort")) return;
     for (const partition of end.partitions) {
-      if (!check(partition, end.producerId)) continue;
-      try {
-        this.options.writeTxnMarker({
-          partition,
-          producerId: end.producerId,
-          producerEpoch: end.producerEpoch,
-          coordinatorEpoch: this.options.coordinatorEpoch ?? 0,
-          result: end.result,
-        });
-      } catch {
-        // The leader is not available: the next pass tries again.
-      }
+      // A leader that is not available now is asked again on the next pass.
+      if (check(partition, end.producerId)) this.writeMarker(partition, end, end.result);
+    }
+  }
+
+  /** Writes one end marker; false when the partition's leader is not available (the caller retries). */
+  private writeMarker(
+    partition: TopicPartition,
+    producer: { producerId: bigint; producerEpoch: number },
+    result: "COMMIT" | "ABORT",
+  ): boolean {
+    try {
+      this.options.writeTxnMarker({
+        partition,
+        producerId: producer.producerId,
+        producerEpoch: producer.producerEpoch,
+        coordinatorEpoch: this.options.coordinatorEpoch ?? 0,
+        result,
+      });
+      return true;
+    } catch {
+      return false;
     }
   }
 
   private retryPendingMarkers(txn: TransactionMetadata): void {
     if (txn.state !== "PrepareCommit" && txn.state !== "PrepareAbort") return;
     const result = txn.state === "PrepareCommit" ? "COMMIT" : "ABORT";
-    txn.pendingMarkers = txn.pendingMarkers.filter((partition) => {
-      try {
-        this.options.writeTxnMarker({
-          partition,
-          producerId: txn.producerId,
-          producerEpoch: txn.producerEpoch,
-          coordinatorEpoch: this.options.coordinatorEpoch ?? 0,
-          result,
-        });
-        return false;
-      } catch {
-        return true; // the partition's leader is not available: retried on the next call
-      }
-    });
+    // A partition whose leader is not available keeps its marker pending: retried on the next call.
+    txn.pendingMarkers = txn.pendingMarkers.filter((partition) => !this.writeMarker(partition, txn, result));
     if (txn.pendingMarkers.length === 0) {
       txn.state = result === "COMMIT" ? "CompleteCommit" : "CompleteAbort";
       txn.lastEnd = {

@@ -131,7 +131,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
         onRunEnd: (sim) => {
           for (const node of ["a", "b"]) {
             const cluster = sim.node(node).cluster;
-            for (const p of [0]) {
+            for (const p of [0, 1]) {
               const bytes = (b: number) =>
                 [...(cluster.broker(b)?.replica("orders", p)?.log.batches() ?? [])].map((x) =>
                   x.buffer.toString("hex"),

@@ -13,9 +13,21 @@ describe("persistent cluster", () => {
       offset: 0,
       record: { type: "ProducerIds" as const, nextProducerId: 12345678901234567890n },
     };
-    fs.writeFileSync(file, `${encodeMetadataEntry(entry)}\n{"offset":1,"rec`);
-    expect(readMetadataLog(file)).toEqual([entry.record]);
-    expect(fs.readFileSync(file, "utf8")).toBe(`${encodeMetadataEntry(entry)}\n`);
+    const truncation = {
+      offset: 1,
+      record: {
+        type: "ReplicaTruncation" as const,
+        topicId: "AAAAAAAAAAAAAAAAAAAAAA",
+        partition: 3,
+        replicas: [1, 2],
+        truncationOffset: 9007199254740993n,
+        full: false,
+      },
+    };
+    const lines = `${encodeMetadataEntry(entry)}\n${encodeMetadataEntry(truncation)}\n`;
+    fs.writeFileSync(file, `${lines}{"offset":2,"rec`);
+    expect(readMetadataLog(file)).toEqual([entry.record, truncation.record]);
+    expect(fs.readFileSync(file, "utf8")).toBe(lines);
   });
 
   it("recovers cluster id, topics, configs, producer-id blocks and group offsets after a restart", async () => {

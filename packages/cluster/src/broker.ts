@@ -21,8 +21,9 @@ import {
   parseHighWatermarks,
 } from "./high-watermark-checkpoint";
 import { type ClusterLogger, CONSOLE_LOGGER } from "./logger";
-import { MetadataImage, type TopicMetadata } from "./metadata-image";
+import { MetadataImage, type PendingTruncation, type TopicMetadata } from "./metadata-image";
 import type { MetadataLogEntry } from "./metadata-records";
+import { OwedTruncations } from "./owed-truncations";
 import { Partition, type PartitionConfig, type RecoveryLoss, type ReplicaFetchResult } from "./partition";
 import type { Cancel, Scheduler } from "./scheduler";
 import { topicConfigValue } from "./topic-configs";
@@ -183,12 +184,22 @@ export class Broker {
   private readonly refusedTruncations = new Set<string>();
   /** Partition@leaderEpoch keys whose follower append failure was reported (one WARN per epoch). */
   private readonly failedReplicaFetches = new Set<string>();
+  /** Mirror truncations of a leader's log that this broker's replicas must follow (KIP-1279). */
+  private readonly owedTruncations: OwedTruncations;
   private running = false;
+  /** True while `start` replays the metadata feed: the image is not yet current. */
+  private replaying = false;
   private diskLatencyMs = 0;
 
   constructor(options: BrokerOptions) {
     this.brokerId = options.brokerId;
     this.options = options;
+    this.owedTruncations = new OwedTruncations(
+      options.brokerId,
+      options.controller,
+      options.scheduler,
+      options.replicaFetchBackoffMs ?? 100,
+    );
   }
 
   /** True between `start` and `shutdown`/`crash`. */
@@ -203,7 +214,19 @@ export class Broker {
     this.checkpointedHw = parseHighWatermarks(this.options.dataDir.readCheckpoint(HIGH_WATERMARK_CHECKPOINT));
     // Replaying the feed opens (and recovers) every hosted log before the broker registers, so the
     // controller hears which replicas lost data before it lets this broker lead anything.
-    this.unsubscribe = this.options.controller.subscribe((entry) => this.onMetadata(entry));
+    this.replaying = true;
+    try {
+      this.unsubscribe = this.options.controller.subscribe((entry) => this.onMetadata(entry));
+    } finally {
+      this.replaying = false;
+    }
+    // A replica that leads on the replayed image (its fencing is still queued) follows what it owes first.
+    for (const p of this.partitions.values()) {
+      const meta = this.image.topicsById.get(p.topicId)?.partitions[p.partition];
+      if (p.isLeader && meta && this.settleOwedTruncation(p, true)) {
+        p.updateMetadata(meta, this.image.topicsById.get(p.topicId)?.configs.get("mirror.name"));
+      }
+    }
     const lossy = this.replicas()
       .filter((p) => p.recoveryLoss !== undefined)
       .map((p) => ({ topicId: p.topicId, partition: p.partition }));
@@ -370,6 +393,7 @@ export class Broker {
   truncateTo(topic: string, partition: number, offset: bigint): void {
     this.checkRunning();
     const p = this.leaderReplica(topic, partition);
+    if (offset < p.log.logEndOffset) this.recordTruncation(p, offset, false);
     p.log.truncateTo(offset);
     this.notifyFollowers(p);
   }
@@ -378,8 +402,52 @@ export class Broker {
   truncateFullyAndStartAt(topic: string, partition: number, offset: bigint): void {
     this.checkRunning();
     const p = this.leaderReplica(topic, partition);
+    if (p.log.logEndOffset > p.log.logStartOffset) this.recordTruncation(p, offset, true);
     p.log.truncateFullyAndStartAt(offset);
     this.notifyFollowers(p);
+  }
+
+  /**
+   * Before a mirror cuts the leader's log, the controller records that every other replica owes the same
+   * cut (`ReplicaTruncationRecord`), so one that is down or outside the ISR now cannot come back holding
+   * batches the leader dropped. Nothing is recorded when the leader's log loses nothing: a replica holding
+   * more than the leader learns it from its next fetch (OFFSET_OUT_OF_RANGE).
+   */
+  private recordTruncation(p: Partition, offset: bigint, full: boolean): void {
+    this.options.controller.recordReplicaTruncation(p.topic, p.partition, {
+      leader: this.brokerId,
+      leaderEpoch: p.leaderEpoch,
+      truncationOffset: offset,
+      full,
+    });
+  }
+
+  /** What `p`'s replica on this broker still owes of a mirror's truncations, per its current image. */
+  private owedTruncation(p: Partition): PendingTruncation | undefined {
+    return this.image.topicsById
+      .get(p.topicId)
+      ?.partitions[p.partition]?.pendingTruncations?.get(this.brokerId);
+  }
+
+  /**
+   * Applies what `p`'s replica owes of a mirror's truncations (once per record) and reports it to the
+   * controller: a follower before it fetches, a replica before it leads (then inside the controller's
+   * delivery of a record, so the report waits for a scheduled task: `deferReport`). True when the log changed.
+   */
+  private settleOwedTruncation(p: Partition, deferReport: boolean): boolean {
+    const owed = this.owedTruncation(p);
+    if (owed === undefined) return false;
+    const replica = {
+      topic: p.topic,
+      partition: p.partition,
+      key: this.keyOf(p.topicId, p.partition),
+      log: p.log,
+    };
+    const changed = this.owedTruncations.apply(replica, owed);
+    const stillOwed = () =>
+      this.running && this.partitions.get(replica.key) === p && this.owedTruncation(p)?.id === owed.id;
+    this.owedTruncations.report(replica, owed, stillOwed, deferReport);
+    return changed;
   }
 
   /** True when every in-sync follower has reported a log end offset no larger than the leader's. */
@@ -589,6 +657,7 @@ export class Broker {
       p.log.close();
     }
     this.partitions.clear();
+    this.owedTruncations.clear();
     this.replicaKeys.clear();
     this.image.topicsById.clear();
     this.image.topicIdsByName.clear();
@@ -664,6 +733,8 @@ export class Broker {
       if (recoveryLoss) this.reportRecoveryLoss(p, recoveryLoss, checkpointedHw);
       this.partitions.set(k, p);
     }
+    // Before it records its epoch at its log end: a truncation it owes moves that end.
+    if (meta.leader === this.brokerId && !this.replaying) this.settleOwedTruncation(p, true);
     p.updateMetadata(meta, topic.configs.get("mirror.name"));
     const epochChanged = oldEpoch !== p.leaderEpoch;
     if (p.isLeader) {
@@ -786,6 +857,8 @@ export class Broker {
       return;
     }
     const log = p.log;
+    // A mirror cut the leader's log since this replica last fetched (or while it was down): cut the same.
+    this.settleOwedTruncation(p, false);
     let result: ReplicaFetchResult;
     try {
       result = leader.handleReplicaFetch(

@@ -368,6 +368,43 @@ export class Controller {
   }
 
   /**
+   * The leader of `topic-partition` is about to truncate its log for a mirror (KIP-1279): records that every
+   * other replica owes the same truncation, before it next fetches or leads (`ReplicaTruncationRecord`).
+   * Refused with FENCED_LEADER_EPOCH when `leader` at `leaderEpoch` no longer leads.
+   */
+  recordReplicaTruncation(
+    topic: string,
+    partition: number,
+    request: { leader: number; leaderEpoch: number; truncationOffset: bigint; full: boolean },
+  ): void {
+    this.checkAvailable(`record the truncation of ${topic}-${partition}`);
+    const t = this.requireTopic(topic);
+    const p = requirePartition(t, partition);
+    this.checkLeader(topic, p, request);
+    const replicas = p.replicas.filter((r) => r !== request.leader);
+    if (replicas.length === 0) return;
+    this.append([
+      {
+        type: "ReplicaTruncation",
+        topicId: t.topicId,
+        partition,
+        replicas,
+        truncationOffset: request.truncationOffset,
+        full: request.full,
+      },
+    ]);
+  }
+
+  /** A replica applied the truncation record `truncationId` it owed (see `recordReplicaTruncation`). */
+  completeReplicaTruncation(topic: string, partition: number, replica: number, truncationId: number): void {
+    const t = this.requireTopic(topic);
+    const p = requirePartition(t, partition);
+    if (p.pendingTruncations?.get(replica)?.id !== truncationId) return;
+    this.checkAvailable(`record that broker ${replica} truncated ${topic}-${partition}`);
+    this.append([{ type: "ReplicaTruncationDone", topicId: t.topicId, partition, replica, truncationId }]);
+  }
+
+  /**
    * Raises each partition's leader epoch to at least `minLeaderEpoch` (and by at least one), keeping the same
    * leader: the leader fences producers and followers of older epochs. Returns the new epochs, in request
    * order. All or nothing: the first partition that cannot be bumped throws and nothing is written (see
@@ -456,12 +493,7 @@ export class Controller {
     this.checkAvailable("alter a partition's ISR");
     const t = this.requireTopic(topic);
     const p = requirePartition(t, partition);
-    if (request.leader !== p.leader || request.leaderEpoch !== p.leaderEpoch) {
-      throw new ClusterError(
-        "FENCED_LEADER_EPOCH",
-        `${topic}-${partition}: broker ${request.leader} at epoch ${request.leaderEpoch} is not the leader (leader ${p.leader}, epoch ${p.leaderEpoch})`,
-      );
-    }
+    this.checkLeader(topic, p, request);
     const isr = [...new Set(request.isr)];
     if (!isr.includes(p.leader) || isr.some((b) => !p.replicas.includes(b))) {
       throw new ClusterError(
@@ -685,6 +717,20 @@ export class Controller {
     for (;;) {
       const id = randomUuid(this.random);
       if (!this.image.topicsById.has(id)) return id;
+    }
+  }
+
+  /** FENCED_LEADER_EPOCH unless `request` names the partition's current leader and epoch. */
+  private checkLeader(
+    topic: string,
+    p: PartitionMetadata,
+    request: { leader: number; leaderEpoch: number },
+  ): void {
+    if (request.leader !== p.leader || request.leaderEpoch !== p.leaderEpoch) {
+      throw new ClusterError(
+        "FENCED_LEADER_EPOCH",
+        `${topic}-${p.partition}: broker ${request.leader} at epoch ${request.leaderEpoch} is not the leader (leader ${p.leader}, epoch ${p.leaderEpoch})`,
+      );
     }
   }
 

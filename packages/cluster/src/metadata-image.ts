@@ -21,6 +21,33 @@ export interface PartitionMetadata {
    * mirror) last set it; undefined when no mirror ever decided (then `mirror.name` alone decides).
    */
   mirrorReadOnly?: boolean;
+  /**
+   * Truncations a mirror made on the leader that these replicas (by broker id) still owe: each must apply
+   * its entry before it next fetches or leads (`ReplicaTruncationRecord`). Absent when none is owed.
+   */
+  pendingTruncations?: Map<number, PendingTruncation>;
+}
+
+/** A truncation a replica still owes (see `PartitionMetadata.pendingTruncations`). */
+export interface PendingTruncation {
+  /** The offset to truncate to, or to restart the emptied log at (`full`). */
+  offset: bigint;
+  full: boolean;
+  /** The metadata offset of the record that set it: a replica applies each id once. */
+  id: number;
+}
+
+/**
+ * The truncation a replica owes after `next` when it still owes `owed`: a full truncation wins (the replica's
+ * whole log is stale), else the deeper cut (what it holds past either cut is stale).
+ */
+export function combineTruncations(
+  owed: PendingTruncation | undefined,
+  next: PendingTruncation,
+): PendingTruncation {
+  if (owed === undefined || next.full) return next;
+  if (owed.full) return { ...owed, id: next.id };
+  return { offset: owed.offset < next.offset ? owed.offset : next.offset, full: false, id: next.id };
 }
 
 /** One topic as the metadata log describes it. */
@@ -136,6 +163,23 @@ export class MetadataImage {
       case "MirrorReadOnly": {
         const p = this.topicsById.get(record.topicId)?.partitions[record.partition];
         if (p) p.mirrorReadOnly = record.readOnly;
+        return;
+      }
+      case "ReplicaTruncation": {
+        const p = this.topicsById.get(record.topicId)?.partitions[record.partition];
+        if (!p) return;
+        const pending = p.pendingTruncations ?? new Map<number, PendingTruncation>();
+        const next = { offset: record.truncationOffset, full: record.full, id: offset };
+        for (const replica of record.replicas)
+          pending.set(replica, combineTruncations(pending.get(replica), next));
+        p.pendingTruncations = pending;
+        return;
+      }
+      case "ReplicaTruncationDone": {
+        const p = this.topicsById.get(record.topicId)?.partitions[record.partition];
+        if (p?.pendingTruncations?.get(record.replica)?.id !== record.truncationId) return;
+        p.pendingTruncations.delete(record.replica);
+        if (p.pendingTruncations.size === 0) p.pendingTruncations = undefined;
         return;
       }
       case "Mirror":

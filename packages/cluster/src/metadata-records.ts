@@ -18,6 +18,8 @@ export type MetadataRecord =
   | MirrorRecord
   | RemoveMirrorRecord
   | MirrorReadOnlyRecord
+  | ReplicaTruncationRecord
+  | ReplicaTruncationDoneRecord
   | AclRecord
   | RemoveAclRecord;
 
@@ -133,6 +135,35 @@ export interface MirrorReadOnlyRecord {
   topicId: Uuid;
   partition: number;
   readOnly: boolean;
+}
+
+/**
+ * A mirror truncated a partition's leader log (KIP-1279: aligning with its source). Every other replica may
+ * hold records past the cut that the leader no longer has, and the leader soon stores other batches there,
+ * possibly of the same epochs (the source's), which KIP-320's epoch check cannot tell apart. So each replica
+ * in `replicas` (all but the leader) must truncate the same way before it next fetches or leads, including
+ * one that is down or outside the ISR now. A replica that still owes an earlier truncation owes the deeper of
+ * the two (a full one wins).
+ */
+export interface ReplicaTruncationRecord {
+  type: "ReplicaTruncation";
+  topicId: Uuid;
+  partition: number;
+  replicas: number[];
+  /** The offset the leader truncated to, or where it restarted its emptied log (`full`). */
+  truncationOffset: bigint;
+  /** True: the leader emptied its log and restarted it at `truncationOffset`. */
+  full: boolean;
+}
+
+/** A replica truncated as a `ReplicaTruncationRecord` required (or another truncation made it moot). */
+export interface ReplicaTruncationDoneRecord {
+  type: "ReplicaTruncationDone";
+  topicId: Uuid;
+  partition: number;
+  replica: number;
+  /** The metadata offset of the truncation record it applied; an older one than the pending one clears nothing. */
+  truncationId: number;
 }
 
 /**

@@ -1,0 +1,155 @@
+import { encodeRecordBatch } from "@cluster-mirror/protocol";
+import { describe, expect, it } from "vitest";
+import { batchesOf, testCluster } from "./helpers";
+
+/** A batch as a source stored it: one record at `baseOffset`, written at `epoch`. */
+function sourceBatch(baseOffset: bigint, epoch: number, value: string): Buffer {
+  return encodeRecordBatch({
+    baseOffset,
+    partitionLeaderEpoch: epoch,
+    records: [
+      {
+        attributes: 0,
+        offsetDelta: 0,
+        timestampDelta: 0n,
+        key: null,
+        value: Buffer.from(value),
+        headers: [],
+      },
+    ],
+  });
+}
+
+/** A read-only mirror partition `m-0` on brokers 0, 1, 2 (leader 0) holding three source batches of epoch 0. */
+function mirroredPartition() {
+  const t = testCluster();
+  t.cluster.controller.createTopic({
+    name: "m",
+    replicaAssignment: [[0, 1, 2]],
+    configs: { "mirror.name": "dr" },
+  });
+  t.settle();
+  t.cluster
+    .broker(0)!
+    .appendAsIs("m", 0, [sourceBatch(0n, 0, "a"), sourceBatch(1n, 0, "b"), sourceBatch(2n, 0, "c")]);
+  t.settle();
+  const hex = (id: number) => batchesOf(t.cluster, id, "m").map((b) => b.buffer.toString("hex"));
+  expect(hex(1)).toEqual(hex(0));
+  expect(hex(2)).toEqual(hex(0));
+  const owed = () => t.cluster.controller.image.partition("m", 0)?.pendingTruncations;
+  return { ...t, hex, owed };
+}
+
+describe("a mirror's truncation of the leader reaches every replica (ReplicaTruncation records)", () => {
+  it("a replica down while the leader truncated and stored other batches of the same epochs converges", () => {
+    const { cluster, settle, hex, owed } = mirroredPartition();
+    cluster.crashBroker(2);
+    settle();
+    const leader = cluster.broker(0)!;
+    // The mirror aligns with its source: offsets 1 and 2 go, and the source's batches at the same offsets,
+    // of the same epoch 0, take their place. Broker 2 still holds the old ones.
+    leader.truncateTo("m", 0, 1n);
+    leader.appendAsIs("m", 0, [sourceBatch(1n, 0, "B"), sourceBatch(2n, 0, "C")]);
+    settle();
+    // Broker 1 followed at once and said so; broker 2 owes the cut.
+    expect([...(owed()?.keys() ?? [])]).toEqual([2]);
+    expect(hex(1)).toEqual(hex(0));
+    cluster.startBroker(2);
+    settle(1000);
+    // KIP-320 alone sees epoch 0 ending at 3 on both: without the owed cut broker 2 would keep "b" and "c".
+    expect(hex(2)).toEqual(hex(0));
+    expect(owed()).toBeUndefined();
+  });
+
+  it("a follower elected before it fetched applies the cut before it leads", () => {
+    const { cluster, settle, hex, owed } = mirroredPartition();
+    cluster.broker(0)!.truncateTo("m", 0, 1n);
+    // The leader dies before its followers fetch: the new leader must not serve the records the mirror cut.
+    cluster.crashBroker(0);
+    settle();
+    const meta = cluster.controller.image.partition("m", 0)!;
+    expect(meta.leader).not.toBe(0);
+    expect(cluster.broker(meta.leader)!.replica("m", 0)!.log.logEndOffset).toBe(1n);
+    expect(owed()?.get(meta.leader)).toBeUndefined();
+    cluster.startBroker(0);
+    settle(1000);
+    for (const id of [0, 1, 2]) expect(hex(id)).toEqual([sourceBatch(0n, 0, "a").toString("hex")]);
+    expect(owed()).toBeUndefined();
+  });
+
+  it("a cut is applied once: a leader elected before its report landed keeps what it fetched since", () => {
+    const { cluster, settle, hex, owed } = mirroredPartition();
+    cluster.controller.setAvailable(false);
+    // Recording the cut needs the controller: the truncation is refused (the mirror retries it).
+    expect(() => cluster.broker(0)!.truncateTo("m", 0, 1n)).toThrow(/controller is failing over/);
+    expect(cluster.broker(0)!.replica("m", 0)!.log.logEndOffset).toBe(3n);
+    cluster.controller.setAvailable(true);
+    cluster.broker(0)!.truncateTo("m", 0, 1n);
+    cluster.controller.setAvailable(false);
+    settle();
+    // Both followers cut their logs, but the controller did not hear it: the cut stays owed.
+    expect(hex(1)).toEqual(hex(0));
+    expect([...(owed()?.keys() ?? [])].sort()).toEqual([1, 2]);
+    // Fetched after the cut: a second application would drop it again.
+    cluster.broker(0)!.appendAsIs("m", 0, sourceBatch(1n, 0, "B"));
+    settle(1000);
+    expect(hex(1)).toEqual(hex(0));
+    expect(hex(2)).toEqual(hex(0));
+    expect(cluster.broker(0)!.replica("m", 0)!.log.highWatermark).toBe(2n);
+    // The leader dies as the controller returns, before a report lands: the new leader (which still owes
+    // the cut on the controller's books) must not cut again, or the committed "B" would be lost.
+    cluster.controller.setAvailable(true);
+    cluster.crashBroker(0);
+    settle(1000);
+    const leader = cluster.controller.image.partition("m", 0)!.leader;
+    expect(batchesOf(cluster, leader, "m").map((b) => b.buffer.toString("hex"))).toEqual([
+      sourceBatch(0n, 0, "a").toString("hex"),
+      sourceBatch(1n, 0, "B").toString("hex"),
+    ]);
+    expect(owed()?.get(leader)).toBeUndefined();
+  });
+
+  it("an idle follower's report the controller missed is sent again until heard", () => {
+    const { cluster, settle, hex, owed } = mirroredPartition();
+    cluster.broker(0)!.truncateTo("m", 0, 1n);
+    cluster.controller.setAvailable(false);
+    settle(1000);
+    expect(hex(1)).toEqual(hex(0));
+    expect(hex(2)).toEqual(hex(0));
+    expect([...(owed()?.keys() ?? [])].sort()).toEqual([1, 2]);
+    // Nothing new to fetch: only the retry tells the controller.
+    cluster.controller.setAvailable(true);
+    settle(1000);
+    expect(owed()).toBeUndefined();
+  });
+
+  it("a replica owing two cuts applies the deeper one; a full truncation wins over a partial one", () => {
+    const { cluster, settle, hex, owed } = mirroredPartition();
+    cluster.crashBroker(2);
+    settle();
+    const leader = cluster.broker(0)!;
+    leader.truncateTo("m", 0, 2n);
+    leader.appendAsIs("m", 0, sourceBatch(2n, 0, "C"));
+    leader.truncateTo("m", 0, 1n);
+    settle();
+    expect(owed()?.get(2)).toMatchObject({ offset: 1n, full: false });
+    leader.appendAsIs("m", 0, sourceBatch(1n, 0, "B"));
+    leader.truncateFullyAndStartAt("m", 0, 5n);
+    expect(owed()?.get(2)).toMatchObject({ offset: 5n, full: true });
+    leader.appendAsIs("m", 0, sourceBatch(5n, 0, "F"));
+    settle();
+    cluster.startBroker(2);
+    settle(1000);
+    expect(hex(2)).toEqual(hex(0));
+    expect(cluster.broker(2)!.replica("m", 0)!.log.logStartOffset).toBe(5n);
+    expect(owed()).toBeUndefined();
+  });
+
+  it("a truncation that cuts nothing records nothing", () => {
+    const { cluster, owed } = mirroredPartition();
+    const before = cluster.controller.metadataLog().length;
+    cluster.broker(0)!.truncateTo("m", 0, 3n);
+    expect(cluster.controller.metadataLog().length).toBe(before);
+    expect(owed()).toBeUndefined();
+  });
+});

@@ -10,6 +10,7 @@ import { checkOffsetIdentity } from "./invariants/offset-identity";
 import { checkPidResetAnswers } from "./invariants/pid-reset";
 import { probeReadOnly } from "./invariants/read-only";
 import { checkReplayMatchesLive } from "./invariants/replay";
+import { checkReplicasAgree } from "./invariants/replicas-agree";
 import { checkCommittedTxns } from "./invariants/transactions";
 import { checkTransitions } from "./invariants/transitions";
 import type { Violation } from "./invariants/violation";
@@ -39,8 +40,9 @@ function mirroredInto(sim: Simulation, node: string, states?: readonly string[])
  * The invariants that hold at every instant, checked after every command: the STOPPED checks of failovers
  * that reached STOPPED, the committed prefix of every partition, leader epoch >= mirrored epochs, read-only
  * until STOPPED (a probe produce to every mirror partition not STOPPED, besides the produce guard that
- * sees every produce), valid-from plus StateEpoch steps over each cluster's `__mirror_state` history, and
- * every replica's `endsWithPidReset()` answer against what it stores.
+ * sees every produce), valid-from plus StateEpoch steps over each cluster's `__mirror_state` history,
+ * every replica's `endsWithPidReset()` answer against what it stores, and every in-sync replica's batches
+ * below the high watermark against its leader's.
  */
 export async function checkNow(sim: Simulation): Promise<Violation[]> {
   completeFailovers(sim);
@@ -65,6 +67,7 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
     }
     out.push(...checkTransitions(name, readMirrorStateHistory(cluster)));
     out.push(...checkPidResetAnswers(name, cluster, sim.model.topics.keys()));
+    out.push(...checkReplicasAgree(name, cluster));
   }
   sim.report(out);
   return out;
@@ -219,6 +222,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     const synced = new Set(committedOn.map(([, g]) => g).filter((g) => !local.has(g)));
     out.push(...checkGroupOffsets(name, cluster, synced, mirroredInto(sim, name, ["ACTIVE"]), active));
     out.push(...checkPidResetAnswers(name, cluster, sim.model.topics.keys()));
+    out.push(...checkReplicasAgree(name, cluster));
     const history = readMirrorStateHistory(cluster);
     out.push(...checkTransitions(name, history));
     if (history.incomplete.length === 0)

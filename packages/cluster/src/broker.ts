@@ -735,7 +735,7 @@ export class Broker {
     }
     // Before it records its epoch at its log end: a truncation it owes moves that end.
     if (meta.leader === this.brokerId && !this.replaying) this.settleOwedTruncation(p, true);
-    p.updateMetadata(meta, topic.configs.get("mirror.name"));
+    p.updateMetadata(meta, topic.configs.get("mirror.name"), this.replaying);
     const epochChanged = oldEpoch !== p.leaderEpoch;
     if (p.isLeader) {
       this.cancelReplicaFetch(p);

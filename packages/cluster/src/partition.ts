@@ -130,10 +130,17 @@ export class Partition {
    * A new leader records its epoch at its log end in the leader-epoch cache, as Kafka's makeLeader does,
    * so it can answer every epoch a follower or mirror has fetched (never UNDEFINED for an epoch it
    * succeeded); a read-only mirror partition does not, its cache holds the source's epoch history.
+   * `replaying`: the record comes from the replay of the metadata log at the broker's start.
    */
-  updateMetadata(meta: PartitionMetadata, mirrorName?: string): void {
+  updateMetadata(meta: PartitionMetadata, mirrorName?: string, replaying = false): void {
     const newEpoch = meta.leaderEpoch !== this.meta.leaderEpoch;
-    if (this.loss && meta.isr.includes(this.brokerId) && !this.meta.isr.includes(this.brokerId)) {
+    // A rejoin replayed from the metadata log happened before this start: it says nothing of this log.
+    if (
+      !replaying &&
+      this.loss &&
+      meta.isr.includes(this.brokerId) &&
+      !this.meta.isr.includes(this.brokerId)
+    ) {
       this.loss = undefined;
     }
     this.meta = { ...meta };

@@ -203,6 +203,51 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     expect(cluster.controller.image.partition("t", 0)!.isr).toEqual([0, 1, 2]);
   });
 
+  it("a replica's loss outlives the replay of an ISR it once left and rejoined (FC_SEED=12 soak)", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+    dirs.push(dataDir);
+    const first = fileCluster(dataDir, capturingLogger().logger);
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    const acked = await produceAll(first.cluster, first.settle, 2);
+    // Broker 0 leaves the ISR and rejoins it: the metadata log now holds a rejoin of broker 0.
+    first.cluster.crashBroker(0);
+    first.cluster.startBroker(0);
+    first.settle(2000);
+    expect(first.cluster.controller.image.partition("t", 0)!.isr).toContain(0);
+    acked.push(...(await produceAll(first.cluster, first.settle, 3)));
+    // Broker 0 goes last: the last ISR member, and its segment is the corrupt one.
+    for (const id of [1, 2, 0]) first.cluster.crashBroker(id);
+    expect(first.cluster.controller.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [0] });
+    const records = first.cluster.controller.metadataLog().map((e) => e.record);
+    first.cluster.close();
+    flipByte(dataDir, 0);
+
+    const { logger } = capturingLogger();
+    const clock = new ManualClock(1_700_000_000_000);
+    const scheduler = new ManualScheduler(clock);
+    const cluster = new KafkaCluster({
+      brokers: 3,
+      dataDir,
+      fsync: false,
+      clock,
+      scheduler,
+      random: new SeededRandom(42),
+      logger,
+    });
+    open.push(cluster);
+    cluster.controller.replay(records);
+    cluster.startBroker(0);
+    scheduler.run(500);
+    // Replaying the rejoin must not clear the loss this start found: it must not lead.
+    expect(cluster.broker(0)!.replica("t", 0)!.recoveryLoss).toBeDefined();
+    expect(cluster.controller.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [] });
+    cluster.startBroker(1);
+    cluster.startBroker(2);
+    scheduler.run(2000);
+    for (const id of [1, 2, 0]) expect(valuesOn(cluster, id)).toEqual(acked);
+  });
+
   it("followers without a checkpointed high watermark keep the records a lossy last-ISR leader lost", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
     dirs.push(dataDir);

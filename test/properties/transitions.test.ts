@@ -115,6 +115,24 @@ describe("property: faults inside transitions (A -> B)", () => {
               ? undefined
               : "the corrupt step found nothing to corrupt",
         },
+        {
+          bug: "soak FC_SEED=12 (active-passive): a corrupt last ISR member that had once left and rejoined the ISR led after a node restart and lost the committed batch (replaying that rejoin cleared the loss its recovery found)",
+          simSeed: 0,
+          steps: ["advance(14810)", "failover(0,0)", "corrupt(87,0,94)", "addPartition(0)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("corrupt b orders-0 on broker 2"))
+              ? undefined
+              : "the corrupt step did not hit b's orders-0 on broker 2",
+        },
+        {
+          bug: "soak FC_SEED=13: a byte flipped on a source replica changed the destination's copy too (the simulated clusters shared stored bytes; a network copies them)",
+          simSeed: 0,
+          steps: ["produce(0,0,1)", "advance(461)", "corrupt(0,0,0)", "txnBegin(0,0)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("corrupt a orders-0 on broker 1"))
+              ? undefined
+              : "the corrupt step did not hit a's orders-0 on broker 1",
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

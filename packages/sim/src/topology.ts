@@ -85,7 +85,10 @@ export class SimWorld {
         numStatePartitions: 4,
       });
       const bootstrap = `${name}:9092`;
-      this.registry.register(bootstrap, cluster, mirroring.asSource());
+      // Each cluster is its own deployment and the links between them are networks: fetched bytes are
+      // copied, as a socket read copies them. Zero-copy views would let a fault on one cluster's stored
+      // bytes (a corrupt replica) change another cluster's copy, which no real deployment can do.
+      this.registry.register(bootstrap, cluster, { ...mirroring.asSource(), copyOnFetch: true });
       this.nodes.set(name, {
         name,
         bootstrap,

@@ -125,6 +125,15 @@ describe("property: faults inside transitions (A -> B)", () => {
               : "the corrupt step did not hit b's orders-0 on broker 2",
         },
         {
+          bug: "soak FC_SEED=1 (active-passive): a failback onto a cluster with a partition its source never had left that partition FAILED for good (now refused, INVALID_PARTITIONS)",
+          simSeed: 0,
+          steps: ["addPartition(0)", "loopRace(0,0,0,0)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("INVALID_PARTITIONS"))
+              ? undefined
+              : "the failback onto the wider topic was not refused",
+        },
+        {
           bug: "soak FC_SEED=13: a byte flipped on a source replica changed the destination's copy too (the simulated clusters shared stored bytes; a network copies them)",
           simSeed: 0,
           steps: ["produce(0,0,1)", "advance(461)", "corrupt(0,0,0)", "txnBegin(0,0)"],

@@ -140,6 +140,27 @@ describe("MirrorAdmin: topics", () => {
     expect(env.admin.listMirrors()[0]!.topics).toEqual(["bar", "foo"]);
   });
 
+  it("refuses a topic with more partitions here than on the source, changing nothing (soak FC_SEED=1)", async () => {
+    // After a failover the old primary added a partition its mirror never synced: a failback would leave
+    // that partition FAILED for good (nothing to copy, and partitions cannot be removed).
+    const env = mirrorEnv();
+    const topicId = sourceTopic(env.source, "orders", 2);
+    env.destination.controller.createTopic({ name: "orders", topicId, numPartitions: 3, replicationFactor: 1 });
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    const refused = await rejection(env.admin.addTopics("m1", "orders"));
+    expect(refused.errorName).toBe("INVALID_PARTITIONS");
+    expect(refused.message).toContain("orders (3 here, 2 on the source)");
+    expect(refused.message).toContain("--partitions 3 on the source");
+    expect(env.destination.controller.image.topic("orders")!.configs.get("mirror.name")).toBeUndefined();
+    expect(env.admin.listMirrors()[0]!.topics).toEqual([]);
+    expect(env.coordinators.take()).toEqual([]);
+    // Once the source has as many, the add goes through.
+    env.source.controller.createPartitions("orders", 3);
+    expect((await env.admin.addTopics("m1", "orders", { truncateLocalWrites: true })).topics).toEqual([
+      "orders",
+    ]);
+  });
+
   it("prints the seeds' message for one topic, and adding again is idempotent", async () => {
     const env = mirrorEnv();
     sourceTopic(env.source, "my-topic");

@@ -239,6 +239,7 @@ export class MirrorAdmin {
     }
     const existing = matched.map((t) => this.checkAddable(mirror, t));
     this.checkReplicationFactor(matched, options.replicationFactor);
+    this.checkPartitionCounts(mirror, matched);
     // Right after start the coordinators are still loading: their views would be missing from the checks
     // below and the START commands refused; wait for the owners of the partitions about to be added.
     await this.options.awaitCoordinators?.(
@@ -302,6 +303,27 @@ export class MirrorAdmin {
     throw new ClusterError(
       "INVALID_REPLICATION_FACTOR",
       `--replication-factor ${replicationFactor} cannot apply to topic(s) that already exist on this cluster with another replication factor: ${differing.join(", ")}. It only sizes the mirror topics an add creates; nothing was added. Leave --replication-factor out (they keep theirs), or change it with a partition reassignment.`,
+    );
+  }
+
+  /**
+   * A topic that has more partitions here than on the source cannot be mirrored whole: the extra
+   * partitions have nothing to copy and Kafka cannot remove partitions. Typical after a failover: the old
+   * primary added a partition its mirror never synced, and a failback would leave it FAILED for good.
+   * Refused before anything changes, saying how to match the counts.
+   */
+  private checkPartitionCounts(mirror: string, matched: readonly SourceTopicInfo[]): void {
+    const wider = matched.flatMap((t) => {
+      const here = this.controller.image.topic(t.name)?.partitions.length;
+      const there = sourcePartitionCount(t);
+      return here !== undefined && here > there ? [{ name: t.name, here, there }] : [];
+    });
+    if (wider.length === 0) return;
+    const list = wider.map((t) => `${t.name} (${t.here} here, ${t.there} on the source)`).join(", ");
+    const first = wider[0]!;
+    throw new ClusterError(
+      "INVALID_PARTITIONS",
+      `cannot add ${list} to mirror '${mirror}': this cluster has more partitions than the source, and the extra partitions would have nothing to mirror (partitions cannot be removed). Nothing was added. Raise the source's partition count first (e.g. kafka-topics --alter --topic ${first.name} --partitions ${first.here} on the source), then add again.`,
     );
   }
 

@@ -145,7 +145,12 @@ describe("MirrorAdmin: topics", () => {
     // that partition FAILED for good (nothing to copy, and partitions cannot be removed).
     const env = mirrorEnv();
     const topicId = sourceTopic(env.source, "orders", 2);
-    env.destination.controller.createTopic({ name: "orders", topicId, numPartitions: 3, replicationFactor: 1 });
+    env.destination.controller.createTopic({
+      name: "orders",
+      topicId,
+      numPartitions: 3,
+      replicationFactor: 1,
+    });
     await env.admin.createMirror("m1", MIRROR_CONFIG);
     const refused = await rejection(env.admin.addTopics("m1", "orders"));
     expect(refused.errorName).toBe("INVALID_PARTITIONS");

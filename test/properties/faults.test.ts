@@ -95,6 +95,36 @@ describe("property: coordinator moves and source divergence", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
+    "regression: a __mirror_state leader cut off from its followers keeps its partitions (FC_SEED=15 soak)",
+    async () => {
+      // The unclean election cuts b's broker 1 off from the others while it leads __mirror_state-0: its
+      // coordinator's own appends failed as if it no longer led, profiles-0's actor ended as fenced while
+      // the shard stayed ACTIVE, and b-from-a profiles vanished from describe and never settled.
+      await runRegressions(
+        {
+          name: "unclean-source",
+          file: "test/properties/faults.test.ts",
+          topology: activePassive,
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            bug: "a coordinator's state log reached its own broker through the network view, which a cut hid",
+            simSeed: 999999,
+            steps: ["failover(0,0)", "unclean(7)", "produce(0,0,1)"],
+            reaches: (sim) =>
+              sim.steps.some((s) => s.includes("unclean election on b/orders-0: new leader"))
+                ? undefined
+                : "no unclean election on b",
+          },
+        ],
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "mixed topology (chain + fan-out + fan-in) under every fault",
     async () => {
       await runTopologyProperty({

@@ -157,6 +157,15 @@ export class KafkaCluster implements BrokerNetwork {
   }
 
   /**
+   * A running broker as code in its own process reaches it (its coordinators, its mirror fetchers, its
+   * state log), or undefined if it is stopped or crashed. A network cut between brokers (`setReachable`)
+   * does not separate a broker from itself; `broker(id)` is the view from elsewhere.
+   */
+  localBroker(brokerId: number): Broker | undefined {
+    return this.running.get(brokerId);
+  }
+
+  /**
    * Cuts a running broker off from the other brokers (and clients) or heals it. The controller still
    * hears its heartbeats, so it is not fenced: its followers stop fetching and fall out of the ISR after
    * replica.lag.time.max.ms, as in a network partition between brokers.

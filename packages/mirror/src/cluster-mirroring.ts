@@ -476,7 +476,7 @@ export class ClusterMirroring {
     });
     // The fetcher of a mirror partition runs on its leader: when leadership moves, the new leader starts
     // fetching (if the partition is mirroring) and the old one stops, whoever coordinates its state.
-    const broker = cluster.broker(brokerId);
+    const broker = cluster.localBroker(brokerId);
     const unsubscribe =
       broker?.onLeadershipChange((change) => {
         // A leader epoch bump of a partition this broker keeps leading (every partition of a failover gets

@@ -39,6 +39,30 @@ describe("coordinator runtime: the write path", () => {
     expect(env.stateOf(key)?.state).toBe("MIRRORING");
   });
 
+  it("a coordinator cut off from the other brokers still writes its own log (soak FC_SEED=15)", async () => {
+    // A network cut between brokers once made the coordinator's own broker look gone to its state log:
+    // appends failed as NOT_LEADER_OR_FOLLOWER, the partition actors ended as fenced while the shard stayed
+    // ACTIVE, and the partitions vanished from describe for good.
+    const env = await mirrorEnv();
+    const key = await env.createTopic();
+    const started = env.router.command(key, { type: "START" });
+    await env.settle(10_000);
+    await started;
+    const statePartition = mirrorStatePartitionFor(key, env.numStatePartitions);
+    const leader = env.destination.leaderOf(MIRROR_STATE_TOPIC, statePartition);
+    const log = new EmbeddedStateLog(env.dest, leader, statePartition);
+    const epoch = env.dest.controller.image.partition(MIRROR_STATE_TOPIC, statePartition)!.leaderEpoch;
+    env.dest.setReachable(leader, false);
+    expect(log.isLeaderAt(epoch)).toBe(true);
+    expect(log.readAll().length).toBeGreaterThan(0);
+    const paused = env.router.command(key, { type: "PAUSE" });
+    // The ISR shrinks to the cut-off leader after replica.lag.time.max.ms; then the append commits.
+    await env.settle(60_000);
+    await paused;
+    expect(env.stateOf(key)?.state).toBe("PAUSED");
+    env.dest.setReachable(leader, true);
+  });
+
   it("records of many partitions written together go out in one append per shard", async () => {
     const env = await mirrorEnv({ statePartitions: 1 });
     const topicId = env.source.controller.createTopic({

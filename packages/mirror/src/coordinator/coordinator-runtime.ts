@@ -32,7 +32,7 @@ import { DEFAULT_APPEND_LINGER_MS, DEFAULT_MAX_APPEND_BYTES } from "./state-writ
 export interface CoordinatorRuntimeOptions {
   readonly brokerId: number;
   /** The destination cluster, for this broker's `__mirror_state` leadership callbacks. */
-  readonly cluster: Pick<KafkaCluster, "broker">;
+  readonly cluster: Pick<KafkaCluster, "localBroker">;
   readonly destination: DestinationCluster;
   /** Topic name and `mirror.name` by topic id; defaults to `destination` when it implements them. */
   readonly topics?: DestinationTopicLookup;
@@ -89,7 +89,7 @@ export class CoordinatorRuntime {
   /** Follows this broker's `__mirror_state` leadership; loads the partitions it leads now. */
   start(): void {
     if (this.unsubscribe) return;
-    const broker = this.options.cluster.broker(this.brokerId);
+    const broker = this.options.cluster.localBroker(this.brokerId);
     if (!broker) {
       throw new ClusterError(
         "BROKER_NOT_AVAILABLE",

@@ -22,7 +22,7 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
   }
 
   replica(brokerId: number, topic: string, partition: number): LocalReplica | undefined {
-    const p = this.cluster.broker(brokerId)?.replica(topic, partition);
+    const p = this.cluster.localBroker(brokerId)?.replica(topic, partition);
     return p?.isLeader ? new EmbeddedLocalReplica(this.cluster, brokerId, topic, partition) : undefined;
   }
 

@@ -15,7 +15,7 @@ export class EmbeddedLocalReplica implements LocalReplica {
   ) {}
 
   private broker(): Broker {
-    const broker = this.cluster.broker(this.brokerId);
+    const broker = this.cluster.localBroker(this.brokerId);
     if (!broker?.isRunning) {
       throw new ClusterError(
         "NOT_LEADER_OR_FOLLOWER",

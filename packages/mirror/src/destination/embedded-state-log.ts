@@ -45,12 +45,12 @@ export class EmbeddedStateLog implements StateLog, LeaderEpochCheck {
   ) {}
 
   isLeaderAt(leaderEpoch: number): boolean {
-    const p = this.cluster.broker(this.brokerId)?.replica(MIRROR_STATE_TOPIC, this.partition);
+    const p = this.cluster.localBroker(this.brokerId)?.replica(MIRROR_STATE_TOPIC, this.partition);
     return p?.isLeader === true && p.leaderEpoch === leaderEpoch;
   }
 
   async append(records: { key: Buffer; value: Buffer | null }[], leaderEpoch: number): Promise<void> {
-    const broker = this.cluster.broker(this.brokerId);
+    const broker = this.cluster.localBroker(this.brokerId);
     const p = broker?.isRunning ? broker.replica(MIRROR_STATE_TOPIC, this.partition) : undefined;
     const name = `${MIRROR_STATE_TOPIC}-${this.partition}`;
     if (!broker || !p?.isLeader) {
@@ -88,7 +88,7 @@ export class EmbeddedStateLog implements StateLog, LeaderEpochCheck {
   }
 
   readAll(): StateLogRecord[] {
-    const p = this.cluster.broker(this.brokerId)?.replica(MIRROR_STATE_TOPIC, this.partition);
+    const p = this.cluster.localBroker(this.brokerId)?.replica(MIRROR_STATE_TOPIC, this.partition);
     if (!p) {
       throw new ClusterError(
         "NOT_LEADER_OR_FOLLOWER",

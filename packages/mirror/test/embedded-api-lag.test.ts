@@ -24,3 +24,24 @@ describe("the lag gauge of a PAUSED partition", () => {
     );
   });
 });
+
+describe("describe's lag when the source does not answer", () => {
+  it("is unknown (null), never a 0 computed from the fetcher's last view (soak FC_SEED=18)", async () => {
+    // An operator reading LAG 0 before a planned failover would lose what the source acknowledged since
+    // the fetcher last heard from it.
+    const env = embeddedApiEnv();
+    const { mirroring } = env;
+    env.source.controller.createTopic({ name: "orders", replicaAssignment: [[0]], configs: {} });
+    await runUntil(env, mirroring.admin.createMirror("m1", { "bootstrap.servers": SOURCE_BOOTSTRAP }));
+    await runUntil(env, mirroring.admin.addTopics("m1", "orders"));
+    await produce(env, env.source, "orders", 3);
+    await runUntil(env, mirroring.whenCaughtUp("m1"));
+    const live = await runUntil(env, mirroring.admin.describe("m1"));
+    expect(live.map((r) => [r.sourceOffset, r.lag])).toEqual([[3n, 0n]]);
+
+    env.source.crashBroker(0);
+    const rows = await runUntil(env, mirroring.admin.describe("m1"));
+    // The last-seen high watermark is shown; the lag is not claimed.
+    expect(rows.map((r) => [r.sourceOffset, r.destinationOffset, r.lag])).toEqual([[3n, 3n, null]]);
+  });
+});

@@ -5,11 +5,17 @@ export interface MirrorDescribeRow {
   mirror: string;
   topic: string;
   partition: number;
-  /** Source high watermark, or null when unknown (source unreachable, no fetcher yet). */
+  /**
+   * Source high watermark: the source's answer now, or the fetcher's last-seen one when the source does not
+   * answer; null when neither is known.
+   */
   sourceOffset: bigint | null;
   /** Destination log end offset, or null when the partition has no running leader. */
   destinationOffset: bigint | null;
-  /** `sourceOffset - destinationOffset` (at least 0), or null when either is unknown. */
+  /**
+   * `sourceOffset - destinationOffset` (at least 0), or null when either is unknown or the source did not
+   * answer now (a last-seen high watermark may miss records acknowledged since: never a false 0).
+   */
   lag: bigint | null;
   /** Committed lifecycle state (UNKNOWN when the partition has none yet). */
   state: string;

@@ -18,8 +18,8 @@ export interface DescribeSources {
  * One row per mirror partition (of `mirror`, or all): committed state, source HW, destination LEO, lag,
  * error, retries, LME; sorted by mirror, topic, partition. Partitions of mirror topics with no committed
  * state yet show UNKNOWN. The source offset is the source's answer now (ListOffsets latest), or the fetcher's
- * last-seen high watermark when the source does not answer (null when neither is known); the destination
- * offset is its leader's log end now.
+ * last-seen high watermark when the source does not answer (null when neither is known; the lag is then
+ * null, unknown); the destination offset is its leader's log end now.
  */
 export async function describeMirrorPartitions(
   deps: DescribeSources,
@@ -41,14 +41,21 @@ export async function describeMirrorPartitions(
   // One ListOffsets per partition, all at once: a network source answers them in one round trip's time.
   const offsets = await Promise.all(wanted.map(({ key }) => offsetsOf(deps, key)));
   const rows: MirrorDescribeRow[] = wanted.map(({ key, view }, i) => {
-    const { source, destination } = offsets[i]!;
+    const { source, destination, live } = offsets[i]!;
     return {
       mirror: key.mirror,
       topic: key.topic,
       partition: key.partition,
       sourceOffset: source,
       destinationOffset: destination,
-      lag: source === null || destination === null ? null : source > destination ? source - destination : 0n,
+      // Lag against a high watermark the source did not just confirm is unknown: the fetcher's last view
+      // may predate records the source acknowledged since, and a 0 would call the partition caught up.
+      lag:
+        !live || source === null || destination === null
+          ? null
+          : source > destination
+            ? source - destination
+            : 0n,
       state: view?.state ?? "UNKNOWN",
       errorMessage: view?.errorMessage ?? null,
       retryAttempt: view?.retryAttempt ?? 0,
@@ -64,14 +71,14 @@ export async function describeMirrorPartitions(
 async function offsetsOf(
   deps: DescribeSources,
   key: MirrorPartitionKey,
-): Promise<{ source: bigint | null; destination: bigint | null }> {
+): Promise<{ source: bigint | null; destination: bigint | null; live: boolean }> {
   // Both ends are read live: the fetcher's last view of the source high watermark is hundreds of ms old,
   // and a lag of 0 computed from it would call a partition caught up while acknowledged records are still
   // only on the source. The fetcher's view stands in only when the source does not answer.
   const destination = leaderLog(deps.destination, key.topic, key.partition)?.logEndOffset ?? null;
   const source = await liveSourceHighWatermark(deps, key);
-  if (source !== null) return { source, destination };
-  return { source: deps.offsets?.(key)?.sourceHighWatermark ?? null, destination };
+  if (source !== null) return { source, destination, live: true };
+  return { source: deps.offsets?.(key)?.sourceHighWatermark ?? null, destination, live: false };
 }
 
 /**

@@ -335,7 +335,10 @@ export async function rejoin(
       120_000,
     );
     sim.setEdgeState(edge, topic, "ACTIVE");
-    const floors = allowances.map((a) => `${a.partition}@${a.floor}`).join(",");
+    const floors = allowances
+      .filter((a) => a.node === edge.to)
+      .map((a) => `${a.partition}@${a.floor}`)
+      .join(",");
     sim.step(`${what}${flag} ${edge.mirror} ${topic} (may truncate from ${floors})`);
   } catch (error) {
     refusal = error;
@@ -371,16 +374,47 @@ export function allowRejoinTruncation(
         if (barrier !== undefined && w.offset > barrier && w.offset >= floor) floor = w.offset + 1n;
       }
     }
-    out.push(
-      sim.prefix.allow({
-        node: edge.to,
-        topic,
-        partition: p,
-        floor,
-        reason: `${what} ${edge.mirror} ${topic}`,
-        expires: "mirroring",
-      }),
-    );
+    const own = sim.prefix.allow({
+      node: edge.to,
+      topic,
+      partition: p,
+      floor,
+      reason: `${what} ${edge.mirror} ${topic}`,
+      expires: "mirroring",
+    });
+    out.push(own, ...allowDownstream(sim, edge.to, topic, own, new Set([edge.to])));
+  }
+  return out;
+}
+
+/**
+ * The copies of `node`'s topic (its mirrors' destinations, and theirs, down a chain) follow a truncation of
+ * `node`'s partition: each may cut at the same floor, until it has caught up with its source again.
+ */
+function allowDownstream(
+  sim: Simulation,
+  node: string,
+  topic: string,
+  upstream: TruncationAllowance,
+  seen: Set<string>,
+): TruncationAllowance[] {
+  const out: TruncationAllowance[] = [];
+  for (const e of sim.edges) {
+    if (e.from !== node || seen.has(e.to)) continue;
+    const state = sim.edgeState(e, topic);
+    if (state !== "ACTIVE" && state !== "PAUSED") continue;
+    seen.add(e.to);
+    const a = sim.prefix.allow({
+      node: e.to,
+      topic,
+      partition: upstream.partition,
+      floor: upstream.floor,
+      reason: `${upstream.reason}, followed downstream by ${e.mirror}`,
+      expires: "converged",
+      upstream: node,
+      after: upstream,
+    });
+    out.push(a, ...allowDownstream(sim, e.to, topic, a, seen));
   }
   return out;
 }

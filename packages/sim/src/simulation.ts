@@ -3,6 +3,7 @@ import { completeFailovers, type PendingFailover } from "./failover-completion";
 import { installBrokerGuards } from "./guards";
 import { CommittedPrefix } from "./invariants/committed-prefix";
 import { checkDurableTransition } from "./invariants/durable-commit";
+import { leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
 import { UnmirroredFailoverWatch } from "./invariants/unmirrored-failover";
 import type { Violation } from "./invariants/violation";
@@ -102,8 +103,13 @@ export class Simulation {
       const { cluster, mirroring } = this.node(name);
       const views = mirroring.coordinators.describe();
       this.report(
-        this.prefix.observe(name, cluster, compacted, (topic, p) =>
-          views.some((v) => v.key.topic === topic && v.key.partition === p && v.state === "MIRRORING"),
+        this.prefix.observe(
+          name,
+          cluster,
+          compacted,
+          (topic, p) =>
+            views.some((v) => v.key.topic === topic && v.key.partition === p && v.state === "MIRRORING"),
+          (node, topic, p) => leaderLog(this.node(node).cluster, topic, p),
         ),
       );
     }

@@ -1,5 +1,6 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
-import { hexOf, leaderLog } from "./logs";
+import type { PartitionLog } from "@cluster-mirror/log";
+import { batchesByOffset, hexOf, leaderLog } from "./logs";
 import type { Violation } from "./violation";
 
 /** A truncation the operator asked for: a failback or re-add may cut `node`'s partition at `floor` or above. */
@@ -11,8 +12,16 @@ export interface TruncationAllowance {
   floor: bigint;
   /** What asked for it (for reports). */
   reason: string;
-  /** `mirroring`: ends once the partition was seen MIRRORING again; `never`: stays (a source's own loss). */
-  expires: "mirroring" | "never";
+  /**
+   * `mirroring`: ends once the partition was seen MIRRORING again; `never`: stays (a source's own loss);
+   * `converged`: a copy downstream of a truncated cluster (it mirrors `upstream`) follows that truncation;
+   * ends once `after` (the upstream's allowance) ended and this log equals the upstream's from `floor` on.
+   */
+  expires: "mirroring" | "never" | "converged";
+  /** For `converged`: the cluster this node's partition mirrors. */
+  upstream?: string;
+  /** For `converged`: the allowance of the truncation upstream this one follows. */
+  after?: TruncationAllowance;
   /** Set once the partition was seen MIRRORING; the allowance ends at the next observation. */
   seenMirroring?: boolean;
 }
@@ -87,6 +96,7 @@ export class CommittedPrefix {
     cluster: KafkaCluster,
     compacted: (topic: string) => boolean,
     mirroring: (topic: string, partition: number) => boolean,
+    logOf: (node: string, topic: string, partition: number) => PartitionLog | undefined = () => undefined,
   ): Violation[] {
     const out: Violation[] = [];
     for (const topic of [...cluster.controller.image.topicIdsByName.keys()].sort()) {
@@ -130,7 +140,13 @@ export class CommittedPrefix {
       }
     }
     for (const a of [...this.allowances]) {
-      if (a.node !== node || a.expires !== "mirroring" || !mirroring(a.topic, a.partition)) continue;
+      if (a.node !== node || a.expires === "never") continue;
+      const ended =
+        a.expires === "mirroring"
+          ? mirroring(a.topic, a.partition)
+          : !this.allowances.includes(a.after!) &&
+            sameFrom(logOf(node, a.topic, a.partition), logOf(a.upstream!, a.topic, a.partition), a.floor);
+      if (!ended) continue;
       if (a.seenMirroring) this.withdraw(a);
       else a.seenMirroring = true;
     }
@@ -142,6 +158,18 @@ export class CommittedPrefix {
       (a) => a.node === node && a.topic === topic && a.partition === partition && offset >= a.floor,
     );
   }
+}
+
+/** True when both logs exist, end at the same offset and hold the same batches from `floor` on. */
+function sameFrom(ours: PartitionLog | undefined, theirs: PartitionLog | undefined, floor: bigint): boolean {
+  if (!ours || !theirs || ours.logEndOffset !== theirs.logEndOffset) return false;
+  const want = batchesByOffset(theirs);
+  for (const b of ours.batches()) {
+    if (b.lastOffset < floor) continue;
+    const t = want.get(b.baseOffset);
+    if (!t || hexOf(t) !== hexOf(b)) return false;
+  }
+  return true;
 }
 
 function key(node: string, topic: string, partition: number): string {

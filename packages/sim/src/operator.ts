@@ -391,7 +391,7 @@ export function allowRejoinTruncation(
  * The copies of `node`'s topic (its mirrors' destinations, and theirs, down a chain) follow a truncation of
  * `node`'s partition: each may cut at the same floor, until it has caught up with its source again.
  */
-function allowDownstream(
+export function allowDownstream(
   sim: Simulation,
   node: string,
   topic: string,

@@ -2,7 +2,7 @@ import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { crashBroker, downBrokers } from "./faults";
 import { leaderLog } from "./invariants/logs";
 import { transactionOutcome } from "./invariants/transactions";
-import { rejoin } from "./operator";
+import { allowDownstream, rejoin } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
 import { describeError, pick, rawWrite } from "./workload";
@@ -207,16 +207,15 @@ function allowReadd(sim: Simulation, op: PreparedOp) {
         w.offset > barrier.barrierOffset,
     );
     const floor = local.length > 0 ? local[local.length - 1]!.offset + 1n : (barrier?.mirroredEnd ?? 0n);
-    out.push(
-      sim.prefix.allow({
-        node: op.edge.to,
-        topic: op.topic,
-        partition: p,
-        floor,
-        reason: `concurrent ${op.label}`,
-        expires: "mirroring" as const,
-      }),
-    );
+    const own = sim.prefix.allow({
+      node: op.edge.to,
+      topic: op.topic,
+      partition: p,
+      floor,
+      reason: `concurrent ${op.label}`,
+      expires: "mirroring" as const,
+    });
+    out.push(own, ...allowDownstream(sim, op.edge.to, op.topic, own, new Set([op.edge.to])));
   }
   return out;
 }

@@ -341,7 +341,7 @@ describe("MirrorAdmin: describe", () => {
     expect(failed[0]).toMatchObject({ topic: "foo", partition: 1, errorMessage: "boom", retryAttempt: -1 });
   });
 
-  it("uses the fetchers' source offsets when given, the live destination log end, and UNKNOWN without state", async () => {
+  it("shows the fetchers' source offsets when the source does not answer (lag unknown), the live destination log end, and UNKNOWN without state", async () => {
     const env = mirrorEnv();
     sourceTopic(env.source, "t", 2);
     await env.admin.createMirror("m1", MIRROR_CONFIG);
@@ -358,8 +358,9 @@ describe("MirrorAdmin: describe", () => {
     env.network.reachable = false;
     const rows = await admin.describe("m1");
     expect(rows.map((r) => [r.partition, r.sourceOffset, r.destinationOffset, r.lag, r.state])).toEqual([
-      // The fetcher's view of the destination (84) is ignored: the leader's log end (0) is read live.
-      [0, 94n, 0n, 94n, "UNKNOWN"],
+      // The fetcher's view of the destination (84) is ignored: the leader's log end (0) is read live. The
+      // source did not answer: its last-seen offset is shown, the lag is unknown (it may be larger now).
+      [0, 94n, 0n, null, "UNKNOWN"],
       [1, null, 0n, null, "UNKNOWN"],
     ]);
   });

@@ -77,3 +77,21 @@ export function keyedBatch(entries: [string, string][]): Buffer {
     })),
   });
 }
+
+/** A batch as a source stored it: one record at `baseOffset`, written at `epoch`. */
+export function sourceBatch(baseOffset: bigint, epoch: number, value: string): Buffer {
+  return encodeRecordBatch({
+    baseOffset,
+    partitionLeaderEpoch: epoch,
+    records: [
+      {
+        attributes: 0,
+        offsetDelta: 0,
+        timestampDelta: 0n,
+        key: null,
+        value: Buffer.from(value),
+        headers: [],
+      },
+    ],
+  });
+}

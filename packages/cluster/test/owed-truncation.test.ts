@@ -1,24 +1,5 @@
-import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
-import { batchesOf, testCluster } from "./helpers";
-
-/** A batch as a source stored it: one record at `baseOffset`, written at `epoch`. */
-function sourceBatch(baseOffset: bigint, epoch: number, value: string): Buffer {
-  return encodeRecordBatch({
-    baseOffset,
-    partitionLeaderEpoch: epoch,
-    records: [
-      {
-        attributes: 0,
-        offsetDelta: 0,
-        timestampDelta: 0n,
-        key: null,
-        value: Buffer.from(value),
-        headers: [],
-      },
-    ],
-  });
-}
+import { batchesOf, sourceBatch, testCluster } from "./helpers";
 
 /** A read-only mirror partition `m-0` on brokers 0, 1, 2 (leader 0) holding three source batches of epoch 0. */
 function mirroredPartition() {

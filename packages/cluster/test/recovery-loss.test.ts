@@ -34,7 +34,12 @@ function capturingLogger() {
  * A cluster on a real temp dir, as a node runs it: `restart()` is a kill -9 of the whole process and a new
  * start on the same files, the controller replaying the metadata log it had (no fencing was recorded).
  */
-function fileCluster(dataDir: string, logger: ClusterLogger, records: readonly MetadataRecord[] = []) {
+function fileCluster(
+  dataDir: string,
+  logger: ClusterLogger,
+  records: readonly MetadataRecord[] = [],
+  startBrokers: readonly number[] = [0, 1, 2],
+) {
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
   const cluster = new KafkaCluster({
@@ -48,7 +53,7 @@ function fileCluster(dataDir: string, logger: ClusterLogger, records: readonly M
   });
   open.push(cluster);
   if (records.length > 0) cluster.controller.replay(records);
-  for (const id of [0, 1, 2]) cluster.startBroker(id);
+  for (const id of startBrokers) cluster.startBroker(id);
   const settle = (ms = 0) => scheduler.run(ms);
   return { cluster, settle };
 }
@@ -177,28 +182,16 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     flipByte(dataDir, 0);
 
     const { logger, lines } = capturingLogger();
-    const clock = new ManualClock(1_700_000_000_000);
-    const scheduler = new ManualScheduler(clock);
-    const cluster = new KafkaCluster({
-      brokers: 3,
-      dataDir,
-      fsync: false,
-      clock,
-      scheduler,
-      random: new SeededRandom(42),
-      logger,
-    });
-    open.push(cluster);
-    cluster.controller.replay(records);
+    const { cluster, settle } = fileCluster(dataDir, logger, records, []);
     // The corrupt replica alone: it must not lead while an eligible replica can come back.
     cluster.startBroker(0);
-    scheduler.run(500);
+    settle(500);
     expect(lines.filter((l) => l.fields.event === "log.recovery_truncated")).toHaveLength(1);
     expect(cluster.controller.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [] });
     cluster.startBroker(1);
     expect(cluster.controller.image.partition("t", 0)!.leader).toBe(1);
     cluster.startBroker(2);
-    scheduler.run(2000);
+    settle(2000);
     for (const id of [1, 2, 0]) expect(valuesOn(cluster, id)).toEqual(acked);
     expect(cluster.controller.image.partition("t", 0)!.isr).toEqual([0, 1, 2]);
   });
@@ -224,27 +217,15 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     flipByte(dataDir, 0);
 
     const { logger } = capturingLogger();
-    const clock = new ManualClock(1_700_000_000_000);
-    const scheduler = new ManualScheduler(clock);
-    const cluster = new KafkaCluster({
-      brokers: 3,
-      dataDir,
-      fsync: false,
-      clock,
-      scheduler,
-      random: new SeededRandom(42),
-      logger,
-    });
-    open.push(cluster);
-    cluster.controller.replay(records);
+    const { cluster, settle } = fileCluster(dataDir, logger, records, []);
     cluster.startBroker(0);
-    scheduler.run(500);
+    settle(500);
     // Replaying the rejoin must not clear the loss this start found: it must not lead.
     expect(cluster.broker(0)!.replica("t", 0)!.recoveryLoss).toBeDefined();
     expect(cluster.controller.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [] });
     cluster.startBroker(1);
     cluster.startBroker(2);
-    scheduler.run(2000);
+    settle(2000);
     for (const id of [1, 2, 0]) expect(valuesOn(cluster, id)).toEqual(acked);
   });
 

@@ -1,7 +1,7 @@
 import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import type { ClusterError } from "../src/index";
-import { batch, batchesOf, split, testCluster } from "./helpers";
+import { batch, batchesOf, sourceBatch, split, testCluster } from "./helpers";
 
 async function expectError(p: Promise<unknown> | (() => unknown), errorName: string): Promise<ClusterError> {
   try {
@@ -213,24 +213,6 @@ describe("leader truncation", () => {
     }
   });
 });
-
-/** A batch as a source stored it: `count` records from `baseOffset`, written at `epoch`. */
-function sourceBatch(baseOffset: bigint, epoch: number, value: string): Buffer {
-  return encodeRecordBatch({
-    baseOffset,
-    partitionLeaderEpoch: epoch,
-    records: [
-      {
-        attributes: 0,
-        offsetDelta: 0,
-        timestampDelta: 0n,
-        key: null,
-        value: Buffer.from(value),
-        headers: [],
-      },
-    ],
-  });
-}
 
 describe("leader epochs on election (Kafka's Partition.makeLeader, KIP-320)", () => {
   it("a new leader answers for its own epoch before writing in it, also after a restart", async () => {

@@ -2,15 +2,21 @@ import { describe, expect, it } from "vitest";
 import { MIRROR_METRIC_NAMES } from "../src/metrics/mirror-metrics";
 import { embeddedApiEnv, produce, runUntil, SOURCE_BOOTSTRAP } from "./embedded-api-helpers";
 
+/** Mirror `m1` of a one-partition `orders` holding 3 records, caught up. */
+async function ordersCaughtUp() {
+  const env = embeddedApiEnv();
+  env.source.controller.createTopic({ name: "orders", replicaAssignment: [[0]], configs: {} });
+  await runUntil(env, env.mirroring.admin.createMirror("m1", { "bootstrap.servers": SOURCE_BOOTSTRAP }));
+  await runUntil(env, env.mirroring.admin.addTopics("m1", "orders"));
+  await produce(env, env.source, "orders", 3);
+  await runUntil(env, env.mirroring.whenCaughtUp("m1"));
+  return env;
+}
+
 describe("the lag gauge of a PAUSED partition", () => {
   it("reports source HW - destination LEO while paused, growing with the source", async () => {
-    const env = embeddedApiEnv();
+    const env = await ordersCaughtUp();
     const { mirroring } = env;
-    env.source.controller.createTopic({ name: "orders", replicaAssignment: [[0]], configs: {} });
-    await runUntil(env, mirroring.admin.createMirror("m1", { "bootstrap.servers": SOURCE_BOOTSTRAP }));
-    await runUntil(env, mirroring.admin.addTopics("m1", "orders"));
-    await produce(env, env.source, "orders", 3);
-    await runUntil(env, mirroring.whenCaughtUp("m1"));
     expect(mirroring.metrics.lags()).toEqual([{ mirror: "m1", topic: "orders", partition: 0, lag: 0n }]);
 
     await runUntil(env, mirroring.admin.pauseTopics("m1", "orders"));
@@ -29,13 +35,8 @@ describe("describe's lag when the source does not answer", () => {
   it("is unknown (null), never a 0 computed from the fetcher's last view (soak FC_SEED=18)", async () => {
     // An operator reading LAG 0 before a planned failover would lose what the source acknowledged since
     // the fetcher last heard from it.
-    const env = embeddedApiEnv();
+    const env = await ordersCaughtUp();
     const { mirroring } = env;
-    env.source.controller.createTopic({ name: "orders", replicaAssignment: [[0]], configs: {} });
-    await runUntil(env, mirroring.admin.createMirror("m1", { "bootstrap.servers": SOURCE_BOOTSTRAP }));
-    await runUntil(env, mirroring.admin.addTopics("m1", "orders"));
-    await produce(env, env.source, "orders", 3);
-    await runUntil(env, mirroring.whenCaughtUp("m1"));
     const live = await runUntil(env, mirroring.admin.describe("m1"));
     expect(live.map((r) => [r.sourceOffset, r.lag])).toEqual([[3n, 0n]]);
 

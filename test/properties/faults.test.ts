@@ -95,7 +95,7 @@ describe("property: coordinator moves and source divergence", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
-    "regression: a __mirror_state leader cut off from its followers keeps its partitions (FC_SEED=15 soak)",
+    "regressions: brokers cut off or restarted by an unclean election keep their mirror partitions (FC_SEED=15 and 5 soaks)",
     async () => {
       // The unclean election cuts b's broker 1 off from the others while it leads __mirror_state-0: its
       // coordinator's own appends failed as if it no longer led, profiles-0's actor ended as fenced while
@@ -114,6 +114,15 @@ describe("property: coordinator moves and source divergence", () => {
             bug: "a coordinator's state log reached its own broker through the network view, which a cut hid",
             simSeed: 999999,
             steps: ["failover(0,0)", "unclean(7)", "produce(0,0,1)"],
+            reaches: (sim) =>
+              sim.steps.some((s) => s.includes("unclean election on b/orders-0: new leader"))
+                ? undefined
+                : "no unclean election on b",
+          },
+          {
+            bug: "a broker elected leader of profiles-0 while it started (the last ISR member) never started its fetcher: the engine attached after the election (FC_SEED=5 soak)",
+            simSeed: 0,
+            steps: ["failover(0,0)", "unclean(73)", "produce(22,0,1)"],
             reaches: (sim) =>
               sim.steps.some((s) => s.includes("unclean election on b/orders-0: new leader"))
                 ? undefined

@@ -1,4 +1,11 @@
-import { ClusterError, type KafkaCluster, murmur2, type Random, toPositive } from "@cluster-mirror/cluster";
+import {
+  ClusterError,
+  type KafkaCluster,
+  type LeadershipChange,
+  murmur2,
+  type Random,
+  toPositive,
+} from "@cluster-mirror/cluster";
 import type { RetryBackoffOptions } from "@cluster-mirror/machines";
 import type { MirrorDescribeRow } from "./admin/describe-format";
 import { UnknownMirrorError } from "./admin/errors";
@@ -477,22 +484,30 @@ export class ClusterMirroring {
     // The fetcher of a mirror partition runs on its leader: when leadership moves, the new leader starts
     // fetching (if the partition is mirroring) and the old one stops, whoever coordinates its state.
     const broker = cluster.localBroker(brokerId);
-    const unsubscribe =
-      broker?.onLeadershipChange((change) => {
-        // A leader epoch bump of a partition this broker keeps leading (every partition of a failover gets
-        // one) leaves its fetcher as it is: nothing to look up (it cost a regex and two key hashes each).
-        if (change.epochBump) return;
-        const configured = cluster.controller.image.topic(change.topic)?.configs.get(MIRROR_NAME_CONFIG);
-        const mirror = parseMirrorNameConfig(configured)?.mirror;
-        if (mirror === undefined) return;
-        const key = { mirror, topic: change.topic, topicId: change.topicId, partition: change.partition };
-        if (!change.elected) {
-          void fetchers.removePartition(key);
-          return;
-        }
-        const view = this.coordinators.viewOf(key);
-        if (view && FETCHING_STATES.has(view.state)) fetchers.addPartition(key);
-      }) ?? (() => {});
+    const followLeadership = (change: LeadershipChange): void => {
+      // A leader epoch bump of a partition this broker keeps leading (every partition of a failover gets
+      // one) leaves its fetcher as it is: nothing to look up (it cost a regex and two key hashes each).
+      if (change.epochBump) return;
+      const configured = cluster.controller.image.topic(change.topic)?.configs.get(MIRROR_NAME_CONFIG);
+      const mirror = parseMirrorNameConfig(configured)?.mirror;
+      if (mirror === undefined) return;
+      const key = { mirror, topic: change.topic, topicId: change.topicId, partition: change.partition };
+      if (!change.elected) {
+        void fetchers.removePartition(key);
+        return;
+      }
+      const view = this.coordinators.viewOf(key);
+      if (view && FETCHING_STATES.has(view.state)) fetchers.addPartition(key);
+    };
+    const unsubscribe = broker?.onLeadershipChange(followLeadership) ?? (() => {});
+    // The broker started before this attach: partitions it was elected to lead while starting (the last
+    // in-sync replica of an offline partition) are followed now, or a mirroring one would have no fetcher
+    // until its coordinator reloads.
+    for (const p of broker?.replicas() ?? []) {
+      if (!p.isLeader) continue;
+      const { topic, topicId, partition, leaderEpoch } = p;
+      followLeadership({ topic, topicId, partition, leaderEpoch, elected: true, epochBump: false });
+    }
     this.nodes.set(brokerId, { runtime, fetchers, metadata, unsubscribe });
     this.coordinators.register(runtime);
     runtime.start();

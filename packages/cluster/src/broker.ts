@@ -353,6 +353,16 @@ export class Broker {
     return info;
   }
 
+  /**
+   * Resolves once the leader's high watermark passes `offset`: every in-sync replica has the log up to it,
+   * as an acks=all write is acknowledged. Rejects with NOT_LEADER_OR_FOLLOWER when this broker stops
+   * leading first, REQUEST_TIMED_OUT after `timeoutMs`.
+   */
+  awaitReplicated(topic: string, partition: number, offset: bigint, timeoutMs = 30_000): Promise<void> {
+    this.checkRunning();
+    return this.awaitHighWatermark(this.leaderReplica(topic, partition), offset, timeoutMs);
+  }
+
   /** The mirror's append-as-is on the leader: fetched batches stored unchanged (offsets, epochs, CRC). */
   appendAsIs(
     topic: string,

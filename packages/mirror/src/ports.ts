@@ -158,6 +158,11 @@ export interface LocalReplica {
   /** True if the log's last batch is a MIRROR_PID_RESET (so a resumed STOPPING does not write another). */
   endsWithPidReset(): boolean;
   /**
+   * Resolves once every in-sync replica has the log up to `offset` (the high watermark passed it), as an
+   * acks=all write; rejects when this broker stops leading first or the wait times out.
+   */
+  awaitReplicated(offset: bigint): Promise<void>;
+  /**
    * Sets (from PREPARING on) or clears (at STOPPED) the partition's read-only flag durably, in the
    * destination's cluster metadata, so every replica refuses produces until it is cleared.
    */

@@ -148,23 +148,30 @@ export async function uncleanElection(sim: Simulation, target: number): Promise<
     return;
   }
   sim.stats.uncleanElections++;
-  const end = outcome.newLeaderEnd;
-  sim.model.diverged.add(partitionId(t.node, t.topic, 0));
-  // The source lost what its new leader never had; every copy of the partition may follow it down there.
-  for (const node of sim.world.spec.clusters) {
-    sim.prefix.allow({
-      node,
-      topic: t.topic,
-      partition: 0,
-      floor: end,
-      reason: `unclean election on ${t.node}`,
-      expires: "never",
-    });
+  // Every partition of the topic the crash elected uncleanly (the setting is the topic's), not only 0.
+  for (const { partition, newLeaderEnd: end } of outcome.unclean) {
+    sim.model.diverged.add(partitionId(t.node, t.topic, partition));
+    // The source lost what its new leader never had; every copy of the partition may follow it down there.
+    for (const node of sim.world.spec.clusters) {
+      sim.prefix.allow({
+        node,
+        topic: t.topic,
+        partition,
+        floor: end,
+        reason: `unclean election on ${t.node}`,
+        expires: "never",
+      });
+    }
+    sim.model.acked = sim.model.acked.filter(
+      (w) => !(w.node === t.node && w.topic === t.topic && w.partition === partition && w.offset >= end),
+    );
   }
-  sim.model.acked = sim.model.acked.filter(
-    (w) => !(w.node === t.node && w.topic === t.topic && w.partition === 0 && w.offset >= end),
+  const others = outcome.unclean
+    .filter((u) => u.partition !== 0)
+    .map((u) => `${u.partition}@${u.newLeaderEnd}`);
+  sim.step(
+    `unclean election on ${t.node}/${t.topic}-0: new leader log end ${outcome.newLeaderEnd}${others.length > 0 ? ` (also unclean: ${others.join(",")})` : ""}`,
   );
-  sim.step(`unclean election on ${t.node}/${t.topic}-0: new leader log end ${end}`);
 }
 
 /** Makes one broker's disk slow (`ms` per fsync: delayed produce acks and follower fetches); see faults.ts. */

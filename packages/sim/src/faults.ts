@@ -103,9 +103,19 @@ export async function uncleanLeaderElection(
   await time.advance(200);
   await writeWhileCut();
   await time.advance(500);
+  // The setting is the topic's: every partition of it whose ISR f2 left is elected uncleanly too.
+  const partitions = cluster.controller.image.topic(topic)?.partitions ?? [];
+  const isrBefore = partitions.map((p) => [...p.isr]);
   cluster.crashBroker(f1);
   cluster.crashBroker(leader);
   const after = cluster.controller.image.partition(topic, partition);
+  const unclean: { partition: number; newLeaderEnd: bigint }[] = [];
+  for (const p of cluster.controller.image.topic(topic)?.partitions ?? []) {
+    const end = cluster.localBroker(p.leader)?.replica(topic, p.partition)?.log.logEndOffset;
+    if (p.leader >= 0 && !isrBefore[p.partition]?.includes(p.leader) && end !== undefined) {
+      unclean.push({ partition: p.partition, newLeaderEnd: end });
+    }
+  }
   cluster.setReachable(f2, true);
   const newLeaderEnd = cluster.broker(f2)?.replica(topic, partition)?.log.logEndOffset;
   cluster.startBroker(f1);
@@ -114,8 +124,13 @@ export async function uncleanLeaderElection(
   if (after?.leader !== f2 || newLeaderEnd === undefined) {
     return { skipped: `broker ${f2} was not elected (leader ${after?.leader ?? "-"})` };
   }
-  return { newLeaderEnd };
+  return { newLeaderEnd, unclean };
 }
 
-/** What `uncleanLeaderElection` did: the new leader's log end at election, or why it did nothing. */
-export type UncleanElectionOutcome = { newLeaderEnd: bigint } | { skipped: string };
+/**
+ * What `uncleanLeaderElection` did: the new leader's log end at election, and every partition of the topic
+ * elected uncleanly with its new leader's log end (the target among them); or why it did nothing.
+ */
+export type UncleanElectionOutcome =
+  | { newLeaderEnd: bigint; unclean: { partition: number; newLeaderEnd: bigint }[] }
+  | { skipped: string };

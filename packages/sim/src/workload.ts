@@ -1,6 +1,7 @@
 import { encodeRecordBatch, KafkaError } from "@cluster-mirror/protocol";
 import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
+import { partitionId } from "./model";
 import type { Simulation } from "./simulation";
 
 /** Picks `list[i mod length]`, or undefined for an empty list (commands choose by index, so they shrink). */
@@ -93,7 +94,12 @@ export function recordAck(
   const barrier = [...sim.model.failovers]
     .reverse()
     .find((f) => f.node === node && f.topic === topic && f.partition === partition);
-  if (barrier && offset <= barrier.barrierOffset) {
+  // An unclean election on this partition may have lost the barrier with the rest of its tail.
+  if (
+    barrier &&
+    offset <= barrier.barrierOffset &&
+    !sim.model.diverged.has(partitionId(node, topic, partition))
+  ) {
     sim.report([
       {
         invariant: "pid-barrier-first",

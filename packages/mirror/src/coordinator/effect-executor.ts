@@ -47,7 +47,6 @@ const SYNC_EFFECTS: ReadonlySet<string> = new Set([
   "holdAppends",
   "releaseAppends",
   "abortOpenTransactions",
-  "appendPidReset",
 ]);
 
 /**
@@ -337,18 +336,6 @@ export class EffectExecutor {
         }
         return { type: "TXNS_ABORTED", stateEpoch };
       }
-      case "appendPidReset": {
-        const replica = this.leaderReplica(key);
-        if (!replica.endsWithPidReset()) {
-          replica.appendControlBatch(
-            encodeMirrorPidResetBatch({
-              sourceClusterId: this.ctx.sourceClusterId(key.mirror),
-              timestamp: BigInt(this.ctx.clock.now()),
-            }),
-          );
-        }
-        return { type: "PID_RESET_APPENDED", stateEpoch };
-      }
       default:
         throw new Error(`the coordinator has no executor for effect '${effect.type}'; this is a bug`);
     }
@@ -372,6 +359,23 @@ export class EffectExecutor {
           stateEpoch,
           message: `mirror loop: the source's mirror '${loop.name}' already mirrors topic '${key.topic}' from this cluster (${here}); remove the topic from one of the two mirrors`,
         };
+      }
+      case "appendPidReset": {
+        const replica = this.leaderReplica(key);
+        if (!replica.endsWithPidReset()) {
+          replica.appendControlBatch(
+            encodeMirrorPidResetBatch({
+              sourceClusterId: this.ctx.sourceClusterId(key.mirror),
+              timestamp: BigInt(this.ctx.clock.now()),
+            }),
+          );
+        }
+        // As Kafka's coordinator appends (acks=all): the barrier, and the ABORT markers before it, count
+        // only once the in-sync replicas have them. Counted at once, a leader crash right after STOPPED
+        // could elect a replica without them: a writable partition with no PID reset and open
+        // transactions that hang.
+        await replica.awaitReplicated(replica.logEndOffset() - 1n);
+        return { type: "PID_RESET_APPENDED", stateEpoch };
       }
       case "lookupLastMirrorEpoch": {
         const lme = await this.ctx.sources(key.mirror).lastMirrorEpoch(key.topicId, key.partition);

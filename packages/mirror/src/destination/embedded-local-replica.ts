@@ -86,6 +86,10 @@ export class EmbeddedLocalReplica implements LocalReplica {
     this.broker().appendControlBatch(this.topic, this.partition, batch);
   }
 
+  awaitReplicated(offset: bigint): Promise<void> {
+    return this.broker().awaitReplicated(this.topic, this.partition, offset);
+  }
+
   /** O(1): the log tracks its last batch's control type (a failover of many partitions reads no batch). */
   endsWithPidReset(): boolean {
     return this.leader().log.endsWithPidReset();

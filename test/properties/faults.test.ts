@@ -120,6 +120,15 @@ describe("property: coordinator moves and source divergence", () => {
                 : "no unclean election on b",
           },
           {
+            bug: "the model marked only partition 0 of a topic whose unclean election setting elected orders-1 uncleanly too, then held a write to orders-1 against the barrier the election lost (FC_SEED=9 soak)",
+            simSeed: 0,
+            steps: ["failover(0,2)", "unclean(3)", "produce(380,415,1)"],
+            reaches: (sim) =>
+              sim.steps.some((s) => s.includes("(also unclean: 1@"))
+                ? undefined
+                : "orders-1 was not elected uncleanly",
+          },
+          {
             bug: "a broker elected leader of profiles-0 while it started (the last ISR member) never started its fetcher: the engine attached after the election (FC_SEED=5 soak)",
             simSeed: 0,
             steps: ["failover(0,0)", "unclean(73)", "produce(22,0,1)"],

@@ -32,7 +32,7 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
-    "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully",
+    "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully; a barrier lost with its leader",
     async () => {
       const p: TopologyProperty = {
         name: "readd",
@@ -52,6 +52,13 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
           bug: "the same after a planned failover that did not wait, re-added without the flag (FC_SEED=6)",
           simSeed: 0,
           steps: ["produce(0,0,1)", "failover(0,2)", "advance(100)", "readd(0,0)"],
+        },
+        {
+          bug: "the failover's PID reset barrier was counted before its replicas had it: b's leader crashed right after appending it and orders-0 went STOPPED without one (FC_SEED=10 and 36 soaks)",
+          simSeed: 16,
+          steps: ["failover(0,2)", "readd(0,0)", "crash(73,0)", "writePromoted(0,0,1)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("crash b broker 0")) ? undefined : "b's broker 0 did not crash",
         },
       ]);
     },

@@ -6,6 +6,7 @@ import {
   SeededRandom,
 } from "@cluster-mirror/cluster";
 import { ClusterMirroring, type ClusterMirroringOptions } from "../src/cluster-mirroring";
+import { MIRROR_STATE_TOPIC } from "../src/destination/embedded-state-log";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/source/embedded-source-registry";
 
 export const SOURCE_BOOTSTRAP = "source:9092";
@@ -108,4 +109,28 @@ export async function produce(
       messages: Array.from({ length: count }, (_, i) => ({ partition, key: `k${i}`, value: `v${i}` })),
     }),
   );
+}
+
+/**
+ * Three destination brokers, one `__mirror_state` partition, and mirror `m1` of a one-partition `orders`
+ * (2 records, caught up) whose destination leader is not the broker coordinating its state: losing that
+ * leader leaves the coordinator running. `replicas`: the leader alone, or all three brokers (leader first).
+ */
+export async function ordersLedAwayFromCoordinator(replicas: "leader-only" | "all") {
+  const env = embeddedApiEnv({ destinationBrokers: 3, numStatePartitions: 1 });
+  const { mirroring, destination } = env;
+  env.source.controller.createTopic({ name: "orders", replicaAssignment: [[0]], configs: {} });
+  await runUntil(env, mirroring.admin.createMirror("m1", { "bootstrap.servers": SOURCE_BOOTSTRAP }));
+  const coordinator = destination.controller.image.partition(MIRROR_STATE_TOPIC, 0)!.leader;
+  const leader = [0, 1, 2].find((b) => b !== coordinator)!;
+  destination.controller.createTopic({
+    name: "orders",
+    replicaAssignment: [replicas === "all" ? [leader, ...[0, 1, 2].filter((b) => b !== leader)] : [leader]],
+    configs: {},
+    topicId: env.source.controller.image.topic("orders")!.topicId,
+  });
+  await runUntil(env, mirroring.admin.addTopics("m1", "orders"));
+  await produce(env, env.source, "orders", 2);
+  await runUntil(env, mirroring.whenCaughtUp("m1"));
+  return { env, leader };
 }

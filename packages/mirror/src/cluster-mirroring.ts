@@ -20,6 +20,7 @@ import {
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
 import { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hub";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
+import { checkAppendLingerMs } from "./coordinator/state-write-batcher";
 import { committedTransitions, type TransitionListener } from "./coordinator/transition-listener";
 import { EmbeddedDestination } from "./destination/embedded-destination";
 import {
@@ -53,7 +54,10 @@ export interface ClusterMirroringOptions {
    * topic exists: an existing `__mirror_state` keeps its count (a warning says so when they differ).
    */
   numStatePartitions?: number;
-  /** `mirror.coordinator.append.linger.ms` (default 10). */
+  /**
+   * `mirror.coordinator.append.linger.ms`: -1 adaptive (the default: `__mirror_state` writes go out once the
+   * current step's tasks ran), 0 no linger, or milliseconds to wait for more records.
+   */
   lingerMs?: number;
   /** Retry backoff of FAILED partitions (default: the machine's, 1 s doubling to 300 s, 10 attempts). */
   retry?: RetryBackoffOptions;
@@ -170,6 +174,7 @@ export class ClusterMirroring {
 
   /** Starts mirroring on every running broker of `options.cluster` (creating `__mirror_state` if needed). */
   static start(options: ClusterMirroringOptions): ClusterMirroring {
+    if (options.lingerMs !== undefined) checkAppendLingerMs(options.lingerMs);
     const requested = options.numStatePartitions ?? DEFAULT_MIRROR_STATE_PARTITIONS;
     // Every key's coordinator is hash % partition count: routing by any other count than the topic's
     // own would send commands to partitions nobody coordinates for them (NOT_COORDINATOR forever).

@@ -48,7 +48,10 @@ export interface CoordinatorRuntimeOptions {
   readonly scheduler: Scheduler;
   /** `mirror.topic.num.partitions`. */
   readonly numStatePartitions: number;
-  /** `mirror.coordinator.append.linger.ms` (default 10). */
+  /**
+   * `mirror.coordinator.append.linger.ms`: -1 adaptive (the default: `__mirror_state` writes go out once the
+   * current step's tasks ran), 0 no linger, or milliseconds to wait for more records.
+   */
   readonly lingerMs?: number;
   /** Largest `__mirror_state` append (default 1,000,000 bytes). */
   readonly maxAppendBytes?: number;

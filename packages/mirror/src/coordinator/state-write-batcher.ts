@@ -1,5 +1,6 @@
 import type { Cancel, Scheduler } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
+import { InvalidMirrorConfigError } from "../admin/errors";
 import type { StateLog } from "../ports";
 import type { EncodedStateRecord } from "./state-records";
 
@@ -30,17 +31,39 @@ function callDone(outcome: AppendOutcome, done: unknown): void {
 /** Kafka's errors that mean "another coordinator owns this partition now". */
 const FENCED_ERRORS = new Set(["FENCED_LEADER_EPOCH", "NOT_LEADER_OR_FOLLOWER", "BROKER_NOT_AVAILABLE"]);
 
-/** Default `mirror.coordinator.append.linger.ms`. */
-export const DEFAULT_APPEND_LINGER_MS = 10;
+/**
+ * `mirror.coordinator.append.linger.ms = -1`: an adaptive linger, the default (Kafka's coordinators since
+ * KAFKA-19826). No timer: the flush runs as the next task on the scheduler, so everything the current step
+ * writes (every partition a failover moves, every record one event produces) goes out in one append, and a
+ * lone write waits for no clock.
+ */
+export const ADAPTIVE_APPEND_LINGER_MS = -1;
+
+/** Default `mirror.coordinator.append.linger.ms`: adaptive (see {@link ADAPTIVE_APPEND_LINGER_MS}). */
+export const DEFAULT_APPEND_LINGER_MS = ADAPTIVE_APPEND_LINGER_MS;
+
+/**
+ * Checks a `mirror.coordinator.append.linger.ms`: -1 (adaptive), 0 (no linger: every record is appended
+ * at once, on its own) or a number of milliseconds to wait for more records.
+ */
+export function checkAppendLingerMs(lingerMs: number): void {
+  if (lingerMs === ADAPTIVE_APPEND_LINGER_MS || (Number.isSafeInteger(lingerMs) && lingerMs >= 0)) return;
+  throw new InvalidMirrorConfigError(
+    "mirror.coordinator.append.linger.ms",
+    `mirror.coordinator.append.linger.ms must be -1 (adaptive, the default), 0 (no linger) or a whole number of milliseconds; got ${lingerMs}`,
+  );
+}
 
 /** Largest batch one append writes (Kafka's default `max.message.bytes` is 1 MiB + overhead). */
 export const DEFAULT_MAX_APPEND_BYTES = 1_000_000;
 
 /**
  * The write half of Kafka's `CoordinatorRuntime` for one shard: records from every partition of the shard
- * wait up to `lingerMs` (on the injected scheduler) and go out in one `StateLog.append` with the shard's
- * leader epoch, split only when a batch would pass `maxAppendBytes`. Each record's callback hears how its
- * append ended, in append order; nothing is acknowledged before the append resolved (acks=all).
+ * wait (on the injected scheduler) and go out in one `StateLog.append` with the shard's leader epoch, split
+ * only when a batch would pass `maxAppendBytes`. How long they wait is `lingerMs`: -1 until the tasks
+ * already queued ran (adaptive, the default), 0 not at all (one append per record), else that many
+ * milliseconds. Each record's callback hears how its append ended, in append order; nothing is
+ * acknowledged before the append resolved (acks=all).
  */
 export class StateWriteBatcher {
   private queue: Queued[] = [];
@@ -54,7 +77,9 @@ export class StateWriteBatcher {
     private readonly scheduler: Scheduler,
     private readonly lingerMs: number = DEFAULT_APPEND_LINGER_MS,
     private readonly maxAppendBytes: number = DEFAULT_MAX_APPEND_BYTES,
-  ) {}
+  ) {
+    checkAppendLingerMs(lingerMs);
+  }
 
   /** Queues one record; `done` is called once its append settled (never after `close`). */
   write(record: EncodedStateRecord, done: (outcome: AppendOutcome) => void): void {
@@ -69,8 +94,15 @@ export class StateWriteBatcher {
     if (this.closed) return;
     this.queue.push({ record, done: done as AppendCallback, target, tag });
     this.queuedBytes += record.key.length + (record.value?.length ?? 0) + 8;
-    if (this.linger === undefined) this.linger = this.scheduler.schedule(() => this.flush(), this.lingerMs);
+    if (this.lingerMs === 0) this.flush();
+    else if (this.linger === undefined)
+      this.linger = this.scheduler.schedule(this.flushQueued, Math.max(0, this.lingerMs));
   }
+
+  private readonly flushQueued = (): void => {
+    this.linger = undefined;
+    this.flush();
+  };
 
   /** Appends everything queued now, in chunks of at most `maxAppendBytes`. */
   flush(): void {

@@ -63,12 +63,18 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
     return {
       clusterId: () => current().clusterId(),
       describeTopics: () => current().describeTopics(),
+      partitionLeaders: (topics) => current().partitionLeaders(topics),
       fetch: (request) => current().fetch(request),
       listOffsets: (topic, partition, timestamp) => current().listOffsets(topic, partition, timestamp),
       listGroupOffsets: () => current().listGroupOffsets(),
       describeAcls: () => current().describeAcls(),
       lastMirrorEpoch: (topicId, partition) => current().lastMirrorEpoch(topicId, partition),
       listMirrors: () => current().listMirrors(),
+      close: async () => {
+        const opened = kafka;
+        kafka = undefined;
+        await opened?.close?.();
+      },
     };
   }
 

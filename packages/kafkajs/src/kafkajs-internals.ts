@@ -22,8 +22,13 @@ export interface KjsConnectionSecurity {
 }
 
 /** kafkajs's Broker (src/broker): the admin requests used here. */
+/** A broker's ApiVersions answer as kafkajs keeps it (opaque here: only handed from one connection to the next). */
+export type KjsApiVersions = Readonly<Record<number, unknown>>;
+
 export interface KjsBroker {
   readonly connectionPool: KjsConnectionPool;
+  /** The broker's ApiVersions answer, once connected (kafkajs asks it on connect unless it was given). */
+  readonly versions: KjsApiVersions | null;
   connect(): Promise<void>;
   disconnect(): Promise<void>;
   isConnected(): boolean;
@@ -132,15 +137,23 @@ export function kafkajsErrorCode(
   return kjs().errorCodes.get(code);
 }
 
-/** Where kafkajs's own log lines go: errors only, to `warn` when given. */
-export function kafkajsLogger(warn?: (message: string) => void): KjsLogger {
-  const logCreator = () => (entry: { namespace: string; log: { message: string; error?: string } }) => {
-    warn?.(
-      `kafkajs ${entry.namespace}: ${entry.log.message}${entry.log.error ? ` (${entry.log.error})` : ""}`,
-    );
-  };
+/**
+ * Where kafkajs's own log lines go: errors to `warn` when given; with `debug`, every other line too (each
+ * request kafkajs sends on a connection, its connects and disconnects).
+ */
+export function kafkajsLogger(
+  warn?: (message: string) => void,
+  debug?: (message: string) => void,
+): KjsLogger {
   const { createLogger, LEVELS } = kjs();
-  return createLogger({ level: LEVELS.ERROR ?? 1, logCreator });
+  const error = LEVELS.ERROR ?? 1;
+  const logCreator =
+    () => (entry: { namespace: string; level: number; log: { message: string; error?: string } }) => {
+      const line = `kafkajs ${entry.namespace}: ${entry.log.message}${entry.log.error ? ` (${entry.log.error})` : ""}`;
+      if (entry.level <= error) warn?.(line);
+      else debug?.(line);
+    };
+  return createLogger({ level: debug ? (LEVELS.DEBUG ?? 5) : error, logCreator });
 }
 
 /** One kafkajs broker connection (a pool of two sockets: requests, and fetches) with this client id. */
@@ -153,6 +166,8 @@ export function kafkajsBroker(options: {
   logger: KjsLogger;
   connectionTimeout: number;
   requestTimeout: number;
+  /** What this broker answered to ApiVersions on another connection: kafkajs then does not ask again. */
+  versions?: KjsApiVersions;
 }): KjsBroker {
   const { Broker, ConnectionPool } = kjs();
   // SASL connections hand raw reads to kafkajs's authenticators: they keep kafkajs's own sockets.
@@ -174,6 +189,8 @@ export function kafkajsBroker(options: {
     logger: options.logger,
     nodeId: options.nodeId,
     allowAutoTopicCreation: false,
+    // kafkajs's own cluster hands one ApiVersions answer to every broker it creates (BrokerPool).
+    versions: options.versions ?? null,
   });
 }
 

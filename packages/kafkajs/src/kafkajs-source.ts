@@ -5,12 +5,20 @@ import type {
   SourceFetchRequest,
   SourceGroupOffsets,
   SourceMirrorInfo,
+  SourcePartitionLeader,
   SourceTopicInfo,
 } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { aclBindingOf, DESCRIBE_ALL_ACLS } from "./acl-codes";
 import { asSourceError, kafkaErrorFromCode, SourceAuthenticationError } from "./errors";
-import { type KjsBroker, type KjsLogger, kafkajsBroker, kafkajsLogger, sendRaw } from "./kafkajs-internals";
+import {
+  type KjsApiVersions,
+  type KjsBroker,
+  type KjsLogger,
+  kafkajsBroker,
+  kafkajsLogger,
+  sendRaw,
+} from "./kafkajs-internals";
 import {
   decodeFetchV12,
   decodeListOffsetsV4,
@@ -37,6 +45,8 @@ export interface KafkajsSourceOptions {
   requestTimeoutMs?: number;
   /** kafkajs's own error log lines. */
   warn?: (message: string) => void;
+  /** kafkajs's other log lines, for troubleshooting: every request sent, connects and disconnects. */
+  debug?: (message: string) => void;
 }
 
 const DYNAMIC_TOPIC_CONFIG = 1;
@@ -58,6 +68,12 @@ export class KafkajsSourceCluster implements SourceCluster {
   private readonly brokers = new Map<string, KjsBroker>();
   private readonly addresses = new Map<number, { host: string; port: number }>();
   private readonly leaders = new Map<string, { leaderId: number; leaderEpoch: number }>();
+  /**
+   * Each broker's ApiVersions answer, from the first connection to it: the next connections (one per
+   * fetcher and client id) skip that round trip. Forgotten when a connection to it fails, so a broker
+   * restarted with another version is asked again.
+   */
+  private readonly apiVersions = new Map<number, KjsApiVersions>();
   private readonly clientId: string;
   private closed = false;
 
@@ -68,7 +84,7 @@ export class KafkajsSourceCluster implements SourceCluster {
   ) {
     this.bootstrap = parseBootstrap(mirrorName, configs["bootstrap.servers"] ?? "");
     this.security = kafkajsSecurity(mirrorName, configs);
-    this.logger = kafkajsLogger(options.warn);
+    this.logger = kafkajsLogger(options.warn, options.debug);
     this.clientId = options.clientId ?? `${mirrorName}-metadata`;
   }
 
@@ -94,6 +110,24 @@ export class KafkajsSourceCluster implements SourceCluster {
         .sort((a, b) => a.partition - b.partition),
       configs: configs.get(t.name) ?? {},
     }));
+  }
+
+  /** Metadata for these topics alone (no DescribeConfigs): each partition's leader and leader epoch. */
+  async partitionLeaders(topics: readonly string[]): Promise<SourcePartitionLeader[]> {
+    const names = [...new Set(topics)];
+    if (names.length === 0) return [];
+    const metadata = await this.metadata(names);
+    return metadata.topics
+      .filter((t) => t.errorCode === 0)
+      .flatMap((t) =>
+        t.partitions.map((p) => ({
+          topic: t.name,
+          partition: p.partition,
+          leaderId: p.leaderId,
+          leaderEpoch: p.leaderEpoch,
+        })),
+      )
+      .sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
   }
 
   async fetch(
@@ -428,6 +462,9 @@ export class KafkajsSourceCluster implements SourceCluster {
         logger: this.logger,
         connectionTimeout: this.options.connectionTimeoutMs ?? 10_000,
         requestTimeout: this.requestTimeoutMs(),
+        ...(nodeId !== undefined && this.apiVersions.has(nodeId)
+          ? { versions: this.apiVersions.get(nodeId) }
+          : {}),
       });
       this.brokers.set(key, broker);
     }
@@ -442,11 +479,13 @@ export class KafkajsSourceCluster implements SourceCluster {
           `${this.mirrorName}: connect to source broker ${nodeId ?? this.bootstrapText()}`,
         );
       }
+      if (nodeId !== undefined && broker.versions) this.apiVersions.set(nodeId, broker.versions);
     }
     return broker;
   }
 
   private async dropBroker(nodeId: number | undefined, clientId: string): Promise<void> {
+    if (nodeId !== undefined) this.apiVersions.delete(nodeId);
     const key = `${nodeId ?? "bootstrap"}\u0000${clientId}`;
     const broker = this.brokers.get(key);
     this.brokers.delete(key);

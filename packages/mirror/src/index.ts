@@ -57,7 +57,7 @@ export { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hu
 export { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 export { mirrorStatePartitionFor } from "./coordinator/mirror-state-partition";
 export { partitionStateRecord } from "./coordinator/state-records";
-export { DEFAULT_APPEND_LINGER_MS } from "./coordinator/state-write-batcher";
+export { ADAPTIVE_APPEND_LINGER_MS, DEFAULT_APPEND_LINGER_MS } from "./coordinator/state-write-batcher";
 export type { PartitionTransition, TransitionListener } from "./coordinator/transition-listener";
 export { type DestinationTopicLookup, EmbeddedDestination } from "./destination/embedded-destination";
 export { EmbeddedLocalReplica } from "./destination/embedded-local-replica";
@@ -104,6 +104,7 @@ export type {
   SourceGroupOffsets,
   SourceMirrorInfo,
   SourcePartitionInfo,
+  SourcePartitionLeader,
   SourceTopicInfo,
   StateLog,
   StateLogRecord,

@@ -15,6 +15,11 @@ export interface SourcePartitionInfo {
   leaderEpoch: number;
 }
 
+/** One source partition's leader, as a Metadata request for its topic answers it. */
+export interface SourcePartitionLeader extends SourcePartitionInfo {
+  topic: string;
+}
+
 /** One source topic: id, partitions and dynamic configs. */
 export interface SourceTopicInfo {
   name: string;
@@ -93,6 +98,12 @@ export interface SourceCluster {
   clusterId(): Promise<string>;
   /** Every topic (internal ones excluded) with ids, partitions, leaders, epochs and dynamic configs. */
   describeTopics(): Promise<SourceTopicInfo[]>;
+  /**
+   * The leader and leader epoch of every partition of these topics (a Metadata request for them alone, no
+   * configs): what a fetcher needs to route, at the cost of the topics it mirrors rather than of the whole
+   * source. A topic the source does not have is left out.
+   */
+  partitionLeaders(topics: readonly string[]): Promise<SourcePartitionLeader[]>;
   /** A consumer-style fetch to one source broker; per-partition errors are in the results, never thrown. */
   fetch(
     request: SourceFetchRequest,
@@ -110,6 +121,8 @@ export interface SourceCluster {
   lastMirrorEpoch(topicId: Uuid, partition: number): Promise<number>;
   /** The mirrors the source itself runs (empty for a plain Apache Kafka cluster). */
   listMirrors(): Promise<SourceMirrorInfo[]>;
+  /** Closes its connections (a source reached over the network); nothing is asked of it afterwards. */
+  close?(): Promise<void>;
 }
 
 /** Opens a source from a mirror's definition (`bootstrap.servers` and the rest of its configs). */

@@ -80,6 +80,9 @@ export class FakeSource implements SourceCluster {
   describeTopics(): never {
     throw new Error("not used by the coordinator");
   }
+  partitionLeaders(): never {
+    throw new Error("not used by the coordinator");
+  }
   fetch(): never {
     throw new Error("not used by the coordinator");
   }

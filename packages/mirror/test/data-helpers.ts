@@ -176,6 +176,7 @@ export function bind(s: SourceCluster): SourceCluster {
   return {
     clusterId: () => s.clusterId(),
     describeTopics: () => s.describeTopics(),
+    partitionLeaders: (topics) => s.partitionLeaders(topics),
     fetch: (r) => s.fetch(r),
     listOffsets: (t, p, ts) => s.listOffsets(t, p, ts),
     listGroupOffsets: () => s.listGroupOffsets(),

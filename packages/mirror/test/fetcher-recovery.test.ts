@@ -101,8 +101,25 @@ describe("mirror fetcher recovery", () => {
     expect(env.events.failures).toEqual([]);
   });
 
-  it("re-routes a partition when its source leader moves", async () => {
-    const env = mirrorEnv({ sourceBrokers: 2, sourceAssignment: [[0, 1]] });
+  it("re-routes a partition when its source leader moves (asking the source for its own topic's leaders)", async () => {
+    const lookups: string[][] = [];
+    let described = 0;
+    const env = mirrorEnv({
+      sourceBrokers: 2,
+      sourceAssignment: [[0, 1]],
+      wrapSource: (s): SourceCluster => ({
+        ...bind(s),
+        partitionLeaders: (topics) => {
+          lookups.push([...topics]);
+          return s.partitionLeaders(topics);
+        },
+        describeTopics: () => {
+          described++;
+          return s.describeTopics();
+        },
+      }),
+    });
+    env.source.controller.createTopic({ name: "not-mirrored", replicaAssignment: [[0]] });
     for (let i = 0; i < 3; i++) await produce(env, valuesBatch([`m${i}`]));
     env.manager.addPartition(env.key());
     await drive(env, 100);
@@ -129,5 +146,9 @@ describe("mirror fetcher recovery", () => {
       env.manager.metrics().fetchers.find((f) => f.partitions.includes("orders-0"))?.sourceBrokerId,
     ).toBe(0);
     expect(env.events.failures).toEqual([]);
+    // Each route asked for the mirrored topic alone: no full description (topics and configs) of the source.
+    expect(lookups.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(lookups.map((l) => l.join(",")))).toEqual(new Set([TOPIC]));
+    expect(described).toBe(0);
   });
 });

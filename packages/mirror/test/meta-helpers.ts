@@ -124,7 +124,7 @@ export class TestSourceNetwork implements SourceConnector {
 
   connect(): SourceCluster {
     const call =
-      <K extends keyof SourceCluster>(name: K) =>
+      <K extends Exclude<keyof SourceCluster, "close">>(name: K) =>
       // biome-ignore lint/suspicious/noExplicitAny: a generic pass-through of the port's methods
       async (...args: any[]) => {
         if (!this.reachable) throw new Error("connection refused");
@@ -134,6 +134,7 @@ export class TestSourceNetwork implements SourceConnector {
     return {
       clusterId: call("clusterId"),
       describeTopics: call("describeTopics"),
+      partitionLeaders: call("partitionLeaders"),
       fetch: call("fetch"),
       listOffsets: call("listOffsets"),
       listGroupOffsets: call("listGroupOffsets"),

@@ -31,6 +31,12 @@ describe("EmbeddedSourceCluster", () => {
         configs: { "retention.ms": "1000" },
       },
     ]);
+    // The fetchers' leader lookup: the named topics alone, an unknown one left out.
+    expect(await source.partitionLeaders([TOPIC, "missing", TOPIC])).toEqual([
+      { topic: TOPIC, partition: 0, leaderId: 0, leaderEpoch: 0 },
+      { topic: TOPIC, partition: 1, leaderId: 1, leaderEpoch: 0 },
+    ]);
+    expect(await source.partitionLeaders([])).toEqual([]);
   });
 
   it("fetches per partition: errors in the results, the size limit across partitions, the max throttle", async () => {

@@ -112,6 +112,9 @@ export class LinkedSourceCluster implements SourceCluster {
   describeTopics(): ReturnType<SourceCluster["describeTopics"]> {
     return this.link.carry("describeTopics", () => this.inner.describeTopics());
   }
+  partitionLeaders(topics: readonly string[]): ReturnType<SourceCluster["partitionLeaders"]> {
+    return this.link.carry("partitionLeaders", () => this.inner.partitionLeaders(topics));
+  }
   fetch(request: Parameters<SourceCluster["fetch"]>[0]): ReturnType<SourceCluster["fetch"]> {
     return this.link.carry("fetch", () => this.inner.fetch(request));
   }

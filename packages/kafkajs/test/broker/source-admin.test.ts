@@ -34,6 +34,13 @@ describe("KafkajsSourceCluster's admin answers against the real broker", () => {
     expect(described.configs).toEqual({ "cleanup.policy": "compact" });
     expect(topics.some((t) => t.name.startsWith("__"))).toBe(false);
     expect(await source.clusterId()).toBe(inject("kafkaClusterId"));
+    // The fetchers' leader lookup asks for the named topics alone, never creates the unknown one, and
+    // agrees with the full description.
+    const leaders = await source.partitionLeaders(["described", "never-created"]);
+    expect(leaders.map((p) => [p.topic, p.partition, p.leaderId, p.leaderEpoch])).toEqual(
+      described.partitions.map((p) => ["described", p.partition, p.leaderId, p.leaderEpoch]),
+    );
+    expect((await admin.listTopics()).includes("never-created")).toBe(false);
   });
 
   it("lists offsets by isolation level: an open transaction holds the LSO below the high watermark", async () => {

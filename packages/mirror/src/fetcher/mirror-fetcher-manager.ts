@@ -269,17 +269,21 @@ export class MirrorFetcherManager implements FetcherManager {
     fetcher.add(s);
   }
 
-  /** One describeTopics per mirror at a time; updates the source leader cache. */
+  /**
+   * One leader lookup per mirror at a time, for the source topics of its partitions here (a Metadata
+   * request for them alone, as Kafka's fetchers ask for their own partitions); updates the leader cache.
+   */
   private refresh(mirror: string): Promise<void> {
     const pending = this.refreshing.get(mirror);
     if (pending) return pending;
     const run = (async () => {
       try {
-        const topics = await this.options.sources(mirror).describeTopics();
+        const topics = new Set<string>();
+        for (const s of this.partitions.values()) if (s.key.mirror === mirror) topics.add(s.source.topic);
+        const leaders = await this.options.sources(mirror).partitionLeaders([...topics]);
         const map = new Map<string, { leaderId: number; leaderEpoch: number }>();
-        for (const t of topics)
-          for (const p of t.partitions)
-            map.set(`${t.name}\u0000${p.partition}`, { leaderId: p.leaderId, leaderEpoch: p.leaderEpoch });
+        for (const p of leaders)
+          map.set(`${p.topic}\u0000${p.partition}`, { leaderId: p.leaderId, leaderEpoch: p.leaderEpoch });
         this.leaders.set(mirror, map);
       } catch {
         // The source is unreachable: partitions wait and are routed again after the backoff.

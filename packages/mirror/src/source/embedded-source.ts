@@ -13,6 +13,7 @@ import type {
   SourceFetchRequest,
   SourceGroupOffsets,
   SourceMirrorInfo,
+  SourcePartitionLeader,
   SourceTopicInfo,
 } from "../ports";
 
@@ -69,6 +70,16 @@ export class EmbeddedSourceCluster implements SourceCluster {
       });
     }
     return topics.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  async partitionLeaders(topics: readonly string[]): Promise<SourcePartitionLeader[]> {
+    const leaders: SourcePartitionLeader[] = [];
+    const image = this.cluster.controller.image;
+    for (const name of new Set(topics)) {
+      for (const p of image.topic(name)?.partitions ?? [])
+        leaders.push({ topic: name, partition: p.partition, leaderId: p.leader, leaderEpoch: p.leaderEpoch });
+    }
+    return leaders;
   }
 
   async fetch(

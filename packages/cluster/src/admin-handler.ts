@@ -542,13 +542,13 @@ export class AdminHandler {
     this.cluster.transactions.addPartitionsToTxn(request);
   }
 
-  /** EndTxn: WRITE on the TRANSACTIONAL_ID. */
+  /** EndTxn: WRITE on the TRANSACTIONAL_ID; settles once the markers were written once (see TransactionCoordinator.endTxn). */
   endTxn(
     ctx: RequestContext,
     request: { transactionalId: string; producerId: bigint; producerEpoch: number; commit: boolean },
-  ): void {
+  ): Promise<void> {
     this.authorize(ctx, "WRITE", "TRANSACTIONAL_ID", request.transactionalId);
-    this.cluster.transactions.endTxn(request);
+    return this.cluster.transactions.endTxn(request);
   }
 
   /**

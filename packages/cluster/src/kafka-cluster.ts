@@ -101,12 +101,16 @@ export class KafkaCluster implements BrokerNetwork {
     this.quotas = new ClientQuotaManager({ clock: options.clock });
     this.transactions = new TransactionCoordinator({
       clock: options.clock,
+      scheduler: options.scheduler,
       nextProducerId: () => this.nextProducerId(),
+      // Kafka's WriteTxnMarkers: the leader appends the marker and answers once its in-sync replicas have it
+      // (acks=all), so a marker lost with its leader is written again on the next one.
       writeTxnMarker: (m) => {
-        const leader = this.leaderFor(m.partition.topic, m.partition.partition);
-        leader.appendControlBatch(
-          m.partition.topic,
-          m.partition.partition,
+        const { topic, partition } = m.partition;
+        const leader = this.leaderFor(topic, partition);
+        const info = leader.appendControlBatch(
+          topic,
+          partition,
           encodeEndTxnMarkerBatch({
             type: m.result === "COMMIT" ? 1 : 0,
             producerId: m.producerId,
@@ -115,6 +119,9 @@ export class KafkaCluster implements BrokerNetwork {
             timestamp: BigInt(this.clock.now()),
           }),
         );
+        const marker = info.lastOffset!;
+        if ((leader.replica(topic, partition)?.log.highWatermark ?? -1n) > marker) return;
+        return leader.awaitReplicated(topic, partition, marker);
       },
       txnOpenOnLeader: (partition, producerId) => {
         // A mirror partition holds the source's transactions (producer ids of another cluster): never ours.

@@ -1,5 +1,6 @@
 import type { Clock } from "./clock";
 import { ClusterError } from "./errors";
+import type { Cancel, Scheduler } from "./scheduler";
 
 /** A topic partition named by topic and index. */
 export interface TopicPartition {
@@ -26,7 +27,10 @@ export interface TransactionMetadata {
   /** When the current transaction started (its first partition was added), or -1. */
   txnStartTimestamp: number;
   partitions: TopicPartition[];
-  /** Partitions whose end marker has not been written yet (their leader was not available). */
+  /**
+   * Partitions whose end marker is not written yet: not acknowledged by their in-sync replicas, or their
+   * leader was not available.
+   */
   pendingMarkers: TopicPartition[];
   /**
    * The last transaction's end, kept while no new transaction starts: its markers are checked again on
@@ -40,14 +44,22 @@ export interface TransactionMetadata {
   };
 }
 
-/** Writes one transaction's end marker on a partition's leader; throws if the leader is not available. */
+/**
+ * Writes one transaction's end marker on a partition's leader; throws if the leader is not available.
+ * Returns nothing when the marker is written for good at once (the in-sync replicas have it), or a promise
+ * that settles once they have it (Kafka's coordinator sends WriteTxnMarkers, which the leader answers with
+ * acks=all) and rejects when the leader lost its leadership or timed out first.
+ */
 export type WriteTxnMarker = (marker: {
   partition: TopicPartition;
   producerId: bigint;
   producerEpoch: number;
   coordinatorEpoch: number;
   result: "COMMIT" | "ABORT";
-}) => void;
+}) => void | Promise<void>;
+
+/** How long a marker whose write failed waits before it is written again (Kafka's retry.backoff.ms). */
+export const MARKER_RETRY_BACKOFF_MS = 100;
 
 /** Settings and ports of the transaction coordinator. */
 export interface TransactionCoordinatorOptions {
@@ -63,6 +75,11 @@ export interface TransactionCoordinatorOptions {
   /** Kafka's `transaction.max.timeout.ms` (default 900000). */
   maxTransactionTimeoutMs?: number;
   coordinatorEpoch?: number;
+  /**
+   * Where markers whose write failed are retried, {@link MARKER_RETRY_BACKOFF_MS} later. Without it they
+   * are retried on the transactional id's next request and on each housekeeping pass.
+   */
+  scheduler?: Scheduler;
 }
 
 const MAX_EPOCH = 32767;
@@ -75,6 +92,10 @@ const MAX_EPOCH = 32767;
 export class TransactionCoordinator {
   private readonly transactions = new Map<string, TransactionMetadata>();
   private readonly options: TransactionCoordinatorOptions;
+  /** Markers written and waiting for their acknowledgement, by transactional id and partition. */
+  private readonly markersInFlight = new Set<string>();
+  /** Retries scheduled after a failed marker write, by transactional id. */
+  private readonly retries = new Map<string, Cancel>();
 
   constructor(options: TransactionCoordinatorOptions) {
     this.options = options;
@@ -213,25 +234,31 @@ export class TransactionCoordinator {
     );
   }
 
-  /** EndTxn: commits or aborts the ongoing transaction by writing markers on each of its partitions. */
+  /**
+   * EndTxn: commits or aborts the ongoing transaction by writing markers on each of its partitions. The
+   * decision is made when this returns (errors are thrown at once); the promise settles once every marker
+   * was written once: acknowledged (the transaction is complete), or failed and retried later, while the
+   * transaction stays PrepareCommit / PrepareAbort (its next request gets CONCURRENT_TRANSACTIONS). It never
+   * rejects.
+   */
   endTxn(request: {
     transactionalId: string;
     producerId: bigint;
     producerEpoch: number;
     commit: boolean;
-  }): void {
+  }): Promise<void> {
     const txn = this.validate(request);
     this.retryPendingMarkers(txn);
     const wanted = request.commit ? "CompleteCommit" : "CompleteAbort";
-    if (txn.state === wanted) return; // a retried EndTxn after success
-    if (txn.state === "Empty" && !request.commit) return; // aborting nothing is fine
+    if (txn.state === wanted) return SETTLED; // a retried EndTxn after success
+    if (txn.state === "Empty" && !request.commit) return SETTLED; // aborting nothing is fine
     if (txn.state !== "Ongoing") {
       throw new ClusterError(
         txn.state.startsWith("Prepare") ? "CONCURRENT_TRANSACTIONS" : "INVALID_TXN_STATE",
         `transactional id '${txn.transactionalId}' is ${txn.state}; ${request.commit ? "commit" : "abort"} needs an ongoing transaction`,
       );
     }
-    this.complete(txn, request.commit ? "COMMIT" : "ABORT");
+    return this.complete(txn, request.commit ? "COMMIT" : "ABORT");
   }
 
   /** Aborts every ongoing transaction older than its timeout; returns their transactional ids. */
@@ -300,19 +327,17 @@ export class TransactionCoordinator {
     } else txn.producerEpoch++;
   }
 
-  private complete(txn: TransactionMetadata, result: "COMMIT" | "ABORT"): void {
+  private complete(txn: TransactionMetadata, result: "COMMIT" | "ABORT"): Promise<void> {
     txn.state = result === "COMMIT" ? "PrepareCommit" : "PrepareAbort";
     txn.pendingMarkers = [...txn.partitions];
-    this.retryPendingMarkers(txn);
+    return this.retryPendingMarkers(txn);
   }
 
   /**
-   * A marker is appended on the partition's leader and counted written at once; a leader that crashes
-   * before its followers copy it loses it, and the new leader holds the transaction open forever (its LSO
-   * stuck). Kafka's coordinator waits for the marker's replication instead. Here, while the transaction
-   * stays ended (no new one started: a transactional producer writes only inside one), a partition whose
-   * leader still holds the producer's transaction open gets the marker again. A second marker of an ended
-   * transaction changes nothing, so writing one the leader already had is harmless.
+   * The safety net behind the acknowledged markers: while the transaction stays ended (no new one started:
+   * a transactional producer writes only inside one), a partition whose leader still holds the producer's
+   * transaction open gets the marker again (a leader elected uncleanly, without it). A second marker of an
+   * ended transaction changes nothing, so writing one the leader already had is harmless.
    */
   private restoreLostMarkers(txn: TransactionMetadata): void {
     const end = txn.lastEnd;
@@ -320,45 +345,110 @@ export class TransactionCoordinator {
     if (!end || !check || (txn.state !== "CompleteCommit" && txn.state !== "CompleteAbort")) return;
     for (const partition of end.partitions) {
       // A leader that is not available now is asked again on the next pass.
-      if (check(partition, end.producerId)) this.writeMarker(partition, end, end.result);
+      if (!check(partition, end.producerId)) continue;
+      try {
+        const written = this.writeTxnMarker(partition, end, end.result);
+        if (written instanceof Promise) written.catch(() => {});
+      } catch {
+        // no leader now
+      }
     }
   }
 
-  /** Writes one end marker; false when the partition's leader is not available (the caller retries). */
-  private writeMarker(
+  /** Writes one end marker (see {@link WriteTxnMarker}); throws when the partition's leader is not available. */
+  private writeTxnMarker(
     partition: TopicPartition,
     producer: { producerId: bigint; producerEpoch: number },
     result: "COMMIT" | "ABORT",
-  ): boolean {
-    try {
-      this.options.writeTxnMarker({
-        partition,
-        producerId: producer.producerId,
-        producerEpoch: producer.producerEpoch,
-        coordinatorEpoch: this.options.coordinatorEpoch ?? 0,
-        result,
-      });
-      return true;
-    } catch {
-      return false;
-    }
+  ): void | Promise<void> {
+    return this.options.writeTxnMarker({
+      partition,
+      producerId: producer.producerId,
+      producerEpoch: producer.producerEpoch,
+      coordinatorEpoch: this.options.coordinatorEpoch ?? 0,
+      result,
+    });
   }
 
-  private retryPendingMarkers(txn: TransactionMetadata): void {
-    if (txn.state !== "PrepareCommit" && txn.state !== "PrepareAbort") return;
+  /**
+   * Writes the pending markers not already waiting for their acknowledgement. A marker counts once its
+   * in-sync replicas have it (as Kafka's coordinator waits for WriteTxnMarkers): one appended on a leader
+   * that is lost before its followers copied it is written again on the new leader. The transaction
+   * completes when every marker counts. Settles once each marker written here was acknowledged or failed.
+   */
+  private retryPendingMarkers(txn: TransactionMetadata): Promise<void> {
+    if (txn.state !== "PrepareCommit" && txn.state !== "PrepareAbort") return SETTLED;
     const result = txn.state === "PrepareCommit" ? "COMMIT" : "ABORT";
-    // A partition whose leader is not available keeps its marker pending: retried on the next call.
-    txn.pendingMarkers = txn.pendingMarkers.filter((partition) => !this.writeMarker(partition, txn, result));
-    if (txn.pendingMarkers.length === 0) {
-      txn.state = result === "COMMIT" ? "CompleteCommit" : "CompleteAbort";
-      txn.lastEnd = {
-        result,
-        producerId: txn.producerId,
-        producerEpoch: txn.producerEpoch,
-        partitions: txn.partitions,
-      };
-      txn.partitions = [];
-      txn.txnStartTimestamp = -1;
+    const waits: Promise<void>[] = [];
+    for (const partition of [...txn.pendingMarkers]) {
+      const key = `${txn.transactionalId}\u0000${partition.topic}\u0000${partition.partition}`;
+      if (this.markersInFlight.has(key)) continue;
+      let written: void | Promise<void>;
+      try {
+        written = this.writeTxnMarker(partition, txn, result);
+      } catch {
+        this.retryLater(txn); // no leader now
+        continue;
+      }
+      if (!(written instanceof Promise)) {
+        this.markerWritten(txn, partition);
+        continue;
+      }
+      this.markersInFlight.add(key);
+      waits.push(
+        written.then(
+          () => {
+            this.markersInFlight.delete(key);
+            this.markerWritten(txn, partition);
+            this.completeIfWritten(txn, result);
+          },
+          () => {
+            // The leader was not available, or lost its leadership before its followers had the marker.
+            this.markersInFlight.delete(key);
+            this.retryLater(txn);
+          },
+        ),
+      );
     }
+    this.completeIfWritten(txn, result);
+    return waits.length === 0 ? SETTLED : Promise.all(waits).then(() => {});
+  }
+
+  private markerWritten(txn: TransactionMetadata, partition: TopicPartition): void {
+    txn.pendingMarkers = txn.pendingMarkers.filter(
+      (p) => p.topic !== partition.topic || p.partition !== partition.partition,
+    );
+  }
+
+  private completeIfWritten(txn: TransactionMetadata, result: "COMMIT" | "ABORT"): void {
+    if (
+      txn.pendingMarkers.length > 0 ||
+      txn.state !== (result === "COMMIT" ? "PrepareCommit" : "PrepareAbort")
+    )
+      return;
+    txn.state = result === "COMMIT" ? "CompleteCommit" : "CompleteAbort";
+    txn.lastEnd = {
+      result,
+      producerId: txn.producerId,
+      producerEpoch: txn.producerEpoch,
+      partitions: txn.partitions,
+    };
+    txn.partitions = [];
+    txn.txnStartTimestamp = -1;
+  }
+
+  /** Writes the transaction's pending markers again after the backoff (once per transaction at a time). */
+  private retryLater(txn: TransactionMetadata): void {
+    const scheduler = this.options.scheduler;
+    if (!scheduler || this.retries.has(txn.transactionalId)) return;
+    this.retries.set(
+      txn.transactionalId,
+      scheduler.schedule(() => {
+        this.retries.delete(txn.transactionalId);
+        void this.retryPendingMarkers(txn);
+      }, MARKER_RETRY_BACKOFF_MS),
+    );
   }
 }
+
+const SETTLED: Promise<void> = Promise.resolve();

@@ -172,6 +172,35 @@ describe("transactions", () => {
     expect(await readAll(t, "t", "read_committed")).toEqual(["second"]);
   });
 
+  it("writes a COMMIT marker lost with its leader again on the new one: the commit counts once the ISR has it", async () => {
+    // The housekeeping pass that restores lost markers is out of reach: only the acknowledgement can save it.
+    const t = clientCluster({ transactionAbortIntervalMs: 600_000 });
+    t.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    const producer = t.kafka.producer({ transactionalId: "tx" });
+    await producer.connect();
+    const txn = await t.run(producer.transaction());
+    await t.run(txn.send({ topic: "t", messages: [{ value: "committed", partition: 0 }] }));
+    const leader = t.cluster.leaderFor("t", 0);
+    const logOf = (id: number) => t.cluster.broker(id)!.replica("t", 0)!.log;
+    const markers = (id: number) => [...logOf(id).batches()].filter((b) => b.isControl).length;
+    const committing = txn.commit();
+    // The marker is on the leader; the followers have not fetched it (the scheduler has not run).
+    for (let i = 0; i < 20 && markers(leader.brokerId) === 0; i++) await new Promise(setImmediate);
+    expect(markers(leader.brokerId)).toBe(1);
+    const followers = [0, 1, 2].filter((id) => id !== leader.brokerId);
+    expect(followers.map(markers)).toEqual([0, 0]);
+    t.cluster.crashBroker(leader.brokerId);
+    await t.run(committing);
+    // A second later (the marker's retry backoff is 100 ms; the housekeeping pass is minutes away).
+    await t.run(new Promise((resolve) => t.scheduler.schedule(() => resolve(undefined), 1000)));
+    const next = t.cluster.leaderFor("t", 0).brokerId;
+    expect(followers).toContain(next);
+    expect(markers(next)).toBe(1);
+    expect(logOf(next).lastStableOffset).toBe(logOf(next).highWatermark);
+    expect(t.cluster.transactions.describeTransaction("tx")?.state).toBe("CompleteCommit");
+    expect(await readAll(t, "t", "read_committed")).toEqual(["committed"]);
+  });
+
   it("aborts a transaction that runs past its timeout and fences its producer", async () => {
     const t = clientCluster();
     t.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });

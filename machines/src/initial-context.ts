@@ -80,8 +80,10 @@ function recoveredAligned(record: RecoveredPartition, lmeCaptured: boolean): boo
  * - UNKNOWN, STOPPED, or a state entered from UNKNOWN or STOPPED (a new episode on the topic's own log): no.
  * - PREPARING, or FAILED from PREPARING, with a LastMirrorEpochs value: no. The value of the last failover
  *   is kept until PREPARING's truncation completes, so the log's tail is still the topic's own writes.
- * - Otherwise (STOPPING or FAILED after a chain of PREPARING/STOPPING/FAILED): whether any mirrored batch
- *   was recorded, `leaderEpoch >= 0` (the record keeps the highest mirrored batch epoch it saw).
+ * - Otherwise (STOPPING or FAILED after a chain of PREPARING/STOPPING/FAILED): whether this episode's log
+ *   holds mirrored data, `leaderEpoch >= 0`: the record keeps the highest mirrored batch epoch it saw, at
+ *   least 0 once PREPARING's truncation made the log a copy of the source, and starts again at -1 with
+ *   each episode (PREPARING entered from UNKNOWN or STOPPED).
  */
 function recoveredHoldsMirroredData(record: RecoveredPartition): boolean {
   if (ALIGNED_STATES.has(record.state)) return true;

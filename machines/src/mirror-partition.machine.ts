@@ -20,7 +20,7 @@ import type {
   ScheduleRetryParams,
   TruncateToEpochParams,
 } from "./mirror-partition.types";
-import { buildPendingCommit, causeOf } from "./pending-commit";
+import { buildPendingCommit, causeOf, startsNewEpisode } from "./pending-commit";
 import { retryBackoffDelayMs } from "./retry-backoff";
 
 type Args = { readonly context: MirrorPartitionContext; readonly event: MirrorPartitionEvent };
@@ -504,7 +504,9 @@ export const mirrorPartitionMachine = setup({
     applyCommit: assign(({ context }) => {
       const pending = context.pending as NonNullable<MirrorPartitionContext["pending"]>;
       const preparing = pending.to === "PREPARING";
+      const newEpisode = startsNewEpisode(context, pending.to);
       return {
+        highestBatchEpoch: newEpisode ? -1 : context.highestBatchEpoch,
         record: pending.record,
         retryJitter: pending.retryJitter,
         pauseRequested: pending.pauseRequested,
@@ -554,7 +556,13 @@ export const mirrorPartitionMachine = setup({
     ),
     // PREPARING's truncation is done (see ALIGNED).
     // The log is now a copy of the source's: the producer state it holds came from the source's batches.
-    noteAligned: assign({ aligned: true, lastMirrorEpoch: -1, holdsMirroredData: true }),
+    // The record's leaderEpoch (at least 0 from now on) carries that to a recovered coordinator.
+    noteAligned: assign(({ context }) => ({
+      aligned: true,
+      lastMirrorEpoch: -1,
+      holdsMirroredData: true,
+      highestBatchEpoch: Math.max(context.highestBatchEpoch, 0),
+    })),
     noteObservedEpochs: assign(({ context, event }) => ({
       localLeaderEpoch: localEpochWith(context, event),
       highestBatchEpoch:

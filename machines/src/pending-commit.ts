@@ -28,6 +28,16 @@ export function causeOf(event: MirrorPartitionEvent): CommitCause {
   }
 }
 
+/**
+ * Whether the change to `to` starts a new mirroring episode on the topic's log: PREPARING entered from
+ * UNKNOWN (a new topic) or STOPPED (a re-add or a failback after a failover). The record's `leaderEpoch`
+ * then starts again at -1, so it says whether this episode's log holds mirrored data (a recovered
+ * coordinator reads it so; see `recoveredHoldsMirroredData`), not what an earlier episode mirrored.
+ */
+export function startsNewEpisode(context: MirrorPartitionContext, to: LifecycleState): boolean {
+  return to === "PREPARING" && (context.record.state === "STOPPED" || context.record.state === "UNKNOWN");
+}
+
 /** Whether `pauseRequested` holds once the change to `to` commits. */
 function pauseRequestedAfter(context: MirrorPartitionContext, to: LifecycleState): boolean {
   const committed = context.record;
@@ -81,7 +91,9 @@ export function buildPendingCommit(
 
   const record: MirrorPartitionStateRecord = {
     state: to,
-    leaderEpoch: Math.max(committed.leaderEpoch, context.highestBatchEpoch),
+    leaderEpoch: startsNewEpisode(context, to)
+      ? -1
+      : Math.max(committed.leaderEpoch, context.highestBatchEpoch),
     stateEpoch: committed.stateEpoch + 1,
     errorMessage,
     retryAttempt,

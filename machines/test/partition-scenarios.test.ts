@@ -507,6 +507,49 @@ describe("Critical: a partition removed while FAILED writes markers only into a 
     expect(lifecycleStateOf(r.snapshot)).toBe("STOPPED");
   });
 
+  it("a re-add after a failover, refused in PREPARING and removed: a restarted coordinator decides as the first (soak FC_SEED=45)", () => {
+    // The first episode mirrored batches of epoch 0; the failover closed them (markers and PID reset).
+    const readded = drive(failingBack(), [{ type: "MIRROR_LOOP_FOUND", message: "loop" }, COMMITTED]);
+    expect(readded.snapshot.context.holdsMirroredData).toBe(false);
+    // The record of the new episode no longer carries the first episode's batch epoch.
+    expect(readded.snapshot.context.record.leaderEpoch).toBe(-1);
+    const stopping = drive(readded.snapshot, [{ type: "STOP" }, COMMITTED]).snapshot;
+    const live = drive(stopping, [
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 4 },
+      ...FINISH_UNMIRRORED_FAILOVER,
+    ]);
+    expect(markers(live.effects)).toEqual([]);
+    // The coordinator's broker restarts in STOPPING: the recovered partition reads the same records.
+    const recovered = recoverPartition({
+      record: { ...toStateRecord(stopping), lastMirrorEpoch: stopping.context.lastMirrorEpoch },
+    });
+    expect(recovered.snapshot.context.holdsMirroredData).toBe(false);
+    const after = drive(recovered.snapshot, [
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 4 },
+      ...FINISH_UNMIRRORED_FAILOVER,
+    ]);
+    expect(markers(after.effects)).toEqual([]);
+    expect(lifecycleStateOf(after.snapshot)).toBe("STOPPED");
+  });
+
+  it("a new episode's truncation marks the record (leaderEpoch >= 0) even before a batch is mirrored", () => {
+    // A first start on an empty source: the truncation aligned the log, no batch was mirrored yet.
+    const aligned = drive(fresh(), [
+      { type: "START" },
+      COMMITTED,
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: -1 },
+      { type: "TRUNCATED" },
+      { type: "FAIL", message: "disk", retryable: false, random: 0 },
+      COMMITTED,
+    ]).snapshot;
+    expect(aligned.context.record).toMatchObject({ state: "FAILED", previousState: "PREPARING" });
+    expect(aligned.context.record.leaderEpoch).toBeGreaterThanOrEqual(0);
+    const recovered = recoverPartition({ record: { ...toStateRecord(aligned), lastMirrorEpoch: -1 } });
+    expect(recovered.snapshot.context.holdsMirroredData).toBe(aligned.context.holdsMirroredData);
+    expect(recovered.snapshot.context.holdsMirroredData).toBe(true);
+  });
+
   it("decides from the records: a recovered FAILED loop (never mirrored) gets no marker either", () => {
     const record = {
       state: "FAILED",

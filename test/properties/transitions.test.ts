@@ -142,6 +142,31 @@ describe("property: faults inside transitions (A -> B)", () => {
               ? undefined
               : "the corrupt step did not hit a's orders-0 on broker 1",
         },
+        {
+          bug: "soak FC_SEED=44: a failback's truncation, waiting for the source's log start, ran after a removal had overtaken it and cut away the PID reset barrier STOPPING had written (any write after STOPPED too)",
+          simSeed: 0,
+          steps: ["loopRace(0,0,0,0)", "failover(159,3)", "txnCommit"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("unplanned failover a-from-b orders: removeTopics returned"))
+              ? undefined
+              : "the failback was not removed while it was being prepared",
+        },
+        {
+          bug: "soak FC_SEED=45: a re-add after a failover, refused as a loop and removed while FAILED, got a PID reset once its coordinator restarted in STOPPING (the record carried the first episode's batch epoch, which recovery read as mirrored data)",
+          simSeed: 0,
+          steps: [
+            "txnBegin(303,0)",
+            "bounceLeader(63,0)",
+            "loopRace(561,0,1,1)",
+            "restartNode(45)",
+            "crashSoon(0,0,0,50)",
+          ],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("b-from-a 0:FAILED")) &&
+            sim.steps.some((s) => s.includes("partition(s) were STOPPING"))
+              ? undefined
+              : "no restart of b while its FAILED-then-removed partition was STOPPING",
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

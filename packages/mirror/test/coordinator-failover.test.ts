@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { partitionStateRecord } from "../src/coordinator/state-records";
 import { EmbeddedStateLog, MIRROR_STATE_TOPIC } from "../src/destination/embedded-state-log";
 import { controlBatches, mirrorEnv, TOPIC } from "./core-helpers";
+import { valuesBatch } from "./data-helpers";
 
 /** A mirrored partition with tx 4001 (COMMIT not mirrored) and tx 4002 open, in MIRRORING. */
 async function mirroringWithOpenTransactions() {
@@ -121,5 +122,36 @@ describe("coordinator runtime: losing __mirror_state leadership", () => {
     await expect(onLeader.append([record], oldEpoch)).rejects.toMatchObject({
       errorName: "FENCED_LEADER_EPOCH",
     });
+  });
+});
+
+describe("coordinator runtime: a removal overtakes PREPARING's truncation", () => {
+  it("the truncation, answered by the source after STOPPED, leaves the barrier and the local writes alone", async () => {
+    const env = await mirrorEnv();
+    const key = await env.createTopic(5);
+    await env.produceToSource(["a", "b"]);
+    let answer!: () => void;
+    env.fakeSource.listOffsetsGate = new Promise((resolve) => {
+      answer = resolve;
+    });
+    // PREPARING asks the source for its log start to truncate fully (LME -1); the source is slow.
+    void env.router.command(key, { type: "START" });
+    await env.settle(200);
+    expect(env.stateOf(key)).toMatchObject({ state: "PREPARING" });
+    expect(env.fakeSource.calls).toContain(`listOffsets ${TOPIC}-0 -2`);
+    // The operator removes the topic: STOPPED, writable, and the application writes.
+    void env.router.command(key, { type: "STOP" }).catch(() => {});
+    await env.settle(1000);
+    expect(env.stateOf(key)).toMatchObject({ state: "STOPPED" });
+    const leader = env.dest.leaderFor(TOPIC, 0);
+    await leader.produce({ topic: TOPIC, partition: 0, batch: valuesBatch(["local"]), acks: 1 });
+    const before = env.destBatches().map((b) => b.buffer.toString("hex"));
+    expect(before.length).toBeGreaterThanOrEqual(2);
+    // The source answers at last: nothing of the log may go.
+    answer();
+    env.fakeSource.listOffsetsGate = undefined;
+    await env.settle(1000);
+    expect(env.destBatches().map((b) => b.buffer.toString("hex"))).toEqual(before);
+    expect(env.stateOf(key)).toMatchObject({ state: "STOPPED" });
   });
 });

@@ -60,12 +60,15 @@ export class FakeSource implements SourceCluster {
   readonly lmes = new Map<string, number>();
   mirrors: SourceMirrorInfo[] = [];
   readonly calls: string[] = [];
+  /** While set, ListOffsets answers only once it resolves (a slow source). */
+  listOffsetsGate: Promise<void> | undefined;
   constructor(readonly cluster: KafkaCluster) {}
   async clusterId(): Promise<string> {
     return this.cluster.clusterId;
   }
   async listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint> {
     this.calls.push(`listOffsets ${topic}-${partition} ${timestamp}`);
+    await this.listOffsetsGate;
     const log = this.cluster.leaderFor(topic, partition).replica(topic, partition)!.log;
     return timestamp === -2n ? log.logStartOffset : log.highWatermark;
   }

@@ -290,7 +290,7 @@ export class EffectExecutor {
       if (result !== undefined) p.send(result);
       return;
     }
-    this.execute(p.key, effect).then(
+    this.execute(p, effect).then(
       (result) => {
         if (result !== undefined) p.send(result);
       },
@@ -343,9 +343,10 @@ export class EffectExecutor {
 
   /** Runs one effect that talks to the data partition, the source or the fetchers; returns its result. */
   private async execute(
-    key: MirrorPartitionKey,
+    p: PartitionRuntime,
     effect: MirrorPartitionEffect,
   ): Promise<MirrorPartitionEvent | undefined> {
+    const key = p.key;
     const stateEpoch = effect.params.stateEpoch;
     if (!this.ctx.stillCoordinator()) return undefined; // a zombie coordinator must not touch the data
     switch (effect.type) {
@@ -381,17 +382,23 @@ export class EffectExecutor {
         const lme = await this.ctx.sources(key.mirror).lastMirrorEpoch(key.topicId, key.partition);
         return { type: "LME_FOUND", stateEpoch, lme };
       }
+      // A truncation asked for by PREPARING runs only while PREPARING still holds: a removal that overtook it
+      // while the source answered has made the partition writable (and may have written its PID reset
+      // barrier, or the application its records), which a late truncation would destroy.
       case "truncateFully": {
         const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
+        if (!p.isStill(stateEpoch)) return undefined;
         this.leaderReplica(key).truncateFullyAndStartAt(start);
         return { type: "TRUNCATED", stateEpoch };
       }
       case "truncateToEpoch": {
+        if (!p.isStill(stateEpoch)) return undefined;
         const replica = this.leaderReplica(key);
         const end = replica.endOffsetForEpoch(effect.params.lme);
         if (end.endOffset < 0n) {
           // This log never had the epoch (nor any later one): nothing of ours can be kept.
           const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
+          if (!p.isStill(stateEpoch)) return undefined;
           this.leaderReplica(key).truncateFullyAndStartAt(start);
         } else if (end.endOffset < replica.logEndOffset()) replica.truncateTo(end.endOffset);
         return { type: "TRUNCATED", stateEpoch };

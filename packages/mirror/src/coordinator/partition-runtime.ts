@@ -74,6 +74,20 @@ export class PartitionRuntime {
     return this.ref?.getSnapshot();
   }
 
+  /**
+   * True while the state that requested an effect at `stateEpoch` still holds: the committed record is at
+   * that epoch and no change to another lifecycle state waits for its append. An effect that changes the
+   * data checks this once it has waited (for a source's answer), so a change that overtook it (a removal, a
+   * failure) is never undone by it.
+   */
+  isStill(stateEpoch: number): boolean {
+    if (this.isClosed) return false;
+    const s = this.ref?.getSnapshot();
+    if (s === undefined || s.context.record.stateEpoch !== stateEpoch) return false;
+    const pending = s.context.pending;
+    return pending === null || pending.to === s.context.record.state;
+  }
+
   /** True once the shard unloaded this actor or another coordinator fenced it: it takes no more events. */
   get isClosed(): boolean {
     if (this.closed) return true;

@@ -290,6 +290,7 @@ export class KafkaCluster implements BrokerNetwork {
   close(): void {
     for (const cancel of this.housekeeping.values()) cancel();
     this.housekeeping.clear();
+    this.transactions.close();
     for (const id of this.runningBrokers()) this.stopBroker(id);
     this.lock?.release();
   }

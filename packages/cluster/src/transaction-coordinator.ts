@@ -96,6 +96,7 @@ export class TransactionCoordinator {
   private readonly markersInFlight = new Set<string>();
   /** Retries scheduled after a failed marker write, by transactional id. */
   private readonly retries = new Map<string, Cancel>();
+  private closed = false;
 
   constructor(options: TransactionCoordinatorOptions) {
     this.options = options;
@@ -277,6 +278,13 @@ export class TransactionCoordinator {
     return aborted;
   }
 
+  /** Stops retrying markers (the cluster shuts down): nothing is scheduled any more. */
+  close(): void {
+    this.closed = true;
+    for (const cancel of this.retries.values()) cancel();
+    this.retries.clear();
+  }
+
   /** Every transactional id the coordinator knows, with its state (a copy). */
   listTransactions(): TransactionMetadata[] {
     return [...this.transactions.values()].map((t) => structuredClone(t));
@@ -440,7 +448,7 @@ export class TransactionCoordinator {
   /** Writes the transaction's pending markers again after the backoff (once per transaction at a time). */
   private retryLater(txn: TransactionMetadata): void {
     const scheduler = this.options.scheduler;
-    if (!scheduler || this.retries.has(txn.transactionalId)) return;
+    if (!scheduler || this.closed || this.retries.has(txn.transactionalId)) return;
     this.retries.set(
       txn.transactionalId,
       scheduler.schedule(() => {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ClusterError, ManualClock, type TopicPartition, TransactionCoordinator } from "../src/index";
+import {
+  ClusterError,
+  ManualClock,
+  ManualScheduler,
+  type TopicPartition,
+  TransactionCoordinator,
+} from "../src/index";
 
 interface Marker {
   partition: TopicPartition;
@@ -158,6 +164,44 @@ describe("TransactionCoordinator", () => {
     tc.addPartitionsToTxn({ transactionalId: "tx", ...p, partitions: [tp("c")] });
     expect(markers.map((m) => m.partition.topic)).toEqual(["a", "b"]);
     expect(tc.describeTransaction("tx")).toMatchObject({ state: "Ongoing", partitions: [tp("c")] });
+  });
+
+  it("writes a failed marker again every 100 ms on its scheduler, until the marker lands or it closes", async () => {
+    const clock = new ManualClock(0);
+    const scheduler = new ManualScheduler(clock);
+    let attempts = 0;
+    let leaderUp = false;
+    const tc = new TransactionCoordinator({
+      clock,
+      scheduler,
+      nextProducerId: () => 7n,
+      writeTxnMarker: () => {
+        attempts++;
+        if (!leaderUp) throw new Error("leader not available");
+      },
+    });
+    const p = tc.initProducerId({ transactionalId: "tx" });
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...p, partitions: [tp("a")] });
+    await tc.endTxn({ transactionalId: "tx", ...p, commit: true });
+    expect(tc.describeTransaction("tx")?.state).toBe("PrepareCommit");
+    scheduler.run(99);
+    expect(attempts).toBe(1);
+    scheduler.run(1);
+    expect(attempts).toBe(2);
+    leaderUp = true;
+    scheduler.run(100);
+    expect(attempts).toBe(3);
+    expect(tc.describeTransaction("tx")?.state).toBe("CompleteCommit");
+    expect(scheduler.pending).toBe(0);
+    // A coordinator closed while a marker is failing stops retrying: nothing keeps a process alive.
+    leaderUp = false;
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...p, partitions: [tp("a")] });
+    await tc.endTxn({ transactionalId: "tx", ...p, commit: false });
+    expect(scheduler.pending).toBe(1);
+    tc.close();
+    expect(scheduler.pending).toBe(0);
+    scheduler.run(1000);
+    expect(attempts).toBe(4);
   });
 
   it("refuses bad timeouts and empty ids with typed errors", () => {

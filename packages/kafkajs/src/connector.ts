@@ -62,7 +62,7 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
     if (!this.registry.resolve(bootstrap)) current();
     return {
       clusterId: () => current().clusterId(),
-      describeTopics: () => current().describeTopics(),
+      describeTopics: (options) => current().describeTopics(options),
       partitionLeaders: (topics) => current().partitionLeaders(topics),
       fetch: (request) => current().fetch(request),
       listOffsets: (topic, partition, timestamp) => current().listOffsets(topic, partition, timestamp),

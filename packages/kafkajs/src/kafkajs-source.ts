@@ -1,5 +1,6 @@
 import type { AclBinding, Uuid } from "@cluster-mirror/cluster";
 import type {
+  DescribeTopicsOptions,
   SourceCluster,
   SourceFetchPartitionResult,
   SourceFetchRequest,
@@ -96,12 +97,15 @@ export class KafkajsSourceCluster implements SourceCluster {
   }
 
   /** Every topic that is not internal and does not start with `__`, with ids, leaders, epochs and dynamic configs. */
-  async describeTopics(): Promise<SourceTopicInfo[]> {
+  async describeTopics(options: DescribeTopicsOptions = {}): Promise<SourceTopicInfo[]> {
     const metadata = await this.metadata(null);
     const topics = metadata.topics
       .filter((t) => t.errorCode === 0 && !t.isInternal && !t.name.startsWith("__"))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const configs = await this.dynamicTopicConfigs(topics.map((t) => t.name));
+    const wanted = options.configsOf;
+    const configs = await this.dynamicTopicConfigs(
+      topics.map((t) => t.name).filter((name) => wanted?.(name) ?? true),
+    );
     return topics.map((t) => ({
       name: t.name,
       topicId: t.topicId,

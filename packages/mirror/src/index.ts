@@ -89,6 +89,7 @@ export {
 export { SourceConnections } from "./metadata/source-connections";
 export { MIRROR_METRIC_NAMES, MirrorMetrics, type SyncErrorKind } from "./metrics/mirror-metrics";
 export type {
+  DescribeTopicsOptions,
   DestinationCluster,
   FetcherEvents,
   FetcherManager,

@@ -15,6 +15,12 @@ export interface SourcePartitionInfo {
   leaderEpoch: number;
 }
 
+/** What `SourceCluster.describeTopics` describes beyond the topics' metadata. */
+export interface DescribeTopicsOptions {
+  /** The topics whose dynamic configs are wanted (all when absent). */
+  configsOf?: (topic: string) => boolean;
+}
+
 /** One source partition's leader, as a Metadata request for its topic answers it. */
 export interface SourcePartitionLeader extends SourcePartitionInfo {
   topic: string;
@@ -96,8 +102,12 @@ export interface SourceMirrorInfo {
 export interface SourceCluster {
   /** The source's cluster id (pinned at mirror creation; a change fails the mirror's partitions). */
   clusterId(): Promise<string>;
-  /** Every topic (internal ones excluded) with ids, partitions, leaders, epochs and dynamic configs. */
-  describeTopics(): Promise<SourceTopicInfo[]>;
+  /**
+   * Every topic (internal ones excluded) with ids, partitions, leaders and epochs, and the dynamic configs
+   * of the topics `configsOf` accepts (all when absent); the others come with `{}`. A real cluster then
+   * describes the configs of those alone: a mirror of 10 topics on a source of 10,000 asks for 10.
+   */
+  describeTopics(options?: DescribeTopicsOptions): Promise<SourceTopicInfo[]>;
   /**
    * The leader and leader epoch of every partition of these topics (a Metadata request for them alone, no
    * configs): what a fetcher needs to route, at the cost of the topics it mirrors rather than of the whole

@@ -175,7 +175,7 @@ export function batchBytes(cluster: KafkaCluster, partition = 0, from = -1n): [s
 export function bind(s: SourceCluster): SourceCluster {
   return {
     clusterId: () => s.clusterId(),
-    describeTopics: () => s.describeTopics(),
+    describeTopics: (options) => s.describeTopics(options),
     partitionLeaders: (topics) => s.partitionLeaders(topics),
     fetch: (r) => s.fetch(r),
     listOffsets: (t, p, ts) => s.listOffsets(t, p, ts),

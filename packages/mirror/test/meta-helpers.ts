@@ -19,6 +19,7 @@ import { MirrorMetadataManager } from "../src/metadata/mirror-metadata-manager";
 import { SourceConnections } from "../src/metadata/source-connections";
 import { MirrorMetrics } from "../src/metrics/mirror-metrics";
 import type {
+  DescribeTopicsOptions,
   MirrorCoordinators,
   MirrorPartitionKey,
   MirrorPartitionView,
@@ -117,6 +118,8 @@ function id(key: MirrorPartitionKey): string {
 export class TestSourceNetwork implements SourceConnector {
   target: KafkaCluster;
   reachable = true;
+  /** For each describeTopics call, the source topics whose configs it asked for. */
+  readonly configsAsked: string[][] = [];
 
   constructor(target: KafkaCluster) {
     this.target = target;
@@ -133,7 +136,14 @@ export class TestSourceNetwork implements SourceConnector {
       };
     return {
       clusterId: call("clusterId"),
-      describeTopics: call("describeTopics"),
+      describeTopics: async (options?: DescribeTopicsOptions) => {
+        if (!this.reachable) throw new Error("connection refused");
+        const topics = await new EmbeddedSourceCluster(this.target).describeTopics(options);
+        this.configsAsked.push(
+          topics.map((t) => t.name).filter((name) => options?.configsOf?.(name) ?? true),
+        );
+        return topics;
+      },
       partitionLeaders: call("partitionLeaders"),
       fetch: call("fetch"),
       listOffsets: call("listOffsets"),

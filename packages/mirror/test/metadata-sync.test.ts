@@ -42,6 +42,23 @@ describe("topic discovery and partitions", () => {
     expect((await env.manager.refresh("m1"))?.createdTopics).toEqual([]);
   });
 
+  it("asks the source for the configs of the topics it mirrors or would start mirroring, not of the rest", async () => {
+    const env = await setup({ "topics.include": "orders.*" });
+    await mirrorTopic(env, "orders", 1, { "retention.ms": "1000" });
+    sourceTopic(env.source, "orders.new", 1, { "cleanup.policy": "compact" });
+    sourceTopic(env.source, "audit", 1, { "retention.ms": "5" });
+    sourceTopic(env.source, "payments");
+    env.network.configsAsked.length = 0;
+    const report = await env.manager.refresh("m1");
+    expect(report?.createdTopics).toEqual(["orders.new"]);
+    expect(env.network.configsAsked).toEqual([["orders", "orders.new"]]);
+    expect(configsOf(env, "orders.new")).toEqual({ "cleanup.policy": "compact", "mirror.name": "m1" });
+    // Adding by pattern asks for the matching topics' configs alone.
+    env.network.configsAsked.length = 0;
+    await env.admin.addTopics("m1", "pay.*", { replicationFactor: 1 });
+    expect(env.network.configsAsked).toEqual([["payments"]]);
+  });
+
   it("never recreates a removed (failed-over) topic, nor touches a local topic of the same name", async () => {
     const env = await setup({ "topics.include": ".*" });
     await mirrorTopic(env, "t");

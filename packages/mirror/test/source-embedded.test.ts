@@ -31,6 +31,8 @@ describe("EmbeddedSourceCluster", () => {
         configs: { "retention.ms": "1000" },
       },
     ]);
+    const [withoutConfigs] = await source.describeTopics({ configsOf: (name) => name !== TOPIC });
+    expect(withoutConfigs).toMatchObject({ name: TOPIC, configs: {} });
     // The fetchers' leader lookup: the named topics alone, an unknown one left out.
     expect(await source.partitionLeaders([TOPIC, "missing", TOPIC])).toEqual([
       { topic: TOPIC, partition: 0, leaderId: 0, leaderEpoch: 0 },

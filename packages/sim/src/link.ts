@@ -109,8 +109,10 @@ export class LinkedSourceCluster implements SourceCluster {
   clusterId(): ReturnType<SourceCluster["clusterId"]> {
     return this.link.carry("clusterId", () => this.inner.clusterId());
   }
-  describeTopics(): ReturnType<SourceCluster["describeTopics"]> {
-    return this.link.carry("describeTopics", () => this.inner.describeTopics());
+  describeTopics(
+    options?: Parameters<SourceCluster["describeTopics"]>[0],
+  ): ReturnType<SourceCluster["describeTopics"]> {
+    return this.link.carry("describeTopics", () => this.inner.describeTopics(options));
   }
   partitionLeaders(topics: readonly string[]): ReturnType<SourceCluster["partitionLeaders"]> {
     return this.link.carry("partitionLeaders", () => this.inner.partitionLeaders(topics));

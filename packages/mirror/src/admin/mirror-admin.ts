@@ -227,7 +227,8 @@ export class MirrorAdmin {
     const def = this.requireMirror(mirror);
     const pattern = topicPattern(regex);
     const filter = topicFilter(def);
-    const sourceTopics = await this.sourceCall(def, (s) => s.describeTopics());
+    const wanted = (name: string) => pattern.test(name) && !filter.excluded(name);
+    const sourceTopics = await this.sourceCall(def, (s) => s.describeTopics({ configsOf: wanted }));
     const matched = sourceTopics
       .filter((t) => pattern.test(t.name) && !filter.excluded(t.name))
       .sort((a, b) => compareStrings(a.name, b.name));

@@ -54,7 +54,10 @@ export async function verifyMirror(
     .filter((t) => t.desired !== "REMOVED")
     .sort((a, b) => compareStrings(a.name, b.name));
   const names = topics.map((t) => t.name);
-  const sourceTopics = new Map((await source.describeTopics()).map((t) => [t.name, t]));
+  const mirrored = new Set(names);
+  const sourceTopics = new Map(
+    (await source.describeTopics({ configsOf: (name) => mirrored.has(name) })).map((t) => [t.name, t]),
+  );
   const checks = [
     await batchesCheck(destination, source, names, sourceTopics),
     await offsetsCheck(destination, source, names, sourceTopics),

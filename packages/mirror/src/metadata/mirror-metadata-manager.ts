@@ -301,7 +301,7 @@ export class MirrorMetadataManager {
     report.leader = true;
     let sourceTopics: SourceTopicInfo[];
     try {
-      sourceTopics = await source.describeTopics();
+      sourceTopics = await source.describeTopics({ configsOf: this.configsWanted(def) });
     } catch (error) {
       this.error(mirror, "TopicMetadataRefreshError", error);
       return report;
@@ -367,6 +367,22 @@ export class MirrorMetadataManager {
   }
 
   /** Creates mirror topics for source topics matching the mirror's patterns that the destination lacks. */
+  /**
+   * The source topics whose configs a refresh needs: those this mirror mirrors (their configs are synced)
+   * and those it would start mirroring (created with the source's configs). Not the rest of the source.
+   */
+  private configsWanted(def: MirrorDefinition): (topic: string) => boolean {
+    const image = this.options.destination.controller.image;
+    const mirrored = new Set(mirrorTopics(image, def.name).map((t) => t.name));
+    let filter: ReturnType<typeof topicFilter> | undefined;
+    try {
+      filter = topicFilter(def);
+    } catch {
+      filter = undefined; // discoverTopics reports the bad pattern
+    }
+    return (name) => mirrored.has(name) || (filter?.matches(name) === true && !image.topic(name));
+  }
+
   private discoverTopics(def: MirrorDefinition, sourceTopics: readonly SourceTopicInfo[]): string[] {
     const created: string[] = [];
     let filter: ReturnType<typeof topicFilter>;

@@ -8,6 +8,7 @@ import {
 } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
 import type {
+  DescribeTopicsOptions,
   SourceCluster,
   SourceFetchPartitionResult,
   SourceFetchRequest,
@@ -54,7 +55,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
   }
 
   /** Every topic whose name does not start with `__`, with partitions, leaders, epochs and dynamic configs. */
-  async describeTopics(): Promise<SourceTopicInfo[]> {
+  async describeTopics(options: DescribeTopicsOptions = {}): Promise<SourceTopicInfo[]> {
     const topics: SourceTopicInfo[] = [];
     for (const t of this.cluster.controller.image.topicsById.values()) {
       if (t.name.startsWith("__")) continue;
@@ -66,7 +67,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
           leaderId: p.leader,
           leaderEpoch: p.leaderEpoch,
         })),
-        configs: Object.fromEntries(t.configs),
+        configs: (options.configsOf?.(t.name) ?? true) ? Object.fromEntries(t.configs) : {},
       });
     }
     return topics.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -217,7 +217,11 @@ export class PartitionLog {
       this.rebuild();
     }
     this.epochs.truncateFromStart(this.startOffset);
-    this.epochs.truncateFromEnd(this.endOffset);
+    // Entries at or past the recovered log end name batches that are gone (a torn tail), except the one
+    // DeleteRecords or retention moved up to the start of a log they emptied: the log in memory keeps that
+    // entry (its epoch is what a fetch from this log's end carries), so reopening keeps it too.
+    const emptiedFromStart = !torn && this.endOffset === this.startOffset;
+    this.epochs.truncateFromEnd(emptiedFromStart ? this.endOffset + 1n : this.endOffset);
     this.saveEpochs();
     this.storage.writeAbortedTxns?.(this.abortedForStorage);
     this.recovery = { truncatedTail: torn, batches };

@@ -114,6 +114,23 @@ describe("FileLogStorage", () => {
     again.close();
   });
 
+  it("keeps the epoch of a log DeleteRecords emptied across reopening, as the log in memory does (FC_SEED=68)", () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const log = openLog(dir);
+    log.appendAsLeader(dataBatch({ count: 2 }), 3);
+    log.appendAsLeader(dataBatch({ count: 2 }), 4);
+    log.updateHighWatermark(4n);
+    log.deleteRecordsBefore(4n);
+    const inMemory = { epoch: log.latestEpoch, end: log.endOffsetForEpoch(4) };
+    expect(inMemory.epoch).toBe(4);
+    log.close();
+    const again = openLog(dir);
+    expect([again.logStartOffset, again.logEndOffset]).toEqual([4n, 4n]);
+    expect({ epoch: again.latestEpoch, end: again.endOffsetForEpoch(4) }).toEqual(inMemory);
+    again.close();
+  });
+
   it("keeps the start offset of a fully truncated log across reopening", () => {
     const dir = tempDir();
     dirs.push(dir);

@@ -106,6 +106,16 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               ? undefined
               : "no failover on b from PREPARING with the link a->b cut",
         },
+        {
+          bug: "soak FC_SEED=70 (the model): a node restarted in STOPPING with a 1.7 s disk finished its failover in 5.1 s; the 5 s bound is for a healthy cluster, each replicated write of the failover waits for the slow fsync",
+          simSeed: 0,
+          steps: ["slowDisk(135,0,1661)", "failover(0,2)", "restartNode(13)", "groupCommit(0,0,0)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("slow disk b broker 0: 1661 ms")) &&
+            sim.steps.some((s) => s.includes("2 partition(s) were STOPPING"))
+              ? undefined
+              : "no restart of b in STOPPING with its slow disk",
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

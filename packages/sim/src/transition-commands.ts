@@ -278,8 +278,10 @@ export async function corruptReplica(
 
 /**
  * Restarts a whole node (every broker crashes, kill -9, and comes back). Then every partition that was
- * STOPPING must finish its failover promptly (within 5 s of virtual time on a healthy cluster), and a
- * repeated `removeTopics` of such a topic is accepted (idempotent).
+ * STOPPING must finish its failover promptly (within 5 s of virtual time on a healthy cluster, plus four
+ * fsyncs of its slowest disk: the failover's replicated writes, its LME record, its markers and barrier and
+ * its STOPPED record, each wait for that broker's fsync), and a repeated `removeTopics` of such a topic is
+ * accepted (idempotent).
  */
 export async function restartNode(sim: Simulation, nodeChoice: number): Promise<void> {
   const node = pick(sim.world.spec.clusters, nodeChoice)!;
@@ -318,13 +320,16 @@ export async function restartNode(sim: Simulation, nodeChoice: number): Promise<
         ),
       )
       .filter((v) => v.state !== "STOPPED");
+  let slowest = 0;
+  for (let b = 0; b < sim.brokers; b++) slowest = Math.max(slowest, cluster.diskLatency(b));
+  const deadlineMs = 5_000 + 4 * slowest;
   try {
-    await sim.world.time.until(() => stillStopping().length === 0, "STOPPING resumes", 5_000, 100);
+    await sim.world.time.until(() => stillStopping().length === 0, "STOPPING resumes", deadlineMs, 100);
   } catch {
     sim.report([
       {
         invariant: "stopping-resumes",
-        message: `${node}: ${stillStopping().length} partition(s) interrupted in STOPPING by a restart are not STOPPED 5 s after it (${stillStopping()
+        message: `${node}: ${stillStopping().length} partition(s) interrupted in STOPPING by a restart are not STOPPED ${deadlineMs} ms after it (${stillStopping()
           .slice(0, 3)
           .map((v) => `${v.key.topic}-${v.key.partition} ${v.state}`)
           .join(", ")})`,

@@ -116,6 +116,16 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               ? undefined
               : "no restart of b in STOPPING with its slow disk",
         },
+        {
+          bug: "soak FC_SEED=75: a failback dropped the old primary's acknowledged write without --truncate-local-writes (the new primary had failed over before mirroring the rest of that leader epoch; the check and PREPARING cut at this log's end of the epoch, the first fetch's divergence cut further)",
+          simSeed: 0,
+          steps: ["cycle(0)", "controllerFailover(711,621,0)", "writePromoted(0,0,1)", "cycle(127)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("produce 1 to b/orders-0: ok at 2")) &&
+            sim.steps.some((s) => s.includes("unplanned failover a-from-b orders: STOPPED"))
+              ? undefined
+              : "b's write at 2 and a's unplanned failover did not both happen",
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

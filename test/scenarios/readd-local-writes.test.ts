@@ -58,6 +58,42 @@ describe("re-adding a failed-over topic (issue 11 item 8)", () => {
     await t.run(b.mirroring.whenCaughtUp("dr"));
   });
 
+  it("refuses a failback that would drop writes the new primary never mirrored (its failover was mid-epoch; soak FC_SEED=75)", async () => {
+    const { t, a, b, logOnB } = await failedOver();
+    const producerB = b.kafka.producer({ idempotent: true });
+    await t.run(producerB.connect());
+    await t.run(producerB.send({ topic: "orders", messages: [{ key: "b1", value: "mirrored" }], acks: -1 }));
+    // A mirrors B (the failback), then stops fetching; B writes once more in the same leader epoch; A fails
+    // over without it (unplanned): A's last mirrored epoch is B's current one, which ends earlier on A.
+    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+    await t.run(a.mirroring.admin.addTopics("back", "orders"));
+    await t.run(a.mirroring.whenCaughtUp("back"));
+    await t.run(a.mirroring.admin.pauseTopics("back", "orders"));
+    await t.run(a.mirroring.whenState("back", "PAUSED"));
+    await t.run(
+      producerB.send({ topic: "orders", messages: [{ key: "b2", value: "never on a" }], acks: -1 }),
+    );
+    const leo = logOnB().logEndOffset;
+    await t.run(a.mirroring.admin.removeTopics("back", "orders"));
+    await t.run(a.mirroring.whenState("back", "STOPPED"));
+
+    // Mirroring B from A again would cut B where A's copy of that epoch ends: B's last write goes.
+    const refusal = t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await expect(refusal).rejects.toMatchObject({
+      errorName: "UNSAFE_TRUNCATION",
+      partitions: [{ topic: "orders", partition: 0, records: 1n, fromOffset: leo - 1n }],
+    });
+    expect(logOnB().logEndOffset).toBe(leo);
+    // Asked for, it goes ahead and B becomes a copy of A.
+    await t.run(b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true }));
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+    const brief = (log: ReturnType<typeof logOnB>) =>
+      [...log.batches()].map((x) => `${x.baseOffset}${x.isControl ? "C" : "d"}e${x.partitionLeaderEpoch}`);
+    expect(brief(logOnB())).toEqual(brief(a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log));
+    const hexes = (log: ReturnType<typeof logOnB>) => [...log.batches()].map((x) => x.buffer.toString("hex"));
+    expect(hexes(logOnB())).toEqual(hexes(a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log));
+  });
+
   it("fails back without the option: the old primary wrote nothing after the failover", async () => {
     const { t, a, b, logOnB } = await failedOver();
     const producerB = b.kafka.producer({ idempotent: true });

@@ -66,6 +66,7 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
       partitionLeaders: (topics) => current().partitionLeaders(topics),
       fetch: (request) => current().fetch(request),
       listOffsets: (topic, partition, timestamp) => current().listOffsets(topic, partition, timestamp),
+      endOffsetForEpoch: (topic, partition, epoch) => current().endOffsetForEpoch(topic, partition, epoch),
       listGroupOffsets: () => current().listGroupOffsets(),
       describeAcls: () => current().describeAcls(),
       lastMirrorEpoch: (topicId, partition) => current().lastMirrorEpoch(topicId, partition),

@@ -120,6 +120,15 @@ export interface SourceCluster {
   ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }>;
   /** ListOffsets: -2 earliest (log start), -1 latest (high watermark). */
   listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint>;
+  /**
+   * OffsetsForLeaderEpoch (KIP-101/320): where `leaderEpoch` ends on the source's leader (the start of the
+   * next higher epoch, or its log end), with the largest epoch at most `leaderEpoch` it knows (-1: none).
+   */
+  endOffsetForEpoch(
+    topic: string,
+    partition: number,
+    leaderEpoch: number,
+  ): Promise<{ leaderEpoch: number; endOffset: bigint }>;
   /** Consumer groups with committed offsets, and whether each has active members. */
   listGroupOffsets(): Promise<(SourceGroupOffsets & { active: boolean })[]>;
   /** ACL bindings (an empty list when the source has no authorizer or denies describing them). */

@@ -86,6 +86,14 @@ export class FakeSource implements SourceCluster {
   partitionLeaders(): never {
     throw new Error("not used by the coordinator");
   }
+  async endOffsetForEpoch(topic: string, partition: number, leaderEpoch: number) {
+    this.calls.push(`endOffsetForEpoch ${topic}-${partition} ${leaderEpoch}`);
+    const answer = this.cluster
+      .leaderFor(topic, partition)
+      .replica(topic, partition)!
+      .log.endOffsetForEpoch(leaderEpoch);
+    return { leaderEpoch: answer.epoch, endOffset: answer.endOffset };
+  }
   fetch(): never {
     throw new Error("not used by the coordinator");
   }

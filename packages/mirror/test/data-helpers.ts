@@ -179,6 +179,7 @@ export function bind(s: SourceCluster): SourceCluster {
     partitionLeaders: (topics) => s.partitionLeaders(topics),
     fetch: (r) => s.fetch(r),
     listOffsets: (t, p, ts) => s.listOffsets(t, p, ts),
+    endOffsetForEpoch: (t, p, e) => s.endOffsetForEpoch(t, p, e),
     listGroupOffsets: () => s.listGroupOffsets(),
     describeAcls: () => s.describeAcls(),
     lastMirrorEpoch: (id, p) => s.lastMirrorEpoch(id, p),

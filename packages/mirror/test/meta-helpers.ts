@@ -147,6 +147,7 @@ export class TestSourceNetwork implements SourceConnector {
       partitionLeaders: call("partitionLeaders"),
       fetch: call("fetch"),
       listOffsets: call("listOffsets"),
+      endOffsetForEpoch: call("endOffsetForEpoch"),
       listGroupOffsets: call("listGroupOffsets"),
       describeAcls: call("describeAcls"),
       lastMirrorEpoch: call("lastMirrorEpoch"),

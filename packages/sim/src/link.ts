@@ -120,6 +120,13 @@ export class LinkedSourceCluster implements SourceCluster {
   fetch(request: Parameters<SourceCluster["fetch"]>[0]): ReturnType<SourceCluster["fetch"]> {
     return this.link.carry("fetch", () => this.inner.fetch(request));
   }
+  endOffsetForEpoch(
+    topic: string,
+    partition: number,
+    epoch: number,
+  ): ReturnType<SourceCluster["endOffsetForEpoch"]> {
+    return this.link.carry("endOffsetForEpoch", () => this.inner.endOffsetForEpoch(topic, partition, epoch));
+  }
   listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint> {
     return this.link.carry("listOffsets", () => this.inner.listOffsets(topic, partition, timestamp));
   }

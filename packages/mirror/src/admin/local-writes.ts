@@ -20,16 +20,22 @@ interface CheckedLog {
 
 /**
  * The records written locally after the failover of `topic` (those after its last MIRROR_PID_RESET, which
- * only failover writes) that PREPARING would truncate when the topic is mirrored again from a source that
- * answers `lastMirrorEpoch`. PREPARING's rule, applied without changing anything: LME -1, or an epoch this
- * log never had, truncates fully; otherwise the log is cut at the end offset of epoch LME. Partitions with no
- * PID reset (never failed over here) or nothing local beyond the cut are left out. LEADER_NOT_AVAILABLE
+ * only failover writes) that mirroring it again from a source that answers `lastMirrorEpoch` would truncate.
+ * PREPARING's rule, applied without changing anything: LME -1, or an epoch this log never had, truncates
+ * fully; otherwise the log is cut at the end offset of epoch LME. Then the fetch's divergence check (KIP-320)
+ * cuts where the source's own epoch LME ends, when that is earlier (`sourceEndOffsetForEpoch`): the source
+ * mirrored only part of this log's last epoch before it failed over (an unplanned failover). Partitions with
+ * no PID reset (never failed over here) or nothing local beyond the cut are left out. LEADER_NOT_AVAILABLE
  * (retriable) when a partition has no running leader to read.
  */
 export async function localWritesAtRisk(
   cluster: KafkaCluster,
   topic: { name: string; topicId: Uuid; partitionCount: number },
   lastMirrorEpoch: (topicId: Uuid, partition: number) => Promise<number>,
+  sourceEndOffsetForEpoch?: (
+    partition: number,
+    leaderEpoch: number,
+  ) => Promise<{ leaderEpoch: number; endOffset: bigint }>,
 ): Promise<LocalWritesAtRisk[]> {
   const out: LocalWritesAtRisk[] = [];
   for (let p = 0; p < topic.partitionCount; p++) {
@@ -37,7 +43,18 @@ export async function localWritesAtRisk(
     const reset = lastPidResetOffset(log);
     if (reset === undefined || reset + 1n >= log.logEndOffset) continue;
     const lme = await lastMirrorEpoch(topic.topicId, p);
-    const end = lme < 0 ? -1n : log.endOffsetForEpoch(lme).endOffset;
+    let end = lme < 0 ? -1n : log.endOffsetForEpoch(lme).endOffset;
+    if (end >= 0n && sourceEndOffsetForEpoch) {
+      // The first fetch's divergence check: the follower cuts at min(the leader's end of the epoch it
+      // knows, this log's end of that epoch).
+      const theirs = await sourceEndOffsetForEpoch(p, lme);
+      if (theirs.leaderEpoch < 0 || theirs.endOffset < 0n) end = -1n;
+      else {
+        const ours = log.endOffsetForEpoch(theirs.leaderEpoch).endOffset;
+        const diverged = theirs.endOffset < ours ? theirs.endOffset : ours;
+        if (diverged < end) end = diverged;
+      }
+    }
     const cut = end < 0n ? -1n : end; // -1: truncated fully
     const from = cut > reset ? cut : reset + 1n;
     const records = dataRecordsFrom(log, from);

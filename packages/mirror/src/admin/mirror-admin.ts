@@ -571,8 +571,11 @@ export class MirrorAdmin {
       if (!local) continue;
       const topic = { name: t.name, topicId: local.topicId, partitionCount: local.partitions.length };
       atRisk.push(
-        ...(await localWritesAtRisk(this.options.destination, topic, (id, p) =>
-          this.sourceCall(def, (s) => s.lastMirrorEpoch(id, p)),
+        ...(await localWritesAtRisk(
+          this.options.destination,
+          topic,
+          (id, p) => this.sourceCall(def, (s) => s.lastMirrorEpoch(id, p)),
+          (p, epoch) => this.sourceCall(def, (s) => s.endOffsetForEpoch(t.name, p, epoch)),
         )),
       );
     }

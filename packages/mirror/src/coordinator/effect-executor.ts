@@ -400,7 +400,22 @@ export class EffectExecutor {
           const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
           if (!p.isStill(stateEpoch)) return undefined;
           this.leaderReplica(key).truncateFullyAndStartAt(start);
-        } else if (end.endOffset < replica.logEndOffset()) replica.truncateTo(end.endOffset);
+          return { type: "TRUNCATED", stateEpoch };
+        }
+        // Where the source's own copy of that epoch ends, when earlier (it failed over before it had all of
+        // it: an unplanned failover): the cut KIP-320's divergence check would make at the first fetch, made
+        // here, so the log is a copy of the source's before MIRRORING (and before any lag reads 0).
+        let cut = end.endOffset;
+        const theirs = await this.ctx
+          .sources(key.mirror)
+          .endOffsetForEpoch(key.topic, key.partition, effect.params.lme);
+        if (!p.isStill(stateEpoch)) return undefined;
+        if (theirs.leaderEpoch >= 0 && theirs.endOffset >= 0n) {
+          const ours = this.leaderReplica(key).endOffsetForEpoch(theirs.leaderEpoch).endOffset;
+          for (const o of [theirs.endOffset, ours]) if (o >= 0n && o < cut) cut = o;
+        }
+        const now = this.leaderReplica(key);
+        if (cut < now.logEndOffset()) now.truncateTo(cut);
         return { type: "TRUNCATED", stateEpoch };
       }
       case "removeFetcher": {

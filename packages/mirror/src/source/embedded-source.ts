@@ -159,6 +159,22 @@ export class EmbeddedSourceCluster implements SourceCluster {
     return this.cluster.authorizer.describeAcls();
   }
 
+  async endOffsetForEpoch(
+    topic: string,
+    partition: number,
+    leaderEpoch: number,
+  ): Promise<{ leaderEpoch: number; endOffset: bigint }> {
+    const log = this.cluster.leaderFor(topic, partition).replica(topic, partition)?.log;
+    if (!log) {
+      throw new ClusterError(
+        "NOT_LEADER_OR_FOLLOWER",
+        `${topic}-${partition}: the source's leader holds no replica`,
+      );
+    }
+    const answer = log.endOffsetForEpoch(leaderEpoch);
+    return { leaderEpoch: answer.epoch, endOffset: answer.endOffset };
+  }
+
   async lastMirrorEpoch(topicId: Uuid, partition: number): Promise<number> {
     return this.options.lastMirrorEpoch ? await this.options.lastMirrorEpoch(topicId, partition) : -1;
   }

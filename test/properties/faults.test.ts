@@ -14,6 +14,7 @@ describe("property: coordinator moves and source divergence", () => {
           "produce",
           "txnBegin",
           "txnCommit",
+          "txnCommitCrash",
           "txnAbort",
           "groupCommit",
           "pause",
@@ -31,6 +32,20 @@ describe("property: coordinator moves and source divergence", () => {
         ],
         numRuns: 15,
         maxCommands: 10,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "a partition leader crashing as a transaction commits leaves no committed transaction open on the mirror or the source",
+    async () => {
+      await runTopologyProperty({
+        name: "txn-leader-crash",
+        file: "test/properties/faults.test.ts",
+        topology: activePassive,
+        commands: ["produce", "txnBegin", "txnCommitCrash", "txnAbort", "slowDisk", "failover", "advance"],
+        numRuns: 20,
+        maxCommands: 8,
       });
     },
     PROPERTY_TIMEOUT_MS,

@@ -41,12 +41,13 @@ function mirroredInto(sim: Simulation, node: string, states?: readonly string[])
  * that reached STOPPED, the committed prefix of every partition, leader epoch >= mirrored epochs, read-only
  * until STOPPED (a probe produce to every mirror partition not STOPPED, besides the produce guard that
  * sees every produce), valid-from plus StateEpoch steps over each cluster's `__mirror_state` history,
- * every replica's `endsWithPidReset()` answer against what it stores, and every in-sync replica's batches
- * below the high watermark against its leader's.
+ * every replica's `endsWithPidReset()` answer against what it stores, every in-sync replica's batches
+ * below the high watermark against its leader's, and no committed transaction left open on its leader.
  */
 export async function checkNow(sim: Simulation): Promise<Violation[]> {
   completeFailovers(sim);
   sim.observePrefixes();
+  sim.checkTxnMarkers();
   const out: Violation[] = [];
   for (const name of sim.world.spec.clusters) {
     const { cluster, mirroring } = sim.node(name);
@@ -119,7 +120,8 @@ function converged(sim: Simulation): string | undefined {
 
 /**
  * Settles the world and checks everything: heals every link, restarts every broker, lets a metadata
- * refresh pass, waits (virtual time) until every mirror reached its requested state and caught up, then
+ * refresh pass (checking every virtual second that no committed transaction stays open on its leader),
+ * waits (virtual time) until every mirror reached its requested state and caught up, then
  * checks offset identity / log matching on every edge, acknowledged-write durability after failover and
  * failback, leader epochs, group offsets, config and partition sync, the `__mirror_state` history and the
  * replay-equals-live round trip. Not converging within 10 virtual minutes is itself a violation.
@@ -133,12 +135,18 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     for (let b = 0; b < sim.brokers; b++) cluster.setDiskLatency(b, 0);
     restartAll(cluster, sim.brokers);
   }
-  await sim.world.time.advance(35_000);
+  // A virtual second at a time, so that a committed transaction left open on a leader is seen within the
+  // settling, before the housekeeping pass (10 s) would restore its marker (`TxnMarkerWatch`).
+  for (let s = 0; s < 35; s++) {
+    await sim.world.time.advance(1_000);
+    sim.checkTxnMarkers();
+  }
   let why: string | undefined;
   const start = sim.world.clock.now();
   try {
     await sim.world.time.until(
       () => {
+        sim.checkTxnMarkers();
         why = converged(sim);
         // A partition with no fetcher on its leader stays behind forever: report it after a minute.
         return why === undefined || (why.startsWith(NO_FETCHER) && sim.world.clock.now() - start > 60_000);

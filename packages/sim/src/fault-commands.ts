@@ -11,7 +11,7 @@ import {
 } from "./faults";
 import { partitionId } from "./model";
 import type { Simulation } from "./simulation";
-import { pick, produce } from "./workload";
+import { pick, produce, txnBegin, txnEnd } from "./workload";
 
 /** Crashes one broker of one cluster, keeping at most one broker down per cluster. */
 export function crash(sim: Simulation, nodeChoice: number, brokerChoice: number): void {
@@ -24,6 +24,56 @@ export function crash(sim: Simulation, nodeChoice: number, brokerChoice: number)
   const broker = Math.abs(brokerChoice) % sim.brokers;
   crashBroker(cluster, broker);
   sim.step(`crash ${node} broker ${broker}`);
+}
+
+/**
+ * Commits the open transaction (one begun on writable target `target`, partition `partition`, as `txnBegin`,
+ * when none is open) and crashes the leader of its partition inside the commit,
+ * restarting it `downMs` later: `when` 0 (even) right after that leader appended the COMMIT marker, while
+ * the coordinator is still writing it; 1 (odd) once `commit()` returned, where the marker may still be on
+ * the leader alone (its followers fetch it a moment later). `delayMs` 0 crashes before anything else runs,
+ * as a process dying at that point; otherwise `delayMs` later. No crash when a broker of the cluster is
+ * already down, or (`when` 0) the marker is not written while `commit()` runs.
+ */
+export async function txnCommitCrash(
+  sim: Simulation,
+  target: number,
+  partition: number,
+  when: number,
+  delayMs: number,
+  downMs: number,
+): Promise<void> {
+  if (!sim.openTxn) await txnBegin(sim, target, partition);
+  const open = sim.openTxn;
+  if (!open) return;
+  const cluster = sim.node(open.node).cluster;
+  const atAppend = when % 2 === 0;
+  const crash = (brokerId: number) => {
+    if (downBrokers(cluster, sim.brokers).length > 0 || !cluster.broker(brokerId)) return;
+    crashBroker(cluster, brokerId);
+    sim.step(
+      `crashed ${open.node} broker ${brokerId}, leader of ${open.topic}-${open.partition}, ${delayMs} ms after ${atAppend ? "it appended the marker" : "the commit returned"}`,
+    );
+    sim.world.scheduler.schedule(() => cluster.startBroker(brokerId), downMs);
+  };
+  const crashSoon = (brokerId: number) => {
+    if (delayMs === 0) crash(brokerId);
+    else sim.world.scheduler.schedule(() => crash(brokerId), delayMs);
+  };
+  const armed = (node: string, brokerId: number, topic: string, partition: number) => {
+    if (node !== open.node || topic !== open.topic || partition !== open.partition) return;
+    sim.controlAppendListeners.delete(armed);
+    crashSoon(brokerId);
+  };
+  if (atAppend) sim.controlAppendListeners.add(armed);
+  try {
+    await txnEnd(sim, true);
+  } finally {
+    sim.controlAppendListeners.delete(armed);
+  }
+  if (atAppend) return;
+  const leader = cluster.controller.image.partition(open.topic, open.partition)?.leader ?? -1;
+  if (leader >= 0) crashSoon(leader);
 }
 
 /**

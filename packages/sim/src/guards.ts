@@ -9,6 +9,8 @@ export interface GuardHooks {
   beforeTruncate(node: string, topic: string, partition: number, offset: bigint, full: boolean): void;
   /** Called before any produce reaches a broker: lets pending checks run before the log changes. */
   beforeProduce(node: string, topic: string, partition: number): void;
+  /** A broker appended a control batch (a transaction marker) to its partition as leader. */
+  afterControlAppend(node: string, brokerId: number, topic: string, partition: number): void;
   report(violations: readonly Violation[]): void;
 }
 
@@ -20,7 +22,9 @@ const guarded = new WeakSet<Broker>();
  * - a produce the leader appends (its log end moves) while `readOnlyReason` says the partition must refuse
  *   it is a `read-only` violation, whoever sent it (workload, probe, a late retry);
  * - `truncateTo` / `truncateFullyAndStartAt` (the mirror aligning a destination) are reported to the
- *   committed-prefix tracker before they run.
+ *   committed-prefix tracker before they run;
+ * - each control batch a leader appends (a transaction marker) is announced once it is on the log, so a
+ *   fault can land right after it (`txnCommitCrash`).
  * Wrapping replaces the instance's methods and calls the originals: the engine is unchanged.
  */
 export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: GuardHooks): void {
@@ -44,6 +48,12 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
         ]);
       }
       return result;
+    };
+    const appendControlBatch = broker.appendControlBatch.bind(broker);
+    broker.appendControlBatch = (topic, partition, batch) => {
+      const info = appendControlBatch(topic, partition, batch);
+      hooks.afterControlAppend(node, broker.brokerId, topic, partition);
+      return info;
     };
     const truncateTo = broker.truncateTo.bind(broker);
     broker.truncateTo = (topic, partition, offset) => {

@@ -24,6 +24,7 @@ export {
   moveStateLeader,
   restart,
   slowDisk,
+  txnCommitCrash,
   uncleanElection,
 } from "./fault-commands";
 export {
@@ -63,6 +64,7 @@ export { probeReadOnly } from "./invariants/read-only";
 export { checkReplayMatchesLive } from "./invariants/replay";
 export { checkCommittedTxns, commitMarkerCommitted, transactionOutcome } from "./invariants/transactions";
 export { checkTransitions } from "./invariants/transitions";
+export { MARKER_BOUND_MS, TxnMarkerWatch } from "./invariants/txn-markers";
 export {
   checkFailoverWithoutMirroredData,
   failoverWithoutMirroredData,

@@ -30,6 +30,8 @@ export interface CommittedTxn {
   producerId: bigint;
   /** Offset of the transaction's data batch. */
   offset: bigint;
+  /** Virtual time at which `commit()` returned. */
+  decidedAt: number;
   /** Set when `node` later re-added the topic as a mirror (a failback may replace its own transactions). */
   rejoined?: boolean;
 }

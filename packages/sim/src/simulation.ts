@@ -5,10 +5,11 @@ import { CommittedPrefix } from "./invariants/committed-prefix";
 import { checkDurableTransition } from "./invariants/durable-commit";
 import { leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
+import { TxnMarkerWatch } from "./invariants/txn-markers";
 import { UnmirroredFailoverWatch } from "./invariants/unmirrored-failover";
 import type { Violation } from "./invariants/violation";
 import type { LinkOptions } from "./link";
-import { type EdgeTopicState, emptyModel, type SimModel } from "./model";
+import { type EdgeTopicState, emptyModel, partitionId, type SimModel } from "./model";
 import { type MirrorEdge, mirrorName, type SimNode, SimWorld, type TopologySpec } from "./topology";
 
 /** Settings of a simulation run. */
@@ -63,6 +64,12 @@ export class Simulation {
   readonly prefix = new CommittedPrefix();
   /** Failovers whose partitions were not all checked at STOPPED yet (see `completeFailovers`). */
   readonly pendingFailovers: PendingFailover[] = [];
+  /** Called after a leader appended a control batch (see `GuardHooks.afterControlAppend`). */
+  readonly controlAppendListeners = new Set<
+    (node: string, brokerId: number, topic: string, partition: number) => void
+  >();
+  /** Per cluster: how long committed transactions read as open on their leaders (see `checkTxnMarkers`). */
+  private readonly markerWatches = new Map<string, TxnMarkerWatch>();
   private readonly reported = new Set<string>();
   private txnCount = 0;
   private topicCount = 0;
@@ -76,6 +83,7 @@ export class Simulation {
     this.world = new SimWorld({ ...spec, brokers: this.brokers }, seed, options.links);
     for (const name of spec.clusters) {
       const { cluster, mirroring } = this.node(name);
+      this.markerWatches.set(name, new TxnMarkerWatch(name, cluster));
       installBrokerGuards(name, cluster, {
         readOnlyReason: (_node, topic, partition) =>
           readOnlyReason(cluster, mirroring.coordinators.describe(), topic, partition),
@@ -83,6 +91,9 @@ export class Simulation {
           this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full)),
         beforeProduce: (_node, topic) => {
           if (!topic.startsWith("__")) completeFailovers(this);
+        },
+        afterControlAppend: (node, brokerId, topic, partition) => {
+          for (const listener of [...this.controlAppendListeners]) listener(node, brokerId, topic, partition);
         },
         report: (v) => this.report(v),
       });
@@ -94,6 +105,18 @@ export class Simulation {
         this.report(unmirrored.onTransition(t));
       });
     }
+  }
+
+  /**
+   * Checks that no committed transaction reads as open on its partition's leader for long (see
+   * `TxnMarkerWatch`); transactions a failback may have replaced and partitions that lost data are skipped.
+   */
+  checkTxnMarkers(): void {
+    const now = this.world.clock.now();
+    const commits = this.model.commits.filter(
+      (c) => !c.rejoined && !this.model.diverged.has(partitionId(c.node, c.topic, c.partition)),
+    );
+    for (const watch of this.markerWatches.values()) this.report(watch.check(commits, now));
   }
 
   /** Checks the committed prefix of every partition of every cluster (see `CommittedPrefix.observe`). */

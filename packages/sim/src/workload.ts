@@ -146,7 +146,15 @@ export async function txnBegin(sim: Simulation, target: number, partitionChoice:
 function recordCommit(sim: Simulation, node: string, topic: string, partition: number, offset: bigint): void {
   const log = leaderLog(sim.node(node).cluster, topic, partition);
   const b = log ? batchesByOffset(log).get(offset) : undefined;
-  if (b) sim.model.commits.push({ node, topic, partition, producerId: b.producerId, offset });
+  if (b)
+    sim.model.commits.push({
+      node,
+      topic,
+      partition,
+      producerId: b.producerId,
+      offset,
+      decidedAt: sim.world.clock.now(),
+    });
 }
 
 /** Commits or aborts the open transaction (no-op when none is open). */

@@ -1,0 +1,55 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import type { CommittedTxn } from "../model";
+import { transactionOutcome } from "./transactions";
+import type { Violation } from "./violation";
+
+/**
+ * How long a committed transaction may read as open on a partition leader that has led since before its
+ * commit returned, or since it was elected: the coordinator writes a marker lost with its leader again
+ * 100 ms after the write failed (`MARKER_RETRY_BACKOFF_MS`); a bound of 2 s leaves room for a slow disk
+ * and still lies well inside the housekeeping pass (10 s) that would otherwise hide a lost marker.
+ */
+export const MARKER_BOUND_MS = 2_000;
+
+/**
+ * A committed transaction does not stay open on its partition's leader: once `commit()` returned, the
+ * COMMIT marker is on the leader's log within {@link MARKER_BOUND_MS} of the later of the commit and the
+ * leader's election. Meanwhile the partition's last stable offset stays behind the transaction, consumers
+ * reading committed see nothing after it, and a mirror failing over in that window would end the
+ * transaction with ABORT on its destination. The watch remembers, per partition, the leader epoch it saw
+ * and since when; a leader it has not seen before counts from the check that first sees it, so checking
+ * less often only makes the bound looser. Partitions whose log lost data (unclean elections) are skipped
+ * by the caller: there the housekeeping pass restores markers.
+ */
+export class TxnMarkerWatch {
+  private readonly leaders = new Map<string, { epoch: number; since: number }>();
+
+  constructor(
+    private readonly node: string,
+    private readonly cluster: KafkaCluster,
+  ) {}
+
+  check(commits: readonly CommittedTxn[], now: number): Violation[] {
+    const out: Violation[] = [];
+    for (const c of commits) {
+      if (c.node !== this.node) continue;
+      const meta = this.cluster.controller.image.partition(c.topic, c.partition);
+      if (!meta || meta.leader < 0) continue;
+      const key = `${c.topic}-${c.partition}`;
+      let seen = this.leaders.get(key);
+      if (!seen || seen.epoch !== meta.leaderEpoch) {
+        seen = { epoch: meta.leaderEpoch, since: now };
+        this.leaders.set(key, seen);
+      }
+      const openFor = now - Math.max(c.decidedAt, seen.since);
+      if (openFor < MARKER_BOUND_MS) continue;
+      if (transactionOutcome(this.cluster, c.topic, c.partition, c.producerId, c.offset) !== "OPEN") continue;
+      // Once per transaction and leader: the message names neither the time nor how long it was open.
+      out.push({
+        invariant: "txn-marker-timely",
+        message: `${this.node} ${key}: the transaction of producer ${c.producerId} (data at offset ${c.offset}) still reads as open on leader ${meta.leader} (epoch ${meta.leaderEpoch}) ${MARKER_BOUND_MS} ms after its commit returned and the leader was elected: its COMMIT marker is not on the leader's log`,
+      });
+    }
+    return out;
+  }
+}

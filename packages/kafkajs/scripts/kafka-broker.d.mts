@@ -4,6 +4,26 @@ export const SASL_USERS: { admin: string; mirror: string };
 
 export class BrokerToolMissingError extends Error {}
 
+/** The password of every key and trust store of {@link TlsMaterial} (test material only). */
+export const TLS_STORE_PASSWORD: string;
+
+/** Self-signed TLS material made with keytool (paths). */
+export interface TlsMaterial {
+  /** The brokers' PKCS12 key store (EC key, SAN IP:127.0.0.1, DNS:localhost). */
+  readonly brokerKeystore: string;
+  /** The MTLS listener's PKCS12 trust store: trusts the client certificate. */
+  readonly brokerTruststore: string;
+  /** The brokers' certificate as PEM: the trust store a client needs. */
+  readonly caPem: string;
+  /** The client's PKCS12 key store (CN=mirror), trusted by the MTLS listener. */
+  readonly clientKeystore: string;
+  /** An unrelated self-signed certificate as PEM: trusting only it, a client refuses the brokers. */
+  readonly otherCaPem: string;
+  readonly password: string;
+}
+
+export function createTlsMaterial(dir: string): Promise<TlsMaterial>;
+
 export function ensureKafkaJars(options?: { log?: (message: string) => void }): Promise<{
   libs: string;
   downloadMs: number;
@@ -14,10 +34,18 @@ export interface KafkaBrokerHandle {
   readonly bootstrap: string;
   /** `127.0.0.1:<port>` of the SASL_PLAINTEXT listener (SASL/PLAIN users in SASL_USERS). */
   readonly saslBootstrap: string;
+  /** `127.0.0.1:<port>` of the SSL listener (server certificate in `tls.caPem`, no client certificate). */
+  readonly sslBootstrap: string;
+  /** `127.0.0.1:<port>` of the MTLS listener (SSL, a client certificate required: `tls.clientKeystore`). */
+  readonly mtlsBootstrap: string;
+  /** `127.0.0.1:<port>` of the SASL_SSL listener (SASL/PLAIN users in SASL_USERS, over TLS). */
+  readonly saslSslBootstrap: string;
+  /** The TLS material of the SSL listeners, in this node's dir. */
+  readonly tls: TlsMaterial;
   readonly clusterId: string;
   /** `node.id` (1 for a single broker). */
   readonly nodeId: number;
-  /** Temp dir: server.properties, log4j.properties, data/. */
+  /** Temp dir: server.properties, log4j.properties, data/, tls/. */
   readonly dir: string;
   /** The jar folder (for `java -cp <libs>/*` tools). */
   readonly libs: string;

@@ -107,24 +107,130 @@ log4j.logger.kafka.server.BrokerLifecycleManager=INFO
 /** SASL/PLAIN users of the SASL_PLAINTEXT listener (`admin` is a super user, `mirror` has only its ACLs). */
 export const SASL_USERS = { admin: "admin-secret", mirror: "mirror-secret" };
 
-// PLAINTEXT clients are User:ANONYMOUS, a super user, so tests that do not care about security never meet
-// the authorizer; the SASL_PLAINTEXT listener authenticates and authorizes (StandardAuthorizer, KRaft).
-function serverProperties({ dir, nodeId, voters, brokerPort, saslPort, controllerPort }) {
+/** The password of every key and trust store `createTlsMaterial` writes (test material only). */
+export const TLS_STORE_PASSWORD = "test-store-secret";
+
+/**
+ * Self-signed TLS material for the SSL listeners, made with the JDK's keytool (no openssl needed): the
+ * brokers' key store (one EC key, SAN IP:127.0.0.1 and DNS:localhost) and its certificate as a PEM trust
+ * store for clients; a client key store (CN=mirror, PKCS12) that the mTLS listener's trust store trusts;
+ * and an unrelated certificate (`otherCa`) that trusts nothing of this broker.
+ */
+export async function createTlsMaterial(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const file = (name) => path.join(dir, name);
+  const pw = TLS_STORE_PASSWORD;
+  const keytool = (args) => run("keytool", args, { timeout: 120_000 });
+  const genkey = (alias, dname, store, ext) =>
+    keytool([
+      "-genkeypair",
+      "-alias",
+      alias,
+      "-keyalg",
+      "EC",
+      "-groupname",
+      "secp256r1",
+      "-validity",
+      "30",
+      "-dname",
+      dname,
+      ...(ext ? ["-ext", ext] : []),
+      "-keystore",
+      file(store),
+      "-storetype",
+      "PKCS12",
+      "-storepass",
+      pw,
+      "-keypass",
+      pw,
+    ]);
+  const exportPem = (alias, store, pem) =>
+    keytool([
+      "-exportcert",
+      "-rfc",
+      "-alias",
+      alias,
+      "-keystore",
+      file(store),
+      "-storepass",
+      pw,
+      "-file",
+      file(pem),
+    ]);
+  await Promise.all([
+    genkey("broker", "CN=localhost", "broker.p12", "SAN=IP:127.0.0.1,DNS:localhost"),
+    genkey("mirror", "CN=mirror", "client.p12"),
+    genkey("other", "CN=other", "other.p12", "SAN=IP:127.0.0.1,DNS:localhost"),
+  ]);
+  await Promise.all([
+    exportPem("broker", "broker.p12", "ca.pem"),
+    exportPem("mirror", "client.p12", "client-cert.pem"),
+    exportPem("other", "other.p12", "other-ca.pem"),
+  ]);
+  await keytool([
+    "-importcert",
+    "-noprompt",
+    "-alias",
+    "mirror",
+    "-file",
+    file("client-cert.pem"),
+    "-keystore",
+    file("broker-truststore.p12"),
+    "-storetype",
+    "PKCS12",
+    "-storepass",
+    pw,
+  ]);
+  return {
+    brokerKeystore: file("broker.p12"),
+    brokerTruststore: file("broker-truststore.p12"),
+    caPem: file("ca.pem"),
+    clientKeystore: file("client.p12"),
+    otherCaPem: file("other-ca.pem"),
+    password: pw,
+  };
+}
+
+// PLAINTEXT and SSL clients are User:ANONYMOUS, a super user, so tests that do not care about security never
+// meet the authorizer; the SASL_PLAINTEXT listener authenticates and authorizes (StandardAuthorizer, KRaft).
+// The MTLS listener requires a client certificate: its user is User:CN=mirror, a super user too. SASL_SSL
+// authenticates the SASL/PLAIN users over TLS, as SASL_PLAINTEXT does in clear.
+function serverProperties({
+  dir,
+  nodeId,
+  voters,
+  brokerPort,
+  saslPort,
+  sslPort,
+  mtlsPort,
+  saslSslPort,
+  controllerPort,
+  tls,
+}) {
   const users = Object.entries(SASL_USERS)
     .map(([user, password]) => `user_${user}="${password}"`)
     .join(" ");
   return `process.roles=broker,controller
 node.id=${nodeId}
 controller.quorum.voters=${voters}
-listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},CONTROLLER://127.0.0.1:${controllerPort}
-advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort}
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},SSL://127.0.0.1:${sslPort},MTLS://127.0.0.1:${mtlsPort},SASL_SSL://127.0.0.1:${saslSslPort},CONTROLLER://127.0.0.1:${controllerPort}
+advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort},SASL_PLAINTEXT://127.0.0.1:${saslPort},SSL://127.0.0.1:${sslPort},MTLS://127.0.0.1:${mtlsPort},SASL_SSL://127.0.0.1:${saslSslPort}
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT
+ssl.keystore.type=PKCS12
+ssl.keystore.location=${tls.brokerKeystore}
+ssl.keystore.password=${tls.password}
+ssl.key.password=${tls.password}
+listener.name.mtls.ssl.client.auth=required
+listener.name.mtls.ssl.truststore.type=PKCS12
+listener.name.mtls.ssl.truststore.location=${tls.brokerTruststore}
+listener.name.mtls.ssl.truststore.password=${tls.password}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 sasl.enabled.mechanisms=PLAIN
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="${SASL_USERS.admin}" ${users};
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="${SASL_USERS.admin}" ${users};
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
-super.users=User:ANONYMOUS;User:admin
+super.users=User:ANONYMOUS;User:admin;User:CN=mirror
 log.dirs=${path.join(dir, "data")}
 num.partitions=1
 default.replication.factor=1
@@ -174,19 +280,42 @@ export async function startKafkaCluster({ log = () => {}, readyTimeoutMs = 120_0
 async function startKafkaNodes({ log, readyTimeoutMs, count }) {
   const { libs, downloadMs } = await ensureKafkaJars({ log });
   const ports = new Set();
-  while (ports.size < 3 * count) ports.add(await freePort());
+  while (ports.size < 6 * count) ports.add(await freePort());
   const all = [...ports];
   const specs = Array.from({ length: count }, (_, i) => ({
     nodeId: i + 1,
-    brokerPort: all[3 * i],
-    saslPort: all[3 * i + 1],
-    controllerPort: all[3 * i + 2],
+    brokerPort: all[6 * i],
+    saslPort: all[6 * i + 1],
+    sslPort: all[6 * i + 2],
+    mtlsPort: all[6 * i + 3],
+    saslSslPort: all[6 * i + 4],
+    controllerPort: all[6 * i + 5],
     dir: fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-kafka-")),
   }));
+  // One set of TLS material for every node (each node's dir gets a copy, so destroying one keeps the others').
+  const tls = await createTlsMaterial(path.join(specs[0].dir, "tls"));
+  for (const spec of specs.slice(1))
+    fs.cpSync(path.dirname(tls.caPem), path.join(spec.dir, "tls"), { recursive: true });
   const voters = specs.map((n) => `${n.nodeId}@127.0.0.1:${n.controllerPort}`).join(",");
   const clusterId = randomClusterId();
   const nodes = await Promise.all(
-    specs.map((spec) => createNode({ ...spec, voters, clusterId, libs, downloadMs, log, readyTimeoutMs })),
+    specs.map((spec) =>
+      createNode({
+        ...spec,
+        voters,
+        clusterId,
+        libs,
+        downloadMs,
+        log,
+        readyTimeoutMs,
+        tls: Object.fromEntries(
+          Object.entries(tls).map(([k, v]) => [
+            k,
+            k === "password" ? v : path.join(spec.dir, "tls", path.basename(v)),
+          ]),
+        ),
+      }),
+    ),
   );
   try {
     await Promise.all(nodes.map((n) => n.start()));
@@ -202,8 +331,12 @@ async function createNode({
   nodeId,
   brokerPort,
   saslPort,
+  sslPort,
+  mtlsPort,
+  saslSslPort,
   controllerPort,
   dir,
+  tls,
   voters,
   clusterId,
   libs,
@@ -212,7 +345,21 @@ async function createNode({
   readyTimeoutMs,
 }) {
   const props = path.join(dir, "server.properties");
-  fs.writeFileSync(props, serverProperties({ dir, nodeId, voters, brokerPort, saslPort, controllerPort }));
+  fs.writeFileSync(
+    props,
+    serverProperties({
+      dir,
+      nodeId,
+      voters,
+      brokerPort,
+      saslPort,
+      sslPort,
+      mtlsPort,
+      saslSslPort,
+      controllerPort,
+      tls,
+    }),
+  );
   fs.writeFileSync(path.join(dir, "log4j.properties"), LOG4J);
   const classpath = `${libs}${path.sep}*`;
   const log4j = `-Dlog4j.configuration=file:${path.join(dir, "log4j.properties")}`;
@@ -224,6 +371,10 @@ async function createNode({
   const handle = {
     bootstrap: `127.0.0.1:${brokerPort}`,
     saslBootstrap: `127.0.0.1:${saslPort}`,
+    sslBootstrap: `127.0.0.1:${sslPort}`,
+    mtlsBootstrap: `127.0.0.1:${mtlsPort}`,
+    saslSslBootstrap: `127.0.0.1:${saslSslPort}`,
+    tls,
     clusterId,
     nodeId,
     dir,

@@ -22,14 +22,15 @@ const MECHANISMS: Record<string, string> = {
 
 /**
  * Translates the Kafka client settings of a mirror definition (`security.protocol`, `sasl.mechanism`,
- * `sasl.jaas.config`, `ssl.*` with PEM stores) into kafkajs's `ssl` and `sasl` connection options. What
- * kafkajs cannot do (JKS/PKCS12 stores, GSSAPI, OAUTHBEARER without a token provider) is refused with
- * UnsupportedSourceSecurityError naming the key and the supported alternative.
+ * `sasl.jaas.config`, `ssl.*` with PEM stores, or a PKCS12 key store) into kafkajs's `ssl` and `sasl`
+ * connection options. What kafkajs cannot do (JKS stores, a PKCS12 trust store, GSSAPI, OAUTHBEARER
+ * without a token provider) is refused with UnsupportedSourceSecurityError naming the key and the
+ * supported alternative.
  */
 export function kafkajsSecurity(
   mirrorName: string,
   configs: Readonly<Record<string, string>>,
-  readFile: (path: string) => string = (p) => fs.readFileSync(p, "utf8"),
+  readFile: (path: string) => Buffer = (p) => fs.readFileSync(p),
 ): KjsConnectionSecurity {
   const fail = (key: string, message: string) => new UnsupportedSourceSecurityError(mirrorName, key, message);
   const protocol = (configs["security.protocol"] ?? "PLAINTEXT").trim().toUpperCase();
@@ -76,11 +77,11 @@ function parseJaas(
 
 function tlsOptions(
   configs: Readonly<Record<string, string>>,
-  readFile: (path: string) => string,
+  readFile: (path: string) => Buffer,
   fail: (key: string, message: string) => Error,
 ): true | Record<string, unknown> {
   const options: Record<string, unknown> = {};
-  const read = (key: string) => {
+  const read = (key: string): Buffer => {
     const path = configs[key]!;
     try {
       return readFile(path);
@@ -88,27 +89,44 @@ function tlsOptions(
       throw fail(key, `cannot read '${path}': ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  const pemOnly = (typeKey: string, locationKey: string) => {
-    const type = (configs[typeKey] ?? (configs[locationKey] ? "JKS" : "PEM")).toUpperCase();
-    if (configs[locationKey] && type !== "PEM")
+  // Kafka's default store type is JKS, which Node cannot read.
+  const storeType = (typeKey: string, locationKey: string, supported: readonly string[], hint: string) => {
+    const type = (configs[typeKey] ?? (configs[locationKey] ? "JKS" : "PEM")).trim().toUpperCase();
+    if (configs[locationKey] && !supported.includes(type))
       throw fail(
         typeKey,
-        `${type} stores are not supported by the kafkajs source; convert the store to PEM (e.g. keytool -exportcert -rfc / openssl pkcs12 -nodes) and set ${typeKey}=PEM`,
+        `${type} stores are not supported by the kafkajs source (supported: ${supported.join(", ")}); ${hint}`,
       );
+    return type;
   };
-  pemOnly("ssl.truststore.type", "ssl.truststore.location");
-  pemOnly("ssl.keystore.type", "ssl.keystore.location");
+  storeType(
+    "ssl.truststore.type",
+    "ssl.truststore.location",
+    ["PEM"],
+    "export the trusted certificates as PEM (keytool -exportcert -rfc) and set ssl.truststore.type=PEM",
+  );
+  const keystore = storeType(
+    "ssl.keystore.type",
+    "ssl.keystore.location",
+    ["PEM", "PKCS12"],
+    "convert the store (keytool -importkeystore -deststoretype PKCS12) and set ssl.keystore.type=PKCS12",
+  );
   if (configs["ssl.truststore.certificates"]) options.ca = configs["ssl.truststore.certificates"];
-  else if (configs["ssl.truststore.location"]) options.ca = read("ssl.truststore.location");
+  else if (configs["ssl.truststore.location"]) options.ca = read("ssl.truststore.location").toString("utf8");
   if (configs["ssl.keystore.certificate.chain"]) options.cert = configs["ssl.keystore.certificate.chain"];
   if (configs["ssl.keystore.key"]) options.key = configs["ssl.keystore.key"];
-  if (configs["ssl.keystore.location"]) {
+  if (configs["ssl.key.password"]) options.passphrase = configs["ssl.key.password"];
+  if (configs["ssl.keystore.location"] && keystore === "PKCS12") {
+    // Node reads a PKCS12 key store itself (its key, certificate and chain), under the store's password.
+    options.pfx = read("ssl.keystore.location");
+    const password = configs["ssl.keystore.password"] ?? configs["ssl.key.password"];
+    if (password !== undefined) options.passphrase = password;
+  } else if (configs["ssl.keystore.location"]) {
     // A PEM key store holds the private key and the certificate chain in one file.
-    const pem = read("ssl.keystore.location");
+    const pem = read("ssl.keystore.location").toString("utf8");
     options.key = pem;
     options.cert = pem;
   }
-  if (configs["ssl.key.password"]) options.passphrase = configs["ssl.key.password"];
   const identification = configs["ssl.endpoint.identification.algorithm"];
   if (identification !== undefined && identification.trim() === "")
     options.checkServerIdentity = () => undefined;

@@ -1,11 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { kafkajsSecurity, parseBootstrap, UnsupportedSourceSecurityError } from "../src/index";
 
-const files: Record<string, string> = { "/ca.pem": "CA PEM", "/client.pem": "KEY AND CERT PEM" };
+const files: Record<string, string> = {
+  "/ca.pem": "CA PEM",
+  "/client.pem": "KEY AND CERT PEM",
+  "/client.p12": "PKCS12 BYTES",
+};
 const readFile = (p: string) => {
   const f = files[p];
   if (f === undefined) throw new Error(`ENOENT: ${p}`);
-  return f;
+  return Buffer.from(f);
 };
 
 describe("mirror security configs to kafkajs connection options", () => {
@@ -34,6 +38,26 @@ describe("mirror security configs to kafkajs connection options", () => {
     expect(typeof (security.ssl as Record<string, unknown>).checkServerIdentity).toBe("function");
   });
 
+  it("a PKCS12 key store is handed to Node whole (pfx) with the store's password", () => {
+    const security = kafkajsSecurity(
+      "m",
+      {
+        "security.protocol": "SSL",
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": "/ca.pem",
+        "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.location": "/client.p12",
+        "ssl.keystore.password": "store-secret",
+      },
+      readFile,
+    );
+    expect(security.ssl).toEqual({
+      ca: "CA PEM",
+      pfx: Buffer.from("PKCS12 BYTES"),
+      passphrase: "store-secret",
+    });
+  });
+
   it("SSL without stores uses the system's trusted CAs", () => {
     expect(kafkajsSecurity("m", { "security.protocol": "ssl" }, readFile)).toEqual({ ssl: true });
   });
@@ -52,6 +76,15 @@ describe("mirror security configs to kafkajs connection options", () => {
       "sasl.jaas.config",
     ],
     [{ "security.protocol": "SSL", "ssl.truststore.location": "/ca.jks" }, "ssl.truststore.type"],
+    [
+      { "security.protocol": "SSL", "ssl.truststore.type": "PKCS12", "ssl.truststore.location": "/ca.p12" },
+      "ssl.truststore.type",
+    ],
+    [{ "security.protocol": "SSL", "ssl.keystore.location": "/client.jks" }, "ssl.keystore.type"],
+    [
+      { "security.protocol": "SSL", "ssl.keystore.type": "PKCS12", "ssl.keystore.location": "/missing.p12" },
+      "ssl.keystore.location",
+    ],
     [
       { "security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": "/missing.pem" },
       "ssl.truststore.location",

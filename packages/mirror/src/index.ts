@@ -39,6 +39,7 @@ export {
   PAUSED_SUFFIX,
   parseMirrorConfig,
   REMOVED_SUFFIX,
+  SENSITIVE_MIRROR_CONFIGS,
   validateMirrorName,
 } from "./admin/mirror-config";
 export {

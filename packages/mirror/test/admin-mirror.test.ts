@@ -40,8 +40,32 @@ describe("MirrorAdmin: mirrors", () => {
       name: "mirror.metadata.refresh.interval.ms",
       value: "30000",
       isDefault: true,
+      isSensitive: false,
     });
-    expect(config).toContainEqual({ name: "bootstrap.servers", value: "source:9092", isDefault: false });
+    expect(config).toContainEqual({
+      name: "bootstrap.servers",
+      value: "source:9092",
+      isDefault: false,
+      isSensitive: false,
+    });
+  });
+
+  it("never shows a secret back: describing the config gives passwords and keys as null", async () => {
+    const env = mirrorEnv();
+    const secrets = {
+      "sasl.jaas.config":
+        'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="p";',
+      "ssl.keystore.password": "store-secret",
+      "ssl.key.password": "key-secret",
+      "ssl.keystore.key": "-----BEGIN PRIVATE KEY-----",
+    };
+    await env.admin.createMirror("s1", { ...MIRROR_CONFIG, ...secrets });
+    const shown = env.admin.describeMirrorConfig("s1").configs;
+    for (const name of Object.keys(secrets))
+      expect(shown).toContainEqual({ name, value: null, isDefault: false, isSensitive: true });
+    expect(JSON.stringify(shown)).not.toMatch(/secret|password=|PRIVATE KEY/);
+    // Stored as given: the source client needs them.
+    expect(env.destination.controller.image.mirrors.get("s1")).toMatchObject(secrets);
   });
 
   it("refuses bad names, duplicates, bad regexes, an unreachable source and a wrong pinned id", async () => {

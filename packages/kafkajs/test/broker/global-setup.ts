@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import type { TestProject } from "vitest/node";
-import { startKafkaBroker } from "../../scripts/kafka-broker.mjs";
+import { startKafkaBroker, type TlsMaterial } from "../../scripts/kafka-broker.mjs";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -11,6 +11,14 @@ declare module "vitest" {
     kafkaClusterId: string;
     /** `127.0.0.1:<port>` of the broker's SASL_PLAINTEXT listener (SASL/PLAIN, authorizer on). */
     kafkaSaslBootstrap: string;
+    /** `127.0.0.1:<port>` of the broker's SSL listener (its certificate in `kafkaTls.caPem`). */
+    kafkaSslBootstrap: string;
+    /** `127.0.0.1:<port>` of the broker's MTLS listener (SSL; a client certificate is required). */
+    kafkaMtlsBootstrap: string;
+    /** `127.0.0.1:<port>` of the broker's SASL_SSL listener (SASL/PLAIN over TLS). */
+    kafkaSaslSslBootstrap: string;
+    /** The self-signed TLS material of the SSL listeners (file paths and the stores' password). */
+    kafkaTls: TlsMaterial;
     /** The broker's `log.dirs`: `<topic>-<partition>/<base offset>.log` segments, as Kafka stored them. */
     kafkaDataDir: string;
   }
@@ -28,6 +36,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("kafkaLibs", broker.libs);
   project.provide("kafkaClusterId", broker.clusterId);
   project.provide("kafkaSaslBootstrap", broker.saslBootstrap);
+  project.provide("kafkaSslBootstrap", broker.sslBootstrap);
+  project.provide("kafkaMtlsBootstrap", broker.mtlsBootstrap);
+  project.provide("kafkaSaslSslBootstrap", broker.saslSslBootstrap);
+  project.provide("kafkaTls", broker.tls);
   project.provide("kafkaDataDir", path.join(broker.dir, "data"));
   return async () => {
     await broker.destroy();

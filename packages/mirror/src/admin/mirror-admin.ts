@@ -39,6 +39,7 @@ import {
   MIRROR_CONFIG_KEYS,
   type MirrorDefinition,
   parseMirrorConfig,
+  SENSITIVE_MIRROR_CONFIGS,
   topicFilter,
   validateMirrorName,
 } from "./mirror-config";
@@ -87,10 +88,13 @@ export interface MirrorTopicsResult {
   message: string;
 }
 
-/** A mirror's config as `describeMirrorConfig` shows it: every known key with its effective value. */
+/**
+ * A mirror's config as `describeMirrorConfig` shows it: every known key with its effective value, null for
+ * a secret (`isSensitive`, see SENSITIVE_MIRROR_CONFIGS).
+ */
 export interface MirrorConfigDescription {
   name: string;
-  configs: { name: string; value: string; isDefault: boolean }[];
+  configs: { name: string; value: string | null; isDefault: boolean; isSensitive: boolean }[];
 }
 
 /** How many times a drive sends commands refused only because their coordinator unloaded (see `drive`). */
@@ -152,17 +156,24 @@ export class MirrorAdmin {
     return [...this.controller.image.mirrors.keys()].sort(compareStrings).map((name) => this.listing(name));
   }
 
-  /** A mirror's effective configs: the stored ones and the defaults of the rest, sorted by key. */
+  /**
+   * A mirror's effective configs: the stored ones and the defaults of the rest, sorted by key; secrets
+   * (passwords, a private key) are given as null.
+   */
   describeMirrorConfig(name: string): MirrorConfigDescription {
     const stored = this.requireMirror(name).configs;
     const keys = new Set([...Object.keys(stored), ...Object.keys(MIRROR_CONFIG_DEFAULTS)]);
     return {
       name,
-      configs: [...keys].sort(compareStrings).map((key) => ({
-        name: key,
-        value: stored[key] ?? MIRROR_CONFIG_DEFAULTS[key]!,
-        isDefault: stored[key] === undefined,
-      })),
+      configs: [...keys].sort(compareStrings).map((key) => {
+        const isSensitive = SENSITIVE_MIRROR_CONFIGS.has(key);
+        return {
+          name: key,
+          value: isSensitive ? null : (stored[key] ?? MIRROR_CONFIG_DEFAULTS[key]!),
+          isDefault: stored[key] === undefined,
+          isSensitive,
+        };
+      }),
     };
   }
 

@@ -52,9 +52,22 @@ export const SOURCE_CLIENT_CONFIGS: readonly string[] = [
   "ssl.keystore.location",
   "ssl.keystore.certificate.chain",
   "ssl.keystore.key",
+  "ssl.keystore.password",
   "ssl.key.password",
   "ssl.endpoint.identification.algorithm",
 ];
+
+/**
+ * Settings that hold a secret (passwords, a private key): stored as given, since the source client needs
+ * them, but never shown back; describing a mirror's configs gives them as null, as Kafka's DescribeConfigs
+ * does for its sensitive configs (`isSensitive`).
+ */
+export const SENSITIVE_MIRROR_CONFIGS: ReadonlySet<string> = new Set([
+  "sasl.jaas.config",
+  "ssl.keystore.key",
+  "ssl.keystore.password",
+  "ssl.key.password",
+]);
 
 /** Every config key a mirror may be created with: the mirror-level keys and the source client's settings. */
 export const KNOWN_MIRROR_CONFIGS: readonly string[] = [

@@ -120,6 +120,7 @@ export async function createTlsMaterial(dir) {
   fs.mkdirSync(dir, { recursive: true });
   const file = (name) => path.join(dir, name);
   const pw = TLS_STORE_PASSWORD;
+  await requireTool("keytool", ["-help"]);
   const keytool = (args) => run("keytool", args, { timeout: 120_000 });
   const genkey = (alias, dname, store, ext) =>
     keytool([

@@ -202,9 +202,14 @@ export class PartitionLog {
     }
     if (storage.segments().length === 0) storage.reset(this.startOffset);
     let batches = 0;
+    // With a checkpoint, batches wholly below the log start add no epoch: a truncation may have removed
+    // theirs from the cache (and its checkpoint), as it does in the log in memory, which reopening must
+    // equal; the entry at the log start comes from the checkpoint. Without one, every batch counts.
+    const start = this.startOffset;
     const torn = this.replay(true, (batch) => {
       batches++;
-      this.maybeAssignEpoch(batch.partitionLeaderEpoch, batch.baseOffset);
+      if (checkpoint === undefined || batch.lastOffset >= start)
+        this.maybeAssignEpoch(batch.partitionLeaderEpoch, batch.baseOffset);
     });
     if (torn) this.cutTornTail(torn);
     this.refreshSegments();

@@ -131,6 +131,24 @@ describe("FileLogStorage", () => {
     again.close();
   });
 
+  it("adds no epoch from a batch below the log start that a truncation took out of the cache (FC_SEED=106)", () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const log = openLog(dir);
+    log.appendAsLeader(dataBatch({ count: 2 }), 3);
+    log.appendAsLeader(dataBatch({ count: 2 }), 3);
+    log.updateHighWatermark(4n);
+    // The log start moves into the first batch, then a truncation to it empties the readable log: the
+    // cache drops epoch 3 (its entry starts at the cut), though the first batch still lies below the start.
+    log.deleteRecordsBefore(2n);
+    log.truncateTo(2n);
+    expect([log.logStartOffset, log.logEndOffset, log.latestEpoch]).toEqual([2n, 2n, undefined]);
+    log.close();
+    const again = openLog(dir);
+    expect([again.logStartOffset, again.logEndOffset, again.latestEpoch]).toEqual([2n, 2n, undefined]);
+    again.close();
+  });
+
   it("keeps the start offset of a fully truncated log across reopening", () => {
     const dir = tempDir();
     dirs.push(dir);

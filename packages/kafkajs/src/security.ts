@@ -1,4 +1,6 @@
+import { X509Certificate } from "node:crypto";
 import * as fs from "node:fs";
+import * as tls from "node:tls";
 import { KafkaError } from "@cluster-mirror/protocol";
 import type { KjsConnectionSecurity } from "./kafkajs-internals";
 
@@ -130,5 +132,85 @@ function tlsOptions(
   const identification = configs["ssl.endpoint.identification.algorithm"];
   if (identification !== undefined && identification.trim() === "")
     options.checkServerIdentity = () => undefined;
+  checkTrustStore(options, configs, fail);
+  checkKeyStore(options, configs, fail);
   return Object.keys(options).length === 0 ? true : options;
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * A trust store Node would silently ignore (no certificate in it, or one it cannot parse) is refused now,
+ * naming the key, rather than failing every connection later with "self-signed certificate".
+ */
+function checkTrustStore(
+  options: Record<string, unknown>,
+  configs: Readonly<Record<string, string>>,
+  fail: (key: string, message: string) => Error,
+): void {
+  if (options.ca === undefined) return;
+  const key = configs["ssl.truststore.certificates"]
+    ? "ssl.truststore.certificates"
+    : "ssl.truststore.location";
+  const blocks =
+    String(options.ca).match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0)
+    throw fail(key, "holds no PEM certificate (-----BEGIN CERTIFICATE----- ... -----END CERTIFICATE-----)");
+  for (const [i, block] of blocks.entries()) {
+    try {
+      new X509Certificate(block);
+    } catch (error) {
+      throw fail(key, `certificate ${i + 1} of ${blocks.length} cannot be read: ${messageOf(error)}`);
+    }
+  }
+}
+
+/**
+ * Loads the client's key and certificate once as Node will (a wrong PKCS12 password, a key that does not
+ * parse or does not match its certificate), so a mistake is an INVALID_CONFIG naming the key at fault.
+ */
+function checkKeyStore(
+  options: Record<string, unknown>,
+  configs: Readonly<Record<string, string>>,
+  fail: (key: string, message: string) => Error,
+): void {
+  const { pfx, key, cert, passphrase } = options as Pick<
+    tls.SecureContextOptions,
+    "pfx" | "key" | "cert" | "passphrase"
+  >;
+  if (pfx === undefined && key === undefined && cert === undefined) return;
+  if (pfx === undefined && configs["ssl.keystore.location"]) {
+    const pem = String(key);
+    if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem) || !/-----BEGIN CERTIFICATE-----/.test(pem))
+      throw fail(
+        "ssl.keystore.location",
+        "a PEM key store holds the private key (-----BEGIN PRIVATE KEY-----) and the certificate chain (-----BEGIN CERTIFICATE-----) in one file; one of them is missing",
+      );
+  }
+  try {
+    tls.createSecureContext({ pfx, key, cert, passphrase });
+  } catch (error) {
+    const message = messageOf(error);
+    const at =
+      pfx !== undefined
+        ? /mac verify/i.test(message)
+          ? "ssl.keystore.password"
+          : "ssl.keystore.location"
+        : /bad decrypt|bad password/i.test(message)
+          ? "ssl.key.password"
+          : configs["ssl.keystore.location"]
+            ? "ssl.keystore.location"
+            : key === undefined
+              ? "ssl.keystore.key"
+              : cert === undefined
+                ? "ssl.keystore.certificate.chain"
+                : "ssl.keystore.key";
+    const hint =
+      at === "ssl.keystore.password" || at === "ssl.key.password"
+        ? " (is the password right?)"
+        : pfx !== undefined
+          ? " (is it a PKCS12 file? JKS stores need keytool -importkeystore -deststoretype PKCS12)"
+          : "";
+    throw fail(at, `Node cannot load the client's key and certificate: ${message}${hint}`);
+  }
 }

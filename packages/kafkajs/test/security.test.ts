@@ -1,15 +1,28 @@
+import { generateKeyPairSync } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { kafkajsSecurity, parseBootstrap, UnsupportedSourceSecurityError } from "../src/index";
 
-const files: Record<string, string> = {
-  "/ca.pem": "CA PEM",
-  "/client.pem": "KEY AND CERT PEM",
-  "/client.p12": "PKCS12 BYTES",
+// Test-only TLS material (fixtures/tls/README.md): a self-signed client certificate, its key, its PKCS12 store.
+const fixture = (name: string) => fs.readFileSync(path.join(import.meta.dirname, "fixtures", "tls", name));
+const certPem = fixture("client-cert.pem").toString("utf8");
+const keyPem = fixture("client-key.pem").toString("utf8");
+const otherKeyPem = generateKeyPairSync("ec", { namedCurve: "P-256" })
+  .privateKey.export({ type: "pkcs8", format: "pem" })
+  .toString();
+const files: Record<string, Buffer> = {
+  "/ca.pem": Buffer.from(certPem),
+  "/client.pem": Buffer.from(keyPem + certPem),
+  "/client.p12": fixture("client.p12"),
+  "/garbage.pem": Buffer.from("not a certificate"),
+  "/broken.pem": Buffer.from("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
+  "/mismatched.pem": Buffer.from(otherKeyPem + certPem),
 };
 const readFile = (p: string) => {
   const f = files[p];
   if (f === undefined) throw new Error(`ENOENT: ${p}`);
-  return Buffer.from(f);
+  return f;
 };
 
 describe("mirror security configs to kafkajs connection options", () => {
@@ -34,7 +47,7 @@ describe("mirror security configs to kafkajs connection options", () => {
       readFile,
     );
     expect(security.sasl).toEqual({ mechanism: "scram-sha-512", username: "mirror", password: 's3"cret' });
-    expect(security.ssl).toMatchObject({ ca: "CA PEM", key: "KEY AND CERT PEM", cert: "KEY AND CERT PEM" });
+    expect(security.ssl).toMatchObject({ ca: certPem, key: keyPem + certPem, cert: keyPem + certPem });
     expect(typeof (security.ssl as Record<string, unknown>).checkServerIdentity).toBe("function");
   });
 
@@ -47,14 +60,14 @@ describe("mirror security configs to kafkajs connection options", () => {
         "ssl.truststore.location": "/ca.pem",
         "ssl.keystore.type": "PKCS12",
         "ssl.keystore.location": "/client.p12",
-        "ssl.keystore.password": "store-secret",
+        "ssl.keystore.password": "test-secret",
       },
       readFile,
     );
     expect(security.ssl).toEqual({
-      ca: "CA PEM",
-      pfx: Buffer.from("PKCS12 BYTES"),
-      passphrase: "store-secret",
+      ca: certPem,
+      pfx: files["/client.p12"],
+      passphrase: "test-secret",
     });
   });
 
@@ -84,6 +97,39 @@ describe("mirror security configs to kafkajs connection options", () => {
     [
       { "security.protocol": "SSL", "ssl.keystore.type": "PKCS12", "ssl.keystore.location": "/missing.p12" },
       "ssl.keystore.location",
+    ],
+    [
+      {
+        "security.protocol": "SSL",
+        "ssl.keystore.type": "PKCS12",
+        "ssl.keystore.location": "/client.p12",
+        "ssl.keystore.password": "wrong",
+      },
+      "ssl.keystore.password",
+    ],
+    [
+      { "security.protocol": "SSL", "ssl.keystore.type": "PKCS12", "ssl.keystore.location": "/ca.pem" },
+      "ssl.keystore.location",
+    ],
+    [
+      { "security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": "/garbage.pem" },
+      "ssl.truststore.location",
+    ],
+    [
+      { "security.protocol": "SSL", "ssl.truststore.certificates": files["/broken.pem"]!.toString() },
+      "ssl.truststore.certificates",
+    ],
+    [
+      { "security.protocol": "SSL", "ssl.keystore.type": "PEM", "ssl.keystore.location": "/mismatched.pem" },
+      "ssl.keystore.location",
+    ],
+    [
+      {
+        "security.protocol": "SSL",
+        "ssl.keystore.key": "not a key",
+        "ssl.keystore.certificate.chain": certPem,
+      },
+      "ssl.keystore.key",
     ],
     [
       { "security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": "/missing.pem" },

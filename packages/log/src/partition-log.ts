@@ -169,8 +169,8 @@ export class PartitionLog {
    */
   private lastControlType: number | undefined;
   /**
-   * The producer state at each of the last `MAX_CHECKPOINTS` segment rolls (from the last rebuild on),
-   * oldest first: a truncation of the tail restores the latest one below the cut and replays only the
+   * The producer state at each of the last `MAX_CHECKPOINTS` segment rolls (or segment starts, when the
+   * log was replayed), oldest first: a truncation of the tail restores the latest one below the cut and replays only the
    * batches after it, as Kafka restores the producer snapshot below the truncation point.
    */
   private checkpoints: { offset: bigint; state: ProducerStateCheckpoint }[] = [];
@@ -942,7 +942,11 @@ export class PartitionLog {
     }
   }
 
-  /** Replays the whole log into a fresh index, producer state and transaction index. */
+  /**
+   * Replays the whole log into a fresh index, producer state and transaction index, checkpointing the
+   * producer state where each of the last `MAX_CHECKPOINTS` segments begins, as the rolls that made them
+   * did: so the first tail truncation after a log is opened (or rebuilt) restores a checkpoint too.
+   */
   private replay(validateCrc: boolean, onBatch?: (batch: RecordBatch) => void): TornTail | undefined {
     this.checkpoints = [];
     this.index.clear();
@@ -951,8 +955,20 @@ export class PartitionLog {
     this.txnIndex.clear();
     this.abortedForStorage = [];
     this.replaying = true;
+    const checkpointAt = new Set(
+      this.storage
+        .segments()
+        .slice(-MAX_CHECKPOINTS)
+        .map((s) => s.baseOffset),
+    );
+    let segment: bigint | undefined;
     try {
       return scanLog(this.storage, validateCrc, (batch, entry) => {
+        if (entry.segment !== segment) {
+          segment = entry.segment;
+          if (checkpointAt.has(segment) && this.producers.size <= MAX_CHECKPOINT_PRODUCERS)
+            this.checkpoints.push({ offset: segment, state: this.producers.checkpoint() });
+        }
         this.index.push(entry);
         this.lastControlType = controlTypeOfStored(batch);
         onBatch?.(batch);

@@ -51,6 +51,17 @@ function onePerSegment(steps: readonly Step[]): { storage: WatchedStorage; log: 
   return { storage, log };
 }
 
+/** A fresh storage holding the segments of `storage` (read through it), with log start `logStart`. */
+function copyOf(storage: MemoryLogStorage, logStart: bigint): WatchedStorage {
+  const copy = new WatchedStorage();
+  for (const seg of storage.segments()) {
+    copy.roll(seg.baseOffset);
+    copy.append(storage.read(seg.baseOffset, 0, seg.sizeInBytes));
+  }
+  copy.writeLogStartOffset(logStart);
+  return copy;
+}
+
 /** Everything a replay rebuilds, as the log answers it. */
 function stateOf(log: PartitionLog) {
   return {
@@ -146,12 +157,7 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
           };
           const compare = () => {
             // Reopening replays every remaining segment: what the live log must equal.
-            const replayed = new WatchedStorage();
-            for (const seg of storage.segments()) {
-              replayed.roll(seg.baseOffset);
-              replayed.append(storage.read(seg.baseOffset, 0, seg.sizeInBytes));
-            }
-            replayed.writeLogStartOffset(log.logStartOffset);
+            const replayed = copyOf(storage, log.logStartOffset);
             const reopened = open(replayed, segmentBytes, log.highWatermark);
             expect(stateOf(log)).toEqual(stateOf(reopened));
             expect(storage.aborted).toEqual(replayed.aborted);
@@ -183,6 +189,56 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
       ),
       { seed: SEED, numRuns: 300 },
     );
+  });
+
+  it("a tail truncation right after opening restores a checkpoint the opening replay took, and matches a reopened log", () => {
+    fc.assert(
+      fc.property(
+        fc.array(withResets, { minLength: 10, maxLength: 80, size: "max" }),
+        fc.integer({ min: 100, max: 600 }),
+        fc.nat(60),
+        fc.nat(60),
+        (steps, segmentBytes, unreplicated, back) => {
+          const storage = new WatchedStorage();
+          const written = open(storage, segmentBytes);
+          for (const b of batches(steps)) written.appendAsFollower(b);
+          written.updateHighWatermark(
+            min(written.logEndOffset, BigInt(Math.max(0, steps.length - unreplicated))),
+          );
+          // Opened again over the same segments (as after a restart), then cut at once.
+          const log = open(storage, segmentBytes, written.highWatermark);
+          const target = log.logEndOffset - BigInt(back);
+          log.truncateTo(target < log.logStartOffset ? log.logStartOffset : target);
+          const replayed = copyOf(storage, log.logStartOffset);
+          expect(stateOf(log)).toEqual(stateOf(open(replayed, segmentBytes, log.highWatermark)));
+          expect(storage.aborted).toEqual(replayed.aborted);
+        },
+      ),
+      { seed: SEED, numRuns: 200 },
+    );
+  });
+
+  it("the first tail truncation after opening reads only the batches after the last checkpoint, not the whole log", () => {
+    const steps: Step[] = Array.from({ length: 40 }, (_, i) => ({
+      kind: "data" as const,
+      pid: 1 + (i % 3),
+      epoch: 0,
+      txn: false,
+      noSeq: false,
+    }));
+    const storage = new WatchedStorage();
+    const written = open(storage, 1);
+    for (const b of batches(steps)) written.appendAsFollower(b);
+    written.updateHighWatermark(written.logEndOffset);
+    const log = open(storage, 1, written.highWatermark);
+    const bases = log.segments().map((s) => s.baseOffset);
+    expect(bases).toHaveLength(40);
+    storage.reads = 0;
+    log.truncateTo(bases[37]!);
+    // The checkpoint at segment 37 serves: at most the last batch left is read (its control type), never
+    // the 37 segments below it.
+    expect(storage.reads).toBeLessThanOrEqual(1);
+    expect(stateOf(log)).toEqual(stateOf(open(copyOf(storage, log.logStartOffset), 1, log.highWatermark)));
   });
 
   it("a transaction committed across the cut, while another aborted above it, is dated by a replay", () => {

@@ -1,5 +1,5 @@
 /** Types of kafka-broker.mjs (a plain script so it runs with `node` alone). */
-/** SASL/PLAIN users of the SASL_PLAINTEXT listener: `admin` (super user) and `mirror` (only its ACLs). */
+/** SASL users (PLAIN and SCRAM-SHA-256/512) of the SASL listeners: `admin` (super user) and `mirror` (only its ACLs). */
 export const SASL_USERS: { admin: string; mirror: string };
 
 export class BrokerToolMissingError extends Error {}

@@ -104,7 +104,10 @@ log4j.logger.kafka.server.KafkaRaftServer=INFO
 log4j.logger.kafka.server.BrokerLifecycleManager=INFO
 `;
 
-/** SASL/PLAIN users of the SASL_PLAINTEXT listener (`admin` is a super user, `mirror` has only its ACLs). */
+/**
+ * SASL users of the SASL_PLAINTEXT and SASL_SSL listeners, for PLAIN and for SCRAM-SHA-256/512 alike
+ * (`admin` is a super user, `mirror` has only its ACLs).
+ */
 export const SASL_USERS = { admin: "admin-secret", mirror: "mirror-secret" };
 
 /** The password of every key and trust store `createTlsMaterial` writes (test material only). */
@@ -227,7 +230,11 @@ listener.name.mtls.ssl.truststore.location=${tls.brokerTruststore}
 listener.name.mtls.ssl.truststore.password=${tls.password}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-sasl.enabled.mechanisms=PLAIN
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
 listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="${SASL_USERS.admin}" ${users};
 listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="${SASL_USERS.admin}" ${users};
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
@@ -366,7 +373,25 @@ async function createNode({
   const log4j = `-Dlog4j.configuration=file:${path.join(dir, "log4j.properties")}`;
   await run(
     "java",
-    ["-Xmx256m", log4j, "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", props],
+    [
+      "-Xmx256m",
+      log4j,
+      "-cp",
+      classpath,
+      "kafka.tools.StorageTool",
+      "format",
+      "-t",
+      clusterId,
+      "-c",
+      props,
+      // SCRAM credentials live in the KRaft metadata: added when the log dir is formatted.
+      ...Object.entries(SASL_USERS).flatMap(([user, password]) =>
+        ["SCRAM-SHA-256", "SCRAM-SHA-512"].flatMap((mechanism) => [
+          "--add-scram",
+          `${mechanism}=[name=${user},password=${password}]`,
+        ]),
+      ),
+    ],
     { timeout: 120_000 },
   );
   const handle = {

@@ -91,6 +91,48 @@ describe("a secured source: SASL/PLAIN and the broker's authorizer", () => {
     );
   });
 
+  it.each([
+    ["SCRAM-SHA-256", 23],
+    ["SCRAM-SHA-512", 24],
+  ] as const)(
+    "authenticates with %s: the mirror's user copies what its ACLs allow byte for byte; a wrong password is refused",
+    async (mechanism, seed) => {
+      const scram = (password: string) => ({
+        "bootstrap.servers": inject("kafkaSaslBootstrap"),
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": mechanism,
+        "sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="mirror" password="${password}";`,
+      });
+      // A destination of its own: sec-granted is already mirrored into the shared one.
+      const own = startDestination(seed);
+      try {
+        await expect(own.mirroring.admin.createMirror("scram-bad", scram("wrong"))).rejects.toThrow(
+          /Authentication failed/,
+        );
+        await own.mirroring.admin.createMirror("scram", scram("mirror-secret"));
+        await own.mirroring.admin.addTopics("scram", "sec-granted");
+        await until(async () => {
+          const rows = await own.mirroring.admin.describe("scram");
+          return rows.length === 1 && rows[0]!.state === "MIRRORING" && rows[0]!.lag === 0n
+            ? undefined
+            : JSON.stringify(rows, (_, v) => (typeof v === "bigint" ? String(v) : v));
+        });
+        const oracle = new KafkajsSourceCluster("oracle", { "bootstrap.servers": inject("kafkaBootstrap") });
+        await caughtUpWithBroker(own.cluster, oracle, "sec-granted", [0]).finally(() => oracle.close());
+        expect(hexOf(destinationBatches(own.cluster, "sec-granted", 0))).toEqual(
+          hexOf(storedBatches("sec-granted", 0)),
+        );
+        const shown = own.mirroring.admin.describeMirrorConfig("scram").configs;
+        expect(shown.find((c) => c.name === "sasl.jaas.config")).toMatchObject({
+          value: null,
+          isSensitive: true,
+        });
+      } finally {
+        await own.close();
+      }
+    },
+  );
+
   it("describes the source's ACL bindings (DescribeAcls through kafkajs)", async () => {
     const source = new KafkajsSourceCluster("acls", { "bootstrap.servers": inject("kafkaBootstrap") });
     try {

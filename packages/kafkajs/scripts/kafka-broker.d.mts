@@ -4,6 +4,9 @@ export const SASL_USERS: { admin: string; mirror: string };
 
 export class BrokerToolMissingError extends Error {}
 
+/** The Apache Kafka version the tests run: 3.9.1 unless the `KAFKA_VERSION` environment variable names another. */
+export const KAFKA_VERSION: string;
+
 /** The password of every key and trust store of {@link TlsMaterial} (test material only). */
 export const TLS_STORE_PASSWORD: string;
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// A real Apache Kafka 3.9.1 broker for the tests: jars from Maven Central (`mvn dependency:copy-dependencies`
-// of ../broker/pom.xml into node_modules/.cache, keyed on the pom's hash, never committed), one KRaft node
+// A real Apache Kafka broker for the tests (3.9.1; `KAFKA_VERSION=4.1.1` picks another, 4.x through
+// ../broker/pom-kafka4.xml): jars from Maven Central (`mvn dependency:copy-dependencies` of ../broker/pom.xml
+// into node_modules/.cache, keyed on the pom's hash and the version, never committed), one KRaft node
 // (broker + controller) on 127.0.0.1 with free ports and a temp log dir. Used by test/broker/global-setup.ts;
 // run by hand: `node packages/kafkajs/scripts/kafka-broker.mjs` starts one and prints its bootstrap address
 // until Ctrl-C.
@@ -15,14 +16,18 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const pom = path.join(here, "..", "broker", "pom.xml");
+/** The Apache Kafka version the tests run: 3.9.1 unless `KAFKA_VERSION` names another (3.x or 4.x). */
+export const KAFKA_VERSION = process.env.KAFKA_VERSION?.trim() || "3.9.1";
+/** Kafka 4 logs through log4j2 (its own pom and logging config); 3.x through reload4j. */
+const KAFKA_4 = Number(KAFKA_VERSION.split(".")[0]) >= 4;
+const pom = path.join(here, "..", "broker", KAFKA_4 ? "pom-kafka4.xml" : "pom.xml");
 const READY = "Kafka Server started";
 
 /** Java or Maven is missing: says what to install. */
 export class BrokerToolMissingError extends Error {
   constructor(tool, cause) {
     super(
-      `The real-broker tests need ${tool} on PATH (Java 17+ runs Apache Kafka 3.9.1; Maven fetches its jars from Maven Central). Install it, e.g. 'apt-get install openjdk-17-jre-headless maven', then run the tests again. (${cause})`,
+      `The real-broker tests need ${tool} on PATH (Java 17+ runs Apache Kafka ${KAFKA_VERSION}; Maven fetches its jars from Maven Central). Install it, e.g. 'apt-get install openjdk-17-jre-headless maven', then run the tests again. (${cause})`,
     );
     this.name = "BrokerToolMissingError";
   }
@@ -42,14 +47,18 @@ async function requireTool(tool, args) {
  */
 export async function ensureKafkaJars({ log = () => {} } = {}) {
   await requireTool("java", ["-version"]);
-  const hash = createHash("sha256").update(fs.readFileSync(pom)).digest("hex").slice(0, 12);
+  const hash = createHash("sha256")
+    .update(fs.readFileSync(pom))
+    .update(KAFKA_VERSION)
+    .digest("hex")
+    .slice(0, 12);
   const cache = path.join(here, "..", "node_modules", ".cache", `kafka-broker-${hash}`);
   const libs = path.join(cache, "libs");
   if (fs.existsSync(path.join(cache, ".complete"))) return { libs, downloadMs: 0 };
   await requireTool("mvn", ["-v"]);
   fs.rmSync(cache, { recursive: true, force: true });
   fs.mkdirSync(cache, { recursive: true });
-  log(`fetching Apache Kafka 3.9.1 jars from Maven Central into ${libs} ...`);
+  log(`fetching Apache Kafka ${KAFKA_VERSION} jars from Maven Central into ${libs} ...`);
   const started = performance.now();
   try {
     await run(
@@ -60,6 +69,7 @@ export async function ensureKafkaJars({ log = () => {} } = {}) {
         "-f",
         pom,
         "dependency:copy-dependencies",
+        `-Dkafka.version=${KAFKA_VERSION}`,
         "-DincludeScope=runtime",
         `-DoutputDirectory=${libs}`,
       ],
@@ -102,6 +112,20 @@ log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
 log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 log4j.logger.kafka.server.KafkaRaftServer=INFO
 log4j.logger.kafka.server.BrokerLifecycleManager=INFO
+`;
+
+/** The same logging for Kafka 4 (log4j2). */
+const LOG4J2 = `status=warn
+appender.stdout.type=Console
+appender.stdout.name=STDOUT
+appender.stdout.layout.type=PatternLayout
+appender.stdout.layout.pattern=[%d] %p %m (%c)%n
+rootLogger.level=WARN
+rootLogger.appenderRef.stdout.ref=STDOUT
+logger.raft.name=kafka.server.KafkaRaftServer
+logger.raft.level=INFO
+logger.lifecycle.name=kafka.server.BrokerLifecycleManager
+logger.lifecycle.level=INFO
 `;
 
 /**
@@ -368,9 +392,12 @@ async function createNode({
       tls,
     }),
   );
-  fs.writeFileSync(path.join(dir, "log4j.properties"), LOG4J);
+  const logConfig = path.join(dir, KAFKA_4 ? "log4j2.properties" : "log4j.properties");
+  fs.writeFileSync(logConfig, KAFKA_4 ? LOG4J2 : LOG4J);
   const classpath = `${libs}${path.sep}*`;
-  const log4j = `-Dlog4j.configuration=file:${path.join(dir, "log4j.properties")}`;
+  const log4j = KAFKA_4
+    ? `-Dlog4j2.configurationFile=${logConfig}`
+    : `-Dlog4j.configuration=file:${logConfig}`;
   await run(
     "java",
     [

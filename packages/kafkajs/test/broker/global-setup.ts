@@ -4,7 +4,7 @@ import { startKafkaBroker, type TlsMaterial } from "../../scripts/kafka-broker.m
 
 declare module "vitest" {
   export interface ProvidedContext {
-    /** `127.0.0.1:<port>` of the run's Apache Kafka 3.9.1 broker. */
+    /** `127.0.0.1:<port>` of the run's Apache Kafka broker (3.9.1, or `KAFKA_VERSION`). */
     kafkaBootstrap: string;
     /** The broker's jar folder, for Java tools and programs (`java -cp <libs>/*`). */
     kafkaLibs: string;

@@ -21,10 +21,12 @@ import {
   sendRaw,
 } from "./kafkajs-internals";
 import {
+  decodeConsumerGroupDescribeV0,
   decodeFetchV12,
   decodeListOffsetsV4,
   decodeMetadataV12,
   decodeOffsetsForLeaderEpochV3,
+  encodeConsumerGroupDescribeV0,
   encodeFetchV12,
   encodeListOffsetsV4,
   encodeMetadataV12,
@@ -286,10 +288,34 @@ export class KafkajsSourceCluster implements SourceCluster {
                 metadata: p.metadata ?? "",
               });
           }
-        if (offsets.length > 0) out.push({ groupId: g.groupId, offsets, active: g.members.length > 0 });
+        if (offsets.length === 0) continue;
+        const protocolType = groups.find((l) => l.groupId === g.groupId)?.protocolType;
+        const active =
+          g.members.length > 0 ||
+          (protocolType === "consumer" &&
+            g.state === "Dead" &&
+            (await this.consumerGroupMembers(broker, g.groupId)) > 0);
+        out.push({ groupId: g.groupId, offsets, active });
       }
     }
     return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+  }
+
+  /**
+   * Members of a group of the KIP-848 consumer protocol (Kafka 4), which the classic DescribeGroups calls
+   * Dead with no members: asked with ConsumerGroupDescribe. 0 when the broker cannot say.
+   */
+  private async consumerGroupMembers(broker: KjsBroker, groupId: string): Promise<number> {
+    try {
+      const { group } = await sendRaw(
+        broker,
+        encodeConsumerGroupDescribeV0(groupId),
+        decodeConsumerGroupDescribeV0,
+      );
+      return group && group.errorCode === 0 ? group.members : 0;
+    } catch {
+      return 0; // a broker without the API (before Kafka 3.7) has no such group either
+    }
   }
 
   /** Every ACL binding; empty when the source runs no authorizer (SECURITY_DISABLED). */

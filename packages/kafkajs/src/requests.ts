@@ -7,6 +7,8 @@ import { Reader, Writer } from "./wire";
  *   records section is kept as the broker's bytes (kafkajs's own decoder flattens batches).
  * - Metadata v12: topic ids and leader epochs (kafkajs stops at v6, which has neither).
  * - OffsetsForLeaderEpoch v3 (kafkajs has none) and ListOffsets v4 (the current leader epoch check).
+ * - ConsumerGroupDescribe v0 (KIP-848, Kafka 4; kafkajs has none): the classic DescribeGroups answers a
+ *   group of the new consumer protocol as Dead with no members.
  * Flexible versions (Fetch v12, Metadata v12) use request header v2 and response header v1: each is the
  * older header plus an empty tagged-field section, so the body starts with that section (one 0 byte
  * going out, skipped coming in) and kafkajs's v1 header writer and correlation-id reader stay correct.
@@ -24,6 +26,7 @@ export const API_FETCH = 1;
 export const API_LIST_OFFSETS = 2;
 export const API_METADATA = 3;
 export const API_OFFSETS_FOR_LEADER_EPOCH = 23;
+export const API_CONSUMER_GROUP_DESCRIBE = 69;
 
 /** Kafka's isolation levels. */
 export const READ_UNCOMMITTED = 0;
@@ -329,6 +332,56 @@ export function decodeListOffsetsV4(body: Buffer): {
     });
   });
   return { throttleTimeMs, partitions };
+}
+
+// ------------------------------------------------------------------------------------ ConsumerGroupDescribe
+
+/** One group of the KIP-848 consumer protocol, as far as a mirror needs it. */
+export interface ConsumerGroupSummary {
+  errorCode: number;
+  groupId: string;
+  groupState: string;
+  members: number;
+}
+
+/** ConsumerGroupDescribe v0 (flexible) for one group: asking one at a time keeps the answer's parse short. */
+export function encodeConsumerGroupDescribeV0(groupId: string): RawRequest {
+  const w = new Writer().noTags();
+  w.compactArray([groupId], (gw, id) => {
+    gw.compactString(id);
+  })
+    .int8(0) // IncludeAuthorizedOperations
+    .noTags();
+  return {
+    apiKey: API_CONSUMER_GROUP_DESCRIBE,
+    apiVersion: 0,
+    apiName: "ConsumerGroupDescribe",
+    body: w.finish(),
+  };
+}
+
+/**
+ * The first group of a ConsumerGroupDescribe v0 answer: its error, state and member count (read up to the
+ * members array's length; what follows, the members themselves, is not needed).
+ */
+export function decodeConsumerGroupDescribeV0(body: Buffer): {
+  throttleTimeMs: number;
+  group: ConsumerGroupSummary | undefined;
+} {
+  const r = new Reader(body);
+  r.tags();
+  const throttleTimeMs = r.int32();
+  const groups = r.uvarint() - 1;
+  if (groups <= 0) return { throttleTimeMs, group: undefined };
+  const errorCode = r.int16();
+  r.compactString(); // ErrorMessage
+  const groupId = r.compactString() ?? "";
+  const groupState = r.compactString() ?? "";
+  r.int32(); // GroupEpoch
+  r.int32(); // AssignmentEpoch
+  r.compactString(); // AssignorName
+  const members = Math.max(0, r.uvarint() - 1);
+  return { throttleTimeMs, group: { errorCode, groupId, groupState, members } };
 }
 
 function groupByTopic<T extends { topic: string }>(items: readonly T[]): [string, T[]][] {

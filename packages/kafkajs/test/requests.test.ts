@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { decodeFetchV12, encodeFetchV12 } from "../src/requests";
+import {
+  decodeConsumerGroupDescribeV0,
+  decodeFetchV12,
+  encodeConsumerGroupDescribeV0,
+  encodeFetchV12,
+} from "../src/requests";
 import { Reader, Writer } from "../src/wire";
 
 describe("Fetch v12 (flexible) bytes", () => {
@@ -80,5 +85,34 @@ describe("Fetch v12 (flexible) bytes", () => {
     });
     expect(p.records.toString("latin1")).toBe("0123456789");
     expect(p.records.buffer).toBe(body.buffer);
+  });
+});
+
+describe("ConsumerGroupDescribe v0 (KIP-848) bytes", () => {
+  it("asks for one group without authorized operations, and reads its error, state and member count", () => {
+    const request = encodeConsumerGroupDescribeV0("readers");
+    expect([request.apiKey, request.apiVersion]).toEqual([69, 0]);
+    const r = new Reader(request.body);
+    r.tags();
+    expect(r.compactArray((g) => g.compactString())).toEqual(["readers"]);
+    expect(r.int8()).toBe(0);
+    // An answer as Kafka 4 writes it, up to the members (whose contents the decoder does not read).
+    const body = new Writer()
+      .noTags()
+      .int32(7)
+      .uvarint(2) // one group
+      .int16(0)
+      .compactString(null)
+      .compactString("readers")
+      .compactString("Stable")
+      .int32(3)
+      .int32(3)
+      .compactString("uniform")
+      .uvarint(3) // two members
+      .finish();
+    expect(decodeConsumerGroupDescribeV0(body)).toEqual({
+      throttleTimeMs: 7,
+      group: { errorCode: 0, groupId: "readers", groupState: "Stable", members: 2 },
+    });
   });
 });

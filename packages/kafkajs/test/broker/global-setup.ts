@@ -1,11 +1,13 @@
 import * as path from "node:path";
 import type { TestProject } from "vitest/node";
-import { startKafkaBroker, type TlsMaterial } from "../../scripts/kafka-broker.mjs";
+import { KAFKA_VERSION, startKafkaBroker, type TlsMaterial } from "../../scripts/kafka-broker.mjs";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** `127.0.0.1:<port>` of the run's Apache Kafka broker (3.9.1, or `KAFKA_VERSION`). */
     kafkaBootstrap: string;
+    /** The Apache Kafka version of the broker (3.9.1, or `KAFKA_VERSION`). */
+    kafkaVersion: string;
     /** The broker's jar folder, for Java tools and programs (`java -cp <libs>/*`). */
     kafkaLibs: string;
     kafkaClusterId: string;
@@ -34,6 +36,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const broker = await startKafkaBroker({ log });
   project.provide("kafkaBootstrap", broker.bootstrap);
   project.provide("kafkaLibs", broker.libs);
+  project.provide("kafkaVersion", KAFKA_VERSION);
   project.provide("kafkaClusterId", broker.clusterId);
   project.provide("kafkaSaslBootstrap", broker.saslBootstrap);
   project.provide("kafkaSslBootstrap", broker.sslBootstrap);

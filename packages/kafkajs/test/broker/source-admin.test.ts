@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster, READ_COMMITTED, READ_UNCOMMITTED } from "../../src/index";
 import { createServedTopics, kafkaClient, until } from "./helpers";
@@ -134,5 +136,53 @@ describe("KafkajsSourceCluster's admin answers against the real broker", () => {
       const group = (await source.listGroupOffsets()).find((g) => g.groupId === "readers");
       return group && !group.active ? undefined : "the group still has members";
     });
+  });
+
+  it("sees a group of Kafka's Java consumer as active while it is a member, KIP-848's consumer protocol on Kafka 4", async () => {
+    const topic = "java-grouped";
+    await createServedTopics(admin, [{ topic, numPartitions: 2 }]);
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({ topic, messages: [0, 1, 0].map((partition) => ({ partition, value: "x" })) });
+    await producer.disconnect();
+    // Kafka 4's consumer protocol (the classic DescribeGroups calls such a group Dead); classic on 3.x.
+    const protocol = Number(inject("kafkaVersion").split(".")[0]) >= 4 ? "consumer" : "classic";
+    const program = path.join(import.meta.dirname, "java", "JavaGroupConsumer.java");
+    const child = spawn(
+      "java",
+      [
+        "-Xmx256m",
+        "-cp",
+        `${inject("kafkaLibs")}${path.sep}*`,
+        program,
+        inject("kafkaBootstrap"),
+        topic,
+        "java-readers",
+        protocol,
+        "3",
+        "8000",
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    try {
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (d: string) => {
+        out += d;
+      });
+      await until(async () => (out.includes("committed 3") ? undefined : `the consumer printed '${out}'`));
+      const group = (await source.listGroupOffsets()).find((g) => g.groupId === "java-readers");
+      expect(group?.offsets.map((o) => `${o.partition}:${o.offset}`).sort()).toEqual(["0:2", "1:1"]);
+      expect(group?.active).toBe(true);
+      await exited;
+      expect(out).toContain("left");
+      await until(async () => {
+        const left = (await source.listGroupOffsets()).find((g) => g.groupId === "java-readers");
+        return left && !left.active ? undefined : "the group still has members";
+      });
+    } finally {
+      child.kill();
+      await exited;
+    }
   });
 });

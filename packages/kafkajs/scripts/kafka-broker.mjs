@@ -359,39 +359,25 @@ async function startKafkaNodes({ log, readyTimeoutMs, count }) {
 }
 
 /** Writes one node's configs, formats its log dir, and returns its (stopped) handle. */
-async function createNode({
-  nodeId,
-  brokerPort,
-  saslPort,
-  sslPort,
-  mtlsPort,
-  saslSslPort,
-  controllerPort,
-  dir,
-  tls,
-  voters,
-  clusterId,
-  libs,
-  downloadMs,
-  log,
-  readyTimeoutMs,
-}) {
+async function createNode(node) {
+  const {
+    nodeId,
+    brokerPort,
+    saslPort,
+    sslPort,
+    mtlsPort,
+    saslSslPort,
+    dir,
+    tls,
+    clusterId,
+    libs,
+    downloadMs,
+    log,
+    readyTimeoutMs,
+  } = node;
   const props = path.join(dir, "server.properties");
-  fs.writeFileSync(
-    props,
-    serverProperties({
-      dir,
-      nodeId,
-      voters,
-      brokerPort,
-      saslPort,
-      sslPort,
-      mtlsPort,
-      saslSslPort,
-      controllerPort,
-      tls,
-    }),
-  );
+  // serverProperties takes what it needs of the node's settings (ports, dir, voters, TLS material).
+  fs.writeFileSync(props, serverProperties(node));
   const logConfig = path.join(dir, KAFKA_4 ? "log4j2.properties" : "log4j.properties");
   fs.writeFileSync(logConfig, KAFKA_4 ? LOG4J2 : LOG4J);
   const classpath = `${libs}${path.sep}*`;

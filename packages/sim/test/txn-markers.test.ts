@@ -11,22 +11,30 @@ import {
 
 const timely = (sim: Simulation) => sim.violations.filter((v) => v.invariant === "txn-marker-timely");
 
+/**
+ * Begins a transaction and records it as committed at `decidedAt` while it stays open on its leader, as if
+ * `commit()` had returned but the marker never reached the leader. Returns the transaction and its producer.
+ */
+async function openButRecordedCommitted(sim: Simulation, decidedAt: (now: number) => number) {
+  await txnBegin(sim, 0, 0);
+  const open = sim.openTxn!;
+  const log = leaderLog(sim.node(open.node).cluster, open.topic, open.partition)!;
+  const producerId = batchesByOffset(log).get(open.offset)!.producerId;
+  sim.model.commits.push({
+    node: open.node,
+    topic: open.topic,
+    partition: open.partition,
+    producerId,
+    offset: open.offset,
+    decidedAt: decidedAt(sim.world.clock.now()),
+  });
+  return { open, producerId };
+}
+
 describe("committed transactions are not left open on their leaders", () => {
   it("a transaction recorded as committed but open on its leader is reported once the bound has passed", async () => {
     const sim = await Simulation.create(activePassive(), 6);
-    await txnBegin(sim, 0, 0);
-    const open = sim.openTxn!;
-    const log = leaderLog(sim.node(open.node).cluster, open.topic, open.partition)!;
-    const batch = batchesByOffset(log).get(open.offset)!;
-    // As if commit() had returned while the marker never reached the leader: the data batch stays open.
-    sim.model.commits.push({
-      node: open.node,
-      topic: open.topic,
-      partition: open.partition,
-      producerId: batch.producerId,
-      offset: open.offset,
-      decidedAt: sim.world.clock.now(),
-    });
+    const { open, producerId } = await openButRecordedCommitted(sim, (now) => now);
     sim.checkTxnMarkers();
     await sim.world.time.advance(MARKER_BOUND_MS - 100);
     sim.checkTxnMarkers();
@@ -34,26 +42,13 @@ describe("committed transactions are not left open on their leaders", () => {
     await sim.world.time.advance(100);
     sim.checkTxnMarkers();
     expect(timely(sim).map((v) => v.message)).toEqual([
-      expect.stringContaining(
-        `${open.topic}-${open.partition}: the transaction of producer ${batch.producerId}`,
-      ),
+      expect.stringContaining(`${open.topic}-${open.partition}: the transaction of producer ${producerId}`),
     ]);
   });
 
   it("a leader first seen after the commit gets the bound from the check that first sees it", async () => {
     const sim = await Simulation.create(activePassive(), 7);
-    await txnBegin(sim, 0, 0);
-    const open = sim.openTxn!;
-    const cluster = sim.node(open.node).cluster;
-    const batch = batchesByOffset(leaderLog(cluster, open.topic, open.partition)!).get(open.offset)!;
-    sim.model.commits.push({
-      node: open.node,
-      topic: open.topic,
-      partition: open.partition,
-      producerId: batch.producerId,
-      offset: open.offset,
-      decidedAt: sim.world.clock.now() - 10 * MARKER_BOUND_MS,
-    });
+    await openButRecordedCommitted(sim, (now) => now - 10 * MARKER_BOUND_MS);
     // Seen first now: a leader the watch has not seen before counts from this check.
     sim.checkTxnMarkers();
     expect(timely(sim)).toEqual([]);

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import * as path from "node:path";
 import { controlTypeOf, decodeRecords, RecordBatch } from "@cluster-mirror/protocol";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
@@ -11,13 +13,14 @@ import {
   registerKafkajsCodecs,
   startDestination,
   storedBatches,
+  until,
 } from "./helpers";
 
 const ABORT = 0;
 const COMMIT = 1;
 const MIRROR_PID_RESET = 7;
 
-describe("a real Apache Kafka 3.9.1 broker as the mirror source", () => {
+describe("a real Apache Kafka broker as the mirror source", () => {
   const kafka = kafkaClient("test-producers");
   const admin = kafka.admin();
   const dest = startDestination(7);
@@ -161,6 +164,69 @@ describe("a real Apache Kafka 3.9.1 broker as the mirror source", () => {
     } finally {
       await open.abort();
       await txProducer.disconnect();
+    }
+  });
+
+  it("fails over Kafka's Java transactional producer (epoch bumps of KIP-890 on Kafka 4): committed and aborted kept, the open one aborted", async () => {
+    const topic = "java-transactions";
+    await createServedTopics(admin, [{ topic, numPartitions: 1 }]);
+    const program = path.join(import.meta.dirname, "java", "JavaTransactions.java");
+    const child = spawn(
+      "java",
+      [
+        "-Xmx256m",
+        "-cp",
+        `${inject("kafkaLibs")}${path.sep}*`,
+        program,
+        inject("kafkaBootstrap"),
+        topic,
+        "java-tx",
+      ],
+      { stdio: ["pipe", "pipe", "inherit"] },
+    );
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    try {
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (d: string) => {
+        out += d;
+      });
+      await until(async () => (out.includes("open") ? undefined : `the producer printed '${out}'`));
+      await dest.mirroring.admin.createMirror("jt", { "bootstrap.servers": inject("kafkaBootstrap") });
+      await dest.mirroring.admin.addTopics("jt", topic);
+      await dest.mirroring.whenCaughtUp("jt", { timeoutMs: 120_000 });
+      const source = new KafkajsSourceCluster("check-jt", { "bootstrap.servers": inject("kafkaBootstrap") });
+      await caughtUpWithBroker(dest.cluster, source, topic, [0]).finally(() => source.close());
+      const stored = storedBatches(topic, 0);
+      expect(hexOf(destinationBatches(dest.cluster, topic, 0))).toEqual(hexOf(stored));
+      // Three transactions of one producer: data, COMMIT, data, ABORT, data (still open).
+      expect(stored.map((b) => (b.isControl ? controlTypeOf(b) : "data"))).toEqual([
+        "data",
+        COMMIT,
+        "data",
+        ABORT,
+        "data",
+      ]);
+      // Kafka 4 ends each transaction with a bumped epoch (transaction.version 2): the markers carry it.
+      const kafka4 = Number(inject("kafkaVersion").split(".")[0]) >= 4;
+      expect(stored.map((b) => b.producerEpoch)).toEqual(kafka4 ? [0, 1, 1, 2, 2] : [0, 0, 0, 0, 0]);
+      const openBatch = stored.at(-1)!;
+
+      await dest.mirroring.admin.removeTopics("jt", topic);
+      await dest.mirroring.whenState("jt", "STOPPED", { timeoutMs: 60_000 });
+      const after = destinationBatches(dest.cluster, topic, 0);
+      expect(hexOf(after.slice(0, stored.length))).toEqual(hexOf(stored));
+      const tail = after.slice(stored.length);
+      expect(tail.map((b) => controlTypeOf(b))).toEqual([ABORT, MIRROR_PID_RESET]);
+      // The failover's ABORT ends the open transaction at its producer's epoch or later (under KIP-890 the
+      // epoch grows with every transaction, so an older one would be fenced).
+      expect(tail[0]!.producerId).toBe(openBatch.producerId);
+      expect(tail[0]!.producerEpoch).toBeGreaterThanOrEqual(openBatch.producerEpoch);
+      const log = dest.cluster.leaderFor(topic, 0).replica(topic, 0)!.log;
+      expect(log.lastStableOffset).toBe(log.highWatermark);
+      expect(log.ongoingTransactions()).toEqual([]);
+    } finally {
+      child.stdin.end();
+      await exited;
     }
   });
 

@@ -685,8 +685,28 @@ export class PartitionLog {
   updateHighWatermark(offset: bigint): bigint {
     this.hw =
       offset < this.startOffset ? this.startOffset : offset > this.endOffset ? this.endOffset : offset;
+    const applied = this.producers.highWatermarkApplied;
+    if (this.hw < applied && this.hasTxnMarkerIn(this.hw, applied)) {
+      // The high watermark went back (a follower of a new leader) below control batches it had passed:
+      // the transactions they closed were forgotten as replicated, and a replay counts them unstable again
+      // (LSO at their first offset). Rebuild what a replay builds: from a checkpoint taken before the
+      // high watermark passed them, else by a replay of the whole log.
+      if (!this.truncateStateFrom(this.index.length)) this.rebuild();
+    }
     this.producers.onHighWatermarkUpdated(this.hw);
     return this.hw;
+  }
+
+  /**
+   * Whether a control batch lies at an offset in [from, to): a COMMIT or ABORT marker, or a
+   * MIRROR_PID_RESET (which closes every open transaction), any of which may close a transaction.
+   */
+  private hasTxnMarkerIn(from: bigint, to: bigint): boolean {
+    for (let i = this.index.search(from); i < this.index.length; i++) {
+      if (this.index.at(i)!.baseOffset >= to) break;
+      if (this.batchAt(i).isControl) return true;
+    }
+    return false;
   }
 
   /**

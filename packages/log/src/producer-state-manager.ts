@@ -195,6 +195,11 @@ export class ProducerStateManager {
     return open.sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1));
   }
 
+  /** The highest high watermark applied since the state was built (-1: none): see `onHighWatermarkUpdated`. */
+  get highWatermarkApplied(): bigint {
+    return this.highWatermarkFloor;
+  }
+
   /** Forgets closed transactions whose marker is now below the high watermark. */
   onHighWatermarkUpdated(highWatermark: bigint): void {
     if (highWatermark > this.highWatermarkFloor) this.highWatermarkFloor = highWatermark;

@@ -297,6 +297,23 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
     expect(stateOf(log)).toEqual(stateOf(reopened));
   });
 
+  it("a high watermark that goes back below a marker it passed makes that transaction unstable again, as a reopened log has it (FC_SEED=139)", () => {
+    // Producer 1's transaction (0) commits at 1; the high watermark passes the marker (the transaction is
+    // stable) and then goes back to 1, as a follower's does under a new leader that has not replicated as
+    // far. A replay counts the transaction unstable (its marker is not below the high watermark): LSO 0.
+    const steps: Step[] = [
+      { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
+      { kind: "marker", pid: 1, epoch: 0, type: COMMIT },
+      { kind: "plain" },
+      { kind: "plain" },
+    ];
+    const { storage, log } = onePerSegment(steps);
+    expect(log.lastStableOffset).toBe(log.logEndOffset);
+    log.updateHighWatermark(log.segments()[1]!.baseOffset);
+    expect(log.lastStableOffset).toBe(0n);
+    expect(stateOf(log)).toEqual(stateOf(open(copyOf(storage, log.logStartOffset), 1, log.highWatermark)));
+  });
+
   it("retention drops a checkpoint taken while a transaction spanned the cut; a truncation then replays past it", () => {
     // One batch per segment. Producer 1's transaction starts at 0, goes on at 1 and commits at 3; the
     // rolls to 2 and 3 checkpoint it open from 0. Retention deletes segment 0: a replay from 1 dates the

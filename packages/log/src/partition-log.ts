@@ -703,8 +703,11 @@ export class PartitionLog {
    */
   private hasTxnMarkerIn(from: bigint, to: bigint): boolean {
     for (let i = this.index.search(from); i < this.index.length; i++) {
-      if (this.index.at(i)!.baseOffset >= to) break;
-      if (this.batchAt(i).isControl) return true;
+      const e = this.index.at(i)!;
+      if (e.baseOffset >= to) break;
+      // Only the attributes of each batch are read, not the batch.
+      const attributes = this.storage.read(e.segment, e.position + ATTRIBUTES_OFFSET, 2).readInt16BE(0);
+      if (attributes & CONTROL_FLAG_MASK) return true;
     }
     return false;
   }
@@ -1163,7 +1166,7 @@ export class PartitionLog {
   }
 }
 
-const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
+const { ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET, CONTROL_FLAG_MASK, LOG_OVERHEAD } = RecordBatchLayout;
 /** The largest offset a double holds exactly (2^53 - 1): the fast paths keep offsets as numbers below it. */
 const MAX_EXACT_OFFSET = BigInt(Number.MAX_SAFE_INTEGER);
 /** Producer-state checkpoints a log keeps (the last segment rolls): how far back a truncation avoids a replay. */

@@ -170,8 +170,8 @@ export class PartitionLog {
   private lastControlType: number | undefined;
   /**
    * The producer state at each of the last `MAX_CHECKPOINTS` segment rolls (or segment starts, when the
-   * log was replayed), oldest first: a truncation of the tail restores the latest one below the cut and replays only the
-   * batches after it, as Kafka restores the producer snapshot below the truncation point.
+   * log was replayed), oldest first: a truncation of the tail restores the latest one below the cut and
+   * replays only the batches after it, as Kafka restores the producer snapshot below the truncation point.
    */
   private checkpoints: { offset: bigint; state: ProducerStateCheckpoint }[] = [];
   /** Reused by `appendAsFollower` (one call per fetch): the header facts of the batches being appended. */
@@ -1066,19 +1066,25 @@ export class PartitionLog {
   /**
    * The batches from index entry `first` on were cut from storage: truncates the index and rebuilds the
    * producer state and aborted transactions from the latest checkpoint at or below the new log end,
-   * replaying only the batches after it; the result is what a replay of the whole log builds. Returns
-   * false, having changed only the index, when no checkpoint serves (none below the cut, or one taken when
-   * the high watermark had passed closed transactions a replay would still count as unreplicated).
+   * replaying only the batches after it; the result is what a replay of the whole log builds. Checkpoints
+   * taken after the high watermark passed closed transactions a replay would still count as unreplicated
+   * are passed over. Returns false, having changed only the index, when no checkpoint serves.
    */
   private truncateStateFrom(first: number): boolean {
     this.index.truncate(first);
     this.refreshSegments();
     const end = this.endOffset;
     const hw = this.hw < this.startOffset ? this.startOffset : this.hw > end ? end : this.hw;
+    // The latest checkpoint below the end taken before the high watermark passed `hw` (a later one may
+    // have forgotten closed transactions a replay with `hw` still counts unstable).
     let c = this.checkpoints.length - 1;
-    while (c >= 0 && this.checkpoints[c]!.offset > end) c--;
+    while (
+      c >= 0 &&
+      (this.checkpoints[c]!.offset > end || this.checkpoints[c]!.state.highWatermarkFloor > hw)
+    )
+      c--;
     const cp = this.checkpoints[c];
-    if (!cp || cp.state.highWatermarkFloor > hw) return false;
+    if (!cp) return false;
     this.checkpoints.length = c + 1;
     this.producers.restore(cp.state);
     this.txnIndex.dropFrom(cp.offset);

@@ -1,18 +1,18 @@
-import { execFile } from "node:child_process";
-import * as path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createServedTopics, kafkaClient, startDestination, until } from "./helpers";
-
-const run = promisify(execFile);
+import {
+  createServedTopics,
+  javaGroupProtocol,
+  kafkaClient,
+  runJava,
+  startDestination,
+  until,
+} from "./helpers";
 
 describe("consumer group offsets from a real broker reach the destination (failover keeps consumers' places)", () => {
   const kafka = kafkaClient("group-offsets-test");
   const admin = kafka.admin();
   const dest = startDestination(71);
   const topic = "group-synced";
-  // Kafka 4's consumer protocol (KIP-848) for the Java group there; classic on 3.x.
-  const javaProtocol = () => (Number(inject("kafkaVersion").split(".")[0]) >= 4 ? "consumer" : "classic");
 
   beforeAll(async () => {
     await admin.connect();
@@ -31,24 +31,15 @@ describe("consumer group offsets from a real broker reach the destination (failo
       ],
     });
     // Kafka's Java consumer reads the 5 records, commits and leaves.
-    const program = path.join(import.meta.dirname, "java", "JavaGroupConsumer.java");
-    const { stdout } = await run(
-      "java",
-      [
-        "-Xmx256m",
-        "-cp",
-        `${inject("kafkaLibs")}${path.sep}*`,
-        program,
-        inject("kafkaBootstrap"),
-        topic,
-        "java-readers",
-        javaProtocol(),
-        "5",
-        "0",
-      ],
-      { timeout: 150_000 },
-    );
-    expect(stdout).toContain("committed 5");
+    const printed = await runJava("JavaGroupConsumer.java", [
+      inject("kafkaBootstrap"),
+      topic,
+      "java-readers",
+      javaGroupProtocol(),
+      "5",
+      "0",
+    ]);
+    expect(printed).toContain("committed 5");
   });
 
   afterAll(async () => {

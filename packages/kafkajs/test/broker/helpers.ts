@@ -1,5 +1,7 @@
+import { execFile, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { promisify } from "node:util";
 import { EventLoopScheduler, KafkaCluster, SeededRandom, SystemClock } from "@cluster-mirror/cluster";
 import { ClusterMirroring, type SourceCluster } from "@cluster-mirror/mirror";
 import {
@@ -175,4 +177,40 @@ export async function caughtUpWithBroker(
     }
     return undefined;
   });
+}
+
+/** `java` arguments that run `java/<program>` (a single-file program) with the broker's jars on the class path. */
+function javaArgs(program: string, args: readonly string[]): string[] {
+  return [
+    "-Xmx256m",
+    "-cp",
+    `${inject("kafkaLibs")}${path.sep}*`,
+    path.join(import.meta.dirname, "java", program),
+    ...args,
+  ];
+}
+
+/** Runs `java/<program>` to its end; resolves with what it printed. */
+export async function runJava(program: string, args: readonly string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)("java", javaArgs(program, args), { timeout: 150_000 });
+  return stdout;
+}
+
+/**
+ * Starts `java/<program>` in the background: `output()` is what it printed so far, `exited` settles when it
+ * ends; with `stdin: "pipe"` it runs until `child.stdin.end()` (the programs that wait for it).
+ */
+export function startJava(program: string, args: readonly string[], stdin: "pipe" | "ignore" = "ignore") {
+  const child = spawn("java", javaArgs(program, args), { stdio: [stdin, "pipe", "inherit"] });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let out = "";
+  child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+    out += d;
+  });
+  return { child, exited, output: () => out };
+}
+
+/** The group protocol of Kafka's Java consumer: KIP-848's `consumer` on Kafka 4, `classic` before. */
+export function javaGroupProtocol(): "consumer" | "classic" {
+  return Number(inject("kafkaVersion").split(".")[0]) >= 4 ? "consumer" : "classic";
 }

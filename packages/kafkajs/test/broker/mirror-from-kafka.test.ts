@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-import * as path from "node:path";
 import { controlTypeOf, decodeRecords, RecordBatch } from "@cluster-mirror/protocol";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
@@ -12,6 +10,7 @@ import {
   kafkaClient,
   registerKafkajsCodecs,
   startDestination,
+  startJava,
   storedBatches,
   until,
 } from "./helpers";
@@ -170,27 +169,13 @@ describe("a real Apache Kafka broker as the mirror source", () => {
   it("fails over Kafka's Java transactional producer (epoch bumps of KIP-890 on Kafka 4): committed and aborted kept, the open one aborted", async () => {
     const topic = "java-transactions";
     await createServedTopics(admin, [{ topic, numPartitions: 1 }]);
-    const program = path.join(import.meta.dirname, "java", "JavaTransactions.java");
-    const child = spawn(
-      "java",
-      [
-        "-Xmx256m",
-        "-cp",
-        `${inject("kafkaLibs")}${path.sep}*`,
-        program,
-        inject("kafkaBootstrap"),
-        topic,
-        "java-tx",
-      ],
-      { stdio: ["pipe", "pipe", "inherit"] },
+    const { child, exited, output } = startJava(
+      "JavaTransactions.java",
+      [inject("kafkaBootstrap"), topic, "java-tx"],
+      "pipe",
     );
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     try {
-      let out = "";
-      child.stdout.setEncoding("utf8").on("data", (d: string) => {
-        out += d;
-      });
-      await until(async () => (out.includes("open") ? undefined : `the producer printed '${out}'`));
+      await until(async () => (output().includes("open") ? undefined : `the producer printed '${output()}'`));
       await dest.mirroring.admin.createMirror("jt", { "bootstrap.servers": inject("kafkaBootstrap") });
       await dest.mirroring.admin.addTopics("jt", topic);
       await dest.mirroring.whenCaughtUp("jt", { timeoutMs: 120_000 });
@@ -225,7 +210,7 @@ describe("a real Apache Kafka broker as the mirror source", () => {
       expect(log.lastStableOffset).toBe(log.highWatermark);
       expect(log.ongoingTransactions()).toEqual([]);
     } finally {
-      child.stdin.end();
+      child.stdin?.end();
       await exited;
     }
   });

@@ -1,6 +1,3 @@
-import { execFile } from "node:child_process";
-import * as path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
 import {
@@ -9,30 +6,20 @@ import {
   destinationBatches,
   hexOf,
   kafkaClient,
+  runJava,
   startDestination,
   storedBatches,
   until,
 } from "./helpers";
 
-const run = promisify(execFile);
-
 /** Sets (rate) or removes (undefined) the source's fetch byte-rate quota of `clientIds`. */
 async function setFetchQuota(rate: number | undefined, clientIds: readonly string[]): Promise<void> {
-  const program = path.join(import.meta.dirname, "java", "JavaClientQuota.java");
-  const { stdout } = await run(
-    "java",
-    [
-      "-Xmx256m",
-      "-cp",
-      `${inject("kafkaLibs")}${path.sep}*`,
-      program,
-      inject("kafkaBootstrap"),
-      rate === undefined ? "-" : String(rate),
-      ...clientIds,
-    ],
-    { timeout: 150_000 },
-  );
-  expect(stdout).toContain(`for ${clientIds.length} client id(s)`);
+  const printed = await runJava("JavaClientQuota.java", [
+    inject("kafkaBootstrap"),
+    rate === undefined ? "-" : String(rate),
+    ...clientIds,
+  ]);
+  expect(printed).toContain(`for ${clientIds.length} client id(s)`);
 }
 
 describe("source quotas (spec §8): the source throttles one mirror by its fetchers' client ids", () => {

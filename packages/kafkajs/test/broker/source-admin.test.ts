@@ -1,8 +1,6 @@
-import { spawn } from "node:child_process";
-import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster, READ_COMMITTED, READ_UNCOMMITTED } from "../../src/index";
-import { createServedTopics, kafkaClient, until } from "./helpers";
+import { createServedTopics, javaGroupProtocol, kafkaClient, startJava, until } from "./helpers";
 
 describe("KafkajsSourceCluster's admin answers against the real broker", () => {
   const kafka = kafkaClient("source-admin-test");
@@ -146,36 +144,23 @@ describe("KafkajsSourceCluster's admin answers against the real broker", () => {
     await producer.send({ topic, messages: [0, 1, 0].map((partition) => ({ partition, value: "x" })) });
     await producer.disconnect();
     // Kafka 4's consumer protocol (the classic DescribeGroups calls such a group Dead); classic on 3.x.
-    const protocol = Number(inject("kafkaVersion").split(".")[0]) >= 4 ? "consumer" : "classic";
-    const program = path.join(import.meta.dirname, "java", "JavaGroupConsumer.java");
-    const child = spawn(
-      "java",
-      [
-        "-Xmx256m",
-        "-cp",
-        `${inject("kafkaLibs")}${path.sep}*`,
-        program,
-        inject("kafkaBootstrap"),
-        topic,
-        "java-readers",
-        protocol,
-        "3",
-        "8000",
-      ],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    const { child, exited, output } = startJava("JavaGroupConsumer.java", [
+      inject("kafkaBootstrap"),
+      topic,
+      "java-readers",
+      javaGroupProtocol(),
+      "3",
+      "8000",
+    ]);
     try {
-      let out = "";
-      child.stdout.setEncoding("utf8").on("data", (d: string) => {
-        out += d;
-      });
-      await until(async () => (out.includes("committed 3") ? undefined : `the consumer printed '${out}'`));
+      await until(async () =>
+        output().includes("committed 3") ? undefined : `the consumer printed '${output()}'`,
+      );
       const group = (await source.listGroupOffsets()).find((g) => g.groupId === "java-readers");
       expect(group?.offsets.map((o) => `${o.partition}:${o.offset}`).sort()).toEqual(["0:2", "1:1"]);
       expect(group?.active).toBe(true);
       await exited;
-      expect(out).toContain("left");
+      expect(output()).toContain("left");
       await until(async () => {
         const left = (await source.listGroupOffsets()).find((g) => g.groupId === "java-readers");
         return left && !left.active ? undefined : "the group still has members";

@@ -1,6 +1,3 @@
-import { execFile } from "node:child_process";
-import * as path from "node:path";
-import { promisify } from "node:util";
 import { controlTypeOf, decodeRecords } from "@cluster-mirror/protocol";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
@@ -10,12 +7,11 @@ import {
   destinationBatches,
   hexOf,
   kafkaClient,
+  runJava,
   startDestination,
   storedBatches,
   until,
 } from "./helpers";
-
-const run = promisify(execFile);
 
 describe("what real Kafka writes: Kafka's Java producer, LogAppendTime, compaction, many partitions", () => {
   const kafka = kafkaClient("topics-test");
@@ -48,13 +44,7 @@ describe("what real Kafka writes: Kafka's Java producer, LogAppendTime, compacti
   it("mirrors Kafka's Java producer byte for byte: every codec, repeated headers, a committed and an aborted transaction", async () => {
     const topic = "java-produced";
     await createServedTopics(admin, [{ topic, numPartitions: 1 }]);
-    const program = path.join(import.meta.dirname, "java", "JavaProducer.java");
-    const { stdout } = await run(
-      "java",
-      ["-Xmx256m", "-cp", `${inject("kafkaLibs")}${path.sep}*`, program, inject("kafkaBootstrap"), topic],
-      { timeout: 150_000 },
-    );
-    expect(stdout).toContain("produced");
+    expect(await runJava("JavaProducer.java", [inject("kafkaBootstrap"), topic])).toContain("produced");
     await mirrorAndCompare("k", topic, [0]);
     const batches = destinationBatches(dest.cluster, topic, 0);
     expect(new Set(batches.filter((b) => !b.isControl).map((b) => b.compression))).toEqual(

@@ -9,6 +9,7 @@ import {
   TimestampType,
 } from "@cluster-mirror/protocol";
 import { BatchIndex } from "./batch-index";
+import { checkpointOffsets, retainCheckpoint } from "./checkpoint-retention";
 import { type CleanableSegment, type CompactionStats, compactSegments } from "./compaction";
 import {
   FencedLeaderEpochError,
@@ -169,11 +170,12 @@ export class PartitionLog {
    */
   private lastControlType: number | undefined;
   /**
-   * The producer state at each of the last `MAX_CHECKPOINTS` segment rolls (or segment starts, when the
-   * log was replayed), oldest first: a truncation of the tail restores the latest one below the cut and
-   * replays only the batches after it, as Kafka restores the producer snapshot below the truncation point.
+   * The producer state at segment rolls (or segment starts, when the log was replayed), oldest first: the
+   * latest ones and some spread over the older log (see `retainCheckpoint`). A truncation restores the
+   * latest one below the cut and replays only the batches after it, as Kafka restores the producer
+   * snapshot below the truncation point.
    */
-  private checkpoints: { offset: bigint; state: ProducerStateCheckpoint }[] = [];
+  private checkpoints: ProducerCheckpoint[] = [];
   /** Reused by `appendAsFollower` (one call per fetch): the header facts of the batches being appended. */
   private readonly plan = new FollowerAppendPlan();
   /** Reused by the general follower append (offsets beyond 2^53): the batches and their base offsets. */
@@ -931,15 +933,18 @@ export class PartitionLog {
       // Kafka snapshots the producer state on every roll, named by the new segment.
       this.storage.writeProducerSnapshot?.(firstOffset, this.producers.snapshot());
       // Checkpoints are in memory (Kafka writes them to disk): a log of very many producers takes none.
-      if (this.producers.size <= MAX_CHECKPOINT_PRODUCERS) {
-        this.checkpoints.push({ offset: firstOffset, state: this.producers.checkpoint() });
-        if (this.checkpoints.length > MAX_CHECKPOINTS) this.checkpoints.shift();
-      }
+      if (this.producers.size <= MAX_CHECKPOINT_PRODUCERS) this.takeCheckpoint(firstOffset);
       this.storage.roll(firstOffset);
       this.activeBase = firstOffset;
       this.activeSize = 0;
       this.activeCreatedMs = now;
     }
+  }
+
+  /** Checkpoints the producer state at segment start `offset`, dropping older checkpoints as retention says. */
+  private takeCheckpoint(offset: bigint): void {
+    const state = this.producers.checkpoint();
+    retainCheckpoint(this.checkpoints, { offset, state, entries: state.producers.length });
   }
 
   private maybeAssignEpoch(epoch: number, startOffset: bigint): boolean {
@@ -967,8 +972,9 @@ export class PartitionLog {
 
   /**
    * Replays the whole log into a fresh index, producer state and transaction index, checkpointing the
-   * producer state where each of the last `MAX_CHECKPOINTS` segments begins, as the rolls that made them
-   * did: so the first tail truncation after a log is opened (or rebuilt) restores a checkpoint too.
+   * producer state where the segments begin that rolls would have kept checkpoints of (the last ones, and
+   * some spread over the rest): so a truncation right after a log is opened (or rebuilt) restores a
+   * checkpoint too.
    */
   private replay(validateCrc: boolean, onBatch?: (batch: RecordBatch) => void): TornTail | undefined {
     this.checkpoints = [];
@@ -978,19 +984,14 @@ export class PartitionLog {
     this.txnIndex.clear();
     this.abortedForStorage = [];
     this.replaying = true;
-    const checkpointAt = new Set(
-      this.storage
-        .segments()
-        .slice(-MAX_CHECKPOINTS)
-        .map((s) => s.baseOffset),
-    );
+    const checkpointAt = checkpointOffsets(this.storage.segments().map((s) => s.baseOffset));
     let segment: bigint | undefined;
     try {
       return scanLog(this.storage, validateCrc, (batch, entry) => {
         if (entry.segment !== segment) {
           segment = entry.segment;
           if (checkpointAt.has(segment) && this.producers.size <= MAX_CHECKPOINT_PRODUCERS)
-            this.checkpoints.push({ offset: segment, state: this.producers.checkpoint() });
+            this.takeCheckpoint(segment);
         }
         this.index.push(entry);
         this.lastControlType = controlTypeOfStored(batch);
@@ -1128,7 +1129,7 @@ export class PartitionLog {
       // Each checkpoint must become what a replay from `cut` to it builds: by the same drop, when exact.
       if (cp.offset < cut) return [];
       const state = ProducerStateManager.dropBatchesBelow(cp.state, cut);
-      return state ? [{ offset: cp.offset, state }] : [];
+      return state ? [{ offset: cp.offset, state, entries: state.producers.length }] : [];
     });
     this.producers.dropBatchesBelow(cut);
     this.txnIndex.dropBelow(cut);
@@ -1175,9 +1176,13 @@ export class PartitionLog {
 const { ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET, CONTROL_FLAG_MASK, LOG_OVERHEAD } = RecordBatchLayout;
 /** The largest offset a double holds exactly (2^53 - 1): the fast paths keep offsets as numbers below it. */
 const MAX_EXACT_OFFSET = BigInt(Number.MAX_SAFE_INTEGER);
-/** Producer-state checkpoints a log keeps (the last segment rolls): how far back a truncation avoids a replay. */
-const MAX_CHECKPOINTS = 8;
-/** Producer ids above which a roll takes no checkpoint (at most 8 x 1,000 entries of about 200 B each). */
+/** A producer-state checkpoint at a segment start, with its size in producer entries (for retention). */
+interface ProducerCheckpoint {
+  offset: bigint;
+  state: ProducerStateCheckpoint;
+  entries: number;
+}
+/** Producer ids above which a roll takes no checkpoint (see `MAX_CHECKPOINT_ENTRIES` for all of them). */
 const MAX_CHECKPOINT_PRODUCERS = 1_000;
 /** Storage append option for a buffer the caller handed over. */
 const TRANSFER = { transferOwnership: true } as const;

@@ -241,6 +241,32 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
     expect(stateOf(log)).toEqual(stateOf(open(copyOf(storage, log.logStartOffset), 1, log.highWatermark)));
   });
 
+  it("a truncation far back, live or right after opening, reads only the batches after an older checkpoint below the cut", () => {
+    const steps: Step[] = Array.from({ length: 200 }, (_, i) => ({
+      kind: "data" as const,
+      pid: 1 + (i % 5),
+      epoch: 0,
+      txn: false,
+      noSeq: false,
+    }));
+    for (const reopen of [false, true]) {
+      const storage = new WatchedStorage();
+      const written = open(storage, 1);
+      for (const b of batches(steps)) written.appendAsFollower(b);
+      written.updateHighWatermark(written.logEndOffset);
+      const log = reopen ? open(storage, 1, written.highWatermark) : written;
+      const bases = log.segments().map((s) => s.baseOffset);
+      expect(bases).toHaveLength(200);
+      storage.reads = 0;
+      log.truncateTo(bases[100]!); // 100 segments back: far below the latest checkpoints
+      // One batch per segment, with checkpoints spread at most about 2 x 200 / 8 segments apart: the
+      // replay from the one below the cut reads fewer batches than that, where it used to read all 100.
+      expect(storage.reads, reopen ? "reopened" : "live").toBeLessThanOrEqual(50);
+      expect(log.logEndOffset).toBe(bases[100]);
+      expect(stateOf(log)).toEqual(stateOf(open(copyOf(storage, log.logStartOffset), 1, log.highWatermark)));
+    }
+  });
+
   it("a transaction committed across the cut, while another aborted above it, is dated by a replay", () => {
     // One batch per segment. Producer 1's transaction starts at 0, below the cut at 1, and commits at 4;
     // producer 2's aborts at 3 while it is open, so the LSO filed with that abort is 0. A replay of the

@@ -31,7 +31,8 @@ function batch(baseSequence: number): Buffer {
  * Log maintenance that blocks the broker's event loop, on a 512 MiB in-memory log of 16 KiB batches:
  * - retention (`retention.bytes`) deleting the oldest segment;
  * - a tail truncation (a follower's divergence, a failback's or re-add's truncation to the LME) cutting
- *   the last 4 batches, on the live log and as the first thing after reopening it.
+ *   the last 4 batches, on the live log and as the first thing after reopening it;
+ * - a truncation to the middle of the log right after reopening it.
  * Baseline, same run: reopening the same log, i.e. a replay of every remaining batch, which is what each
  * of these did before the log dropped the deleted segments' state (retention) or restored the producer
  * state checkpointed at the last segment roll and replayed only the batches after it (truncation).
@@ -85,6 +86,26 @@ export const suite: BenchSuite = {
       if (reopened.logEndOffset !== end - 64n)
         throw new Error(`truncated to ${reopened.logEndOffset}, not ${end - 64n}`);
     }
+    const farBack: number[] = [];
+    const segmentsBack = Math.floor(log.segments().length / 2);
+    for (let i = 0; i < DELETIONS; i++) {
+      // A cut in the middle of the log, inside a segment (a failback's truncation after a long split):
+      // beyond the latest checkpoints, so an older one serves. Each round opens a copy of the segments
+      // (views of the same memory), as the cut deletes segments.
+      const copy = new MemoryLogStorage();
+      for (const seg of storage.segments()) {
+        copy.roll(seg.baseOffset);
+        copy.append(storage.readSlices(seg.baseOffset, 0, seg.sizeInBytes), { transferOwnership: true });
+      }
+      const reopened = PartitionLog.open(copy, config, { highWatermark: log.highWatermark });
+      const segs = reopened.segments();
+      const target = segs[segs.length - segmentsBack]!.baseOffset + 16n * BigInt(500 + i); // mid-segment
+      const start = performance.now();
+      reopened.truncateTo(target);
+      farBack.push(performance.now() - start);
+      if (reopened.logEndOffset !== target)
+        throw new Error(`truncated to ${reopened.logEndOffset}, not ${target}`);
+    }
     const mib = (bytes / 2 ** 20).toFixed(0);
     return [
       result(
@@ -107,6 +128,13 @@ export const suite: BenchSuite = {
         "ms",
         median(replays),
         `the first truncateTo (4 batches) of a log just opened again, median of ${DELETIONS}; it restores a checkpoint the opening replay took; baseline: the same replay of the remaining log, what it cost until 2 Dec`,
+      ),
+      result(
+        `log.truncate.half-the-log-after-open.${mib}MiB`,
+        median(farBack),
+        "ms",
+        median(replays),
+        `the first truncateTo of a log just opened again, to the middle of the segment ${segmentsBack} segments back (of ${segmentsBack * 2}-${segmentsBack * 2 + 1}), median of ${DELETIONS}; an older checkpoint the opening replay took serves; baseline: the same replay of the remaining log (while only the last 8 segments had checkpoints, this cut replayed the log below it, about half of that)`,
       ),
     ];
   },

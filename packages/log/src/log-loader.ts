@@ -19,6 +19,8 @@ export interface TornTail {
  * recovery). A batch is good if its header is complete and sane, its CRC matches (when `validateCrc`),
  * and its offsets are above the previous batch's and not below its segment's base offset. The scan stops
  * at the first bad batch and returns where it is: a torn write (partial trailing batch) or corruption.
+ * Segments are read as the storage's slices (memory storage: views of what was appended, no copy), joined
+ * only where a batch spans two of them.
  */
 export function scanLog(
   storage: LogStorage,
@@ -27,12 +29,36 @@ export function scanLog(
 ): TornTail | undefined {
   let previousLast = -1n;
   for (const seg of storage.segments()) {
-    const bytes = storage.read(seg.baseOffset, 0, seg.sizeInBytes);
+    const slices = storage.readSlices(seg.baseOffset, 0, seg.sizeInBytes);
+    let next = 0;
+    let bytes: Buffer = EMPTY;
+    /** Position in the segment of `bytes[0]`. */
+    let sliceStart = 0;
     let pos = 0;
-    while (pos < bytes.length) {
-      const torn = (reason: string): TornTail => ({ segment: seg.baseOffset, position: pos, reason });
-      if (bytes.length - pos < HEADER) return torn(`partial batch header (${bytes.length - pos} bytes)`);
-      const size = bytes.readInt32BE(pos + 8) + LOG_OVERHEAD;
+    for (;;) {
+      if (pos === bytes.length) {
+        if (next === slices.length) break;
+        sliceStart += bytes.length;
+        bytes = slices[next++]!;
+        pos = 0;
+        continue;
+      }
+      const torn = (reason: string): TornTail => ({
+        segment: seg.baseOffset,
+        position: sliceStart + pos,
+        reason,
+      });
+      const size = bytes.length - pos < HEADER ? -1 : bytes.readInt32BE(pos + 8) + LOG_OVERHEAD;
+      if ((size < 0 || pos + size > bytes.length) && next < slices.length) {
+        // The batch goes on in the next slice: join the rest of the segment (storage appended a batch in
+        // parts; memory storage never does).
+        sliceStart += pos;
+        bytes = Buffer.concat([bytes.subarray(pos), ...slices.slice(next)]);
+        next = slices.length;
+        pos = 0;
+        continue;
+      }
+      if (size < 0) return torn(`partial batch header (${bytes.length - pos} bytes)`);
       if (size < HEADER) return torn(`batch length ${size} is below the header size`);
       if (pos + size > bytes.length) return torn(`partial batch: ${bytes.length - pos} of ${size} bytes`);
       let batch: RecordBatch;
@@ -49,10 +75,19 @@ export function scanLog(
         );
       }
       const last = batch.lastOffset;
-      visit(batch, { baseOffset: base, lastOffset: last, segment: seg.baseOffset, position: pos, size });
+      const entry = {
+        baseOffset: base,
+        lastOffset: last,
+        segment: seg.baseOffset,
+        position: sliceStart + pos,
+        size,
+      };
+      visit(batch, entry);
       previousLast = last;
       pos += size;
     }
   }
   return undefined;
 }
+
+const EMPTY = Buffer.alloc(0);

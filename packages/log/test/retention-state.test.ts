@@ -37,6 +37,17 @@ class WatchedStorage extends MemoryLogStorage {
   }
 }
 
+/** `n` idempotent data batches, from `producers` producers in turn. */
+function idempotentData(n: number, producers: number): Step[] {
+  return Array.from({ length: n }, (_, i) => ({
+    kind: "data" as const,
+    pid: 1 + (i % producers),
+    epoch: 0,
+    txn: false,
+    noSeq: false,
+  }));
+}
+
 function open(storage: MemoryLogStorage, segmentBytes: number, highWatermark?: bigint): PartitionLog {
   const config: LogConfig = { clock: new ManualClock(0), segmentBytes };
   return PartitionLog.open(storage, config, { highWatermark });
@@ -219,13 +230,7 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
   });
 
   it("the first tail truncation after opening reads only the batches after the last checkpoint, not the whole log", () => {
-    const steps: Step[] = Array.from({ length: 40 }, (_, i) => ({
-      kind: "data" as const,
-      pid: 1 + (i % 3),
-      epoch: 0,
-      txn: false,
-      noSeq: false,
-    }));
+    const steps = idempotentData(40, 3);
     const storage = new WatchedStorage();
     const written = open(storage, 1);
     for (const b of batches(steps)) written.appendAsFollower(b);
@@ -242,13 +247,7 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
   });
 
   it("a truncation far back, live or right after opening, reads only the batches after an older checkpoint below the cut", () => {
-    const steps: Step[] = Array.from({ length: 200 }, (_, i) => ({
-      kind: "data" as const,
-      pid: 1 + (i % 5),
-      epoch: 0,
-      txn: false,
-      noSeq: false,
-    }));
+    const steps = idempotentData(200, 5);
     for (const reopen of [false, true]) {
       const storage = new WatchedStorage();
       const written = open(storage, 1);

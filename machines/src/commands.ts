@@ -8,6 +8,7 @@ import {
 } from "./lifecycle";
 import { mirrorPartitionMachine } from "./mirror-partition.machine";
 import type {
+  AppendPidResetParams,
   AppendStateRecordParams,
   BumpLeaderEpochParams,
   EffectParams,
@@ -37,7 +38,6 @@ export type MirrorPartitionSimpleEffectType =
   | "holdAppends"
   | "releaseAppends"
   | "abortOpenTransactions"
-  | "appendPidReset"
   | "cancelRetryTimer"
   | "cancelCommitRetry";
 
@@ -46,6 +46,7 @@ export type MirrorPartitionEffect =
   | { readonly type: "appendStateRecord"; readonly params: AppendStateRecordParams }
   | { readonly type: "bumpLeaderEpoch"; readonly params: BumpLeaderEpochParams }
   | { readonly type: "truncateToEpoch"; readonly params: TruncateToEpochParams }
+  | { readonly type: "appendPidReset"; readonly params: AppendPidResetParams }
   | { readonly type: "recordLastMirrorEpoch"; readonly params: RecordLastMirrorEpochParams }
   | { readonly type: "scheduleRetry" | "scheduleCommitRetry"; readonly params: ScheduleRetryParams }
   | { readonly type: MirrorPartitionSimpleEffectType; readonly params: EffectParams };

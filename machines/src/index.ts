@@ -83,6 +83,7 @@ export {
   recoveryRoute,
 } from "./mirror-partition.machine";
 export type {
+  AppendPidResetParams,
   AppendStateRecordParams,
   BumpLeaderEpochParams,
   EffectParams,

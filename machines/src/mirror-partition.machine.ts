@@ -9,6 +9,7 @@ import {
   type MirrorPartitionStateRecord,
 } from "./lifecycle";
 import type {
+  AppendPidResetParams,
   AppendStateRecordParams,
   BumpLeaderEpochParams,
   EffectParams,
@@ -598,7 +599,7 @@ export const mirrorPartitionMachine = setup({
     bumpLeaderEpoch: effect<BumpLeaderEpochParams>(),
     // Effects: STOPPING.
     abortOpenTransactions: effect<EffectParams>(),
-    appendPidReset: effect<EffectParams>(),
+    appendPidReset: effect<AppendPidResetParams>(),
     // Effects: FAILED.
     scheduleRetry: effect<ScheduleRetryParams>(),
     cancelRetryTimer: effect<EffectParams>(),
@@ -872,7 +873,13 @@ export const mirrorPartitionMachine = setup({
           on: { TXNS_ABORTED: { guard: "currentEpoch", target: "writingPidReset" } },
         },
         writingPidReset: {
-          entry: { type: "appendPidReset", params: epoch },
+          entry: {
+            type: "appendPidReset",
+            params: ({ context }: Args): AppendPidResetParams => ({
+              stateEpoch: context.record.stateEpoch,
+              lme: context.lastMirrorEpoch,
+            }),
+          },
           on: { PID_RESET_APPENDED: change("STOPPED") },
         },
       },

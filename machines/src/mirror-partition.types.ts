@@ -185,6 +185,16 @@ export interface TruncateToEpochParams extends EffectParams {
   readonly lme: number;
 }
 
+/**
+ * Parameters of `appendPidReset`: the LME this STOPPING captured. A MIRROR_PID_RESET already at the log
+ * end counts as this failover's own (a resumed STOPPING writes no second one) only when written at an epoch
+ * above it; one at or below it was mirrored (the source's own failover barrier) and is no barrier of this
+ * failover.
+ */
+export interface AppendPidResetParams extends EffectParams {
+  readonly lme: number;
+}
+
 /** Parameters of `recordLastMirrorEpoch`: write `LastMirrorEpochs { lme }` to `__mirror_state`. */
 export interface RecordLastMirrorEpochParams extends EffectParams {
   readonly lme: number;

@@ -74,6 +74,11 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               : "no failover on a from PREPARING before the truncation, over a log of its own",
         },
         {
+          bug: "soak FC_SEED=194: a failover whose log ended with the source's own barrier (mirrored after the failback) took it for its own and wrote none; the LME was that barrier's epoch, above every batch before it",
+          simSeed: 0,
+          steps: ["cycle(0)", "cycle(159)", "cycle(0)", "failover(651,0)"],
+        },
+        {
           bug: "a leader crash around a failback left a MIRRORING partition with no fetcher on its destination leader, so records the source acknowledged never reached the destination",
           simSeed: 442908,
           steps: ["crashSoon(0,0,181,50)", "failover(0,3)", "failback(0)"],

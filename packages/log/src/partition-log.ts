@@ -293,6 +293,11 @@ export class PartitionLog {
     return this.lastControlType === ControlRecordType.MIRROR_PID_RESET;
   }
 
+  /** The partition leader epoch of the last stored batch (reads its header), or undefined for an empty log. */
+  lastBatchLeaderEpoch(): number | undefined {
+    return this.index.length > 0 ? this.batchAt(this.index.length - 1).partitionLeaderEpoch : undefined;
+  }
+
   /**
    * Appends one produced batch as the leader: checks the CRC, that the batch is well formed, the leader
    * epoch and the producer's epoch and sequence; then assigns baseOffset = log end offset and stamps

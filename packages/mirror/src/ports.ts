@@ -187,8 +187,12 @@ export interface LocalReplica {
   ongoingTransactions(): { producerId: bigint; producerEpoch: number; firstOffset: bigint }[];
   /** Appends a control batch (ABORT marker, MIRROR_PID_RESET) as leader, allowed while read-only. */
   appendControlBatch(batch: Buffer): void;
-  /** True if the log's last batch is a MIRROR_PID_RESET (so a resumed STOPPING does not write another). */
-  endsWithPidReset(): boolean;
+  /**
+   * True if the log's last batch is a MIRROR_PID_RESET written at a leader epoch above `epoch`: a resumed
+   * STOPPING (which writes above the LME) finds its own barrier and writes no second one, while a barrier
+   * mirrored from the source (its own failover's, at or below the LME) is not taken for it.
+   */
+  endsWithPidResetAbove(epoch: number): boolean;
   /**
    * Resolves once every in-sync replica has the log up to `offset` (the high watermark passed it), as an
    * acks=all write; rejects when this broker stops leading first or the wait times out.

@@ -58,6 +58,26 @@ describe("coordinator runtime: losing __mirror_state leadership", () => {
     expect(after.length).toBe(3);
   });
 
+  it("mid-STOPPING after the barrier: the new coordinator finds its barrier (above the LME) and writes no second one", async () => {
+    const { env, key, mirroredEnd } = await mirroringWithOpenTransactions();
+    const coordinator = env.coordinatorBroker(key);
+    let crashed = false;
+    env.destination.hooks.afterControlBatch = (_topic, type) => {
+      if (type === ControlRecordType.MIRROR_PID_RESET && !crashed) {
+        crashed = true;
+        env.crash(coordinator); // the barrier is appended; STOPPED is not recorded
+        throw new Error("broker process died");
+      }
+    };
+    void env.router.command(key, { type: "STOP" }).catch(() => {});
+    await env.settle(3000);
+    expect(crashed).toBe(true);
+    expect(env.coordinatorBroker(key)).not.toBe(coordinator);
+    expect(env.stateOf(key)).toMatchObject({ state: "STOPPED", lastMirrorEpoch: 5 });
+    const after = env.destBatches().filter((b) => b.baseOffset >= mirroredEnd);
+    expect(controlBatches(after)).toEqual(EXPECTED_CONTROLS);
+  });
+
   it("mid-PREPARING: the new coordinator restarts PREPARING and ends MIRRORING with the same log", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic(5);

@@ -129,6 +129,7 @@ export class FlakyStateLog implements StateLog {
 /** Hooks a test puts on the destination's replicas (to crash a broker between two steps). */
 export interface ReplicaHooks {
   beforeControlBatch?: (topic: string, type: number | undefined) => void;
+  afterControlBatch?: (topic: string, type: number | undefined) => void;
   beforeFollowersTruncated?: (topic: string) => void;
 }
 
@@ -141,8 +142,10 @@ class HookedDestination extends EmbeddedDestination {
     const hooks = this.hooks;
     return Object.assign(Object.create(r) as LocalReplica, {
       appendControlBatch(batch: Buffer) {
-        hooks.beforeControlBatch?.(topic, controlTypeOf(new RecordBatch(batch)));
+        const type = controlTypeOf(new RecordBatch(batch));
+        hooks.beforeControlBatch?.(topic, type);
         r.appendControlBatch(batch);
+        hooks.afterControlBatch?.(topic, type);
       },
       followersTruncated() {
         hooks.beforeFollowersTruncated?.(topic);

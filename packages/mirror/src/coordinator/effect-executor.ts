@@ -363,7 +363,10 @@ export class EffectExecutor {
       }
       case "appendPidReset": {
         const replica = this.leaderReplica(key);
-        if (!replica.endsWithPidReset()) {
+        // Mirrored batches are at or below the LME and this failover writes above it: a barrier at the log
+        // end above it is this failover's own, written before a coordinator change (spec §4 STOPPING 5); one
+        // at or below it is the source's, mirrored, and this failover still writes its own.
+        if (!replica.endsWithPidResetAbove(effect.params.lme)) {
           replica.appendControlBatch(
             encodeMirrorPidResetBatch({
               sourceClusterId: this.ctx.sourceClusterId(key.mirror),

@@ -90,9 +90,13 @@ export class EmbeddedLocalReplica implements LocalReplica {
     return this.broker().awaitReplicated(this.topic, this.partition, offset);
   }
 
-  /** O(1): the log tracks its last batch's control type (a failover of many partitions reads no batch). */
-  endsWithPidReset(): boolean {
-    return this.leader().log.endsWithPidReset();
+  /**
+   * O(1) unless the log ends with a barrier: the log tracks its last batch's control type (a failover of
+   * many partitions reads no batch), then the barrier's header gives its epoch.
+   */
+  endsWithPidResetAbove(epoch: number): boolean {
+    const log = this.leader().log;
+    return log.endsWithPidReset() && (log.lastBatchLeaderEpoch() ?? -1) > epoch;
   }
 
   /**

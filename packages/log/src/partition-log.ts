@@ -229,7 +229,9 @@ export class PartitionLog {
     // entry (its epoch is what a fetch from this log's end carries), so reopening keeps it too.
     const emptiedFromStart = !torn && this.endOffset === this.startOffset;
     this.epochs.truncateFromEnd(emptiedFromStart ? this.endOffset + 1n : this.endOffset);
-    this.saveEpochs();
+    // Written when recovery changed it (or there was none), as Kafka's cache writes its file only on a
+    // change: a restart of a broker with thousands of partitions rewrote as many unchanged files.
+    if (checkpoint === undefined || !sameEpochs(checkpoint, this.epochs.entries())) this.saveEpochs();
     this.storage.writeAbortedTxns?.(this.abortedForStorage);
     this.recovery = { truncatedTail: torn, batches };
     this.updateHighWatermark(options.highWatermark ?? this.startOffset);
@@ -1181,6 +1183,13 @@ export class PartitionLog {
 const { ATTRIBUTES_OFFSET, BATCH_LENGTH_OFFSET, CONTROL_FLAG_MASK, LOG_OVERHEAD } = RecordBatchLayout;
 /** The largest offset a double holds exactly (2^53 - 1): the fast paths keep offsets as numbers below it. */
 const MAX_EXACT_OFFSET = BigInt(Number.MAX_SAFE_INTEGER);
+/** True when both lists hold the same epochs at the same start offsets. */
+function sameEpochs(a: readonly EpochEntry[], b: readonly EpochEntry[]): boolean {
+  return (
+    a.length === b.length && a.every((e, i) => e.epoch === b[i]!.epoch && e.startOffset === b[i]!.startOffset)
+  );
+}
+
 /** A producer-state checkpoint at a segment start, with its size in producer entries (for retention). */
 interface ProducerCheckpoint {
   offset: bigint;

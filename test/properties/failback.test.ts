@@ -74,6 +74,21 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               : "no failover on a from PREPARING before the truncation, over a log of its own",
         },
         {
+          bug: "FC_SEED=2 at 100 runs: a coordinator lost after a failback's truncation (before MIRRORING; the source knew no LME, the partition's own served) found that LME already cleared, and truncated the whole log: committed records vanished from b until refetched",
+          simSeed: 53969,
+          steps: [
+            "crashOnCommit(2,49,3953)",
+            "crashOnCommit(0,98,662)",
+            "slowDisk(990,251,819)",
+            "slowDisk(804,141,1869)",
+            "txnAbort",
+            "txnBegin(462,866)",
+            "cycle(702)",
+            "cycle(605)",
+            "crashOnCommit(3,105,3058)",
+          ],
+        },
+        {
           bug: "soak FC_SEED=194: a failover whose log ended with the source's own barrier (mirrored after the failback) took it for its own and wrote none; the LME was that barrier's epoch, above every batch before it",
           simSeed: 0,
           steps: ["cycle(0)", "cycle(159)", "cycle(0)", "failover(651,0)"],

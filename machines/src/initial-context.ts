@@ -19,8 +19,10 @@ export function initialContext(input: MirrorPartitionInput | undefined): MirrorP
   // the source. So in a failover state a value >= 0 was either captured in this failover, or is the earlier
   // failover's LME kept because the log never became a copy of the source since: in both cases it is what a
   // capture now must record, so it counts as captured.
+  // A value of -1 counts as captured when it was recorded after the state record (a STOPPING that captured
+  // -1 and was resumed): capturing again would read the epoch of its own writes.
   const inFailover = record.state === "STOPPING" || record.state === "STOPPED" || record.state === "FAILED";
-  const lmeCaptured = inFailover && record.lastMirrorEpoch >= 0;
+  const lmeCaptured = inFailover && (record.lastMirrorEpoch >= 0 || record.lastMirrorEpochCaptured === true);
   return {
     record,
     lastMirrorEpoch: record.lastMirrorEpoch,

@@ -52,6 +52,12 @@ export type MirrorPartitionStateRecord = Readonly<MirrorPartitionStateValue>;
 export interface RecoveredPartition extends MirrorPartitionStateRecord {
   /** The LME this cluster recorded at its current failover (spec §4 STOPPING step 2); -1 when none. */
   readonly lastMirrorEpoch: number;
+  /**
+   * The LME was recorded after the latest state record: the failover in progress captured it, even when it
+   * is -1 (nothing mirrored). A STOPPING resumed after its own writes must not capture again: the log's
+   * latest epoch would then be that of its own ABORT markers and barrier.
+   */
+  readonly lastMirrorEpochCaptured?: boolean;
 }
 
 /** The record of a partition that has no cached state yet (spec §4 UNKNOWN). */

@@ -344,6 +344,41 @@ describe("Critical: the LME is captured once per failover", () => {
     });
   });
 
+  it("a STOPPING resumed after capturing LME -1 does not capture the epoch of its own writes (FC_SEED=214)", () => {
+    // Nothing was mirrored (LME -1, recorded after the STOPPING record); the coordinator was lost after the
+    // barrier, so the log's latest epoch is now the barrier's.
+    const rec = {
+      state: "STOPPING",
+      leaderEpoch: -1,
+      stateEpoch: 3,
+      errorMessage: null,
+      retryAttempt: 0,
+      previousState: "MIRRORING",
+      lastMirrorEpoch: -1,
+      lastMirrorEpochCaptured: true,
+    } as const;
+    const r = recoverPartition({ record: rec, localLeaderEpoch: 2 });
+    expect(r.snapshot.context).toMatchObject({ lmeCaptured: true, aligned: false, lastMirrorEpoch: -1 });
+    const after = drive(r.snapshot, [
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 1 },
+      { type: "LME_RECORDED" },
+      { type: "EPOCH_BUMPED", leaderEpoch: 3 },
+      { type: "TXNS_ABORTED" },
+    ]);
+    const types = after.effects.flat();
+    expect(types).toContainEqual({ type: "recordLastMirrorEpoch", params: { stateEpoch: 3, lme: -1 } });
+    expect(types).toContainEqual({ type: "appendPidReset", params: { stateEpoch: 3, lme: -1 } });
+    // Without the flag (-1 read as "not captured yet") the resumed failover captures the log's epoch.
+    const { lastMirrorEpochCaptured: _, ...unflagged } = rec;
+    const again = drive(recoverPartition({ record: unflagged, localLeaderEpoch: 2 }).snapshot, [
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 1 },
+    ]);
+    expect(again.effects.flat()).toContainEqual({
+      type: "recordLastMirrorEpoch",
+      params: { stateEpoch: 3, lme: 1 },
+    });
+  });
+
   it("a recovered STOPPING partition reuses the recorded LME; a new start clears it once truncated", () => {
     const rec = {
       state: "STOPPING",

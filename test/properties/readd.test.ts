@@ -49,6 +49,11 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
           steps: ["produce(0,0,1)", "failover(0,0)", "readd(0,1)"],
         },
         {
+          bug: "a failover of an empty partition (LME -1) resumed after a crash captured the epoch of its own barrier as the LME and wrote a second barrier (FC_SEED=214 soak)",
+          simSeed: 277769,
+          steps: ["failover(717,2)", "produce(0,0,1)", "crash(21,146)"],
+        },
+        {
           bug: "the same after a planned failover that did not wait, re-added without the flag (FC_SEED=6)",
           simSeed: 0,
           steps: ["produce(0,0,1)", "failover(0,2)", "advance(100)", "readd(0,0)"],

@@ -38,11 +38,17 @@ function referenceFold(records: readonly StateLogRecord[]): Map<string, LoadedPa
         partition: d.key.partition,
         state: null,
         lastMirrorEpoch: -1,
+        lastMirrorEpochSinceState: false,
       };
       out.set(id, e);
     }
-    if (d.key.kind === "MirrorPartitionState") e.state = d.value as MirrorPartitionStateValue | null;
-    else e.lastMirrorEpoch = d.value === null ? -1 : (d.value as { lastMirrorEpoch: number }).lastMirrorEpoch;
+    if (d.key.kind === "MirrorPartitionState") {
+      e.state = d.value as MirrorPartitionStateValue | null;
+      e.lastMirrorEpochSinceState = false;
+    } else {
+      e.lastMirrorEpoch = d.value === null ? -1 : (d.value as { lastMirrorEpoch: number }).lastMirrorEpoch;
+      e.lastMirrorEpochSinceState = d.value !== null;
+    }
     if (e.state === null && e.lastMirrorEpoch < 0) out.delete(id);
   }
   return out;
@@ -65,7 +71,7 @@ const record = fc.record({
   what: fc.oneof(
     stateValue.map((v) => ({ kind: "MirrorPartitionState" as const, value: v })),
     fc
-      .integer({ min: 0, max: 9 })
+      .integer({ min: -1, max: 9 })
       .map((lme) => ({ kind: "LastMirrorEpochs" as const, value: { lastMirrorEpoch: lme } })),
     fc
       .constantFrom("MirrorPartitionState" as const, "LastMirrorEpochs" as const)
@@ -98,6 +104,35 @@ describe("foldMirrorState", () => {
         expect(foldMirrorState(records, () => {})).toEqual(referenceFold(records));
       }),
     );
+  });
+
+  it("tells whether the LME, even -1, was recorded after the last state record (captured by the failover in progress)", () => {
+    const at = (whats: Rec["what"][]) =>
+      [
+        ...foldMirrorState(
+          encode(whats.map((what) => ({ mirror: "m1", topicId: TOPIC_IDS[0]!, partition: 0, what }))),
+          () => {},
+        ).values(),
+      ][0];
+    const stopping = {
+      kind: "MirrorPartitionState" as const,
+      value: {
+        state: "STOPPING",
+        leaderEpoch: 3,
+        stateEpoch: 4,
+        errorMessage: null,
+        retryAttempt: 0,
+        previousState: "MIRRORING",
+      } as MirrorPartitionStateValue,
+    };
+    const lme = (n: number) => ({ kind: "LastMirrorEpochs" as const, value: { lastMirrorEpoch: n } });
+    const clear = { kind: "LastMirrorEpochs" as const, value: null };
+    expect(at([stopping, lme(-1)])).toMatchObject({ lastMirrorEpoch: -1, lastMirrorEpochSinceState: true });
+    expect(at([lme(5), stopping])).toMatchObject({ lastMirrorEpoch: 5, lastMirrorEpochSinceState: false });
+    expect(at([stopping, lme(2), clear])).toMatchObject({
+      lastMirrorEpoch: -1,
+      lastMirrorEpochSinceState: false,
+    });
   });
 
   it("refuses a corrupt record whose partition's key decoded before, naming its offset", () => {

@@ -492,7 +492,11 @@ export class CoordinatorShard {
       };
       if (entry.lastMirrorEpoch >= 0) lmes.set(id, { key, lme: entry.lastMirrorEpoch });
       if (entry.state === null) continue;
-      const record = { ...entry.state, lastMirrorEpoch: entry.lastMirrorEpoch };
+      const record = {
+        ...entry.state,
+        lastMirrorEpoch: entry.lastMirrorEpoch,
+        ...(entry.lastMirrorEpochSinceState ? { lastMirrorEpochCaptured: true } : {}),
+      };
       const input = this.recoveryInput(key, record, topic.paused);
       partitions.set(id, new PartitionRuntime(id, key));
       const spawns = byMirror.get(key.mirror);

@@ -20,6 +20,11 @@ export interface LoadedPartitionState {
   state: MirrorPartitionStateValue | null;
   /** The last `LastMirrorEpochs` value, -1 when absent or tombstoned. */
   lastMirrorEpoch: number;
+  /**
+   * A `LastMirrorEpochs` value (not a tombstone) was appended after the last `MirrorPartitionState`
+   * record: the LME the failover in progress captured, even when it is -1 (nothing was mirrored).
+   */
+  lastMirrorEpochSinceState: boolean;
 }
 
 /**
@@ -108,10 +113,16 @@ function apply(
       partition: p.partition,
       state: null,
       lastMirrorEpoch: -1,
+      lastMirrorEpochSinceState: false,
     };
     out.set(p.id, entry);
   }
-  if (kind === "MirrorPartitionState") entry.state = value as MirrorPartitionStateValue | null;
-  else entry.lastMirrorEpoch = value === null ? -1 : (value as number);
+  if (kind === "MirrorPartitionState") {
+    entry.state = value as MirrorPartitionStateValue | null;
+    entry.lastMirrorEpochSinceState = false;
+  } else {
+    entry.lastMirrorEpoch = value === null ? -1 : (value as number);
+    entry.lastMirrorEpochSinceState = value !== null;
+  }
   if (entry.state === null && entry.lastMirrorEpoch < 0) out.delete(p.id);
 }

@@ -37,14 +37,18 @@ const EXPECTED_CONTROLS = [
 ];
 
 describe("coordinator runtime: losing __mirror_state leadership", () => {
-  it("mid-STOPPING: the new coordinator replays, finishes the failover, no duplicated markers", async () => {
+  /**
+   * Fails over a partition with two open transactions while the coordinator dies at the PID reset barrier
+   * (just before or just after appending it); returns what the failover appended after the mirrored data.
+   */
+  async function failoverLosingCoordinatorAtBarrier(hook: "beforeControlBatch" | "afterControlBatch") {
     const { env, key, mirroredEnd } = await mirroringWithOpenTransactions();
     const coordinator = env.coordinatorBroker(key);
     let crashed = false;
-    env.destination.hooks.beforeControlBatch = (_topic, type) => {
+    env.destination.hooks[hook] = (_topic, type) => {
       if (type === ControlRecordType.MIRROR_PID_RESET && !crashed) {
         crashed = true;
-        env.crash(coordinator); // dies after the ABORT markers, before the PID reset
+        env.crash(coordinator);
         throw new Error("broker process died");
       }
     };
@@ -53,29 +57,21 @@ describe("coordinator runtime: losing __mirror_state leadership", () => {
     expect(crashed).toBe(true);
     expect(env.coordinatorBroker(key)).not.toBe(coordinator);
     expect(env.stateOf(key)).toMatchObject({ state: "STOPPED", lastMirrorEpoch: 5 });
-    const after = env.destBatches().filter((b) => b.baseOffset >= mirroredEnd);
+    return env.destBatches().filter((b) => b.baseOffset >= mirroredEnd);
+  }
+
+  it("mid-STOPPING: the new coordinator replays, finishes the failover, no duplicated markers", async () => {
+    // Dies after the ABORT markers, before the PID reset.
+    const after = await failoverLosingCoordinatorAtBarrier("beforeControlBatch");
     expect(controlBatches(after)).toEqual(EXPECTED_CONTROLS);
     expect(after.length).toBe(3);
   });
 
   it("mid-STOPPING after the barrier: the new coordinator finds its barrier (above the LME) and writes no second one", async () => {
-    const { env, key, mirroredEnd } = await mirroringWithOpenTransactions();
-    const coordinator = env.coordinatorBroker(key);
-    let crashed = false;
-    env.destination.hooks.afterControlBatch = (_topic, type) => {
-      if (type === ControlRecordType.MIRROR_PID_RESET && !crashed) {
-        crashed = true;
-        env.crash(coordinator); // the barrier is appended; STOPPED is not recorded
-        throw new Error("broker process died");
-      }
-    };
-    void env.router.command(key, { type: "STOP" }).catch(() => {});
-    await env.settle(3000);
-    expect(crashed).toBe(true);
-    expect(env.coordinatorBroker(key)).not.toBe(coordinator);
-    expect(env.stateOf(key)).toMatchObject({ state: "STOPPED", lastMirrorEpoch: 5 });
-    const after = env.destBatches().filter((b) => b.baseOffset >= mirroredEnd);
+    // The barrier is appended; STOPPED is not recorded.
+    const after = await failoverLosingCoordinatorAtBarrier("afterControlBatch");
     expect(controlBatches(after)).toEqual(EXPECTED_CONTROLS);
+    expect(after.length).toBe(3);
   });
 
   it("mid-PREPARING: the new coordinator restarts PREPARING and ends MIRRORING with the same log", async () => {

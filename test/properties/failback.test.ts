@@ -89,6 +89,11 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           ],
         },
         {
+          bug: "soak FC_SEED=195: a node restarted in STOPPING replayed an old leader record of the topic (from before it became a mirror) and put that epoch at the log end of the mirror partition, which the failover then captured as its LME",
+          simSeed: 0,
+          steps: ["restartNode(0)", "cycle(0)", "failover(21,2)", "restartNode(0)", "failover(0,0)"],
+        },
+        {
           bug: "soak FC_SEED=194: a failover whose log ended with the source's own barrier (mirrored after the failback) took it for its own and wrote none; the LME was that barrier's epoch, above every batch before it",
           simSeed: 0,
           steps: ["cycle(0)", "cycle(159)", "cycle(0)", "failover(651,0)"],

@@ -220,10 +220,12 @@ export class Broker {
     } finally {
       this.replaying = false;
     }
-    // A replica that leads on the replayed image (its fencing is still queued) follows what it owes first.
+    // A replica that leads on the replayed image (its fencing is still queued) follows what it owes first,
+    // then records its current epoch as a leader does (the replay recorded none).
     for (const p of this.partitions.values()) {
       const meta = this.image.topicsById.get(p.topicId)?.partitions[p.partition];
-      if (p.isLeader && meta && this.settleOwedTruncation(p, true)) {
+      if (p.isLeader && meta) {
+        this.settleOwedTruncation(p, true);
         p.updateMetadata(meta, this.image.topicsById.get(p.topicId)?.configs.get("mirror.name"));
       }
     }

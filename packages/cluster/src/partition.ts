@@ -145,8 +145,12 @@ export class Partition {
     }
     this.meta = { ...meta };
     if (newEpoch) this.resetFollowers();
-    // Idempotent, so a replica opened as leader (a restart: no epoch change seen) records it too.
-    if (this.isLeader && !this.isReadOnly(mirrorName))
+    // Idempotent, so a replica opened as leader (a restart: no epoch change seen) records it too. Not while
+    // the broker replays the metadata log: an old record would put its epoch at today's log end, with the
+    // read-only flag of its time (a mirror partition, writable back then, would get a local epoch after
+    // the mirrored batches and capture it as its LME: FC_SEED=195); the broker records the current epoch
+    // once the replay is over.
+    if (this.isLeader && !replaying && !this.isReadOnly(mirrorName))
       this.log.assignEpochStartOffset(meta.leaderEpoch, this.log.logEndOffset);
     if (this.isLeader) this.maybeAdvanceHighWatermark();
   }

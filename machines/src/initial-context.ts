@@ -56,9 +56,10 @@ const ALIGNED_STATES: ReadonlySet<LifecycleState | null> = new Set<LifecycleStat
  * says not aligned, the safe side: a failover then keeps the recorded LME (or -1), so a later failback
  * truncates more, never to the end of an epoch of local batches.
  * - MIRRORING, EPOCH_FENCING, PAUSING, PAUSED: aligned.
- * - PREPARING, UNKNOWN, STOPPED: not (whether the truncation ran is not persisted; STOPPED appended locally).
- * - STOPPING, FAILED: aligned when the previous state was one of the aligned states above and no LME was
- *   captured yet (STOPPING appends locally only after the capture).
+ * - PREPARING: when its truncation completed in this session (`alignedInSession`, from the history).
+ * - UNKNOWN, STOPPED: not (STOPPED appended locally).
+ * - STOPPING, FAILED: aligned when the previous state was one of the aligned states above, or the session's
+ *   truncation completed, and no LME was captured yet (STOPPING appends locally only after the capture).
  */
 function recoveredAligned(record: RecoveredPartition, lmeCaptured: boolean): boolean {
   switch (record.state) {
@@ -69,7 +70,9 @@ function recoveredAligned(record: RecoveredPartition, lmeCaptured: boolean): boo
       return true;
     case "STOPPING":
     case "FAILED":
-      return !lmeCaptured && ALIGNED_STATES.has(record.previousState);
+      return !lmeCaptured && (ALIGNED_STATES.has(record.previousState) || record.alignedInSession === true);
+    case "PREPARING":
+      return record.alignedInSession === true;
     default:
       return false;
   }
@@ -90,6 +93,7 @@ function recoveredAligned(record: RecoveredPartition, lmeCaptured: boolean): boo
 function recoveredHoldsMirroredData(record: RecoveredPartition): boolean {
   if (ALIGNED_STATES.has(record.state)) return true;
   if (record.state !== "PREPARING" && record.state !== "STOPPING" && record.state !== "FAILED") return false;
+  if (record.alignedInSession === true) return true;
   const prev = record.previousState;
   if (ALIGNED_STATES.has(prev)) return true;
   if (prev === null || prev === "UNKNOWN" || prev === "STOPPED") return false;

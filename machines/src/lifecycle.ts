@@ -58,6 +58,13 @@ export interface RecoveredPartition extends MirrorPartitionStateRecord {
    * latest epoch would then be that of its own ABORT markers and barrier.
    */
   readonly lastMirrorEpochCaptured?: boolean;
+  /**
+   * PREPARING's truncation completed in the current mirroring session (its LastMirrorEpochs tombstone is in
+   * the history since the session began) and no LME was captured since: the log is a copy of the source. A
+   * recovered PREPARING (or a FAILED retry of it) then does not truncate again: the LME that served the cut
+   * is cleared, and truncating without one would drop the whole log.
+   */
+  readonly alignedInSession?: boolean;
 }
 
 /** The record of a partition that has no cached state yet (spec §4 UNKNOWN). */

@@ -76,10 +76,8 @@ const RESUMES_MIRRORING: ReadonlySet<LifecycleState | null> = new Set<LifecycleS
 const RESUMES_PAUSED: ReadonlySet<LifecycleState | null> = new Set<LifecycleState>(["PAUSING", "PAUSED"]);
 
 /**
- * The ISR has truncated: the log is a copy of the source from here on, so the LME of the earlier failover no
- * longer describes it: clear it, appended just before the MIRRORING record (same partition, same step). Not
- * at TRUNCATED: until MIRRORING is recorded a recovered coordinator restarts PREPARING, which must find that
- * LME again to cut at the same place (a no-op now) instead of truncating the whole log (soak FC_SEED=2).
+ * TRUNCATED: the log is a copy of the source from here on, so the LME of the earlier failover no longer
+ * describes it: clear it (the record is appended before the MIRRORING one, on the same partition).
  */
 const ALIGNED = ["noteAligned", { type: "clearLastMirrorEpoch", params: epoch }] as const;
 
@@ -557,12 +555,12 @@ export const mirrorPartitionMachine = setup({
             aligned: false,
           },
     ),
-    // PREPARING's truncation is done and the in-sync replicas have it: the log is a copy of the source's,
-    // recorded with the LME's clear and the MIRRORING record (see ALIGNED).
-    noteAligned: assign({ aligned: true, lastMirrorEpoch: -1 }),
-    // PREPARING's truncation is done: the producer state the log holds came from the source's batches. The
-    // record's leaderEpoch (at least 0 from now on) carries that to a recovered coordinator.
-    noteTruncated: assign(({ context }) => ({
+    // PREPARING's truncation is done (see ALIGNED).
+    // The log is now a copy of the source's: the producer state it holds came from the source's batches.
+    // The record's leaderEpoch (at least 0 from now on) carries that to a recovered coordinator.
+    noteAligned: assign(({ context }) => ({
+      aligned: true,
+      lastMirrorEpoch: -1,
       holdsMirroredData: true,
       highestBatchEpoch: Math.max(context.highestBatchEpoch, 0),
     })),
@@ -710,6 +708,7 @@ export const mirrorPartitionMachine = setup({
               {
                 guard: and(["currentEpoch", "alignedLog"]),
                 target: "awaitingIsrTruncation",
+                actions: ALIGNED,
               },
               { guard: "currentEpoch", target: "lookingUpLastMirrorEpoch" },
             ],
@@ -734,7 +733,7 @@ export const mirrorPartitionMachine = setup({
             "No LME (the source knows none, nor did this partition capture one in a failover on this mirror): truncate fully, start at the source's log start.",
           entry: { type: "truncateFully", params: epoch },
           on: {
-            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation", actions: "noteTruncated" },
+            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation", actions: ALIGNED },
             ...cancelling("cancelTruncation"),
           },
         },
@@ -749,18 +748,13 @@ export const mirrorPartitionMachine = setup({
             }),
           },
           on: {
-            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation", actions: "noteTruncated" },
+            TRUNCATED: { guard: "currentEpoch", target: "awaitingIsrTruncation", actions: ALIGNED },
             ...cancelling("cancelTruncation"),
           },
         },
         awaitingIsrTruncation: {
           entry: { type: "awaitIsrTruncated", params: epoch },
-          on: {
-            ISR_TRUNCATED: {
-              ...change("MIRRORING"),
-              actions: [...ALIGNED, { type: "prepareCommit", params: { to: "MIRRORING" } }],
-            },
-          },
+          on: { ISR_TRUNCATED: change("MIRRORING") },
         },
       },
       on: { STOP: changeFromAnyStep("STOPPING"), ...failures },

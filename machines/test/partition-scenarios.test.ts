@@ -43,10 +43,8 @@ describe("start: UNKNOWN -> PREPARING -> MIRRORING", () => {
       ["markReadOnly", "checkMirrorLoop"],
       ["lookupLastMirrorEpoch"],
       ["truncateFully"], // LME -1: a plain Kafka source
-      ["awaitIsrTruncated"],
-      // The log is a copy of the source from here on: the LME is cleared just before MIRRORING is recorded
-      // (not at TRUNCATED: a coordinator recovered in between must find it to cut at the same place).
-      ["clearLastMirrorEpoch", "appendStateRecord"],
+      ["clearLastMirrorEpoch", "awaitIsrTruncated"], // the log is a copy of the source from here on
+      ["appendStateRecord"],
       ["addFetcher", "markReadOnly"],
     ]);
     expect(effects[0]?.[0]).toEqual({
@@ -269,9 +267,8 @@ describe("Critical: FAILED retries go to the right place", () => {
     const types = r.effects.flat().map((e) => e.type);
     for (const t of ["lookupLastMirrorEpoch", "truncateFully", "truncateToEpoch"])
       expect(types).not.toContain(t);
-    expect(names(r.effects.at(-1) ?? [])).toEqual(["awaitIsrTruncated"]);
+    expect(names(r.effects.at(-1) ?? [])).toEqual(["clearLastMirrorEpoch", "awaitIsrTruncated"]);
     const back = drive(r.snapshot, [{ type: "ISR_TRUNCATED" }, COMMITTED]);
-    expect(names(back.effects[0] ?? [])).toEqual(["clearLastMirrorEpoch", "appendStateRecord"]);
     expect(lifecycleStateOf(back.snapshot)).toBe("MIRRORING");
   });
 
@@ -414,21 +411,15 @@ describe("Critical: the LME is captured once per failover", () => {
       { type: "LME_FOUND", lme: 3 },
       { type: "TRUNCATED" },
     ]);
-    // Truncated, not yet recorded as aligned: the LME stays (recorded and in the context) until MIRRORING.
     expect(truncated.snapshot.context).toMatchObject({
-      lastMirrorEpoch: 7,
-      lmeCaptured: false,
-      aligned: false,
-    });
-    expect(truncated.effects.at(-1)).toEqual([{ type: "awaitIsrTruncated", params: { stateEpoch: 11 } }]);
-    const mirroring = drive(truncated.snapshot, [{ type: "ISR_TRUNCATED" }]);
-    expect(mirroring.snapshot.context).toMatchObject({
       lastMirrorEpoch: -1,
       lmeCaptured: false,
       aligned: true,
     });
-    expect(mirroring.effects[0]?.map((e) => e.type)).toEqual(["clearLastMirrorEpoch", "appendStateRecord"]);
-    expect(mirroring.effects[0]?.[0]).toEqual({ type: "clearLastMirrorEpoch", params: { stateEpoch: 11 } });
+    expect(truncated.effects.at(-1)).toEqual([
+      { type: "clearLastMirrorEpoch", params: { stateEpoch: 11 } },
+      { type: "awaitIsrTruncated", params: { stateEpoch: 11 } },
+    ]);
   });
 });
 
@@ -489,18 +480,16 @@ describe("Critical: the LME is over mirrored batches only (failover before PREPA
     });
   });
 
-  it("STOP after the truncation keeps the earlier LME until MIRRORING records the alignment, then captures the log's latest epoch", () => {
+  it("STOP after the truncation (awaiting the ISR, or MIRRORING) captures the log's latest epoch", () => {
     const truncated = drive(failingBack(), [
       { type: "MIRROR_LOOP_CHECKED" },
       { type: "LME_FOUND", lme: 7 },
       { type: "TRUNCATED" },
     ]).snapshot;
-    // Awaiting the ISR: nothing durable says the log is aligned yet (a recovered coordinator would keep the
-    // recorded LME too), so the failover records the earlier LME, the end of which the log was cut to.
     const awaiting = drive(truncated, [{ type: "STOP" }, COMMITTED]).snapshot;
-    expect(drive(awaiting, [{ type: "FETCHER_REMOVED", latestMirroredEpoch: 6 }]).effects[0]).toContainEqual({
+    expect(drive(awaiting, [{ type: "FETCHER_REMOVED", latestMirroredEpoch: 9 }]).effects[0]).toContainEqual({
       type: "recordLastMirrorEpoch",
-      params: { stateEpoch: 6, lme: 7 },
+      params: { stateEpoch: 6, lme: 9 },
     });
     const mirroringAgain = drive(truncated, [{ type: "ISR_TRUNCATED" }, COMMITTED]).snapshot;
     const r = drive(mirroringAgain, [
@@ -730,7 +719,26 @@ describe("recovery keeps the LME rule", () => {
     },
   );
 
-  it("a recovered PREPARING partition clears the recorded LME only with MIRRORING", () => {
+  it("a recovered PREPARING whose truncation completed (alignedInSession) does not truncate again (FC_SEED=2)", () => {
+    // A failback cut at the end of the partition's own LME 7 (the source knew none) and cleared it; the
+    // coordinator was lost before MIRRORING was recorded.
+    const aligned = Object.assign({}, record("PREPARING", "STOPPED", -1), { alignedInSession: true });
+    const r = recoverPartition({ record: aligned as never });
+    expect(r.snapshot.context).toMatchObject({ aligned: true, holdsMirroredData: true });
+    const t = drive(r.snapshot, [{ type: "MIRROR_LOOP_CHECKED" }]);
+    const types = t.effects.flat().map((e) => e.type);
+    for (const never of ["lookupLastMirrorEpoch", "truncateFully", "truncateToEpoch"])
+      expect(types).not.toContain(never);
+    expect(types).toContain("awaitIsrTruncated");
+    // Without it (the history does not show the truncation), the same record truncates fully: LME -1.
+    const unknown = drive(recoverPartition({ record: record("PREPARING", "STOPPED", -1) }).snapshot, [
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: -1 },
+    ]);
+    expect(unknown.effects.flat().map((e) => e.type)).toContain("truncateFully");
+  });
+
+  it("a recovered PREPARING partition clears the recorded LME only once truncated", () => {
     const r = recoverPartition({ record: record("PREPARING", "STOPPED", 7) });
     expect(names(r.effects)).toEqual(["markReadOnly", "checkMirrorLoop"]);
     const t = drive(r.snapshot, [
@@ -738,24 +746,8 @@ describe("recovery keeps the LME rule", () => {
       { type: "LME_FOUND", lme: 7 },
       { type: "TRUNCATED" },
     ]);
-    expect(names(t.effects.at(-1) ?? [])).toEqual(["awaitIsrTruncated"]);
-    expect(t.snapshot.context).toMatchObject({ aligned: false, lastMirrorEpoch: 7 });
-    const m = drive(t.snapshot, [{ type: "ISR_TRUNCATED" }]);
-    expect(names(m.effects[0] ?? [])).toEqual(["clearLastMirrorEpoch", "appendStateRecord"]);
-    expect(m.snapshot.context).toMatchObject({ aligned: true, lastMirrorEpoch: -1 });
-  });
-
-  it("a coordinator recovered after a re-add's truncation cuts at the same LME again, never the whole log (soak FC_SEED=2)", () => {
-    // The source never failed the topic over (it answers -1); the partition's own LME 7 served the cut. The
-    // coordinator was lost before MIRRORING: the records still say PREPARING with LME 7.
-    const r = recoverPartition({ record: record("PREPARING", "STOPPED", 7) });
-    const t = drive(r.snapshot, [{ type: "MIRROR_LOOP_CHECKED" }, { type: "LME_FOUND", lme: -1 }]);
-    expect(t.effects.at(-1)).toEqual([
-      {
-        type: "truncateToEpoch",
-        params: { stateEpoch: 9, lme: 7 },
-      },
-    ]);
+    expect(names(t.effects.at(-1) ?? [])).toEqual(["clearLastMirrorEpoch", "awaitIsrTruncated"]);
+    expect(t.snapshot.context).toMatchObject({ aligned: true, lastMirrorEpoch: -1 });
   });
 });
 

@@ -39,15 +39,21 @@ function referenceFold(records: readonly StateLogRecord[]): Map<string, LoadedPa
         state: null,
         lastMirrorEpoch: -1,
         lastMirrorEpochSinceState: false,
+        alignedInSession: false,
       };
       out.set(id, e);
     }
     if (d.key.kind === "MirrorPartitionState") {
-      e.state = d.value as MirrorPartitionStateValue | null;
+      const v = d.value as MirrorPartitionStateValue | null;
+      e.state = v;
       e.lastMirrorEpochSinceState = false;
+      // The simulator's alignment rule (packages/sim/src/invariants/alignment.ts).
+      if (v === null || v.state === "STOPPED") e.alignedInSession = false;
+      if (v?.state === "PREPARING") e.alignedInSession = v.previousState === "FAILED" && e.alignedInSession;
     } else {
       e.lastMirrorEpoch = d.value === null ? -1 : (d.value as { lastMirrorEpoch: number }).lastMirrorEpoch;
       e.lastMirrorEpochSinceState = d.value !== null;
+      e.alignedInSession = d.value === null;
     }
     if (e.state === null && e.lastMirrorEpoch < 0) out.delete(id);
   }
@@ -133,6 +139,39 @@ describe("foldMirrorState", () => {
       lastMirrorEpoch: -1,
       lastMirrorEpochSinceState: false,
     });
+  });
+
+  it("tells whether PREPARING's truncation completed in the current session (its LME tombstone since)", () => {
+    const at = (whats: Rec["what"][]) =>
+      [
+        ...foldMirrorState(
+          encode(whats.map((what) => ({ mirror: "m1", topicId: TOPIC_IDS[0]!, partition: 0, what }))),
+          () => {},
+        ).values(),
+      ][0]?.alignedInSession;
+    const state = (s: string, previousState: string | null) => ({
+      kind: "MirrorPartitionState" as const,
+      value: {
+        state: s,
+        leaderEpoch: -1,
+        stateEpoch: 4,
+        errorMessage: null,
+        retryAttempt: 0,
+        previousState,
+      } as MirrorPartitionStateValue,
+    });
+    const lme = (n: number) => ({ kind: "LastMirrorEpochs" as const, value: { lastMirrorEpoch: n } });
+    const clear = { kind: "LastMirrorEpochs" as const, value: null };
+    const failback = [state("STOPPED", "STOPPING"), lme(7), state("PREPARING", "STOPPED")];
+    expect(at(failback)).toBe(false); // not truncated yet: the LME 7 serves the cut
+    expect(at([...failback, clear])).toBe(true); // truncated, MIRRORING not recorded yet
+    expect(at([...failback, clear, state("FAILED", "PREPARING")])).toBe(true);
+    expect(at([...failback, clear, state("FAILED", "PREPARING"), state("PREPARING", "FAILED")])).toBe(true);
+    expect(at([...failback, state("FAILED", "PREPARING"), state("PREPARING", "FAILED")])).toBe(false);
+    expect(at([...failback, clear, state("STOPPING", "PREPARING"), lme(3)])).toBe(false);
+    expect(at([...failback, clear, state("MIRRORING", "PREPARING"), state("STOPPED", "STOPPING")])).toBe(
+      false,
+    );
   });
 
   it("refuses a corrupt record whose partition's key decoded before, naming its offset", () => {

@@ -496,6 +496,7 @@ export class CoordinatorShard {
         ...entry.state,
         lastMirrorEpoch: entry.lastMirrorEpoch,
         ...(entry.lastMirrorEpochSinceState ? { lastMirrorEpochCaptured: true } : {}),
+        ...(entry.alignedInSession ? { alignedInSession: true } : {}),
       };
       const input = this.recoveryInput(key, record, topic.paused);
       partitions.set(id, new PartitionRuntime(id, key));

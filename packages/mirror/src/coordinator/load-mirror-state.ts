@@ -25,6 +25,15 @@ export interface LoadedPartitionState {
    * record: the LME the failover in progress captured, even when it is -1 (nothing was mirrored).
    */
   lastMirrorEpochSinceState: boolean;
+  /**
+   * PREPARING's truncation completed in the current mirroring session and no LME was captured since: the
+   * log is a copy of the source. Read from the history as the simulator's `failoverAlignment` reads it: a
+   * PREPARING record starts a session (aligned only when it retries an aligned FAILED one), the
+   * LastMirrorEpochs tombstone PREPARING writes once truncated aligns it, an LME value (a failover's
+   * capture) or STOPPED ends it. (Once compaction drops that tombstone, after `delete.retention.ms`, a
+   * recovered partition counts as not aligned again: the safe side.)
+   */
+  alignedInSession: boolean;
 }
 
 /**
@@ -114,15 +123,21 @@ function apply(
       state: null,
       lastMirrorEpoch: -1,
       lastMirrorEpochSinceState: false,
+      alignedInSession: false,
     };
     out.set(p.id, entry);
   }
   if (kind === "MirrorPartitionState") {
-    entry.state = value as MirrorPartitionStateValue | null;
+    const state = value as MirrorPartitionStateValue | null;
+    entry.state = state;
     entry.lastMirrorEpochSinceState = false;
+    if (state === null || state.state === "STOPPED") entry.alignedInSession = false;
+    else if (state.state === "PREPARING")
+      entry.alignedInSession = state.previousState === "FAILED" && entry.alignedInSession;
   } else {
     entry.lastMirrorEpoch = value === null ? -1 : (value as number);
     entry.lastMirrorEpochSinceState = value !== null;
+    entry.alignedInSession = value === null;
   }
   if (entry.state === null && entry.lastMirrorEpoch < 0) out.delete(p.id);
 }

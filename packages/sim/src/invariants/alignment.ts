@@ -12,9 +12,8 @@ export const ALIGNED_STATES: ReadonlySet<string> = new Set([
 /** What `__mirror_state` says about a partition when its latest failover started. */
 export interface FailoverAlignment {
   /**
-   * Whether the log was a copy of the source: PREPARING's truncation completed and the in-sync replicas
-   * had it (its LastMirrorEpochs tombstone, appended just before the MIRRORING record) since the session
-   * started, and no LME was captured since. A failback's PREPARING
+   * Whether the log was a copy of the source: PREPARING's truncation completed (its LastMirrorEpochs
+   * tombstone) since the mirroring session started, and no LME was captured since. A failback's PREPARING
    * that was stopped before its truncation is not aligned: the log is still the topic's own.
    */
   aligned: boolean;
@@ -29,8 +28,7 @@ export interface FailoverAlignment {
  * independently of the engine, and returns the alignment at the start of its latest failover (undefined:
  * no failover recorded, or the history is not complete). Rules:
  * - a PREPARING record starts a session: not aligned, unless it retries a FAILED one that was aligned;
- * - a LastMirrorEpochs tombstone (written with MIRRORING, once PREPARING's truncation is on the ISR) makes
- *   it aligned;
+ * - a LastMirrorEpochs tombstone (written when PREPARING's truncation completed) makes it aligned;
  * - a LastMirrorEpochs value (an LME captured by STOPPING, which appends locally next) or STOPPED ends it.
  */
 export function failoverAlignment(

@@ -102,6 +102,12 @@ function encode(from: readonly Rec[]): StateLogRecord[] {
   });
 }
 
+/** The fold of one partition's history (`m1`, the first topic id, partition 0). */
+function foldOnePartition(whats: Rec["what"][]): LoadedPartitionState | undefined {
+  const records = encode(whats.map((what) => ({ mirror: "m1", topicId: TOPIC_IDS[0]!, partition: 0, what })));
+  return [...foldMirrorState(records, () => {}).values()][0];
+}
+
 describe("foldMirrorState", () => {
   it("folds any history of a few partitions as decoding every record whole does (keys decoded once)", () => {
     fc.assert(
@@ -113,13 +119,7 @@ describe("foldMirrorState", () => {
   });
 
   it("tells whether the LME, even -1, was recorded after the last state record (captured by the failover in progress)", () => {
-    const at = (whats: Rec["what"][]) =>
-      [
-        ...foldMirrorState(
-          encode(whats.map((what) => ({ mirror: "m1", topicId: TOPIC_IDS[0]!, partition: 0, what }))),
-          () => {},
-        ).values(),
-      ][0];
+    const at = foldOnePartition;
     const stopping = {
       kind: "MirrorPartitionState" as const,
       value: {
@@ -142,13 +142,7 @@ describe("foldMirrorState", () => {
   });
 
   it("tells whether PREPARING's truncation completed in the current session (its LME tombstone since)", () => {
-    const at = (whats: Rec["what"][]) =>
-      [
-        ...foldMirrorState(
-          encode(whats.map((what) => ({ mirror: "m1", topicId: TOPIC_IDS[0]!, partition: 0, what }))),
-          () => {},
-        ).values(),
-      ][0]?.alignedInSession;
+    const at = (whats: Rec["what"][]) => foldOnePartition(whats)?.alignedInSession;
     const state = (s: string, previousState: string | null) => ({
       kind: "MirrorPartitionState" as const,
       value: {

@@ -100,12 +100,47 @@ export function storedBatches(
   dataDir = inject("kafkaDataDir"),
 ): RecordBatch[] {
   const dir = path.join(dataDir, `${topic}-${partition}`);
-  const segments = fs
+  // The log cleaner swaps segments under us (old `.log` renamed to `.deleted`, the cleaned `.swap` renamed
+  // to `.log`): a read that overlapped a swap can miss or repeat a segment. Retry until the listing is the
+  // same before and after the read and every file was still there.
+  for (let attempt = 0; ; attempt++) {
+    const before = logSegments(dir);
+    try {
+      const bytes = Buffer.concat(before.map((f) => fs.readFileSync(path.join(dir, f))));
+      if (before.join() === logSegments(dir).join()) return [...recordBatches(bytes)];
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT" || attempt > 100) throw e;
+    }
+  }
+}
+
+const logSegments = (dir: string) =>
+  fs
     .readdirSync(dir)
     .filter((f) => f.endsWith(".log"))
     .sort();
-  const bytes = Buffer.concat(segments.map((f) => fs.readFileSync(path.join(dir, f))));
-  return [...recordBatches(bytes)];
+
+/**
+ * Undefined once the broker's cleaner has cleaned everything it can of a partition: its checkpointed
+ * first dirty offset is the active segment's base offset and no swap is under way; else what it waits for.
+ */
+export function compactionSettled(topic: string, partition: number, dataDir = inject("kafkaDataDir")) {
+  const dir = path.join(dataDir, `${topic}-${partition}`);
+  const files = fs.readdirSync(dir);
+  const swapping = files.filter((f) => f.endsWith(".cleaned") || f.endsWith(".swap"));
+  if (swapping.length > 0) return `the cleaner is swapping ${swapping.join(", ")}`;
+  const active = BigInt(logSegments(dir).at(-1)!.replace(".log", ""));
+  const checkpoint = path.join(dataDir, "cleaner-offset-checkpoint");
+  const line = fs.existsSync(checkpoint)
+    ? fs
+        .readFileSync(checkpoint, "utf8")
+        .split("\n")
+        .find((l) => l.startsWith(`${topic} ${partition} `))
+    : undefined;
+  const firstDirty = line === undefined ? -1n : BigInt(line.split(" ")[2]!);
+  return firstDirty === active
+    ? undefined
+    : `the cleaner's first dirty offset is ${firstDirty}, the active segment starts at ${active}`;
 }
 
 /** Every batch of a partition on an embedded cluster's leader. */

@@ -1,5 +1,11 @@
 import { describe, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, runRegressions, runTopologyProperty, type TopologyProperty } from "./harness";
+import {
+  PROPERTY_TIMEOUT_MS,
+  reachesUnmirroredFailover,
+  runRegressions,
+  runTopologyProperty,
+  type TopologyProperty,
+} from "./harness";
 import { activePassive, type FailoverRecord, failoverAlignment, type Simulation } from "./sim";
 
 /** Whether the failover `f` started on a log aligned with its source (from the `__mirror_state` history). */
@@ -150,6 +156,12 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             sim.steps.some((s) => s.includes("unplanned failover a-from-b orders: STOPPED"))
               ? undefined
               : "b's write at 2 and a's unplanned failover did not both happen",
+        },
+        {
+          bug: "soak FC_SEED=220 (a simulator bug): a re-add failed in PREPARING before its truncation during a controller failover, then was removed; the operator's view before --remove had no state for the partition (no coordinator had it loaded), so the simulator expected a PID reset the engine rightly did not write",
+          simSeed: 5,
+          steps: ["failover(21,0)", "readd(0,1)", "controllerFailover(313,102,69)", "cycle(111)", "cycle(0)"],
+          reaches: reachesUnmirroredFailover("b", "b-from-a", "profiles", 0),
         },
       ]);
     },

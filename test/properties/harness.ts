@@ -20,6 +20,8 @@ import {
   FAILOVER_MODES,
   failback,
   failover,
+  failoverAlignment,
+  failoverWithoutMirroredData,
   fastDisk,
   formatViolations,
   groupCommit,
@@ -243,6 +245,20 @@ export async function runRegressions(p: TopologyProperty, regressions: readonly 
     }
     await runTopologyProperty(p, { seed: r.seed, path: r.path, replayPath: r.replayPath, label: r.bug });
   }
+}
+
+/**
+ * `reaches` of a regression that needs a failover from FAILED over a log that held no mirrored data in its
+ * session (`failoverWithoutMirroredData`, read from `node`'s `__mirror_state` history).
+ */
+export function reachesUnmirroredFailover(node: string, mirror: string, topic: string, partition: number) {
+  return (sim: Simulation): string | undefined => {
+    const cluster = sim.node(node).cluster;
+    const topicId = cluster.controller.image.topic(topic)?.topicId ?? "";
+    return failoverWithoutMirroredData(failoverAlignment(cluster, { mirror, topicId, partition }))
+      ? undefined
+      : `no failover of ${mirror} ${topic}-${partition} from FAILED over a log without mirrored data`;
+  };
 }
 
 /** Builds the simulation, runs `commands` (each followed by the always-invariants), settles and checks. */

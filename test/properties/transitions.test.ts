@@ -1,5 +1,11 @@
 import { describe, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, runRegressions, runTopologyProperty, type TopologyProperty } from "./harness";
+import {
+  PROPERTY_TIMEOUT_MS,
+  reachesUnmirroredFailover,
+  runRegressions,
+  runTopologyProperty,
+  type TopologyProperty,
+} from "./harness";
 import { activePassive } from "./sim";
 
 describe("property: faults inside transitions (A -> B)", () => {
@@ -166,6 +172,19 @@ describe("property: faults inside transitions (A -> B)", () => {
             sim.steps.some((s) => s.includes("partition(s) were STOPPING"))
               ? undefined
               : "no restart of b while its FAILED-then-removed partition was STOPPING",
+        },
+        {
+          bug: "soak FC_SEED=234 (a simulator bug): a failback refused in PREPARING (UNSAFE_TRUNCATION) was FAILED when the loop race removed it, while the operator had seen it PREPARING; the simulator expected a PID reset in a log that never held mirrored data",
+          simSeed: 0,
+          steps: [
+            "slowDisk(0,0,10)",
+            "loopRace(0,0,0,0)",
+            "cutLink(15)",
+            "txnBegin(0,0)",
+            "loopRace(189,0,0,0)",
+            "restartNode(0)",
+          ],
+          reaches: reachesUnmirroredFailover("a", "a-from-b", "orders", 0),
         },
       ]);
     },

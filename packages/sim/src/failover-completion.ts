@@ -66,9 +66,11 @@ export function completeFailoverPartition(
   const dest = sim.node(edge.to);
   const p = view.key.partition;
   const alignment = failoverAlignment(dest.cluster, view.key);
-  if (f.before.get(p) === "FAILED" && failoverWithoutMirroredData(alignment)) {
-    // Asked while FAILED over the topic's own log: no barrier, nothing mirrored to promise (its markers are
-    // checked as STOPPED commits, `UnmirroredFailoverWatch`).
+  if (failoverWithoutMirroredData(alignment)) {
+    // Failed over from FAILED over the topic's own log: no barrier, nothing mirrored to promise (its markers
+    // are checked as STOPPED commits, `UnmirroredFailoverWatch`). Decided from the committed history, as
+    // the engine decides: the state the operator saw before `--remove` may be older (a coordinator that was
+    // still loading after a broker crash described nothing) or newer than the one STOPPING came from.
     sim.report(checkFailoverWithoutMirroredData(edge.to, dest.cluster, view));
     return;
   }
@@ -95,7 +97,7 @@ export function completeFailoverPartition(
     topic,
     partition: p,
     ...point,
-    stoppedFrom: f.before.get(p) ?? "UNKNOWN",
+    stoppedFrom: alignment?.stoppedFrom ?? f.before.get(p) ?? "UNKNOWN",
     promised: compacted ? [] : [...promised.values()].sort((a, b) => (a.offset < b.offset ? -1 : 1)),
     promisedCommits,
     planned: f.barrier !== undefined,

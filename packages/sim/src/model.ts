@@ -49,7 +49,11 @@ export interface FailoverRecord {
   barrierOffset: bigint;
   /** Destination high watermark when STOPPED was observed. */
   highWatermark: bigint;
-  /** The partition's committed state when the failover was requested. */
+  /**
+   * The committed state the failover's STOPPING came from, as `__mirror_state` records it (else, when that
+   * history is unreadable, the state the operator saw before `--remove`, or UNKNOWN). The operator's view
+   * can be stale (a coordinator still loading describes nothing; PREPARING may fail before the removal).
+   */
   stoppedFrom: string;
   /**
    * Source writes that must survive failover and failback: every write acknowledged before the catch-up

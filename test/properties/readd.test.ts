@@ -65,6 +65,15 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
           reaches: (sim) =>
             sim.steps.some((s) => s.includes("crash b broker 0")) ? undefined : "b's broker 0 did not crash",
         },
+        {
+          bug: "soak FC_SEED=4 x100: a re-add (--truncate-local-writes) removed again before its truncation appended a second PID reset after b's local writes; a later plain re-add counted only writes after that barrier and truncated them without asking",
+          simSeed: 0,
+          steps: ["failover(0,0)", "writePromoted(0,0,3)", "readd(0,1)", "failover(0,3)", "readd(0,0)"],
+          reaches: (sim) =>
+            sim.model.failovers.some((f) => f.node === "b" && f.topic === "orders" && !f.aligned)
+              ? undefined
+              : "no failover of b orders before its re-add's truncation",
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

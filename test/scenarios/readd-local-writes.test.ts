@@ -5,11 +5,25 @@ import { topology } from "./helpers";
 const hexesOf = (log: { batches(): Iterable<{ buffer: Buffer }> }) =>
   [...log.batches()].map((x) => x.buffer.toString("hex"));
 
-/** A -> B mirroring `orders` (1 partition, 5 records), failed over on B. */
-async function failedOver() {
+/**
+ * A -> B mirroring `orders` (1 partition, 5 records), failed over on B. `holdLmeLookups` is awaited before
+ * A answers each LME lookup (a slow source).
+ */
+async function failedOver(holdLmeLookups?: () => Promise<void>) {
   const t = topology(["a", "b"]);
   const a = t.node("a");
   const b = t.node("b");
+  if (holdLmeLookups) {
+    const served = a.mirroring.asSource();
+    t.registry.unregister("a:9092");
+    t.registry.register("a:9092", a.cluster, {
+      ...served,
+      lastMirrorEpoch: async (topicId, partition) => {
+        await holdLmeLookups();
+        return served.lastMirrorEpoch!(topicId, partition);
+      },
+    });
+  }
   await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1 }] }));
   await t.advance(200);
   const producer = a.kafka.producer({ idempotent: true });
@@ -53,6 +67,42 @@ describe("re-adding a failed-over topic (issue 11 item 8)", () => {
     await t.run(b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true }));
     await t.run(b.mirroring.whenCaughtUp("dr"));
     expect(hexesOf(logOnB())).toEqual(hexesOf(logOnA()));
+  });
+
+  it("still refuses after a re-add was cancelled before its truncation: the cancel's PID reset does not end the protection (soak FC_SEED=4)", async () => {
+    // While `held` is pending, A's answers to LME lookups wait: PREPARING cannot truncate yet.
+    let held: Promise<void> = Promise.resolve();
+    const { t, b, logOnB } = await failedOver(() => held);
+    const producerB = b.kafka.producer({ idempotent: true });
+    await t.run(producerB.connect());
+    const local = [1, 2, 3].map((i) => ({ key: `b${i}`, value: `written on b ${i}` }));
+    await t.run(producerB.send({ topic: "orders", messages: local, acks: -1 }));
+    const leo = logOnB().logEndOffset;
+    let release = () => {};
+    held = new Promise((resolve) => {
+      release = resolve;
+    });
+    // The operator agrees to drop them, then changes their mind at once: removed while PREPARING, before the
+    // truncation. The topic keeps its own log; STOPPING appends its markers and a second PID reset.
+    const seen: string[] = [];
+    b.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
+    const readd = b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true });
+    const cancel = b.mirroring.admin.removeTopics("dr", "orders");
+    await t.run(readd);
+    await t.run(cancel);
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+    release();
+    expect(seen).toEqual(["STOPPED->PREPARING", "PREPARING->STOPPING", "STOPPING->STOPPED"]);
+    expect(logOnB().logEndOffset).toBeGreaterThan(leo);
+    const kept = [...logOnB().batches()].filter((x) => !x.isControl && x.baseOffset >= leo - 3n);
+    expect(kept.map((x) => x.recordCount)).toEqual([3]);
+
+    // A re-add without the option must still name the three records it would drop.
+    const refusal = t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await expect(refusal).rejects.toMatchObject({
+      errorName: "UNSAFE_TRUNCATION",
+      partitions: [{ topic: "orders", partition: 0, records: 3n, fromOffset: leo - 3n }],
+    });
   });
 
   it("re-adds without the option when nothing was written since the failover", async () => {

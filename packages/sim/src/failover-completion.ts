@@ -98,6 +98,7 @@ export function completeFailoverPartition(
     partition: p,
     ...point,
     stoppedFrom: alignment?.stoppedFrom ?? f.before.get(p) ?? "UNKNOWN",
+    aligned: !unaligned,
     promised: compacted ? [] : [...promised.values()].sort((a, b) => (a.offset < b.offset ? -1 : 1)),
     promisedCommits,
     planned: f.barrier !== undefined,

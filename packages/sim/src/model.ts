@@ -56,6 +56,12 @@ export interface FailoverRecord {
    */
   stoppedFrom: string;
   /**
+   * Whether the log was a copy of the source when the failover started (`failoverAlignment`; true when the
+   * history is unreadable). A failover of a re-add stopped before its truncation is not: its barrier
+   * follows the topic's own writes, which stay local writes.
+   */
+  aligned: boolean;
+  /**
    * Source writes that must survive failover and failback: every write acknowledged before the catch-up
    * barrier of a planned failover, and (any failover) those the destination had below its HW.
    */

@@ -180,6 +180,8 @@ export async function failoverTopic(
     refused = " (after a refused removeTopics)";
   }
   sim.setEdgeState(edge, topic, "REMOVED");
+  // An add still under way is cancelled: the truncation it was allowed ends with its session.
+  sim.prefix.cancel(edge.to, topic);
   const what = `${barrier ? "planned" : "unplanned"} failover ${edge.mirror} ${topic}`;
   sim.pendingFailovers.push({ edge, topic, before, barrier, done: new Set() });
   if (mode.endsWith("nowait")) {
@@ -364,11 +366,17 @@ export function allowRejoinTruncation(
   const partitions = dest.controller.image.topic(topic)?.partitions.length ?? 0;
   const out: TruncationAllowance[] = [];
   for (let p = 0; p < partitions; p++) {
+    sim.prefix.endCancelled(edge.to, topic, p);
     let floor = commonPrefixEnd(dest, source, topic, p);
     if (protectLocal) {
+      // Local writes start after the barrier of the latest failover of a log that held mirrored data: a
+      // failover of a re-add stopped before its truncation appends another barrier after writes that stay
+      // local (the engine keeps protecting them, soak FC_SEED=4).
       const barrier = [...sim.model.failovers]
         .reverse()
-        .find((f) => f.node === edge.to && f.topic === topic && f.partition === p)?.barrierOffset;
+        .find(
+          (f) => f.node === edge.to && f.topic === topic && f.partition === p && f.aligned,
+        )?.barrierOffset;
       for (const w of sim.model.acked) {
         if (w.node !== edge.to || w.topic !== topic || w.partition !== p) continue;
         if (barrier !== undefined && w.offset > barrier && w.offset >= floor) floor = w.offset + 1n;
@@ -380,6 +388,7 @@ export function allowRejoinTruncation(
       partition: p,
       floor,
       reason: `${what} ${edge.mirror} ${topic}`,
+      mirror: edge.mirror,
       expires: "mirroring",
     });
     out.push(own, ...allowDownstream(sim, edge.to, topic, own, new Set([edge.to])));

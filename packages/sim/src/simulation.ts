@@ -131,7 +131,9 @@ export class Simulation {
           cluster,
           compacted,
           (topic, p) =>
-            views.some((v) => v.key.topic === topic && v.key.partition === p && v.state === "MIRRORING"),
+            views
+              .filter((v) => v.key.topic === topic && v.key.partition === p)
+              .map((v) => ({ mirror: v.key.mirror, state: v.state })),
           (node, topic, p) => leaderLog(this.node(node).cluster, topic, p),
         ),
       );

@@ -197,7 +197,7 @@ function allowReadd(sim: Simulation, op: PreparedOp) {
   for (let p = 0; p < partitions; p++) {
     const barrier = [...sim.model.failovers]
       .reverse()
-      .find((f) => f.node === op.edge.to && f.topic === op.topic && f.partition === p);
+      .find((f) => f.node === op.edge.to && f.topic === op.topic && f.partition === p && f.aligned);
     const local = sim.model.acked.filter(
       (w) =>
         w.node === op.edge.to &&

@@ -19,8 +19,12 @@ interface CheckedLog {
 }
 
 /**
- * The records written locally after the failover of `topic` (those after its last MIRROR_PID_RESET, which
- * only failover writes) that mirroring it again from a source that answers `lastMirrorEpoch` would truncate.
+ * The records written locally after the failover of `topic` that mirroring it again from a source that
+ * answers `lastMirrorEpoch` would truncate. Local means written here since the log last held mirrored data:
+ * after the last MIRROR_PID_RESET (only failover writes one), or, when `ownLastMirrorEpoch` gives the LME
+ * this cluster captured at that failover, in a leader epoch above it, whichever starts earlier. The second
+ * rule matters after a re-add stopped before its truncation: that failover appends a second PID reset
+ * after the writes it kept, and keeps the earlier LME (soak FC_SEED=4).
  * PREPARING's rule, applied without changing anything: LME -1, or an epoch this log never had, truncates
  * fully; otherwise the log is cut at the end offset of epoch LME. Then the fetch's divergence check (KIP-320)
  * cuts where the source's own epoch LME ends, when that is earlier (`sourceEndOffsetForEpoch`): the source
@@ -36,12 +40,13 @@ export async function localWritesAtRisk(
     partition: number,
     leaderEpoch: number,
   ) => Promise<{ leaderEpoch: number; endOffset: bigint }>,
+  ownLastMirrorEpoch?: (partition: number) => number | undefined,
 ): Promise<LocalWritesAtRisk[]> {
   const out: LocalWritesAtRisk[] = [];
   for (let p = 0; p < topic.partitionCount; p++) {
     const log = leaderLogOf(cluster, topic.name, p);
-    const reset = lastPidResetOffset(log);
-    if (reset === undefined || reset + 1n >= log.logEndOffset) continue;
+    const floor = localWritesStart(log, ownLastMirrorEpoch?.(p));
+    if (floor === undefined || floor >= log.logEndOffset) continue;
     const lme = await lastMirrorEpoch(topic.topicId, p);
     let end = lme < 0 ? -1n : log.endOffsetForEpoch(lme).endOffset;
     if (end >= 0n && sourceEndOffsetForEpoch) {
@@ -56,11 +61,34 @@ export async function localWritesAtRisk(
       }
     }
     const cut = end < 0n ? -1n : end; // -1: truncated fully
-    const from = cut > reset ? cut : reset + 1n;
+    const from = cut > floor ? cut : floor;
     const records = dataRecordsFrom(log, from);
     if (records > 0n) out.push({ topic: topic.name, partition: p, fromOffset: from, records });
   }
   return out;
+}
+
+/**
+ * Where the records written here since the log last held mirrored data start (see `localWritesAtRisk`), or
+ * undefined when the log has no PID reset (never failed over here).
+ */
+function localWritesStart(log: CheckedLog, ownLastMirrorEpoch: number | undefined): bigint | undefined {
+  let lastReset: bigint | undefined;
+  let firstAboveLme: bigint | undefined; // the first data batch written in an epoch above the LME
+  for (const b of log.batches()) {
+    if (b.isControl && controlTypeOf(b) === ControlRecordType.MIRROR_PID_RESET) lastReset = b.baseOffset;
+    if (
+      firstAboveLme === undefined &&
+      ownLastMirrorEpoch !== undefined &&
+      !b.isControl &&
+      b.partitionLeaderEpoch > ownLastMirrorEpoch
+    ) {
+      firstAboveLme = b.baseOffset;
+    }
+  }
+  if (lastReset === undefined) return undefined;
+  const afterReset = lastReset + 1n;
+  return firstAboveLme !== undefined && firstAboveLme < afterReset ? firstAboveLme : afterReset;
 }
 
 function leaderLogOf(cluster: KafkaCluster, topic: string, partition: number): CheckedLog {
@@ -74,15 +102,6 @@ function leaderLogOf(cluster: KafkaCluster, topic: string, partition: number): C
     );
   }
   return log;
-}
-
-/** Base offset of the log's last MIRROR_PID_RESET batch, or undefined when it has none. */
-function lastPidResetOffset(log: CheckedLog): bigint | undefined {
-  let last: bigint | undefined;
-  for (const b of log.batches()) {
-    if (b.isControl && controlTypeOf(b) === ControlRecordType.MIRROR_PID_RESET) last = b.baseOffset;
-  }
-  return last;
 }
 
 /** Data records at offsets >= `from` (offsets of a batch counted within its range). */

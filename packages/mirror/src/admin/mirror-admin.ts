@@ -15,6 +15,7 @@ import type { PartitionOffsets } from "../metrics/mirror-metrics";
 import type {
   MirrorCoordinators,
   MirrorPartitionKey,
+  MirrorPartitionView,
   SourceCluster,
   SourceConnector,
   SourceTopicInfo,
@@ -270,7 +271,7 @@ export class MirrorAdmin {
     await this.checkNoLoop(def, matched);
     if (!options.truncateLocalWrites) {
       const local = matched.filter((_, i) => existing[i] === undefined || existing[i]?.desired === "REMOVED");
-      await this.checkNoLocalWritesLost(def, local);
+      await this.checkNoLocalWritesLost(def, local, views);
     }
     for (const [i, source] of matched.entries()) {
       const current = existing[i];
@@ -575,6 +576,7 @@ export class MirrorAdmin {
   private async checkNoLocalWritesLost(
     def: MirrorDefinition,
     topics: readonly SourceTopicInfo[],
+    views: ReadonlyMap<string, MirrorPartitionView>,
   ): Promise<void> {
     const atRisk: LocalWritesAtRisk[] = [];
     for (const t of topics) {
@@ -587,6 +589,13 @@ export class MirrorAdmin {
           topic,
           (id, p) => this.sourceCall(def, (s) => s.lastMirrorEpoch(id, p)),
           (p, epoch) => this.sourceCall(def, (s) => s.endOffsetForEpoch(t.name, p, epoch)),
+          (p) => {
+            // The LME this cluster captured when the partition failed over (STOPPED) under this mirror.
+            const view = views.get(`${t.name}:${p}`);
+            return view?.state === "STOPPED" && view.key.topicId === local.topicId
+              ? view.lastMirrorEpoch
+              : undefined;
+          },
         )),
       );
     }

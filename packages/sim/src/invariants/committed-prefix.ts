@@ -12,6 +12,8 @@ export interface TruncationAllowance {
   floor: bigint;
   /** What asked for it (for reports). */
   reason: string;
+  /** The mirror whose add asked for it (its state ends a `mirroring` allowance); else any mirror's. */
+  mirror?: string;
   /**
    * `mirroring`: ends once the partition was seen MIRRORING again; `never`: stays (a source's own loss);
    * `converged`: a copy downstream of a truncated cluster (it mirrors `upstream`) follows that truncation;
@@ -24,6 +26,12 @@ export interface TruncationAllowance {
   after?: TruncationAllowance;
   /** Set once the partition was seen MIRRORING; the allowance ends at the next observation. */
   seenMirroring?: boolean;
+  /**
+   * For `mirroring`: the topic was failed over while the add that asked for the truncation was under way
+   * (`cancel`); the allowance then also ends once the partition is seen STOPPED, since that add's session
+   * is over, and a later add must ask again.
+   */
+  cancelled?: boolean;
 }
 
 interface Tracked {
@@ -53,6 +61,23 @@ export class CommittedPrefix {
   withdraw(a: TruncationAllowance): void {
     const i = this.allowances.indexOf(a);
     if (i >= 0) this.allowances.splice(i, 1);
+  }
+
+  /** `node`'s topic was failed over: its adds' `mirroring` allowances end once it is seen STOPPED. */
+  cancel(node: string, topic: string): void {
+    for (const a of this.allowances) {
+      if (a.node === node && a.topic === topic && a.expires === "mirroring") a.cancelled = true;
+    }
+  }
+
+  /**
+   * A new add of `node`'s partition is asked for: the allowances of adds cancelled by a failover end now
+   * (that failover returned, so their sessions can truncate nothing more; the new add asks for its own).
+   */
+  endCancelled(node: string, topic: string, partition: number): void {
+    for (const a of [...this.allowances]) {
+      if (a.node === node && a.topic === topic && a.partition === partition && a.cancelled) this.withdraw(a);
+    }
   }
 
   /**
@@ -88,14 +113,15 @@ export class CommittedPrefix {
 
   /**
    * One step's check on `node`: every tracked batch at or above the log start is still there, unchanged,
-   * or an allowance explains it; then every batch now below the HW is tracked. `mirroring(topic, p)` says
-   * whether the partition is MIRRORING there now (ends `mirroring` allowances).
+   * or an allowance explains it; then every batch now below the HW is tracked. `statesOf(topic, p)` gives
+   * the partition's states there now, by mirror (MIRRORING ends `mirroring` allowances; STOPPED ends
+   * cancelled ones).
    */
   observe(
     node: string,
     cluster: KafkaCluster,
     compacted: (topic: string) => boolean,
-    mirroring: (topic: string, partition: number) => boolean,
+    statesOf: (topic: string, partition: number) => ReadonlyArray<{ mirror: string; state: string }>,
     logOf: (node: string, topic: string, partition: number) => PartitionLog | undefined = () => undefined,
   ): Violation[] {
     const out: Violation[] = [];
@@ -143,7 +169,11 @@ export class CommittedPrefix {
       if (a.node !== node || a.expires === "never") continue;
       const ended =
         a.expires === "mirroring"
-          ? mirroring(a.topic, a.partition)
+          ? statesOf(a.topic, a.partition).some(
+              ({ mirror, state }) =>
+                (a.mirror === undefined || a.mirror === mirror) &&
+                (state === "MIRRORING" || (a.cancelled === true && state === "STOPPED")),
+            )
           : !this.allowances.includes(a.after!) &&
             sameFrom(logOf(node, a.topic, a.partition), logOf(a.upstream!, a.topic, a.partition), a.floor);
       if (!ended) continue;

@@ -74,6 +74,15 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
               ? undefined
               : "no failover of b orders before its re-add's truncation",
         },
+        {
+          bug: "the first model of that fix (FC_SEED=6 x100, a simulator bug): a write the operator's consented re-add had truncated stayed protected by its old offset, so the next plain re-add's removal of the barrier now at that offset was reported as a loss",
+          simSeed: 0,
+          steps: ["failover(0,0)", "readd(0,1)", "failover(0,2)", "readd(0,0)", "advance(100)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.startsWith("t+") && s.includes("re-add b-from-a orders (may truncate"))
+              ? undefined
+              : "the plain re-add after the cancelled one was not accepted",
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

@@ -5,6 +5,7 @@ import type { TruncationAllowance } from "./invariants/committed-prefix";
 import { checkNoHangingTransaction } from "./invariants/failover";
 import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
 import { commitMarkerCommitted } from "./invariants/transactions";
+import type { AckedWrite, FailoverRecord } from "./model";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
 import { describeError, pick, rawWrite, recordAck, reportWrongRefusal, txnEnd } from "./workload";
@@ -369,17 +370,8 @@ export function allowRejoinTruncation(
     sim.prefix.endCancelled(edge.to, topic, p);
     let floor = commonPrefixEnd(dest, source, topic, p);
     if (protectLocal) {
-      // Local writes start after the barrier of the latest failover of a log that held mirrored data: a
-      // failover of a re-add stopped before its truncation appends another barrier after writes that stay
-      // local (the engine keeps protecting them, soak FC_SEED=4).
-      const barrier = [...sim.model.failovers]
-        .reverse()
-        .find(
-          (f) => f.node === edge.to && f.topic === topic && f.partition === p && f.aligned,
-        )?.barrierOffset;
-      for (const w of sim.model.acked) {
-        if (w.node !== edge.to || w.topic !== topic || w.partition !== p) continue;
-        if (barrier !== undefined && w.offset > barrier && w.offset >= floor) floor = w.offset + 1n;
+      for (const w of localWrites(sim, edge.to, topic, p).writes) {
+        if (w.offset >= floor) floor = w.offset + 1n;
       }
     }
     const own = sim.prefix.allow({
@@ -394,6 +386,34 @@ export function allowRejoinTruncation(
     out.push(own, ...allowDownstream(sim, edge.to, topic, own, new Set([edge.to])));
   }
   return out;
+}
+
+/**
+ * The acknowledged writes of `node`'s partition that a re-add without `--truncate-local-writes` must keep:
+ * those after the barrier of the latest failover of a log that held mirrored data (a failover of a re-add
+ * stopped before its truncation appends another barrier after writes that stay local, and the engine keeps
+ * protecting them: soak FC_SEED=4), and still in the log as acknowledged (an earlier consented truncation
+ * may have removed them, and their offsets may hold other batches since). `failover` is that latest
+ * failover, if any.
+ */
+export function localWrites(
+  sim: Simulation,
+  node: string,
+  topic: string,
+  partition: number,
+): { failover: FailoverRecord | undefined; writes: AckedWrite[] } {
+  const failover = [...sim.model.failovers]
+    .reverse()
+    .find((f) => f.node === node && f.topic === topic && f.partition === partition && f.aligned);
+  if (!failover) return { failover, writes: [] };
+  const log = leaderLog(sim.node(node).cluster, topic, partition);
+  const present = log ? batchesByOffset(log) : new Map();
+  const writes = sim.model.acked.filter((w) => {
+    if (w.node !== node || w.topic !== topic || w.partition !== partition) return false;
+    const b = present.get(w.offset);
+    return w.offset > failover.barrierOffset && b !== undefined && hexOf(b) === w.hex;
+  });
+  return { failover, writes };
 }
 
 /**

@@ -2,7 +2,7 @@ import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { crashBroker, downBrokers } from "./faults";
 import { leaderLog } from "./invariants/logs";
 import { transactionOutcome } from "./invariants/transactions";
-import { allowDownstream, rejoin } from "./operator";
+import { allowDownstream, localWrites, rejoin } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
 import { describeError, pick, rawWrite } from "./workload";
@@ -195,17 +195,7 @@ function allowReadd(sim: Simulation, op: PreparedOp) {
   const partitions = dest.controller.image.topic(op.topic)?.partitions.length ?? 0;
   const out = [];
   for (let p = 0; p < partitions; p++) {
-    const barrier = [...sim.model.failovers]
-      .reverse()
-      .find((f) => f.node === op.edge.to && f.topic === op.topic && f.partition === p && f.aligned);
-    const local = sim.model.acked.filter(
-      (w) =>
-        w.node === op.edge.to &&
-        w.topic === op.topic &&
-        w.partition === p &&
-        barrier !== undefined &&
-        w.offset > barrier.barrierOffset,
-    );
+    const { failover: barrier, writes: local } = localWrites(sim, op.edge.to, op.topic, p);
     const floor = local.length > 0 ? local[local.length - 1]!.offset + 1n : (barrier?.mirroredEnd ?? 0n);
     const own = sim.prefix.allow({
       node: op.edge.to,

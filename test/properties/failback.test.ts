@@ -163,6 +163,23 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           steps: ["failover(21,0)", "readd(0,1)", "controllerFailover(313,102,69)", "cycle(111)", "cycle(0)"],
           reaches: reachesUnmirroredFailover("b", "b-from-a", "profiles", 0),
         },
+        {
+          bug: "soak FC_SEED=8 x100 (a simulator bug): b's local write at orders-0 offset 1, dropped by b's own consented failback (--truncate-local-writes) and replaced by a's mirrored batch, was still promised by a later unplanned failover of a from b, which a could never hold",
+          simSeed: 0,
+          steps: ["cycle(0)", "cycle(471)", "failover(0,0)", "cycle(0)", "cycle(0)", "cycle(0)"],
+          // The bug needs b's consented truncation of its own write, then a failover of a from b after it.
+          reaches: (sim) => {
+            const dropped = sim.steps.findIndex((s) =>
+              s.includes("failback --truncate-local-writes b-from-a orders"),
+            );
+            const later = sim.steps.findLastIndex((s) =>
+              s.includes("unplanned failover a-from-b orders: STOPPED"),
+            );
+            return dropped >= 0 && later > dropped
+              ? undefined
+              : "no unplanned failover of a from b after b's consented truncation of its own writes";
+          },
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

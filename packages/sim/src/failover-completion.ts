@@ -1,6 +1,6 @@
 import type { MirrorPartitionView } from "@cluster-mirror/mirror";
 import { failoverAlignment } from "./invariants/alignment";
-import { checkPromisedWrites } from "./invariants/durability";
+import { checkPromisedWrites, stillAcknowledged } from "./invariants/durability";
 import { checkFailover } from "./invariants/failover";
 import { checkCommittedTxns } from "./invariants/transactions";
 import {
@@ -84,10 +84,14 @@ export function completeFailoverPartition(
   // A failover before PREPARING aligned the log (a failback stopped early) keeps the topic's own log: the
   // source's writes below the HW were never copied, so only a barrier could promise them.
   const unaligned = alignment !== undefined && !alignment.aligned;
-  for (const w of unaligned ? [] : sim.model.acked) {
-    if (w.node === edge.from && w.topic === topic && w.partition === p && w.offset < mirroredHw) {
-      promised.set(w.offset, w);
-    }
+  // Only writes the source still holds: one it dropped by consent before this mirror copied it (a failback
+  // with `--truncate-local-writes` of the source itself) is not the source's to give any more (soak
+  // failback FC_SEED=8 x100). Its own loss is the source's committed-prefix check.
+  const sourceWrites = sim.model.acked.filter(
+    (w) => w.node === edge.from && w.topic === topic && w.partition === p && w.offset < mirroredHw,
+  );
+  for (const w of unaligned ? [] : stillAcknowledged(sim.node(edge.from).cluster, sourceWrites)) {
+    promised.set(w.offset, w);
   }
   for (const w of f.barrier?.acked ?? []) if (w.partition === p) promised.set(w.offset, w);
   const promisedCommits = (f.barrier?.commits ?? []).filter((c) => c.partition === p);

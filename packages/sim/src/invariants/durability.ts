@@ -40,3 +40,23 @@ export function checkPromisedWrites(
   }
   return out;
 }
+
+/**
+ * The writes of `writes` (one partition of `cluster`) that the partition still holds as acknowledged: the
+ * batch at their offset is theirs, byte for byte. A write whose offset is now in the log range with another
+ * batch or none was dropped (a consented `--truncate-local-writes`, then maybe overwritten), so no later
+ * failover can promise it. Writes below the log start (retention) are kept, and so is everything when the
+ * partition has no running leader: nothing there says the write is gone.
+ */
+export function stillAcknowledged(cluster: KafkaCluster, writes: readonly AckedWrite[]): AckedWrite[] {
+  const first = writes[0];
+  if (!first) return [];
+  const log = leaderLog(cluster, first.topic, first.partition);
+  if (!log) return [...writes];
+  const batches = batchesByOffset(log);
+  return writes.filter((w) => {
+    if (w.offset < log.logStartOffset) return true;
+    const b = batches.get(w.offset);
+    return b !== undefined && hexOf(b) === w.hex;
+  });
+}

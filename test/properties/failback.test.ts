@@ -180,6 +180,23 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               : "no unplanned failover of a from b after b's consented truncation of its own writes";
           },
         },
+        {
+          bug: "soak FC_SEED=9 x100: b failed back while a's failover of the topic was still STOPPING (slow disk); a answered LME -1 (none recorded yet), so b's add was refused for local writes a in fact held, and with --truncate-local-writes PREPARING truncated b's whole log (its own LME was -1 too), removing committed records",
+          simSeed: 0,
+          steps: ["cycle(0)", "failover(291,2)", "slowDisk(0,0,81)", "cycle(327)", "crashOnCommit(0,0,50)"],
+          // The bug needs b's failback asked while a's failover (not waited for) had not reached STOPPED.
+          reaches: (sim) => {
+            const removing = sim.steps.findIndex((s) =>
+              s.includes("failover a-from-b orders: removeTopics returned (not waiting for STOPPED)"),
+            );
+            const failback = sim.steps.findIndex((s) =>
+              /failback( --truncate-local-writes)? b-from-a orders/.test(s),
+            );
+            return removing >= 0 && failback > removing
+              ? undefined
+              : "no failback of b asked while a's failover of orders was not yet STOPPED";
+          },
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

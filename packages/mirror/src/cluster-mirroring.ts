@@ -228,12 +228,17 @@ export class ClusterMirroring {
     return {
       // From the coordinators that own the keys (one per mirror this cluster runs); a retriable error,
       // never -1, while one of them is loading or not elected (-1 would make the caller truncate fully).
-      lastMirrorEpoch: (topicId, partition) =>
-        this.coordinators.lastMirrorEpochOf(
+      // A topic removed from a mirror here is failing over until STOPPED: a retriable error then too.
+      lastMirrorEpoch: (topicId, partition) => {
+        const topic = this.options.cluster.controller.image.topicsById.get(topicId);
+        const mirrorName = parseMirrorNameConfig(topic?.configs.get(MIRROR_NAME_CONFIG));
+        return this.coordinators.lastMirrorEpochOf(
           this.admin.listMirrors().map((m) => m.name),
           topicId,
           partition,
-        ),
+          mirrorName?.desired === "REMOVED" ? mirrorName.mirror : undefined,
+        );
+      },
       listMirrors: () =>
         this.admin
           .listMirrors()

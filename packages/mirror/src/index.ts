@@ -13,6 +13,7 @@ export {
   MirrorLoopError,
   MirrorStateError,
   PromoteTimeoutError,
+  SourceFailoverInProgressError,
   SourceUnreachableError,
   UnknownMirrorError,
   UnsafeTruncationError,

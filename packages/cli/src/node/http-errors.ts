@@ -35,7 +35,12 @@ const AUTH_STATUS: Record<string, number> = {
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 403,
   MISDIRECTED_REQUEST: 421,
 };
-const UNAVAILABLE = new Set(["NETWORK_EXCEPTION", "LEADER_NOT_AVAILABLE", "NOT_LEADER_OR_FOLLOWER"]);
+const UNAVAILABLE = new Set([
+  "NETWORK_EXCEPTION",
+  "LEADER_NOT_AVAILABLE",
+  "NOT_LEADER_OR_FOLLOWER",
+  "MIRROR_FAILOVER_IN_PROGRESS",
+]);
 
 /**
  * HTTP status and body for an error: typed (Kafka) errors get a 4xx (401 no or a wrong token, 403 not

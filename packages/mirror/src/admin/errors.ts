@@ -101,6 +101,26 @@ export class SourceUnreachableError extends KafkaError {
 }
 
 /**
+ * The source is failing over the partition this call asked about (MIRROR_FAILOVER_IN_PROGRESS, retriable):
+ * the last mirror epoch a failback aligns to is recorded only once the source's partition is STOPPED.
+ */
+export class SourceFailoverInProgressError extends KafkaError {
+  /** The mirror whose source answered. */
+  readonly mirror: string;
+
+  constructor(mirror: string, cause: KafkaError) {
+    super(
+      "MIRROR_FAILOVER_IN_PROGRESS",
+      -1,
+      true,
+      `The source cluster of mirror '${mirror}' answered that ${cause.message}. Nothing was changed: add the topics again once the failover there is done.`,
+      { cause },
+    );
+    this.mirror = mirror;
+  }
+}
+
+/**
  * Adding these topics would close a mirror loop (MIRROR_LOOP): the source already mirrors them from this
  * cluster, so each copy would be read-only waiting for the other. Refused before anything changes.
  */

@@ -26,6 +26,7 @@ import {
   MirrorAlreadyExistsError,
   MirrorLoopError,
   MirrorStateError,
+  SourceFailoverInProgressError,
   SourceUnreachableError,
   UnknownMirrorError,
   UnsafeTruncationError,
@@ -660,6 +661,9 @@ export class MirrorAdmin {
     } catch (error) {
       // A setting the source cannot honour is the operator's to fix, not an unreachable source.
       if (error instanceof InvalidMirrorConfigError) throw error;
+      if (error instanceof KafkaError && error.errorName === "MIRROR_FAILOVER_IN_PROGRESS") {
+        throw new SourceFailoverInProgressError(def.name, error);
+      }
       // The connectors refuse a malformed bootstrap.servers or an unsupported security setting with a plain
       // INVALID_CONFIG (not retriable): "check that the source is up, then retry" would send the operator
       // the wrong way.

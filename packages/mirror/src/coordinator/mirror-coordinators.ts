@@ -118,8 +118,17 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
    * A coordinator that owns one of the keys but cannot answer yet is a retriable error, never "-1": a
    * caller that read -1 would truncate its whole log. COORDINATOR_LOAD_IN_PROGRESS while the owning
    * `__mirror_state` partition is still loading, COORDINATOR_NOT_AVAILABLE while it has no running leader.
+   * MIRROR_FAILOVER_IN_PROGRESS (retriable) while the partition is failing over here: STOPPING, or not yet
+   * STOPPED under `removedFrom`, the mirror the topic was removed from. Its LME is recorded once STOPPED;
+   * before, the recorded one is -1 or an earlier failover's, and a failback cutting there would truncate
+   * records this cluster mirrored and still holds.
    */
-  lastMirrorEpochOf(mirrors: readonly string[], topicId: Uuid, partition: number): number {
+  lastMirrorEpochOf(
+    mirrors: readonly string[],
+    topicId: Uuid,
+    partition: number,
+    removedFrom?: string,
+  ): number {
     let best: MirrorPartitionView | undefined;
     for (const mirror of mirrors) {
       const key: MirrorPartitionKey = { mirror, topic: "", topicId, partition };
@@ -152,6 +161,17 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
           14,
           true,
           `the mirror coordinator of ${where} and this broker's metadata disagree on its leader epoch (${error instanceof Error ? error.message : String(error)}); retry shortly`,
+        );
+      }
+      if (
+        view !== undefined &&
+        (view.state === "STOPPING" || (mirror === removedFrom && view.state !== "STOPPED"))
+      ) {
+        throw new KafkaError(
+          "MIRROR_FAILOVER_IN_PROGRESS",
+          -1,
+          true,
+          `${where} is failing over (${view.state}): the last mirror epoch of that failover is known once it is STOPPED; retry shortly`,
         );
       }
       if (

@@ -70,6 +70,12 @@ export interface FailoverRecord {
   promisedCommits: CommittedTxn[];
   /** Whether a catch-up barrier was taken (a planned failover). */
   planned: boolean;
+  /**
+   * The lowest offset a later leader truncation of this partition on `node` cut at: `node` joined a mirror
+   * again (a failback or re-add, maybe of another source in a chain) and its log from there on is that
+   * source's now, so the offset identity with this failover's source holds only below it.
+   */
+  rewrittenFrom?: bigint;
 }
 
 /** A destination-side group with an active member and its own commit, which mirroring must not overwrite. */

@@ -87,8 +87,13 @@ export class Simulation {
       installBrokerGuards(name, cluster, {
         readOnlyReason: (_node, topic, partition) =>
           readOnlyReason(cluster, mirroring.coordinators.describe(), topic, partition),
-        beforeTruncate: (node, topic, partition, offset, full) =>
-          this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full)),
+        beforeTruncate: (node, topic, partition, offset, full) => {
+          this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full));
+          for (const f of this.model.failovers) {
+            if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
+            if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;
+          }
+        },
         beforeProduce: (_node, topic) => {
           if (!topic.startsWith("__")) completeFailovers(this);
         },

@@ -21,6 +21,11 @@ export interface FailoverAlignment {
   lmeBefore: number;
   /** The state the failover (the first STOPPING record) came from. */
   stoppedFrom: string | null;
+  /**
+   * The state the latest STOPPING record of that failover came from: FAILED when a STOPPING that failed was
+   * retried (STOPPING -> FAILED -> STOPPING), else `stoppedFrom`. The engine decides on markers per entry.
+   */
+  resumedFrom: string | null;
 }
 
 /**
@@ -62,8 +67,10 @@ export function failoverAlignment(
       aligned = false;
       inFailover = false;
     } else if (s.state === "STOPPING" && !inFailover) {
-      found = { aligned, lmeBefore: lme, stoppedFrom: s.previousState };
+      found = { aligned, lmeBefore: lme, stoppedFrom: s.previousState, resumedFrom: s.previousState };
       inFailover = true;
+    } else if (s.state === "STOPPING" && found) {
+      found.resumedFrom = s.previousState;
     }
   }
   return found;

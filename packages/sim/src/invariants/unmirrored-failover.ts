@@ -6,7 +6,9 @@ import { leaderLog } from "./logs";
 import type { Violation } from "./violation";
 
 /**
- * Whether a failover must leave the producer state alone (issue 11 item 5b): it started from FAILED, and
+ * Whether a failover must leave the producer state alone (issue 11 item 5b): it started from FAILED (or a
+ * STOPPING that failed was retried from FAILED: the engine decides per STOPPING entry; soak `active-passive`
+ * FC_SEED=13 x100, a new topic failed over from PREPARING whose STOPPING failed in a leader bounce), and
  * the `__mirror_state` history shows the log never became a copy of the source in that session (no
  * PREPARING truncation since the session started: a loop refused in PREPARING, a re-add or failback that
  * failed before truncating, a topic that failed again after STOPPED). Its log is the topic's own: ABORT
@@ -14,7 +16,7 @@ import type { Violation } from "./violation";
  * producers, so STOPPING records the LME and bumps the epoch only.
  */
 export function failoverWithoutMirroredData(alignment: FailoverAlignment | undefined): boolean {
-  return alignment !== undefined && !alignment.aligned && alignment.stoppedFrom === "FAILED";
+  return alignment !== undefined && !alignment.aligned && alignment.resumedFrom === "FAILED";
 }
 
 /**

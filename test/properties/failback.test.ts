@@ -197,6 +197,17 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               : "no failback of b asked while a's failover of orders was not yet STOPPED";
           },
         },
+        {
+          bug: "soak FC_SEED=12 x100 (a simulator bug): `concurrent` re-added orders on both mirrors at once (b-from-a and a-from-b), a loop raced from both sides; the engine refused it in PREPARING (FAILED) but the simulator expected both sides to mirror and never resolved the loop",
+          simSeed: 0,
+          steps: ["cycle(0)", "cycle(0)", "failover(0,2)", "concurrent(733,0,733,230)", "restartNode(0)"],
+          reaches: (sim) =>
+            sim.steps.some((s) =>
+              s.includes("concurrent: readd b-from-a orders -> ok | readd a-from-b orders -> ok"),
+            ) && sim.steps.some((s) => s.startsWith("t+") && s.includes("loop race orders: "))
+              ? undefined
+              : "no loop raced by two concurrent re-adds",
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

@@ -4,7 +4,7 @@ import { type MirrorEdge, mirrorName } from "./topology";
 import { describeError, pick, txnEnd } from "./workload";
 
 /** One side of a loop race: `edge.to`'s admin adds the topic to its mirror of `edge.from`. */
-interface Side {
+export interface Side {
   edge: MirrorEdge;
   what: string;
   truncateLocalWrites: boolean;
@@ -99,7 +99,24 @@ export async function loopRace(
     markRejoined(sim, accepted, topic);
     return;
   }
-  // Both accepted: a loop on the topic. Wait until PREPARING is over on both sides (MIRRORING or FAILED).
+  await resolveRacedLoop(sim, sides, topic, order, mode);
+}
+
+/**
+ * Both sides of a loop on `topic` were accepted (added at the same time, from both clusters): waits until
+ * PREPARING is over on both (MIRRORING or FAILED), then removes the topic from every side that is not
+ * MIRRORING, as an operator would (`order` picks which goes first, `mode` whether they wait for STOPPED).
+ * Both MIRRORING is an accepted loop (a violation). Used by `loopRace` and by `concurrent` when its two
+ * re-adds were the two sides of a loop.
+ */
+export async function resolveRacedLoop(
+  sim: Simulation,
+  sides: readonly Side[],
+  topic: string,
+  order: number,
+  mode: number,
+): Promise<void> {
+  const [{ edge }, reverse] = sides as [Side, Side];
   const views = (s: Side) =>
     sim
       .node(s.edge.to)
@@ -118,7 +135,7 @@ export async function loopRace(
     sim.report([
       {
         invariant: "mirror-loop-refused",
-        message: `${topic}: ${edge.mirror} and ${reverse.mirror}, added at the same time, both mirror it: a mirror loop`,
+        message: `${topic}: ${edge.mirror} and ${reverse.edge.mirror}, added at the same time, both mirror it: a mirror loop`,
       },
     ]);
     remove = [sides[1]!];

@@ -2,6 +2,7 @@ import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { crashBroker, downBrokers } from "./faults";
 import { leaderLog } from "./invariants/logs";
 import { transactionOutcome } from "./invariants/transactions";
+import { resolveRacedLoop } from "./loop-race";
 import { allowDownstream, localWrites, rejoin } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
@@ -188,6 +189,18 @@ export async function concurrent(
     if (op.before === "REMOVED" && after === "ACTIVE") anyRejoined = true;
   }
   if (!anyRejoined) for (const al of allowances) sim.prefix.withdraw(al);
+  // Two re-adds of one topic on the two mirrors between the same clusters, both accepted: a loop raced
+  // from both sides, resolved as `loopRace` resolves it (soak `failback` FC_SEED=12 x100).
+  const loop =
+    a.label.startsWith("readd") &&
+    b.label.startsWith("readd") &&
+    a.topic === b.topic &&
+    a.edge.from === b.edge.to &&
+    a.edge.to === b.edge.from;
+  if (loop && sim.edgeState(a.edge, a.topic) === "ACTIVE" && sim.edgeState(b.edge, b.topic) === "ACTIVE") {
+    const side = (op: PreparedOp) => ({ edge: op.edge, what: "re-add", truncateLocalWrites: false });
+    await resolveRacedLoop(sim, [side(a), side(b)], a.topic, kindA, choiceB);
+  }
 }
 
 function allowReadd(sim: Simulation, op: PreparedOp) {

@@ -1,6 +1,7 @@
 import { describe, it } from "vitest";
 import {
   PROPERTY_TIMEOUT_MS,
+  reachesSteps,
   reachesUnmirroredFailover,
   runRegressions,
   runTopologyProperty,
@@ -168,45 +169,32 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           simSeed: 0,
           steps: ["cycle(0)", "cycle(471)", "failover(0,0)", "cycle(0)", "cycle(0)", "cycle(0)"],
           // The bug needs b's consented truncation of its own write, then a failover of a from b after it.
-          reaches: (sim) => {
-            const dropped = sim.steps.findIndex((s) =>
-              s.includes("failback --truncate-local-writes b-from-a orders"),
-            );
-            const later = sim.steps.findLastIndex((s) =>
-              s.includes("unplanned failover a-from-b orders: STOPPED"),
-            );
-            return dropped >= 0 && later > dropped
-              ? undefined
-              : "no unplanned failover of a from b after b's consented truncation of its own writes";
-          },
+          reaches: reachesSteps(
+            "no unplanned failover of a from b after b's consented truncation of its own writes",
+            "failback --truncate-local-writes b-from-a orders",
+            "unplanned failover a-from-b orders: STOPPED",
+          ),
         },
         {
           bug: "soak FC_SEED=9 x100: b failed back while a's failover of the topic was still STOPPING (slow disk); a answered LME -1 (none recorded yet), so b's add was refused for local writes a in fact held, and with --truncate-local-writes PREPARING truncated b's whole log (its own LME was -1 too), removing committed records",
           simSeed: 0,
           steps: ["cycle(0)", "failover(291,2)", "slowDisk(0,0,81)", "cycle(327)", "crashOnCommit(0,0,50)"],
           // The bug needs b's failback asked while a's failover (not waited for) had not reached STOPPED.
-          reaches: (sim) => {
-            const removing = sim.steps.findIndex((s) =>
-              s.includes("failover a-from-b orders: removeTopics returned (not waiting for STOPPED)"),
-            );
-            const failback = sim.steps.findIndex((s) =>
-              /failback( --truncate-local-writes)? b-from-a orders/.test(s),
-            );
-            return removing >= 0 && failback > removing
-              ? undefined
-              : "no failback of b asked while a's failover of orders was not yet STOPPED";
-          },
+          reaches: reachesSteps(
+            "no failback of b asked while a's failover of orders was not yet STOPPED",
+            "failover a-from-b orders: removeTopics returned (not waiting for STOPPED)",
+            /failback( --truncate-local-writes)? b-from-a orders/,
+          ),
         },
         {
           bug: "soak FC_SEED=12 x100 (a simulator bug): `concurrent` re-added orders on both mirrors at once (b-from-a and a-from-b), a loop raced from both sides; the engine refused it in PREPARING (FAILED) but the simulator expected both sides to mirror and never resolved the loop",
           simSeed: 0,
           steps: ["cycle(0)", "cycle(0)", "failover(0,2)", "concurrent(733,0,733,230)", "restartNode(0)"],
-          reaches: (sim) =>
-            sim.steps.some((s) =>
-              s.includes("concurrent: readd b-from-a orders -> ok | readd a-from-b orders -> ok"),
-            ) && sim.steps.some((s) => s.startsWith("t+") && s.includes("loop race orders: "))
-              ? undefined
-              : "no loop raced by two concurrent re-adds",
+          reaches: reachesSteps(
+            "no loop raced by two concurrent re-adds",
+            "concurrent: readd b-from-a orders -> ok | readd a-from-b orders -> ok",
+            "loop race orders: ",
+          ),
         },
       ]);
     },

@@ -248,6 +248,24 @@ export async function runRegressions(p: TopologyProperty, regressions: readonly 
 }
 
 /**
+ * `reaches` of a regression that needs steps matching `patterns` (a substring or a regex of a step line),
+ * each after the one before; `missing` says what did not happen.
+ */
+export function reachesSteps(missing: string, ...patterns: (string | RegExp)[]) {
+  return (sim: Simulation): string | undefined => {
+    let from = 0;
+    for (const p of patterns) {
+      const i = sim.steps.findIndex(
+        (s, k) => k >= from && (typeof p === "string" ? s.includes(p) : p.test(s)),
+      );
+      if (i < 0) return missing;
+      from = i + 1;
+    }
+    return undefined;
+  };
+}
+
+/**
  * `reaches` of a regression that needs a failover from FAILED over a log that held no mirrored data in its
  * session (`failoverWithoutMirroredData`, read from `node`'s `__mirror_state` history).
  */

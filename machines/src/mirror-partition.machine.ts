@@ -464,6 +464,15 @@ function recordingLmeAndBumpingEpoch<const Done>(onDone: Done) {
   } as const;
 }
 
+/**
+ * FAILED's one effect is its entry's removeFetcher, and it fails only when no broker leads the data
+ * partition: then no broker runs its fetcher (the old leader dropped it with its leadership or its crash), so
+ * nothing is left to undo. Committing FAILED again for it would enter FAILED and run it again at once: a loop
+ * without delay, appending a `__mirror_state` record each time, for as long as the partition has no leader.
+ * So FAILED keeps its epoch; the retry after the backoff (or the operator) moves on.
+ */
+const ignoreFailedEntryFailure = { guard: "currentEpoch", actions: [] } as const;
+
 /** Every lifecycle state may fail (spec §4: FAILED is valid from any state). */
 const failures = {
   FAIL: changeFromAnyStep("FAILED"),
@@ -921,13 +930,18 @@ export const mirrorPartitionMachine = setup({
               actions: [fx("cancelRetryTimer"), { type: "prepareCommit", params: { to: "PREPARING" } }],
             },
             ...cancelling("cancelRetryTimer"),
+            EFFECT_FAILED: ignoreFailedEntryFailure,
           },
         },
         awaitingOperator: {
           description: "Non-retryable or out of attempts: only remove (STOP), then add back, moves on.",
         },
       },
-      on: { STOP: changeFromAnyStep("STOPPING"), ...failures },
+      on: {
+        STOP: changeFromAnyStep("STOPPING"),
+        FAIL: failures.FAIL,
+        EFFECT_FAILED: ignoreFailedEntryFailure,
+      },
     },
     committing,
     fenced: {

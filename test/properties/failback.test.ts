@@ -196,6 +196,25 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "loop race orders: ",
           ),
         },
+        {
+          bug: "soak FC_SEED=16 and 18 x100: both b-from-a partitions failed while their destination partitions had no leader (b's brokers crashed and restarted); FAILED's own removeFetcher failed for the same reason and committed FAILED again, which ran it again at once: records appended without end, virtual time stuck",
+          simSeed: 601284,
+          steps: [
+            "produce(351,597,2)",
+            "crashOnCommit(1,0,1629)",
+            "restartNode(411)",
+            "restart(242)",
+            "concurrent(946,159,944,920)",
+            "failover(448,1)",
+            "crashOnCommit(0,149,4570)",
+          ],
+          // The bug needs the failover asked while orders-0 (FAILED) has no leader on b.
+          reaches: reachesSteps(
+            "no failover of b-from-a orders asked while orders-0 had no leader on b",
+            "write b-from-a orders -> LEADER_NOT_AVAILABLE: orders-0 has no running leader",
+            "unplanned failover b-from-a orders: STOPPED",
+          ),
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

@@ -123,7 +123,13 @@ export {
   restartNode,
   txnFence,
 } from "./transition-commands";
-export { type RunnableScheduler, VirtualTime, VirtualTimeoutError } from "./virtual-time";
+export {
+  LIVELOCK_TASKS,
+  type RunnableScheduler,
+  VirtualLivelockError,
+  VirtualTime,
+  VirtualTimeoutError,
+} from "./virtual-time";
 export {
   activateDestinationGroup,
   addPartition,

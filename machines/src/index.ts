@@ -4,6 +4,7 @@
  * and Mermaid text for the visualizer and docs.
  */
 
+export { alignmentLastMirrorEpoch } from "./alignment-epoch";
 export {
   applyEvent,
   COMMAND_ACCEPTED_IN,

@@ -1,4 +1,5 @@
 import { and, assign, setup } from "xstate";
+import { alignmentLastMirrorEpoch } from "./alignment-epoch";
 import { effect } from "./effect";
 import { initialContext } from "./initial-context";
 import {
@@ -545,12 +546,14 @@ export const mirrorPartitionMachine = setup({
     scheduleCommitRetry: effect<ScheduleRetryParams>(),
     cancelCommitRetry: effect<EffectParams>(),
     // Bookkeeping from results and observations (never touches `record`: only a commit does).
-    // The LME PREPARING aligns to: the source's (a failback), else this partition's own from its last
-    // failover on this mirror (a re-add: the source never failed the topic over, so it knows none, and the
-    // log up to the end of that epoch is a copy of the source's; fetch divergence trims the rest).
+    // The LME PREPARING aligns to: the later failover's, the source's or this partition's own on this
+    // mirror (alignmentLastMirrorEpoch); the log up to the end of that epoch is a copy of the source's, and
+    // fetch divergence trims the rest.
     noteSourceLastMirrorEpoch: assign(({ context, event }) => ({
       sourceLastMirrorEpoch:
-        event.type === "LME_FOUND" && event.lme >= 0 ? event.lme : context.lastMirrorEpoch,
+        event.type === "LME_FOUND"
+          ? alignmentLastMirrorEpoch(event.lme, context.lastMirrorEpoch)
+          : context.lastMirrorEpoch,
     })),
     // Spec §4 STOPPING step 2, once per failover: the log's latest epoch is the LME only when the log is a
     // copy of the source (aligned); otherwise its latest batches are local ones, so keep the recorded LME.
@@ -643,7 +646,7 @@ export const mirrorPartitionMachine = setup({
     failoverWritesMarkers: ({ context }) =>
       context.holdsMirroredData || context.record.previousState !== "FAILED",
     lmeUnknown: ({ context, event }) =>
-      event.type === "LME_FOUND" && event.lme < 0 && context.lastMirrorEpoch < 0,
+      event.type === "LME_FOUND" && alignmentLastMirrorEpoch(event.lme, context.lastMirrorEpoch) < 0,
     batchEpochAboveLocal: ({ context, event }) =>
       event.type === "EPOCH_OBSERVED" && event.batchEpoch > localEpochWith(context, event),
     proactiveBumpDue: ({ context, event }) =>

@@ -125,8 +125,8 @@ export interface MirrorPartitionContext {
   /** Highest leader epoch among the mirrored batches seen; goes into `record.leaderEpoch` at the next commit. */
   readonly highestBatchEpoch: number;
   /**
-   * The LME PREPARING truncates to: the source's answer, or when the source knows none (-1) this
-   * partition's own `lastMirrorEpoch` (a re-add after a failover on this mirror); -1: truncate fully.
+   * The LME PREPARING truncates to: the higher (later) of the source's answer and this partition's own
+   * `lastMirrorEpoch` (`alignmentLastMirrorEpoch`); -1: truncate fully.
    */
   readonly sourceLastMirrorEpoch: number;
   /** `minLeaderEpoch` of the proactive bump in flight while MIRRORING, or null (so a bump is asked once). */

@@ -94,14 +94,19 @@ describe("start: UNKNOWN -> PREPARING -> MIRRORING", () => {
       { type: "LME_FOUND", lme: -1 },
     ]);
     expect(effects.at(-1)).toEqual([{ type: "truncateToEpoch", params: { stateEpoch: 5, lme: 7 } }]);
-    // The source's LME, when it knows one (a failback), wins over the partition's own.
-    const failback = drive(stopped, [
-      { type: "START" },
-      COMMITTED,
-      { type: "MIRROR_LOOP_CHECKED" },
-      { type: "LME_FOUND", lme: 3 },
-    ]);
-    expect(failback.effects.at(-1)).toEqual([{ type: "truncateToEpoch", params: { stateEpoch: 5, lme: 3 } }]);
+    // Both known: the later failover's wins, and every failover bumps the epoch above the LME it records.
+    // The source failed over after mirroring this log (a failback): its LME is the higher one.
+    const failback = (sourceLme: number) =>
+      drive(stopped, [
+        { type: "START" },
+        COMMITTED,
+        { type: "MIRROR_LOOP_CHECKED" },
+        { type: "LME_FOUND", lme: sourceLme },
+      ]).effects.at(-1);
+    expect(failback(9)).toEqual([{ type: "truncateToEpoch", params: { stateEpoch: 5, lme: 9 } }]);
+    // Soak failback FC_SEED=16 x100: this partition mirrored the source after the source's failover (LME 3),
+    // then failed over itself (LME 7). Cutting at the end of epoch 3 removed what it had mirrored since.
+    expect(failback(3)).toEqual([{ type: "truncateToEpoch", params: { stateEpoch: 5, lme: 7 } }]);
   });
 
   it("a mirror loop fails the partition, non-retryable", () => {

@@ -215,6 +215,29 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "unplanned failover b-from-a orders: STOPPED",
           ),
         },
+        {
+          bug: "soak FC_SEED=16 x100: a failed over from b (LME 2), b failed back and mirrored a's new batches, then b failed over (LME 13) and failed back again; PREPARING aligned to a's older LME 2 and cut b's log at 2, removing the committed batches b had mirrored from a since (refetched, but gone for a while)",
+          simSeed: 999992,
+          steps: [
+            "crash(9,4)",
+            "cycle(822)",
+            "advance(2728)",
+            "controllerFailover(184,5294,42)",
+            "cycle(959)",
+            "concurrent(111,708,371,681)",
+            "failover(910,0)",
+            "cycle(613)",
+            "crashOnCommit(2,139,2958)",
+          ],
+          // The bug needs b's failback after b's own failover that followed a's, all of orders.
+          reaches: reachesSteps(
+            "no failback of b after b's failover that followed a failover of a and b's failback",
+            "unplanned failover a-from-b orders: STOPPED",
+            "failback b-from-a orders (may truncate",
+            "planned failover b-from-a orders: STOPPED",
+            "failback --truncate-local-writes b-from-a orders",
+          ),
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

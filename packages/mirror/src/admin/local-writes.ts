@@ -1,4 +1,5 @@
 import { ClusterError, type KafkaCluster, type Uuid } from "@cluster-mirror/cluster";
+import { alignmentLastMirrorEpoch } from "@cluster-mirror/machines";
 import { ControlRecordType, controlTypeOf, type RecordBatch } from "@cluster-mirror/protocol";
 
 /** Records written on this cluster after a failover that a (re-)add would truncate, for one partition. */
@@ -25,8 +26,8 @@ interface CheckedLog {
  * this cluster captured at that failover, in a leader epoch above it, whichever starts earlier. The second
  * rule matters after a re-add stopped before its truncation: that failover appends a second PID reset
  * after the writes it kept, and keeps the earlier LME (soak FC_SEED=4).
- * PREPARING's rule, applied without changing anything: LME -1, or an epoch this log never had, truncates
- * fully; otherwise the log is cut at the end offset of epoch LME. Then the fetch's divergence check (KIP-320)
+ * PREPARING's rule, applied without changing anything: the LME is the later failover's, the source's or
+ * this cluster's own (`alignmentLastMirrorEpoch`); LME -1, or an epoch this log never had, truncates fully; otherwise the log is cut at the end offset of epoch LME. Then the fetch's divergence check (KIP-320)
  * cuts where the source's own epoch LME ends, when that is earlier (`sourceEndOffsetForEpoch`): the source
  * mirrored only part of this log's last epoch before it failed over (an unplanned failover). Partitions with
  * no PID reset (never failed over here) or nothing local beyond the cut are left out. LEADER_NOT_AVAILABLE
@@ -47,7 +48,10 @@ export async function localWritesAtRisk(
     const log = leaderLogOf(cluster, topic.name, p);
     const floor = localWritesStart(log, ownLastMirrorEpoch?.(p));
     if (floor === undefined || floor >= log.logEndOffset) continue;
-    const lme = await lastMirrorEpoch(topic.topicId, p);
+    const lme = alignmentLastMirrorEpoch(
+      await lastMirrorEpoch(topic.topicId, p),
+      ownLastMirrorEpoch?.(p) ?? -1,
+    );
     let end = lme < 0 ? -1n : log.endOffsetForEpoch(lme).endOffset;
     if (end >= 0n && sourceEndOffsetForEpoch) {
       // The first fetch's divergence check: the follower cuts at min(the leader's end of the epoch it

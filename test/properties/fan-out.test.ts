@@ -1,5 +1,5 @@
 import { describe, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, runRegressions, runTopologyProperty } from "./harness";
+import { PROPERTY_TIMEOUT_MS, reachesSteps, runRegressions, runTopologyProperty } from "./harness";
 import { fanOut } from "./sim";
 
 describe("property: fan-out A -> B, A -> C", () => {
@@ -57,6 +57,59 @@ describe("property: fan-out A -> B, A -> C", () => {
               )
                 ? undefined
                 : "no failback of a onto b",
+          },
+        ],
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regression: a copy paused while its source fails back follows the cut once resumed (FC_SEED=16 soak)",
+    async () => {
+      // c fails over from a (unplanned, before a's transaction reached it), a fails back onto c's log
+      // (truncating everything it had), and b-from-a pauses right after, before its fetcher saw the cut. b's
+      // paused copy still holds a's old batches at 0 and 1: the settled check compared it with a's new log
+      // and reported a difference that pausing explains. Now a paused copy is compared below its source's
+      // cut, then resumed, and must truncate where a's epochs diverge before it counts as caught up.
+      const resumed = reachesSteps(
+        "b-from-a was not paused across a's failback, then resumed",
+        "failback a-from-c profiles",
+        "pause b-from-a profiles",
+        "settled: resume b-from-a profiles",
+      );
+      await runRegressions(
+        {
+          name: "fan-out",
+          file: "test/properties/fan-out.test.ts",
+          topology: fanOut,
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            bug: "a paused copy was compared with its source's log as rewritten by a later failback",
+            simSeed: 203809,
+            steps: [
+              "txnBegin(431,473)",
+              "failover(335,1)",
+              "txnCommit",
+              "advance(6600)",
+              "resume(899)",
+              "failback(679)",
+              "healLink(465)",
+              "restart(156)",
+              "pause(425)",
+              "groupCommit(275,365,185)",
+            ],
+            reaches: (sim) => {
+              const missed = resumed(sim);
+              if (missed) return missed;
+              const cut = sim.model.truncations.find(
+                (t) => t.node === "b" && t.topic === "profiles" && t.offset === 0n,
+              );
+              return cut ? undefined : "b's copy of profiles-0 was never cut to 0 after resuming";
+            },
           },
         ],
       );

@@ -87,11 +87,26 @@ export interface ActiveGroup {
   offset: bigint;
 }
 
+/** A leader truncation of one partition: where its log was cut, and when. */
+export interface Truncation {
+  node: string;
+  topic: string;
+  partition: number;
+  /** The new log end (for a full truncation, the new log start). */
+  offset: bigint;
+  /** Virtual time of the cut. */
+  at: number;
+}
+
 /** The simulation's model of the world. */
 export interface SimModel {
   topics: Map<string, TopicModel>;
   /** Per edge mirror name: topic -> requested state. */
   edgeTopics: Map<string, Map<string, EdgeTopicState>>;
+  /** `mirror\0topic` -> virtual time the edge topic last became ACTIVE (added or resumed). */
+  activeSince: Map<string, number>;
+  /** Every leader truncation on every cluster, in order. */
+  truncations: Truncation[];
   acked: AckedWrite[];
   /** Transactions committed by the workload. */
   commits: CommittedTxn[];
@@ -108,6 +123,8 @@ export function emptyModel(): SimModel {
   return {
     topics: new Map(),
     edgeTopics: new Map(),
+    activeSince: new Map(),
+    truncations: [],
     acked: [],
     commits: [],
     failovers: [],

@@ -89,6 +89,7 @@ export class Simulation {
           readOnlyReason(cluster, mirroring.coordinators.describe(), topic, partition),
         beforeTruncate: (node, topic, partition, offset, full) => {
           this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full));
+          this.model.truncations.push({ node, topic, partition, offset, at: this.world.clock.now() });
           for (const f of this.model.failovers) {
             if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
             if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;
@@ -213,6 +214,8 @@ export class Simulation {
       m = new Map();
       this.model.edgeTopics.set(edge.mirror, m);
     }
+    if (state === "ACTIVE" && m.get(topic) !== "ACTIVE")
+      this.model.activeSince.set(`${edge.mirror}\0${topic}`, this.world.clock.now());
     m.set(topic, state);
   }
 

@@ -1,0 +1,71 @@
+import { awaitConvergence } from "./convergence";
+import { checkOffsetIdentity } from "./invariants/offset-identity";
+import type { Violation } from "./invariants/violation";
+import type { Simulation } from "./simulation";
+import type { MirrorEdge } from "./topology";
+
+/**
+ * The lowest offset the source's log of `topic`-`partition` was cut at since the edge topic last became
+ * ACTIVE (undefined: never). A PAUSED copy is the source as its fetcher last saw it: when the source was cut
+ * since (a failback or re-add of the source itself), the copy keeps what the source dropped, and matches it
+ * only below the cut. A cut while still ACTIVE counts too, as the fetcher may not have fetched between the
+ * cut and the pause; `resumePausedCopies` then checks that the copy follows the cut once resumed.
+ */
+export function sourceCutSinceActive(
+  sim: Simulation,
+  edge: MirrorEdge,
+  topic: string,
+  partition: number,
+): bigint | undefined {
+  const since = sim.model.activeSince.get(`${edge.mirror}\0${topic}`) ?? 0;
+  let cut: bigint | undefined;
+  for (const t of sim.model.truncations) {
+    if (t.node !== edge.from || t.topic !== topic || t.partition !== partition || t.at < since) continue;
+    if (cut === undefined || t.offset < cut) cut = t.offset;
+  }
+  return cut;
+}
+
+/**
+ * After the settled checks: resumes every PAUSED edge topic, waits until everything mirrors and caught up
+ * again, and checks each resumed copy's offset identity in full. A resumed fetcher must find where its copy
+ * diverged from a source that was cut while it was paused (its last fetched epoch ends earlier on the
+ * source now) and truncate there before fetching: the check below the cut alone cannot see that.
+ */
+export async function resumePausedCopies(sim: Simulation): Promise<Violation[]> {
+  const paused = sim.edgeTopics((s) => s === "PAUSED");
+  if (paused.length === 0) return [];
+  const out: Violation[] = [];
+  for (const { edge, topic } of paused) {
+    try {
+      await sim.world.time.run(sim.node(edge.to).mirroring.admin.resumeTopics(edge.mirror, topic), 120_000);
+      sim.setEdgeState(edge, topic, "ACTIVE");
+      sim.step(`settled: resume ${edge.mirror} ${topic}`);
+    } catch (error) {
+      out.push({
+        invariant: "resume-after-settle",
+        message: `${edge.mirror} ${topic}: every partition was PAUSED, yet resume was refused: ${error instanceof Error ? error.message : String(error)}`,
+      });
+    }
+  }
+  out.push(...(await awaitConvergence(sim)));
+  sim.step("settled after resuming");
+  for (const { edge, topic } of paused) {
+    if (sim.edgeState(edge, topic) !== "ACTIVE") continue;
+    const src = sim.node(edge.from).cluster;
+    const partitions = src.controller.image.topic(topic)?.partitions.length ?? 0;
+    for (let p = 0; p < partitions; p++) {
+      out.push(
+        ...checkOffsetIdentity(
+          `${edge.from}->${edge.to} (resumed)`,
+          src,
+          sim.node(edge.to).cluster,
+          topic,
+          p,
+        ),
+      );
+    }
+  }
+  sim.report(out);
+  return out;
+}

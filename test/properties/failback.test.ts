@@ -238,6 +238,29 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "failback --truncate-local-writes b-from-a orders",
           ),
         },
+        {
+          bug: "soak FC_SEED=25 x100: b failed over with nothing mirrored and wrote at epoch 1, a leader election on b then recorded epoch 2 at the log end; a mirrored b, failed over (LME 1), and b failed back: the LME's end was b's log end, so PREPARING cut nothing and kept epoch 2 in b's cache, and b's failover 100 ms later (before a fetch) persisted LME 2, an epoch no batch carries",
+          simSeed: 515367,
+          steps: [
+            "restartNode(746)",
+            "crashOnCommit(3,54,2230)",
+            "cycle(371)",
+            "slowDisk(474,241,1280)",
+            "crash(451,867)",
+            "produce(732,224,4)",
+            "crash(152,88)",
+            "cycle(881)",
+            "failover(150,1)",
+            "failover(300,1)",
+          ],
+          // The bug needs b's failover of profiles right after its failback, before its fetcher ran.
+          reaches: reachesSteps(
+            "no failover of b right after b's failback of profiles from a",
+            "unplanned failover a-from-b profiles: STOPPED",
+            "failback b-from-a profiles (may truncate from 0@2)",
+            "unplanned failover b-from-a profiles: STOPPED",
+          ),
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

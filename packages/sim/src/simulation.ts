@@ -89,7 +89,9 @@ export class Simulation {
           readOnlyReason(cluster, mirroring.coordinators.describe(), topic, partition),
         beforeTruncate: (node, topic, partition, offset, full) => {
           this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full));
-          this.model.truncations.push({ node, topic, partition, offset, at: this.world.clock.now() });
+          const end = leaderLog(cluster, topic, partition)?.logEndOffset;
+          if (full || end === undefined || offset < end)
+            this.model.truncations.push({ node, topic, partition, offset, at: this.world.clock.now() });
           for (const f of this.model.failovers) {
             if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
             if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;

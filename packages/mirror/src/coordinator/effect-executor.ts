@@ -417,8 +417,12 @@ export class EffectExecutor {
           const ours = this.leaderReplica(key).endOffsetForEpoch(theirs.leaderEpoch).endOffset;
           for (const o of [theirs.endOffset, ours]) if (o >= 0n && o < cut) cut = o;
         }
+        // At the log end too: nothing is cut, but the epoch cache drops entries starting there, epochs this
+        // topic's leaders recorded while it was writable with no batch in them. Kept, the latest of them would
+        // read as the last mirrored epoch (the fetcher's lastFetchedEpoch, and the LME of a failover before
+        // the first fetch) though no mirrored batch carries it (soak `failback` FC_SEED=25).
         const now = this.leaderReplica(key);
-        if (cut < now.logEndOffset()) now.truncateTo(cut);
+        if (cut <= now.logEndOffset()) now.truncateTo(cut);
         return { type: "TRUNCATED", stateEpoch };
       }
       case "removeFetcher": {

@@ -116,4 +116,45 @@ describe("property: fan-out A -> B, A -> C", () => {
     },
     PROPERTY_TIMEOUT_MS,
   );
+  it(
+    "regression: a copy frozen by a failover is compared with its source below the source's later cut (FC_SEED=16 soak)",
+    async () => {
+      // c fails over from a (planned: its copy of a is frozen), then a fails back onto b's log, cutting
+      // everything it had. The settled check compared c's frozen copy with a's new log; it now compares it
+      // below a's cut only, as for a paused copy.
+      await runRegressions(
+        {
+          name: "fan-out",
+          file: "test/properties/fan-out.test.ts",
+          topology: fanOut,
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            bug: "a failed-over copy was compared with its source's log as rewritten by the source's later failback",
+            simSeed: 12,
+            steps: [
+              "txnBegin(215,118)",
+              "restart(681)",
+              "pause(420)",
+              "failover(541,3)",
+              "resume(322)",
+              "failover(977,0)",
+              "failback(460)",
+              "produce(13,47,4)",
+              "crash(31,656)",
+            ],
+            reaches: reachesSteps(
+              "c did not fail over from a before a failed back",
+              "planned failover c-from-a profiles: STOPPED",
+              "failback a-from-b profiles (may truncate from 0@0)",
+            ),
+          },
+        ],
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });

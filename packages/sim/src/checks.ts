@@ -122,10 +122,15 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
         .find((x) => x.mirror === edge.mirror && x.topic === topic && x.partition === p);
       // Up to where this node's log was cut since (it joined a mirror again: from there on it is that
       // source's copy; soak `chain` FC_SEED=11 x100, a failback to another hop of the chain).
-      const upTo =
+      // And below where the source's log was cut since this edge last became ACTIVE: the failover froze
+      // the copy of the source as its fetcher last saw it, and a later failback of the source rewrites the
+      // source (soak `fan-out` FC_SEED=16 x100, run 650; as for a PAUSED copy).
+      let upTo =
         f && f.rewrittenFrom !== undefined && f.rewrittenFrom < f.mirroredEnd
           ? f.rewrittenFrom
           : f?.mirroredEnd;
+      const sourceCut = sourceCutSinceActive(sim, edge, topic, p);
+      if (upTo !== undefined && sourceCut !== undefined && sourceCut < upTo) upTo = sourceCut;
       if (f)
         out.push(
           ...checkOffsetIdentity(`${label} (failed over from ${f.stoppedFrom})`, src, dst, topic, p, upTo),

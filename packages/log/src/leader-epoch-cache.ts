@@ -37,6 +37,18 @@ export class LeaderEpochCache {
     return this.epochs[this.epochs.length - 1]?.epoch;
   }
 
+  /**
+   * The latest epoch starting below `offset` (undefined: none). With the log end as `offset`, the epoch of
+   * the log's last offset: entries starting at the log end are epochs a leader recorded and never wrote in.
+   */
+  latestEpochBefore(offset: bigint): number | undefined {
+    for (let i = this.epochs.length - 1; i >= 0; i--) {
+      const e = this.epochs[i]!;
+      if (e.startOffset < offset) return e.epoch;
+    }
+    return undefined;
+  }
+
   /** The earliest entry, if any. */
   get earliestEntry(): EpochEntry | undefined {
     const e = this.epochs[0];

@@ -273,6 +273,16 @@ export class PartitionLog {
     return this.epochs.latestEpoch;
   }
 
+  /**
+   * The epoch of the log's last offset: the latest cache entry starting below the log end, skipping epochs
+   * a leader recorded at the log end and never wrote in. When every entry starts at the log end (no
+   * offsets left: retention moved the log start to its end), the cache's latest epoch; undefined for none.
+   * O(1) in practice: no batch is read.
+   */
+  get lastWrittenEpoch(): number | undefined {
+    return this.epochs.latestEpochBefore(this.endOffset) ?? this.epochs.latestEpoch;
+  }
+
   /** Batches the log holds (its in-memory index has one entry per batch: memory that grows with it). */
   get batchCount(): number {
     return this.index.length;

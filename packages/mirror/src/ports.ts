@@ -166,7 +166,12 @@ export interface LocalReplica {
   highWatermark(): bigint;
   /** The partition's current leader epoch on the destination. */
   leaderEpoch(): number;
-  /** Latest epoch in the log's leader-epoch cache (-1 for an empty log). */
+  /**
+   * The epoch of the log's last offset (`PartitionLog.lastWrittenEpoch`): the last mirrored epoch (a fetch's
+   * `lastFetchedEpoch`, a failover's LME). Not the leader-epoch cache's latest, which may end with an epoch a
+   * leader recorded at the log end while the topic was writable and never wrote in (a replica that led then
+   * and leads again before its first fetch would name it). -1 when the cache is empty.
+   */
   latestEpoch(): number;
   /** KIP-101/279 end offset of `epoch` in the local log. */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint };

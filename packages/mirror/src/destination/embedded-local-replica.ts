@@ -49,7 +49,7 @@ export class EmbeddedLocalReplica implements LocalReplica {
     return this.leader().leaderEpoch;
   }
   latestEpoch(): number {
-    return this.leader().log.latestEpoch ?? -1;
+    return this.leader().log.lastWrittenEpoch ?? -1;
   }
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint } {
     return this.leader().log.endOffsetForEpoch(epoch);

@@ -1,5 +1,10 @@
 import { awaitConvergence } from "./convergence";
+import { checkLeaderEpoch } from "./invariants/leader-epoch";
+import { readMirrorStateHistory } from "./invariants/mirror-state-history";
 import { checkOffsetIdentity } from "./invariants/offset-identity";
+import { checkReplayMatchesLive } from "./invariants/replay";
+import { checkReplicasAgree } from "./invariants/replicas-agree";
+import { checkTransitions } from "./invariants/transitions";
 import type { Violation } from "./invariants/violation";
 import type { Simulation } from "./simulation";
 import type { MirrorEdge } from "./topology";
@@ -31,7 +36,9 @@ export function sourceCutSinceActive(
  * After the settled checks: resumes every PAUSED edge topic, waits until everything mirrors and caught up
  * again, and checks each resumed copy's offset identity in full. A resumed fetcher must find where its copy
  * diverged from a source that was cut while it was paused (its last fetched epoch ends earlier on the
- * source now) and truncate there before fetching: the check below the cut alone cannot see that.
+ * source now) and truncate there before fetching: the check below the cut alone cannot see that. Then the
+ * invariants the resumes touch again: committed prefixes, leader epochs, replicas agreeing, and the
+ * `__mirror_state` history (valid steps, its replay equal to the live state).
  */
 export async function resumePausedCopies(sim: Simulation): Promise<Violation[]> {
   const paused = sim.edgeTopics((s) => s === "PAUSED");
@@ -66,6 +73,18 @@ export async function resumePausedCopies(sim: Simulation): Promise<Violation[]> 
         ),
       );
     }
+  }
+  // The resumes wrote new transitions, and the fetchers may have cut logs: the invariants they touch again.
+  sim.observePrefixes();
+  for (const name of new Set(paused.map(({ edge }) => edge.to))) {
+    const { cluster, mirroring } = sim.node(name);
+    for (const topic of new Set(paused.filter((p) => p.edge.to === name).map((p) => p.topic)))
+      out.push(...checkLeaderEpoch(name, cluster, topic));
+    out.push(...checkReplicasAgree(name, cluster));
+    const history = readMirrorStateHistory(cluster);
+    out.push(...checkTransitions(name, history));
+    if (history.incomplete.length === 0)
+      out.push(...checkReplayMatchesLive(name, history, mirroring.coordinators.describe()));
   }
   sim.report(out);
   return out;

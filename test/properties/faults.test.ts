@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, runRegressions, runTopologyProperty } from "./harness";
+import { PROPERTY_TIMEOUT_MS, reachesSteps, runRegressions, runTopologyProperty } from "./harness";
 import { activePassive, mixed } from "./sim";
 
 describe("property: coordinator moves and source divergence", () => {
@@ -82,6 +82,47 @@ describe("property: coordinator moves and source divergence", () => {
               sim.steps.some((s) => /move __mirror_state-\d+ leader on a: crashed broker/.test(s))
                 ? undefined
                 : "no broker of a crashed after the commit",
+          },
+        ],
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regression: a pause refused after its state check leaves mirror.name as it was (FC_SEED=17 soak)",
+    async () => {
+      // Both orders partitions were MIRRORING when the pause checked; it wrote orders' mirror.name, then a
+      // slow disk on b failed the PAUSING commit and the partition went FAILED: the pause was refused, yet
+      // the topic stayed paused (to be paused once it recovered).
+      await runRegressions(
+        {
+          name: "state-leader-moves",
+          file: "test/properties/faults.test.ts",
+          topology: activePassive,
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            bug: "a pause refused by a partition that failed after the state check kept its mirror.name change",
+            simSeed: 956766,
+            steps: [
+              "fastDisk(233)",
+              "resume(864)",
+              "fastDisk(149)",
+              "txnCommit",
+              "pause(679)",
+              "slowDisk(947,180,1946)",
+              "produce(262,654,3)",
+              "controllerFailover(589,767,466)",
+              "slowDisk(229,17,742)",
+              "pause(906)",
+            ],
+            reaches: reachesSteps(
+              "the pause of orders was not refused by a FAILED partition",
+              "pause b-from-a orders: INVALID_MIRROR_STATE: Cannot PAUSE mirror partition in state FAILED",
+            ),
           },
         ],
       );

@@ -1,3 +1,4 @@
+import { ClusterError } from "@cluster-mirror/cluster";
 import { InvalidMirrorStateError } from "@cluster-mirror/machines";
 import { describe, expect, it } from "vitest";
 import {
@@ -333,7 +334,51 @@ describe("MirrorAdmin: topics", () => {
       throw new InvalidMirrorStateError("EPOCH_FENCING", "PAUSE", null, "coordinator says no");
     };
     expect((await rejection(env.admin.pauseTopics("m1", "t"))).message).toBe("coordinator says no");
+    // Refused after the state check passed: the mirror.name it had written is restored, nothing changed.
+    expect(env.destination.controller.image.topic("t")!.configs.get("mirror.name")).toBe("m1");
     env.coordinators.command = original;
+  });
+
+  it("restores mirror.name when a resume is refused after its state check (the partition failed meanwhile)", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t");
+    env.coordinators.advance("PREPARING", "MIRRORING");
+    await env.admin.pauseTopics("m1", "t");
+    env.coordinators.advance("PAUSING", "PAUSED");
+    env.coordinators.take();
+    const original = env.coordinators.command.bind(env.coordinators);
+    env.coordinators.command = async () => {
+      throw new InvalidMirrorStateError("FAILED", "RESUME", null, "t-0 failed on the way");
+    };
+    expect((await rejection(env.admin.resumeTopics("m1", "t"))).message).toBe("t-0 failed on the way");
+    expect(env.destination.controller.image.topic("t")!.configs.get("mirror.name")).toBe("m1.paused");
+    env.coordinators.command = original;
+  });
+
+  it("says the new mirror.name stayed when restoring it fails too", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t");
+    env.coordinators.advance("PREPARING", "MIRRORING");
+    const controller = env.destination.controller;
+    const alter = controller.incrementalAlterConfigs.bind(controller);
+    env.coordinators.command = async () => {
+      // The controller becomes unavailable after the pause's own write: the restore cannot be written.
+      controller.incrementalAlterConfigs = () => {
+        throw new ClusterError("NOT_CONTROLLER", "no active controller");
+      };
+      throw new InvalidMirrorStateError("FAILED", "PAUSE", null, "t-0 failed on the way");
+    };
+    const refused = await rejection(env.admin.pauseTopics("m1", "t"));
+    expect(refused.errorName).toBe("INVALID_MIRROR_STATE");
+    expect(refused.message).toBe(
+      "The pause of [t] was refused (t-0 failed on the way), and restoring their mirror.name failed too (no active controller): they stay paused. Describe the mirror, then resume them or try again.",
+    );
+    controller.incrementalAlterConfigs = alter;
+    expect(controller.image.topic("t")!.configs.get("mirror.name")).toBe("m1.paused");
   });
 });
 

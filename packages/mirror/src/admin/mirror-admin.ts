@@ -446,7 +446,8 @@ export class MirrorAdmin {
   /**
    * `--pause`: sets `mirror.name=<mirror>.paused` and sends PAUSE; the topics stay read-only and get no
    * metadata sync. Every partition must be MIRRORING (or already pausing/paused), else the partition-level
-   * InvalidMirrorStateError and nothing changes. Message: `Paused mirroring for N topic(s): [t1]`.
+   * InvalidMirrorStateError and nothing changes (also when a partition fails before its PAUSE commits: the
+   * `mirror.name` is written back, see `driveOrRestore`). Message: `Paused mirroring for N topic(s): [t1]`.
    */
   pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     return this.commands.run(mirror, () => this.pauseTopicsNow(mirror, regex));
@@ -461,9 +462,10 @@ export class MirrorAdmin {
     await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     checkPartitionStates("PAUSE", topics, views, ["MIRRORING", "PAUSING", "PAUSED"]);
-    for (const t of topics) if (t.desired !== "PAUSED") this.setMirrorName(t.name, mirror, "PAUSED");
+    const changed = topics.filter((t) => t.desired !== "PAUSED");
+    for (const t of changed) this.setMirrorName(t.name, mirror, "PAUSED");
     const names = topics.map((t) => t.name);
-    await this.drive(mirror, names);
+    await this.driveOrRestore(mirror, names, changed, "pause");
     return { topics: names, message: `Paused mirroring for ${names.length} topic(s): ${topicList(names)}` };
   }
 
@@ -488,7 +490,7 @@ export class MirrorAdmin {
     checkPartitionStates("RESUME", paused, views, ["PAUSED", "MIRRORING"]);
     for (const t of paused) this.setMirrorName(t.name, mirror, "ACTIVE");
     const names = topics.map((t) => t.name);
-    await this.drive(mirror, names);
+    await this.driveOrRestore(mirror, names, paused, "resume");
     return { topics: names, message: `Resumed mirroring for ${names.length} topic(s): ${topicList(names)}` };
   }
 
@@ -614,6 +616,36 @@ export class MirrorAdmin {
     if (value === "") delete configs[key];
     else configs[key] = value;
     this.controller.putMirror(def.name, configs);
+  }
+
+  /**
+   * `drive`, and when a partition refuses (it failed, or moved, between the state check and its command),
+   * writes back the `mirror.name` of the topics this call changed, so that a refused pause or resume leaves
+   * nothing changed: the metadata manager then drives the partitions that did move back (a PAUSED one is
+   * resumed). Without it the refusal said nothing changed while the topic stayed paused, to be paused once
+   * the partition recovered (soak `faults` FC_SEED=17 x100: a slow disk failed the PAUSING commit). When
+   * the restore itself fails, the error says the new `mirror.name` stayed.
+   */
+  private async driveOrRestore(
+    mirror: string,
+    names: readonly string[],
+    changed: readonly MirrorTopic[],
+    operation: "pause" | "resume",
+  ): Promise<void> {
+    try {
+      await this.drive(mirror, names);
+    } catch (error) {
+      try {
+        for (const t of changed) this.setMirrorName(t.name, mirror, t.desired);
+      } catch (restore) {
+        const why = (e: unknown) => (e instanceof Error ? e.message : String(e));
+        const message = `The ${operation} of ${topicList(changed.map((t) => t.name))} was refused (${why(error)}), and restoring their mirror.name failed too (${why(restore)}): they stay ${operation === "pause" ? "paused" : "resumed"}. Describe the mirror, then ${operation === "pause" ? "resume" : "pause"} them or try again.`;
+        throw error instanceof KafkaError
+          ? new KafkaError(error.errorName, error.code, error.retriable, message, { cause: error })
+          : new KafkaError("UNKNOWN_SERVER_ERROR", -1, false, message, { cause: error });
+      }
+      throw error;
+    }
   }
 
   /**

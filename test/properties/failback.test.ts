@@ -261,6 +261,26 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "unplanned failover b-from-a profiles: STOPPED",
           ),
         },
+        {
+          bug: "soak FC_SEED=34 x100 (a simulator bug): b failed back with --truncate-local-writes, dropping its write at orders-0 offset 1 by consent, and failed over again; a's planned failover from b then promised that write (the catch-up barrier promised every write ever acknowledged on b, held or not) and reported it lost",
+          simSeed: 25735,
+          steps: [
+            "cycle(754)",
+            "failover(613,3)",
+            "advance(10855)",
+            "crashOnCommit(1,117,2089)",
+            "cycle(405)",
+            "restart(100)",
+            "cycle(394)",
+            "cycle(346)",
+            "failover(474,2)",
+          ],
+          reaches: reachesSteps(
+            "no planned failover of a from b after b dropped its local writes by consent",
+            "failback --truncate-local-writes b-from-a orders",
+            "planned failover a-from-b orders",
+          ),
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

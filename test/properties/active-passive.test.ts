@@ -1,5 +1,11 @@
 import { describe, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, runRegressions, runTopologyProperty, type TopologyProperty } from "./harness";
+import {
+  PROPERTY_TIMEOUT_MS,
+  reachesSteps,
+  runRegressions,
+  runTopologyProperty,
+  type TopologyProperty,
+} from "./harness";
 import { activePassive, failoverAlignment } from "./sim";
 
 describe("property: active-passive A -> B", () => {
@@ -73,6 +79,22 @@ describe("property: active-passive A -> B", () => {
               ? undefined
               : `no failover of t1-0 from PREPARING retried from FAILED (${JSON.stringify(a)})`;
           },
+        },
+        {
+          bug: "soak FC_SEED=24 x100: a re-add refused because the source's new partition could not be placed (a broker of b down) had already set mirror.name: the topic was a mirror again, and its next failover found it STOPPED and wrote no barrier after the topic's own write",
+          simSeed: 438241,
+          steps: [
+            "controllerFailover(849,402,186)",
+            "addPartition(987)",
+            "txnBegin(532,319)",
+            "loopRace(715,1,1,3)",
+            "failover(955,1)",
+            "addTopic(968,296)",
+          ],
+          reaches: reachesSteps(
+            "the loop race's re-add was not refused for the partition it could not place",
+            "loop race profiles: re-add --truncate-local-writes b-from-a -> INVALID_REPLICATION_FACTOR",
+          ),
         },
       ]);
     },

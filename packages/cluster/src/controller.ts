@@ -27,6 +27,11 @@ export interface CreateTopicRequest {
   configs?: Record<string, string>;
 }
 
+/** Kafka's `validateOnly` of CreateTopics and CreatePartitions: every check, no change. */
+export interface ValidateOnlyOption {
+  validateOnly?: boolean;
+}
+
 /** One change of an incremental alter configs request (Kafka's AlterConfigOp). */
 export interface AlterConfigOp {
   name: string;
@@ -234,14 +239,16 @@ export class Controller {
   }
 
   /** Creates a topic; returns its id. */
-  createTopic(request: CreateTopicRequest): Uuid {
+  createTopic(request: CreateTopicRequest, options: ValidateOnlyOption = {}): Uuid {
     this.checkAvailable("create a topic");
     validateTopicName(request.name);
     if (this.image.topic(request.name)) {
       throw new ClusterError("TOPIC_ALREADY_EXISTS", `topic '${request.name}' already exists`);
     }
-    const topicId = request.topicId ?? this.newTopicId();
-    if (!isUuid(topicId) || topicId === ZERO_UUID) {
+    // A validation draws no id (that would move the controller's random stream): it answers the given one,
+    // or the zero UUID.
+    const topicId = request.topicId ?? (options.validateOnly ? ZERO_UUID : this.newTopicId());
+    if ((!isUuid(topicId) || topicId === ZERO_UUID) && request.topicId !== undefined) {
       throw new ClusterError("INVALID_REQUEST", `topic id '${topicId}' is not a valid non-zero UUID`);
     }
     const holder = this.image.topicsById.get(topicId);
@@ -253,9 +260,15 @@ export class Controller {
     }
     const configs = Object.entries(request.configs ?? {});
     for (const [name, value] of configs) checkConfig(name, value);
+    if (options.validateOnly && request.replicaAssignment === undefined) {
+      // The checks of `assign`, without drawing the random start a real assignment takes.
+      this.checkPlacement(request.numPartitions ?? 1, request.replicationFactor);
+      return topicId;
+    }
     const assignment =
       request.replicaAssignment ?? this.assign(request.numPartitions ?? 1, request.replicationFactor);
     this.checkAssignment(assignment);
+    if (options.validateOnly) return topicId;
     const records: MetadataRecord[] = [{ type: "Topic", name: request.name, topicId }];
     for (const [name, value] of configs) {
       records.push({ type: "Config", resourceType: "topic", resourceName: request.name, name, value });
@@ -275,7 +288,12 @@ export class Controller {
   }
 
   /** Raises a topic's partition count to `totalCount` (Kafka's CreatePartitions). */
-  createPartitions(name: string, totalCount: number, replicationFactor?: number): void {
+  createPartitions(
+    name: string,
+    totalCount: number,
+    replicationFactor?: number,
+    options: ValidateOnlyOption = {},
+  ): void {
     this.checkAvailable("create partitions");
     const topic = this.requireTopic(name);
     const current = topic.partitions.length;
@@ -286,6 +304,10 @@ export class Controller {
       );
     }
     const rf = replicationFactor ?? topic.partitions[0]?.replicas.length ?? 1;
+    if (options.validateOnly) {
+      this.checkPlacement(totalCount - current, rf);
+      return;
+    }
     const assignment = this.assign(totalCount - current, rf);
     this.checkAssignment(assignment);
     this.append(assignment.map((replicas, i) => this.newPartition(topic.topicId, current + i, replicas)));
@@ -676,6 +698,18 @@ export class Controller {
 
   /** Round-robin placement over live brokers from a random start, as Kafka's rack-unaware assignment does. */
   private assign(numPartitions: number, replicationFactor: number | undefined): number[][] {
+    const { live, rf } = this.checkPlacement(numPartitions, replicationFactor);
+    const start = Math.floor(this.random.next() * live.length);
+    return Array.from({ length: numPartitions }, (_, p) =>
+      Array.from({ length: rf }, (_, r) => live[(start + p + r) % live.length]!),
+    );
+  }
+
+  /** What `assign` refuses: a partition count below 1, a replication factor the live brokers cannot hold. */
+  private checkPlacement(
+    numPartitions: number,
+    replicationFactor: number | undefined,
+  ): { live: number[]; rf: number } {
     const live = this.image.liveBrokers();
     if (!Number.isInteger(numPartitions) || numPartitions < 1) {
       throw new ClusterError(
@@ -690,10 +724,7 @@ export class Controller {
         `replication factor ${rf} needs that many live brokers; ${live.length} are live (${live.join(", ") || "none"})`,
       );
     }
-    const start = Math.floor(this.random.next() * live.length);
-    return Array.from({ length: numPartitions }, (_, p) =>
-      Array.from({ length: rf }, (_, r) => live[(start + p + r) % live.length]!),
-    );
+    return { live, rf };
   }
 
   private checkAssignment(assignment: number[][]): void {

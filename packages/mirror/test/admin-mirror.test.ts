@@ -287,6 +287,30 @@ describe("MirrorAdmin: topics", () => {
     );
   });
 
+  it("refuses a re-add whose new partitions cannot be placed before changing anything", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t");
+    await env.admin.removeTopics("m1", "t");
+    env.coordinators.advance("STOPPING", "STOPPED");
+    env.coordinators.take();
+    // The source grew a partition; the destination cannot place a replica of it with its brokers down.
+    env.source.controller.createPartitions("t", 2);
+    const replicas = env.destination.controller.image.topic("t")!.partitions[0]!.replicas.length;
+    expect(replicas).toBe(2);
+    env.destination.crashBroker(1);
+    const refused = await rejection(env.admin.addTopics("m1", "t", { truncateLocalWrites: true }));
+    expect(refused.errorName).toBe("INVALID_REPLICATION_FACTOR");
+    expect(refused.message).toBe(
+      `Cannot add 't' to mirror 'm1': could not raise 't' to the source's 2 partitions: replication factor ${replicas} needs that many live brokers; 1 are live (0). Nothing was added; try again once the cluster can.`,
+    );
+    const topic = env.destination.controller.image.topic("t")!;
+    expect(topic.configs.get("mirror.name")).toBe("m1.removed");
+    expect(topic.partitions).toHaveLength(1);
+    expect(env.coordinators.take()).toEqual([]);
+  });
+
   it("re-adding a STOPPED topic sets mirror.name again and STARTs it", async () => {
     const env = mirrorEnv();
     sourceTopic(env.source, "t");

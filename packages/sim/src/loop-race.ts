@@ -81,7 +81,19 @@ export async function loopRace(
     240_000,
   );
   const accepted = sides.filter((s, i) => {
+    const before = sim.edgeState(s.edge, topic);
     const state = sim.syncEdgeState(s.edge, topic);
+    const outcome = outcomes[i]!;
+    // A refused add changes nothing (soak `active-passive` FC_SEED=24 x100: a re-add refused for a
+    // partition it could not place had set mirror.name first).
+    if (outcome.status === "rejected" && state !== before) {
+      sim.report([
+        {
+          invariant: "refused-op-atomic",
+          message: `${s.edge.to} ${s.what} ${s.edge.mirror} ${topic} was refused (${describeError(outcome.reason).split(":")[0]}) but mirror.name moved the topic from ${before} to ${state}`,
+        },
+      ]);
+    }
     if (state !== "ACTIVE") for (const a of allowances[i]!) sim.prefix.withdraw(a);
     return state === "ACTIVE";
   });

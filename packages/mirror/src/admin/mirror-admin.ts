@@ -1,4 +1,4 @@
-import { ClusterError, type KafkaCluster } from "@cluster-mirror/cluster";
+import { ClusterError, type KafkaCluster, type KafkaErrorName } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { createMirrorTopic, sourcePartitionCount } from "../metadata/mirror-topic-factory";
 import {
@@ -274,18 +274,23 @@ export class MirrorAdmin {
       const local = matched.filter((_, i) => existing[i] === undefined || existing[i]?.desired === "REMOVED");
       await this.checkNoLocalWritesLost(def, local, views);
     }
+    // What the changes below could refuse, checked before the first: refused half way, an add left the
+    // topics before changed (soak `active-passive` FC_SEED=24 x100: a re-add's new partition could not be
+    // placed with a broker down, after its mirror.name was set, and the topic went back to a mirror).
+    for (const [i, source] of matched.entries()) this.validateTopicChanges(def, existing[i], source, options);
     for (const [i, source] of matched.entries()) {
       const current = existing[i];
       if (current === undefined && !this.controller.image.topic(source.name)) {
         createMirrorTopic(this.options.destination, def, source, options.replicationFactor);
         continue;
       }
-      if (current?.desired !== "ACTIVE" && current?.desired !== "PAUSED") {
-        this.setMirrorName(source.name, mirror, "ACTIVE");
-      }
+      // The partitions first: the mirror.name is what makes the topic a mirror again.
       const dest = this.controller.image.topic(source.name)!;
       const count = sourcePartitionCount(source);
       if (count > dest.partitions.length) this.controller.createPartitions(source.name, count);
+      if (current?.desired !== "ACTIVE" && current?.desired !== "PAUSED") {
+        this.setMirrorName(source.name, mirror, "ACTIVE");
+      }
     }
     if (!regex.includes(",") && !def.topicsInclude.includes(regex)) {
       this.putConfig(def, MIRROR_CONFIG_KEYS.TOPICS_INCLUDE, [...def.topicsInclude, regex].join(","));
@@ -296,6 +301,39 @@ export class MirrorAdmin {
       topics: names,
       message: `Added ${names.length} topic(s) to mirror ${mirror}: ${topicList(names)}`,
     };
+  }
+
+  /**
+   * Kafka's `validateOnly` of the topic creation or partition raise an add makes for `source`: refused
+   * (with what to do) before anything changes, such as a replication factor the live brokers cannot hold.
+   */
+  private validateTopicChanges(
+    def: MirrorDefinition,
+    current: MirrorTopic | undefined,
+    source: SourceTopicInfo,
+    options: AddTopicsOptions,
+  ): void {
+    const dest = this.controller.image.topic(source.name);
+    const count = sourcePartitionCount(source);
+    try {
+      if (current === undefined && !dest) {
+        createMirrorTopic(this.options.destination, def, source, options.replicationFactor, {
+          validateOnly: true,
+        });
+      } else if (dest && count > dest.partitions.length) {
+        this.controller.createPartitions(source.name, count, undefined, { validateOnly: true });
+      }
+    } catch (error) {
+      if (!(error instanceof ClusterError)) throw error;
+      const what = dest
+        ? `raise '${source.name}' to the source's ${count} partitions`
+        : `create '${source.name}'`;
+      throw new ClusterError(
+        error.errorName as KafkaErrorName,
+        `Cannot add '${source.name}' to mirror '${def.name}': could not ${what}: ${error.message}. Nothing was added; try again once the cluster can.`,
+        { cause: error },
+      );
+    }
   }
 
   /**

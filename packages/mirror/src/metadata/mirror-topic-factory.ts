@@ -21,15 +21,19 @@ export function createMirrorTopic(
   def: MirrorDefinition,
   source: SourceTopicInfo,
   replicationFactor?: number,
+  options: { validateOnly?: boolean } = {},
 ): void {
-  destination.controller.createTopic({
-    name: source.name,
-    topicId: source.topicId,
-    numPartitions: sourcePartitionCount(source),
-    replicationFactor: replicationFactor ?? def.defaultReplicationFactor,
-    configs: {
-      ...mirroredTopicConfigs(source.configs, def.topicPropertiesExclude),
-      [MIRROR_NAME_CONFIG]: def.name,
+  destination.controller.createTopic(
+    {
+      name: source.name,
+      topicId: source.topicId,
+      numPartitions: sourcePartitionCount(source),
+      replicationFactor: replicationFactor ?? def.defaultReplicationFactor,
+      configs: {
+        ...mirroredTopicConfigs(source.configs, def.topicPropertiesExclude),
+        [MIRROR_NAME_CONFIG]: def.name,
+      },
     },
-  });
+    options,
+  );
 }

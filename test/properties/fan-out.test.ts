@@ -1,6 +1,22 @@
 import { describe, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, reachesSteps, runRegressions, runTopologyProperty } from "./harness";
+import {
+  PROPERTY_TIMEOUT_MS,
+  reachesSteps,
+  runRegressions,
+  runTopologyProperty,
+  type TopologyProperty,
+} from "./harness";
 import { fanOut } from "./sim";
+
+/** The fan-out topology for stored regressions (their steps are explicit). */
+const regressionsOf: TopologyProperty = {
+  name: "fan-out",
+  file: "test/properties/fan-out.test.ts",
+  topology: fanOut,
+  commands: [],
+  numRuns: 1,
+  maxCommands: 0,
+};
 
 describe("property: fan-out A -> B, A -> C", () => {
   it(
@@ -37,29 +53,17 @@ describe("property: fan-out A -> B, A -> C", () => {
     async () => {
       // a fails back onto b's copy (truncating what b never had); c mirrors a, so c's committed batch at 0
       // goes too. The model allowed the truncation on a only and reported c's as a loss.
-      await runRegressions(
+      await runRegressions(regressionsOf, [
         {
-          name: "fan-out",
-          file: "test/properties/fan-out.test.ts",
-          topology: fanOut,
-          commands: [],
-          numRuns: 1,
-          maxCommands: 0,
+          bug: "the committed-prefix model allowed a failback's truncation on the failed-back cluster only, not on its mirrors",
+          simSeed: 0,
+          steps: ["produce(0,0,1)", "failover(0,3)", "advance(361)", "failback(0)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.startsWith("t+") && s.includes("failback a-from-b orders (may truncate"))
+              ? undefined
+              : "no failback of a onto b",
         },
-        [
-          {
-            bug: "the committed-prefix model allowed a failback's truncation on the failed-back cluster only, not on its mirrors",
-            simSeed: 0,
-            steps: ["produce(0,0,1)", "failover(0,3)", "advance(361)", "failback(0)"],
-            reaches: (sim) =>
-              sim.steps.some(
-                (s) => s.startsWith("t+") && s.includes("failback a-from-b orders (may truncate"),
-              )
-                ? undefined
-                : "no failback of a onto b",
-          },
-        ],
-      );
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );
@@ -77,42 +81,32 @@ describe("property: fan-out A -> B, A -> C", () => {
         "pause b-from-a profiles",
         "settled: resume b-from-a profiles",
       );
-      await runRegressions(
+      await runRegressions(regressionsOf, [
         {
-          name: "fan-out",
-          file: "test/properties/fan-out.test.ts",
-          topology: fanOut,
-          commands: [],
-          numRuns: 1,
-          maxCommands: 0,
-        },
-        [
-          {
-            bug: "a paused copy was compared with its source's log as rewritten by a later failback",
-            simSeed: 203809,
-            steps: [
-              "txnBegin(431,473)",
-              "failover(335,1)",
-              "txnCommit",
-              "advance(6600)",
-              "resume(899)",
-              "failback(679)",
-              "healLink(465)",
-              "restart(156)",
-              "pause(425)",
-              "groupCommit(275,365,185)",
-            ],
-            reaches: (sim) => {
-              const missed = resumed(sim);
-              if (missed) return missed;
-              const cut = sim.model.truncations.find(
-                (t) => t.node === "b" && t.topic === "profiles" && t.offset === 0n,
-              );
-              return cut ? undefined : "b's copy of profiles-0 was never cut to 0 after resuming";
-            },
+          bug: "a paused copy was compared with its source's log as rewritten by a later failback",
+          simSeed: 203809,
+          steps: [
+            "txnBegin(431,473)",
+            "failover(335,1)",
+            "txnCommit",
+            "advance(6600)",
+            "resume(899)",
+            "failback(679)",
+            "healLink(465)",
+            "restart(156)",
+            "pause(425)",
+            "groupCommit(275,365,185)",
+          ],
+          reaches: (sim) => {
+            const missed = resumed(sim);
+            if (missed) return missed;
+            const cut = sim.model.truncations.find(
+              (t) => t.node === "b" && t.topic === "profiles" && t.offset === 0n,
+            );
+            return cut ? undefined : "b's copy of profiles-0 was never cut to 0 after resuming";
           },
-        ],
-      );
+        },
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );
@@ -122,38 +116,28 @@ describe("property: fan-out A -> B, A -> C", () => {
       // c fails over from a (planned: its copy of a is frozen), then a fails back onto b's log, cutting
       // everything it had. The settled check compared c's frozen copy with a's new log; it now compares it
       // below a's cut only, as for a paused copy.
-      await runRegressions(
+      await runRegressions(regressionsOf, [
         {
-          name: "fan-out",
-          file: "test/properties/fan-out.test.ts",
-          topology: fanOut,
-          commands: [],
-          numRuns: 1,
-          maxCommands: 0,
+          bug: "a failed-over copy was compared with its source's log as rewritten by the source's later failback",
+          simSeed: 12,
+          steps: [
+            "txnBegin(215,118)",
+            "restart(681)",
+            "pause(420)",
+            "failover(541,3)",
+            "resume(322)",
+            "failover(977,0)",
+            "failback(460)",
+            "produce(13,47,4)",
+            "crash(31,656)",
+          ],
+          reaches: reachesSteps(
+            "c did not fail over from a before a failed back",
+            "planned failover c-from-a profiles: STOPPED",
+            "failback a-from-b profiles (may truncate from 0@0)",
+          ),
         },
-        [
-          {
-            bug: "a failed-over copy was compared with its source's log as rewritten by the source's later failback",
-            simSeed: 12,
-            steps: [
-              "txnBegin(215,118)",
-              "restart(681)",
-              "pause(420)",
-              "failover(541,3)",
-              "resume(322)",
-              "failover(977,0)",
-              "failback(460)",
-              "produce(13,47,4)",
-              "crash(31,656)",
-            ],
-            reaches: reachesSteps(
-              "c did not fail over from a before a failed back",
-              "planned failover c-from-a profiles: STOPPED",
-              "failback a-from-b profiles (may truncate from 0@0)",
-            ),
-          },
-        ],
-      );
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );

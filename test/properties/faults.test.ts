@@ -1,6 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, reachesSteps, runRegressions, runTopologyProperty } from "./harness";
+import {
+  PROPERTY_TIMEOUT_MS,
+  reachesSteps,
+  runRegressions,
+  runTopologyProperty,
+  type TopologyProperty,
+} from "./harness";
 import { activePassive, mixed } from "./sim";
+
+/** The state-leader-moves property's topology for stored regressions (their steps are explicit). */
+const stateLeaderRegressions: TopologyProperty = {
+  name: "state-leader-moves",
+  file: "test/properties/faults.test.ts",
+  topology: activePassive,
+  commands: [],
+  numRuns: 1,
+  maxCommands: 0,
+};
 
 describe("property: coordinator moves and source divergence", () => {
   it(
@@ -53,38 +69,28 @@ describe("property: coordinator moves and source divergence", () => {
   it(
     "regressions: writes acknowledged before their ISR had them (a __mirror_state record, a transaction marker)",
     async () => {
-      await runRegressions(
+      await runRegressions(stateLeaderRegressions, [
         {
-          name: "state-leader-moves",
-          file: "test/properties/faults.test.ts",
-          topology: activePassive,
-          commands: [],
-          numRuns: 1,
-          maxCommands: 0,
+          bug: "seeded: the coordinator's __mirror_state append acknowledged at acks=1 (bugs/props-1-commit-not-durable.bug.patch)",
+          simSeed: 0,
+          // b's broker 0, a follower of the state partitions that own orders, fetches again only after
+          // its 2 s fsync: the pause's second write (PAUSING -> PAUSED) must wait for it, never commit first.
+          steps: ["slowDisk(1,0,2000)", "pause(0)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("slow disk b broker 0: 2000 ms"))
+              ? undefined
+              : "b's broker 0 got no slow disk",
         },
-        [
-          {
-            bug: "seeded: the coordinator's __mirror_state append acknowledged at acks=1 (bugs/props-1-commit-not-durable.bug.patch)",
-            simSeed: 0,
-            // b's broker 0, a follower of the state partitions that own orders, fetches again only after
-            // its 2 s fsync: the pause's second write (PAUSING -> PAUSED) must wait for it, never commit first.
-            steps: ["slowDisk(1,0,2000)", "pause(0)"],
-            reaches: (sim) =>
-              sim.steps.some((s) => s.includes("slow disk b broker 0: 2000 ms"))
-                ? undefined
-                : "b's broker 0 got no slow disk",
-          },
-          {
-            bug: "a COMMIT marker counted written before it was replicated was lost with its leader (crashed right after the commit): the transaction hung on the new leader, its LSO stuck (FC_SEED=13 soak)",
-            simSeed: 0,
-            steps: ["txnBegin(0,0)", "txnCommit", "moveStateLeader(0,705)"],
-            reaches: (sim) =>
-              sim.steps.some((s) => /move __mirror_state-\d+ leader on a: crashed broker/.test(s))
-                ? undefined
-                : "no broker of a crashed after the commit",
-          },
-        ],
-      );
+        {
+          bug: "a COMMIT marker counted written before it was replicated was lost with its leader (crashed right after the commit): the transaction hung on the new leader, its LSO stuck (FC_SEED=13 soak)",
+          simSeed: 0,
+          steps: ["txnBegin(0,0)", "txnCommit", "moveStateLeader(0,705)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => /move __mirror_state-\d+ leader on a: crashed broker/.test(s))
+              ? undefined
+              : "no broker of a crashed after the commit",
+        },
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );
@@ -94,38 +100,28 @@ describe("property: coordinator moves and source divergence", () => {
       // Both orders partitions were MIRRORING when the pause checked; it wrote orders' mirror.name, then a
       // slow disk on b failed the PAUSING commit and the partition went FAILED: the pause was refused, yet
       // the topic stayed paused (to be paused once it recovered).
-      await runRegressions(
+      await runRegressions(stateLeaderRegressions, [
         {
-          name: "state-leader-moves",
-          file: "test/properties/faults.test.ts",
-          topology: activePassive,
-          commands: [],
-          numRuns: 1,
-          maxCommands: 0,
+          bug: "a pause refused by a partition that failed after the state check kept its mirror.name change",
+          simSeed: 956766,
+          steps: [
+            "fastDisk(233)",
+            "resume(864)",
+            "fastDisk(149)",
+            "txnCommit",
+            "pause(679)",
+            "slowDisk(947,180,1946)",
+            "produce(262,654,3)",
+            "controllerFailover(589,767,466)",
+            "slowDisk(229,17,742)",
+            "pause(906)",
+          ],
+          reaches: reachesSteps(
+            "the pause of orders was not refused by a FAILED partition",
+            "pause b-from-a orders: INVALID_MIRROR_STATE: Cannot PAUSE mirror partition in state FAILED",
+          ),
         },
-        [
-          {
-            bug: "a pause refused by a partition that failed after the state check kept its mirror.name change",
-            simSeed: 956766,
-            steps: [
-              "fastDisk(233)",
-              "resume(864)",
-              "fastDisk(149)",
-              "txnCommit",
-              "pause(679)",
-              "slowDisk(947,180,1946)",
-              "produce(262,654,3)",
-              "controllerFailover(589,767,466)",
-              "slowDisk(229,17,742)",
-              "pause(906)",
-            ],
-            reaches: reachesSteps(
-              "the pause of orders was not refused by a FAILED partition",
-              "pause b-from-a orders: INVALID_MIRROR_STATE: Cannot PAUSE mirror partition in state FAILED",
-            ),
-          },
-        ],
-      );
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );

@@ -1,11 +1,8 @@
-import { ClusterError, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
-import type { MirrorPartitionEffect, MirrorPartitionEvent } from "@cluster-mirror/machines";
+import { ClusterError } from "@cluster-mirror/cluster";
+import type { MirrorPartitionEffect } from "@cluster-mirror/machines";
 import { describe, expect, it } from "vitest";
-import { EffectExecutor } from "../src/coordinator/effect-executor";
-import { type MirrorPartitionRef, PartitionRuntime } from "../src/coordinator/partition-runtime";
-import type { StateWriteBatcher } from "../src/coordinator/state-write-batcher";
-import type { DestinationCluster } from "../src/ports";
 import { flush } from "./core-helpers";
+import { executorOver, recordingPartition } from "./executor-helpers";
 
 type BumpRequest = { topic: string; partition: number; minLeaderEpoch: number };
 type BumpResult = { leaderEpoch: number; error?: undefined } | { leaderEpoch?: undefined; error: Error };
@@ -42,46 +39,6 @@ class BumpingDestination {
   }
 }
 
-/** A partition handle whose actor only records the events it is sent. */
-function partition(topic: string, p: number): { runtime: PartitionRuntime; events: MirrorPartitionEvent[] } {
-  const key = { mirror: "m", topic, topicId: "AAAAAAAAAAAAAAAAAAAAAA", partition: p };
-  const runtime = new PartitionRuntime(`m/${topic}/${p}`, key);
-  const events: MirrorPartitionEvent[] = [];
-  const snapshot = { status: "active", context: { record: { stateEpoch: 3 }, pending: null } };
-  const ref = {
-    id: runtime.id,
-    send: (e: MirrorPartitionEvent) => events.push(e),
-    getSnapshot: () => snapshot,
-  } as unknown as MirrorPartitionRef;
-  runtime.attach(ref);
-  return { runtime, events };
-}
-
-function executorOver(
-  destination: Partial<DestinationCluster>,
-  stillCoordinator = () => true,
-): EffectExecutor {
-  const clock = new ManualClock(0);
-  return new EffectExecutor({
-    brokerId: 0,
-    destination: destination as DestinationCluster,
-    sources: () => {
-      throw new Error("no source in this test");
-    },
-    sourceClusterId: () => "source",
-    fetchers: () => {
-      throw new Error("no fetchers in this test");
-    },
-    clock,
-    random: new SeededRandom(1),
-    scheduler: new ManualScheduler(clock),
-    writer: {} as StateWriteBatcher,
-    isrPollIntervalMs: 100,
-    stillCoordinator,
-    onLastMirrorEpochCommitted: () => {},
-  });
-}
-
 const bump = (minLeaderEpoch: number): MirrorPartitionEffect => ({
   type: "bumpLeaderEpoch",
   params: { stateEpoch: 3, minLeaderEpoch },
@@ -91,7 +48,7 @@ describe("effect executor: leader epoch bumps", () => {
   it("sends the bumps requested in one task as one BumpLeaderEpochs request, each partition its own epoch", async () => {
     const destination = new BumpingDestination();
     const executor = executorOver(destination);
-    const parts = [partition("a", 0), partition("a", 1), partition("b", 0)];
+    const parts = [recordingPartition("a", 0), recordingPartition("a", 1), recordingPartition("b", 0)];
     for (const [i, p] of parts.entries()) executor.run(p.runtime, bump(10 * (i + 1)));
     await flush();
     expect(destination.batches).toEqual([
@@ -113,7 +70,7 @@ describe("effect executor: leader epoch bumps", () => {
     const destination = new BumpingDestination();
     destination.unknown.add("a-1");
     const executor = executorOver(destination);
-    const [ok, refused] = [partition("a", 0), partition("a", 1)];
+    const [ok, refused] = [recordingPartition("a", 0), recordingPartition("a", 1)];
     executor.run(ok.runtime, bump(5));
     executor.run(refused.runtime, bump(5));
     await flush();
@@ -130,7 +87,7 @@ describe("effect executor: leader epoch bumps", () => {
       clusterId: destination.clusterId,
       bumpLeaderEpochs: (requests) => destination.bumpLeaderEpochs(requests),
     });
-    const [refused, ok] = [partition("a", 0), partition("a", 1)];
+    const [refused, ok] = [recordingPartition("a", 0), recordingPartition("a", 1)];
     executor.run(refused.runtime, bump(7));
     executor.run(ok.runtime, bump(7));
     await flush();
@@ -143,8 +100,8 @@ describe("effect executor: leader epoch bumps", () => {
 
   it("a coordinator that lost its __mirror_state leadership bumps nothing", async () => {
     const destination = new BumpingDestination();
-    const executor = executorOver(destination, () => false);
-    const p = partition("a", 0);
+    const executor = executorOver(destination, { stillCoordinator: () => false });
+    const p = recordingPartition("a", 0);
     executor.run(p.runtime, bump(5));
     await flush();
     expect(destination.batches).toEqual([]);

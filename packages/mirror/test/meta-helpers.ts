@@ -229,9 +229,14 @@ export function appendRecords(
 ): void {
   const leader = cluster.leaderFor(topic, partition);
   const log = leader.replica(topic, partition)!.log;
-  const batch = encodeRecordBatch({
-    baseOffset: log.logEndOffset,
-    partitionLeaderEpoch: leaderEpoch,
+  leader.appendAsIs(topic, partition, recordsBatch(log.logEndOffset, leaderEpoch, count));
+}
+
+/** One batch of `count` records (values `v0`, `v1`, ...) at `baseOffset`, written at leader epoch `epoch`. */
+export function recordsBatch(baseOffset: bigint, epoch: number, count: number): Buffer {
+  return encodeRecordBatch({
+    baseOffset,
+    partitionLeaderEpoch: epoch,
     baseTimestamp: 1_700_000_000_000n,
     records: Array.from({ length: count }, (_, i) => ({
       attributes: 0,
@@ -242,7 +247,6 @@ export function appendRecords(
       headers: [],
     })),
   });
-  leader.appendAsIs(topic, partition, batch);
 }
 
 /** An ACL binding with defaults (ALLOW READ for User:alice from any host, LITERAL). */

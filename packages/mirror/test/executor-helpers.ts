@@ -1,0 +1,51 @@
+import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
+import type { MirrorPartitionEvent } from "@cluster-mirror/machines";
+import { EffectExecutor } from "../src/coordinator/effect-executor";
+import { type MirrorPartitionRef, PartitionRuntime } from "../src/coordinator/partition-runtime";
+import type { StateWriteBatcher } from "../src/coordinator/state-write-batcher";
+import type { DestinationCluster, SourceCluster } from "../src/ports";
+
+/** A partition handle (state epoch 3) whose actor only records the events it is sent. */
+export function recordingPartition(
+  topic: string,
+  p: number,
+): { runtime: PartitionRuntime; events: MirrorPartitionEvent[] } {
+  const key = { mirror: "m", topic, topicId: "AAAAAAAAAAAAAAAAAAAAAA", partition: p };
+  const runtime = new PartitionRuntime(`m/${topic}/${p}`, key);
+  const events: MirrorPartitionEvent[] = [];
+  const snapshot = { status: "active", context: { record: { stateEpoch: 3 }, pending: null } };
+  const ref = {
+    id: runtime.id,
+    send: (e: MirrorPartitionEvent) => events.push(e),
+    getSnapshot: () => snapshot,
+  } as unknown as MirrorPartitionRef;
+  runtime.attach(ref);
+  return { runtime, events };
+}
+
+/** An effect executor over a partial destination (and source, when the effects under test ask one). */
+export function executorOver(
+  destination: Partial<DestinationCluster>,
+  options: { source?: Partial<SourceCluster>; stillCoordinator?: () => boolean } = {},
+): EffectExecutor {
+  const clock = new ManualClock(0);
+  return new EffectExecutor({
+    brokerId: 0,
+    destination: destination as DestinationCluster,
+    sources: () => {
+      if (!options.source) throw new Error("no source in this test");
+      return options.source as SourceCluster;
+    },
+    sourceClusterId: () => "source",
+    fetchers: () => {
+      throw new Error("no fetchers in this test");
+    },
+    clock,
+    random: new SeededRandom(1),
+    scheduler: new ManualScheduler(clock),
+    writer: {} as StateWriteBatcher,
+    isrPollIntervalMs: 100,
+    stillCoordinator: options.stillCoordinator ?? (() => true),
+    onLastMirrorEpochCommitted: () => {},
+  });
+}

@@ -20,6 +20,7 @@ import {
   kafkajsLogger,
   sendRaw,
 } from "./kafkajs-internals";
+import { type LeaderLookup, LeaderLookupBatcher, type LookupAnswer, partitionKey } from "./leader-lookups";
 import {
   decodeConsumerGroupDescribeV0,
   decodeFetchV12,
@@ -78,6 +79,10 @@ export class KafkajsSourceCluster implements SourceCluster {
    */
   private readonly apiVersions = new Map<number, KjsApiVersions>();
   private readonly clientId: string;
+  private readonly leaderRefreshes = new Map<string, Promise<unknown>>();
+  private readonly lookups = new LeaderLookupBatcher((leaderId, lookups) =>
+    this.sendLookups(leaderId, lookups),
+  );
   private closed = false;
 
   constructor(
@@ -196,13 +201,13 @@ export class KafkajsSourceCluster implements SourceCluster {
           result.divergingEpoch = p.divergingEpoch;
           result.recordSlices = [];
         }
-        answers.set(`${t.topic}\u0000${p.partition}`, result);
+        answers.set(partitionKey(t.topic, p.partition), result);
       }
     }
     return {
       throttleTimeMs: response.throttleTimeMs,
       partitions: request.partitions.map(
-        (p) => answers.get(`${p.topic}\u0000${p.partition}`) ?? offsetsOnly(p, undefined),
+        (p) => answers.get(partitionKey(p.topic, p.partition)) ?? offsetsOnly(p, undefined),
       ),
     };
   }
@@ -219,16 +224,8 @@ export class KafkajsSourceCluster implements SourceCluster {
     timestamp: bigint,
     isolationLevel: number,
   ): Promise<bigint> {
-    const answer = await this.toLeader(topic, partition, async (broker) => {
-      const res = await sendRaw(
-        broker,
-        encodeListOffsetsV4(isolationLevel, [{ topic, partition, currentLeaderEpoch: -1, timestamp }]),
-        decodeListOffsetsV4,
-      );
-      const p = res.partitions.find((x) => x.topic === topic && x.partition === partition);
-      return { errorCode: p?.errorCode ?? 3, value: p?.offset ?? -1n };
-    });
-    return answer;
+    const answer = await this.toLeader({ api: "ListOffsets", topic, partition, isolationLevel, timestamp });
+    return answer.offset;
   }
 
   /**
@@ -240,18 +237,8 @@ export class KafkajsSourceCluster implements SourceCluster {
     partition: number,
     leaderEpoch: number,
   ): Promise<{ leaderEpoch: number; endOffset: bigint }> {
-    let epoch = -1;
-    const endOffset = await this.toLeader(topic, partition, async (broker) => {
-      const res = await sendRaw(
-        broker,
-        encodeOffsetsForLeaderEpochV3([{ topic, partition, currentLeaderEpoch: -1, leaderEpoch }]),
-        decodeOffsetsForLeaderEpochV3,
-      );
-      const p = res.partitions.find((x) => x.topic === topic && x.partition === partition);
-      epoch = p?.leaderEpoch ?? -1;
-      return { errorCode: p?.errorCode ?? 3, value: p?.endOffset ?? -1n };
-    });
-    return { leaderEpoch: epoch, endOffset };
+    const answer = await this.toLeader({ api: "OffsetsForLeaderEpoch", topic, partition, leaderEpoch });
+    return { leaderEpoch: answer.leaderEpoch, endOffset: answer.offset };
   }
 
   /** Groups with committed offsets on topics the source has, and whether each has members now. */
@@ -366,7 +353,7 @@ export class KafkajsSourceCluster implements SourceCluster {
         for (const b of metadata.brokers) this.addresses.set(b.nodeId, { host: b.host, port: b.port });
         for (const t of metadata.topics)
           for (const p of t.partitions)
-            this.leaders.set(`${t.name}\u0000${p.partition}`, {
+            this.leaders.set(partitionKey(t.name, p.partition), {
               leaderId: p.leaderId,
               leaderEpoch: p.leaderEpoch,
             });
@@ -381,39 +368,88 @@ export class KafkajsSourceCluster implements SourceCluster {
     throw asSourceError(last, `${this.mirrorName}: no source broker answered a metadata request`);
   }
 
-  /** Runs a request on the partition's leader; refreshes the leader and tries again when it moved. */
-  private async toLeader(
-    topic: string,
-    partition: number,
-    call: (broker: KjsBroker) => Promise<{ errorCode: number; value: bigint }>,
-  ): Promise<bigint> {
+  /**
+   * Asks the partition's leader (with the other lookups of this turn to it, in one request); refreshes the
+   * leader and tries again when it moved.
+   */
+  private async toLeader(lookup: LeaderLookup): Promise<LookupAnswer> {
+    const { topic, partition } = lookup;
     const context = `${this.mirrorName}: ${topic}-${partition}`;
     let lastError: KafkaError | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
-      let leader = this.leaders.get(`${topic}\u0000${partition}`);
+      let leader = this.leaders.get(partitionKey(topic, partition));
       if (!leader || leader.leaderId < 0 || attempt > 0) {
-        await this.metadata([topic]);
-        leader = this.leaders.get(`${topic}\u0000${partition}`);
+        await this.refreshLeaders(topic);
+        leader = this.leaders.get(partitionKey(topic, partition));
       }
       if (!leader) throw kafkaErrorFromCode(3, context);
       if (leader.leaderId < 0) {
         lastError = kafkaErrorFromCode(5, context);
         continue;
       }
-      let answer: { errorCode: number; value: bigint };
+      let answer: LookupAnswer;
       try {
-        answer = await call(await this.admin(leader.leaderId));
+        answer = await this.lookups.lookup(leader.leaderId, lookup);
       } catch (error) {
         lastError = asSourceError(error, context);
         if (!lastError.retriable) throw lastError;
         await this.dropBroker(leader.leaderId, this.clientId);
         continue;
       }
-      if (answer.errorCode === 0) return answer.value;
+      if (answer.errorCode === 0) return answer;
       lastError = kafkaErrorFromCode(answer.errorCode, context);
       if (!lastError.retriable) throw lastError;
     }
     throw lastError ?? kafkaErrorFromCode(-1, context);
+  }
+
+  /** The leaders of a topic's partitions, asked once for all the lookups that need them at the same time. */
+  private refreshLeaders(topic: string): Promise<unknown> {
+    let refresh = this.leaderRefreshes.get(topic);
+    if (!refresh) {
+      refresh = this.metadata([topic]).finally(() => this.leaderRefreshes.delete(topic));
+      this.leaderRefreshes.set(topic, refresh);
+    }
+    return refresh;
+  }
+
+  /** One ListOffsets or OffsetsForLeaderEpoch request to a leader for lookups of one kind. */
+  private async sendLookups(
+    leaderId: number,
+    lookups: readonly LeaderLookup[],
+  ): Promise<ReadonlyMap<string, LookupAnswer>> {
+    const broker = await this.admin(leaderId);
+    const answers = new Map<string, LookupAnswer>();
+    const first = lookups[0]!;
+    if (first.api === "ListOffsets") {
+      const partitions = lookups.map((l) => ({
+        topic: l.topic,
+        partition: l.partition,
+        currentLeaderEpoch: -1,
+        timestamp: l.api === "ListOffsets" ? l.timestamp : -1n,
+      }));
+      const res = await sendRaw(
+        broker,
+        encodeListOffsetsV4(first.isolationLevel, partitions),
+        decodeListOffsetsV4,
+      );
+      for (const p of res.partitions) answers.set(partitionKey(p.topic, p.partition), p);
+    } else {
+      const partitions = lookups.map((l) => ({
+        topic: l.topic,
+        partition: l.partition,
+        currentLeaderEpoch: -1,
+        leaderEpoch: l.api === "OffsetsForLeaderEpoch" ? l.leaderEpoch : -1,
+      }));
+      const res = await sendRaw(
+        broker,
+        encodeOffsetsForLeaderEpochV3(partitions),
+        decodeOffsetsForLeaderEpochV3,
+      );
+      for (const p of res.partitions)
+        answers.set(partitionKey(p.topic, p.partition), { ...p, offset: p.endOffset });
+    }
+    return answers;
   }
 
   /**

@@ -2,12 +2,26 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
 import { createServedTopics, kafkaClient } from "./helpers";
 
+const MANY = 32;
+
 describe("KafkajsSourceCluster's connections to the real broker", () => {
   const admin = kafkaClient("connections-test").admin();
 
   beforeAll(async () => {
     await admin.connect();
-    await createServedTopics(admin, [{ topic: "connections", numPartitions: 1 }]);
+    await createServedTopics(admin, [
+      { topic: "connections", numPartitions: 1 },
+      { topic: "connections-many", numPartitions: MANY },
+    ]);
+    const producer = kafkaClient("connections-test").producer();
+    await producer.connect();
+    await producer.send({
+      topic: "connections-many",
+      messages: Array.from({ length: MANY }, (_, p) =>
+        Array.from({ length: p + 1 }, () => ({ partition: p, value: "v" })),
+      ).flat(),
+    });
+    await producer.disconnect();
   });
 
   afterAll(async () => {
@@ -48,6 +62,36 @@ describe("KafkajsSourceCluster's connections to the real broker", () => {
       // to broker 1 (the admin connection), never on the fetchers' connections.
       expect(fetches).toHaveLength(3);
       expect(requests.filter((l) => l.includes("Request ApiVersions("))).toHaveLength(2);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it("asks a leader once for the offsets of all the partitions looked up together, each with its own answer", async () => {
+    const lines: string[] = [];
+    const source = new KafkajsSourceCluster(
+      "lookups",
+      { "bootstrap.servers": inject("kafkaBootstrap") },
+      { debug: (line) => lines.push(line) },
+    );
+    try {
+      const partitions = Array.from({ length: MANY }, (_, p) => p);
+      await source.partitionLeaders(["connections-many"]);
+      const [starts, ends, epochEnds] = await Promise.all([
+        Promise.all(partitions.map((p) => source.listOffsets("connections-many", p, -2n))),
+        Promise.all(partitions.map((p) => source.listOffsets("connections-many", p, -1n))),
+        Promise.all(partitions.map((p) => source.endOffsetForEpoch("connections-many", p, 0))),
+      ]);
+      const broker = await admin.fetchTopicOffsets("connections-many");
+      const high = (p: number) => BigInt(broker.find((o) => o.partition === p)!.high);
+      expect(starts).toEqual(partitions.map(() => 0n));
+      expect(ends).toEqual(partitions.map(high));
+      expect(ends).toEqual(partitions.map((p) => BigInt(p + 1)));
+      expect(epochEnds).toEqual(partitions.map((p) => ({ leaderEpoch: 0, endOffset: high(p) })));
+      const requests = lines.filter((l) => /Request \w+\(key/.test(l));
+      // Earliest and latest of the same partitions go in two requests: Kafka refuses a partition twice in one.
+      expect(requests.filter((l) => l.includes("Request ListOffsets("))).toHaveLength(2);
+      expect(requests.filter((l) => l.includes("Request OffsetForLeaderEpoch("))).toHaveLength(1);
     } finally {
       await source.close();
     }

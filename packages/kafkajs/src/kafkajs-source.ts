@@ -12,6 +12,7 @@ import type {
 import { KafkaError } from "@cluster-mirror/protocol";
 import { aclBindingOf, DESCRIBE_ALL_ACLS } from "./acl-codes";
 import { asSourceError, kafkaErrorFromCode, SourceAuthenticationError } from "./errors";
+import { FetchSessionHandler, type SessionAnswer, type SessionFetch } from "./fetch-session";
 import {
   type KjsApiVersions,
   type KjsBroker,
@@ -32,6 +33,8 @@ import {
   encodeListOffsetsV4,
   encodeMetadataV12,
   encodeOffsetsForLeaderEpochV3,
+  type FetchPartitionRequest,
+  type FetchResponse,
   type MetadataResponse,
   READ_UNCOMMITTED,
 } from "./requests";
@@ -47,6 +50,12 @@ export interface KafkajsSourceOptions {
   connectionTimeoutMs?: number;
   /** Request timeout (added to the fetch wait for fetches); default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * Incremental fetch sessions (KIP-227), as Kafka's consumers and followers use: after the first fetch a
+   * request names only the partitions whose position changed, and the answer only those with news. Default
+   * true; false sends every fetch sessionless and full.
+   */
+  fetchSessions?: boolean;
   /** kafkajs's own error log lines. */
   warn?: (message: string) => void;
   /** kafkajs's other log lines, for troubleshooting: every request sent, connects and disconnects. */
@@ -54,6 +63,8 @@ export interface KafkajsSourceOptions {
 }
 
 const DYNAMIC_TOPIC_CONFIG = 1;
+/** How long `close` waits for a broker to end a fetch session before leaving it to the broker's eviction. */
+const CLOSE_SESSION_TIMEOUT_MS = 2_000;
 const SECURITY_DISABLED = 54;
 
 /**
@@ -70,6 +81,8 @@ export class KafkajsSourceCluster implements SourceCluster {
   private readonly security;
   private readonly logger: KjsLogger;
   private readonly brokers = new Map<string, KjsBroker>();
+  /** Each fetcher's fetch session with each source broker, keyed as `brokers`. */
+  private readonly sessions = new Map<string, FetchSessionHandler>();
   private readonly addresses = new Map<number, { host: string; port: number }>();
   private readonly leaders = new Map<string, { leaderId: number; leaderEpoch: number }>();
   /**
@@ -144,35 +157,22 @@ export class KafkajsSourceCluster implements SourceCluster {
   async fetch(
     request: SourceFetchRequest,
   ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }> {
-    const waitMs = this.options.fetchMaxWaitMs ?? 250;
-    const byTopic = new Map<string, SourceFetchRequest["partitions"]>();
-    for (const p of request.partitions) {
-      const list = byTopic.get(p.topic);
-      if (list) list.push(p);
-      else byTopic.set(p.topic, [p]);
-    }
-    const raw = encodeFetchV12({
-      maxWaitMs: waitMs,
-      minBytes: 1,
-      maxBytes: request.maxBytes,
-      isolationLevel: READ_UNCOMMITTED,
-      topics: [...byTopic].map(([topic, ps]) => ({
-        topic,
-        partitions: ps.map((p) => ({
-          partition: p.partition,
-          currentLeaderEpoch: p.currentLeaderEpoch,
-          fetchOffset: p.fetchOffset,
-          lastFetchedEpoch: p.lastFetchedEpoch,
-          partitionMaxBytes: p.maxBytes,
-        })),
-      })),
-    });
     const context = `${this.mirrorName}: fetch from source broker ${request.brokerId}`;
-    let response: ReturnType<typeof decodeFetchV12>;
+    const session = this.session(request.brokerId, request.clientId);
+    let sent: SessionFetch | undefined;
+    let response: FetchResponse;
     try {
       const broker = await this.broker(request.brokerId, request.clientId);
-      response = await sendRaw(broker, raw, decodeFetchV12, waitMs + this.requestTimeoutMs());
+      sent = session.build(request.partitions);
+      response = await this.sendFetch(broker, request.maxBytes, sent);
+      // The broker lost the session or its epoch (a restart, an eviction): once more, as a full fetch.
+      if (!session.accept(sent, sessionAnswer(response))) {
+        sent = session.build(request.partitions);
+        response = await this.sendFetch(broker, request.maxBytes, sent);
+        session.accept(sent, sessionAnswer(response));
+      }
     } catch (error) {
+      if (sent) session.failed(sent);
       const failure = asSourceError(error, context);
       // Authentication failures fail the partitions for good with the broker's words; anything else
       // (disconnect, timeout, restart) fails the whole fetch and the engine refreshes the leaders.
@@ -181,6 +181,13 @@ export class KafkajsSourceCluster implements SourceCluster {
       }
       await this.dropBroker(request.brokerId, request.clientId);
       throw failure;
+    }
+    if (response.errorCode !== 0) {
+      const failure = kafkaErrorFromCode(response.errorCode, context);
+      return {
+        throttleTimeMs: response.throttleTimeMs,
+        partitions: request.partitions.map((p) => offsetsOnly(p, failure)),
+      };
     }
     const answers = new Map<string, SourceFetchPartitionResult>();
     for (const t of response.topics) {
@@ -193,9 +200,8 @@ export class KafkajsSourceCluster implements SourceCluster {
           lastStableOffset: p.lastStableOffset,
           logStartOffset: p.logStartOffset,
         };
-        const code = p.errorCode !== 0 ? p.errorCode : response.errorCode;
-        if (code !== 0) {
-          result.error = kafkaErrorFromCode(code, `${context}: ${t.topic}-${p.partition}`);
+        if (p.errorCode !== 0) {
+          result.error = kafkaErrorFromCode(p.errorCode, `${context}: ${t.topic}-${p.partition}`);
           result.recordSlices = [];
         } else if (p.divergingEpoch && p.divergingEpoch.epoch >= 0) {
           result.divergingEpoch = p.divergingEpoch;
@@ -207,9 +213,93 @@ export class KafkajsSourceCluster implements SourceCluster {
     return {
       throttleTimeMs: response.throttleTimeMs,
       partitions: request.partitions.map(
-        (p) => answers.get(partitionKey(p.topic, p.partition)) ?? offsetsOnly(p, undefined),
+        (p) =>
+          answers.get(partitionKey(p.topic, p.partition)) ??
+          // An incremental answer leaves out the partitions with nothing new: their offsets stand.
+          (sent?.incremental ? unchangedPartition(p, session) : undefined) ??
+          offsetsOnly(p, undefined),
       ),
     };
+  }
+
+  private sendFetch(broker: KjsBroker, maxBytes: number, fetch: SessionFetch): Promise<FetchResponse> {
+    const waitMs = this.options.fetchMaxWaitMs ?? 250;
+    const byTopic = new Map<string, FetchPartitionRequest[]>();
+    for (const p of fetch.partitions) {
+      const partition: FetchPartitionRequest = {
+        partition: p.partition,
+        currentLeaderEpoch: p.currentLeaderEpoch,
+        fetchOffset: p.fetchOffset,
+        lastFetchedEpoch: p.lastFetchedEpoch,
+        partitionMaxBytes: p.maxBytes,
+      };
+      const list = byTopic.get(p.topic);
+      if (list) list.push(partition);
+      else byTopic.set(p.topic, [partition]);
+    }
+    const forgotten = new Map<string, number[]>();
+    for (const p of fetch.forgotten) {
+      const list = forgotten.get(p.topic);
+      if (list) list.push(p.partition);
+      else forgotten.set(p.topic, [p.partition]);
+    }
+    const raw = encodeFetchV12({
+      maxWaitMs: waitMs,
+      minBytes: 1,
+      maxBytes,
+      isolationLevel: READ_UNCOMMITTED,
+      sessionId: fetch.sessionId,
+      sessionEpoch: fetch.epoch,
+      topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
+      forgottenTopics: [...forgotten].map(([topic, partitions]) => ({ topic, partitions })),
+    });
+    return sendRaw(broker, raw, decodeFetchV12, waitMs + this.requestTimeoutMs());
+  }
+
+  /**
+   * The fetch sessions held with the source's brokers, one per fetcher (client id) and broker: the session
+   * id (0: none open), the epoch of its next fetch, and how many partitions the broker's session holds.
+   */
+  fetchSessions(): {
+    brokerId: number;
+    clientId: string;
+    sessionId: number;
+    epoch: number;
+    partitions: number;
+  }[] {
+    return [...this.sessions].map(([key, session]) => {
+      const [brokerId, clientId] = key.split("\u0000");
+      return { brokerId: Number(brokerId), clientId: clientId ?? "", ...session.state };
+    });
+  }
+
+  /** Ends an open fetch session on its broker, if still connected; a failure leaves it to the broker's eviction. */
+  private async closeSession(key: string, session: FetchSessionHandler): Promise<void> {
+    const end = session.closing();
+    const broker = this.brokers.get(key);
+    if (!end || !broker?.isConnected()) return;
+    const raw = encodeFetchV12({
+      maxWaitMs: 0,
+      minBytes: 0,
+      maxBytes: 0,
+      isolationLevel: READ_UNCOMMITTED,
+      sessionId: end.sessionId,
+      sessionEpoch: end.epoch,
+      topics: [],
+      forgottenTopics: [],
+    });
+    await sendRaw(broker, raw, decodeFetchV12, CLOSE_SESSION_TIMEOUT_MS);
+  }
+
+  /** The fetch session of a fetcher (client id) with a source broker; sessionless when they are off. */
+  private session(brokerId: number, clientId: string): FetchSessionHandler {
+    const key = `${brokerId}\u0000${clientId}`;
+    let session = this.sessions.get(key);
+    if (!session) {
+      session = new FetchSessionHandler({ enabled: this.options.fetchSessions ?? true });
+      this.sessions.set(key, session);
+    }
+    return session;
   }
 
   /** ListOffsets: -2 earliest (log start), -1 latest (high watermark). */
@@ -337,6 +427,8 @@ export class KafkajsSourceCluster implements SourceCluster {
   /** Closes every connection to the source. */
   async close(): Promise<void> {
     this.closed = true;
+    await Promise.allSettled([...this.sessions].map(([key, session]) => this.closeSession(key, session)));
+    this.sessions.clear();
     const brokers = [...this.brokers.values()];
     this.brokers.clear();
     await Promise.allSettled(brokers.map((b) => b.disconnect()));
@@ -561,6 +653,31 @@ export class KafkajsSourceCluster implements SourceCluster {
   private bootstrapText(): string {
     return this.bootstrap.map((b) => `${b.host}:${b.port}`).join(",");
   }
+}
+
+/** A partition an incremental answer left out: no records, the offsets the session last reported. */
+function unchangedPartition(
+  p: { topic: string; partition: number },
+  session: FetchSessionHandler,
+): SourceFetchPartitionResult | undefined {
+  const offsets = session.unchanged(p.topic, p.partition);
+  return offsets && { topic: p.topic, partition: p.partition, recordSlices: [], ...offsets };
+}
+
+function sessionAnswer(response: FetchResponse): SessionAnswer {
+  return {
+    errorCode: response.errorCode,
+    sessionId: response.sessionId,
+    partitions: response.topics.flatMap((t) =>
+      t.partitions.map((p) => ({
+        topic: t.topic,
+        partition: p.partition,
+        highWatermark: p.highWatermark,
+        lastStableOffset: p.lastStableOffset,
+        logStartOffset: p.logStartOffset,
+      })),
+    ),
+  };
 }
 
 function offsetsOnly(

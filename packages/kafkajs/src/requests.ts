@@ -47,10 +47,15 @@ export interface FetchRequest {
   minBytes: number;
   maxBytes: number;
   isolationLevel: number;
+  /** The fetch session (KIP-227): 0 with epoch -1 fetches without one; see `FetchSessionHandler`. */
+  sessionId: number;
+  sessionEpoch: number;
   topics: { topic: string; partitions: FetchPartitionRequest[] }[];
+  /** Partitions an incremental fetch drops from its session. */
+  forgottenTopics: { topic: string; partitions: number[] }[];
 }
 
-/** Fetch v12 as a consumer sends it: replica id -1, no fetch session (id 0, epoch -1: full fetches). */
+/** Fetch v12 as a consumer sends it: replica id -1, in a fetch session or without one. */
 export function encodeFetchV12(request: FetchRequest): RawRequest {
   const w = new Writer().noTags(); // request header v2's tagged fields
   w.int32(-1) // ReplicaId: a consumer, so a plain Kafka cluster needs no replication rights
@@ -58,8 +63,8 @@ export function encodeFetchV12(request: FetchRequest): RawRequest {
     .int32(request.minBytes)
     .int32(request.maxBytes)
     .int8(request.isolationLevel)
-    .int32(0) // SessionId
-    .int32(-1) // SessionEpoch: FINAL_EPOCH, a sessionless full fetch
+    .int32(request.sessionId)
+    .int32(request.sessionEpoch)
     .compactArray(request.topics, (tw, t) => {
       tw.compactString(t.topic)
         .compactArray(t.partitions, (pw, p) => {
@@ -73,7 +78,13 @@ export function encodeFetchV12(request: FetchRequest): RawRequest {
         })
         .noTags();
     })
-    .compactArray([], () => {}) // ForgottenTopicsData
+    .compactArray(request.forgottenTopics, (fw, t) => {
+      fw.compactString(t.topic)
+        .compactArray(t.partitions, (pw, partition) => {
+          pw.int32(partition);
+        })
+        .noTags();
+    })
     .compactString("") // RackId
     .noTags();
   return { apiKey: API_FETCH, apiVersion: 12, apiName: "Fetch", body: w.finish() };
@@ -95,6 +106,8 @@ export interface FetchPartitionResponse {
 export interface FetchResponse {
   throttleTimeMs: number;
   errorCode: number;
+  /** The fetch session the broker holds for this client (0: none). */
+  sessionId: number;
   topics: { topic: string; partitions: FetchPartitionResponse[] }[];
 }
 
@@ -104,7 +117,7 @@ export function decodeFetchV12(body: Buffer): FetchResponse {
   r.tags(); // response header v1
   const throttleTimeMs = r.int32();
   const errorCode = r.int16();
-  r.int32(); // SessionId
+  const sessionId = r.int32();
   const topics = r.compactArray((tr) => {
     const topic = tr.compactString() ?? "";
     const partitions = tr.compactArray((pr): FetchPartitionResponse => {
@@ -141,7 +154,7 @@ export function decodeFetchV12(body: Buffer): FetchResponse {
     return { topic, partitions };
   });
   r.tags();
-  return { throttleTimeMs, errorCode, topics };
+  return { throttleTimeMs, errorCode, sessionId, topics };
 }
 
 const EMPTY = Buffer.alloc(0);

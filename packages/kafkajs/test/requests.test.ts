@@ -8,12 +8,15 @@ import {
 import { Reader, Writer } from "../src/wire";
 
 describe("Fetch v12 (flexible) bytes", () => {
-  it("encodes a consumer fetch: header tags, replica -1, no session, last fetched epoch per partition", () => {
+  it("encodes a consumer fetch: header tags, replica -1, session id and epoch, last fetched epoch, forgotten partitions", () => {
     const request = encodeFetchV12({
       maxWaitMs: 100,
       minBytes: 1,
       maxBytes: 1000,
       isolationLevel: 0,
+      sessionId: 77,
+      sessionEpoch: 3,
+      forgottenTopics: [{ topic: "gone", partitions: [4, 1] }],
       topics: [
         {
           topic: "t",
@@ -33,7 +36,7 @@ describe("Fetch v12 (flexible) bytes", () => {
     const r = new Reader(request.body);
     expect(r.uvarint()).toBe(0); // request header v2's tagged fields
     expect([r.int32(), r.int32(), r.int32(), r.int32(), r.int8(), r.int32(), r.int32()]).toEqual([
-      -1, 100, 1, 1000, 0, 0, -1,
+      -1, 100, 1, 1000, 0, 77, 3,
     ]);
     expect(r.uvarint()).toBe(2); // one topic
     expect(r.compactString()).toBe("t");
@@ -46,6 +49,15 @@ describe("Fetch v12 (flexible) bytes", () => {
       -1n,
       500,
     ]);
+    r.tags(); // the partition's
+    r.tags(); // the topic's
+    const forgotten = r.compactArray((fr) => {
+      const t = { topic: fr.compactString(), partitions: fr.compactArray((x) => x.int32()) };
+      fr.tags();
+      return t;
+    });
+    expect(forgotten).toEqual([{ topic: "gone", partitions: [4, 1] }]);
+    expect(r.compactString()).toBe(""); // RackId
   });
 
   it("decodes the DivergingEpoch tag and keeps the records section as a view of the response", () => {
@@ -54,7 +66,7 @@ describe("Fetch v12 (flexible) bytes", () => {
       .noTags() // response header v1
       .int32(7) // throttle
       .int16(0)
-      .int32(0)
+      .int32(12345) // SessionId
       .compactArray([0], (w) => {
         w.compactString("t").compactArray([0], (pw) => {
           pw.int32(3).int16(0).int64(100n).int64(90n).int64(10n);
@@ -73,6 +85,7 @@ describe("Fetch v12 (flexible) bytes", () => {
       .finish();
     const response = decodeFetchV12(body);
     expect(response.throttleTimeMs).toBe(7);
+    expect(response.sessionId).toBe(12345);
     const p = response.topics[0]!.partitions[0]!;
     expect(p).toMatchObject({
       partition: 3,

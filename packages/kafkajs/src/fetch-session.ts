@@ -119,6 +119,12 @@ export class FetchSessionHandler {
         answer.errorCode !== FETCH_SESSION_ID_NOT_FOUND && answer.errorCode !== INVALID_FETCH_SESSION_EPOCH
       );
     }
+    if (fetch.incremental && answer.sessionId !== this.sessionId) {
+      // The broker ended the session (an incremental fetch that left it empty is answered sessionless).
+      this.sessionId = 0;
+      this.close();
+      return true;
+    }
     if (!fetch.incremental) {
       this.sent.clear();
       this.reported.clear();

@@ -116,6 +116,13 @@ describe("a fetch session (KIP-227), client side", () => {
     expect(named(session.build([at(0, 4n)]))).toEqual(["0@4"]);
   });
 
+  it("an incremental answer without the session id (the broker ended it) makes the next fetch open a new one", () => {
+    const session = new FetchSessionHandler();
+    session.accept(session.build([at(0, 0n)]), answer(9, [0]));
+    expect(session.accept(session.build([at(0, 1n)]), answer(0, [0]))).toBe(true);
+    expect(session.build([at(0, 1n)])).toMatchObject({ sessionId: 0, epoch: 0, incremental: false });
+  });
+
   it("when the broker declines a session (id 0: its cache is full) every fetch stays full", () => {
     const session = new FetchSessionHandler();
     session.accept(session.build([at(0, 0n)]), answer(0, [0]));

@@ -1,3 +1,4 @@
+import type { SourceFetchPartition } from "@cluster-mirror/mirror";
 import { partitionKey } from "./leader-lookups";
 
 /** Kafka's `FetchMetadata` epochs: 0 opens a session (a full fetch), -1 fetches without one. */
@@ -8,15 +9,8 @@ export const FETCH_SESSION_ID_NOT_FOUND = 70;
 /** The epoch sent is not the one the broker expects: start a new session. */
 export const INVALID_FETCH_SESSION_EPOCH = 71;
 
-/** What a fetch asks of one partition; a change of any field puts the partition in the next request. */
-export interface SessionPartition {
-  topic: string;
-  partition: number;
-  fetchOffset: bigint;
-  lastFetchedEpoch: number;
-  currentLeaderEpoch: number;
-  maxBytes: number;
-}
+/** What a fetch asks of one partition (the engine's own type); a change of any field puts the partition in the next request. */
+export type SessionPartition = SourceFetchPartition;
 
 /** The offsets a fetch answer carries for a partition besides its records. */
 export interface SessionOffsets {

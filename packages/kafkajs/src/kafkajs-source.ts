@@ -105,7 +105,9 @@ export class KafkajsSourceCluster implements SourceCluster {
   ) {
     this.bootstrap = parseBootstrap(mirrorName, configs["bootstrap.servers"] ?? "");
     this.security = kafkajsSecurity(mirrorName, configs);
-    this.logger = kafkajsLogger(options.warn, options.debug);
+    // kafkajs's lines name a broker, not the mirror: say which mirror's source they are about.
+    const warn = options.warn;
+    this.logger = kafkajsLogger(warn && ((line) => warn(`mirror ${mirrorName}: ${line}`)), options.debug);
     this.clientId = options.clientId ?? `${mirrorName}-metadata`;
   }
 

@@ -1,3 +1,4 @@
+import { SystemClock } from "@cluster-mirror/cluster";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { PrincipalToken } from "../security/admin-auth";
@@ -5,6 +6,7 @@ import { loadOrCreateAdminToken } from "../security/admin-token";
 import { removeNodePointer, writeNodePointer } from "../security/node-pointer";
 import { buildAdminServer, buildMetricsServer } from "./http-server";
 import { MirrorNode, type MirrorNodeOptions } from "./mirror-node";
+import { RepeatedWarnings } from "./repeated-warnings";
 import type { RequestLimits } from "./request-limits";
 import { watchStates } from "./state-watcher";
 
@@ -45,12 +47,24 @@ export async function startNodeRuntime(
   logger: Logger,
   existing?: MirrorNode,
 ): Promise<NodeRuntime> {
-  const node =
-    existing ??
-    MirrorNode.start({
-      ...options,
-      warn: (cluster, message) => logger.warn({ event: "mirror.sync_error", cluster, message }, message),
-    });
+  const clock = options.clock ?? new SystemClock();
+  // A lasting fault (an unreachable source retried every second) logs once a minute with a count, not on
+  // every retry; per cluster, so the same fault of two clusters is logged for each.
+  const warnings = new Map<string, RepeatedWarnings>();
+  const warn = (cluster: string, message: string): void => {
+    let repeated = warnings.get(cluster);
+    if (repeated === undefined) {
+      repeated = new RepeatedWarnings(clock, (text, held) =>
+        logger.warn(
+          { event: "mirror.sync_error", cluster, message: text, ...(held > 0 ? { repeated: held } : {}) },
+          held > 0 ? `${text} (${held} more times since it was last logged)` : text,
+        ),
+      );
+      warnings.set(cluster, repeated);
+    }
+    repeated.warn(message);
+  };
+  const node = existing ?? MirrorNode.start({ ...options, clock, warn });
   const stopWatch = watchStates(node.clusters(), node.scheduler, (change) =>
     logger.info(
       { event: "mirror.partition.state", ...change },

@@ -45,6 +45,13 @@ export interface SourceFetchPartition {
   /** The source leader epoch the fetcher last saw, -1 to skip the check. */
   currentLeaderEpoch: number;
   maxBytes: number;
+  /**
+   * The id of the source topic being copied (a mirror topic keeps its source's id). A source whose topic
+   * of this name now has another id (deleted and created again) answers UNKNOWN_TOPIC_ID with no records,
+   * as Kafka's Fetch v13+ does, so a new topic's records never land in the copy of the old one. Omitted:
+   * fetched by name alone.
+   */
+  topicId?: Uuid;
 }
 
 /** The answer for one partition of a mirror fetch. */

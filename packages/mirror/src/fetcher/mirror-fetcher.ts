@@ -412,6 +412,7 @@ export class MirrorFetcher {
             lastFetchedEpoch: end ? end.epoch : replica.latestEpoch(),
             currentLeaderEpoch: s.sourceLeaderEpoch,
             maxBytes: round.partitionMaxBytes,
+            topicId: s.key.topicId,
           },
         });
       } catch (error) {
@@ -796,7 +797,8 @@ function sameFetch(
       x.fetchOffset !== y.fetchOffset ||
       x.lastFetchedEpoch !== y.lastFetchedEpoch ||
       x.currentLeaderEpoch !== y.currentLeaderEpoch ||
-      x.maxBytes !== y.maxBytes
+      x.maxBytes !== y.maxBytes ||
+      x.topicId !== y.topicId
     )
       return false;
   }

@@ -96,7 +96,13 @@ export class EmbeddedSourceCluster implements SourceCluster {
     let remaining = request.maxBytes;
     let throttleTimeMs = 0;
     const partitions: SourceFetchPartitionResult[] = [];
+    const image = this.cluster.controller.image;
     for (const p of request.partitions) {
+      const current = p.topicId === undefined ? undefined : image.topic(p.topic)?.topicId;
+      if (p.topicId !== undefined && current !== p.topicId) {
+        partitions.push(unknownTopicId(p.topic, p.partition, p.topicId, current));
+        continue;
+      }
       if (remaining <= 0) {
         partitions.push(this.offsetsOnly(broker, p.topic, p.partition));
         continue;
@@ -195,6 +201,28 @@ export class EmbeddedSourceCluster implements SourceCluster {
       logStartOffset: log?.logStartOffset ?? -1n,
     };
   }
+}
+
+/** The answer Kafka's Fetch v13+ gives a partition of a topic id it does not know: an error, no offsets. */
+function unknownTopicId(
+  topic: string,
+  partition: number,
+  wanted: Uuid,
+  current: Uuid | undefined,
+): SourceFetchPartitionResult {
+  const now = current === undefined ? "has no topic of that name" : `knows '${topic}' as topic id ${current}`;
+  return {
+    topic,
+    partition,
+    recordSlices: [],
+    highWatermark: -1n,
+    lastStableOffset: -1n,
+    logStartOffset: -1n,
+    error: new ClusterError(
+      "UNKNOWN_TOPIC_ID",
+      `${topic}-${partition}: the source no longer has topic id ${wanted} (it ${now}): the topic was deleted, or deleted and created again; nothing of it is copied`,
+    ),
+  };
 }
 
 /** `offsetKey` is `topic:partition`; the partition is after the last colon. */

@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { leaderBatches, topology } from "./helpers";
+
+type Topology = ReturnType<typeof topology>;
+type Node = ReturnType<Topology["node"]>;
+
+async function produce(t: Topology, a: Node, from: number, to: number, tag: string): Promise<void> {
+  const producer = a.kafka.producer({ idempotent: true });
+  await t.run(producer.connect());
+  for (let i = from; i < to; i++)
+    await t.run(
+      producer.send({ topic: "orders", messages: [{ key: `k${i}`, value: `${tag}${i}` }], acks: -1 }),
+    );
+  await t.run(producer.disconnect());
+}
+
+/** Every batch of `orders-0` on the node's leader, as `offset:hex`. */
+const hexes = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((b) => `${b.offset}:${b.hex}`);
+
+describe("Critical: a source topic deleted and created again is never mixed into the mirror of the old one", () => {
+  it("the new topic's records (same name, another topic id) never reach the destination; the partition fails", async () => {
+    const t = topology(["a", "b"]);
+    const a = t.node("a");
+    const b = t.node("b");
+    const admin = a.kafka.admin();
+    const create = () =>
+      t.run(admin.createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }));
+    await create();
+    await produce(t, a, 0, 5, "old");
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await t.until(async () => {
+      const [row] = await b.mirroring.admin.describe("dr");
+      return row?.state === "MIRRORING" && row.lag === 0n;
+    }, "dr caught up");
+    const mirrored = hexes(b);
+    expect(mirrored).toHaveLength(5);
+    const oldId = a.cluster.controller.image.topic("orders")!.topicId;
+
+    // On the source, `orders` is deleted and created again at once, and gets more records than the old
+    // one had: a fetch by name at offset 5 would find the new topic's records there.
+    await t.run(admin.deleteTopics({ topics: ["orders"] }));
+    await create();
+    expect(a.cluster.controller.image.topic("orders")!.topicId).not.toBe(oldId);
+    await produce(t, a, 0, 20, "new");
+
+    // Checked on every step until the partition fails: the destination holds exactly what it mirrored.
+    await t.until(async () => {
+      expect(hexes(b)).toEqual(mirrored);
+      const [row] = await b.mirroring.admin.describe("dr");
+      return row?.state === "FAILED";
+    }, "dr FAILED");
+    expect(hexes(b)).toEqual(mirrored);
+    const [failed] = await b.mirroring.admin.describe("dr");
+    expect(failed?.errorMessage).toMatch(/UNKNOWN_TOPIC_ID|topic id/);
+    // Retries and the metadata refreshes that follow never copy the new topic either.
+    const end = t.clock.now() + 120_000;
+    await t.until(() => {
+      expect(hexes(b)).toEqual(mirrored);
+      return t.clock.now() >= end;
+    }, "two minutes later");
+    const [row] = await b.mirroring.admin.describe("dr");
+    expect(row?.state).toBe("FAILED");
+    expect(row?.retryAttempt).toBe(-1); // for good: the metadata refreshes found the topic recreated
+  });
+});

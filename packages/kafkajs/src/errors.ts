@@ -5,11 +5,18 @@ import { kafkajsErrorCode } from "./kafkajs-internals";
  * Kafka's names for codes kafkajs 2.2.4 knows under an older name or not at all (it stops at code 88), so
  * the engine's fetcher sees the names it classifies (NOT_LEADER_OR_FOLLOWER re-routes).
  */
-const NAMES: Record<number, { name: string; retriable: boolean }> = {
+const NAMES: Record<number, { name: string; retriable: boolean; message?: string }> = {
   6: { name: "NOT_LEADER_OR_FOLLOWER", retriable: true },
   74: { name: "FENCED_LEADER_EPOCH", retriable: true },
   75: { name: "UNKNOWN_LEADER_EPOCH", retriable: true },
-  100: { name: "UNKNOWN_TOPIC_ID", retriable: true },
+  100: {
+    name: "UNKNOWN_TOPIC_ID",
+    retriable: true,
+    message:
+      "the source has no topic with the mirrored topic's id: it was deleted, or deleted and created again; nothing of it is copied",
+  },
+  103: { name: "INCONSISTENT_TOPIC_ID", retriable: true },
+  106: { name: "FETCH_SESSION_TOPIC_ID_ERROR", retriable: true },
 };
 
 /** Codes that mean "you may not": never retried, the broker's words kept. */
@@ -21,7 +28,8 @@ export function kafkaErrorFromCode(code: number, context: string): KafkaError {
   const kjs = kafkajsErrorCode(code);
   const name = known?.name ?? kjs?.type ?? `UNKNOWN_ERROR_CODE_${code}`;
   const retriable = AUTH_CODES.has(code) ? false : (known?.retriable ?? kjs?.retriable ?? false);
-  const what = kjs?.message ? `: ${kjs.message}` : "";
+  const message = known?.message ?? kjs?.message;
+  const what = message ? `: ${message}` : "";
   return new KafkaError(
     name,
     code,

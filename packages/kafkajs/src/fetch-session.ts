@@ -8,6 +8,14 @@ export const FINAL_EPOCH = -1;
 export const FETCH_SESSION_ID_NOT_FOUND = 70;
 /** The epoch sent is not the one the broker expects: start a new session. */
 export const INVALID_FETCH_SESSION_EPOCH = 71;
+/** An incremental fetch named topics otherwise (by name, by id) than the session was opened with. */
+export const FETCH_SESSION_TOPIC_ID_ERROR = 106;
+/** The session errors after which the fetch is sent again at once, full, opening a new session. */
+const SESSION_ERRORS: ReadonlySet<number> = new Set([
+  FETCH_SESSION_ID_NOT_FOUND,
+  INVALID_FETCH_SESSION_EPOCH,
+  FETCH_SESSION_TOPIC_ID_ERROR,
+]);
 
 /** What a fetch asks of one partition (the engine's own type); a change of any field puts the partition in the next request. */
 export type SessionPartition = SourceFetchPartition;
@@ -26,7 +34,7 @@ export interface SessionFetch {
   /** Every wanted partition (a full fetch), or only the added and changed ones (an incremental one). */
   partitions: readonly SessionPartition[];
   /** Partitions the session holds that are no longer wanted (incremental fetches only). */
-  forgotten: readonly { topic: string; partition: number }[];
+  forgotten: readonly { topic: string; partition: number; topicId?: string }[];
   /** True when the broker may leave out partitions the session holds unchanged. */
   incremental: boolean;
 }
@@ -51,7 +59,7 @@ export interface SessionAnswer {
  *
  * One request of a session is in flight at a time; a fetch built while one is (a fetch sent ahead whose
  * answer went unused) is sessionless (id 0, epoch -1), which neither reads nor moves the session. A
- * session error (70, 71), any other request-level error or a broken connection closes the session: the
+ * session error (70, 71, 106), any other request-level error or a broken connection closes the session: the
  * next fetch is full again, naming the old id so the broker frees it.
  */
 export class FetchSessionHandler {
@@ -71,6 +79,9 @@ export class FetchSessionHandler {
     if (this.inFlight || !this.options.enabled)
       return { sessionId: 0, epoch: FINAL_EPOCH, partitions: wanted, forgotten: [], incremental: false };
     this.inFlight = true;
+    // A partition now wanted under another topic id (its topic was replaced) cannot be moved within the
+    // session: the broker holds it by id. Start a new session, with a full fetch.
+    if (this.epoch !== INITIAL_EPOCH && wanted.some((p) => this.replacesTopicId(p))) this.close();
     if (this.epoch === INITIAL_EPOCH)
       return {
         sessionId: this.sessionId,
@@ -87,9 +98,14 @@ export class FetchSessionHandler {
       const before = this.sent.get(key);
       if (!before || !samePosition(before, p)) changed.push(p);
     }
-    const forgotten: { topic: string; partition: number }[] = [];
+    const forgotten: { topic: string; partition: number; topicId?: string }[] = [];
     for (const [key, p] of this.sent) {
-      if (!keys.has(key)) forgotten.push({ topic: p.topic, partition: p.partition });
+      if (keys.has(key)) continue;
+      forgotten.push(
+        p.topicId === undefined
+          ? { topic: p.topic, partition: p.partition }
+          : { topic: p.topic, partition: p.partition, topicId: p.topicId },
+      );
     }
     return {
       sessionId: this.sessionId,
@@ -109,9 +125,7 @@ export class FetchSessionHandler {
     this.inFlight = false;
     if (answer.errorCode !== 0) {
       this.close();
-      return (
-        answer.errorCode !== FETCH_SESSION_ID_NOT_FOUND && answer.errorCode !== INVALID_FETCH_SESSION_EPOCH
-      );
+      return !SESSION_ERRORS.has(answer.errorCode);
     }
     if (fetch.incremental && answer.sessionId !== this.sessionId) {
       // The broker ended the session (an incremental fetch that left it empty is answered sessionless).
@@ -176,6 +190,11 @@ export class FetchSessionHandler {
   /** The session's id and next epoch (0 and 0 before one is open). */
   get state(): { sessionId: number; epoch: number; partitions: number } {
     return { sessionId: this.sessionId, epoch: this.epoch, partitions: this.sent.size };
+  }
+
+  private replacesTopicId(p: SessionPartition): boolean {
+    const before = this.sent.get(partitionKey(p.topic, p.partition));
+    return before !== undefined && before.topicId !== p.topicId;
   }
 
   private close(): void {

@@ -23,7 +23,8 @@ export interface KjsConnectionSecurity {
 
 /** kafkajs's Broker (src/broker): the admin requests used here. */
 /** A broker's ApiVersions answer as kafkajs keeps it (opaque here: only handed from one connection to the next). */
-export type KjsApiVersions = Readonly<Record<number, unknown>>;
+/** kafkajs's public `ApiVersions`: each API key's version range on a broker. */
+export type KjsApiVersions = Readonly<Record<number, { minVersion: number; maxVersion: number }>>;
 
 export interface KjsBroker {
   readonly connectionPool: KjsConnectionPool;

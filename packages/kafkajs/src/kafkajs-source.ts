@@ -2,6 +2,7 @@ import type { AclBinding, Uuid } from "@cluster-mirror/cluster";
 import type {
   DescribeTopicsOptions,
   SourceCluster,
+  SourceFetchPartition,
   SourceFetchPartitionResult,
   SourceFetchRequest,
   SourceGroupOffsets,
@@ -12,7 +13,7 @@ import type {
 import { KafkaError } from "@cluster-mirror/protocol";
 import { aclBindingOf, DESCRIBE_ALL_ACLS } from "./acl-codes";
 import { asSourceError, kafkaErrorFromCode, SourceAuthenticationError } from "./errors";
-import { FetchSessionHandler, type SessionAnswer, type SessionFetch } from "./fetch-session";
+import { FetchSessionHandler, FINAL_EPOCH, type SessionAnswer, type SessionFetch } from "./fetch-session";
 import {
   type KjsApiVersions,
   type KjsBroker,
@@ -23,18 +24,20 @@ import {
 } from "./kafkajs-internals";
 import { type LeaderLookup, LeaderLookupBatcher, type LookupAnswer, partitionKey } from "./leader-lookups";
 import {
+  API_FETCH,
   decodeConsumerGroupDescribeV0,
-  decodeFetchV12,
+  decodeFetch,
   decodeListOffsetsV4,
   decodeMetadataV12,
   decodeOffsetsForLeaderEpochV3,
   encodeConsumerGroupDescribeV0,
-  encodeFetchV12,
+  encodeFetch,
   encodeListOffsetsV4,
   encodeMetadataV12,
   encodeOffsetsForLeaderEpochV3,
   type FetchPartitionRequest,
   type FetchResponse,
+  type FetchVersion,
   type MetadataResponse,
   READ_UNCOMMITTED,
 } from "./requests";
@@ -165,12 +168,19 @@ export class KafkajsSourceCluster implements SourceCluster {
     let response: FetchResponse;
     try {
       const broker = await this.broker(request.brokerId, request.clientId);
-      sent = session.build(request.partitions);
-      response = await this.sendFetch(broker, request.maxBytes, sent);
+      // By topic id where the broker can (Fetch v13, Kafka 3.1+) and every partition has one; a session
+      // holds partitions one way only, so a request that cannot name all by id goes sessionless, by name.
+      const byId = fetchVersionOf(broker) === 13;
+      const version: FetchVersion = byId && request.partitions.every((p) => p.topicId) ? 13 : 12;
+      const names = version === 13 ? topicNamesById(request.partitions) : undefined;
+      const build = (): SessionFetch =>
+        byId && version === 12 ? sessionless(request.partitions) : session.build(request.partitions);
+      sent = build();
+      response = await this.sendFetch(broker, request.maxBytes, sent, names);
       // The broker lost the session or its epoch (a restart, an eviction): once more, as a full fetch.
       if (!session.accept(sent, sessionAnswer(response))) {
-        sent = session.build(request.partitions);
-        response = await this.sendFetch(broker, request.maxBytes, sent);
+        sent = build();
+        response = await this.sendFetch(broker, request.maxBytes, sent, names);
         session.accept(sent, sessionAnswer(response));
       }
     } catch (error) {
@@ -224,10 +234,19 @@ export class KafkajsSourceCluster implements SourceCluster {
     };
   }
 
-  private sendFetch(broker: KjsBroker, maxBytes: number, fetch: SessionFetch): Promise<FetchResponse> {
+  private async sendFetch(
+    broker: KjsBroker,
+    maxBytes: number,
+    fetch: SessionFetch,
+    /** v13 (topics by id): each wanted topic's name by its id; undefined: v12 (by name). */
+    names: ReadonlyMap<string, string> | undefined,
+  ): Promise<FetchResponse> {
+    const version: FetchVersion = names === undefined ? 12 : 13;
     const waitMs = this.options.fetchMaxWaitMs ?? 250;
     const byTopic = new Map<string, FetchPartitionRequest[]>();
+    const ids = new Map<string, string | undefined>();
     for (const p of fetch.partitions) {
+      ids.set(p.topic, p.topicId);
       const partition: FetchPartitionRequest = {
         partition: p.partition,
         currentLeaderEpoch: p.currentLeaderEpoch,
@@ -240,22 +259,40 @@ export class KafkajsSourceCluster implements SourceCluster {
       else byTopic.set(p.topic, [partition]);
     }
     const forgotten = new Map<string, number[]>();
+    const forgottenIds = new Map<string, string | undefined>();
     for (const p of fetch.forgotten) {
+      forgottenIds.set(p.topic, p.topicId);
       const list = forgotten.get(p.topic);
       if (list) list.push(p.partition);
       else forgotten.set(p.topic, [p.partition]);
     }
-    const raw = encodeFetchV12({
-      maxWaitMs: waitMs,
-      minBytes: 1,
-      maxBytes,
-      isolationLevel: READ_UNCOMMITTED,
-      sessionId: fetch.sessionId,
-      sessionEpoch: fetch.epoch,
-      topics: [...byTopic].map(([topic, partitions]) => ({ topic, partitions })),
-      forgottenTopics: [...forgotten].map(([topic, partitions]) => ({ topic, partitions })),
-    });
-    return sendRaw(broker, raw, decodeFetchV12, waitMs + this.requestTimeoutMs());
+    const withId = <T extends object>(topic: string, topicId: string | undefined, rest: T) =>
+      topicId === undefined || version === 12 ? { topic, ...rest } : { topic, topicId, ...rest };
+    const raw = encodeFetch(
+      {
+        maxWaitMs: waitMs,
+        minBytes: 1,
+        maxBytes,
+        isolationLevel: READ_UNCOMMITTED,
+        sessionId: fetch.sessionId,
+        sessionEpoch: fetch.epoch,
+        topics: [...byTopic].map(([topic, partitions]) => withId(topic, ids.get(topic), { partitions })),
+        forgottenTopics: [...forgotten].map(([topic, partitions]) =>
+          withId(topic, forgottenIds.get(topic), { partitions }),
+        ),
+      },
+      version,
+    );
+    const response = await sendRaw(
+      broker,
+      raw,
+      (body) => decodeFetch(body, version),
+      waitMs + this.requestTimeoutMs(),
+    );
+    if (names !== undefined) {
+      for (const t of response.topics) if (t.topicId !== undefined) t.topic = names.get(t.topicId) ?? "";
+    }
+    return response;
   }
 
   /**
@@ -280,17 +317,22 @@ export class KafkajsSourceCluster implements SourceCluster {
     const end = session.closing();
     const broker = this.brokers.get(key);
     if (!end || !broker?.isConnected()) return;
-    const raw = encodeFetchV12({
-      maxWaitMs: 0,
-      minBytes: 0,
-      maxBytes: 0,
-      isolationLevel: READ_UNCOMMITTED,
-      sessionId: end.sessionId,
-      sessionEpoch: end.epoch,
-      topics: [],
-      forgottenTopics: [],
-    });
-    await sendRaw(broker, raw, decodeFetchV12, CLOSE_SESSION_TIMEOUT_MS);
+    // Closing names no topic, so v12 closes a session of either kind (a final epoch is never checked
+    // against the session's topic-id use).
+    const raw = encodeFetch(
+      {
+        maxWaitMs: 0,
+        minBytes: 0,
+        maxBytes: 0,
+        isolationLevel: READ_UNCOMMITTED,
+        sessionId: end.sessionId,
+        sessionEpoch: end.epoch,
+        topics: [],
+        forgottenTopics: [],
+      },
+      12,
+    );
+    await sendRaw(broker, raw, (body) => decodeFetch(body, 12), CLOSE_SESSION_TIMEOUT_MS);
   }
 
   /** The fetch session of a fetcher (client id) with a source broker; sessionless when they are off. */
@@ -664,6 +706,24 @@ function unchangedPartition(
 ): SourceFetchPartitionResult | undefined {
   const offsets = session.unchanged(p.topic, p.partition);
   return offsets && { topic: p.topic, partition: p.partition, recordSlices: [], ...offsets };
+}
+
+/** The highest Fetch version we send that the broker has: 13 (topics by id) or 12. */
+function fetchVersionOf(broker: KjsBroker): FetchVersion {
+  const range = broker.versions?.[API_FETCH];
+  return range !== undefined && range.minVersion <= 13 && range.maxVersion >= 13 ? 13 : 12;
+}
+
+/** Each wanted topic's name by its id (every partition of a v13 fetch has one). */
+function topicNamesById(partitions: readonly SourceFetchPartition[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const p of partitions) if (p.topicId) names.set(p.topicId, p.topic);
+  return names;
+}
+
+/** A full fetch outside any session (id 0, epoch -1): it neither reads nor moves a session. */
+function sessionless(partitions: readonly SourceFetchPartition[]): SessionFetch {
+  return { sessionId: 0, epoch: FINAL_EPOCH, partitions, forgotten: [], incremental: false };
 }
 
 function sessionAnswer(response: FetchResponse): SessionAnswer {

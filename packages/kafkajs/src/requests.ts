@@ -3,13 +3,15 @@ import { Reader, Writer } from "./wire";
 /**
  * The requests kafkajs 2.2.4 lacks or sends in a form that loses what a mirror needs, encoded and decoded
  * here from Kafka 3.9's message definitions (clients/src/main/resources/common/message/*.json):
- * - Fetch v12: `LastFetchedEpoch` and the `DivergingEpoch` answer (KIP-320/595) exist from v12 only, and the
- *   records section is kept as the broker's bytes (kafkajs's own decoder flattens batches).
+ * - Fetch v12 and v13: `LastFetchedEpoch` and the `DivergingEpoch` answer (KIP-320/595) exist from v12 on;
+ *   v13 names topics by id (KIP-516), so a topic deleted and created again under the same name answers
+ *   UNKNOWN_TOPIC_ID instead of its new records. The records section is kept as the broker's bytes
+ *   (kafkajs's own decoder flattens batches).
  * - Metadata v12: topic ids and leader epochs (kafkajs stops at v6, which has neither).
  * - OffsetsForLeaderEpoch v3 (kafkajs has none) and ListOffsets v4 (the current leader epoch check).
  * - ConsumerGroupDescribe v0 (KIP-848, Kafka 4; kafkajs has none): the classic DescribeGroups answers a
  *   group of the new consumer protocol as Dead with no members.
- * Flexible versions (Fetch v12, Metadata v12) use request header v2 and response header v1: each is the
+ * Flexible versions (Fetch v12+, Metadata v12) use request header v2 and response header v1: each is the
  * older header plus an empty tagged-field section, so the body starts with that section (one 0 byte
  * going out, skipped coming in) and kafkajs's v1 header writer and correlation-id reader stay correct.
  */
@@ -50,13 +52,22 @@ export interface FetchRequest {
   /** The fetch session (KIP-227): 0 with epoch -1 fetches without one; see `FetchSessionHandler`. */
   sessionId: number;
   sessionEpoch: number;
-  topics: { topic: string; partitions: FetchPartitionRequest[] }[];
+  /** Each topic by name (v12) or by id (v13: `topicId` is required). */
+  topics: { topic: string; topicId?: string; partitions: FetchPartitionRequest[] }[];
   /** Partitions an incremental fetch drops from its session. */
-  forgottenTopics: { topic: string; partitions: number[] }[];
+  forgottenTopics: { topic: string; topicId?: string; partitions: number[] }[];
 }
 
-/** Fetch v12 as a consumer sends it: replica id -1, in a fetch session or without one. */
-export function encodeFetchV12(request: FetchRequest): RawRequest {
+/** The Fetch versions sent: 13 (topics by id) where the broker has it, else 12 (by name). */
+export type FetchVersion = 12 | 13;
+
+/** Fetch v12 or v13 as a consumer sends it: replica id -1, in a fetch session or without one. */
+export function encodeFetch(request: FetchRequest, version: FetchVersion): RawRequest {
+  const topic = (tw: Writer, t: { topic: string; topicId?: string }): Writer => {
+    if (version === 12) return tw.compactString(t.topic);
+    if (t.topicId === undefined) throw new RangeError(`Fetch v13 names topics by id: '${t.topic}' has none`);
+    return tw.uuid(t.topicId);
+  };
   const w = new Writer().noTags(); // request header v2's tagged fields
   w.int32(-1) // ReplicaId: a consumer, so a plain Kafka cluster needs no replication rights
     .int32(request.maxWaitMs)
@@ -66,7 +77,7 @@ export function encodeFetchV12(request: FetchRequest): RawRequest {
     .int32(request.sessionId)
     .int32(request.sessionEpoch)
     .compactArray(request.topics, (tw, t) => {
-      tw.compactString(t.topic)
+      topic(tw, t)
         .compactArray(t.partitions, (pw, p) => {
           pw.int32(p.partition)
             .int32(p.currentLeaderEpoch)
@@ -79,7 +90,7 @@ export function encodeFetchV12(request: FetchRequest): RawRequest {
         .noTags();
     })
     .compactArray(request.forgottenTopics, (fw, t) => {
-      fw.compactString(t.topic)
+      topic(fw, t)
         .compactArray(t.partitions, (pw, partition) => {
           pw.int32(partition);
         })
@@ -87,7 +98,7 @@ export function encodeFetchV12(request: FetchRequest): RawRequest {
     })
     .compactString("") // RackId
     .noTags();
-  return { apiKey: API_FETCH, apiVersion: 12, apiName: "Fetch", body: w.finish() };
+  return { apiKey: API_FETCH, apiVersion: version, apiName: "Fetch", body: w.finish() };
 }
 
 export interface FetchPartitionResponse {
@@ -108,18 +119,20 @@ export interface FetchResponse {
   errorCode: number;
   /** The fetch session the broker holds for this client (0: none). */
   sessionId: number;
-  topics: { topic: string; partitions: FetchPartitionResponse[] }[];
+  /** v12 answers topics by name; v13 by id (`topic` is then empty: the caller knows the names it asked for). */
+  topics: { topic: string; topicId?: string; partitions: FetchPartitionResponse[] }[];
 }
 
-/** Decodes a Fetch v12 response body (after the correlation id). */
-export function decodeFetchV12(body: Buffer): FetchResponse {
+/** Decodes a Fetch v12 or v13 response body (after the correlation id). */
+export function decodeFetch(body: Buffer, version: FetchVersion): FetchResponse {
   const r = new Reader(body);
   r.tags(); // response header v1
   const throttleTimeMs = r.int32();
   const errorCode = r.int16();
   const sessionId = r.int32();
   const topics = r.compactArray((tr) => {
-    const topic = tr.compactString() ?? "";
+    const topicId = version === 13 ? tr.uuid() : undefined;
+    const topic = version === 13 ? "" : (tr.compactString() ?? "");
     const partitions = tr.compactArray((pr): FetchPartitionResponse => {
       const out: FetchPartitionResponse = {
         partition: pr.int32(),
@@ -151,7 +164,7 @@ export function decodeFetchV12(body: Buffer): FetchResponse {
       return out;
     });
     tr.tags();
-    return { topic, partitions };
+    return topicId === undefined ? { topic, partitions } : { topic, topicId, partitions };
   });
   r.tags();
   return { throttleTimeMs, errorCode, sessionId, topics };

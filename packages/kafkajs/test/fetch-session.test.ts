@@ -66,6 +66,30 @@ describe("a fetch session (KIP-227), client side", () => {
     expect(session.unchanged("t", 2)).toBeUndefined();
   });
 
+  it("sessions by topic id: forgotten partitions carry their id; a partition wanted under another id starts a new session", () => {
+    const session = new FetchSessionHandler();
+    const withId = (partition: number, topicId: string) => ({ ...at(partition, 0n), topicId });
+    const first = session.build([withId(0, "id-1"), withId(1, "id-1")]);
+    session.accept(first, answer(5, [0, 1]));
+    const dropped = session.build([withId(0, "id-1")]);
+    expect(dropped.forgotten).toEqual([{ topic: "t", partition: 1, topicId: "id-1" }]);
+    session.accept(dropped, answer(5, []));
+    // The topic was replaced (same name, new id): the broker holds partition 0 under the old id, so a
+    // full fetch (epoch 0, naming the old session so the broker frees it) opens a new session.
+    const replaced = session.build([withId(0, "id-2")]);
+    expect(replaced).toMatchObject({ sessionId: 5, epoch: 0, incremental: false, forgotten: [] });
+    expect(replaced.partitions).toEqual([withId(0, "id-2")]);
+  });
+
+  it("FETCH_SESSION_TOPIC_ID_ERROR (106) is a session error: the fetch is sent again, full", () => {
+    const session = new FetchSessionHandler();
+    const first = session.build([at(0, 0n)]);
+    session.accept(first, answer(8, [0]));
+    const next = session.build([at(0, 1n)]);
+    expect(session.accept(next, answer(0, [], 10n, 106))).toBe(false);
+    expect(session.build([at(0, 1n)])).toMatchObject({ sessionId: 8, epoch: 0, incremental: false });
+  });
+
   it("a change of epoch or size puts a partition in the request as a change of offset does", () => {
     const session = new FetchSessionHandler();
     const first = session.build([at(0, 0n), at(1, 0n), at(2, 0n)]);

@@ -1,37 +1,40 @@
 import { describe, expect, it } from "vitest";
 import {
   decodeConsumerGroupDescribeV0,
-  decodeFetchV12,
+  decodeFetch,
   encodeConsumerGroupDescribeV0,
-  encodeFetchV12,
+  encodeFetch,
 } from "../src/requests";
 import { Reader, Writer } from "../src/wire";
 
 describe("Fetch v12 (flexible) bytes", () => {
   it("encodes a consumer fetch: header tags, replica -1, session id and epoch, last fetched epoch, forgotten partitions", () => {
-    const request = encodeFetchV12({
-      maxWaitMs: 100,
-      minBytes: 1,
-      maxBytes: 1000,
-      isolationLevel: 0,
-      sessionId: 77,
-      sessionEpoch: 3,
-      forgottenTopics: [{ topic: "gone", partitions: [4, 1] }],
-      topics: [
-        {
-          topic: "t",
-          partitions: [
-            {
-              partition: 2,
-              currentLeaderEpoch: 5,
-              fetchOffset: 42n,
-              lastFetchedEpoch: 4,
-              partitionMaxBytes: 500,
-            },
-          ],
-        },
-      ],
-    });
+    const request = encodeFetch(
+      {
+        maxWaitMs: 100,
+        minBytes: 1,
+        maxBytes: 1000,
+        isolationLevel: 0,
+        sessionId: 77,
+        sessionEpoch: 3,
+        forgottenTopics: [{ topic: "gone", partitions: [4, 1] }],
+        topics: [
+          {
+            topic: "t",
+            partitions: [
+              {
+                partition: 2,
+                currentLeaderEpoch: 5,
+                fetchOffset: 42n,
+                lastFetchedEpoch: 4,
+                partitionMaxBytes: 500,
+              },
+            ],
+          },
+        ],
+      },
+      12,
+    );
     expect(request).toMatchObject({ apiKey: 1, apiVersion: 12 });
     const r = new Reader(request.body);
     expect(r.uvarint()).toBe(0); // request header v2's tagged fields
@@ -83,7 +86,7 @@ describe("Fetch v12 (flexible) bytes", () => {
       })
       .noTags()
       .finish();
-    const response = decodeFetchV12(body);
+    const response = decodeFetch(body, 12);
     expect(response.throttleTimeMs).toBe(7);
     expect(response.sessionId).toBe(12345);
     const p = response.topics[0]!.partitions[0]!;
@@ -98,6 +101,105 @@ describe("Fetch v12 (flexible) bytes", () => {
     });
     expect(p.records.toString("latin1")).toBe("0123456789");
     expect(p.records.buffer).toBe(body.buffer);
+  });
+});
+
+describe("Fetch v13 (topics by id, KIP-516) bytes", () => {
+  const id = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+  const gone = "11111111-2222-3333-4444-555555555555";
+  const request = (topicId: string | undefined) => ({
+    maxWaitMs: 100,
+    minBytes: 1,
+    maxBytes: 1000,
+    isolationLevel: 0,
+    sessionId: 0,
+    sessionEpoch: 0,
+    forgottenTopics: [{ topic: "gone", topicId: gone, partitions: [1] }],
+    topics: [
+      {
+        topic: "t",
+        ...(topicId === undefined ? {} : { topicId }),
+        partitions: [
+          {
+            partition: 2,
+            currentLeaderEpoch: 5,
+            fetchOffset: 42n,
+            lastFetchedEpoch: 4,
+            partitionMaxBytes: 500,
+          },
+        ],
+      },
+    ],
+  });
+
+  it("names each topic and forgotten topic by its 16 id bytes instead of its name", () => {
+    const encoded = encodeFetch(request(id), 13);
+    expect(encoded).toMatchObject({ apiKey: 1, apiVersion: 13 });
+    const r = new Reader(encoded.body);
+    r.tags();
+    r.take(4 * 4 + 1 + 4 + 4);
+    expect(r.uvarint()).toBe(2);
+    expect(r.uuid()).toBe(id);
+    expect(r.uvarint()).toBe(2);
+    expect([r.int32(), r.int32(), r.int64(), r.int32(), r.int64(), r.int32()]).toEqual([
+      2,
+      5,
+      42n,
+      4,
+      -1n,
+      500,
+    ]);
+    r.tags();
+    r.tags();
+    const forgotten = r.compactArray((fr) => {
+      const t = { topicId: fr.uuid(), partitions: fr.compactArray((x) => x.int32()) };
+      fr.tags();
+      return t;
+    });
+    expect(forgotten).toEqual([{ topicId: gone, partitions: [1] }]);
+    expect(r.compactString()).toBe("");
+  });
+
+  it("refuses a v13 topic without an id rather than sending a name the broker would misread", () => {
+    expect(() => encodeFetch(request(undefined), 13)).toThrow(/by id: 't' has none/);
+  });
+
+  it("decodes the topic id of each answered topic (the name is the caller's to fill in)", () => {
+    const body = new Writer()
+      .noTags()
+      .int32(0)
+      .int16(0)
+      .int32(9)
+      .compactArray([0], (w) => {
+        w.uuid(id).compactArray([0], (pw) => {
+          pw.int32(2).int16(100).int64(-1n).int64(-1n).int64(-1n);
+          pw.uvarint(0); // no aborted transactions (null)
+          pw.int32(-1);
+          pw.uvarint(0); // null records
+          pw.noTags();
+        });
+        w.noTags();
+      })
+      .noTags()
+      .finish();
+    const response = decodeFetch(body, 13);
+    expect(response.topics).toEqual([
+      {
+        topic: "",
+        topicId: id,
+        partitions: [
+          {
+            partition: 2,
+            errorCode: 100,
+            highWatermark: -1n,
+            lastStableOffset: -1n,
+            logStartOffset: -1n,
+            abortedTransactions: null,
+            records: Buffer.alloc(0),
+          },
+        ],
+      },
+    ]);
   });
 });
 

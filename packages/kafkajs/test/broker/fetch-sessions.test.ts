@@ -36,6 +36,8 @@ describe("incremental fetch sessions (KIP-227) against the real broker", () => {
     });
     try {
       const leaders = await withSessions.partitionLeaders([TOPIC]);
+      const topicId = (await withSessions.describeTopics()).find((t) => t.name === TOPIC)?.topicId;
+      expect(topicId).toBeDefined();
       const brokers = [...new Set(leaders.map((l) => l.leaderId))];
       const position = new Map(leaders.map((l) => [l.partition, 0n]));
       for (let round = 0; round < ROUNDS; round++) {
@@ -49,7 +51,8 @@ describe("incremental fetch sessions (KIP-227) against the real broker", () => {
           const led = leaders.filter((l) => l.leaderId === brokerId);
           // From round 6 the fetcher drops the first partition of its list and takes it back at round 9.
           const wanted = led.filter((_l, i) => i !== 0 || round < 6 || round >= 9);
-          const request = (clientId: string): SourceFetchRequest => ({
+          // By id (Fetch v13, as the engine fetches) or by name alone (v12, then always sessionless).
+          const request = (clientId: string, byId = true): SourceFetchRequest => ({
             clientId,
             brokerId,
             maxBytes: 1 << 20,
@@ -60,11 +63,14 @@ describe("incremental fetch sessions (KIP-227) against the real broker", () => {
               lastFetchedEpoch: -1,
               currentLeaderEpoch: l.leaderEpoch,
               maxBytes: 1 << 20,
+              ...(byId ? { topicId } : {}),
             })),
           });
           const a = await withSessions.fetch(request("sessions-fetcher-0"));
           const b = await without.fetch(request("sessionless-fetcher-0"));
           expect(a.partitions.map(seen)).toEqual(b.partitions.map(seen));
+          const byName = await without.fetch(request("sessionless-fetcher-0", false));
+          expect(byName.partitions.map(seen)).toEqual(b.partitions.map(seen));
           for (const p of b.partitions) {
             expect(p.error).toBeUndefined();
             if (p.recordSlices.length > 0) position.set(p.partition, p.highWatermark);

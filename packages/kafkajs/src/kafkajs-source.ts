@@ -1,4 +1,4 @@
-import type { AclBinding, Uuid } from "@cluster-mirror/cluster";
+import { type AclBinding, type Uuid, ZERO_UUID } from "@cluster-mirror/cluster";
 import type {
   DescribeTopicsOptions,
   SourceCluster,
@@ -171,7 +171,7 @@ export class KafkajsSourceCluster implements SourceCluster {
       // By topic id where the broker can (Fetch v13, Kafka 3.1+) and every partition has one; a session
       // holds partitions one way only, so a request that cannot name all by id goes sessionless, by name.
       const byId = fetchVersionOf(broker) === 13;
-      const version: FetchVersion = byId && request.partitions.every((p) => p.topicId) ? 13 : 12;
+      const version: FetchVersion = byId && request.partitions.every(hasTopicId) ? 13 : 12;
       const names = version === 13 ? topicNamesById(request.partitions) : undefined;
       const build = (): SessionFetch =>
         byId && version === 12 ? sessionless(request.partitions) : session.build(request.partitions);
@@ -712,6 +712,11 @@ function unchangedPartition(
 function fetchVersionOf(broker: KjsBroker): FetchVersion {
   const range = broker.versions?.[API_FETCH];
   return range !== undefined && range.minVersion <= 13 && range.maxVersion >= 13 ? 13 : 12;
+}
+
+/** True when the partition names a real topic id (Kafka's ZERO_UUID means none: a topic from before 2.8). */
+function hasTopicId(p: SourceFetchPartition): boolean {
+  return p.topicId !== undefined && p.topicId !== ZERO_UUID;
 }
 
 /** Each wanted topic's name by its id (every partition of a v13 fetch has one). */

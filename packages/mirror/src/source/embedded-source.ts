@@ -5,6 +5,7 @@ import {
   type KafkaCluster,
   offsetKey,
   type Uuid,
+  ZERO_UUID,
 } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
 import type {
@@ -98,8 +99,10 @@ export class EmbeddedSourceCluster implements SourceCluster {
     const partitions: SourceFetchPartitionResult[] = [];
     const image = this.cluster.controller.image;
     for (const p of request.partitions) {
-      const current = p.topicId === undefined ? undefined : image.topic(p.topic)?.topicId;
-      if (p.topicId !== undefined && current !== p.topicId) {
+      // By name alone without an id (or with Kafka's ZERO_UUID, "none"), as Fetch v12 asks.
+      const byId = p.topicId !== undefined && p.topicId !== ZERO_UUID;
+      const current = byId ? image.topic(p.topic)?.topicId : undefined;
+      if (byId && p.topicId !== undefined && current !== p.topicId) {
         partitions.push(unknownTopicId(p.topic, p.partition, p.topicId, current));
         continue;
       }

@@ -62,5 +62,7 @@ describe("Critical: a source topic deleted and created again is never mixed into
     const [row] = await b.mirroring.admin.describe("dr");
     expect(row?.state).toBe("FAILED");
     expect(row?.retryAttempt).toBe(-1); // for good: the metadata refreshes found the topic recreated
+    // Its describe row measures nothing against the new topic: no source offset, no lag.
+    expect(row).toMatchObject({ sourceOffset: null, destinationOffset: 5n, lag: null });
   });
 });

@@ -1,5 +1,6 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { leaderLog } from "../metadata/destination-logs";
+import { SOURCE_TOPIC_DELETED } from "../metadata/mirror-metadata-manager";
 import { compareStrings, mirrorTopics } from "../metadata/mirror-topics";
 import type { SourceConnections } from "../metadata/source-connections";
 import type { PartitionOffsets } from "../metrics/mirror-metrics";
@@ -39,7 +40,11 @@ export async function describeMirrorPartitions(
     ({ view }) => !options.failedOnly || (view?.state ?? "UNKNOWN") === "FAILED",
   );
   // One ListOffsets per partition, all at once: a network source answers them in one round trip's time.
-  const offsets = await Promise.all(wanted.map(({ key }) => offsetsOf(deps, key)));
+  // Not for a deleted source topic: a topic of that name now (created again) is another topic, whose
+  // offsets say nothing of this copy (the fetcher's last view of the old one stands in, if kept; no lag).
+  const offsets = await Promise.all(
+    wanted.map(({ key, view }) => offsetsOf(deps, key, view?.errorMessage !== SOURCE_TOPIC_DELETED)),
+  );
   const rows: MirrorDescribeRow[] = wanted.map(({ key, view }, i) => {
     const { source, destination, live } = offsets[i]!;
     return {
@@ -71,12 +76,13 @@ export async function describeMirrorPartitions(
 async function offsetsOf(
   deps: DescribeSources,
   key: MirrorPartitionKey,
+  askSource: boolean,
 ): Promise<{ source: bigint | null; destination: bigint | null; live: boolean }> {
   // Both ends are read live: the fetcher's last view of the source high watermark is hundreds of ms old,
   // and a lag of 0 computed from it would call a partition caught up while acknowledged records are still
   // only on the source. The fetcher's view stands in only when the source does not answer.
   const destination = leaderLog(deps.destination, key.topic, key.partition)?.logEndOffset ?? null;
-  const source = await liveSourceHighWatermark(deps, key);
+  const source = askSource ? await liveSourceHighWatermark(deps, key) : null;
   if (source !== null) return { source, destination, live: true };
   return { source: deps.offsets?.(key)?.sourceHighWatermark ?? null, destination, live: false };
 }

@@ -20,7 +20,11 @@ const SESSION_ERRORS: ReadonlySet<number> = new Set([
 /** What a fetch asks of one partition (the engine's own type); a change of any field puts the partition in the next request. */
 export type SessionPartition = SourceFetchPartition;
 
-/** The offsets a fetch answer carries for a partition besides its records. */
+/**
+ * The offsets a fetch answer carries for a partition besides its records. The broker's session tracks the
+ * high watermark and log start offset (a change of either puts the partition in the answer), not the last
+ * stable offset: for a partition left out, it is the last one reported, which may be behind.
+ */
 export interface SessionOffsets {
   highWatermark: bigint;
   lastStableOffset: bigint;
@@ -124,6 +128,9 @@ export class FetchSessionHandler {
     if (fetch.epoch === FINAL_EPOCH) return true;
     this.inFlight = false;
     if (answer.errorCode !== 0) {
+      // The broker does not know this id (any more): the next full fetch names none, as Kafka's client
+      // does, so it cannot close a session another client got under the same id after a broker restart.
+      if (answer.errorCode === FETCH_SESSION_ID_NOT_FOUND) this.sessionId = 0;
       this.close();
       return !SESSION_ERRORS.has(answer.errorCode);
     }
@@ -166,10 +173,12 @@ export class FetchSessionHandler {
 
   /**
    * The request that closes the open session (its id with epoch -1, no partitions), as a consumer sends on
-   * close so the broker frees the slot at once rather than at eviction; undefined when none is open.
+   * close so the broker frees the slot at once rather than at eviction; undefined when no id is held. Sent
+   * whatever the epoch, as Kafka's client does: after a failed request the broker may still hold the
+   * session (closing an id it no longer has is harmless).
    */
   closing(): SessionFetch | undefined {
-    if (this.sessionId === 0 || this.epoch === INITIAL_EPOCH) return undefined;
+    if (this.sessionId === 0) return undefined;
     const fetch = {
       sessionId: this.sessionId,
       epoch: FINAL_EPOCH,

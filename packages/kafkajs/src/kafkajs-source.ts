@@ -215,6 +215,13 @@ export class KafkajsSourceCluster implements SourceCluster {
         if (p.errorCode !== 0) {
           result.error = kafkaErrorFromCode(p.errorCode, `${context}: ${t.topic}-${p.partition}`);
           result.recordSlices = [];
+        } else if (p.preferredReadReplica >= 0) {
+          // The broker sends no records then, every time: say why instead of stalling without a word.
+          result.error = preferredReplicaRefused(
+            `${context}: ${t.topic}-${p.partition}`,
+            p.preferredReadReplica,
+          );
+          result.recordSlices = [];
         } else if (p.divergingEpoch && p.divergingEpoch.epoch >= 0) {
           result.divergingEpoch = p.divergingEpoch;
           result.recordSlices = [];
@@ -712,6 +719,20 @@ function unchangedPartition(
 function fetchVersionOf(broker: KjsBroker): FetchVersion {
   const range = broker.versions?.[API_FETCH];
   return range !== undefined && range.minVersion <= 13 && range.maxVersion >= 13 ? 13 : 12;
+}
+
+/**
+ * KIP-392: the broker's `replica.selector.class` chose another replica to read from. The mirror reads from
+ * partition leaders only (and sends no rack, so Kafka's RackAwareReplicaSelector picks the leader): only a
+ * custom selector does this. Retriable: the partition retries after its backoff.
+ */
+function preferredReplicaRefused(context: string, replica: number): KafkaError {
+  return new KafkaError(
+    "PREFERRED_READ_REPLICA_NOT_SUPPORTED",
+    -1,
+    true,
+    `${context}: the source broker asks to read from replica ${replica} instead (a preferred read replica chosen by its replica.selector.class) and sends no records; the mirror fetches from partition leaders only. Use Kafka's default selector or RackAwareReplicaSelector for the mirror's clients.`,
+  );
 }
 
 /** True when the partition names a real topic id (Kafka's ZERO_UUID means none: a topic from before 2.8). */

@@ -109,6 +109,8 @@ export interface FetchPartitionResponse {
   logStartOffset: bigint;
   divergingEpoch?: { epoch: number; endOffset: bigint };
   currentLeader?: { leaderId: number; leaderEpoch: number };
+  /** KIP-392: the replica the broker wants this partition read from (-1: none; then no records came). */
+  preferredReadReplica: number;
   abortedTransactions: { producerId: bigint; firstOffset: bigint }[] | null;
   /** The records section exactly as the broker sent it (a view of the response, not a copy), or empty. */
   records: Buffer;
@@ -141,6 +143,7 @@ export function decodeFetch(body: Buffer, version: FetchVersion): FetchResponse 
         lastStableOffset: pr.int64(),
         logStartOffset: pr.int64(),
         abortedTransactions: null,
+        preferredReadReplica: -1,
         records: EMPTY,
       };
       const aborted = pr.uvarint();
@@ -151,7 +154,7 @@ export function decodeFetch(body: Buffer, version: FetchVersion): FetchResponse 
           pr.tags();
         }
       }
-      pr.int32(); // PreferredReadReplica
+      out.preferredReadReplica = pr.int32();
       const size = pr.uvarint();
       if (size > 0) out.records = pr.take(size - 1);
       pr.tags((tag, v) => {

@@ -102,14 +102,19 @@ describe("a fetch session (KIP-227), client side", () => {
     expect(named(next)).toEqual(["0@0", "1@0", "2@0"]);
   });
 
-  for (const code of [FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH]) {
-    it(`after session error ${code} the fetch may go again, full, naming the old session so the broker frees it`, () => {
+  // After 70 the broker has no session of that id (it may be another client's after a restart): the full
+  // fetch names none. After 71 the broker still holds it: the full fetch names it, so the broker frees it.
+  for (const [code, sessionId] of [
+    [FETCH_SESSION_ID_NOT_FOUND, 0],
+    [INVALID_FETCH_SESSION_EPOCH, 9],
+  ] as const) {
+    it(`after session error ${code} the fetch may go again, full, naming session ${sessionId}`, () => {
       const session = new FetchSessionHandler();
       session.accept(session.build([at(0, 0n)]), answer(9, [0]));
       const incremental = session.build([at(0, 3n)]);
       expect(session.accept(incremental, answer(0, [], 0n, code))).toBe(false);
       const again = session.build([at(0, 3n)]);
-      expect(again).toMatchObject({ sessionId: 9, epoch: 0, incremental: false });
+      expect(again).toMatchObject({ sessionId, epoch: 0, incremental: false });
       expect(named(again)).toEqual(["0@3"]);
       expect(session.unchanged("t", 0)).toBeUndefined();
     });
@@ -162,13 +167,23 @@ describe("a fetch session (KIP-227), client side", () => {
     expect(session.closing()).toMatchObject({ sessionId: 9, epoch: -1, partitions: [] });
     expect(session.closing()).toBeUndefined();
   });
+
+  it("a session whose last request failed is still closed: the broker may hold it yet", () => {
+    const session = new FetchSessionHandler();
+    session.accept(session.build([at(0, 0n)]), answer(9, [0]));
+    session.failed(session.build([at(0, 1n)]));
+    expect(session.closing()).toMatchObject({ sessionId: 9, epoch: -1 });
+  });
 });
 
 /**
  * A broker's fetch sessions as Kafka 3.9's `FetchSession.scala` keeps them: a full fetch (epoch 0) closes
  * the named session and opens a new one (or none when the cache is full); an incremental one must name a
  * held session at its expected epoch, updates and forgets partitions, and answers a partition only when it
- * has records, a new high watermark or log start offset, or an error.
+ * has records, a new high watermark or log start offset, or an error. An incremental fetch that leaves the
+ * session empty ends it (answered sessionless). A throttled answer names no partition: a throttled full
+ * fetch opens no session (id 0); a throttled incremental one still applies the request's changes and moves
+ * the epoch, but reports nothing (the cached offsets stay as they were).
  */
 class BrokerSessions {
   private readonly sessions = new Map<
@@ -177,6 +192,8 @@ class BrokerSessions {
   >();
   private nextId = 1;
   cacheFull = false;
+  /** The next answer without an error is throttled. */
+  throttleNext = false;
 
   constructor(readonly truth: Map<number, { hw: bigint; start: bigint }>) {}
 
@@ -191,6 +208,10 @@ class BrokerSessions {
     };
     if (fetch.epoch <= 0) {
       this.sessions.delete(fetch.sessionId);
+      if (this.throttleNext) {
+        this.throttleNext = false;
+        return { errorCode: 0, sessionId: 0, partitions: [] };
+      }
       let sessionId = 0;
       if (fetch.epoch === 0 && !this.cacheFull) {
         sessionId = this.nextId++;
@@ -215,6 +236,14 @@ class BrokerSessions {
       else session.parts.set(p.partition, { offset: p.fetchOffset, hw: -1n, start: -1n });
     }
     for (const p of fetch.forgotten) session.parts.delete(p.partition);
+    if (session.parts.size === 0) {
+      this.sessions.delete(fetch.sessionId);
+      return { errorCode: 0, sessionId: 0, partitions: [] };
+    }
+    if (this.throttleNext) {
+      this.throttleNext = false;
+      return { errorCode: 0, sessionId: fetch.sessionId, partitions: [] };
+    }
     const partitions: SessionAnswer["partitions"][number][] = [];
     for (const [partition, cached] of session.parts) {
       const t = this.truth.get(partition)!;
@@ -232,6 +261,7 @@ type Step =
   | { kind: "deleteRecords"; partition: number }
   | { kind: "fetch"; wanted: number[] }
   | { kind: "evict" }
+  | { kind: "throttle" }
   | { kind: "cacheFull"; full: boolean };
 
 const PARTITIONS = 6;
@@ -250,6 +280,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 4,
   },
   fc.record({ kind: fc.constant("evict" as const) }),
+  fc.record({ kind: fc.constant("throttle" as const) }),
   fc.record({ kind: fc.constant("cacheFull" as const), full: fc.boolean() }),
 );
 
@@ -268,9 +299,11 @@ describe("a fetch session against a model of Kafka's broker sessions", () => {
           else if (s.kind === "evict") {
             broker.evictAll();
             evicted = true;
-          } else if (s.kind === "cacheFull") broker.cacheFull = s.full;
+          } else if (s.kind === "throttle") broker.throttleNext = true;
+          else if (s.kind === "cacheFull") broker.cacheFull = s.full;
           else {
             const wanted = s.wanted.map((p) => at(p, consumed.get(p) ?? 0n));
+            const throttled = broker.throttleNext;
             let sent = session.build(wanted);
             let got = broker.handle(sent);
             if (!session.accept(sent, got)) {
@@ -283,6 +316,12 @@ describe("a fetch session against a model of Kafka's broker sessions", () => {
             expect(got.errorCode).toBe(0);
             evicted = false;
             const answered = new Map(got.partitions.map((p) => [p.partition, p]));
+            if (throttled && !broker.throttleNext) {
+              // A throttled answer gives nothing: no records, so no position moves; the next fetches see
+              // everything again (checked on the rounds that follow).
+              expect(got.partitions).toEqual([]);
+              continue;
+            }
             for (const w of wanted) {
               const t = truth.get(w.partition)!;
               const seen =

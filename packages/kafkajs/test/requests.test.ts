@@ -164,7 +164,7 @@ describe("Fetch v13 (topics by id, KIP-516) bytes", () => {
     expect(() => encodeFetch(request(undefined), 13)).toThrow(/by id: 't' has none/);
   });
 
-  it("decodes the topic id of each answered topic (the name is the caller's to fill in)", () => {
+  it("decodes the topic id of each answered topic (the name is the caller's to fill in) and the preferred read replica", () => {
     const body = new Writer()
       .noTags()
       .int32(0)
@@ -174,7 +174,7 @@ describe("Fetch v13 (topics by id, KIP-516) bytes", () => {
         w.uuid(id).compactArray([0], (pw) => {
           pw.int32(2).int16(100).int64(-1n).int64(-1n).int64(-1n);
           pw.uvarint(0); // no aborted transactions (null)
-          pw.int32(-1);
+          pw.int32(2); // PreferredReadReplica (KIP-392)
           pw.uvarint(0); // null records
           pw.noTags();
         });
@@ -195,6 +195,7 @@ describe("Fetch v13 (topics by id, KIP-516) bytes", () => {
             lastStableOffset: -1n,
             logStartOffset: -1n,
             abortedTransactions: null,
+            preferredReadReplica: 2,
             records: Buffer.alloc(0),
           },
         ],

@@ -14,6 +14,18 @@ async function produce(t: Topology, a: Node, from: number, to: number, tag: stri
   await t.run(producer.disconnect());
 }
 
+/** `orders` (1 partition, RF 3) on `a` with 5 records, and `b`'s mirror `dr` of it (added, not awaited). */
+async function mirrorOld(t: Topology, a: Node, b: Node) {
+  const admin = a.kafka.admin();
+  const create = () =>
+    t.run(admin.createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }));
+  await create();
+  await produce(t, a, 0, 5, "old");
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  return { admin, create };
+}
+
 /** Every batch of `orders-0` on the node's leader, as `offset:hex`. */
 const hexes = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((b) => `${b.offset}:${b.hex}`);
 
@@ -22,13 +34,7 @@ describe("Critical: a source topic deleted and created again is never mixed into
     const t = topology(["a", "b"]);
     const a = t.node("a");
     const b = t.node("b");
-    const admin = a.kafka.admin();
-    const create = () =>
-      t.run(admin.createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }));
-    await create();
-    await produce(t, a, 0, 5, "old");
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    const { admin, create } = await mirrorOld(t, a, b);
     await t.until(async () => {
       const [row] = await b.mirroring.admin.describe("dr");
       return row?.state === "MIRRORING" && row.lag === 0n;
@@ -64,5 +70,46 @@ describe("Critical: a source topic deleted and created again is never mixed into
     expect(row?.retryAttempt).toBe(-1); // for good: the metadata refreshes found the topic recreated
     // Its describe row measures nothing against the new topic: no source offset, no lag.
     expect(row).toMatchObject({ sourceOffset: null, destinationOffset: 5n, lag: null });
+  });
+
+  it("a re-add whose source topic is recreated while PREPARING looks up its LME truncates nothing by the new topic", async () => {
+    let held: Promise<void> = Promise.resolve();
+    const t = topology(["a", "b"]);
+    const a = t.node("a");
+    const b = t.node("b");
+    // a's LME lookups wait for `held`: the window in which the source topic is replaced.
+    const served = a.mirroring.asSource();
+    t.registry.unregister("a:9092");
+    t.registry.register("a:9092", a.cluster, {
+      ...served,
+      lastMirrorEpoch: async (topicId, partition) => {
+        await held;
+        return served.lastMirrorEpoch!(topicId, partition);
+      },
+    });
+    const { admin, create } = await mirrorOld(t, a, b);
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+    const kept = hexes(b); // the 5 mirrored batches and the failover's markers: b holds the only copy soon
+
+    let release = () => {};
+    held = new Promise((resolve) => {
+      release = resolve;
+    });
+    await t.run(b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true }));
+    await t.run(admin.deleteTopics({ topics: ["orders"] }));
+    await create();
+    await produce(t, a, 0, 1, "new");
+    release();
+    const end = t.clock.now() + 120_000;
+    await t.until(() => {
+      // Truncating to the LME may only drop what b wrote after the failover (its markers), never a
+      // mirrored batch, whatever the new topic's offsets say.
+      expect(hexes(b).slice(0, 5)).toEqual(kept.slice(0, 5));
+      return t.clock.now() >= end;
+    }, "two minutes later");
+    const [row] = await b.mirroring.admin.describe("dr");
+    expect(row).toMatchObject({ state: "FAILED", retryAttempt: -1 });
   });
 });

@@ -65,8 +65,10 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
       describeTopics: (options) => current().describeTopics(options),
       partitionLeaders: (topics) => current().partitionLeaders(topics),
       fetch: (request) => current().fetch(request),
-      listOffsets: (topic, partition, timestamp) => current().listOffsets(topic, partition, timestamp),
-      endOffsetForEpoch: (topic, partition, epoch) => current().endOffsetForEpoch(topic, partition, epoch),
+      listOffsets: (topic, partition, timestamp, topicId) =>
+        current().listOffsets(topic, partition, timestamp, topicId),
+      endOffsetForEpoch: (topic, partition, epoch, topicId) =>
+        current().endOffsetForEpoch(topic, partition, epoch, topicId),
       listGroupOffsets: () => current().listGroupOffsets(),
       describeAcls: () => current().describeAcls(),
       lastMirrorEpoch: (topicId, partition) => current().lastMirrorEpoch(topicId, partition),

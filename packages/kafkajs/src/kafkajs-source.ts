@@ -69,6 +69,7 @@ const DYNAMIC_TOPIC_CONFIG = 1;
 /** How long `close` waits for a broker to end a fetch session before leaving it to the broker's eviction. */
 const CLOSE_SESSION_TIMEOUT_MS = 2_000;
 const SECURITY_DISABLED = 54;
+const UNKNOWN_TOPIC_ID = 100;
 
 /**
  * `SourceCluster` over a real Apache Kafka cluster, through kafkajs 2.2.4's connections (sockets, TLS, SASL,
@@ -354,8 +355,26 @@ export class KafkajsSourceCluster implements SourceCluster {
   }
 
   /** ListOffsets: -2 earliest (log start), -1 latest (high watermark). */
-  async listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint> {
-    return this.listOffsetsIsolated(topic, partition, timestamp, READ_UNCOMMITTED);
+  async listOffsets(topic: string, partition: number, timestamp: bigint, topicId?: Uuid): Promise<bigint> {
+    const offset = await this.listOffsetsIsolated(topic, partition, timestamp, READ_UNCOMMITTED);
+    await this.confirmTopicId(topic, partition, topicId);
+    return offset;
+  }
+
+  /**
+   * ListOffsets and OffsetsForLeaderEpoch name topics only: with an expected id, a fresh Metadata request
+   * after the answer confirms the topic still has it. Ids are never reused, so a match proves the answer
+   * was of that topic, not of one deleted and created again under the name (then UNKNOWN_TOPIC_ID).
+   */
+  private async confirmTopicId(topic: string, partition: number, topicId: Uuid | undefined): Promise<void> {
+    if (topicId === undefined || topicId === ZERO_UUID) return;
+    const found = (await this.metadata([topic])).topics.find((t) => t.name === topic);
+    const current = found && found.errorCode === 0 ? found.topicId : undefined;
+    if (current === topicId) return;
+    throw kafkaErrorFromCode(
+      UNKNOWN_TOPIC_ID,
+      `${this.mirrorName}: ${topic}-${partition}: expected topic id ${topicId}, the source has ${current === undefined ? "no such topic" : current}`,
+    );
   }
 
   /** ListOffsets at an isolation level: latest is the high watermark (0) or the last stable offset (1). */
@@ -377,8 +396,10 @@ export class KafkajsSourceCluster implements SourceCluster {
     topic: string,
     partition: number,
     leaderEpoch: number,
+    topicId?: Uuid,
   ): Promise<{ leaderEpoch: number; endOffset: bigint }> {
     const answer = await this.toLeader({ api: "OffsetsForLeaderEpoch", topic, partition, leaderEpoch });
+    await this.confirmTopicId(topic, partition, topicId);
     return { leaderEpoch: answer.leaderEpoch, endOffset: answer.offset };
   }
 

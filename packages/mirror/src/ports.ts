@@ -125,16 +125,23 @@ export interface SourceCluster {
   fetch(
     request: SourceFetchRequest,
   ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }>;
-  /** ListOffsets: -2 earliest (log start), -1 latest (high watermark). */
-  listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint>;
+  /**
+   * ListOffsets: -2 earliest (log start), -1 latest (high watermark). With `topicId`, the answer is of the
+   * topic with that id: a source whose topic of this name has another id (deleted and created again) or
+   * none rejects with UNKNOWN_TOPIC_ID (Kafka's ListOffsets names topics only; a source checks the id
+   * after asking, which proves the answer was of that topic since ids are never reused).
+   */
+  listOffsets(topic: string, partition: number, timestamp: bigint, topicId?: Uuid): Promise<bigint>;
   /**
    * OffsetsForLeaderEpoch (KIP-101/320): where `leaderEpoch` ends on the source's leader (the start of the
    * next higher epoch, or its log end), with the largest epoch at most `leaderEpoch` it knows (-1: none).
+   * `topicId` as for `listOffsets`.
    */
   endOffsetForEpoch(
     topic: string,
     partition: number,
     leaderEpoch: number,
+    topicId?: Uuid,
   ): Promise<{ leaderEpoch: number; endOffset: bigint }>;
   /** Consumer groups with committed offsets, and whether each has active members. */
   listGroupOffsets(): Promise<(SourceGroupOffsets & { active: boolean })[]>;

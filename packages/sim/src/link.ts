@@ -124,11 +124,14 @@ export class LinkedSourceCluster implements SourceCluster {
     topic: string,
     partition: number,
     epoch: number,
+    topicId?: string,
   ): ReturnType<SourceCluster["endOffsetForEpoch"]> {
-    return this.link.carry("endOffsetForEpoch", () => this.inner.endOffsetForEpoch(topic, partition, epoch));
+    return this.link.carry("endOffsetForEpoch", () =>
+      this.inner.endOffsetForEpoch(topic, partition, epoch, topicId),
+    );
   }
-  listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint> {
-    return this.link.carry("listOffsets", () => this.inner.listOffsets(topic, partition, timestamp));
+  listOffsets(topic: string, partition: number, timestamp: bigint, topicId?: string): Promise<bigint> {
+    return this.link.carry("listOffsets", () => this.inner.listOffsets(topic, partition, timestamp, topicId));
   }
   listGroupOffsets(): ReturnType<SourceCluster["listGroupOffsets"]> {
     return this.link.carry("listGroupOffsets", () => this.inner.listGroupOffsets());

@@ -100,6 +100,15 @@ describe("a real broker's topic deleted and created again while mirrored", () =>
     expect((await fetchBy(newId)).partitions[0]!.recordSlices.length).toBeGreaterThan(0);
     expect((await fetchBy(undefined)).partitions[0]!.recordSlices.length).toBeGreaterThan(0);
 
+    // Reads by name (ListOffsets, OffsetsForLeaderEpoch) with the expected id: confirmed, or refused.
+    await expect(source.listOffsets(topic, 0, -1n, oldId)).rejects.toMatchObject({
+      errorName: "UNKNOWN_TOPIC_ID",
+    });
+    await expect(source.endOffsetForEpoch(topic, 0, 0, oldId)).rejects.toMatchObject({
+      errorName: "UNKNOWN_TOPIC_ID",
+    });
+    expect(await source.listOffsets(topic, 0, -1n, newId)).toBe(20n);
+
     // The mirror, checked on every poll until its metadata refresh fails the partition for good.
     await until(async () => {
       expect(hexOf(destinationBatches(dest.cluster, topic, 0))).toEqual(mirrored);

@@ -388,8 +388,12 @@ export class EffectExecutor {
       // A truncation asked for by PREPARING runs only while PREPARING still holds: a removal that overtook it
       // while the source answered has made the partition writable (and may have written its PID reset
       // barrier, or the application its records), which a late truncation would destroy.
+      // The source is read by topic name: each read names the mirrored topic's id, so a topic deleted and
+      // created again under the name is refused (UNKNOWN_TOPIC_ID) rather than truncated by.
       case "truncateFully": {
-        const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
+        const start = await this.ctx
+          .sources(key.mirror)
+          .listOffsets(key.topic, key.partition, -2n, key.topicId);
         if (!p.isStill(stateEpoch)) return undefined;
         this.leaderReplica(key).truncateFullyAndStartAt(start);
         return { type: "TRUNCATED", stateEpoch };
@@ -400,7 +404,9 @@ export class EffectExecutor {
         const end = replica.endOffsetForEpoch(effect.params.lme);
         if (end.endOffset < 0n) {
           // This log never had the epoch (nor any later one): nothing of ours can be kept.
-          const start = await this.ctx.sources(key.mirror).listOffsets(key.topic, key.partition, -2n);
+          const start = await this.ctx
+            .sources(key.mirror)
+            .listOffsets(key.topic, key.partition, -2n, key.topicId);
           if (!p.isStill(stateEpoch)) return undefined;
           this.leaderReplica(key).truncateFullyAndStartAt(start);
           return { type: "TRUNCATED", stateEpoch };
@@ -411,7 +417,7 @@ export class EffectExecutor {
         let cut = end.endOffset;
         const theirs = await this.ctx
           .sources(key.mirror)
-          .endOffsetForEpoch(key.topic, key.partition, effect.params.lme);
+          .endOffsetForEpoch(key.topic, key.partition, effect.params.lme, key.topicId);
         if (!p.isStill(stateEpoch)) return undefined;
         if (theirs.leaderEpoch >= 0 && theirs.endOffset >= 0n) {
           const ours = this.leaderReplica(key).endOffsetForEpoch(theirs.leaderEpoch).endOffset;

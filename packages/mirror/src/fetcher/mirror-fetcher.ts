@@ -737,9 +737,10 @@ export class MirrorFetcher {
     const resolve = async (): Promise<{ fullyAt?: bigint; truncateTo?: bigint }> => {
       if (oor && oor.logStartOffset >= 0n && oor.fetchOffset < oor.logStartOffset)
         return { fullyAt: oor.logStartOffset };
-      const logStart = await source.listOffsets(topic, partition, -2n);
+      // By name, with the mirrored topic's id: a topic created again under the name is refused, not read.
+      const logStart = await source.listOffsets(topic, partition, -2n, s.key.topicId);
       if (!oor || oor.fetchOffset < logStart) return { fullyAt: logStart };
-      const end = await source.listOffsets(topic, partition, -1n);
+      const end = await source.listOffsets(topic, partition, -1n, s.key.topicId);
       return oor.fetchOffset > end ? { truncateTo: end } : {};
     };
     resolve()

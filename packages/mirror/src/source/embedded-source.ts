@@ -142,7 +142,8 @@ export class EmbeddedSourceCluster implements SourceCluster {
     return { throttleTimeMs, partitions };
   }
 
-  async listOffsets(topic: string, partition: number, timestamp: bigint): Promise<bigint> {
+  async listOffsets(topic: string, partition: number, timestamp: bigint, topicId?: Uuid): Promise<bigint> {
+    this.checkTopicId(topic, partition, topicId);
     return this.cluster.leaderFor(topic, partition).listOffsets(topic, partition, timestamp).offset;
   }
 
@@ -172,7 +173,9 @@ export class EmbeddedSourceCluster implements SourceCluster {
     topic: string,
     partition: number,
     leaderEpoch: number,
+    topicId?: Uuid,
   ): Promise<{ leaderEpoch: number; endOffset: bigint }> {
+    this.checkTopicId(topic, partition, topicId);
     const log = this.cluster.leaderFor(topic, partition).replica(topic, partition)?.log;
     if (!log) {
       throw new ClusterError(
@@ -190,6 +193,13 @@ export class EmbeddedSourceCluster implements SourceCluster {
 
   async listMirrors(): Promise<SourceMirrorInfo[]> {
     return this.options.listMirrors ? await this.options.listMirrors() : [];
+  }
+
+  /** Rejects with UNKNOWN_TOPIC_ID when `topicId` is given and the topic of this name has another id or none. */
+  private checkTopicId(topic: string, partition: number, topicId: Uuid | undefined): void {
+    if (topicId === undefined || topicId === ZERO_UUID) return;
+    const current = this.cluster.controller.image.topic(topic)?.topicId;
+    if (current !== topicId) throw unknownTopicIdError(topic, partition, topicId, current);
   }
 
   /** A partition left out of the response (size limit reached) or failed: offsets only, no records. */
@@ -213,7 +223,6 @@ function unknownTopicId(
   wanted: Uuid,
   current: Uuid | undefined,
 ): SourceFetchPartitionResult {
-  const now = current === undefined ? "has no topic of that name" : `knows '${topic}' as topic id ${current}`;
   return {
     topic,
     partition,
@@ -221,11 +230,22 @@ function unknownTopicId(
     highWatermark: -1n,
     lastStableOffset: -1n,
     logStartOffset: -1n,
-    error: new ClusterError(
-      "UNKNOWN_TOPIC_ID",
-      `${topic}-${partition}: the source no longer has topic id ${wanted} (it ${now}): the topic was deleted, or deleted and created again; nothing of it is copied`,
-    ),
+    error: unknownTopicIdError(topic, partition, wanted, current),
   };
+}
+
+/** UNKNOWN_TOPIC_ID (retriable, as in Kafka): the topic of this name is not the one with id `wanted`. */
+function unknownTopicIdError(
+  topic: string,
+  partition: number,
+  wanted: Uuid,
+  current: Uuid | undefined,
+): ClusterError {
+  const now = current === undefined ? "has no topic of that name" : `knows '${topic}' as topic id ${current}`;
+  return new ClusterError(
+    "UNKNOWN_TOPIC_ID",
+    `${topic}-${partition}: the source no longer has topic id ${wanted} (it ${now}): the topic was deleted, or deleted and created again; nothing of it is copied`,
+  );
 }
 
 /** `offsetKey` is `topic:partition`; the partition is after the last colon. */

@@ -12,6 +12,7 @@ import type {
 } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { aclBindingOf, DESCRIBE_ALL_ACLS } from "./acl-codes";
+import { CurrentTopicIds } from "./current-topic-ids";
 import { asSourceError, kafkaErrorFromCode, SourceAuthenticationError } from "./errors";
 import { FetchSessionHandler, FINAL_EPOCH, type SessionAnswer, type SessionFetch } from "./fetch-session";
 import {
@@ -100,6 +101,11 @@ export class KafkajsSourceCluster implements SourceCluster {
   private readonly lookups = new LeaderLookupBatcher((leaderId, lookups) =>
     this.sendLookups(leaderId, lookups),
   );
+  /** The ids the source's topics have now, asked together per event-loop turn (`confirmTopicId`). */
+  private readonly topicIds = new CurrentTopicIds(async (topics) => {
+    const metadata = await this.metadata(topics);
+    return new Map(metadata.topics.filter((t) => t.errorCode === 0).map((t) => [t.name, t.topicId]));
+  });
   private closed = false;
 
   constructor(
@@ -368,8 +374,7 @@ export class KafkajsSourceCluster implements SourceCluster {
    */
   private async confirmTopicId(topic: string, partition: number, topicId: Uuid | undefined): Promise<void> {
     if (topicId === undefined || topicId === ZERO_UUID) return;
-    const found = (await this.metadata([topic])).topics.find((t) => t.name === topic);
-    const current = found && found.errorCode === 0 ? found.topicId : undefined;
+    const current = await this.topicIds.of(topic);
     if (current === topicId) return;
     throw kafkaErrorFromCode(
       UNKNOWN_TOPIC_ID,

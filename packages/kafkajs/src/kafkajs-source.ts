@@ -106,6 +106,8 @@ export class KafkajsSourceCluster implements SourceCluster {
     const metadata = await this.metadata(topics);
     return new Map(metadata.topics.filter((t) => t.errorCode === 0).map((t) => [t.name, t.topicId]));
   });
+  /** Fetches not yet answered: `close` lets them finish first, so a session one of them opens is closed too. */
+  private readonly fetching = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(
@@ -166,7 +168,17 @@ export class KafkajsSourceCluster implements SourceCluster {
       .sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
   }
 
-  async fetch(
+  fetch(
+    request: SourceFetchRequest,
+  ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }> {
+    const work = this.fetchNow(request);
+    this.fetching.add(work);
+    const done = () => this.fetching.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  private async fetchNow(
     request: SourceFetchRequest,
   ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }> {
     const context = `${this.mirrorName}: fetch from source broker ${request.brokerId}`;
@@ -504,6 +516,8 @@ export class KafkajsSourceCluster implements SourceCluster {
   /** Closes every connection to the source. */
   async close(): Promise<void> {
     this.closed = true;
+    // A full fetch in flight opens a session when answered: wait for it (briefly) before closing sessions.
+    await settledWithin([...this.fetching], CLOSE_SESSION_TIMEOUT_MS);
     await Promise.allSettled([...this.sessions].map(([key, session]) => this.closeSession(key, session)));
     this.sessions.clear();
     const brokers = [...this.brokers.values()];
@@ -739,6 +753,17 @@ function unchangedPartition(
 ): SourceFetchPartitionResult | undefined {
   const offsets = session.unchanged(p.topic, p.partition);
   return offsets && { topic: p.topic, partition: p.partition, recordSlices: [], ...offsets };
+}
+
+/** Waits until every promise settled, or `ms` passed. */
+async function settledWithin(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([Promise.allSettled(promises), timeout]);
+  clearTimeout(timer);
 }
 
 /** The highest Fetch version we send that the broker has: 13 (topics by id) or 12. */

@@ -67,6 +67,43 @@ describe("KafkajsSourceCluster's connections to the real broker", () => {
     }
   });
 
+  it("closing while a first (full) fetch is in flight still ends the session that fetch opens", async () => {
+    const lines: string[] = [];
+    const source = new KafkajsSourceCluster(
+      "closing",
+      { "bootstrap.servers": inject("kafkaBootstrap") },
+      // The broker holds the fetch (nothing new to read) for up to 1 s: close() is called meanwhile.
+      { debug: (line) => lines.push(line), fetchMaxWaitMs: 1_000 },
+    );
+    const [leader] = await source.partitionLeaders(["connections"]);
+    const end = await source.listOffsets("connections", 0, -1n);
+    // With its topic id: a fetch by name alone would go without a session (see fetch-sessions.test.ts).
+    const topicId = (await source.describeTopics()).find((t) => t.name === "connections")?.topicId;
+    const fetch = source.fetch({
+      clientId: "closing-fetcher-0",
+      brokerId: leader!.leaderId,
+      maxBytes: 1 << 20,
+      partitions: [
+        {
+          topic: "connections",
+          partition: 0,
+          fetchOffset: end,
+          lastFetchedEpoch: -1,
+          currentLeaderEpoch: leader!.leaderEpoch,
+          maxBytes: 1 << 20,
+          ...(topicId === undefined ? {} : { topicId }),
+        },
+      ],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const open = source.fetchSessions();
+    await source.close();
+    await fetch;
+    expect(open).toMatchObject([{ sessionId: 0 }]); // not yet answered when close() began
+    // The full fetch, then the close of the session its answer opened (epoch -1).
+    expect(lines.filter((l) => l.includes("Request Fetch("))).toHaveLength(2);
+  });
+
   it("asks a leader once for the offsets of all the partitions looked up together, each with its own answer", async () => {
     const lines: string[] = [];
     const source = new KafkajsSourceCluster(

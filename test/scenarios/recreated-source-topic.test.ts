@@ -59,6 +59,9 @@ describe("Critical: a source topic deleted and created again is never mixed into
     expect(hexes(b)).toEqual(mirrored);
     const [failed] = await b.mirroring.admin.describe("dr");
     expect(failed?.errorMessage).toMatch(/UNKNOWN_TOPIC_ID|topic id/);
+    // Already while it may still retry, nothing is measured against the new topic (its end is 20).
+    expect(failed?.lag).toBeNull();
+    expect(failed?.sourceOffset).not.toBe(20n);
     // Retries and the metadata refreshes that follow never copy the new topic either.
     const end = t.clock.now() + 120_000;
     await t.until(() => {

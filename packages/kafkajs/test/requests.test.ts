@@ -7,6 +7,15 @@ import {
 } from "../src/requests";
 import { Reader, Writer } from "../src/wire";
 
+/** The one partition the encoded fetches ask for. */
+const PARTITION = {
+  partition: 2,
+  currentLeaderEpoch: 5,
+  fetchOffset: 42n,
+  lastFetchedEpoch: 4,
+  partitionMaxBytes: 500,
+};
+
 describe("Fetch v12 (flexible) bytes", () => {
   it("encodes a consumer fetch: header tags, replica -1, session id and epoch, last fetched epoch, forgotten partitions", () => {
     const request = encodeFetch(
@@ -21,15 +30,7 @@ describe("Fetch v12 (flexible) bytes", () => {
         topics: [
           {
             topic: "t",
-            partitions: [
-              {
-                partition: 2,
-                currentLeaderEpoch: 5,
-                fetchOffset: 42n,
-                lastFetchedEpoch: 4,
-                partitionMaxBytes: 500,
-              },
-            ],
+            partitions: [PARTITION],
           },
         ],
       },
@@ -119,15 +120,7 @@ describe("Fetch v13 (topics by id, KIP-516) bytes", () => {
       {
         topic: "t",
         ...(topicId === undefined ? {} : { topicId }),
-        partitions: [
-          {
-            partition: 2,
-            currentLeaderEpoch: 5,
-            fetchOffset: 42n,
-            lastFetchedEpoch: 4,
-            partitionMaxBytes: 500,
-          },
-        ],
+        partitions: [PARTITION],
       },
     ],
   });

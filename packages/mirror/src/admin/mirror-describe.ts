@@ -1,6 +1,5 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { leaderLog } from "../metadata/destination-logs";
-import { SOURCE_TOPIC_DELETED } from "../metadata/mirror-metadata-manager";
 import { compareStrings, mirrorTopics } from "../metadata/mirror-topics";
 import type { SourceConnections } from "../metadata/source-connections";
 import type { PartitionOffsets } from "../metrics/mirror-metrics";
@@ -40,11 +39,7 @@ export async function describeMirrorPartitions(
     ({ view }) => !options.failedOnly || (view?.state ?? "UNKNOWN") === "FAILED",
   );
   // One ListOffsets per partition, all at once: a network source answers them in one round trip's time.
-  // Not for a deleted source topic: a topic of that name now (created again) is another topic, whose
-  // offsets say nothing of this copy (the fetcher's last view of the old one stands in, if kept; no lag).
-  const offsets = await Promise.all(
-    wanted.map(({ key, view }) => offsetsOf(deps, key, view?.errorMessage !== SOURCE_TOPIC_DELETED)),
-  );
+  const offsets = await Promise.all(wanted.map(({ key }) => offsetsOf(deps, key)));
   const rows: MirrorDescribeRow[] = wanted.map(({ key, view }, i) => {
     const { source, destination, live } = offsets[i]!;
     return {
@@ -76,20 +71,21 @@ export async function describeMirrorPartitions(
 async function offsetsOf(
   deps: DescribeSources,
   key: MirrorPartitionKey,
-  askSource: boolean,
 ): Promise<{ source: bigint | null; destination: bigint | null; live: boolean }> {
   // Both ends are read live: the fetcher's last view of the source high watermark is hundreds of ms old,
   // and a lag of 0 computed from it would call a partition caught up while acknowledged records are still
   // only on the source. The fetcher's view stands in only when the source does not answer.
   const destination = leaderLog(deps.destination, key.topic, key.partition)?.logEndOffset ?? null;
-  const source = askSource ? await liveSourceHighWatermark(deps, key) : null;
+  const source = await liveSourceHighWatermark(deps, key);
   if (source !== null) return { source, destination, live: true };
   return { source: deps.offsets?.(key)?.sourceHighWatermark ?? null, destination, live: false };
 }
 
 /**
  * The source's high watermark of a mirror partition now (ListOffsets latest), or null when the mirror is
- * gone or the source does not answer.
+ * gone or the source does not answer. Asked with the mirror topic's id (the source topic's): a topic
+ * deleted and created again under the name is another topic, whose offsets say nothing of this copy, so
+ * the answer is null then too (no lag, no catch-up barrier measured against it).
  */
 export async function liveSourceHighWatermark(
   deps: Pick<DescribeSources, "destination" | "sources">,
@@ -98,7 +94,8 @@ export async function liveSourceHighWatermark(
   const stored = deps.destination.controller.image.mirrors.get(key.mirror);
   if (!stored) return null;
   try {
-    return await deps.sources.get(key.mirror, stored).listOffsets(key.topic, key.partition, -1n);
+    const topicId = deps.destination.controller.image.topic(key.topic)?.topicId;
+    return await deps.sources.get(key.mirror, stored).listOffsets(key.topic, key.partition, -1n, topicId);
   } catch {
     return null;
   }

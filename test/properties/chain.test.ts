@@ -70,6 +70,27 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
           simSeed: 0,
           steps: ["crash(401,838)", "failover(0)"],
         },
+        {
+          bug: "a simulator bug (recreated-source chain, FC_SEED=12 x15): c1 failed over, c2 copied its barrier, then c1 was re-added from c0 and truncated to 0; c2 rightly kept its committed batch until c1 wrote again, which never happened (not settled), and once c1 did, c2 counted as caught up before it truncated (its epoch, above c1's latest, was not checked)",
+          simSeed: 662096,
+          steps: [
+            "pause(345)",
+            "txnCommit",
+            "produce(946,489,2)",
+            "failover(640,2)",
+            "advance(8552)",
+            "healLink(635)",
+            "advance(10380)",
+            "readd(942,0)",
+            "produce(105,376,2)",
+            "healLink(0)",
+          ],
+          reaches: reachesSteps(
+            "c2 was never ahead of c1 after c1's re-add",
+            "re-add c1-from-c0 orders",
+            "settle: ahead of its cut source: c2-from-c1 orders-0",
+          ),
+        },
       ]);
       await runRegressions(property(5), [
         {

@@ -32,6 +32,7 @@ import {
   pause,
   produce,
   readd,
+  recreateTopic,
   restart,
   restartNode,
   resume,
@@ -109,6 +110,7 @@ const ACTIONS = {
   corrupt: (s, [c, t, r]) => corruptReplica(s, c!, t!, r!),
   restartNode: (s, [c]) => restartNode(s, c!),
   txnFence: (s) => txnFence(s),
+  recreateTopic: (s, [t, g, c]) => recreateTopic(s, t!, g!, c!),
 } satisfies Record<string, Action>;
 
 /** A command name of `COMMANDS`. */
@@ -163,6 +165,7 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   corrupt: fc.tuple(n, n, n),
   restartNode: fc.tuple(n),
   txnFence: fc.constant([]),
+  recreateTopic: fc.tuple(n, fc.nat(1), fc.nat(4)),
 };
 
 /** The command `name` with `args`, labelled `name(a,b)` (or `name` without arguments). */

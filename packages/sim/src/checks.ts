@@ -15,8 +15,9 @@ import { checkCommittedTxns } from "./invariants/transactions";
 import { checkTransitions } from "./invariants/transitions";
 import type { Violation } from "./invariants/violation";
 import { partitionId } from "./model";
-import { resumePausedCopies, sourceCutSinceActive } from "./paused-copies";
+import { resumePausedCopies } from "./paused-copies";
 import type { Simulation } from "./simulation";
+import { sourceCutSinceActive } from "./source-cut";
 
 /** The committed state of one mirror partition as its coordinator describes it now (undefined: none). */
 function committedState(
@@ -49,6 +50,7 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
   completeFailovers(sim);
   sim.observePrefixes();
   sim.checkTxnMarkers();
+  sim.checkOrphans();
   const out: Violation[] = [];
   for (const name of sim.world.spec.clusters) {
     const { cluster, mirroring } = sim.node(name);
@@ -104,7 +106,10 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   sim.step("settled");
   completeFailovers(sim);
   sim.observePrefixes();
+  sim.checkOrphans();
   for (const { edge, topic } of sim.edgeTopics()) {
+    // A copy of a deleted source topic has no source to compare with: `checkOrphans` checked it.
+    if (sim.orphaned(edge, topic)) continue;
     const state = sim.edgeState(edge, topic)!;
     const src = sim.node(edge.from).cluster;
     const dst = sim.node(edge.to).cluster;

@@ -2,6 +2,7 @@ import type { MirrorPartitionView } from "@cluster-mirror/mirror";
 import { failoverAlignment } from "./invariants/alignment";
 import { checkPromisedWrites, stillAcknowledged } from "./invariants/durability";
 import { checkFailover } from "./invariants/failover";
+import { leaderLog } from "./invariants/logs";
 import { foldHistory, keyIdOf, readMirrorStateHistory } from "./invariants/mirror-state-history";
 import { checkCommittedTxns } from "./invariants/transactions";
 import {
@@ -100,6 +101,8 @@ export function completeFailoverPartition(
   const { edge, topic } = f;
   const dest = sim.node(edge.to);
   const p = view.key.partition;
+  const end = leaderLog(dest.cluster, topic, p)?.logEndOffset;
+  if (end !== undefined) sim.model.stoppedEnds.set(`${edge.mirror}\0${topic}\0${p}`, end);
   const alignment = failoverAlignment(dest.cluster, view.key);
   if (failoverWithoutMirroredData(alignment)) {
     // Failed over from FAILED over the topic's own log: no barrier, nothing mirrored to promise (its markers
@@ -122,8 +125,12 @@ export function completeFailoverPartition(
   // Only writes the source still holds: one it dropped by consent before this mirror copied it (a failback
   // with `--truncate-local-writes` of the source itself) is not the source's to give any more (soak
   // failback FC_SEED=8 x100). Its own loss is the source's committed-prefix check.
+  // A copy of a source topic deleted since (maybe created again under the name) promises none of the
+  // writes of the source's topic of that name now: they are another topic's (`checkOrphans` checks it).
+  const orphaned = sim.orphaned(edge, topic) !== undefined;
   const sourceWrites = sim.model.acked.filter(
-    (w) => w.node === edge.from && w.topic === topic && w.partition === p && w.offset < mirroredHw,
+    (w) =>
+      !orphaned && w.node === edge.from && w.topic === topic && w.partition === p && w.offset < mirroredHw,
   );
   for (const w of unaligned ? [] : stillAcknowledged(sim.node(edge.from).cluster, sourceWrites)) {
     promised.set(w.offset, w);

@@ -61,6 +61,11 @@ export { readOnlyReason } from "./invariants/mirror-verdict";
 export { checkOffsetIdentity } from "./invariants/offset-identity";
 export { checkPidResetAnswers } from "./invariants/pid-reset";
 export { probeReadOnly } from "./invariants/read-only";
+export {
+  checkOrphanedCopy,
+  type OrphanedCopyBounds,
+  orphanedIncarnation,
+} from "./invariants/recreated-source";
 export { checkReplayMatchesLive } from "./invariants/replay";
 export { checkCommittedTxns, commitMarkerCommitted, transactionOutcome } from "./invariants/transactions";
 export { checkTransitions } from "./invariants/transitions";
@@ -77,6 +82,7 @@ export {
   type AckedWrite,
   type ActiveGroup,
   type CommittedTxn,
+  type DeletedIncarnation,
   type EdgeTopicState,
   emptyModel,
   type FailoverRecord,
@@ -95,6 +101,7 @@ export {
   rejoin,
   resume,
 } from "./operator";
+export { recreateTopic } from "./recreate-topic";
 export {
   type SchedulerClock,
   SeededScheduler,

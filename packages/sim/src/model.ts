@@ -98,6 +98,25 @@ export interface Truncation {
   at: number;
 }
 
+/**
+ * A source topic the workload deleted (and created again under its name): its batches when it was deleted,
+ * which are all that a mirror copying it may ever hold (its copies keep its topic id, the new topic has
+ * another).
+ */
+export interface DeletedIncarnation {
+  /** The cluster it was deleted on, its name and its topic id. */
+  node: string;
+  topic: string;
+  topicId: string;
+  /** Per partition: the source leader's batches (base offset -> hex) when it was deleted. */
+  batches: Map<number, Map<bigint, string>>;
+  /**
+   * Per mirror copying it then (`mirror` name): per partition, the batches its destination's running
+   * replicas held at the deletion (base offset -> hex).
+   */
+  copies: Map<string, Map<number, Map<bigint, string>>>;
+}
+
 /** The simulation's model of the world. */
 export interface SimModel {
   topics: Map<string, TopicModel>;
@@ -116,6 +135,13 @@ export interface SimModel {
   activeGroups: ActiveGroup[];
   /** `node/topic/partition` of partitions that went through an unclean election (source-side data loss). */
   diverged: Set<string>;
+  /** Source topics deleted (and created again under the name), by their topic id. */
+  incarnations: Map<string, DeletedIncarnation>;
+  /**
+   * `mirror\0topic\0partition` -> the destination leader's log end when the partition was first seen
+   * STOPPED after a failover (every local write lies at or above it).
+   */
+  stoppedEnds: Map<string, bigint>;
 }
 
 /** A fresh, empty model. */
@@ -131,6 +157,8 @@ export function emptyModel(): SimModel {
     sourceGroups: new Set(),
     activeGroups: [],
     diverged: new Set(),
+    incarnations: new Map(),
+    stoppedEnds: new Map(),
   };
 }
 

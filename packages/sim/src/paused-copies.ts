@@ -7,30 +7,6 @@ import { checkReplicasAgree } from "./invariants/replicas-agree";
 import { checkTransitions } from "./invariants/transitions";
 import type { Violation } from "./invariants/violation";
 import type { Simulation } from "./simulation";
-import type { MirrorEdge } from "./topology";
-
-/**
- * The lowest offset the source's log of `topic`-`partition` was cut at since the edge topic last became
- * ACTIVE (undefined: never). A PAUSED copy, or one a failover froze, is the source as its fetcher last saw
- * it: when the source was cut since (a failback or re-add of the source itself), the copy keeps what the
- * source dropped, and matches it only below the cut. A cut while still ACTIVE counts too, as the fetcher may
- * not have fetched between the cut and the pause or failover; `resumePausedCopies` then checks that a paused
- * copy follows the cut once resumed, and a planned failover's promised writes are checked on their own.
- */
-export function sourceCutSinceActive(
-  sim: Simulation,
-  edge: MirrorEdge,
-  topic: string,
-  partition: number,
-): bigint | undefined {
-  const since = sim.model.activeSince.get(`${edge.mirror}\0${topic}`) ?? 0;
-  let cut: bigint | undefined;
-  for (const t of sim.model.truncations) {
-    if (t.node !== edge.from || t.topic !== topic || t.partition !== partition || t.at < since) continue;
-    if (cut === undefined || t.offset < cut) cut = t.offset;
-  }
-  return cut;
-}
 
 /**
  * After the settled checks: resumes every PAUSED edge topic, waits until everything mirrors and caught up
@@ -41,7 +17,10 @@ export function sourceCutSinceActive(
  * `__mirror_state` history (valid steps, its replay equal to the live state).
  */
 export async function resumePausedCopies(sim: Simulation): Promise<Violation[]> {
-  const paused = sim.edgeTopics((s) => s === "PAUSED");
+  // A copy of a deleted source topic failed for good (`converged`): it resumes nothing.
+  const paused = sim
+    .edgeTopics((s) => s === "PAUSED")
+    .filter(({ edge, topic }) => !sim.orphaned(edge, topic));
   if (paused.length === 0) return [];
   const out: Violation[] = [];
   for (const { edge, topic } of paused) {

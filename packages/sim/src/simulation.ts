@@ -5,11 +5,18 @@ import { CommittedPrefix } from "./invariants/committed-prefix";
 import { checkDurableTransition } from "./invariants/durable-commit";
 import { leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
+import { checkOrphanedCopy, orphanedIncarnation } from "./invariants/recreated-source";
 import { TxnMarkerWatch } from "./invariants/txn-markers";
 import { UnmirroredFailoverWatch } from "./invariants/unmirrored-failover";
 import type { Violation } from "./invariants/violation";
 import type { LinkOptions } from "./link";
-import { type EdgeTopicState, emptyModel, partitionId, type SimModel } from "./model";
+import {
+  type DeletedIncarnation,
+  type EdgeTopicState,
+  emptyModel,
+  partitionId,
+  type SimModel,
+} from "./model";
 import { type MirrorEdge, mirrorName, type SimNode, SimWorld, type TopologySpec } from "./topology";
 
 /** Settings of a simulation run. */
@@ -237,6 +244,47 @@ export class Simulation {
             : undefined;
     if (state !== undefined) this.setEdgeState(edge, topic, state);
     return state ?? this.edgeState(edge, topic);
+  }
+
+  /**
+   * The deleted source topic that the edge's copy of `topic` belongs to, when the source deleted it (and
+   * maybe created it again under the name): that copy only fails, and is checked by `checkOrphans`.
+   */
+  orphaned(edge: MirrorEdge, topic: string): DeletedIncarnation | undefined {
+    return orphanedIncarnation(
+      this.node(edge.from).cluster,
+      this.node(edge.to).cluster,
+      topic,
+      this.model.incarnations,
+    );
+  }
+
+  /** Checks every orphaned copy (see `checkOrphanedCopy`): it holds nothing but its deleted topic's batches. */
+  checkOrphans(): void {
+    for (const { edge, topic } of this.edgeTopics()) {
+      const incarnation = this.orphaned(edge, topic);
+      if (!incarnation) continue;
+      const failedOver = this.edgeState(edge, topic) === "REMOVED";
+      const partitions = this.node(edge.to).cluster.controller.image.topic(topic)?.partitions.length ?? 0;
+      for (let p = 0; p < partitions; p++) {
+        const localFrom = failedOver
+          ? this.model.stoppedEnds.get(`${edge.mirror}\0${topic}\0${p}`)
+          : undefined;
+        this.report(
+          checkOrphanedCopy(
+            `${edge.from}->${edge.to}`,
+            this.node(edge.to).cluster,
+            incarnation,
+            edge.mirror,
+            p,
+            {
+              failedOver,
+              ...(localFrom === undefined ? {} : { localFrom }),
+            },
+          ),
+        );
+      }
+    }
   }
 
   /** Whether `node` holds `topic` (created there, or added by one of its mirrors). */

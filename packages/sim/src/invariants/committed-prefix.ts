@@ -57,6 +57,14 @@ export class CommittedPrefix {
     return a;
   }
 
+  /**
+   * `node` deleted `topic` (and maybe created it again under the name): what its partitions held is gone
+   * by the operator's will, and the new topic's batches are tracked from now on.
+   */
+  forget(node: string, topic: string): void {
+    for (const k of [...this.tracked.keys()]) if (k.startsWith(`${node}\0${topic}\0`)) this.tracked.delete(k);
+  }
+
   /** Withdraws an allowance (its command was refused and changed nothing). */
   withdraw(a: TruncationAllowance): void {
     const i = this.allowances.indexOf(a);

@@ -1,0 +1,101 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { hexOf, leaderLog } from "./invariants/logs";
+import type { DeletedIncarnation } from "./model";
+import type { Simulation } from "./simulation";
+import { describeError, pick, produce } from "./workload";
+
+/** Every batch any running replica of `topic`-`partition` holds (base offset -> hex). */
+function heldBatches(cluster: KafkaCluster, brokers: number, topic: string, partition: number) {
+  const out = new Map<bigint, string>();
+  for (let id = 0; id < brokers; id++) {
+    const log = cluster.localBroker(id)?.replica(topic, partition)?.log;
+    for (const b of log?.batches() ?? []) if (!out.has(b.baseOffset)) out.set(b.baseOffset, hexOf(b));
+  }
+  return out;
+}
+
+/**
+ * Deletes a topic on the cluster it was created on (where it is written, not mirrored) and creates it again
+ * under its name, with `grow` more partitions, then writes `count` records to it: the new topic has another
+ * id, and its offsets overlap the old topic's. The mirrors that copied the old topic must never append the
+ * new topic's batches to their copies (fetching by name would), fail their partitions for good, and measure
+ * no lag against the new topic. Before the deletion the sim snapshots the old topic's batches and every
+ * copy's (`DeletedIncarnation`); the old topic's acknowledged writes and commits leave the model (the
+ * operator deleted them), so nothing promises them again.
+ */
+export async function recreateTopic(sim: Simulation, choice: number, grow: number, count: number) {
+  const t = pick(
+    [...sim.model.topics.values()].filter(
+      (x) => sim.writable(x.root, x.name) && (sim.openTxn?.node !== x.root || sim.openTxn.topic !== x.name),
+    ),
+    choice,
+  );
+  if (!t) {
+    sim.step("recreate: no topic written where it was created");
+    return;
+  }
+  const cluster = sim.node(t.root).cluster;
+  const meta = cluster.controller.image.topic(t.name);
+  if (!meta) return;
+  const batches = new Map<number, Map<bigint, string>>();
+  for (const p of meta.partitions) {
+    const log = leaderLog(cluster, t.name, p.partition);
+    if (!log) {
+      sim.step(`recreate ${t.root}/${t.name}: partition ${p.partition} has no leader`);
+      return;
+    }
+    batches.set(p.partition, new Map([...log.batches()].map((b) => [b.baseOffset, hexOf(b)])));
+  }
+  const copies: DeletedIncarnation["copies"] = new Map();
+  for (const edge of sim.edges) {
+    if (edge.from !== t.root || sim.edgeState(edge, t.name) === undefined) continue;
+    const dst = sim.node(edge.to).cluster;
+    const copy = dst.controller.image.topic(t.name);
+    if (copy?.topicId !== meta.topicId) continue;
+    copies.set(
+      edge.mirror,
+      new Map(copy.partitions.map((p) => [p.partition, heldBatches(dst, sim.brokers, t.name, p.partition)])),
+    );
+  }
+  const admin = sim.node(t.root).kafka.admin();
+  try {
+    await sim.world.time.run(admin.deleteTopics({ topics: [t.name] }), 120_000);
+  } catch (error) {
+    if (cluster.controller.image.topic(t.name)?.topicId === meta.topicId) {
+      sim.step(`recreate ${t.root}/${t.name}: delete refused: ${describeError(error)}`);
+      return;
+    }
+  }
+  sim.model.incarnations.set(meta.topicId, {
+    node: t.root,
+    topic: t.name,
+    topicId: meta.topicId,
+    batches,
+    copies,
+  });
+  const ours = (x: { node: string; topic: string }) => x.node === t.root && x.topic === t.name;
+  sim.model.acked = sim.model.acked.filter((w) => !ours(w));
+  sim.model.commits = sim.model.commits.filter((c) => !ours(c));
+  sim.model.failovers = sim.model.failovers.filter((f) => !ours(f));
+  sim.prefix.forget(t.root, t.name);
+  const partitions = meta.partitions.length + (Math.abs(grow) % 2);
+  try {
+    await sim.createTopic(t.root, t.name, partitions, t.compacted);
+  } catch (error) {
+    sim.step(
+      `recreate ${t.root}/${t.name}: deleted (id ${meta.topicId}), create refused: ${describeError(error)}`,
+    );
+    return;
+  }
+  const id = cluster.controller.image.topic(t.name)?.topicId;
+  sim.step(
+    `recreate ${t.root}/${t.name}: id ${meta.topicId} deleted, created again as ${id} (${partitions} partitions)`,
+  );
+  // The node's idempotent producer has sequences for the old topic's partitions, which the new topic does
+  // not know (UNKNOWN_PRODUCER_ID): its applications start a new producer.
+  const producer = sim.producers.get(t.root);
+  sim.producers.delete(t.root);
+  await producer?.disconnect().catch(() => undefined);
+  const target = sim.writableTargets().findIndex(ours);
+  for (let p = 0; p < partitions && count > 0; p++) await produce(sim, target, p, count);
+}

@@ -1,0 +1,25 @@
+import type { Simulation } from "./simulation";
+import type { MirrorEdge } from "./topology";
+
+/**
+ * The lowest offset the source's log of `topic`-`partition` was cut at since the edge topic last became
+ * ACTIVE (undefined: never). A PAUSED copy, or one a failover froze, is the source as its fetcher last saw
+ * it: when the source was cut since (a failback or re-add of the source itself), the copy keeps what the
+ * source dropped, and matches it only below the cut. A cut while still ACTIVE counts too, as the fetcher may
+ * not have fetched between the cut and the pause or failover; `resumePausedCopies` then checks that a paused
+ * copy follows the cut once resumed, and a planned failover's promised writes are checked on their own.
+ */
+export function sourceCutSinceActive(
+  sim: Simulation,
+  edge: MirrorEdge,
+  topic: string,
+  partition: number,
+): bigint | undefined {
+  const since = sim.model.activeSince.get(`${edge.mirror}\0${topic}`) ?? 0;
+  let cut: bigint | undefined;
+  for (const t of sim.model.truncations) {
+    if (t.node !== edge.from || t.topic !== topic || t.partition !== partition || t.at < since) continue;
+    if (cut === undefined || t.offset < cut) cut = t.offset;
+  }
+  return cut;
+}

@@ -216,6 +216,7 @@ describe("property: coordinator moves and source divergence", () => {
           "cutLink",
           "healLink",
           "moveStateLeader",
+          "recreateTopic",
           "advance",
         ],
         numRuns: 6,

@@ -11,6 +11,7 @@ import { DataDirLock } from "./data-dir-lock";
 import { ClusterError } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
 import type { ClusterLogger } from "./logger";
+import { MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
 import type { Cancel, Scheduler } from "./scheduler";
 import { TransactionCoordinator } from "./transaction-coordinator";
@@ -108,6 +109,13 @@ export class KafkaCluster implements BrokerNetwork {
       writeTxnMarker: (m) => {
         const { topic, partition } = m.partition;
         const leader = this.leaderFor(topic, partition);
+        // A partition that became a mirror partition again since the transaction wrote to it (a re-add or
+        // failback) holds its source's log: this cluster's marker would be a batch the source does not
+        // have, at an offset the source's next batch needs. The transaction's own batches there are local
+        // writes the re-add truncates (or refuses to), and STOPPING aborts any transaction its log still
+        // holds open, so the marker counts as written without touching the mirror's log.
+        const mirrorName = this.controller.image.topic(topic)?.configs.get(MIRROR_NAME_CONFIG);
+        if (leader.replica(topic, partition)?.isReadOnly(mirrorName)) return;
         const info = leader.appendControlBatch(
           topic,
           partition,

@@ -216,6 +216,31 @@ describe("transactions", () => {
     expect(await readAll(t, "t", "read_committed")).toEqual([]);
   });
 
+  it("writes no marker into a partition that became a mirror partition again (a re-add) while the transaction was open", async () => {
+    const t = clientCluster();
+    t.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    t.cluster.controller.createTopic({ name: "m", replicaAssignment: [[1, 2, 0]] });
+    const producer = t.kafka.producer({ transactionalId: "local", transactionTimeout: 1000 });
+    await producer.connect();
+    const txn = await t.run(producer.transaction());
+    await t.run(txn.send({ topic: "t", messages: [{ value: "t1" }] }));
+    await t.run(txn.send({ topic: "m", messages: [{ value: "m1" }] }));
+    // `m` is added to a mirror (its partitions are read-only from now on, until the mirror's truncation).
+    t.cluster.controller.incrementalAlterConfigs({ type: "topic", name: "m" }, [
+      { name: "mirror.name", op: "SET", value: "dr" },
+    ]);
+    t.settle(1500);
+    expect(t.cluster.transactions.abortTimedOutTransactions()).toEqual(["local"]);
+    // `t`'s marker counts once its in-sync replicas have it.
+    await t.run(new Promise((resolve) => t.scheduler.schedule(() => resolve(undefined), 1000)));
+    const kinds = (topic: string) =>
+      batchesOf(t.cluster, topic === "t" ? 0 : 1, topic).map((x) => (x.isControl ? controlTypeOf(x) : "data"));
+    expect(kinds("t")).toEqual(["data", ControlRecordType.ABORT]);
+    // The mirror's log gets nothing of this cluster's: its offsets stay the source's to fill.
+    expect(kinds("m")).toEqual(["data"]);
+    expect(t.cluster.transactions.describeTransaction("local")?.state).toBe("CompleteAbort");
+  });
+
   it("commits consumer offsets with the transaction (sendOffsets) and drops them on abort", async () => {
     const t = clientCluster();
     t.cluster.controller.createTopic({ name: "in", replicaAssignment: [[0]] });

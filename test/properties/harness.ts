@@ -32,6 +32,7 @@ import {
   pause,
   produce,
   readd,
+  readdRecreate,
   recreateTopic,
   restart,
   restartNode,
@@ -111,6 +112,7 @@ const ACTIONS = {
   restartNode: (s, [c]) => restartNode(s, c!),
   txnFence: (s) => txnFence(s),
   recreateTopic: (s, [t, g, c]) => recreateTopic(s, t!, g!, c!),
+  readdRecreate: (s, [i, t, g]) => readdRecreate(s, i!, (t ?? 0) % 2 === 1, g!),
 } satisfies Record<string, Action>;
 
 /** A command name of `COMMANDS`. */
@@ -166,6 +168,7 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   restartNode: fc.tuple(n),
   txnFence: fc.constant([]),
   recreateTopic: fc.tuple(n, fc.nat(1), fc.nat(4)),
+  readdRecreate: fc.tuple(n, fc.nat(1), fc.nat(1)),
 };
 
 /** The command `name` with `args`, labelled `name(a,b)` (or `name` without arguments). */

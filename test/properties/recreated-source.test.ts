@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, runTopologyProperty } from "./harness";
+import { PROPERTY_TIMEOUT_MS, reachesSteps, runRegressions, runTopologyProperty } from "./harness";
 import { activePassive, chain, fanOut } from "./sim";
 
 /**
@@ -21,6 +21,7 @@ describe("property: a source topic deleted and created again under its name", ()
     "failover",
     "failback",
     "readd",
+    "readdRecreate",
     "addTopic",
     "crash",
     "crashSoon",
@@ -30,6 +31,47 @@ describe("property: a source topic deleted and created again under its name", ()
     "healLink",
     "advance",
   ] as const;
+
+  it(
+    "regression: a transaction that timed out wrote its ABORT marker into a partition re-added as a mirror (FC_SEED=42 x15)",
+    async () => {
+      await runRegressions(
+        {
+          name: "recreated-source-active-passive",
+          file: "test/properties/recreated-source.test.ts",
+          topology: activePassive,
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            bug: "b's transaction coordinator appended a marker (pid 1, b's epoch 12) into profiles-0 once it mirrored a again: a batch the source never had, at an offset the source's next batch needs",
+            simSeed: 70558,
+            steps: [
+              "failover(767,2)",
+              "txnBegin(533,301)",
+              "addTopic(43,709)",
+              "healLink(969)",
+              "healLink(259)",
+              "txnBegin(956,899)",
+              "healLink(429)",
+              "readd(918,0)",
+              "readdRecreate(772,0,1)",
+            ],
+            // b's transaction added profiles-0 while it was STOPPING (its send was refused), then timed out
+            // a minute later, after the re-add made profiles-0 a mirror partition again.
+            reaches: reachesSteps(
+              "no transaction began on b's profiles while it failed over, before a re-add",
+              "txn begin on b/profiles: READ_ONLY_TOPIC",
+              "re-add --truncate-local-writes b-from-a profiles",
+            ),
+          },
+        ],
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
   for (const [name, topology] of [
     ["active-passive", activePassive],

@@ -17,7 +17,7 @@ import type { Violation } from "./invariants/violation";
 import { partitionId } from "./model";
 import { resumePausedCopies } from "./paused-copies";
 import type { Simulation } from "./simulation";
-import { sourceCutSinceActive } from "./source-cut";
+import { frozenSourceCut, sourceCutSinceActive } from "./source-cut";
 
 /** The committed state of one mirror partition as its coordinator describes it now (undefined: none). */
 function committedState(
@@ -117,7 +117,10 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     for (let p = 0; p < partitions; p++) {
       const label = `${edge.from}->${edge.to}`;
       if (state !== "REMOVED") {
-        const upTo = state === "PAUSED" ? sourceCutSinceActive(sim, edge, topic, p) : undefined;
+        const upTo =
+          state === "PAUSED"
+            ? sourceCutSinceActive(sim, edge, topic, p)
+            : frozenSourceCut(sim, edge, topic, p);
         out.push(...checkOffsetIdentity(label, src, dst, topic, p, upTo));
         continue;
       }

@@ -1,7 +1,7 @@
 import { leaderLog } from "./invariants/logs";
 import type { Violation } from "./invariants/violation";
 import type { Simulation } from "./simulation";
-import { sourceCutSinceActive } from "./source-cut";
+import { frozenSourceCut, sourceCutSinceActive } from "./source-cut";
 import type { MirrorEdge } from "./topology";
 import { produce } from "./workload";
 
@@ -87,6 +87,8 @@ function converged(sim: Simulation): string | undefined {
         // A copy keeps what it committed past the end of a source that was cut since (a failback or re-add
         // upstream in a chain), until the source writes again and its epochs say where they diverge.
         const ahead = cut !== undefined && cut < d.logEndOffset && s.logEndOffset < d.logEndOffset;
+        // ... for good when the source itself failed for good (its source topic was deleted).
+        if (ahead && frozenSourceCut(sim, edge, topic, p) !== undefined) continue;
         return ahead ? `${AHEAD}${why}` : why;
       }
       // Equal offsets are not a copy: a source cut and rewritten while the fetcher was away (paused, or

@@ -101,7 +101,7 @@ export {
   rejoin,
   resume,
 } from "./operator";
-export { recreateTopic } from "./recreate-topic";
+export { readdRecreate, recreateTopic } from "./recreate-topic";
 export {
   type SchedulerClock,
   SeededScheduler,

@@ -7,6 +7,7 @@ import { checkReplicasAgree } from "./invariants/replicas-agree";
 import { checkTransitions } from "./invariants/transitions";
 import type { Violation } from "./invariants/violation";
 import type { Simulation } from "./simulation";
+import { frozenSourceCut } from "./source-cut";
 
 /**
  * After the settled checks: resumes every PAUSED edge topic, waits until everything mirrors and caught up
@@ -49,6 +50,7 @@ export async function resumePausedCopies(sim: Simulation): Promise<Violation[]> 
           sim.node(edge.to).cluster,
           topic,
           p,
+          frozenSourceCut(sim, edge, topic, p),
         ),
       );
     }

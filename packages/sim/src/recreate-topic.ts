@@ -1,6 +1,7 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { hexOf, leaderLog } from "./invariants/logs";
-import type { DeletedIncarnation } from "./model";
+import type { DeletedIncarnation, TopicModel } from "./model";
+import { failoverTopic, rejoin } from "./operator";
 import type { Simulation } from "./simulation";
 import { describeError, pick, produce } from "./workload";
 
@@ -24,16 +25,76 @@ function heldBatches(cluster: KafkaCluster, brokers: number, topic: string, part
  * operator deleted them), so nothing promises them again.
  */
 export async function recreateTopic(sim: Simulation, choice: number, grow: number, count: number) {
-  const t = pick(
-    [...sim.model.topics.values()].filter(
-      (x) => sim.writable(x.root, x.name) && (sim.openTxn?.node !== x.root || sim.openTxn.topic !== x.name),
-    ),
-    choice,
-  );
+  const t = pick(recreatable(sim), choice);
   if (!t) {
     sim.step("recreate: no topic written where it was created");
     return;
   }
+  await recreate(sim, t, grow, count);
+}
+
+/** Topics written where they were created, with no transaction open on them: those `recreate` may take. */
+function recreatable(sim: Simulation): TopicModel[] {
+  return [...sim.model.topics.values()].filter(
+    (x) => sim.writable(x.root, x.name) && (sim.openTxn?.node !== x.root || sim.openTxn.topic !== x.name),
+  );
+}
+
+/**
+ * A re-add (`readd`) of a failed-over topic, with the source topic deleted and created again while the
+ * re-add's PREPARING looks up where to truncate. An ACTIVE edge topic is first written to on its source
+ * (three records per partition), left a few seconds to copy, and failed over (waiting for STOPPED), so the
+ * copy holds mirrored data the re-add must keep; the re-add then asks for `--truncate-local-writes` (the
+ * failover wrote locally). The link to the source is slowed to 2 s each way for the add, so its lookups are
+ * still in flight when `addTopics` returns and the topic is replaced. PREPARING must truncate nothing by the
+ * new topic's offsets (its lookups name the old topic's id and are refused): the re-add's allowed cut,
+ * computed against the old topic, is the committed-prefix check's floor.
+ */
+export async function readdRecreate(
+  sim: Simulation,
+  choice: number,
+  truncateLocalWrites: boolean,
+  grow: number,
+) {
+  const et = pick(
+    sim
+      .edgeTopics((s) => s === "REMOVED" || s === "ACTIVE")
+      .filter(({ edge, topic }) => recreatable(sim).some((t) => t.root === edge.from && t.name === topic)),
+    choice,
+  );
+  if (!et) {
+    sim.step("re-add while the source topic is recreated: nothing mirrored from where it is written");
+    return;
+  }
+  const { edge, topic } = et;
+  if (sim.openTxn?.node === edge.to && sim.openTxn.topic === topic) {
+    sim.step(`re-add ${edge.mirror} ${topic}: a transaction is open there`);
+    return;
+  }
+  let truncate = truncateLocalWrites;
+  if (sim.edgeState(edge, topic) === "ACTIVE") {
+    const target = sim.writableTargets().findIndex((t) => t.node === edge.from && t.topic === topic);
+    const partitions = sim.node(edge.from).cluster.controller.image.topic(topic)?.partitions.length ?? 0;
+    for (let p = 0; p < partitions; p++) await produce(sim, target, p, 3);
+    await sim.world.time.advance(5_000);
+    await failoverTopic(sim, edge, topic, "unplanned");
+    if (sim.edgeState(edge, topic) !== "REMOVED") return;
+    truncate = true;
+  }
+  const link = sim.world.link(edge.from, edge.to);
+  link.slowDown(2_000);
+  try {
+    await rejoin(sim, edge, topic, "re-add", truncate);
+    if (sim.edgeState(edge, topic) !== "ACTIVE") return;
+    const t = sim.model.topics.get(topic);
+    if (t) await recreate(sim, t, grow, 1);
+  } finally {
+    link.slowDown(0);
+  }
+}
+
+/** `recreateTopic` of one topic. */
+async function recreate(sim: Simulation, t: TopicModel, grow: number, count: number): Promise<void> {
   const cluster = sim.node(t.root).cluster;
   const meta = cluster.controller.image.topic(t.name);
   if (!meta) return;

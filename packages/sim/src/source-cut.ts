@@ -23,3 +23,23 @@ export function sourceCutSinceActive(
   }
   return cut;
 }
+
+/**
+ * Where the copy on `edge` may stay ahead of its source for good: its source's own copy of `topic` belongs
+ * to a source topic deleted since (`Simulation.orphaned`), so it failed for good and will never write
+ * again, and it was cut since `edge` became ACTIVE (a re-add that truncated before it failed). The copy
+ * keeps what it committed past that cut (docs/protocol.md) and matches its source only below it.
+ * Undefined otherwise.
+ */
+export function frozenSourceCut(
+  sim: Simulation,
+  edge: MirrorEdge,
+  topic: string,
+  partition: number,
+): bigint | undefined {
+  const frozen = sim.edges.some(
+    (e) =>
+      e.to === edge.from && sim.edgeState(e, topic) !== "REMOVED" && sim.orphaned(e, topic) !== undefined,
+  );
+  return frozen ? sourceCutSinceActive(sim, edge, topic, partition) : undefined;
+}

@@ -91,6 +91,29 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
             "settle: ahead of its cut source: c2-from-c1 orders-0",
           ),
         },
+        {
+          bug: "a simulator bug (recreated-source chain, FC_SEED=53 x15): as above, but c1 was paused after its re-add, so nothing could write to it before the settling resumed it: c2 waited ahead of it, and the settling wrote upstream only after the resume",
+          simSeed: 32060,
+          steps: [
+            "failover(296,3)",
+            "advance(11493)",
+            "recreateTopic(233,1,1)",
+            "readd(894,1)",
+            "addTopic(173,85)",
+            "pause(800)",
+            "crash(274,348)",
+            "txnAbort",
+            "addTopic(996,733)",
+            "pause(848)",
+          ],
+          reaches: reachesSteps(
+            "c2 was never ahead of a paused c1",
+            "re-add --truncate-local-writes c1-from-c0 orders",
+            "pause c1-from-c0 orders",
+            "settled: resume c1-from-c0 orders",
+            "settle: ahead of its cut source: c2-from-c1 orders-0",
+          ),
+        },
       ]);
       await runRegressions(property(5), [
         {

@@ -38,8 +38,19 @@ export async function resumePausedCopies(sim: Simulation): Promise<Violation[]> 
   }
   out.push(...(await awaitConvergence(sim)));
   sim.step("settled after resuming");
-  for (const { edge, topic } of paused) {
-    if (sim.edgeState(edge, topic) !== "ACTIVE") continue;
+  // The resumed copies, and the copies downstream of them (a chain): those may have waited for the resumed
+  // hop to write again (`frozenSourceCut`), and are compared in full now.
+  const resumed = paused.filter(({ edge, topic }) => sim.edgeState(edge, topic) === "ACTIVE");
+  const checked = [...resumed];
+  for (let i = 0; i < checked.length; i++) {
+    const { edge, topic } = checked[i]!;
+    for (const next of sim.edges) {
+      if (next.from !== edge.to || sim.edgeState(next, topic) !== "ACTIVE") continue;
+      if (!checked.some((c) => c.edge === next && c.topic === topic)) checked.push({ edge: next, topic });
+    }
+  }
+  for (const { edge, topic } of checked) {
+    if (sim.orphaned(edge, topic)) continue;
     const src = sim.node(edge.from).cluster;
     const partitions = src.controller.image.topic(topic)?.partitions.length ?? 0;
     for (let p = 0; p < partitions; p++) {

@@ -25,11 +25,12 @@ export function sourceCutSinceActive(
 }
 
 /**
- * Where the copy on `edge` may stay ahead of its source for good: its source's own copy of `topic` belongs
- * to a source topic deleted since (`Simulation.orphaned`), so it failed for good and will never write
- * again, and it was cut since `edge` became ACTIVE (a re-add that truncated before it failed). The copy
- * keeps what it committed past that cut (docs/protocol.md) and matches its source only below it.
- * Undefined otherwise.
+ * Where the copy on `edge` may stay ahead of its source (docs/protocol.md: it keeps what it committed past
+ * the source's end until the source writes again): its source was cut since `edge` became ACTIVE (a re-add
+ * that truncated), and nothing will write to the source for now: its own copy of `topic` is PAUSED, or
+ * belongs to a source topic deleted since (`Simulation.orphaned`: failed for good). The copy matches its
+ * source only below that cut. Undefined otherwise. `resumePausedCopies` resumes the paused ones and checks
+ * the copies downstream in full once the source wrote again.
  */
 export function frozenSourceCut(
   sim: Simulation,
@@ -37,9 +38,10 @@ export function frozenSourceCut(
   topic: string,
   partition: number,
 ): bigint | undefined {
-  const frozen = sim.edges.some(
-    (e) =>
-      e.to === edge.from && sim.edgeState(e, topic) !== "REMOVED" && sim.orphaned(e, topic) !== undefined,
-  );
+  const frozen = sim.edges.some((e) => {
+    if (e.to !== edge.from) return false;
+    const state = sim.edgeState(e, topic);
+    return state === "PAUSED" || (state !== "REMOVED" && sim.orphaned(e, topic) !== undefined);
+  });
   return frozen ? sourceCutSinceActive(sim, edge, topic, partition) : undefined;
 }

@@ -188,3 +188,68 @@ export async function kafkajsConsumerOnce(filled: FilledBroker, group: string): 
     await consumer.disconnect();
   }
 }
+
+/**
+ * The ceiling of the real-broker path: the same fetches the mirror makes (the kafkajs source adapter, one
+ * fetch loop and connection per partition, 4 MiB per partition), with the bytes dropped as they arrive: no
+ * CRC check, no append, no engine. What the broker, loopback and kafkajs's connection deliver to this
+ * process; the mirror cannot run faster than this, whatever the baseline.
+ */
+export async function fetchOnlyOnce(filled: FilledBroker): Promise<Run> {
+  const { topic, partitions } = filled.shape;
+  // As the mirror's connector in `mirrorOnce` (fetch wait 10 ms).
+  const source = new KafkajsSourceCluster(
+    "bench-fetch-only",
+    { "bootstrap.servers": filled.broker.bootstrap },
+    { fetchMaxWaitMs: 10 },
+  );
+  try {
+    const leaders = await source.partitionLeaders([topic]);
+    return await timed(async () => {
+      await Promise.all(
+        Array.from({ length: partitions }, async (_, p) => {
+          const leader = leaders.find((l) => l.topic === topic && l.partition === p);
+          if (!leader) throw new Error(`${topic}-${p} has no leader on the bench broker`);
+          let offset = 0n;
+          while (offset < filled.ends[p]!) {
+            const response = await source.fetch({
+              clientId: `bench-fetch-only-${p}`,
+              brokerId: leader.leaderId,
+              maxBytes: 16 << 20,
+              partitions: [
+                {
+                  topic,
+                  partition: p,
+                  fetchOffset: offset,
+                  lastFetchedEpoch: -1,
+                  currentLeaderEpoch: -1,
+                  maxBytes: 4 << 20,
+                },
+              ],
+            });
+            const answer = response.partitions[0];
+            if (answer?.error) throw answer.error;
+            offset = nextFetchOffset(answer?.recordSlices ?? [], offset);
+          }
+        }),
+      );
+    });
+  } finally {
+    await source.close();
+  }
+}
+
+/** The offset after the last whole batch of `slices` (v2 headers only: base offset, length, last delta). */
+function nextFetchOffset(slices: readonly Buffer[], offset: bigint): bigint {
+  let next = offset;
+  for (const slice of slices) {
+    let at = 0;
+    while (at + 27 <= slice.length) {
+      const size = slice.readInt32BE(at + 8) + 12;
+      if (at + size > slice.length) break;
+      next = slice.readBigInt64BE(at) + BigInt(slice.readInt32BE(at + 23)) + 1n;
+      at += size;
+    }
+  }
+  return next;
+}

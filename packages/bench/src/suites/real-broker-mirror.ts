@@ -2,6 +2,7 @@ import { type BenchResult, type BenchSuite, result } from "../harness";
 import { javaConsumerPerformance } from "../java-consumer-perf";
 import {
   type FilledBroker,
+  fetchOnlyOnce,
   kafkajsConsumerOnce,
   mirrorOnce,
   type Run,
@@ -53,14 +54,17 @@ export const suite: BenchSuite = {
 
       const mirror: Run[] = [];
       const consumer: Run[] = [];
+      const fetchOnly: Run[] = [];
       const java: Awaited<ReturnType<typeof javaRun>>[] = [];
       for (let i = 0; i <= RUNS; i++) {
         const m = await mirrorRun(10 * i);
         const c = await consumerRun(i);
+        const f = await fetchOnlyOnce(filled);
         const j = await javaRun(i);
         if (i === 0) continue; // warm-up round: JIT, page cache, connections
         mirror.push(m);
         consumer.push(c);
+        fetchOnly.push(f);
         java.push(j);
       }
       const rate = (runs: Run[]) => payloadMbps(totalRecords / (median(runs.map((r) => r.ms)) / 1000));
@@ -90,6 +94,13 @@ export const suite: BenchSuite = {
           "MB/s",
           javaRate,
           `vs Kafka's Java consumer (ConsumerPerformance fetch rate, fetch size 4 MiB; ${javaWithJoin.toFixed(0)} MB/s with its group join); ${verdict(vsJava, 0.5)}`,
+        ),
+        result(
+          "real-broker.mirror.16KiB.vs-fetch-only",
+          rate(mirror),
+          "MB/s",
+          rate(fetchOnly),
+          `vs the path's ceiling: the same fetches through the kafkajs source adapter (a loop and connection per partition) with the bytes dropped on arrival (no CRC, no append, no engine), ${cpu(fetchOnly).toFixed(0)} ms CPU per run; 2x kafkajs eachBatch would need ${(2 * rate(consumer)).toFixed(0)} MB/s`,
         ),
         result(
           "real-broker.mirror.16KiB.cpu",

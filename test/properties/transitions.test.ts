@@ -104,6 +104,28 @@ describe("property: faults inside transitions (A -> B)", () => {
           steps: ["failover(0,2)", "readd(0,0)"],
         },
         {
+          bug: "soak FC_SEED=71 x15: a failback refused by a mirror loop, removed while FAILED (no PID reset: its log held no mirrored data), then written to in a committed transaction, was re-added without --truncate-local-writes and the transaction truncated silently",
+          simSeed: 898767,
+          steps: [
+            "loopRace(339,0,0,1)",
+            "controllerFailover(954,7889,529)",
+            "txnBegin(604,277)",
+            "restartNode(792)",
+            "controllerFailover(700,8493,859)",
+            "electPreferred(185)",
+            "txnCommit",
+            "concurrent(193,237,486,38)",
+            "slowDisk(388,550,979)",
+            "txnCommit",
+          ],
+          reaches: reachesSteps(
+            "no re-add of a's profiles after a committed transaction there",
+            "unplanned failover a-from-b profiles: STOPPED",
+            "txn commit on a/profiles: ok",
+            "concurrent: readd a-from-b profiles",
+          ),
+        },
+        {
           bug: "issue 11 item 11: after a node restart in STOPPING a repeated remove was refused",
           simSeed: 0,
           steps: ["failover(0,3)", "restartNode(1)"],

@@ -146,6 +146,55 @@ describe("re-adding a failed-over topic (issue 11 item 8)", () => {
     expect(hexesOf(logOnB())).toEqual(hexesOf(logOnA()));
   });
 
+  it("refuses a failback of a topic failed over from FAILED before it held mirrored data, then written to (no PID reset; soak transitions FC_SEED=71)", async () => {
+    const { t, a, b, logOnA, logOnB } = await failedOver();
+    const producerB = b.kafka.producer({ idempotent: true });
+    await t.run(producerB.connect());
+    await t.run(producerB.send({ topic: "orders", messages: [{ key: "b1", value: "on b" }], acks: -1 }));
+    // A fails back, but its LME lookups on B fail until `broken` is cleared: PREPARING fails before it
+    // truncates anything, and the operator removes the topic again. A STOPPING from FAILED over a log
+    // without mirrored data writes no PID reset (issue 11 item 5b): only A's LME (-1) marks the failover.
+    let broken = true;
+    const served = b.mirroring.asSource();
+    t.registry.unregister("b:9092");
+    t.registry.register("b:9092", b.cluster, {
+      ...served,
+      lastMirrorEpoch: async (topicId, partition) => {
+        if (broken) throw new Error("simulated: b does not answer LME lookups");
+        return served.lastMirrorEpoch!(topicId, partition);
+      },
+    });
+    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+    await t.run(a.mirroring.admin.addTopics("back", "orders"));
+    await t.until(async () => {
+      const [row] = await a.mirroring.admin.describe("back");
+      return row?.state === "FAILED";
+    }, "back FAILED");
+    const before = hexesOf(logOnA());
+    await t.run(a.mirroring.admin.removeTopics("back", "orders"));
+    await t.run(a.mirroring.whenState("back", "STOPPED"));
+    expect(hexesOf(logOnA())).toEqual(before); // no marker, no PID reset
+    // A's applications write there again (acknowledged by its ISR): A is a primary of its own now.
+    const producerA = a.kafka.producer({ idempotent: true });
+    await t.run(producerA.connect());
+    const local = [1, 2, 3].map((i) => ({ key: `a${i}`, value: `written on a ${i}` }));
+    await t.run(producerA.send({ topic: "orders", messages: local, acks: -1 }));
+    const leo = logOnA().logEndOffset;
+    broken = false;
+
+    // Failing back again would align A with B's copy of its history: A's three writes would go.
+    const refusal = t.run(a.mirroring.admin.addTopics("back", "orders"));
+    await expect(refusal).rejects.toMatchObject({
+      errorName: "UNSAFE_TRUNCATION",
+      partitions: [{ topic: "orders", partition: 0, records: 3n, fromOffset: leo - 3n }],
+    });
+    expect(logOnA().logEndOffset).toBe(leo);
+    // Asked for, it goes ahead and A becomes a copy of B.
+    await t.run(a.mirroring.admin.addTopics("back", "orders", { truncateLocalWrites: true }));
+    await t.run(a.mirroring.whenCaughtUp("back"));
+    expect(hexesOf(logOnA())).toEqual(hexesOf(logOnB()));
+  });
+
   it("fails back without the option: the old primary wrote nothing after the failover", async () => {
     const { t, a, b, logOnB } = await failedOver();
     const producerB = b.kafka.producer({ idempotent: true });

@@ -29,8 +29,10 @@ interface CheckedLog {
  * PREPARING's rule, applied without changing anything: the LME is the later failover's, the source's or
  * this cluster's own (`alignmentLastMirrorEpoch`); LME -1, or an epoch this log never had, truncates fully; otherwise the log is cut at the end offset of epoch LME. Then the fetch's divergence check (KIP-320)
  * cuts where the source's own epoch LME ends, when that is earlier (`sourceEndOffsetForEpoch`): the source
- * mirrored only part of this log's last epoch before it failed over (an unplanned failover). Partitions with
- * no PID reset (never failed over here) or nothing local beyond the cut are left out. LEADER_NOT_AVAILABLE
+ * mirrored only part of this log's last epoch before it failed over (an unplanned failover). Partitions never
+ * failed over here (no PID reset, no LME of their own: an old primary failing back, whose divergent tail
+ * the failback drops by design) or with nothing local beyond the cut are left out. A failover from FAILED
+ * over a log without mirrored data writes no PID reset: its own LME (often -1) alone tells the local writes. LEADER_NOT_AVAILABLE
  * (retriable) when a partition has no running leader to read.
  */
 export async function localWritesAtRisk(
@@ -74,7 +76,7 @@ export async function localWritesAtRisk(
 
 /**
  * Where the records written here since the log last held mirrored data start (see `localWritesAtRisk`), or
- * undefined when the log has no PID reset (never failed over here).
+ * undefined when the log has no PID reset and no LME of this cluster's own (never failed over here).
  */
 function localWritesStart(log: CheckedLog, ownLastMirrorEpoch: number | undefined): bigint | undefined {
   let lastReset: bigint | undefined;
@@ -90,7 +92,9 @@ function localWritesStart(log: CheckedLog, ownLastMirrorEpoch: number | undefine
       firstAboveLme = b.baseOffset;
     }
   }
-  if (lastReset === undefined) return undefined;
+  // No PID reset: a failover from FAILED over a log that held no mirrored data writes none (it records
+  // its LME and bumps the epoch only), so what was written since is told by its epoch alone.
+  if (lastReset === undefined) return firstAboveLme;
   const afterReset = lastReset + 1n;
   return firstAboveLme !== undefined && firstAboveLme < afterReset ? firstAboveLme : afterReset;
 }

@@ -234,7 +234,9 @@ describe("transactions", () => {
     // `t`'s marker counts once its in-sync replicas have it.
     await t.run(new Promise((resolve) => t.scheduler.schedule(() => resolve(undefined), 1000)));
     const kinds = (topic: string) =>
-      batchesOf(t.cluster, topic === "t" ? 0 : 1, topic).map((x) => (x.isControl ? controlTypeOf(x) : "data"));
+      batchesOf(t.cluster, topic === "t" ? 0 : 1, topic).map((x) =>
+        x.isControl ? controlTypeOf(x) : "data",
+      );
     expect(kinds("t")).toEqual(["data", ControlRecordType.ABORT]);
     // The mirror's log gets nothing of this cluster's: its offsets stay the source's to fill.
     expect(kinds("m")).toEqual(["data"]);

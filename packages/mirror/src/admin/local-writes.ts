@@ -29,11 +29,11 @@ interface CheckedLog {
  * PREPARING's rule, applied without changing anything: the LME is the later failover's, the source's or
  * this cluster's own (`alignmentLastMirrorEpoch`); LME -1, or an epoch this log never had, truncates fully; otherwise the log is cut at the end offset of epoch LME. Then the fetch's divergence check (KIP-320)
  * cuts where the source's own epoch LME ends, when that is earlier (`sourceEndOffsetForEpoch`): the source
- * mirrored only part of this log's last epoch before it failed over (an unplanned failover). Partitions never
- * failed over here (no PID reset, no LME of their own: an old primary failing back, whose divergent tail
- * the failback drops by design) or with nothing local beyond the cut are left out. A failover from FAILED
- * over a log without mirrored data writes no PID reset: its own LME (often -1) alone tells the local writes. LEADER_NOT_AVAILABLE
- * (retriable) when a partition has no running leader to read.
+ * mirrored only part of this log's last epoch before it failed over (an unplanned failover). Partitions
+ * never failed over here (no PID reset, no LME of their own: an old primary failing back, whose divergent
+ * tail the failback drops by design) or with nothing local beyond the cut are left out. A failover from
+ * FAILED over a log without mirrored data writes no PID reset: its own LME (often -1) alone tells the local
+ * writes. LEADER_NOT_AVAILABLE (retriable) when a partition has no running leader to read.
  */
 export async function localWritesAtRisk(
   cluster: KafkaCluster,

@@ -629,7 +629,8 @@ export class MirrorAdmin {
           this.options.destination,
           topic,
           (id, p) => this.sourceCall(def, (s) => s.lastMirrorEpoch(id, p)),
-          (p, epoch) => this.sourceCall(def, (s) => s.endOffsetForEpoch(t.name, p, epoch)),
+          // With the mirrored topic's id: a topic created again under the name since is refused, not read.
+          (p, epoch) => this.sourceCall(def, (s) => s.endOffsetForEpoch(t.name, p, epoch, local.topicId)),
           (p) => {
             // The LME this cluster captured when the partition failed over (STOPPED) under this mirror.
             const view = views.get(`${t.name}:${p}`);

@@ -46,7 +46,9 @@ export function checkOrphanedCopy(
   if (!copy || !log) return [];
   const held = copy.get(partition);
   if (held === undefined) {
-    // Only the source topic of the copy's id could give it partitions, and it is gone.
+    // Only the source topic of the copy's id could give it partitions, and it is gone; a failed-over copy
+    // is an ordinary topic, which its operator may grow.
+    if (bounds.failedOver) return [];
     return [
       {
         invariant: "recreated-source",

@@ -41,6 +41,31 @@ async function failedOver(holdLmeLookups?: () => Promise<void>) {
   return { t, a, b, logOnA, logOnB };
 }
 
+/**
+ * An add that must be refused with UNSAFE_TRUNCATION, naming the last `records` records of `copy`, and
+ * change nothing; asked again with `--truncate-local-writes`, it goes ahead and `copy` becomes a byte copy
+ * of `source`.
+ */
+async function refusedThenTruncated(
+  t: Awaited<ReturnType<typeof failedOver>>["t"],
+  mirroring: Awaited<ReturnType<typeof failedOver>>["a"]["mirroring"],
+  mirror: string,
+  copy: () => Parameters<typeof hexesOf>[0] & { logEndOffset: bigint },
+  source: () => Parameters<typeof hexesOf>[0],
+  records: bigint,
+): Promise<void> {
+  const leo = copy().logEndOffset;
+  const refusal = t.run(mirroring.admin.addTopics(mirror, "orders"));
+  await expect(refusal).rejects.toMatchObject({
+    errorName: "UNSAFE_TRUNCATION",
+    partitions: [{ topic: "orders", partition: 0, records, fromOffset: leo - records }],
+  });
+  expect(copy().logEndOffset).toBe(leo);
+  await t.run(mirroring.admin.addTopics(mirror, "orders", { truncateLocalWrites: true }));
+  await t.run(mirroring.whenCaughtUp(mirror));
+  expect(hexesOf(copy())).toEqual(hexesOf(source()));
+}
+
 describe("re-adding a failed-over topic (issue 11 item 8)", () => {
   it("refuses when it would truncate records written since the failover, names them, and changes nothing", async () => {
     const { t, b, logOnA, logOnB } = await failedOver();
@@ -129,21 +154,11 @@ describe("re-adding a failed-over topic (issue 11 item 8)", () => {
     await t.run(
       producerB.send({ topic: "orders", messages: [{ key: "b2", value: "never on a" }], acks: -1 }),
     );
-    const leo = logOnB().logEndOffset;
     await t.run(a.mirroring.admin.removeTopics("back", "orders"));
     await t.run(a.mirroring.whenState("back", "STOPPED"));
 
     // Mirroring B from A again would cut B where A's copy of that epoch ends: B's last write goes.
-    const refusal = t.run(b.mirroring.admin.addTopics("dr", "orders"));
-    await expect(refusal).rejects.toMatchObject({
-      errorName: "UNSAFE_TRUNCATION",
-      partitions: [{ topic: "orders", partition: 0, records: 1n, fromOffset: leo - 1n }],
-    });
-    expect(logOnB().logEndOffset).toBe(leo);
-    // Asked for, it goes ahead and B becomes a copy of A.
-    await t.run(b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true }));
-    await t.run(b.mirroring.whenCaughtUp("dr"));
-    expect(hexesOf(logOnB())).toEqual(hexesOf(logOnA()));
+    await refusedThenTruncated(t, b.mirroring, "dr", logOnB, logOnA, 1n);
   });
 
   it("refuses a failback of a topic failed over from FAILED before it held mirrored data, then written to (no PID reset; soak transitions FC_SEED=71)", async () => {
@@ -179,20 +194,10 @@ describe("re-adding a failed-over topic (issue 11 item 8)", () => {
     await t.run(producerA.connect());
     const local = [1, 2, 3].map((i) => ({ key: `a${i}`, value: `written on a ${i}` }));
     await t.run(producerA.send({ topic: "orders", messages: local, acks: -1 }));
-    const leo = logOnA().logEndOffset;
     broken = false;
 
     // Failing back again would align A with B's copy of its history: A's three writes would go.
-    const refusal = t.run(a.mirroring.admin.addTopics("back", "orders"));
-    await expect(refusal).rejects.toMatchObject({
-      errorName: "UNSAFE_TRUNCATION",
-      partitions: [{ topic: "orders", partition: 0, records: 3n, fromOffset: leo - 3n }],
-    });
-    expect(logOnA().logEndOffset).toBe(leo);
-    // Asked for, it goes ahead and A becomes a copy of B.
-    await t.run(a.mirroring.admin.addTopics("back", "orders", { truncateLocalWrites: true }));
-    await t.run(a.mirroring.whenCaughtUp("back"));
-    expect(hexesOf(logOnA())).toEqual(hexesOf(logOnB()));
+    await refusedThenTruncated(t, a.mirroring, "back", logOnA, logOnB, 3n);
   });
 
   it("fails back without the option: the old primary wrote nothing after the failover", async () => {

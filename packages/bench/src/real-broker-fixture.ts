@@ -3,6 +3,7 @@ import { EventLoopScheduler, KafkaCluster, SeededRandom, SystemClock } from "@cl
 import { KafkajsSourceCluster, KafkajsSourceConnector } from "@cluster-mirror/kafkajs";
 import { type KafkaBrokerHandle, startKafkaBroker } from "@cluster-mirror/kafkajs/broker";
 import { ClusterMirroring, type SourceConnector } from "@cluster-mirror/mirror";
+import { recordBatches } from "@cluster-mirror/protocol";
 import kafkajs from "kafkajs";
 
 const { Kafka, logLevel } = kafkajs;
@@ -239,17 +240,9 @@ export async function fetchOnlyOnce(filled: FilledBroker): Promise<Run> {
   }
 }
 
-/** The offset after the last whole batch of `slices` (v2 headers only: base offset, length, last delta). */
+/** The offset after the last whole batch of `slices` (the project's zero-copy batch iterator). */
 function nextFetchOffset(slices: readonly Buffer[], offset: bigint): bigint {
   let next = offset;
-  for (const slice of slices) {
-    let at = 0;
-    while (at + 27 <= slice.length) {
-      const size = slice.readInt32BE(at + 8) + 12;
-      if (at + size > slice.length) break;
-      next = slice.readBigInt64BE(at) + BigInt(slice.readInt32BE(at + 23)) + 1n;
-      at += size;
-    }
-  }
+  for (const slice of slices) for (const batch of recordBatches(slice)) next = batch.lastOffset + 1n;
   return next;
 }

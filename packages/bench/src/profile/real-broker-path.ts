@@ -4,9 +4,9 @@ import { mirrorOnce, sixteenKiBBatches, startFilledBroker, timed } from "../real
 
 /**
  * Profiles the real-broker mirror path (Kafka 3.9.1 over loopback → ClusterMirroring on an embedded
- * destination): fills a topic with 16 KiB batches, then mirrors it 3 times, sampling only the mirror of
- * the last two (the first warms up the JIT and the broker's page cache).
- * Usage: `node --import tsx src/profile/real-broker-path.ts <out.cpuprofile> [batches]`.
+ * destination): fills a topic with 16 KiB batches, then mirrors it PROFILE_ROUNDS times (default 3), sampling
+ * every mirror but the first (which warms up the JIT and the broker's page cache).
+ * Usage: `[PROFILE_ROUNDS=n] node --import tsx src/profile/real-broker-path.ts <out.cpuprofile> [batches]`.
  */
 async function main(): Promise<void> {
   const [out, batchesArg] = process.argv.slice(2);
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     await session.post("Profiler.enable");
     await session.post("Profiler.setSamplingInterval", { interval: 200 });
     const profiles: unknown[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < Number(process.env.PROFILE_ROUNDS ?? 3); i++) {
       const run = await mirrorOnce(filled, {
         seed: i,
         measure: async (work) => {

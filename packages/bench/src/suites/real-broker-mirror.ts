@@ -25,7 +25,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * Real Apache Kafka 3.9.1 broker (over loopback) → embedded destination with ClusterMirroring, against two
  * consumers reading the same topic from the same broker: kafkajs's own consumer (`eachBatch`, in this
  * process) and Kafka's Java consumer benchmark (`org.apache.kafka.tools.ConsumerPerformance`, from the
- * broker's jars). Runs are interleaved (mirror, kafkajs, Java, mirror, ...) after one warm-up round, and each
+ * broker's jars). Runs are interleaved (each round rotates the order of the sides) after one warm-up round, and each
  * side's median is reported with its CPU time. Rates are payload MB/s (records per second times the value
  * size), so the three sides are counted alike; the Java figure is its fetch rate (group join excluded),
  * which only flatters the baseline. The broker's jars are fetched with mvn on first use (as in the tests).
@@ -57,15 +57,21 @@ export const suite: BenchSuite = {
       const fetchOnly: Run[] = [];
       const java: Awaited<ReturnType<typeof javaRun>>[] = [];
       for (let i = 0; i <= RUNS; i++) {
-        const m = await mirrorRun(10 * i);
-        const c = await consumerRun(i);
-        const f = await fetchOnlyOnce(filled);
-        const j = await javaRun(i);
-        if (i === 0) continue; // warm-up round: JIT, page cache, connections
-        mirror.push(m);
-        consumer.push(c);
-        fetchOnly.push(f);
-        java.push(j);
+        // Each round starts with another side (mirror, kafkajs, ceiling, Java, then rotated by one), so no
+        // side always follows the Java consumer's JVM or always runs first after the broker sat idle.
+        // The first round warms up (JIT, page cache, connections) and is not kept.
+        const keep =
+          <T>(runs: T[]) =>
+          (run: T) => {
+            if (i > 0) runs.push(run);
+          };
+        const sides = [
+          () => mirrorRun(10 * i).then(keep(mirror)),
+          () => consumerRun(i).then(keep(consumer)),
+          () => fetchOnlyOnce(filled).then(keep(fetchOnly)),
+          () => javaRun(i).then(keep(java)),
+        ];
+        for (let s = 0; s < sides.length; s++) await sides[(s + i) % sides.length]!();
       }
       const rate = (runs: Run[]) => payloadMbps(totalRecords / (median(runs.map((r) => r.ms)) / 1000));
       const perCore = (runs: Run[]) => median(runs.map((r) => payloadMbps(totalRecords / (r.cpuMs / 1000))));

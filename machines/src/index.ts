@@ -66,6 +66,7 @@ export {
 } from "./graph";
 export { initialContext } from "./initial-context";
 export {
+  failoverMinLeaderEpoch,
   isLifecycleState,
   LEADER_EPOCH_BUMP_INCREMENT,
   LEADER_EPOCH_BUMP_THRESHOLD,

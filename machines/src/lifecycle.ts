@@ -39,6 +39,18 @@ export const LEADER_EPOCH_BUMP_INCREMENT = 10;
 export const LEADER_EPOCH_BUMP_THRESHOLD = 3;
 
 /**
+ * `minLeaderEpoch` of the failover bump (spec §4 STOPPING step 2): above the LME and the local epoch, by the
+ * bump increment rather than by one. Local writes then carry an epoch number the source's own next leader
+ * elections do not reach soon: should this cluster be re-added from the source later, a copy downstream of
+ * it (a chain) tells the source's batches from this cluster's local ones by their epochs (KIP-320), which it
+ * cannot where both carry the same number from the same offset. The controller's bump then gives
+ * `max(leaderEpoch + 1, this)`, which is this.
+ */
+export function failoverMinLeaderEpoch(lastMirrorEpoch: number, leaderEpoch: number): number {
+  return Math.max(lastMirrorEpoch, leaderEpoch) + LEADER_EPOCH_BUMP_INCREMENT;
+}
+
+/**
  * The `MirrorPartitionState` value of spec §6 (the protocol codec's value, read-only): a complete record,
  * never a delta. `leaderEpoch` is the highest leader epoch among the *mirrored* batches seen, as of the last
  * commit; the local leader epoch is not part of it.

@@ -3,6 +3,7 @@ import { alignmentLastMirrorEpoch } from "./alignment-epoch";
 import { effect } from "./effect";
 import { initialContext } from "./initial-context";
 import {
+  failoverMinLeaderEpoch,
   LEADER_EPOCH_BUMP_INCREMENT,
   LEADER_EPOCH_BUMP_THRESHOLD,
   LIFECYCLE_STATES,
@@ -37,7 +38,7 @@ function mirroringBumpMin(context: MirrorPartitionContext): number {
 
 /** `minLeaderEpoch` of the failover bump (spec §4 STOPPING step 2): above the LME and the local epoch. */
 function failoverBumpMin(context: MirrorPartitionContext): number {
-  return Math.max(context.lastMirrorEpoch, context.localLeaderEpoch) + 1;
+  return failoverMinLeaderEpoch(context.lastMirrorEpoch, context.localLeaderEpoch);
 }
 
 /**

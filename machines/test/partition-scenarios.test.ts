@@ -182,7 +182,7 @@ describe("Critical: FAILED retries go to the right place", () => {
     const again = drive(retry.snapshot, [
       { type: "FETCHER_REMOVED", latestMirroredEpoch: 30 },
       { type: "LME_RECORDED" },
-      { type: "EPOCH_BUMPED", leaderEpoch: 31 }, // above the LME (7, reused) and the local epoch (30)
+      { type: "EPOCH_BUMPED", leaderEpoch: 40 }, // the LME (7, reused) and the local epoch (30), plus 10
       COMMITTED,
     ]);
     const types = again.effects.flat().map((e) => e.type);
@@ -328,12 +328,12 @@ describe("Critical: the LME is captured once per failover", () => {
       COMMITTED,
       { type: "FETCHER_REMOVED", latestMirroredEpoch: 7 },
       { type: "LME_RECORDED" },
-      { type: "EPOCH_BUMPED", leaderEpoch: 21 },
+      { type: "EPOCH_BUMPED", leaderEpoch: 30 },
       fail(true),
       COMMITTED,
       { type: "RETRY_TIMER_FIRED" },
       COMMITTED,
-      { type: "FETCHER_REMOVED", latestMirroredEpoch: 21 }, // the log now holds local appends
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 30 }, // the log now holds local appends
     ]);
     expect(s.snapshot.context.lastMirrorEpoch).toBe(7);
     expect(s.effects.at(-1)).toContainEqual({
@@ -342,7 +342,7 @@ describe("Critical: the LME is captured once per failover", () => {
     });
     expect(s.effects[2]).toContainEqual({
       type: "bumpLeaderEpoch",
-      params: { stateEpoch: 3, minLeaderEpoch: 21 },
+      params: { stateEpoch: 3, minLeaderEpoch: 30 },
     });
   });
 
@@ -364,7 +364,7 @@ describe("Critical: the LME is captured once per failover", () => {
     const after = drive(r.snapshot, [
       { type: "FETCHER_REMOVED", latestMirroredEpoch: 1 },
       { type: "LME_RECORDED" },
-      { type: "EPOCH_BUMPED", leaderEpoch: 3 },
+      { type: "EPOCH_BUMPED", leaderEpoch: 12 },
       { type: "TXNS_ABORTED" },
     ]);
     const types = after.effects.flat();
@@ -400,7 +400,7 @@ describe("Critical: the LME is captured once per failover", () => {
     });
     const stopped = drive(after.snapshot, [
       { type: "LME_RECORDED" },
-      { type: "EPOCH_BUMPED", leaderEpoch: 13 },
+      { type: "EPOCH_BUMPED", leaderEpoch: 22 },
       { type: "TXNS_ABORTED" },
       { type: "PID_RESET_APPENDED" },
       COMMITTED,
@@ -468,7 +468,7 @@ describe("Critical: the LME is over mirrored batches only (failover before PREPA
     expect(r.snapshot.context).toMatchObject({ lastMirrorEpoch: 7, lmeCaptured: true, aligned: false });
     expect(r.effects[0]).toEqual([
       { type: "recordLastMirrorEpoch", params: { stateEpoch: 6, lme: 7 } },
-      { type: "bumpLeaderEpoch", params: { stateEpoch: 6, minLeaderEpoch: 31 } },
+      { type: "bumpLeaderEpoch", params: { stateEpoch: 6, minLeaderEpoch: 40 } },
     ]);
     expect(r.effects.flat().map((e) => e.type)).not.toContain("clearLastMirrorEpoch");
     const stopped = drive(r.snapshot, FINISH_FAILOVER);

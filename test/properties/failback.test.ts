@@ -257,7 +257,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           reaches: reachesSteps(
             "no failover of b right after b's failback of profiles from a",
             "unplanned failover a-from-b profiles: STOPPED",
-            "failback b-from-a profiles (may truncate from 0@2)",
+            "failback --truncate-local-writes b-from-a profiles",
             "unplanned failover b-from-a profiles: STOPPED",
           ),
         },

@@ -73,6 +73,46 @@ describe("property: a source topic deleted and created again under its name", ()
     PROPERTY_TIMEOUT_MS,
   );
 
+  it(
+    "regression: a chain hop failed over and re-added from its source, whose next batch had the epoch of the hop's own writes (FC_SEED=71 x15)",
+    async () => {
+      await runRegressions(
+        {
+          name: "recreated-source-chain",
+          file: "test/properties/recreated-source.test.ts",
+          topology: () => chain(3),
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            bug: "c1 failed over orders with nothing mirrored and wrote its PID reset at epoch 1 (one above LME -1 and its epoch 0), which c2 copied; a broker crash on c0 made c0's leader epoch 1; c1 was re-added from c0, which then wrote at epoch 1 at offset 0: c2's fetch from c1 (offset 1, last fetched epoch 1) saw no divergence and kept the PID reset where c1 now held c0's record. The failover bump is now 10 above the LME and the local epoch",
+            simSeed: 576155,
+            steps: [
+              "failover(388,2)",
+              "moveStateLeader(273,34)",
+              "healLink(184)",
+              "txnBegin(544,307)",
+              "advance(2606)",
+              "readd(761,1)",
+              "txnBegin(528,959)",
+              "txnCommit",
+              "healLink(813)",
+            ],
+            reaches: reachesSteps(
+              "no planned failover of c1 then re-add from c0, with writes on c0 after",
+              "planned failover c1-from-c0 orders",
+              "re-add --truncate-local-writes c1-from-c0 orders",
+              "produce 1 to c0/orders-1: ok at 0",
+            ),
+          },
+        ],
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
   for (const [name, topology] of [
     ["active-passive", activePassive],
     ["fan-out", fanOut],

@@ -93,7 +93,7 @@ describe("MirrorAdmin.previewFailover (kafka-mirrors --failover-preview)", () =>
       ],
       lastMirrorEpoch: lme,
       leaderEpoch,
-      leaderEpochAfterBump: Math.max(lme, leaderEpoch) + 1,
+      leaderEpochAfterBump: Math.max(lme, leaderEpoch) + 10, // the failover bump: 10 above both
       failbackTruncation: { fromOffset: destEnd, records: 3n },
     });
 

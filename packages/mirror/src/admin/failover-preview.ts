@@ -1,4 +1,5 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { failoverMinLeaderEpoch } from "@cluster-mirror/machines";
 import { EmbeddedDestination } from "../destination/embedded-destination";
 import { mirrorTopics } from "../metadata/mirror-topics";
 import type { SourceConnections } from "../metadata/source-connections";
@@ -98,8 +99,8 @@ export async function previewFailover(
             openTransactions: (replica?.ongoingTransactions() ?? []).map((x) => ({ ...x })),
             lastMirrorEpoch,
             leaderEpoch,
-            // The controller's bump: max(epoch + 1, min) with min = max(LME, epoch) + 1.
-            leaderEpochAfterBump: Math.max(lastMirrorEpoch, leaderEpoch) + 1,
+            // The controller's bump: max(epoch + 1, min), and min is above both.
+            leaderEpochAfterBump: failoverMinLeaderEpoch(lastMirrorEpoch, leaderEpoch),
             failbackTruncation:
               lag !== null && lag > 0n && destinationOffset !== null
                 ? { fromOffset: destinationOffset, records: lag }

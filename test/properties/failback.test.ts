@@ -241,7 +241,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
         // The soak FC_SEED=25 x100 counterexample (PREPARING kept the writable era's epochs at the log end,
         // and a failover right after the failback persisted one as the LME; docs/testing/seeded-bugs.md) no
         // longer reaches its bug since the failover bump went from 1 to 10: b's epochs moved, its failback
-        // took another path. Soaks with the bug put back (props-22 and props-23; seeds 25-30 at 60-100x)
+        // took another path. Soaks with the bug put back (props-22 and props-23; seeds 25-42 at 60-100x)
         // found no new counterexample; effect-executor-truncate.test.ts and local-replica-latest-epoch.test.ts
         // fail with either patch.
         {

@@ -238,12 +238,28 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "failback --truncate-local-writes b-from-a orders",
           ),
         },
-        // The soak FC_SEED=25 x100 counterexample (PREPARING kept the writable era's epochs at the log end,
-        // and a failover right after the failback persisted one as the LME; docs/testing/seeded-bugs.md) no
-        // longer reaches its bug since the failover bump went from 1 to 10: b's epochs moved, its failback
-        // took another path. Soaks with the bug put back (props-22 and props-23; seeds 25-42 at 60-100x)
-        // found no new counterexample; effect-executor-truncate.test.ts and local-replica-latest-epoch.test.ts
-        // fail with either patch.
+        {
+          bug: "soak FC_SEED=25 x100: b failed over with nothing mirrored and wrote at epoch 1, a leader election on b then recorded epoch 2 at the log end; a mirrored b, failed over (LME 1), and b failed back: the LME's end was b's log end, so PREPARING cut nothing and kept epoch 2 in b's cache, and b's failover 100 ms later (before a fetch) persisted LME 2, an epoch no batch carries. Since the failover bump went from 1 to 10 the replay takes another path (b's failback is refused with UNSAFE_TRUNCATION, then truncated) and no longer reaches that bug, which effect-executor-truncate.test.ts and local-replica-latest-epoch.test.ts guard (soaks with props-22/23, seeds 25-42 at 60-100x, found no new counterexample); it still checks a failover of b right after a truncating failback, before b's fetcher ran",
+          simSeed: 515367,
+          steps: [
+            "restartNode(746)",
+            "crashOnCommit(3,54,2230)",
+            "cycle(371)",
+            "slowDisk(474,241,1280)",
+            "crash(451,867)",
+            "produce(732,224,4)",
+            "crash(152,88)",
+            "cycle(881)",
+            "failover(150,1)",
+            "failover(300,1)",
+          ],
+          reaches: reachesSteps(
+            "no failover of b right after b's truncating failback of profiles from a",
+            "unplanned failover a-from-b profiles: STOPPED",
+            "failback --truncate-local-writes b-from-a profiles",
+            "unplanned failover b-from-a profiles: STOPPED",
+          ),
+        },
         {
           bug: "soak FC_SEED=34 x100 (a simulator bug): b failed back with --truncate-local-writes, dropping its write at orders-0 offset 1 by consent, and failed over again; a's planned failover from b then promised that write (the catch-up barrier promised every write ever acknowledged on b, held or not) and reported it lost",
           simSeed: 25735,

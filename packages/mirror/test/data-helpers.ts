@@ -30,6 +30,8 @@ export interface MirrorEnvOptions {
   /** Source replica assignment of the topic (default [[0]] per partition). */
   sourceAssignment?: number[][];
   sourceConfigs?: Record<string, string>;
+  /** Destination replica assignment of the mirror topic (default [[0]] per source partition). */
+  destinationAssignment?: number[][];
   config?: Partial<MirrorFetcherConfig>;
   /** Wraps the source the fetchers see (fault injection). */
   wrapSource?: (source: SourceCluster) => SourceCluster;
@@ -70,7 +72,7 @@ export function mirrorEnv(options: MirrorEnvOptions = {}) {
   destination.controller.createTopic({
     name: TOPIC,
     topicId,
-    replicaAssignment: assignment.map(() => [0]),
+    replicaAssignment: options.destinationAssignment ?? assignment.map(() => [0]),
     configs: { "mirror.name": MIRROR },
   });
   const events = recordingEvents();

@@ -20,6 +20,12 @@ interface Script {
   ) => Partial<SourceFetchPartitionResult>;
   /** Overrides ListOffsets(-1) while set. */
   listLatest?: bigint;
+  /** Overrides ListOffsets(-2) while set. */
+  listEarliest?: bigint;
+  /** While set, ListOffsets answers only once it resolves (an answer still on its way). */
+  gate?: Promise<void>;
+  /** Every ListOffsets timestamp asked (-2 earliest, -1 latest), in order. */
+  listed?: bigint[];
   /** The fetch offset (the destination's log end) of every rewritten fetch, in order. */
   fetchOffsets: bigint[];
 }
@@ -37,10 +43,18 @@ function scriptedSource(inner: SourceCluster, script: Script): SourceCluster {
       for (const p of request.partitions) script.fetchOffsets.push(p.fetchOffset);
       return { ...real, partitions: real.partitions.map((p) => ({ ...p, ...rewrite(request, p) })) };
     },
-    listOffsets: (t, p, ts) =>
-      ts === -1n && script.listLatest !== undefined
-        ? Promise.resolve(script.listLatest)
-        : s.listOffsets(t, p, ts),
+    listOffsets: async (t, p, ts) => {
+      script.listed?.push(ts);
+      // The answer is what the source knew when asked; a gate delays only its arrival.
+      const answer =
+        ts === -1n && script.listLatest !== undefined
+          ? script.listLatest
+          : ts === -2n && script.listEarliest !== undefined
+            ? script.listEarliest
+            : await s.listOffsets(t, p, ts);
+      if (script.gate) await script.gate;
+      return answer;
+    },
   };
 }
 
@@ -165,4 +179,166 @@ describe("mirror fetcher divergence: nothing the source still has is removed", (
     expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
     expect(env.events.failures).toEqual([]);
   });
+});
+
+/** Kafka's answer to a fetch outside the log: OFFSET_OUT_OF_RANGE, with no log start (-1) in it. */
+function outOfRange(request: SourceFetchRequest): Partial<SourceFetchPartitionResult> {
+  return {
+    error: new ClusterError(
+      "OFFSET_OUT_OF_RANGE",
+      `fetch offset ${request.partitions[0]?.fetchOffset} is out of range`,
+    ),
+    recordSlices: [],
+    logStartOffset: -1n,
+  };
+}
+
+describe("mirror fetcher OFFSET_OUT_OF_RANGE as an Apache Kafka broker answers it (no log start in the answer)", () => {
+  for (const carried of [false, true]) {
+    it(`below the source's log start: starts over there (log start ${carried ? "in the answer, no ListOffsets" : "from ListOffsets EARLIEST"})`, async () => {
+      const script: Script = { times: 0, fetchOffsets: [], listed: [] };
+      const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+      for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
+      env.source.leaderFor(TOPIC, 0).deleteRecords(TOPIC, 0, 3n);
+      // Kafka's error answers carry no log start; the embedded source's do (3 here).
+      script.rewrite = (request, real) =>
+        real.error?.errorName === "OFFSET_OUT_OF_RANGE" && !carried ? outOfRange(request) : {};
+      script.times = 20;
+      env.manager.addPartition(env.key());
+      await drive(env, 1000);
+      expect(script.fetchOffsets[0]).toBe(0n);
+      expect(script.listed).toEqual(carried ? [] : [-2n]);
+      expect(leaderLog(env.destination).logStartOffset).toBe(3n);
+      expect(batchBytes(env.destination)).toEqual(batchBytes(env.source, 0, 3n));
+      expect(env.events.failures).toEqual([]);
+    });
+  }
+
+  it("past the source's end: the uncommitted tail above the high watermark goes down to the source's end, no lower", async () => {
+    const script: Script = { times: 0, fetchOffsets: [] };
+    const env = mirrorEnv({
+      destinationBrokers: 2,
+      destinationAssignment: [[0, 1]],
+      wrapSource: (s) => scriptedSource(s, script),
+    });
+    for (let i = 0; i < 4; i++) await produce(env, valuesBatch([`c${i}`]));
+    env.manager.addPartition(env.key());
+    await drive(env, 1000);
+    expect(leaderLog(env.destination).highWatermark).toBe(4n);
+    // The destination's follower stops fetching (still in the ISR): what is mirrored now stays uncommitted.
+    env.destination.setReachable(1, false);
+    for (let i = 0; i < 4; i++) await produce(env, valuesBatch([`u${i}`]));
+    await drive(env, 1000);
+    expect(leaderLog(env.destination).logEndOffset).toBe(8n);
+    expect(leaderLog(env.destination).highWatermark).toBe(4n);
+    // The source's leader comes back shorter (end 6) for a while: 6 and 7 are gone from the source, so the
+    // destination drops them; 4 and 5, uncommitted here but still on the source, stay.
+    script.rewrite = (request) => outOfRange(request);
+    script.times = 20;
+    script.listLatest = 6n;
+    await drive(env, 3000);
+    expect(script.fetchOffsets[0]).toBe(8n);
+    expect(leaderLog(env.destination).logEndOffset).toBe(6n);
+    expect(script.fetchOffsets.at(-1)).toBe(6n);
+    // Shorter than the high watermark (end 2): nothing committed goes.
+    script.listLatest = 2n;
+    await drive(env, 3000);
+    expect(leaderLog(env.destination).logEndOffset).toBe(4n);
+    expect(leaderLog(env.destination).logStartOffset).toBe(0n);
+    script.times = 0;
+    script.listLatest = undefined;
+    env.destination.setReachable(1, true);
+    await drive(env, 3000);
+    expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
+    expect(env.events.failures).toEqual([]);
+  });
+
+  it("past the source's end with no records held: the empty log follows the source's end", async () => {
+    const script: Script = { times: 0, fetchOffsets: [] };
+    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+    for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
+    env.source.leaderFor(TOPIC, 0).deleteRecords(TOPIC, 0, 5n);
+    env.manager.addPartition(env.key());
+    await drive(env, 1000);
+    expect(leaderLog(env.destination).logStartOffset).toBe(5n);
+    expect(leaderLog(env.destination).logEndOffset).toBe(5n);
+    // A source leader with an older, shorter log (0-2) answers for a while: nothing here to keep, so the
+    // destination moves to the source's end and fetches from there.
+    script.rewrite = (request) => outOfRange(request);
+    script.times = 20;
+    script.listEarliest = 0n;
+    script.listLatest = 3n;
+    await drive(env, 3000);
+    expect(script.fetchOffsets[0]).toBe(5n);
+    expect(leaderLog(env.destination).logEndOffset).toBe(3n);
+    expect(script.fetchOffsets.at(-1)).toBe(3n);
+    script.times = 0;
+    script.listEarliest = undefined;
+    script.listLatest = undefined;
+    for (let i = 0; i < 2; i++) await produce(env, valuesBatch([`s${i}`]));
+    await drive(env, 3000);
+    expect(leaderLog(env.destination).logStartOffset).toBe(5n);
+    expect(batchBytes(env.destination)).toEqual(batchBytes(env.source, 0, 5n));
+    expect(env.events.failures).toEqual([]);
+  });
+
+  it("an answer that comes back after the partition was removed and added again is dropped", async () => {
+    const script: Script = { times: 0, fetchOffsets: [], listed: [] };
+    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+    for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
+    env.manager.addPartition(env.key());
+    await drive(env, 1000);
+    expect(leaderLog(env.destination).logEndOffset).toBe(5n);
+    // One fetch answers OFFSET_OUT_OF_RANGE, and the ListOffsets it starts is slow to come back.
+    let release = () => {};
+    script.gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    script.rewrite = (request) => outOfRange(request);
+    script.times = 1;
+    script.listEarliest = 40n;
+    await produce(env, valuesBatch(["next"]));
+    await drive(env, 1500);
+    expect(script.fetchOffsets).toEqual([5n]);
+    expect(script.listed).toEqual([-2n]);
+    // Meanwhile the partition is removed and added again; then the stale answer (log start 40) arrives.
+    const removed = env.manager.removePartition(env.key());
+    await drive(env, 100);
+    env.manager.addPartition(env.key());
+    script.listEarliest = undefined;
+    script.gate = undefined;
+    release();
+    await removed;
+    await drive(env, 2000);
+    // Applied, it would have emptied the log and started it at 40; the partition mirrors on instead.
+    expect(leaderLog(env.destination).logStartOffset).toBe(0n);
+    expect(batchBytes(env.destination)).toEqual(batchBytes(env.source));
+    expect(env.events.failures).toEqual([]);
+  });
+
+  for (const carried of [true, false]) {
+    it(`a passing OFFSET_OUT_OF_RANGE at the source's log start keeps every record held (log start ${carried ? "in the answer" : "from ListOffsets"})`, async () => {
+      const script: Script = { times: 0, fetchOffsets: [], listed: [] };
+      const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+      for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
+      env.manager.addPartition(env.key());
+      await drive(env, 1000);
+      expect(leaderLog(env.destination).logEndOffset).toBe(5n);
+      // The source deletes what the destination already holds; one fetch at its new log start (5) gets
+      // OFFSET_OUT_OF_RANGE (a leader that was briefly behind). Offset 5 is in range: nothing here goes.
+      env.source.leaderFor(TOPIC, 0).deleteRecords(TOPIC, 0, 5n);
+      script.rewrite = (request) => ({ ...outOfRange(request), logStartOffset: carried ? 5n : -1n });
+      script.times = 1;
+      await drive(env, 2000);
+      expect(script.fetchOffsets).toEqual([5n]);
+      // 5 is not below the log start, so the source is asked where its log starts and ends now.
+      expect(script.listed).toEqual([-2n, -1n]);
+      for (let i = 0; i < 2; i++) await produce(env, valuesBatch([`s${i}`]));
+      await drive(env, 2000);
+      expect(leaderLog(env.destination).logStartOffset).toBe(0n);
+      expect(leaderLog(env.destination).logEndOffset).toBe(7n);
+      expect(batchBytes(env.destination, 0, 5n)).toEqual(batchBytes(env.source, 0, 5n));
+      expect(env.events.failures).toEqual([]);
+    });
+  }
 });

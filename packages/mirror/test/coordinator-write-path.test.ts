@@ -4,7 +4,7 @@ import { foldMirrorState } from "../src/coordinator/load-mirror-state";
 import { mirrorStatePartitionFor } from "../src/coordinator/mirror-state-partition";
 import { EmbeddedStateLog, MIRROR_STATE_TOPIC } from "../src/destination/embedded-state-log";
 import type { StateLogRecord } from "../src/ports";
-import { mirrorEnv, TOPIC } from "./core-helpers";
+import { mirrorEnv } from "./core-helpers";
 
 function allRecords(env: Awaited<ReturnType<typeof mirrorEnv>>): StateLogRecord[] {
   const out: StateLogRecord[] = [];
@@ -154,7 +154,31 @@ describe("coordinator runtime: the write path", () => {
     await env.settle(1000);
     expect((await ok)[0]?.error).toBeUndefined();
     expect(env.stateOf(key)?.state).toBe("PAUSED");
-    expect(TOPIC).toBe("orders");
+  });
+
+  it("remote calls with a newer coordinator epoch than this broker's are refused (it lags): nothing is written", async () => {
+    const env = await mirrorEnv();
+    const key = await env.createTopic();
+    void env.router.command(key, { type: "START" });
+    await env.settle(1000);
+    const rt = env.router.coordinatorOf(key)!;
+    const p = rt.statePartitionOf(key);
+    const epoch = rt.shardFor(p)!.leaderEpoch;
+    expect(() => rt.readMirrorStates(p, [key], epoch + 1)).toThrow(
+      expect.objectContaining({ errorName: "UNKNOWN_LEADER_EPOCH", message: expect.stringMatching(/newer/) }),
+    );
+    await expect(
+      rt.writeMirrorStates(p, epoch + 1, [{ key, stateEpoch: -1, command: { type: "PAUSE" } }]),
+    ).rejects.toMatchObject({ errorName: "UNKNOWN_LEADER_EPOCH" });
+    await env.settle(1000);
+    expect(env.stateOf(key)?.state).toBe("MIRRORING");
+    // An empty request is answered with nothing; an unchecked write (state epoch -1) is applied, and each
+    // result names its partition.
+    expect(await rt.writeMirrorStates(p, epoch, [])).toEqual([]);
+    const unchecked = rt.writeMirrorStates(p, epoch, [{ key, stateEpoch: -1, command: { type: "PAUSE" } }]);
+    await env.settle(1000);
+    expect(await unchecked).toEqual([{ key }]);
+    expect(env.stateOf(key)?.state).toBe("PAUSED");
   });
 
   it("maps partitions to coordinator partitions with a stable hash that spreads keys", () => {

@@ -87,7 +87,7 @@ describe("bad input gets a clear error and changes nothing (issue 15)", () => {
     const r = await mirrors(node.port, "--create", "--mirror", "typo", "--mirror-config", file);
     expect(r.code).toBe(1);
     expect(failureLine(r)).toMatch(
-      /Unknown mirror config 'topic\.include'\. Did you mean 'topics\.include' for 'topic\.include'\? Valid keys: .*topics\.include/,
+      /Unknown mirror config 'topic\.include'\. Did you mean 'topics\.include'\? Valid keys: .*topics\.include/,
     );
     expect((await mirrors(node.port, "--list")).stdout).not.toContain("typo");
   }, 60_000);

@@ -38,7 +38,7 @@ describe("cluster-mirror demo", { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(out).toMatch(/│ offsets\s+│ OK\s+│ 5 partitions \(log start, log end\), \d+ offsets/);
     expect(out).toMatch(/│ configs\s+│ OK\s+│ 2 topics, 4 synced dynamic configs/);
     expect(out).toMatch(/│ acls\s+│ OK\s+│ 4 bindings the mirror syncs/);
-    expect(out).toMatch(/│ group offsets\s+│ OK\s+│ 1 groups, 3 committed offsets/);
+    expect(out).toMatch(/│ group offsets\s+│ OK\s+│ 1 group, 3 committed offsets/);
     expect(out).toContain("✓ verify: source and destination agree on all 6 checks");
     expect(out).not.toContain("✗");
     expect(out).toMatch(/MIRROR\s+TOPIC\s+PARTITION\s+SOURCE-OFFSET\s+DESTINATION-OFFSET\s+LAG\s+STATE/);

@@ -31,7 +31,7 @@ describe("kafka-mirrors --failover-preview / --promote and cluster-mirror verify
     for (let i = 0; i < 50 && verified.code !== 0; i++) verified = await cm("verify", port, "--mirror", "dr");
     expect(verified.code).toBe(0);
     expect(verified.stdout).toContain("Mirror dr (orders): source and destination agree");
-    expect(verified.stdout).toMatch(/│ batches\s+│ OK\s+│ 1 partitions, \d+ batches/);
+    expect(verified.stdout).toMatch(/│ batches\s+│ OK\s+│ 1 partition, \d+ batch(es)?/);
 
     expect((await mirrors(port, "--pause", "--topic", "orders", "--mirror", "dr")).code).toBe(0);
     await waitFor("dr PAUSED", async () => (await describeRows(port, "dr"))[0]?.state === "PAUSED", BOUND_MS);

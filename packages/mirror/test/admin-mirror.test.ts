@@ -118,9 +118,13 @@ describe("MirrorAdmin: mirrors", () => {
       expect(error).toBeInstanceOf(UnknownMirrorError);
       expect(error.errorName).toBe("UNKNOWN_MIRROR");
       expect(error.message).toBe(
-        "Mirror 'nope' does not exist (known mirrors: m1). Create it with --create --mirror nope --mirror-config FILE, or check the name with --list.",
+        "Mirror 'nope' does not exist (known mirrors: m1). Check the name (kafka-mirrors --list lists the mirrors), or create the mirror first (kafka-mirrors --create --mirror nope --mirror-config FILE).",
       );
     }
+    // A name one typo away is named instead.
+    expect((await rejection(env.admin.describe("m2"))).message).toBe(
+      "Mirror 'm2' does not exist (known mirrors: m1). Did you mean 'm1'?",
+    );
   });
 
   it("deletes a mirror only once its topics are removed and STOPPED, then tombstones it", async () => {
@@ -327,6 +331,20 @@ describe("MirrorAdmin: topics", () => {
     expect(env.coordinators.take()).toEqual(["START t-0"]);
   });
 
+  it("a pattern that matches only removed topics says so, with the topics the command takes", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    sourceTopic(env.source, "u");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t|u");
+    await env.admin.removeTopics("m1", "t");
+    const refused = await rejection(env.admin.pauseTopics("m1", "t"));
+    expect(refused.errorName).toBe("UNKNOWN_TOPIC_OR_PARTITION");
+    expect(refused.message).toBe(
+      "No topic of mirror 'm1' matches 't' (it matches t (removed), and this command takes only mirrored or paused topics; mirrored or paused topics in the mirror: u). Add topics with --add --topic REGEX --mirror m1.",
+    );
+  });
+
   it("refuses a topic not in the mirror, and a command the state does not allow", async () => {
     const env = mirrorEnv();
     sourceTopic(env.source, "t");
@@ -336,7 +354,7 @@ describe("MirrorAdmin: topics", () => {
     const missing = await rejection(env.admin.pauseTopics("m1", "local"));
     expect(missing.errorName).toBe("UNKNOWN_TOPIC_OR_PARTITION");
     expect(missing.message).toBe(
-      "No topic of mirror 'm1' matches 'local' (the pattern must match whole topic names; topics in the mirror: t). Add topics with --add --topic REGEX --mirror m1.",
+      "No topic of mirror 'm1' matches 'local' (the pattern must match whole topic names; mirrored or paused topics in the mirror: t). Add topics with --add --topic REGEX --mirror m1.",
     );
     const early = await rejection(env.admin.pauseTopics("m1", "t"));
     expect(early).toBeInstanceOf(InvalidMirrorStateError);

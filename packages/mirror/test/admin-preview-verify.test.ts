@@ -186,9 +186,9 @@ describe("MirrorAdmin.verifyMirror (cluster-mirror verify)", () => {
     ]);
     expect(v.ok).toBe(true);
     expect(v.checks[1]!.compared).toBe("2 partitions (log start, log end), 14 offsets");
-    expect(v.checks[3]!.compared).toMatch(/^1 topics, 1 synced dynamic configs/); // min.insync.replicas is excluded
-    expect(v.checks[4]!.compared).toBe("1 bindings the mirror syncs");
-    expect(v.checks[5]!.compared).toBe("1 groups, 2 committed offsets");
+    expect(v.checks[3]!.compared).toMatch(/^1 topic, 1 synced dynamic config /); // min.insync.replicas is excluded
+    expect(v.checks[4]!.compared).toBe("1 binding the mirror syncs");
+    expect(v.checks[5]!.compared).toBe("1 group, 2 committed offsets");
   }, 60_000);
 
   it("names every difference: a diverged batch, log end, config, ACL and group offset", async () => {

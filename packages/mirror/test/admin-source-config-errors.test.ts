@@ -74,9 +74,13 @@ describe("an unknown mirror config key", () => {
   it("names the key it was probably meant to be", () => {
     const message = refusal({ "bootstrap.servers": "s:9092", "mirror.num.replica.fetcher": "2" });
     expect(message).toContain(
-      "Unknown mirror config 'mirror.num.replica.fetcher'. Did you mean 'mirror.num.replica.fetchers' for 'mirror.num.replica.fetcher'?",
+      "Unknown mirror config 'mirror.num.replica.fetcher'. Did you mean 'mirror.num.replica.fetchers'?",
     );
-    expect(refusal({ "topic.include": "x" })).toContain("Did you mean 'topics.include' for 'topic.include'?");
+    expect(refusal({ "topic.include": "x" })).toContain("Did you mean 'topics.include'?");
+    // With several unknown keys, each hint names the key it is for.
+    expect(refusal({ "topic.include": "x", "group.include": "y" })).toContain(
+      "Did you mean 'topics.include' for 'topic.include', 'groups.include' for 'group.include'?",
+    );
     expect(refusal({ "Bootstrap.Servers": "s:9092" })).toContain("Did you mean 'bootstrap.servers'");
   });
 

@@ -1,3 +1,4 @@
+import { closestName } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
 
 /**
@@ -13,12 +14,12 @@ export class UnknownMirrorError extends KafkaError {
 
   constructor(mirror: string, known: readonly string[]) {
     const list = known.length === 0 ? "none exist yet" : `known mirrors: ${known.join(", ")}`;
-    super(
-      "UNKNOWN_MIRROR",
-      -1,
-      false,
-      `Mirror '${mirror}' does not exist (${list}). Create it with --create --mirror ${mirror} --mirror-config FILE, or check the name with --list.`,
-    );
+    const close = closestName(mirror, known);
+    const advice =
+      close !== undefined
+        ? `Did you mean '${close}'?`
+        : `Check the name (kafka-mirrors --list lists the mirrors), or create the mirror first (kafka-mirrors --create --mirror ${mirror} --mirror-config FILE).`;
+    super("UNKNOWN_MIRROR", -1, false, `Mirror '${mirror}' does not exist (${list}). ${advice}`);
     this.mirror = mirror;
   }
 }

@@ -85,7 +85,8 @@ export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>)
   if (unknown.length > 0) {
     const hints = unknown.flatMap((k) => {
       const close = closestName(k, KNOWN_MIRROR_CONFIGS);
-      return close === undefined ? [] : [`'${close}' for '${k}'`];
+      if (close === undefined) return [];
+      return [unknown.length === 1 ? `'${close}'` : `'${close}' for '${k}'`];
     });
     const hint = hints.length === 0 ? "" : ` Did you mean ${hints.join(", ")}?`;
     throw new InvalidMirrorConfigError(

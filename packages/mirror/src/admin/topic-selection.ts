@@ -4,6 +4,18 @@ import type { DesiredMirrorState, MirrorTopic } from "../metadata/mirror-topics"
 import type { MirrorPartitionView } from "../ports";
 import { compilePattern } from "./mirror-config";
 
+/** How an error names a topic's desired state. */
+const DESIRED_WORDS: Readonly<Record<DesiredMirrorState, string>> = {
+  ACTIVE: "mirrored",
+  PAUSED: "paused",
+  REMOVED: "removed",
+};
+
+/** "a", "a or b", "a, b or c". */
+function orList(words: readonly string[]): string {
+  return words.length <= 1 ? (words[0] ?? "") : `${words.slice(0, -1).join(", ")} or ${words.at(-1)}`;
+}
+
 /** Compiles the `--topic` regex (whole-name match); INVALID_CONFIG naming the pattern when it does not compile. */
 export function topicPattern(regex: string): RegExp {
   return compilePattern(
@@ -27,10 +39,16 @@ export function selectMirrorTopics(
   const selected = topics.filter((t) => from.includes(t.desired) && pattern.test(t.name));
   if (selected.length === 0) {
     const inMirror = topics.filter((t) => from.includes(t.desired)).map((t) => t.name);
+    const elsewhere = topics.filter((t) => !from.includes(t.desired) && pattern.test(t.name));
+    const taken = orList(from.map((d) => DESIRED_WORDS[d]));
+    const why =
+      elsewhere.length === 0
+        ? "the pattern must match whole topic names"
+        : `it matches ${elsewhere.map((t) => `${t.name} (${DESIRED_WORDS[t.desired]})`).join(", ")}, and this command takes only ${taken} topics`;
     throw new ClusterError(
       "UNKNOWN_TOPIC_OR_PARTITION",
-      `No topic of mirror '${mirror}' matches '${regex}' (the pattern must match whole topic names; ` +
-        `topics in the mirror: ${inMirror.length === 0 ? "none" : inMirror.join(", ")}). ` +
+      `No topic of mirror '${mirror}' matches '${regex}' (${why}; ` +
+        `${taken} topics in the mirror: ${inMirror.length === 0 ? "none" : inMirror.join(", ")}). ` +
         `Add topics with --add --topic REGEX --mirror ${mirror}.`,
     );
   }

@@ -69,6 +69,11 @@ export async function verifyMirror(
   return { mirror: def.name, topics: names, ok: checks.every((c) => c.ok), checks };
 }
 
+/** "1 topic", "2 topics": a count with its noun. */
+function counted(n: number | bigint, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 || n === 1n ? singular : plural}`;
+}
+
 function check(name: string, compared: string, differences: string[]): VerifyCheck {
   const listed = differences.slice(0, MAX_LISTED);
   if (differences.length > MAX_LISTED) listed.push(`... ${differences.length - MAX_LISTED} more`);
@@ -140,7 +145,7 @@ async function batchesCheck(
   }
   return check(
     "batches",
-    `${partitions} partitions, ${compared} batches byte for byte up to the destination HW`,
+    `${counted(partitions, "partition")}, ${counted(compared, "batch", "batches")} byte for byte up to the destination HW`,
     diffs,
   );
 }
@@ -204,7 +209,11 @@ async function offsetsCheck(
         diffs.push(`${topic}-${p}: log end ${log.logEndOffset} here, source high watermark ${end}`);
     }
   }
-  return check("offsets", `${partitions} partitions (log start, log end), ${offsets} offsets`, diffs);
+  return check(
+    "offsets",
+    `${counted(partitions, "partition")} (log start, log end), ${counted(offsets, "offset")}`,
+    diffs,
+  );
 }
 
 function topicIdsCheck(
@@ -224,7 +233,7 @@ function topicIdsCheck(
         `${topic}: ${mine.partitions.length} partitions here, ${theirs.partitions.length} on the source`,
       );
   }
-  return check("topic ids", `${topics.length} topics (id, partition count)`, diffs);
+  return check("topic ids", `${counted(topics.length, "topic")} (id, partition count)`, diffs);
 }
 
 function configsCheck(
@@ -251,7 +260,7 @@ function configsCheck(
   }
   return check(
     "configs",
-    `${topics.length} topics, ${count} synced dynamic configs (exclusions left out)`,
+    `${counted(topics.length, "topic")}, ${counted(count, "synced dynamic config")} (exclusions left out)`,
     diffs,
   );
 }
@@ -275,7 +284,7 @@ async function aclsCheck(
     ...[...theirs].filter(([k]) => !mine.has(k)).map(([, b]) => `only on the source: ${show(b)}`),
     ...[...mine].filter(([k]) => !theirs.has(k)).map(([, b]) => `only here: ${show(b)}`),
   ];
-  return check("acls", `${theirs.size} bindings the mirror syncs`, diffs);
+  return check("acls", `${counted(theirs.size, "binding")} the mirror syncs`, diffs);
 }
 
 async function groupOffsetsCheck(
@@ -307,5 +316,9 @@ async function groupOffsetsCheck(
         );
     }
   }
-  return check("group offsets", `${groups} groups, ${offsets} committed offsets`, diffs);
+  return check(
+    "group offsets",
+    `${counted(groups, "group")}, ${counted(offsets, "committed offset")}`,
+    diffs,
+  );
 }

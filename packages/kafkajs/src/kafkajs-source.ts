@@ -117,9 +117,14 @@ export class KafkajsSourceCluster implements SourceCluster {
   ) {
     this.bootstrap = parseBootstrap(mirrorName, configs["bootstrap.servers"] ?? "");
     this.security = kafkajsSecurity(mirrorName, configs);
-    // kafkajs's lines name a broker, not the mirror: say which mirror's source they are about.
+    // kafkajs's lines name a broker, not the mirror: say which mirror's source they are about. A closed
+    // source says nothing more: a socket it closed can still report the peer's reset (a mirror whose
+    // create failed would otherwise warn about a source it no longer has).
     const warn = options.warn;
-    this.logger = kafkajsLogger(warn && ((line) => warn(`mirror ${mirrorName}: ${line}`)), options.debug);
+    this.logger = kafkajsLogger(
+      warn && ((line) => this.closed || warn(`mirror ${mirrorName}: ${line}`)),
+      options.debug,
+    );
     this.clientId = options.clientId ?? `${mirrorName}-metadata`;
   }
 

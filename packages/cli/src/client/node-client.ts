@@ -80,8 +80,12 @@ export class NodeClient {
       const why = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
       const where = `${this.endpoint.host}:${this.endpoint.port}`;
       if ((error as { name?: string }).name === "TimeoutError") {
+        const advice =
+          method === "GET"
+            ? "a read changes nothing, so retrying is safe; if what listens there is not a cluster-mirror node (its admin endpoint is :9094 by default), fix --bootstrap-server"
+            : "it may still be carrying it out: look with --describe or --list before repeating it";
         throw new NodeUnreachableError(
-          `the node at ${where} did not answer ${method} ${path.split("?")[0]} within ${this.timeoutMs} ms; it may still be carrying it out: look with --describe or --list before repeating it`,
+          `the node at ${where} did not answer ${method} ${path.split("?")[0]} within ${this.timeoutMs} ms; ${advice}`,
         );
       }
       if (cause?.code !== undefined && !NO_LISTENER.has(cause.code)) {

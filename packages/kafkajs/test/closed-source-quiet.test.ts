@@ -1,0 +1,61 @@
+import { createServer, type Server, type Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { KafkajsSourceCluster } from "../src/index";
+
+/** A TCP listener that accepts connections and never answers (a port that is not a Kafka broker). */
+function silentListener(): Promise<{ server: Server; sockets: Socket[]; port: number }> {
+  const sockets: Socket[] = [];
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    socket.on("error", () => {});
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      resolve({ server, sockets, port: typeof address === "object" && address ? address.port : 0 });
+    }),
+  );
+}
+
+const open: Server[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+});
+
+describe("a closed kafkajs source", () => {
+  it("logs nothing when the peer resets a connection it had closed (a mirror whose create failed)", async () => {
+    const { server, sockets, port } = await silentListener();
+    open.push(server);
+    const warnings: string[] = [];
+    const source = new KafkajsSourceCluster(
+      "hang1",
+      { "bootstrap.servers": `127.0.0.1:${port}` },
+      { requestTimeoutMs: 300, connectionTimeoutMs: 300, warn: (line) => warnings.push(line) },
+    );
+    await expect(source.clusterId()).rejects.toThrow(/timed out/);
+    expect(sockets.length).toBeGreaterThan(0);
+    await source.close();
+    const before = warnings.length;
+    // The peer goes away hard: each connection gets a reset.
+    for (const socket of sockets) socket.resetAndDestroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(warnings.slice(before)).toEqual([]);
+  });
+
+  it("an open one still reports a reset", async () => {
+    const { server, sockets, port } = await silentListener();
+    open.push(server);
+    const warnings: string[] = [];
+    const source = new KafkajsSourceCluster(
+      "hang2",
+      { "bootstrap.servers": `127.0.0.1:${port}` },
+      { requestTimeoutMs: 2_000, connectionTimeoutMs: 300, warn: (line) => warnings.push(line) },
+    );
+    const asked = source.clusterId().catch((error: unknown) => error);
+    while (sockets.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (const socket of sockets) socket.resetAndDestroy();
+    await asked;
+    expect(warnings.some((w) => w.startsWith("mirror hang2: kafkajs") && /ECONNRESET/.test(w))).toBe(true);
+    await source.close();
+  });
+});

@@ -115,6 +115,29 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
           ),
         },
       ]);
+      await runRegressions(property(3), [
+        {
+          bug: "soak FC_SEED=214 x20 run 30 (a simulator bug): c2 failed over from c1 before c0's write reached it, then c1 from c0 (planned), then c1 failed back onto c2 and took c2's log from offset 0; the planned failover's promise (c0's write on c1) was still checked on c1",
+          simSeed: 20747,
+          steps: [
+            "produce(166,632,3)",
+            "failback(629)",
+            "restart(728)",
+            "resume(221)",
+            "failover(446,3)",
+            "resume(428)",
+            "advance(38296)",
+            "failover(288,2)",
+            "healLink(903)",
+            "failback(593)",
+          ],
+          reaches: reachesSteps(
+            "no failback of c1 onto c2 that may truncate c1 from offset 0",
+            "planned failover c1-from-c0 orders",
+            "failback c1-from-c2 orders (may truncate from 0@0",
+          ),
+        },
+      ]);
       await runRegressions(property(5), [
         {
           bug: "soak FC_SEED=11 x100 (a simulator bug): c2 failed over from c1, then c1 from c0, then c1 failed back from c2 with --truncate-local-writes and took c2's log from offset 0; the offset identity of the old hop c0->c1 was still checked up to c1's failover point",

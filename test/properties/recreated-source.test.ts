@@ -113,6 +113,45 @@ describe("property: a source topic deleted and created again under its name", ()
     PROPERTY_TIMEOUT_MS,
   );
 
+  it(
+    "regression: a paused chain copy resumed after a re-add upstream emptied its source (FC_SEED=223 x20)",
+    async () => {
+      await runRegressions(
+        {
+          name: "recreated-source-chain",
+          file: "test/properties/recreated-source.test.ts",
+          topology: () => chain(3),
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            bug: "c1 failed profiles over from c0 (PID reset at offset 0, epoch 10), c2 copied it and was paused, c1's re-add from c0 emptied profiles-0. A resume reset the simulator's 'ACTIVE since', so the cut made during the pause no longer counted: the copy, rightly ahead of its empty source until the source writes again (docs/protocol.md), was neither nudged nor excused, and settling failed ([converges], [offset-identity]). A resume now keeps the time; the source then writes once and c2 must truncate its PID reset away and follow",
+            simSeed: 90689,
+            steps: [
+              "readdRecreate(234,1,0)",
+              "failover(73,3)",
+              "advance(17320)",
+              "moveStateLeader(693,5)",
+              "pause(239)",
+              "readd(295,1)",
+              "healLink(435)",
+            ],
+            reaches: reachesSteps(
+              "no re-add of c1 from c0 while c2's copy was paused, then one write upstream once resumed",
+              "pause c2-from-c1 profiles",
+              "re-add --truncate-local-writes c1-from-c0 profiles",
+              "settled: resume c2-from-c1 profiles",
+              "one write to c0/profiles-0",
+            ),
+          },
+        ],
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
   for (const [name, topology] of [
     ["active-passive", activePassive],
     ["fan-out", fanOut],

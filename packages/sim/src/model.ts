@@ -122,7 +122,7 @@ export interface SimModel {
   topics: Map<string, TopicModel>;
   /** Per edge mirror name: topic -> requested state. */
   edgeTopics: Map<string, Map<string, EdgeTopicState>>;
-  /** `mirror\0topic` -> virtual time the edge topic last became ACTIVE (added or resumed). */
+  /** `mirror\0topic` -> virtual time the edge topic last became ACTIVE (added; a resume keeps it). */
   activeSince: Map<string, number>;
   /** Every leader truncation on every cluster, in order. */
   truncations: Truncation[];

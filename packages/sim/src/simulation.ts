@@ -223,7 +223,11 @@ export class Simulation {
       m = new Map();
       this.model.edgeTopics.set(edge.mirror, m);
     }
-    if (state === "ACTIVE" && m.get(topic) !== "ACTIVE")
+    // A resume keeps the time: a resumed copy is what its fetcher last saw before the pause, so a cut of
+    // its source while it was paused is one it has yet to follow (soak `recreated-source` chain
+    // FC_SEED=223 x20: c1's re-add emptied the hop while c2's copy was paused).
+    const before = m.get(topic);
+    if (state === "ACTIVE" && before !== "ACTIVE" && before !== "PAUSED")
       this.model.activeSince.set(`${edge.mirror}\0${topic}`, this.world.clock.now());
     m.set(topic, state);
   }

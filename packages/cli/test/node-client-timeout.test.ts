@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeClient } from "../src/client/node-client";
+import { failureLine, mirrors } from "./cli-harness";
 
 // A listener that accepts and never answers: a hung node, or something that is not a node at all.
 let server: Server;
@@ -34,6 +35,19 @@ describe("NodeClient when nothing answers in time", () => {
     const client = new NodeClient({ host: "127.0.0.1", port }, 200);
     await expect(client.post("/v1/mirrors", { name: "m" })).rejects.toThrow(
       /did not answer POST \/v1\/mirrors within 200 ms; it may still be carrying it out: look with --describe or --list before repeating it$/,
+    );
+  });
+
+  it("kafka-mirrors --timeout-ms bounds the wait of any action, and the message names the flag", async () => {
+    const listed = await mirrors(port, "--list", "--timeout-ms", "300");
+    expect(listed.code).toBe(1);
+    expect(failureLine(listed)).toBe(
+      `Error: the node at 127.0.0.1:${port} did not answer GET /v1/mirrors within 300 ms (--timeout-ms sets this wait); a read changes nothing, so retrying is safe; if what listens there is not a cluster-mirror node (its admin endpoint is :9094 by default), fix --bootstrap-server`,
+    );
+    const added = await mirrors(port, "--add", "--topic", "t", "--mirror", "dr", "--timeout-ms", "300");
+    expect(added.code).toBe(1);
+    expect(failureLine(added)).toMatch(
+      /did not answer POST \/v1\/mirrors\/dr\/topics\/add within 300 ms \(--timeout-ms sets this wait\); it may still be carrying it out/,
     );
   });
 });

@@ -37,6 +37,8 @@ export class NodeClient {
     private readonly timeoutMs = 60_000,
     /** Sent as `Authorization: Bearer`; the node refuses every request without its token. */
     private readonly token?: string,
+    /** Added to a timeout's message: the flag that sets the wait, if the command has one. */
+    private readonly timeoutHint?: string,
   ) {
     const host = endpoint.host.includes(":") ? `[${endpoint.host}]` : endpoint.host;
     this.base = `http://${host}:${endpoint.port}`;
@@ -85,7 +87,7 @@ export class NodeClient {
             ? "a read changes nothing, so retrying is safe; if what listens there is not a cluster-mirror node (its admin endpoint is :9094 by default), fix --bootstrap-server"
             : "it may still be carrying it out: look with --describe or --list before repeating it";
         throw new NodeUnreachableError(
-          `the node at ${where} did not answer ${method} ${path.split("?")[0]} within ${this.timeoutMs} ms; ${advice}`,
+          `the node at ${where} did not answer ${method} ${path.split("?")[0]} within ${this.timeoutMs} ms${this.timeoutHint ? ` (${this.timeoutHint})` : ""}; ${advice}`,
         );
       }
       if (cause?.code !== undefined && !NO_LISTENER.has(cause.code)) {

@@ -55,8 +55,15 @@ export function resolveToken(
   return loopback ? discoverToken(endpoint.port) : undefined;
 }
 
-/** A client of the node at `--bootstrap-server`, with the token {@link resolveToken} finds. */
-export function connectNode(flags: NodeConnectionFlags, timeoutMs?: number): NodeClient {
+/**
+ * A client of the node at `--bootstrap-server`, with the token {@link resolveToken} finds. `timeoutHint`
+ * tells a user whose request timed out which flag sets the wait.
+ */
+export function connectNode(
+  flags: NodeConnectionFlags,
+  timeoutMs?: number,
+  timeoutHint?: string,
+): NodeClient {
   const endpoint = parseBootstrap(flags.bootstrapServer);
-  return new NodeClient(endpoint, timeoutMs, resolveToken(flags, endpoint));
+  return new NodeClient(endpoint, timeoutMs, resolveToken(flags, endpoint), timeoutHint);
 }

@@ -40,8 +40,8 @@ const TOPIC_ACTIONS: readonly Action[] = [
 /** Commander's attribute of an action flag (`--failover-preview` -> `failoverPreview`). */
 const attribute = (a: Action) => a.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
-/** Default `--timeout-ms` of `--promote` (each of its two waits). */
-const PROMOTE_TIMEOUT_MS = 60_000;
+/** Default `--timeout-ms`: of the wait for the node's answer, and of each of `--promote`'s two waits. */
+const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** Parsed flags of `kafka-mirrors`. */
 interface MirrorsFlags extends Partial<Record<string, boolean | string>> {
@@ -98,7 +98,7 @@ export function kafkaMirrorsProgram(): Command {
     .option("--json", "with --describe or --failover-preview: JSON output")
     .option(
       "--timeout-ms <ms>",
-      `with --promote: bound of the wait for lag 0 and of the wait for STOPPED (default ${PROMOTE_TIMEOUT_MS})`,
+      `how long to wait for the node's answer; with --promote, bound of the wait for lag 0 and of the wait for STOPPED (default ${DEFAULT_TIMEOUT_MS})`,
     )
     .option("--cluster <name>", "act on this embedded cluster of the node instead of its destination")
     // Words without a flag are refused in the action, where the message can name the flag meant.
@@ -119,11 +119,12 @@ export function kafkaMirrorsMain(argv: readonly string[]): Promise<number> {
 
 async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Promise<void> {
   const action = validate(flags);
-  const timeoutMs = flags.timeoutMs === undefined ? PROMOTE_TIMEOUT_MS : Number(flags.timeoutMs);
+  const timeoutMs = flags.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : Number(flags.timeoutMs);
   // A promote answers after its two waits: the HTTP call must outlive them.
   const client = connectNode(
     { bootstrapServer: flags.bootstrapServer!, token: flags.token, dataDir: flags.dataDir },
-    action === "promote" ? 2 * timeoutMs + 30_000 : undefined,
+    action === "promote" ? 2 * timeoutMs + 30_000 : timeoutMs,
+    action === "promote" ? undefined : "--timeout-ms sets this wait",
   );
   const cluster = flags.cluster;
   const mirror = flags.mirror!;
@@ -245,7 +246,6 @@ function validate(flags: MirrorsFlags): Action {
   only("--mirror-config", flags.mirrorConfig !== undefined, ["create"]);
   only("--failed", flags.failed === true, ["describe"]);
   only("--json", flags.json === true, ["describe", "failover-preview"]);
-  only("--timeout-ms", flags.timeoutMs !== undefined, ["promote"]);
   if (flags.timeoutMs !== undefined) intFlag("--timeout-ms", flags.timeoutMs, 1);
   only(
     "--mirror",

@@ -10,6 +10,15 @@ import { activePassive, chain, fanOut } from "./sim";
  * everything else (prefixes, failover promises, chains downstream of the copy) holds as usual.
  */
 describe("property: a source topic deleted and created again under its name", () => {
+  /** The chain property's settings, for its stored regressions (each replays one run). */
+  const chainOfThree = {
+    name: "recreated-source-chain",
+    file: "test/properties/recreated-source.test.ts",
+    topology: () => chain(3),
+    commands: [],
+    numRuns: 1,
+    maxCommands: 0,
+  };
   const commands = [
     "produce",
     "recreateTopic",
@@ -76,39 +85,29 @@ describe("property: a source topic deleted and created again under its name", ()
   it(
     "regression: a chain hop failed over and re-added from its source, whose next batch had the epoch of the hop's own writes (FC_SEED=71 x15)",
     async () => {
-      await runRegressions(
+      await runRegressions(chainOfThree, [
         {
-          name: "recreated-source-chain",
-          file: "test/properties/recreated-source.test.ts",
-          topology: () => chain(3),
-          commands: [],
-          numRuns: 1,
-          maxCommands: 0,
+          bug: "c1 failed over orders with nothing mirrored and wrote its PID reset at epoch 1 (one above LME -1 and its epoch 0), which c2 copied; a broker crash on c0 made c0's leader epoch 1; c1 was re-added from c0, which then wrote at epoch 1 at offset 0: c2's fetch from c1 (offset 1, last fetched epoch 1) saw no divergence and kept the PID reset where c1 now held c0's record. The failover bump is now 10 above the LME and the local epoch",
+          simSeed: 576155,
+          steps: [
+            "failover(388,2)",
+            "moveStateLeader(273,34)",
+            "healLink(184)",
+            "txnBegin(544,307)",
+            "advance(2606)",
+            "readd(761,1)",
+            "txnBegin(528,959)",
+            "txnCommit",
+            "healLink(813)",
+          ],
+          reaches: reachesSteps(
+            "no planned failover of c1 then re-add from c0, with writes on c0 after",
+            "planned failover c1-from-c0 orders",
+            "re-add --truncate-local-writes c1-from-c0 orders",
+            "produce 1 to c0/orders-1: ok at 0",
+          ),
         },
-        [
-          {
-            bug: "c1 failed over orders with nothing mirrored and wrote its PID reset at epoch 1 (one above LME -1 and its epoch 0), which c2 copied; a broker crash on c0 made c0's leader epoch 1; c1 was re-added from c0, which then wrote at epoch 1 at offset 0: c2's fetch from c1 (offset 1, last fetched epoch 1) saw no divergence and kept the PID reset where c1 now held c0's record. The failover bump is now 10 above the LME and the local epoch",
-            simSeed: 576155,
-            steps: [
-              "failover(388,2)",
-              "moveStateLeader(273,34)",
-              "healLink(184)",
-              "txnBegin(544,307)",
-              "advance(2606)",
-              "readd(761,1)",
-              "txnBegin(528,959)",
-              "txnCommit",
-              "healLink(813)",
-            ],
-            reaches: reachesSteps(
-              "no planned failover of c1 then re-add from c0, with writes on c0 after",
-              "planned failover c1-from-c0 orders",
-              "re-add --truncate-local-writes c1-from-c0 orders",
-              "produce 1 to c0/orders-1: ok at 0",
-            ),
-          },
-        ],
-      );
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );
@@ -116,38 +115,28 @@ describe("property: a source topic deleted and created again under its name", ()
   it(
     "regression: a paused chain copy resumed after a re-add upstream emptied its source (FC_SEED=223 x20)",
     async () => {
-      await runRegressions(
+      await runRegressions(chainOfThree, [
         {
-          name: "recreated-source-chain",
-          file: "test/properties/recreated-source.test.ts",
-          topology: () => chain(3),
-          commands: [],
-          numRuns: 1,
-          maxCommands: 0,
+          bug: "c1 failed profiles over from c0 (PID reset at offset 0, epoch 10), c2 copied it and was paused, c1's re-add from c0 emptied profiles-0. A resume reset the simulator's 'ACTIVE since', so the cut made during the pause no longer counted: the copy, rightly ahead of its empty source until the source writes again (docs/protocol.md), was neither nudged nor excused, and settling failed ([converges], [offset-identity]). A resume now keeps the time; the source then writes once and c2 must truncate its PID reset away and follow",
+          simSeed: 90689,
+          steps: [
+            "readdRecreate(234,1,0)",
+            "failover(73,3)",
+            "advance(17320)",
+            "moveStateLeader(693,5)",
+            "pause(239)",
+            "readd(295,1)",
+            "healLink(435)",
+          ],
+          reaches: reachesSteps(
+            "no re-add of c1 from c0 while c2's copy was paused, then one write upstream once resumed",
+            "pause c2-from-c1 profiles",
+            "re-add --truncate-local-writes c1-from-c0 profiles",
+            "settled: resume c2-from-c1 profiles",
+            "one write to c0/profiles-0",
+          ),
         },
-        [
-          {
-            bug: "c1 failed profiles over from c0 (PID reset at offset 0, epoch 10), c2 copied it and was paused, c1's re-add from c0 emptied profiles-0. A resume reset the simulator's 'ACTIVE since', so the cut made during the pause no longer counted: the copy, rightly ahead of its empty source until the source writes again (docs/protocol.md), was neither nudged nor excused, and settling failed ([converges], [offset-identity]). A resume now keeps the time; the source then writes once and c2 must truncate its PID reset away and follow",
-            simSeed: 90689,
-            steps: [
-              "readdRecreate(234,1,0)",
-              "failover(73,3)",
-              "advance(17320)",
-              "moveStateLeader(693,5)",
-              "pause(239)",
-              "readd(295,1)",
-              "healLink(435)",
-            ],
-            reaches: reachesSteps(
-              "no re-add of c1 from c0 while c2's copy was paused, then one write upstream once resumed",
-              "pause c2-from-c1 profiles",
-              "re-add --truncate-local-writes c1-from-c0 profiles",
-              "settled: resume c2-from-c1 profiles",
-              "one write to c0/profiles-0",
-            ),
-          },
-        ],
-      );
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );

@@ -22,16 +22,22 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
 });
 
+/** A source named `mirror` whose bootstrap server is a silent listener; its warnings are collected. */
+async function sourceOnSilentListener(mirror: string, requestTimeoutMs: number) {
+  const { server, sockets, port } = await silentListener();
+  open.push(server);
+  const warnings: string[] = [];
+  const source = new KafkajsSourceCluster(
+    mirror,
+    { "bootstrap.servers": `127.0.0.1:${port}` },
+    { requestTimeoutMs, connectionTimeoutMs: 300, warn: (line) => warnings.push(line) },
+  );
+  return { source, sockets, warnings };
+}
+
 describe("a closed kafkajs source", () => {
   it("logs nothing when the peer resets a connection it had closed (a mirror whose create failed)", async () => {
-    const { server, sockets, port } = await silentListener();
-    open.push(server);
-    const warnings: string[] = [];
-    const source = new KafkajsSourceCluster(
-      "hang1",
-      { "bootstrap.servers": `127.0.0.1:${port}` },
-      { requestTimeoutMs: 300, connectionTimeoutMs: 300, warn: (line) => warnings.push(line) },
-    );
+    const { source, sockets, warnings } = await sourceOnSilentListener("hang1", 300);
     await expect(source.clusterId()).rejects.toThrow(/timed out/);
     expect(sockets.length).toBeGreaterThan(0);
     await source.close();
@@ -43,14 +49,7 @@ describe("a closed kafkajs source", () => {
   });
 
   it("an open one still reports a reset", async () => {
-    const { server, sockets, port } = await silentListener();
-    open.push(server);
-    const warnings: string[] = [];
-    const source = new KafkajsSourceCluster(
-      "hang2",
-      { "bootstrap.servers": `127.0.0.1:${port}` },
-      { requestTimeoutMs: 2_000, connectionTimeoutMs: 300, warn: (line) => warnings.push(line) },
-    );
+    const { source, sockets, warnings } = await sourceOnSilentListener("hang2", 2_000);
     const asked = source.clusterId().catch((error: unknown) => error);
     while (sockets.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
     for (const socket of sockets) socket.resetAndDestroy();

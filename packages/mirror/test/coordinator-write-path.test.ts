@@ -22,6 +22,17 @@ function compacted(records: StateLogRecord[]): StateLogRecord[] {
   return [...last.values()].filter((r) => r.value !== null).sort((a, b) => (a.offset < b.offset ? -1 : 1));
 }
 
+/** A MIRRORING partition, its coordinator runtime, its `__mirror_state` partition and that shard's epoch. */
+async function mirroringOnItsCoordinator() {
+  const env = await mirrorEnv();
+  const key = await env.createTopic();
+  void env.router.command(key, { type: "START" });
+  await env.settle(1000);
+  const rt = env.router.coordinatorOf(key)!;
+  const p = rt.statePartitionOf(key);
+  return { env, key, rt, p, epoch: rt.shardFor(p)!.leaderEpoch };
+}
+
 describe("coordinator runtime: the write path", () => {
   it("a failed append leaves the committed state and runs no effect; the retry commits", async () => {
     const env = await mirrorEnv();
@@ -131,13 +142,7 @@ describe("coordinator runtime: the write path", () => {
   });
 
   it("remote ReadMirrorStates / WriteMirrorStates refuse a stale coordinator epoch or state epoch", async () => {
-    const env = await mirrorEnv();
-    const key = await env.createTopic();
-    void env.router.command(key, { type: "START" });
-    await env.settle(1000);
-    const rt = env.router.coordinatorOf(key)!;
-    const p = rt.statePartitionOf(key);
-    const epoch = rt.shardFor(p)!.leaderEpoch;
+    const { env, key, rt, p, epoch } = await mirroringOnItsCoordinator();
     const read = rt.readMirrorStates(p, [key], epoch);
     expect(read.states[0]?.state).toBe("MIRRORING");
     expect(() => rt.readMirrorStates(p, [key], epoch - 1)).toThrow(/older/);
@@ -157,13 +162,7 @@ describe("coordinator runtime: the write path", () => {
   });
 
   it("remote calls with a newer coordinator epoch than this broker's are refused (it lags): nothing is written", async () => {
-    const env = await mirrorEnv();
-    const key = await env.createTopic();
-    void env.router.command(key, { type: "START" });
-    await env.settle(1000);
-    const rt = env.router.coordinatorOf(key)!;
-    const p = rt.statePartitionOf(key);
-    const epoch = rt.shardFor(p)!.leaderEpoch;
+    const { env, key, rt, p, epoch } = await mirroringOnItsCoordinator();
     expect(() => rt.readMirrorStates(p, [key], epoch + 1)).toThrow(
       expect.objectContaining({ errorName: "UNKNOWN_LEADER_EPOCH", message: expect.stringMatching(/newer/) }),
     );

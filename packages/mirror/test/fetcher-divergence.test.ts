@@ -58,6 +58,19 @@ function scriptedSource(inner: SourceCluster, script: Script): SourceCluster {
   };
 }
 
+/** An idle script (every ListOffsets timestamp it is asked recorded) and an environment on its source. */
+function scriptedEnv(): { script: Script; env: ReturnType<typeof mirrorEnv> } {
+  const script: Script = { times: 0, fetchOffsets: [], listed: [] };
+  return { script, env: mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) }) };
+}
+
+/** Produces `count` one-record batches (`r0`, `r1`, ...) on the source, adds the partition and mirrors them. */
+async function mirrorRecords(env: ReturnType<typeof mirrorEnv>, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) await produce(env, valuesBatch([`r${i}`]));
+  env.manager.addPartition(env.key());
+  await drive(env, 1000);
+}
+
 describe("mirror fetcher divergence: nothing the source still has is removed", () => {
   it("a source leader elected without the destination's latest epoch: committed records stay (KIP-320)", async () => {
     const script: Script = { times: 0, fetchOffsets: [] };
@@ -99,11 +112,8 @@ describe("mirror fetcher divergence: nothing the source still has is removed", (
   });
 
   it("an UNDEFINED diverging answer (-1, -1) truncates to the high watermark, never to the log start", async () => {
-    const script: Script = { times: 0, fetchOffsets: [] };
-    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
-    for (let i = 0; i < 4; i++) await produce(env, valuesBatch([`r${i}`]));
-    env.manager.addPartition(env.key());
-    await drive(env, 1000);
+    const { script, env } = scriptedEnv();
+    await mirrorRecords(env, 4);
     expect(leaderLog(env.destination).highWatermark).toBe(4n);
     script.rewrite = () => ({ divergingEpoch: { epoch: -1, endOffset: -1n }, recordSlices: [] });
     script.times = 20;
@@ -123,8 +133,7 @@ describe("mirror fetcher divergence: nothing the source still has is removed", (
   });
 
   it("a diverging epoch the destination lacks truncates to the end of its own largest epoch below it", async () => {
-    const script: Script = { times: 0, fetchOffsets: [] };
-    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+    const { script, env } = scriptedEnv();
     env.destination.controller.bumpLeaderEpochs([{ topic: TOPIC, partition: 0, minLeaderEpoch: 10 }]);
     for (let i = 0; i < 3; i++) await produce(env, valuesBatch([`e0-${i}`]));
     env.source.controller.bumpLeaderEpochs([{ topic: TOPIC, partition: 0, minLeaderEpoch: 2 }]);
@@ -150,11 +159,8 @@ describe("mirror fetcher divergence: nothing the source still has is removed", (
   });
 
   it("OFFSET_OUT_OF_RANGE past a source's end never truncates below the destination high watermark", async () => {
-    const script: Script = { times: 0, fetchOffsets: [] };
-    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
-    for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
-    env.manager.addPartition(env.key());
-    await drive(env, 1000);
+    const { script, env } = scriptedEnv();
+    await mirrorRecords(env, 5);
     expect(leaderLog(env.destination).highWatermark).toBe(5n);
     // A source leader that came back shorter (end 2) for a while: the destination keeps its committed 0-4.
     script.rewrite = (request) => ({
@@ -196,8 +202,7 @@ function outOfRange(request: SourceFetchRequest): Partial<SourceFetchPartitionRe
 describe("mirror fetcher OFFSET_OUT_OF_RANGE as an Apache Kafka broker answers it (no log start in the answer)", () => {
   for (const carried of [false, true]) {
     it(`below the source's log start: starts over there (log start ${carried ? "in the answer, no ListOffsets" : "from ListOffsets EARLIEST"})`, async () => {
-      const script: Script = { times: 0, fetchOffsets: [], listed: [] };
-      const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+      const { script, env } = scriptedEnv();
       for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
       env.source.leaderFor(TOPIC, 0).deleteRecords(TOPIC, 0, 3n);
       // Kafka's error answers carry no log start; the embedded source's do (3 here).
@@ -254,8 +259,7 @@ describe("mirror fetcher OFFSET_OUT_OF_RANGE as an Apache Kafka broker answers i
   });
 
   it("past the source's end with no records held: the empty log follows the source's end", async () => {
-    const script: Script = { times: 0, fetchOffsets: [] };
-    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
+    const { script, env } = scriptedEnv();
     for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
     env.source.leaderFor(TOPIC, 0).deleteRecords(TOPIC, 0, 5n);
     env.manager.addPartition(env.key());
@@ -283,11 +287,8 @@ describe("mirror fetcher OFFSET_OUT_OF_RANGE as an Apache Kafka broker answers i
   });
 
   it("an answer that comes back after the partition was removed and added again is dropped", async () => {
-    const script: Script = { times: 0, fetchOffsets: [], listed: [] };
-    const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
-    for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
-    env.manager.addPartition(env.key());
-    await drive(env, 1000);
+    const { script, env } = scriptedEnv();
+    await mirrorRecords(env, 5);
     expect(leaderLog(env.destination).logEndOffset).toBe(5n);
     // One fetch answers OFFSET_OUT_OF_RANGE, and the ListOffsets it starts is slow to come back.
     let release = () => {};
@@ -318,11 +319,8 @@ describe("mirror fetcher OFFSET_OUT_OF_RANGE as an Apache Kafka broker answers i
 
   for (const carried of [true, false]) {
     it(`a passing OFFSET_OUT_OF_RANGE at the source's log start keeps every record held (log start ${carried ? "in the answer" : "from ListOffsets"})`, async () => {
-      const script: Script = { times: 0, fetchOffsets: [], listed: [] };
-      const env = mirrorEnv({ wrapSource: (s) => scriptedSource(s, script) });
-      for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`r${i}`]));
-      env.manager.addPartition(env.key());
-      await drive(env, 1000);
+      const { script, env } = scriptedEnv();
+      await mirrorRecords(env, 5);
       expect(leaderLog(env.destination).logEndOffset).toBe(5n);
       // The source deletes what the destination already holds; one fetch at its new log start (5) gets
       // OFFSET_OUT_OF_RANGE (a leader that was briefly behind). Offset 5 is in range: nothing here goes.

@@ -13,7 +13,12 @@ import type {
 import { KafkaError } from "@cluster-mirror/protocol";
 import { aclBindingOf, DESCRIBE_ALL_ACLS } from "./acl-codes";
 import { CurrentTopicIds } from "./current-topic-ids";
-import { asSourceError, kafkaErrorFromCode, SourceAuthenticationError } from "./errors";
+import {
+  asSourceError,
+  kafkaErrorFromCode,
+  SourceAuthenticationError,
+  SourceBrokerUnavailableError,
+} from "./errors";
 import { FetchSessionHandler, FINAL_EPOCH, type SessionAnswer, type SessionFetch } from "./fetch-session";
 import {
   type KjsApiVersions,
@@ -692,8 +697,40 @@ export class KafkajsSourceCluster implements SourceCluster {
     return this.broker(nodeId, this.clientId);
   }
 
-  /** A connected kafkajs broker for `nodeId` (a bootstrap server when undefined) with this client id. */
+  /**
+   * A connected kafkajs broker for `nodeId` with this client id; when undefined, a bootstrap server: each
+   * in turn, as any Kafka client does, so one that is down does not hide the others. The one that answered
+   * stays first. When none does, the error names each one's failure; a non-retriable one (authentication)
+   * wins, since that is the cluster's answer rather than a broker's absence.
+   */
   private async broker(nodeId: number | undefined, clientId: string): Promise<KjsBroker> {
+    if (nodeId !== undefined) return this.connectedBroker(nodeId, clientId);
+    const failures: KafkaError[] = [];
+    for (let i = 0; i < this.bootstrap.length; i++) {
+      const tried = this.bootstrap[0];
+      try {
+        return await this.connectedBroker(undefined, clientId);
+      } catch (error) {
+        if (this.closed || !(error instanceof KafkaError)) throw error;
+        failures.push(error);
+        // A concurrent call may have moved past it already.
+        if (this.bootstrap[0] === tried) this.bootstrap.push(this.bootstrap.shift()!);
+      }
+    }
+    if (failures.length === 1) throw failures[0]!;
+    const denied = failures.find((f) => !f.retriable);
+    if (denied) throw denied;
+    const prefix = `${this.mirrorName}: `;
+    throw new SourceBrokerUnavailableError(
+      `${this.mirrorName}: no bootstrap server of the source answered: ${failures
+        .map((f) => (f.message.startsWith(prefix) ? f.message.slice(prefix.length) : f.message))
+        .join("; ")}`,
+      { cause: failures[0] },
+    );
+  }
+
+  /** `broker` for one address: `nodeId`'s, or the first bootstrap server's when undefined. */
+  private async connectedBroker(nodeId: number | undefined, clientId: string): Promise<KjsBroker> {
     if (this.closed)
       throw new KafkaError("BROKER_NOT_AVAILABLE", 8, false, `${this.mirrorName}: the source was closed`);
     if (nodeId !== undefined && !this.addresses.has(nodeId)) await this.metadata([]);
@@ -727,10 +764,9 @@ export class KafkajsSourceCluster implements SourceCluster {
         await broker.connect();
       } catch (error) {
         await this.dropBroker(nodeId, clientId);
-        if (nodeId === undefined && this.bootstrap.length > 1) this.bootstrap.push(this.bootstrap.shift()!);
         throw asSourceError(
           error,
-          `${this.mirrorName}: connect to source broker ${nodeId ?? this.bootstrapText()}`,
+          `${this.mirrorName}: connect to source broker ${nodeId ?? `${this.bootstrap[0]!.host}:${this.bootstrap[0]!.port}`}`,
         );
       }
       if (nodeId !== undefined && broker.versions) this.apiVersions.set(nodeId, broker.versions);
@@ -744,10 +780,6 @@ export class KafkajsSourceCluster implements SourceCluster {
     const broker = this.brokers.get(key);
     this.brokers.delete(key);
     await broker?.disconnect().catch(() => {});
-  }
-
-  private bootstrapText(): string {
-    return this.bootstrap.map((b) => `${b.host}:${b.port}`).join(",");
   }
 }
 

@@ -133,4 +133,21 @@ describe("KafkajsSourceCluster's connections to the real broker", () => {
       await source.close();
     }
   });
+
+  it("tries each bootstrap server in turn: a first one that is down or does not resolve hides nothing", async () => {
+    for (const down of ["127.0.0.1:1", "no-such-host.invalid:9092"]) {
+      const source = new KafkajsSourceCluster(
+        "bootstrap-list",
+        { "bootstrap.servers": `${down},${inject("kafkaBootstrap")}` },
+        { connectionTimeoutMs: 2_000 },
+      );
+      try {
+        expect(await source.clusterId()).toBe(inject("kafkaClusterId"));
+        // The server that answered stays first: the next call does not try the one that is down again.
+        expect(await source.listOffsets("connections", 0, -2n)).toBe(0n);
+      } finally {
+        await source.close();
+      }
+    }
+  });
 });

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
 import { describe, expect, it } from "vitest";
+import { prepareDataDir } from "../src/persistence/data-dir";
 import { encodeMetadataEntry, readMetadataLog } from "../src/persistence/metadata-log-file";
 import { startPersistentCluster } from "../src/persistence/persistent-cluster";
 import { tempDir } from "./cli-harness";
@@ -28,6 +29,33 @@ describe("persistent cluster", () => {
     fs.writeFileSync(file, `${lines}{"offset":2,"rec`);
     expect(readMetadataLog(file)).toEqual([entry.record, truncation.record]);
     expect(fs.readFileSync(file, "utf8")).toBe(lines);
+  });
+
+  it("only the node's user can read what holds source credentials: a new data dir 0700, metadata.log 0600", () => {
+    const dir = path.join(tempDir("cm-modes"), "data");
+    const previous = process.umask(0o022);
+    try {
+      prepareDataDir("--data-dir", dir);
+      expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+      // A file an older version left readable to others is locked too.
+      const file = path.join(dir, "metadata.log");
+      fs.writeFileSync(file, "", { mode: 0o644 });
+      const clock = new ManualClock(1_700_000_000_000);
+      const started = startPersistentCluster({
+        dataDir: dir,
+        brokers: 1,
+        clock,
+        scheduler: new ManualScheduler(clock),
+        random: new SeededRandom(3),
+        fsync: false,
+      });
+      started.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+      started.close();
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(fs.readFileSync(file, "utf8")).toContain('"t"');
+    } finally {
+      process.umask(previous);
+    }
   });
 
   it("recovers cluster id, topics, configs, producer-id blocks and group offsets after a restart", async () => {

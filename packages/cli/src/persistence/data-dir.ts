@@ -3,8 +3,8 @@ import * as path from "node:path";
 import { OperationError } from "../commands/cli-errors";
 
 /**
- * Makes sure `dir` is a directory this process can write, creating missing levels one at a time, before
- * any cluster starts on it. Throws OperationError naming the directory and the reason otherwise.
+ * Makes sure `dir` is a directory this process can write, creating missing levels one at a time (`dir`
+ * itself with mode 0700), before any cluster starts on it. Throws OperationError naming the directory and the reason otherwise.
  *
  * Why not `mkdirSync(dir, { recursive: true })`: under a pseudo file system such as `/proc`, Node's
  * recursive mkdir retries ENOENT forever (the process spins at full CPU and never reports anything), so
@@ -18,7 +18,8 @@ export function prepareDataDir(flag: string, dir: string): void {
     if (path.dirname(d) === d) break;
   }
   try {
-    for (const d of missing) fs.mkdirSync(d);
+    // The data dir holds the metadata log, with the sources' credentials: a new one is the user's alone.
+    for (const d of missing) fs.mkdirSync(d, d === resolved ? 0o700 : undefined);
     if (!fs.statSync(resolved).isDirectory()) {
       throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" });
     }

@@ -56,7 +56,7 @@ export function readMetadataLog(file: string): MetadataRecord[] {
   }
   if (!text.endsWith("\n") && (lines.at(-1) ?? "") !== "") {
     // Torn tail: rewrite the file without it so later appends start on a clean line.
-    fs.writeFileSync(file, complete.map((l) => `${l}\n`).join(""));
+    fs.writeFileSync(file, complete.map((l) => `${l}\n`).join(""), { mode: 0o600 });
   }
   return records;
 }
@@ -69,7 +69,10 @@ export class MetadataLogWriter {
     file: string,
     private readonly fsync: boolean,
   ) {
-    this.fd = fs.openSync(file, "a");
+    // Mirror definitions, source credentials included, are stored here: the node's user alone reads it,
+    // whatever the umask, and whatever mode an older version left on the file.
+    this.fd = fs.openSync(file, "a", 0o600);
+    fs.fchmodSync(this.fd, 0o600);
   }
 
   /** Appends one entry (durable on return when fsync is on). */

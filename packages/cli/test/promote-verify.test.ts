@@ -76,7 +76,14 @@ describe("kafka-mirrors --failover-preview / --promote and cluster-mirror verify
     expect(failureLine(noTopic)).toMatch(/--promote needs --topic REGEX/);
     const zeroTimeout = await mirrors(1, "--add", "--topic", "t", "--mirror", "dr", "--timeout-ms", "0");
     expect(zeroTimeout.code).toBe(2);
-    expect(failureLine(zeroTimeout)).toMatch(/--timeout-ms must be an integer >= 1, got '0'/);
+    expect(failureLine(zeroTimeout)).toMatch(/--timeout-ms must be an integer from 1 to 2147483647, got '0'/);
+    // Longer than a Node.js timer waits: refused, rather than a timer that fires at once.
+    const tooLong = await mirrors(1, "--describe", "--timeout-ms", "3000000000");
+    expect(tooLong.code).toBe(2);
+    expect(tooLong.stderr).not.toMatch(/TimeoutOverflowWarning/);
+    expect(failureLine(tooLong)).toMatch(
+      /--timeout-ms must be an integer from 1 to 2147483647, got '3000000000'/,
+    );
     const badTimeout = await mirrors(
       1,
       "--promote",
@@ -88,7 +95,9 @@ describe("kafka-mirrors --failover-preview / --promote and cluster-mirror verify
       "soon",
     );
     expect(badTimeout.code).toBe(2);
-    expect(failureLine(badTimeout)).toMatch(/--timeout-ms must be an integer >= 1, got 'soon'/);
+    expect(failureLine(badTimeout)).toMatch(
+      /--timeout-ms must be an integer from 1 to 2147483647, got 'soon'/,
+    );
     const noMirror = await cm("verify", 1);
     expect(noMirror.code).toBe(2);
   }, 60_000);

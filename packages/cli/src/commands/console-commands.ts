@@ -1,7 +1,7 @@
 import { connectNode, type NodeConnectionFlags } from "../client/node-token";
 import type { ConsumedMessage, ProduceResult } from "../node/console-clients";
 import { UsageError } from "./cli-errors";
-import { intFlag } from "./int-flag";
+import { intFlag, MAX_TIMEOUT_MS } from "./int-flag";
 
 /** How much longer than `--timeout-ms` the CLI waits for the node's answer to a consume. */
 const CONSUME_ANSWER_MARGIN_MS = 60_000;
@@ -71,9 +71,9 @@ export async function runConsume(
   if (flags.isolation !== "read_committed" && flags.isolation !== "read_uncommitted") {
     throw new UsageError(`--isolation must be read_committed or read_uncommitted, got '${flags.isolation}'`);
   }
-  const timeoutMs = intFlag("--timeout-ms", flags.timeoutMs, 0);
+  const timeoutMs = intFlag("--timeout-ms", flags.timeoutMs, 0, MAX_TIMEOUT_MS);
   // The node polls for up to --timeout-ms before it answers: the HTTP request waits that long and more.
-  const client = connectNode(flags, timeoutMs + CONSUME_ANSWER_MARGIN_MS);
+  const client = connectNode(flags, Math.min(timeoutMs + CONSUME_ANSWER_MARGIN_MS, MAX_TIMEOUT_MS));
   const { messages } = await client.post<{ messages: ConsumedMessage[] }>("/v1/consume", {
     cluster: flags.cluster,
     topic: flags.topic,

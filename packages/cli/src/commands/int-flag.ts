@@ -10,6 +10,9 @@ export function intFlag(flag: string, value: string, min: number, max = Number.M
   return n;
 }
 
+/** Longest timeout a flag or request field takes: the longest a Node.js timer waits (about 24.8 days). */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
 /** Highest TCP port number. */
 export const MAX_PORT = 65_535;
 

@@ -5,7 +5,7 @@ import { connectNode, withTokenOptions } from "../client/node-token";
 import { rowFromWire, type WireDescribeRow } from "../node/wire";
 import { UsageError } from "./cli-errors";
 import { cliVersion } from "./cli-version";
-import { intFlag } from "./int-flag";
+import { intFlag, MAX_TIMEOUT_MS } from "./int-flag";
 import { mirrorMessages } from "./mirror-messages";
 import { formatPreviewTable, previewRowFromWire, type WirePreviewRow } from "./mirror-tables";
 import { runProgram } from "./run-program";
@@ -123,7 +123,7 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
   // A promote answers after its two waits: the HTTP call must outlive them.
   const client = connectNode(
     { bootstrapServer: flags.bootstrapServer!, token: flags.token, dataDir: flags.dataDir },
-    action === "promote" ? 2 * timeoutMs + 30_000 : timeoutMs,
+    action === "promote" ? Math.min(2 * timeoutMs + 30_000, MAX_TIMEOUT_MS) : timeoutMs,
     action === "promote" ? undefined : "--timeout-ms sets this wait",
   );
   const cluster = flags.cluster;
@@ -246,7 +246,7 @@ function validate(flags: MirrorsFlags): Action {
   only("--mirror-config", flags.mirrorConfig !== undefined, ["create"]);
   only("--failed", flags.failed === true, ["describe"]);
   only("--json", flags.json === true, ["describe", "failover-preview"]);
-  if (flags.timeoutMs !== undefined) intFlag("--timeout-ms", flags.timeoutMs, 1);
+  if (flags.timeoutMs !== undefined) intFlag("--timeout-ms", flags.timeoutMs, 1, MAX_TIMEOUT_MS);
   only(
     "--mirror",
     flags.mirror !== undefined,

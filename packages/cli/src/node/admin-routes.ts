@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { MAX_TIMEOUT_MS } from "../commands/int-flag";
 import { BadRequestError } from "./http-errors";
 import type { MirrorNode, NodeCluster } from "./mirror-node";
 import {
@@ -125,7 +126,7 @@ export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): voi
     const body = fieldsOf(req.body);
     const admin = mirrorTarget(node, optionalString(body, "cluster"), req.principal, true).mirroring.admin;
     return admin.promoteTopics(req.params.name, requiredString(body, "topic"), {
-      timeoutMs: optionalInt(body, "timeoutMs", 1),
+      timeoutMs: optionalInt(body, "timeoutMs", 1, MAX_TIMEOUT_MS),
     });
   });
 

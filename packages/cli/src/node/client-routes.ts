@@ -1,5 +1,6 @@
 import { ClusterError } from "@cluster-mirror/cluster";
 import type { FastifyInstance } from "fastify";
+import { MAX_TIMEOUT_MS } from "../commands/int-flag";
 import { consume, produce } from "./console-clients";
 import { BadRequestError } from "./http-errors";
 import type { MirrorNode, NodeCluster } from "./mirror-node";
@@ -70,7 +71,7 @@ export function registerClientRoutes(
       fromBeginning: optionalBool(body, "fromBeginning"),
       isolation,
       maxMessages: optionalInt(body, "maxMessages", 1) ?? 1_000_000,
-      timeoutMs: optionalInt(body, "timeoutMs", 0) ?? 2000,
+      timeoutMs: optionalInt(body, "timeoutMs", 0, MAX_TIMEOUT_MS) ?? 2000,
     });
   });
 

@@ -77,6 +77,15 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     expect(dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m.paused");
   }, 60_000);
 
+  it("a catch-up timeout with no partition behind (the source was being asked again) says so", () => {
+    const e = new PromoteTimeoutError("m", "CATCH_UP", 1, []);
+    expect(e.errorName).toBe("REQUEST_TIMED_OUT");
+    expect(e.message).toMatch(
+      /^Promote of mirror 'm' timed out after 1 ms while it asked the source for its live high watermarks again \(every partition had reached the ones asked before\)\. Nothing was failed over; .*a larger --timeout-ms/,
+    );
+    expect(e.message).not.toMatch(/0 partition\(s\)/);
+  });
+
   it("refuses a pattern that matches none of the mirror's topics, changing nothing", async () => {
     const { source, dest } = env();
     await createTopic(source, "orders", 1);

@@ -68,6 +68,13 @@ describe("kafka-mirrors --failover-preview / --promote and cluster-mirror verify
     );
     expect((await describeRows(port, "dr")).map((r) => r.state)).toEqual(["STOPPED"]);
     expect((await cm("produce", port, "--topic", "orders", "--value", "on dr")).code).toBe(0);
+    // Failed over, the topic is no longer the mirror's: verify compares nothing and does not call it agreement.
+    const nothing = await cm("verify", port, "--mirror", "dr");
+    expect(nothing.code).toBe(1);
+    expect(nothing.stdout).toContain("Mirror dr (no topics): nothing to compare");
+    expect(failureLine(nothing)).toBe(
+      "Error: mirror dr has no mirrored or paused topics, so nothing was compared; a topic failed over (--remove) is no longer part of the mirror: verify before the failover, or add topics with kafka-mirrors --add",
+    );
   }, 300_000);
 
   it("rejects bad flag combinations with a usage error", async () => {

@@ -51,9 +51,12 @@ export function formatVerifyTable(v: MirrorVerification): string {
   for (const c of v.checks) {
     t.push([c.check, c.ok ? "OK" : "DIFFERS", c.compared, c.differences.join("\n") || "-"]);
   }
-  const verdict = v.ok
-    ? "source and destination agree"
-    : `${v.checks.filter((c) => !c.ok).length} check(s) differ`;
+  const verdict =
+    v.topics.length === 0
+      ? "nothing to compare"
+      : v.ok
+        ? "source and destination agree"
+        : `${v.checks.filter((c) => !c.ok).length} check(s) differ`;
   return `Mirror ${v.mirror} (${v.topics.join(", ") || "no topics"}): ${verdict}\n${t.toString()}\n`;
 }
 

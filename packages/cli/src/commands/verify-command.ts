@@ -12,8 +12,8 @@ export interface VerifyFlags extends NodeConnectionFlags {
 
 /**
  * `cluster-mirror verify --mirror NAME`: asks the node to compare the mirror's topics with its source and
- * prints the table (or JSON); throws OperationError (exit 1) when any check differs, so the exit status is
- * 0 only when source and destination agree.
+ * prints the table (or JSON); throws OperationError (exit 1) when any check differs or the mirror has no
+ * topic to compare, so the exit status is 0 only when source and destination agree on something.
  */
 export async function runVerify(flags: VerifyFlags, out: (text: string) => void): Promise<void> {
   const client = connectNode(flags);
@@ -22,6 +22,8 @@ export async function runVerify(flags: VerifyFlags, out: (text: string) => void)
   });
   out(flags.json ? `${JSON.stringify(v, null, 2)}\n` : formatVerifyTable(v));
   if (!v.ok) throw new OperationError(verifyFailureMessage(v));
+  // Agreeing on nothing is not a clean bill: a script checking for data loss must not read it as one.
+  if (v.topics.length === 0) throw new OperationError(nothingComparedMessage(v.mirror));
 }
 
 /** Checks the periodic metadata sync copies (not the fetchers): they lag by up to one refresh interval. */
@@ -43,4 +45,9 @@ export function verifyFailureMessage(v: Pick<MirrorVerification, "mirror" | "che
     );
   }
   return `mirror ${v.mirror} differs from its source in ${failed.join(", ")}; see the table above (${why.join("; ")})`;
+}
+
+/** The error line of a verify that had no topic to compare. */
+export function nothingComparedMessage(mirror: string): string {
+  return `mirror ${mirror} has no mirrored or paused topics, so nothing was compared; a topic failed over (--remove) is no longer part of the mirror: verify before the failover, or add topics with kafka-mirrors --add`;
 }

@@ -1,6 +1,8 @@
+import type { AddressInfo } from "node:net";
 import { KafkaError } from "@cluster-mirror/protocol";
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { NodeClient } from "../src/client/node-client";
 import { buildAdminServer } from "../src/node/http-server";
 import { MirrorNode } from "../src/node/mirror-node";
 
@@ -10,11 +12,11 @@ afterEach(async () => {
 });
 
 /** An in-memory node (destination dr, source primary) mirroring primary's `orders`, behind its admin app. */
-async function mirroringNode() {
+async function mirroringNode(logger: Logger = pino({ level: "silent" })) {
   const node = MirrorNode.start({ name: "dr", brokers: 1, sources: [{ name: "primary", brokers: 1 }] });
   open.push(node);
   const security = { adminToken: "wait-route-test-token", principals: [], allowedHosts: [] };
-  const app = buildAdminServer(node, pino({ level: "silent" }), security);
+  const app = buildAdminServer(node, logger, security);
   open.push(app);
   await node
     .cluster("primary")
@@ -39,7 +41,7 @@ async function mirroringNode() {
     });
     return { status: res.statusCode, body: res.json() as Record<string, unknown> };
   };
-  return { wait };
+  return { wait, app, token: security.adminToken };
 }
 
 describe("GET /v1/wait", () => {
@@ -75,5 +77,29 @@ describe("GET /v1/wait", () => {
     const unknown = await wait("mirror=nope&state=STOPPED");
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: expect.objectContaining({ name: "UNKNOWN_MIRROR" }) });
+  });
+
+  it("a client that leaves before the answer: the node logs it, then the outcome once the request ends", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const { app, token } = await mirroringNode(logger);
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    const { port } = app.server.address() as AddressInfo;
+    const answered = new NodeClient({ host: "127.0.0.1", port }, 10_000, token);
+    await answered.get("/v1/wait", { mirror: "m", state: "MIRRORING" });
+    expect(lines.filter((l) => l.event !== undefined)).toEqual([]);
+    // The client waits 100 ms; the node holds the long poll for 600 ms, then answers a closed connection.
+    const impatient = new NodeClient({ host: "127.0.0.1", port }, 100, token);
+    await expect(
+      impatient.get("/v1/wait", { mirror: "m", state: "STOPPED", timeoutMs: "600" }),
+    ).rejects.toThrow(/did not answer GET \/v1\/wait within 100 ms/);
+    // A hang guard only: the outcome is logged about 500 ms later.
+    for (let i = 0; i < 500 && !lines.some((l) => l.event === "request.completed_after_abort"); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const events = lines.filter((l) => l.event !== undefined);
+    expect(events.map((l) => l.event)).toEqual(["request.aborted", "request.completed_after_abort"]);
+    expect(events[0]!.reqId).toBe(events[1]!.reqId);
+    expect(events[1]).toMatchObject({ res: { statusCode: 200 } });
+    expect(events[1]!.responseTime).toEqual(expect.any(Number));
   });
 });

@@ -27,9 +27,35 @@ export function buildAdminServer(
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, bodyLimit: limits.bodyLimitBytes });
   app.setReplySerializer((payload) => toJson(payload));
   // Every answer, the auth check's refusals included, says it comes from a node (see NODE_HEADER).
-  app.addHook("onSend", async (_req, reply, payload) => {
+  app.addHook("onSend", async (req, reply, payload) => {
     void reply.header(NODE_HEADER, "1");
+    // The client left before the answer: Fastify logs no "request completed" then, so the outcome is
+    // logged here and every request still ends in the log with its status and duration.
+    if (req.raw.socket?.destroyed) {
+      req.log.info(
+        {
+          event: "request.completed_after_abort",
+          res: { statusCode: reply.statusCode },
+          responseTime: reply.elapsedTime,
+        },
+        `request completed after the client had closed the connection: status ${reply.statusCode}`,
+      );
+    }
     return payload;
+  });
+  // A client that gives up (its --timeout-ms) does not stop what it asked for. (Fastify's onRequestAbort
+  // sees only a client that leaves while its body is still arriving.)
+  app.addHook("onRequest", async (req, reply) => {
+    const socket = req.raw.socket;
+    const onClose = () => {
+      if (reply.raw.writableFinished) return;
+      req.log.info(
+        { event: "request.aborted" },
+        "the client closed the connection before the answer; the request goes on, and its outcome is logged when it ends",
+      );
+    };
+    socket.once("close", onClose);
+    reply.raw.once("finish", () => socket.off("close", onClose));
   });
   // Before anything else: no route, not even a 404, answers a request that fails the Host or token check.
   registerAdminAuth(app, security);

@@ -93,11 +93,20 @@ describe("bad input gets a clear error and changes nothing (issue 15)", () => {
   }, 60_000);
 
   it("a malformed --source-bootstrap is a config error to fix, not 'cannot reach the source'", async () => {
-    for (const servers of ["localhost", ":9092", "host:99999"]) {
-      const r = await mirrors(node.port, "--create", "--mirror", "malformed", "--source-bootstrap", servers);
+    const cases = [
+      ["localhost", "is not host:port (e.g. 127.0.0.1:9092)"],
+      [":9092", "is not host:port (e.g. 127.0.0.1:9092)"],
+      ["host:99999", "has port 99999, out of range; a port is 1 to 65535"],
+      [
+        "http://127.0.0.1:9092",
+        "has a scheme (http://); give the broker's host:port alone (e.g. 127.0.0.1:9092); security.protocol says how to connect",
+      ],
+    ];
+    for (const [servers, why] of cases) {
+      const r = await mirrors(node.port, "--create", "--mirror", "malformed", "--source-bootstrap", servers!);
       expect(r.code, servers).toBe(1);
       const line = failureLine(r);
-      expect(line).toContain(`bootstrap.servers entry '${servers}' is not host:port (e.g. 127.0.0.1:9092)`);
+      expect(line).toContain(`bootstrap.servers entry '${servers}' ${why}`);
       expect(line).toContain("Fix the mirror config and try again.");
       expect(line).not.toContain("Cannot reach");
     }

@@ -878,9 +878,24 @@ export function parseBootstrap(mirrorName: string, servers: string): { host: str
   for (const item of servers.split(",")) {
     const s = item.trim();
     if (s === "") continue;
+    const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(s);
+    if (scheme)
+      throw new KafkaError(
+        "INVALID_CONFIG",
+        40,
+        false,
+        `mirror '${mirrorName}': bootstrap.servers entry '${s}' has a scheme (${scheme[1]}://); give the broker's host:port alone (e.g. ${s.slice(scheme[0].length).replace(/\/.*$/, "") || "127.0.0.1:9092"}); security.protocol says how to connect`,
+      );
     const m = /^(.*):(\d+)$/.exec(s);
     const port = m ? Number(m[2]) : Number.NaN;
-    if (!m || m[1] === "" || !(port > 0 && port < 65536))
+    if (m && m[1] !== "" && !(port > 0 && port < 65536))
+      throw new KafkaError(
+        "INVALID_CONFIG",
+        40,
+        false,
+        `mirror '${mirrorName}': bootstrap.servers entry '${s}' has port ${m[2]}, out of range; a port is 1 to 65535`,
+      );
+    if (!m || m[1] === "")
       throw new KafkaError(
         "INVALID_CONFIG",
         40,

@@ -107,6 +107,12 @@ function tlsOptions(
     ["PEM"],
     "export the trusted certificates as PEM (keytool -exportcert -rfc) and set ssl.truststore.type=PEM",
   );
+  // Only a JKS or PKCS12 trust store has a password, and those are refused above.
+  if (configs["ssl.truststore.password"] !== undefined)
+    throw fail(
+      "ssl.truststore.password",
+      "a PEM trust store has no password (Kafka refuses one for PEM too); remove ssl.truststore.password",
+    );
   const keystore = storeType(
     "ssl.keystore.type",
     "ssl.keystore.location",

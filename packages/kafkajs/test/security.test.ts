@@ -89,6 +89,24 @@ describe("mirror security configs to kafkajs connection options", () => {
       "sasl.jaas.config",
     ],
     [{ "security.protocol": "SSL", "ssl.truststore.location": "/ca.jks" }, "ssl.truststore.type"],
+    // A Java client's usual trust store settings: the store type is what is refused, not the password.
+    [
+      {
+        "security.protocol": "SSL",
+        "ssl.truststore.location": "/ca.jks",
+        "ssl.truststore.password": "changeit",
+      },
+      "ssl.truststore.type",
+    ],
+    [
+      {
+        "security.protocol": "SSL",
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": "/ca.pem",
+        "ssl.truststore.password": "changeit",
+      },
+      "ssl.truststore.password",
+    ],
     [
       { "security.protocol": "SSL", "ssl.truststore.type": "PKCS12", "ssl.truststore.location": "/ca.p12" },
       "ssl.truststore.type",

@@ -59,6 +59,7 @@ describe("MirrorAdmin: mirrors", () => {
       "ssl.keystore.password": "store-secret",
       "ssl.key.password": "key-secret",
       "ssl.keystore.key": "-----BEGIN PRIVATE KEY-----",
+      "ssl.truststore.password": "trust-secret",
     };
     await env.admin.createMirror("s1", { ...MIRROR_CONFIG, ...secrets });
     const shown = env.admin.describeMirrorConfig("s1").configs;

@@ -48,6 +48,7 @@ export const SOURCE_CLIENT_CONFIGS: readonly string[] = [
   "ssl.truststore.type",
   "ssl.truststore.location",
   "ssl.truststore.certificates",
+  "ssl.truststore.password",
   "ssl.keystore.type",
   "ssl.keystore.location",
   "ssl.keystore.certificate.chain",
@@ -67,6 +68,7 @@ export const SENSITIVE_MIRROR_CONFIGS: ReadonlySet<string> = new Set([
   "ssl.keystore.key",
   "ssl.keystore.password",
   "ssl.key.password",
+  "ssl.truststore.password",
 ]);
 
 /** Every config key a mirror may be created with: the mirror-level keys and the source client's settings. */

@@ -237,6 +237,13 @@ describe("MirrorAdmin: topics", () => {
     const none = await rejection(env.admin.addTopics("m1", "x.*"));
     expect(none.errorName).toBe("UNKNOWN_TOPIC_OR_PARTITION");
     expect(none.message).toContain("No topic on the source of mirror 'm1' matches 'x.*'");
+    expect(none.message).not.toContain("comma");
+    // A list, as a Java tool's --topics might take it: the pattern is one regex.
+    sourceTopic(env.source, "u");
+    const list = await rejection(env.admin.addTopics("m1", "t, u"));
+    expect(list.message).toMatch(
+      /matches 't, u' .* 't, u' has a comma: the pattern is one regex, not a list; for several topics use alternation, e\.g\. 't\|u'\.$/,
+    );
     const bad = await rejection(env.admin.addTopics("m1", "t("));
     expect(bad).toBeInstanceOf(InvalidMirrorConfigError);
     expect(bad.message).toMatch(/^Invalid regular expression 't\(' in --topic: /);
@@ -344,6 +351,8 @@ describe("MirrorAdmin: topics", () => {
     expect(refused.message).toBe(
       "No topic of mirror 'm1' matches 't' (it matches t (removed), and this command takes only mirrored or paused topics; mirrored or paused topics in the mirror: u). Add topics with --add --topic REGEX --mirror m1.",
     );
+    const list = await rejection(env.admin.pauseTopics("m1", "u,t"));
+    expect(list.message).toMatch(/Add topics with .* 'u,t' has a comma: .* e\.g\. 'u\|t'\.$/);
   });
 
   it("refuses a topic not in the mirror, and a command the state does not allow", async () => {

@@ -47,7 +47,13 @@ import {
 } from "./mirror-config";
 import { describeMirrorPartitions } from "./mirror-describe";
 import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
-import { checkPartitionStates, selectMirrorTopics, topicList, topicPattern } from "./topic-selection";
+import {
+  checkPartitionStates,
+  commaListHint,
+  selectMirrorTopics,
+  topicList,
+  topicPattern,
+} from "./topic-selection";
 import { type MirrorVerification, verifyMirror } from "./verify";
 
 /** Wiring of the admin API. */
@@ -248,7 +254,7 @@ export class MirrorAdmin {
     if (matched.length === 0) {
       throw new ClusterError(
         "UNKNOWN_TOPIC_OR_PARTITION",
-        `No topic on the source of mirror '${mirror}' matches '${regex}' (the pattern must match whole topic names; topics.exclude=${def.topicsExclude.join(",")}). Nothing was added; check the pattern against the source's topics.`,
+        `No topic on the source of mirror '${mirror}' matches '${regex}' (the pattern must match whole topic names; topics.exclude=${def.topicsExclude.join(",")}). Nothing was added; check the pattern against the source's topics.${commaListHint(regex)}`,
       );
     }
     const existing = matched.map((t) => this.checkAddable(mirror, t));

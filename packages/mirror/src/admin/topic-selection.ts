@@ -26,6 +26,20 @@ export function topicPattern(regex: string): RegExp {
 }
 
 /**
+ * What to say about a pattern that matched nothing because it was written as a list (`orders,payments`):
+ * one regex is taken, and alternation lists several. Empty when it has no comma.
+ */
+export function commaListHint(regex: string): string {
+  if (!regex.includes(",")) return "";
+  const alternation = regex
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .join("|");
+  return ` '${regex}' has a comma: the pattern is one regex, not a list; for several topics use alternation, e.g. '${alternation}'.`;
+}
+
+/**
  * The mirror's topics that `regex` selects among those in `from` states; UNKNOWN_TOPIC_OR_PARTITION naming the
  * mirror when none is.
  */
@@ -49,7 +63,7 @@ export function selectMirrorTopics(
       "UNKNOWN_TOPIC_OR_PARTITION",
       `No topic of mirror '${mirror}' matches '${regex}' (${why}; ` +
         `${taken} topics in the mirror: ${inMirror.length === 0 ? "none" : inMirror.join(", ")}). ` +
-        `Add topics with --add --topic REGEX --mirror ${mirror}.`,
+        `Add topics with --add --topic REGEX --mirror ${mirror}.${commaListHint(regex)}`,
     );
   }
   return selected;

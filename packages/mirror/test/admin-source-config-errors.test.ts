@@ -91,6 +91,27 @@ describe("an unknown mirror config key", () => {
   });
 });
 
+describe("a mirror config value that is not a string (from JavaScript or JSON)", () => {
+  it("is refused with the key and how to write it, not a TypeError", async () => {
+    const env = mirrorEnv();
+    const configs = { ...MIRROR_CONFIG, "mirror.num.replica.fetchers": 2 } as unknown as Record<
+      string,
+      string
+    >;
+    const error = await rejection(env.admin.createMirror("m", configs));
+    expect(error).toBeInstanceOf(InvalidMirrorConfigError);
+    expect(error).toMatchObject({ config: "mirror.num.replica.fetchers", retriable: false });
+    expect(error.message).toBe(
+      "Mirror config 'mirror.num.replica.fetchers' must be a string, got number 2; write it as a string (\"2\").",
+    );
+    const nulled = { ...MIRROR_CONFIG, "topics.exclude": null } as unknown as Record<string, string>;
+    expect((await rejection(env.admin.createMirror("m", nulled))).message).toBe(
+      "Mirror config 'topics.exclude' must be a string, got null; write it as a string.",
+    );
+    expect(env.admin.listMirrors()).toEqual([]);
+  });
+});
+
 describe("an invalid --topic regex", () => {
   function refusal(compile: () => unknown): string {
     try {

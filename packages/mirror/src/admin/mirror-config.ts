@@ -83,6 +83,14 @@ export const KNOWN_MIRROR_CONFIGS: readonly string[] = [
  * it cannot honour. Checked when a mirror is created; mirrors already stored are loaded as they are.
  */
 export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>): void {
+  // From JavaScript (or JSON) a value may be a number or a boolean: configs are strings, as in Kafka.
+  for (const [key, value] of Object.entries(configs as Readonly<Record<string, unknown>>)) {
+    if (typeof value !== "string")
+      throw new InvalidMirrorConfigError(
+        key,
+        `Mirror config '${key}' must be a string, got ${value === null ? "null" : `${typeof value} ${JSON.stringify(value) ?? String(value)}`}; write it as a string${typeof value === "number" || typeof value === "boolean" ? ` ("${value}")` : ""}.`,
+      );
+  }
   const unknown = Object.keys(configs).filter((k) => !KNOWN_MIRROR_CONFIGS.includes(k));
   if (unknown.length > 0) {
     const hints = unknown.flatMap((k) => {

@@ -75,6 +75,33 @@ describe("Critical: a source topic deleted and created again is never mixed into
     expect(row).toMatchObject({ sourceOffset: null, destinationOffset: 5n, lag: null });
   });
 
+  it("a source topic deleted while mirrored fails for good at once, not after retries until the next refresh", async () => {
+    const t = topology(["a", "b"]);
+    const a = t.node("a");
+    const b = t.node("b");
+    const { admin } = await mirrorOld(t, a, b);
+    await t.until(async () => {
+      const [row] = await b.mirroring.admin.describe("dr");
+      return row?.state === "MIRRORING" && row.lag === 0n;
+    }, "dr caught up");
+    const deletedAt = t.clock.now();
+    await t.run(admin.deleteTopics({ topics: ["orders"] }));
+    const states: string[] = [];
+    await t.until(async () => {
+      const [row] = await b.mirroring.admin.describe("dr");
+      if (row && states.at(-1) !== row.state) states.push(row.state);
+      return row?.state === "FAILED" && row.retryAttempt === -1;
+    }, "dr FAILED for good");
+    // The fetcher's UNKNOWN_TOPIC_ID starts a metadata refresh on the broker that syncs the mirror, and
+    // two refreshes that find the topic gone fail it for good: about a virtual second, one retry, instead
+    // of retries (FAILED, MIRRORING, FAILED, ...) until the refresh intervals found it (60 s here).
+    expect(t.clock.now() - deletedAt).toBeLessThan(10_000);
+    const afterFirstFailure = states.slice(states.indexOf("FAILED"));
+    expect(afterFirstFailure.filter((s) => s === "MIRRORING").length).toBeLessThanOrEqual(1);
+    const [row] = await b.mirroring.admin.describe("dr");
+    expect(row?.errorMessage).toBe("The source topic is deleted.");
+  });
+
   it("a re-add whose source topic is recreated while PREPARING looks up its LME truncates nothing by the new topic", async () => {
     let held: Promise<void> = Promise.resolve();
     const t = topology(["a", "b"]);

@@ -446,6 +446,12 @@ export class ClusterMirroring {
         numFetchers: definition(mirror)?.numReplicaFetchers ?? 1,
       }),
       destinationConfigs: destinationConfigsOf(cluster.controller.image),
+      // The source no longer has the mirrored topic's id (deleted, or deleted and created again): refresh
+      // the mirror's metadata now, which fails the topic for good, instead of retrying it until the next
+      // refresh interval (up to 30 s of FAILED -> MIRRORING -> FAILED).
+      onPartitionFailed: (key, errorName) => {
+        if (errorName === "UNKNOWN_TOPIC_ID") this.refreshSoon(key.mirror);
+      },
       onMirrored: (key, bytes, batches) => {
         this.metrics.recordMirrored(key, bytes, batches);
         this.changes.notify();
@@ -535,6 +541,15 @@ export class ClusterMirroring {
     node.fetchers.close();
     this.coordinators.unregister(brokerId);
     this.loadWaiters.changed();
+  }
+
+  /**
+   * Starts a metadata refresh of `mirror` on the broker that does its metadata work (the leader of its
+   * `__mirror_state` partition; nothing when no running broker leads it). A refresh running there is joined.
+   */
+  private refreshSoon(mirror: string): void {
+    const leader = this.destination.leaderOf(MIRROR_STATE_TOPIC, this.mirrorStatePartition(mirror));
+    void this.nodes.get(leader)?.metadata.refresh(mirror);
   }
 
   /** The `__mirror_state` partition whose leader does a mirror's metadata work: abs(murmur2(name)) % N. */

@@ -29,8 +29,8 @@ export interface FetchPartitionState {
   held: boolean;
   /** The offset (or byte position) of a batch that failed validation once: failing again fails the partition. */
   corruptAt: string | undefined;
-  /** Why the partition failed, for `FetcherEvents.partitionFailed`. */
-  failure: { message: string; retryable: boolean } | undefined;
+  /** Why the partition failed, for `FetcherEvents.partitionFailed` (the source's error name, if it answered one). */
+  failure: { message: string; retryable: boolean; errorName?: string } | undefined;
   /** The source's diverging epoch from the last response (exact bigint end offset). */
   diverging: { epoch: number; endOffset: bigint } | undefined;
   /** The OFFSET_OUT_OF_RANGE answer: where we fetched and the source's log start (-1 when unknown). */

@@ -59,6 +59,8 @@ export interface MirrorFetcherManagerOptions {
   onMirrored?: (key: MirrorPartitionKey, bytes: number, batches: number) => void;
   /** XState's inspection of the fetcher actors (the visualizer's live stream). */
   inspection?: InspectionHub;
+  /** Hears every partition failure with the source's error name, if it answered one (after `events`). */
+  onPartitionFailed?: (key: MirrorPartitionKey, errorName: string | undefined) => void;
 }
 
 const NO_JITTER: Random = { next: () => 1 };
@@ -364,7 +366,10 @@ export class MirrorFetcherManager implements FetcherManager {
         for (const s of states) {
           // A failed partition stays known, unassigned, until the coordinator removes or adds it again.
           const failure = s.failure ?? { message: `${s.id} failed`, retryable: true };
-          if (s.wanted) o.events.partitionFailed(s.key, failure.message, failure.retryable);
+          if (s.wanted) {
+            o.events.partitionFailed(s.key, failure.message, failure.retryable);
+            o.onPartitionFailed?.(s.key, failure.errorName);
+          }
           this.settleRemoval(s);
           if (!s.wanted) this.partitions.delete(partitionId(s.key));
         }

@@ -538,7 +538,7 @@ export class MirrorFetcher {
           // after the usual wait, not at once.
           progress = this.isNewTruncationAnswer(s, `oor:${request.fetchOffset}`);
         } else {
-          s.failure = { message: answer.error.message, retryable: answer.error.retriable };
+          s.failure = { message: answer.error.message, retryable: answer.error.retriable, errorName: name };
         }
         results.push({ partition: id, error: name });
         continue;

@@ -8,7 +8,7 @@ import {
 } from "@cluster-mirror/cluster";
 import type { RetryBackoffOptions } from "@cluster-mirror/machines";
 import type { MirrorDescribeRow } from "./admin/describe-format";
-import { UnknownMirrorError } from "./admin/errors";
+import { MirrorWaitTimeoutError, UnknownMirrorError } from "./admin/errors";
 import { MirrorAdmin } from "./admin/mirror-admin";
 import { announceAppends, MirrorChanges } from "./admin/mirror-changes";
 import { parseMirrorConfig } from "./admin/mirror-config";
@@ -395,7 +395,7 @@ export class ClusterMirroring {
         check().then(
           (notYet) => {
             if (notYet === undefined) resolve();
-            else if (clock.now() >= deadline) reject(new Error(`timed out after ${timeoutMs} ms: ${notYet}`));
+            else if (clock.now() >= deadline) reject(new MirrorWaitTimeoutError(timeoutMs, notYet));
             else scheduler.schedule(poll, intervalMs);
           },
           (error: unknown) => reject(error),

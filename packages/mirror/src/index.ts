@@ -12,6 +12,7 @@ export {
   MirrorAlreadyExistsError,
   MirrorLoopError,
   MirrorStateError,
+  MirrorWaitTimeoutError,
   PromoteTimeoutError,
   SourceFailoverInProgressError,
   SourceUnreachableError,

@@ -1,6 +1,6 @@
 import { ManualClock, ManualScheduler } from "@cluster-mirror/cluster";
 import { afterEach, describe, expect, it } from "vitest";
-import { PromoteTimeoutError } from "../src/admin/errors";
+import { MirrorWaitTimeoutError, PromoteTimeoutError } from "../src/admin/errors";
 import { MirrorChanges, waitForCondition } from "../src/admin/mirror-changes";
 import { addTopicsWhenReady, createTopic, produce, twoEngineClusters } from "./engine-helpers";
 
@@ -85,6 +85,27 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     );
     expect(e.message).not.toMatch(/0 partition\(s\)/);
   });
+
+  it("whenCaughtUp and whenState time out with a typed, retriable REQUEST_TIMED_OUT naming what is not there", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 1);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenState("m", "MIRRORING", { timeoutMs: 30_000 });
+    const error = await dest.mirroring.whenState("m", "STOPPED", { timeoutMs: 100 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MirrorWaitTimeoutError);
+    expect(error).toMatchObject({ errorName: "REQUEST_TIMED_OUT", code: 7, retriable: true });
+    expect((error as Error).message).toBe(
+      "timed out after 100 ms: 1 of 1 partitions of mirror m not STOPPED (orders-0 MIRRORING)",
+    );
+    await admin.pauseTopics("m", "orders");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    await produce(source, "orders", 0, 2);
+    await expect(dest.mirroring.whenCaughtUp("m", { timeoutMs: 100 })).rejects.toThrow(
+      MirrorWaitTimeoutError,
+    );
+  }, 60_000);
 
   it("refuses a pattern that matches none of the mirror's topics, changing nothing", async () => {
     const { source, dest } = env();

@@ -1,3 +1,4 @@
+import { MirrorWaitTimeoutError } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import type { FastifyInstance } from "fastify";
 import { BadRequestError } from "./http-errors";
@@ -41,9 +42,9 @@ export function registerWaitRoutes(app: FastifyInstance, node: MirrorNode): void
       }
       return { reached: true };
     } catch (error) {
-      // A typed error is about the request (unknown mirror): answer it as an error. Anything else is the
-      // wait running out of time, which the caller may simply repeat.
-      if (error instanceof KafkaError) throw error;
+      // The wait running out of time is an answer the caller may simply repeat; any other typed error is
+      // about the request (unknown mirror): answer it as an error.
+      if (error instanceof KafkaError && !(error instanceof MirrorWaitTimeoutError)) throw error;
       return { reached: false, reason: error instanceof Error ? error.message : String(error) };
     }
   });

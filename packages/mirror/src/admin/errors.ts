@@ -176,6 +176,16 @@ export class UnsafeTruncationError extends KafkaError {
 }
 
 /**
+ * A wait of `whenCaughtUp` or `whenState` ran out (Kafka's REQUEST_TIMED_OUT, code 7, retriable): the
+ * message says which partitions were not there yet. Nothing was changed; wait again, or look with describe.
+ */
+export class MirrorWaitTimeoutError extends KafkaError {
+  constructor(timeoutMs: number, notYet: string) {
+    super("REQUEST_TIMED_OUT", 7, true, `timed out after ${timeoutMs} ms: ${notYet}`);
+  }
+}
+
+/**
  * A promote's wait ran out (Kafka's REQUEST_TIMED_OUT, code 7, retriable). In the CATCH_UP phase nothing
  * was failed over: `partitions` are those that did not reach lag 0 against the source's high watermark,
  * with their lag; none when every partition had reached it and the time ran out while the source was asked

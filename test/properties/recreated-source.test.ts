@@ -141,6 +141,37 @@ describe("property: a source topic deleted and created again under its name", ()
     PROPERTY_TIMEOUT_MS,
   );
 
+  it(
+    "regression: a failed-over copy of a deleted topic that failed back onto another hop of the chain (FC_SEED=229 x20)",
+    async () => {
+      await runRegressions(chainOfThree, [
+        {
+          bug: "c1's copy of c0's profiles, orphaned when c0 recreated it, was failed over (STOPPED) and then failed back onto c2 with --truncate-local-writes, which cut it from 0 and made it c2's copy: the orphan check of the old edge c0->c1 still compared it with the deleted topic. It now stops where the copy's log was cut since its failover (rewrittenFrom), as the offset identity does",
+          simSeed: 17,
+          steps: [
+            "resume(144)",
+            "pause(684)",
+            "failback(227)",
+            "failover(811,0)",
+            "readd(261,0)",
+            "moveStateLeader(434,488)",
+            "readdRecreate(581,0,0)",
+            "readdRecreate(938,0,1)",
+            "failback(455)",
+            "failback(561)",
+          ],
+          reaches: reachesSteps(
+            "no failback of c1 onto c2 after c1's copy of the recreated topic was failed over",
+            "recreate c0/profiles",
+            "unplanned failover c1-from-c0 profiles: STOPPED",
+            "failback --truncate-local-writes c1-from-c2 profiles (may truncate from 0@0)",
+          ),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
   for (const [name, topology] of [
     ["active-passive", activePassive],
     ["fan-out", fanOut],

@@ -271,9 +271,17 @@ export class Simulation {
       const failedOver = this.edgeState(edge, topic) === "REMOVED";
       const partitions = this.node(edge.to).cluster.controller.image.topic(topic)?.partitions.length ?? 0;
       for (let p = 0; p < partitions; p++) {
-        const localFrom = failedOver
-          ? this.model.stoppedEnds.get(`${edge.mirror}\0${topic}\0${p}`)
+        let localFrom = failedOver ? this.model.stoppedEnds.get(`${edge.mirror}\0${topic}\0${p}`) : undefined;
+        // Failed over, the copy may have joined a mirror again since (a failback onto another hop of a
+        // chain): from where its log was cut then, it is that source's copy, no longer the deleted topic's
+        // (soak `recreated-source` chain FC_SEED=229 x20).
+        const f = failedOver
+          ? [...this.model.failovers]
+              .reverse()
+              .find((x) => x.mirror === edge.mirror && x.topic === topic && x.partition === p)
           : undefined;
+        if (f?.rewrittenFrom !== undefined && (localFrom === undefined || f.rewrittenFrom < localFrom))
+          localFrom = f.rewrittenFrom;
         this.report(
           checkOrphanedCopy(
             `${edge.from}->${edge.to}`,

@@ -66,7 +66,7 @@ export interface KafkajsSourceOptions {
    */
   fetchSessions?: boolean;
   /** kafkajs's own error log lines. */
-  warn?: (message: string) => void;
+  warn?: (message: string, mirror: string) => void;
   /** kafkajs's other log lines, for troubleshooting: every request sent, connects and disconnects. */
   debug?: (message: string) => void;
 }
@@ -127,7 +127,7 @@ export class KafkajsSourceCluster implements SourceCluster {
     // create failed would otherwise warn about a source it no longer has).
     const warn = options.warn;
     this.logger = kafkajsLogger(
-      warn && ((line) => this.closed || warn(`mirror ${mirrorName}: ${line}`)),
+      warn && ((line) => this.closed || warn(`mirror ${mirrorName}: ${line}`, mirrorName)),
       options.debug,
     );
     this.clientId = options.clientId ?? `${mirrorName}-metadata`;

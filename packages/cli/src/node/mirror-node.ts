@@ -101,7 +101,12 @@ export class MirrorNode {
     this.clock = options.clock ?? new SystemClock();
     this.scheduler = options.scheduler ?? new EventLoopScheduler();
     const connector = new EmbeddedOrKafkaSourceConnector(this.registry, {
-      warn: (message) => options.warn?.(options.name, message),
+      // Only for a mirror that exists: the source a `--create` probes and then gives up on would log its
+      // connection error here too, under a mirror that was never created (the create's error says it).
+      warn: (message, mirror) => {
+        if (this.clusters().some((c) => c.cluster.controller.image.mirrors.has(mirror)))
+          options.warn?.(options.name, message);
+      },
     });
     this.connector = connector;
     // The node's entry, not the engine, draws the seed: the engine only ever sees a SeededRandom.

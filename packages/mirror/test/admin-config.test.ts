@@ -73,8 +73,18 @@ describe("mirror configs", () => {
   it("refuses bad numbers and booleans", () => {
     const base = { "bootstrap.servers": "s" };
     expect(() => parseMirrorConfig("m", { ...base, "mirror.metadata.refresh.interval.ms": "0" })).toThrow(
-      /must be an integer >= 1/,
+      /must be an integer from 1 to 2147483647, got '0'/,
     );
+    // Longer than a timer waits: it would fire every millisecond (a sync loop), so it is refused.
+    expect(() =>
+      parseMirrorConfig("m", { ...base, "mirror.metadata.refresh.interval.ms": "2147483648" }),
+    ).toThrow(
+      /mirror.metadata.refresh.interval.ms must be an integer from 1 to 2147483647, got '2147483648'/,
+    );
+    expect(
+      parseMirrorConfig("m", { ...base, "mirror.metadata.refresh.interval.ms": "2147483647" })
+        .metadataRefreshIntervalMs,
+    ).toBe(2147483647);
     expect(() => parseMirrorConfig("m", { ...base, "acls.sync.enable": "yes" })).toThrow(/true or false/);
     expect(() => parseMirrorConfig("m", { ...base, "default.replication.factor": "x" })).toThrow(
       /default.replication.factor/,

@@ -297,7 +297,12 @@ export function parseMirrorConfig(name: string, configs: Readonly<Record<string,
     configsSyncEnable: bool(K.CONFIGS_SYNC_ENABLE, get(K.CONFIGS_SYNC_ENABLE)!),
     topicPropertiesExclude: splitList(get(K.TOPIC_PROPERTIES_EXCLUDE)),
     numReplicaFetchers: int(K.NUM_REPLICA_FETCHERS, get(K.NUM_REPLICA_FETCHERS)!, 1),
-    metadataRefreshIntervalMs: int(K.METADATA_REFRESH_INTERVAL_MS, get(K.METADATA_REFRESH_INTERVAL_MS)!, 1),
+    metadataRefreshIntervalMs: int(
+      K.METADATA_REFRESH_INTERVAL_MS,
+      get(K.METADATA_REFRESH_INTERVAL_MS)!,
+      1,
+      MAX_INTERVAL_MS,
+    ),
     defaultReplicationFactor: rf === undefined ? undefined : int(K.DEFAULT_REPLICATION_FACTOR, rf, 1),
     configs: { ...configs },
   };
@@ -341,11 +346,15 @@ function bool(key: string, value: string): boolean {
   throw new InvalidMirrorConfigError(key, `${key} must be true or false, got '${value}'.`);
 }
 
-function int(key: string, value: string, min: number): number {
+function int(key: string, value: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const v = value.trim();
   const n = Number(v);
-  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n) || n < min) {
-    throw new InvalidMirrorConfigError(key, `${key} must be an integer >= ${min}, got '${value}'.`);
+  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new InvalidMirrorConfigError(key, `${key} must be an integer ${range}, got '${value}'.`);
   }
   return n;
 }
+
+/** Longest interval a config in milliseconds takes: Kafka's int configs, and the longest a timer waits. */
+const MAX_INTERVAL_MS = 2_147_483_647;

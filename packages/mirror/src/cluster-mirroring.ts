@@ -6,7 +6,7 @@ import {
   type Random,
   toPositive,
 } from "@cluster-mirror/cluster";
-import type { RetryBackoffOptions } from "@cluster-mirror/machines";
+import { isLifecycleState, LIFECYCLE_STATES, type RetryBackoffOptions } from "@cluster-mirror/machines";
 import type { MirrorDescribeRow } from "./admin/describe-format";
 import { MirrorWaitTimeoutError, UnknownMirrorError } from "./admin/errors";
 import { MirrorAdmin } from "./admin/mirror-admin";
@@ -301,6 +301,17 @@ export class ClusterMirroring {
     state: string,
     options: { topic?: string; timeoutMs?: number; intervalMs?: number } = {},
   ): Promise<void> {
+    // A name no partition can ever be in would only run out the timeout.
+    if (!isLifecycleState(state) || state === "UNKNOWN") {
+      const states = LIFECYCLE_STATES.filter((s) => s !== "UNKNOWN");
+      const close = states.find((s) => s === state.toUpperCase());
+      return Promise.reject(
+        new ClusterError(
+          "INVALID_REQUEST",
+          `'${state}' is not a mirror partition state${close ? `; did you mean '${close}'?` : ""} (states: ${states.join(", ")})`,
+        ),
+      );
+    }
     return this.waitFor(async () => {
       const rows = (await this.admin.describe(mirror)).filter(
         (r) => !options.topic || r.topic === options.topic,

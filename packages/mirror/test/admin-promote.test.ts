@@ -105,6 +105,16 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     await expect(dest.mirroring.whenCaughtUp("m", { timeoutMs: 100 })).rejects.toThrow(
       MirrorWaitTimeoutError,
     );
+    // A state no partition can be in is refused at once, not waited for until the timeout.
+    await expect(dest.mirroring.whenState("m", "paused", { timeoutMs: 30_000 })).rejects.toMatchObject({
+      errorName: "INVALID_REQUEST",
+      retriable: false,
+      message:
+        "'paused' is not a mirror partition state; did you mean 'PAUSED'? (states: PREPARING, MIRRORING, EPOCH_FENCING, PAUSING, PAUSED, STOPPING, STOPPED, FAILED)",
+    });
+    await expect(dest.mirroring.whenState("m", "BOGUS")).rejects.toThrow(
+      /^'BOGUS' is not a mirror partition state \(states: PREPARING,/,
+    );
   }, 60_000);
 
   it("refuses a pattern that matches none of the mirror's topics, changing nothing", async () => {

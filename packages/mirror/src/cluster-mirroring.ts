@@ -95,6 +95,9 @@ const FETCH_DEFAULTS: Omit<MirrorFetcherConfig, "numFetchers"> = {
   backoffMs: 1000,
 };
 
+/** The clusters a (not yet closed) ClusterMirroring runs on: one engine per cluster. */
+const RUNNING = new WeakMap<KafkaCluster, ClusterMirroring>();
+
 /**
  * Cluster mirroring on an embedded destination cluster (KIP-1279): wires, in every running broker, the
  * coordinator runtime over `__mirror_state`, the fetcher manager and the metadata manager, and follows the
@@ -174,6 +177,13 @@ export class ClusterMirroring {
 
   /** Starts mirroring on every running broker of `options.cluster` (creating `__mirror_state` if needed). */
   static start(options: ClusterMirroringOptions): ClusterMirroring {
+    if (RUNNING.has(options.cluster)) {
+      // Two engines would both coordinate and fetch the same partitions, racing on every append.
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `mirroring is already started on this cluster (cluster id ${options.cluster.clusterId}); close() that ClusterMirroring before starting another`,
+      );
+    }
     if (options.lingerMs !== undefined) checkAppendLingerMs(options.lingerMs);
     const requested = options.numStatePartitions ?? DEFAULT_MIRROR_STATE_PARTITIONS;
     // Every key's coordinator is hash % partition count: routing by any other count than the topic's
@@ -185,6 +195,7 @@ export class ClusterMirroring {
       );
     }
     const mirroring = new ClusterMirroring(options, actual);
+    RUNNING.set(options.cluster, mirroring);
     for (const id of options.cluster.runningBrokers()) mirroring.attach(id);
     mirroring.unsubscribe = options.cluster.onBrokerChange((id, running) => {
       if (running) mirroring.attach(id);
@@ -420,6 +431,7 @@ export class ClusterMirroring {
   close(): void {
     this.unsubscribe?.();
     for (const id of [...this.nodes.keys()]) this.detach(id);
+    if (RUNNING.get(this.options.cluster) === this) RUNNING.delete(this.options.cluster);
   }
 
   private attach(brokerId: number): void {

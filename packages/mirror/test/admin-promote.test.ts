@@ -1,7 +1,9 @@
-import { ManualClock, ManualScheduler } from "@cluster-mirror/cluster";
+import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
 import { afterEach, describe, expect, it } from "vitest";
 import { MirrorWaitTimeoutError, PromoteTimeoutError } from "../src/admin/errors";
 import { MirrorChanges, waitForCondition } from "../src/admin/mirror-changes";
+import { ClusterMirroring } from "../src/cluster-mirroring";
+import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/index";
 import { addTopicsWhenReady, createTopic, produce, twoEngineClusters } from "./engine-helpers";
 
 const closers: (() => void)[] = [];
@@ -116,6 +118,25 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
       /^'BOGUS' is not a mirror partition state \(states: PREPARING,/,
     );
   }, 60_000);
+
+  it("one engine per cluster: a second ClusterMirroring.start is refused until the first is closed", () => {
+    const { dest } = env();
+    const start = () =>
+      ClusterMirroring.start({
+        cluster: dest.cluster,
+        sources: new EmbeddedSourceConnector(new EmbeddedSourceRegistry()),
+        random: new SeededRandom(9),
+      });
+    expect(start).toThrow(
+      /^mirroring is already started on this cluster \(cluster id .+\); close\(\) that ClusterMirroring before starting another$/,
+    );
+    dest.mirroring.close();
+    const second = start();
+    closers.push(() => second.close());
+    // Closing the first again does not lift the second one's claim.
+    dest.mirroring.close();
+    expect(start).toThrow(/already started/);
+  });
 
   it("refuses a pattern that matches none of the mirror's topics, changing nothing", async () => {
     const { source, dest } = env();

@@ -155,9 +155,17 @@ export class KafkaCluster implements BrokerNetwork {
 
   /** Starts a cluster with all its brokers running. */
   static start(options: KafkaClusterOptions): KafkaCluster {
+    const brokers = options?.brokers ?? 3;
+    if (!Number.isSafeInteger(brokers) || brokers < 1) {
+      // Checked before anything starts (a data dir is locked by the constructor).
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `brokers must be an integer >= 1, got ${typeof brokers === "number" ? String(brokers) : JSON.stringify(brokers)}; a cluster needs at least one broker`,
+      );
+    }
     const cluster = new KafkaCluster(options);
     try {
-      for (let id = 0; id < (options.brokers ?? 3); id++) cluster.startBroker(id);
+      for (let id = 0; id < brokers; id++) cluster.startBroker(id);
     } catch (error) {
       cluster.close(); // the caller gets no cluster to close: release the data dir here
       throw error;

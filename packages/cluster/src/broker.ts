@@ -1182,7 +1182,10 @@ function batchProducer(batch: Buffer): { producerId: bigint; producerEpoch: numb
 function readOnlyMessage(partition: string, mirrorNameConfig: string): string {
   const suffix = [".paused", ".removed"].find((s) => mirrorNameConfig.endsWith(s));
   const mirror = suffix ? mirrorNameConfig.slice(0, -suffix.length) : mirrorNameConfig;
-  const doing =
-    suffix === ".paused" ? "paused in" : suffix === ".removed" ? "being failed over by" : "mirrored by";
+  if (suffix === ".removed") {
+    // Already removed: the failover is under way, and waiting is all there is to do.
+    return `${partition} is being failed over by mirror '${mirror}' and read-only until the failover ends (its ABORT markers and PID reset are written): retry once it is STOPPED (kafka-mirrors --describe --mirror ${mirror}, or whenState('${mirror}', 'STOPPED'))`;
+  }
+  const doing = suffix === ".paused" ? "paused in" : "mirrored by";
   return `${partition} is ${doing} mirror '${mirror}' and read-only until it is failed over; remove it from the mirror (kafka-mirrors --remove) to make it writable`;
 }

@@ -67,6 +67,29 @@ describe("KIP-1279 read-only flag in the metadata log (issue 11, item 1)", () =>
     expect(await tryProduce(cluster)).toBe("READ_ONLY_TOPIC");
   });
 
+  it("the refusal says what to do: --remove while mirrored, wait for STOPPED once removed", async () => {
+    const { cluster, settle } = testCluster();
+    mirrorTopic(cluster);
+    settle();
+    const refusal = async () =>
+      cluster
+        .leaderFor("m", 0)
+        .produce({ topic: "m", partition: 0, batch: batch(["x"]), acks: 1 })
+        .then(
+          () => "written",
+          (e: Error) => e.message,
+        );
+    expect(await refusal()).toBe(
+      "m-0 is mirrored by mirror 'dr' and read-only until it is failed over; remove it from the mirror (kafka-mirrors --remove) to make it writable",
+    );
+    setMirrorName(cluster, "dr.removed");
+    const removed = await refusal();
+    expect(removed).toBe(
+      "m-0 is being failed over by mirror 'dr' and read-only until the failover ends (its ABORT markers and PID reset are written): retry once it is STOPPED (kafka-mirrors --describe --mirror dr, or whenState('dr', 'STOPPED'))",
+    );
+    expect(removed).not.toContain("--remove");
+  });
+
   it("re-adding a STOPPED topic to a mirror makes it read-only in the same metadata batch", async () => {
     const { cluster, settle } = testCluster();
     mirrorTopic(cluster);

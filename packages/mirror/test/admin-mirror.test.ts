@@ -126,6 +126,11 @@ describe("MirrorAdmin: mirrors", () => {
     expect((await rejection(env.admin.describe("m2"))).message).toBe(
       "Mirror 'm2' does not exist (known mirrors: m1). Did you mean 'm1'?",
     );
+    // Deleted, then deleted again: no "yet", which would read as if it never existed.
+    await env.admin.deleteMirror("m1");
+    expect((await rejection(env.admin.deleteMirror("m1"))).message).toMatch(
+      /^Mirror 'm1' does not exist \(this cluster has no mirrors\)\. /,
+    );
   });
 
   it("deletes a mirror only once its topics are removed and STOPPED, then tombstones it", async () => {

@@ -110,6 +110,23 @@ describe("a mirror config value that is not a string (from JavaScript or JSON)",
     );
     expect(env.admin.listMirrors()).toEqual([]);
   });
+
+  it("a name or configs of the wrong type are typed errors too", async () => {
+    const env = mirrorEnv();
+    const loose = env.admin as unknown as { createMirror(...args: unknown[]): Promise<unknown> };
+    expect((await rejection(loose.createMirror(42, MIRROR_CONFIG))).message).toBe(
+      "Mirror name '42' is invalid: it must be a string, got number.",
+    );
+    expect((await rejection(loose.createMirror(undefined, MIRROR_CONFIG))).errorName).toBe(
+      "INVALID_MIRROR_NAME",
+    );
+    const noConfigs = await rejection(loose.createMirror("m"));
+    expect(noConfigs).toBeInstanceOf(InvalidMirrorConfigError);
+    expect(noConfigs.message).toBe(
+      'A mirror\'s configs are an object of string values, e.g. { "bootstrap.servers": "source:9092" }; got undefined.',
+    );
+    expect(env.admin.listMirrors()).toEqual([]);
+  });
 });
 
 describe("an invalid --topic regex", () => {

@@ -13,7 +13,7 @@ export class UnknownMirrorError extends KafkaError {
   readonly mirror: string;
 
   constructor(mirror: string, known: readonly string[]) {
-    const list = known.length === 0 ? "none exist yet" : `known mirrors: ${known.join(", ")}`;
+    const list = known.length === 0 ? "this cluster has no mirrors" : `known mirrors: ${known.join(", ")}`;
     const close = closestName(mirror, known);
     const advice =
       close !== undefined

@@ -83,6 +83,12 @@ export const KNOWN_MIRROR_CONFIGS: readonly string[] = [
  * it cannot honour. Checked when a mirror is created; mirrors already stored are loaded as they are.
  */
 export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>): void {
+  if (typeof configs !== "object" || configs === null || Array.isArray(configs)) {
+    throw new InvalidMirrorConfigError(
+      MIRROR_CONFIG_KEYS.BOOTSTRAP_SERVERS,
+      `A mirror's configs are an object of string values, e.g. { "bootstrap.servers": "source:9092" }; got ${configs === null ? "null" : Array.isArray(configs) ? "an array" : typeof configs}.`,
+    );
+  }
   // From JavaScript (or JSON) a value may be a number or a boolean: configs are strings, as in Kafka.
   for (const [key, value] of Object.entries(configs as Readonly<Record<string, unknown>>)) {
     if (typeof value !== "string")
@@ -159,6 +165,12 @@ export interface MirrorDefinition {
  * `__` (internal names, e.g. `__mirror_state`), without a reserved suffix.
  */
 export function validateMirrorName(name: string): void {
+  // From JavaScript a name may be anything: say so rather than fail on a string method.
+  if (typeof name !== "string")
+    throw new InvalidMirrorNameError(
+      String(name),
+      `it must be a string, got ${name === null ? "null" : typeof name}`,
+    );
   if (name.length === 0) throw new InvalidMirrorNameError(name, "it must not be empty");
   if (name.length > MAX_MIRROR_NAME_LENGTH) {
     throw new InvalidMirrorNameError(

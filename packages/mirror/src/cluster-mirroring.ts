@@ -1,4 +1,5 @@
 import {
+  type Cancel,
   ClusterError,
   type KafkaCluster,
   type LeadershipChange,
@@ -8,7 +9,7 @@ import {
 } from "@cluster-mirror/cluster";
 import { isLifecycleState, LIFECYCLE_STATES, type RetryBackoffOptions } from "@cluster-mirror/machines";
 import type { MirrorDescribeRow } from "./admin/describe-format";
-import { MirrorWaitTimeoutError, UnknownMirrorError } from "./admin/errors";
+import { MirroringClosedError, MirrorWaitTimeoutError, UnknownMirrorError } from "./admin/errors";
 import { MirrorAdmin } from "./admin/mirror-admin";
 import { announceAppends, MirrorChanges } from "./admin/mirror-changes";
 import { parseMirrorConfig } from "./admin/mirror-config";
@@ -120,6 +121,10 @@ export class ClusterMirroring {
   private readonly nodes = new Map<number, MirrorNode>();
   private readonly numStatePartitions: number;
   private readonly loadWaiters: CoordinatorLoadWaiters;
+  /** Pending waits of `waitFor`: each ends (rejected) when close() is called. */
+  private readonly waits = new Set<(error: Error) => void>();
+  /** Set by close(): every wait rejects with it. */
+  private closedWith: Error | undefined;
   private readonly syncWaiters: SyncWaiters;
   private unsubscribe: (() => void) | undefined;
 
@@ -410,17 +415,32 @@ export class ClusterMirroring {
     check: () => Promise<string | undefined>,
     { timeoutMs = 60_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number },
   ): Promise<void> {
+    if (this.closedWith) return Promise.reject(this.closedWith);
     const { clock, scheduler } = this.options.cluster;
     const deadline = clock.now() + timeoutMs;
     return new Promise((resolve, reject) => {
+      let next: Cancel | undefined;
+      // close() ends the wait at once, its timer included: nothing keeps the process alive after it.
+      const abort = (error: Error) => {
+        next?.();
+        reject(error);
+      };
+      this.waits.add(abort);
+      const finish = (settle: () => void) => {
+        if (!this.waits.delete(abort)) return;
+        settle();
+      };
       const poll = () => {
+        next = undefined;
         check().then(
           (notYet) => {
-            if (notYet === undefined) resolve();
-            else if (clock.now() >= deadline) reject(new MirrorWaitTimeoutError(timeoutMs, notYet));
-            else scheduler.schedule(poll, intervalMs);
+            if (!this.waits.has(abort)) return;
+            if (notYet === undefined) finish(resolve);
+            else if (clock.now() >= deadline)
+              finish(() => reject(new MirrorWaitTimeoutError(timeoutMs, notYet)));
+            else next = scheduler.schedule(poll, intervalMs);
           },
-          (error: unknown) => reject(error),
+          (error: unknown) => finish(() => reject(error)),
         );
       };
       poll();
@@ -429,6 +449,14 @@ export class ClusterMirroring {
 
   /** Stops every broker's mirroring (the cluster keeps running). */
   close(): void {
+    if (!this.closedWith) {
+      const closed = new MirroringClosedError();
+      this.closedWith = closed;
+      for (const abort of [...this.waits]) abort(closed);
+      this.waits.clear();
+      this.syncWaiters.closeAll(closed);
+      this.loadWaiters.closeAll(closed);
+    }
     this.unsubscribe?.();
     for (const id of [...this.nodes.keys()]) this.detach(id);
     if (RUNNING.get(this.options.cluster) === this) RUNNING.delete(this.options.cluster);

@@ -10,6 +10,7 @@ export {
   InvalidMirrorConfigError,
   InvalidMirrorNameError,
   MirrorAlreadyExistsError,
+  MirroringClosedError,
   MirrorLoopError,
   MirrorStateError,
   MirrorWaitTimeoutError,

@@ -1,6 +1,6 @@
 import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
 import { afterEach, describe, expect, it } from "vitest";
-import { MirrorWaitTimeoutError, PromoteTimeoutError } from "../src/admin/errors";
+import { MirroringClosedError, MirrorWaitTimeoutError, PromoteTimeoutError } from "../src/admin/errors";
 import { MirrorChanges, waitForCondition } from "../src/admin/mirror-changes";
 import { ClusterMirroring } from "../src/cluster-mirroring";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/index";
@@ -118,6 +118,23 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
       /^'BOGUS' is not a mirror partition state \(states: PREPARING,/,
     );
   }, 60_000);
+
+  it("close() ends every pending wait at once with MirroringClosedError, and later waits too", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 1);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    // Waits that would hold the process for minutes: nothing pauses the topic, no sync comes soon.
+    const state = dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 600_000 }).catch((e: unknown) => e);
+    const synced = dest.mirroring.whenSynced("m", { timeoutMs: 600_000 }).catch((e: unknown) => e);
+    dest.mirroring.close();
+    for (const error of [await state, await synced]) {
+      expect(error).toBeInstanceOf(MirroringClosedError);
+      expect(error).toMatchObject({ errorName: "MIRRORING_CLOSED", retriable: false });
+    }
+    await expect(dest.mirroring.whenCaughtUp("m")).rejects.toThrow(MirroringClosedError);
+  }, 10_000);
 
   it("one engine per cluster: a second ClusterMirroring.start is refused until the first is closed", () => {
     const { dest } = env();

@@ -176,6 +176,21 @@ export class UnsafeTruncationError extends KafkaError {
 }
 
 /**
+ * The ClusterMirroring was closed: a wait still pending then (`whenCaughtUp`, `whenState`, `whenSynced`, a
+ * command waiting for the coordinators to load) rejects at once with it, and so does one asked after.
+ */
+export class MirroringClosedError extends KafkaError {
+  constructor() {
+    super(
+      "MIRRORING_CLOSED",
+      -1,
+      false,
+      "the cluster's mirroring was closed (ClusterMirroring.close()): nothing more is waited for; start it again to go on",
+    );
+  }
+}
+
+/**
  * A wait of `whenCaughtUp` or `whenState` ran out (Kafka's REQUEST_TIMED_OUT, code 7, retriable): the
  * message says which partitions were not there yet. Nothing was changed; wait again, or look with describe.
  */

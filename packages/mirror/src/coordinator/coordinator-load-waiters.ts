@@ -26,6 +26,7 @@ export interface CoordinatorLoadView {
 interface Waiter {
   keys: readonly MirrorPartitionKey[];
   resolve: () => void;
+  reject: (error: Error) => void;
   cancelTimeout: Cancel;
 }
 
@@ -49,11 +50,13 @@ export class CoordinatorLoadWaiters {
    * not load and what they are doing.
    */
   whenLoaded(keys: readonly MirrorPartitionKey[], timeoutMs: number): Promise<void> {
+    if (this.closedWith) return Promise.reject(this.closedWith);
     if (this.pending(keys).length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         keys,
         resolve,
+        reject,
         cancelTimeout: this.scheduler.schedule(() => {
           if (!this.waiters.delete(waiter)) return;
           const pending = this.pending(keys);
@@ -71,6 +74,18 @@ export class CoordinatorLoadWaiters {
       };
       this.waiters.add(waiter);
     });
+  }
+
+  private closedWith: Error | undefined;
+
+  /** Rejects every waiter with `error` and cancels its timer; later calls reject with it at once. */
+  closeAll(error: Error): void {
+    this.closedWith = error;
+    for (const waiter of [...this.waiters]) {
+      this.waiters.delete(waiter);
+      waiter.cancelTimeout();
+      waiter.reject(error);
+    }
   }
 
   /** Re-checks every waiter (a shard activated, a broker started or stopped). */

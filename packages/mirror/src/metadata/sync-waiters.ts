@@ -25,8 +25,21 @@ export class SyncWaiters {
     private readonly knownMirrors: () => string[],
   ) {}
 
+  private closedWith: Error | undefined;
+
+  /** Rejects every waiter with `error` and cancels its timer; later calls reject with it at once. */
+  closeAll(error: Error): void {
+    this.closedWith = error;
+    for (const waiter of [...this.waiters]) {
+      this.waiters.delete(waiter);
+      waiter.cancelTimeout();
+      waiter.reject(error);
+    }
+  }
+
   /** Resolves with the report of the next full sync of `mirror` that starts after this call. */
   next(mirror: string, timeoutMs: number): Promise<RefreshReport> {
+    if (this.closedWith) return Promise.reject(this.closedWith);
     return new Promise<RefreshReport>((resolve, reject) => {
       const waiter: SyncWaiter = {
         mirror,

@@ -1,6 +1,11 @@
 import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
 import { afterEach, describe, expect, it } from "vitest";
-import { MirroringClosedError, MirrorWaitTimeoutError, PromoteTimeoutError } from "../src/admin/errors";
+import {
+  MirroringClosedError,
+  MirrorWaitTimeoutError,
+  PromoteTimeoutError,
+  SourceUnreachableError,
+} from "../src/admin/errors";
 import { MirrorChanges, waitForCondition } from "../src/admin/mirror-changes";
 import { ClusterMirroring } from "../src/cluster-mirroring";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/index";
@@ -135,6 +140,25 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     }
     await expect(dest.mirroring.whenCaughtUp("m")).rejects.toThrow(MirroringClosedError);
   }, 10_000);
+
+  it("a source cluster that was closed is unreachable: createMirror and addTopics create nothing", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 1);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    source.mirroring.close();
+    source.cluster.close();
+    const created = await admin
+      .createMirror("m2", { "bootstrap.servers": source.bootstrap })
+      .catch((e: unknown) => e);
+    expect(created).toBeInstanceOf(SourceUnreachableError);
+    expect((created as Error).message).toMatch(
+      /has no running broker \(it was closed, or every broker is down\)/,
+    );
+    await expect(admin.addTopics("m", "orders")).rejects.toThrow(SourceUnreachableError);
+    expect(admin.listMirrors().map((m) => m.name)).toEqual(["m"]);
+    expect(dest.cluster.controller.image.topic("orders")).toBeUndefined();
+  });
 
   it("one engine per cluster: a second ClusterMirroring.start is refused until the first is closed", () => {
     const { dest } = env();

@@ -52,11 +52,13 @@ export class EmbeddedSourceCluster implements SourceCluster {
   ) {}
 
   async clusterId(): Promise<string> {
+    this.requireRunningBroker();
     return this.cluster.clusterId;
   }
 
   /** Every topic whose name does not start with `__`, with partitions, leaders, epochs and dynamic configs. */
   async describeTopics(options: DescribeTopicsOptions = {}): Promise<SourceTopicInfo[]> {
+    this.requireRunningBroker();
     const topics: SourceTopicInfo[] = [];
     for (const t of this.cluster.controller.image.topicsById.values()) {
       if (t.name.startsWith("__")) continue;
@@ -72,6 +74,18 @@ export class EmbeddedSourceCluster implements SourceCluster {
       });
     }
     return topics.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * A cluster none of whose brokers runs (closed, or every broker down) answers nothing, as a real one
+   * would not: BROKER_NOT_AVAILABLE, rather than metadata read from its image.
+   */
+  private requireRunningBroker(): void {
+    if (this.cluster.runningBrokers().length > 0) return;
+    throw new ClusterError(
+      "BROKER_NOT_AVAILABLE",
+      `source cluster ${this.cluster.clusterId} has no running broker (it was closed, or every broker is down); start it, then retry`,
+    );
   }
 
   async partitionLeaders(topics: readonly string[]): Promise<SourcePartitionLeader[]> {

@@ -12,6 +12,7 @@ import { ClusterError } from "./errors";
 import type { CommittedOffset, GroupDescription, GroupStateName } from "./group-coordinator";
 import type { KafkaCluster } from "./kafka-cluster";
 import type { PartitionMetadata } from "./metadata-image";
+import { isMirrorReadOnly } from "./mirror-read-only";
 import { RESERVED_TOPIC_CONFIGS, reservedTopicConfigProblem, TOPIC_CONFIGS } from "./topic-configs";
 import type { TopicPartition } from "./transaction-coordinator";
 import type { Uuid } from "./uuid";
@@ -156,6 +157,17 @@ export class AdminHandler {
     return requests.map((r) =>
       this.perTopic(r.topic, () => {
         this.authorize(ctx, "ALTER", "TOPIC", r.topic);
+        // A mirror topic's partitions are its source's (KIP-1279): a client's added ones would never be
+        // mirrored, and its failover would wait for them forever. The mirror's own metadata sync raises
+        // them (through the controller, not this request).
+        const topic = this.cluster.controller.image.topic(r.topic);
+        const mirrorName = topic?.configs.get("mirror.name");
+        if (topic?.partitions.some((p) => isMirrorReadOnly(p, mirrorName))) {
+          throw new ClusterError(
+            "READ_ONLY_TOPIC",
+            `${r.topic} is a mirror topic (mirror '${mirrorName!.replace(/\.(paused|removed)$/, "")}') and read-only: raise its partitions on the source, and the mirror's metadata sync adds them here`,
+          );
+        }
         this.cluster.controller.createPartitions(r.topic, r.count);
         return {};
       }),

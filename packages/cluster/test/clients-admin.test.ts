@@ -19,6 +19,38 @@ const allow = (resourceType: number, resourceName: string, principal: string, op
 });
 
 describe("admin: topics", () => {
+  it("refuses CreatePartitions on a read-only mirror topic (its partitions are the source's), allows it once failed over", async () => {
+    const { kafka, run, cluster, settle } = clientCluster();
+    const admin = kafka.admin();
+    await admin.connect();
+    cluster.controller.createTopic({
+      name: "m",
+      replicaAssignment: [[0, 1, 2]],
+      configs: { "mirror.name": "dr" },
+    });
+    settle();
+    let refused: unknown;
+    try {
+      await run(admin.createPartitions({ topicPartitions: [{ topic: "m", count: 2 }] }));
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toMatchObject({
+      errorName: "READ_ONLY_TOPIC",
+      message: expect.stringContaining(
+        "m is a mirror topic (mirror 'dr') and read-only: raise its partitions on the source, and the mirror's metadata sync adds them here",
+      ),
+    });
+    expect(cluster.controller.image.topic("m")!.partitions).toHaveLength(1);
+    // The engine's own raise goes through the controller.
+    cluster.controller.createPartitions("m", 2);
+    expect(cluster.controller.image.topic("m")!.partitions).toHaveLength(2);
+    // Failed over (STOPPED clears the flag of every partition): the topic is the application's to grow.
+    for (const p of [0, 1]) cluster.broker(cluster.leaderFor("m", p).brokerId)!.setReadOnly("m", p, false);
+    await run(admin.createPartitions({ topicPartitions: [{ topic: "m", count: 3 }] }));
+    expect(cluster.controller.image.topic("m")!.partitions).toHaveLength(3);
+  });
+
   it("creates topics (false when they already exist), with configs and replica assignment", async () => {
     const { kafka, run, cluster } = clientCluster();
     const admin = kafka.admin();

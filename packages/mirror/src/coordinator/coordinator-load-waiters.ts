@@ -1,4 +1,5 @@
 import { type Cancel, ClusterError, type Scheduler } from "@cluster-mirror/cluster";
+import { rejectWaiters } from "../metadata/reject-waiters";
 import type { MirrorPartitionKey } from "../ports";
 
 /** Default bound of a wait for the coordinators' load (`coordinatorLoadTimeoutMs`). */
@@ -81,11 +82,7 @@ export class CoordinatorLoadWaiters {
   /** Rejects every waiter with `error` and cancels its timer; later calls reject with it at once. */
   closeAll(error: Error): void {
     this.closedWith = error;
-    for (const waiter of [...this.waiters]) {
-      this.waiters.delete(waiter);
-      waiter.cancelTimeout();
-      waiter.reject(error);
-    }
+    rejectWaiters(this.waiters, error);
   }
 
   /** Re-checks every waiter (a shard activated, a broker started or stopped). */

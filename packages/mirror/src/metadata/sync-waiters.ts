@@ -1,6 +1,7 @@
 import { type Cancel, ClusterError, type Scheduler } from "@cluster-mirror/cluster";
 import { UnknownMirrorError } from "../admin/errors";
 import type { RefreshReport } from "./mirror-metadata-manager";
+import { rejectWaiters } from "./reject-waiters";
 
 interface SyncWaiter {
   mirror: string;
@@ -30,11 +31,7 @@ export class SyncWaiters {
   /** Rejects every waiter with `error` and cancels its timer; later calls reject with it at once. */
   closeAll(error: Error): void {
     this.closedWith = error;
-    for (const waiter of [...this.waiters]) {
-      this.waiters.delete(waiter);
-      waiter.cancelTimeout();
-      waiter.reject(error);
-    }
+    rejectWaiters(this.waiters, error);
   }
 
   /** Resolves with the report of the next full sync of `mirror` that starts after this call. */

@@ -431,6 +431,7 @@ export class Broker {
       leaderEpoch: p.leaderEpoch,
       truncationOffset: offset,
       full,
+      previousLogEndOffset: p.log.logEndOffset,
     });
   }
 

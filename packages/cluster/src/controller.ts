@@ -391,28 +391,35 @@ export class Controller {
 
   /**
    * The leader of `topic-partition` is about to truncate its log for a mirror (KIP-1279): records that every
-   * other replica owes the same truncation, before it next fetches or leads (`ReplicaTruncationRecord`).
+   * other replica owes the same truncation, before it next fetches or leads (`ReplicaTruncationRecord`), and
+   * that the log was rewritten from there (`PartitionMetadata.logRewrites`).
    * Refused with FENCED_LEADER_EPOCH when `leader` at `leaderEpoch` no longer leads.
    */
   recordReplicaTruncation(
     topic: string,
     partition: number,
-    request: { leader: number; leaderEpoch: number; truncationOffset: bigint; full: boolean },
+    request: {
+      leader: number;
+      leaderEpoch: number;
+      truncationOffset: bigint;
+      full: boolean;
+      previousLogEndOffset: bigint;
+    },
   ): void {
     this.checkAvailable(`record the truncation of ${topic}-${partition}`);
     const t = this.requireTopic(topic);
     const p = requirePartition(t, partition);
     this.checkLeader(topic, p, request);
-    const replicas = p.replicas.filter((r) => r !== request.leader);
-    if (replicas.length === 0) return;
+    // Recorded with no other replica too: mirrors downstream of this cluster learn of the cut from it.
     this.append([
       {
         type: "ReplicaTruncation",
         topicId: t.topicId,
         partition,
-        replicas,
+        replicas: p.replicas.filter((r) => r !== request.leader),
         truncationOffset: request.truncationOffset,
         full: request.full,
+        previousLogEndOffset: request.previousLogEndOffset,
       },
     ]);
   }

@@ -139,7 +139,10 @@ export {
 export { KafkaCluster, type KafkaClusterOptions } from "./kafka-cluster";
 export { type ClusterLogger, CONSOLE_LOGGER } from "./logger";
 export {
+  addLogRewrite,
   type BrokerMetadata,
+  type LogRewrite,
+  MAX_LOG_REWRITES,
   MetadataImage,
   type PartitionMetadata,
   type TopicMetadata,

@@ -26,6 +26,41 @@ export interface PartitionMetadata {
    * its entry before it next fetches or leads (`ReplicaTruncationRecord`). Absent when none is owed.
    */
   pendingTruncations?: Map<number, PendingTruncation>;
+  /**
+   * Where a mirror cut this partition's leader log (KIP-1279: a re-add, failback or divergence), oldest
+   * first: the batches each cut removed may still be held by a mirror of this partition on another cluster
+   * (a chain), which then holds other batches than this log at the same offsets, possibly of the same epochs,
+   * so KIP-320's epoch check cannot find them. Such a mirror compares what it holds in each range with this
+   * log. At most `MAX_LOG_REWRITES` (the oldest merged). Absent when the log was never cut.
+   */
+  logRewrites?: readonly LogRewrite[];
+}
+
+/** One cut of a leader's log by a mirror (see `PartitionMetadata.logRewrites`). */
+export interface LogRewrite {
+  /** The metadata offset of the `ReplicaTruncationRecord`: larger for a later cut. */
+  id: number;
+  /** The first offset whose batches were removed. */
+  offset: bigint;
+  /** The log end before the cut; undefined when not recorded (as far as any copy reaches). */
+  endOffset: bigint | undefined;
+}
+
+/** The most log rewrites a partition keeps: the two oldest are merged into the range covering both. */
+export const MAX_LOG_REWRITES = 8;
+
+/** `rewrites` with `next` added (see `MAX_LOG_REWRITES`). */
+export function addLogRewrite(rewrites: readonly LogRewrite[] | undefined, next: LogRewrite): LogRewrite[] {
+  const all = [...(rewrites ?? []), next];
+  if (all.length <= MAX_LOG_REWRITES) return all;
+  const [a, b, ...rest] = all as [LogRewrite, LogRewrite, ...LogRewrite[]];
+  const endOffset =
+    a.endOffset === undefined || b.endOffset === undefined
+      ? undefined
+      : a.endOffset > b.endOffset
+        ? a.endOffset
+        : b.endOffset;
+  return [{ id: b.id, offset: a.offset < b.offset ? a.offset : b.offset, endOffset }, ...rest];
 }
 
 /** A truncation a replica still owes (see `PartitionMetadata.pendingTruncations`). */
@@ -172,7 +207,12 @@ export class MetadataImage {
         const next = { offset: record.truncationOffset, full: record.full, id: offset };
         for (const replica of record.replicas)
           pending.set(replica, combineTruncations(pending.get(replica), next));
-        p.pendingTruncations = pending;
+        if (pending.size > 0) p.pendingTruncations = pending;
+        p.logRewrites = addLogRewrite(p.logRewrites, {
+          id: offset,
+          offset: record.truncationOffset,
+          endOffset: record.previousLogEndOffset,
+        });
         return;
       }
       case "ReplicaTruncationDone": {

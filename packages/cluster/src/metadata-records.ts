@@ -154,6 +154,13 @@ export interface ReplicaTruncationRecord {
   truncationOffset: bigint;
   /** True: the leader emptied its log and restarted it at `truncationOffset`. */
   full: boolean;
+  /**
+   * The leader's log end before the cut: the batches in `[truncationOffset, previousLogEndOffset)` are
+   * gone from the leader, and a mirror downstream of this cluster (a chain) may still hold them (see
+   * `PartitionMetadata.logRewrites`). Absent in records written before it was kept: unknown, so as far as
+   * any copy reaches.
+   */
+  previousLogEndOffset?: bigint;
 }
 
 /** A replica truncated as a `ReplicaTruncationRecord` required (or another truncation made it moot). */

@@ -78,6 +78,25 @@ export interface SourceFetchPartitionResult {
   logStartOffset: bigint;
   /** Set when the destination's last fetched epoch ends earlier on the source: truncate to `endOffset`. */
   divergingEpoch?: { epoch: number; endOffset: bigint };
+  /**
+   * Where the source's own mirror cut this partition's log (the source is itself a mirror: a re-add,
+   * failback or divergence upstream of it), oldest first, each with an id that grows with every cut. The
+   * batches a cut removed may still be in the destination, at offsets where the source now holds others,
+   * possibly of the same epochs (KIP-320 cannot tell): the destination compares what it holds in each range
+   * it has not checked yet with the source's log (`LogRewriteCheck`). Absent from a plain Apache Kafka
+   * source, whose leader only truncates at a leader change, which starts a new epoch.
+   */
+  logRewrites?: readonly SourceLogRewrite[];
+}
+
+/** One cut of the source's log by its own mirror (see `SourceFetchPartitionResult.logRewrites`). */
+export interface SourceLogRewrite {
+  /** Grows with every cut of the source's partitions (the metadata offset that recorded it). */
+  id: number;
+  /** The first offset whose batches were removed. */
+  offset: bigint;
+  /** The source's log end before the cut; undefined when unknown (as far as the destination reaches). */
+  endOffset: bigint | undefined;
 }
 
 /** A fetch sent to one source broker (replica id -1, READ_UNCOMMITTED). */
@@ -189,6 +208,11 @@ export interface LocalReplica {
   latestEpoch(): number;
   /** KIP-101/279 end offset of `epoch` in the local log. */
   endOffsetForEpoch(epoch: number): { epoch: number; endOffset: bigint };
+  /**
+   * The stored bytes from the batch holding `offset` on, up to the log end, whole batches of at most
+   * `maxBytes` in all (at least one): each slice starts at a batch boundary. Empty at the log end.
+   */
+  read(offset: bigint, maxBytes: number): readonly Buffer[];
   /**
    * Appends fetched batches unchanged (validated first); returns the batches appended and the last offset.
    * `transferOwnership`: the caller never writes to `batches` again (a fetch response), so the log may

@@ -5,7 +5,7 @@ import type { MetadataLogEntry, MetadataRecord } from "@cluster-mirror/cluster";
 export const METADATA_LOG_FILE = "metadata.log";
 
 /** Fields of metadata records that hold bigints (stored as decimal strings). */
-const BIGINT_FIELDS = new Set(["nextProducerId", "truncationOffset"]);
+const BIGINT_FIELDS = new Set(["nextProducerId", "truncationOffset", "previousLogEndOffset"]);
 
 /** One metadata log entry as a JSON line (bigints as decimal strings), without the newline. */
 export function encodeMetadataEntry(entry: MetadataLogEntry): string {

@@ -63,6 +63,12 @@ export class EmbeddedLocalReplica implements LocalReplica {
     const info = this.broker().appendAsIs(this.topic, this.partition, batches, options);
     return { batchCount: info.batchCount, lastOffset: info.lastOffset };
   }
+  read(offset: bigint, maxBytes: number): readonly Buffer[] {
+    const log = this.leader().log;
+    if (offset >= log.logEndOffset) return [];
+    return log.read(offset, maxBytes, "read_uncommitted", { fetchUpTo: "log_end" }).recordSlices;
+  }
+
   truncateTo(offset: bigint): void {
     this.broker().truncateTo(this.topic, this.partition, offset);
   }

@@ -1,5 +1,5 @@
 import type { Cancel } from "@cluster-mirror/cluster";
-import type { MirrorPartitionKey } from "../ports";
+import type { MirrorPartitionKey, SourceLogRewrite } from "../ports";
 
 /**
  * What the fetcher manager and the fetchers know of one mirror partition on this destination broker.
@@ -37,6 +37,13 @@ export interface FetchPartitionState {
   outOfRange: { fetchOffset: bigint; logStartOffset: bigint } | undefined;
   /** The last diverging-epoch or OFFSET_OUT_OF_RANGE answer handled, until records are appended again. */
   lastTruncationAnswer: string | undefined;
+  /**
+   * The newest of the source's log rewrites (`SourceFetchPartitionResult.logRewrites`) the local log was
+   * compared with, -1 before the first: reset on every `addPartition`, so each assignment compares once.
+   */
+  checkedLogRewrite: number;
+  /** The source's log rewrites to compare the local log with before fetching again (set by a response). */
+  logRewriteCheck: { rewrites: readonly SourceLogRewrite[]; newestId: number } | undefined;
   /** Lag inputs (spec §4): -1 until the first answer. */
   sourceHighWatermark: bigint;
   destinationLogEndOffset: bigint;
@@ -69,6 +76,8 @@ export function newFetchPartitionState(
     diverging: undefined,
     outOfRange: undefined,
     lastTruncationAnswer: undefined,
+    checkedLogRewrite: -1,
+    logRewriteCheck: undefined,
     sourceHighWatermark: -1n,
     destinationLogEndOffset: -1n,
     bytesMirrored: 0,

@@ -111,6 +111,8 @@ export class MirrorFetcherManager implements FetcherManager {
     s.generation++;
     s.failure = undefined;
     s.corruptAt = undefined;
+    s.checkedLogRewrite = -1;
+    s.logRewriteCheck = undefined;
     if (s.removing) return; // routed again once the removal is acknowledged
     this.route(s);
   }

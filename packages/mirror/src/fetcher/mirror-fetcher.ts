@@ -20,6 +20,7 @@ import type {
 } from "../ports";
 import { type FetchedBatchScan, prefixEnd, scanFetchedBatches, slicesPrefix } from "./batch-scan";
 import type { FetchPartitionState } from "./fetch-partition-state";
+import { logRewriteTruncationOffset, uncheckedLogRewrites } from "./log-rewrite-check";
 
 const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
 
@@ -447,6 +448,7 @@ export class MirrorFetcher {
     for (const { id, state: s, request } of requested) {
       const answer = answers.get(topicPartition(request.topic, request.partition));
       if (!answer || answer.error || answer.divergingEpoch || answer.recordSlices.length === 0) continue;
+      if (rewritesToCheck(s, answer, request.fetchOffset)) continue;
       const replica = this.host.replica(s);
       if (!replica) continue;
       const localEpoch = replica.leaderEpoch();
@@ -482,6 +484,7 @@ export class MirrorFetcher {
     for (const r of requested) {
       const answer = answers.get(topicPartition(r.request.topic, r.request.partition));
       if (!answer || answer.error || answer.divergingEpoch) return;
+      if (rewritesToCheck(r.state, answer, r.request.fetchOffset)) return;
       const scanned = scans.get(r.id);
       if (scanned?.scan.corrupt) return;
       // A held partition appends nothing: its log stays where it is.
@@ -530,6 +533,26 @@ export class MirrorFetcher {
       const answer = answers.get(topicPartition(request.topic, request.partition));
       // Removed while the fetch was in flight: nothing more is appended for it.
       if (!answer || !live.has(id) || this.assigned.get(id) !== s) continue;
+      const check =
+        !answer.error || answer.error.errorName === "OFFSET_OUT_OF_RANGE"
+          ? rewritesToCheck(s, answer, request.fetchOffset)
+          : undefined;
+      if (check) {
+        // The source's own mirror cut its log where this one holds batches: they may differ from what the
+        // source holds there now with the same epochs, which no diverging epoch shows, or the source may
+        // hold nothing there now (OFFSET_OUT_OF_RANGE past its end). The chart truncates the partition
+        // (`truncateToDivergingEpoch`) before fetching again; the comparison decides where.
+        s.logRewriteCheck = check;
+        if (!answer.error && answer.highWatermark >= 0n) s.sourceHighWatermark = answer.highWatermark;
+        const at = check.rewrites.reduce((min, r) => (r.offset < min ? r.offset : min), request.fetchOffset);
+        results.push({
+          partition: id,
+          error: null,
+          divergingEpoch: { epoch: request.lastFetchedEpoch, endOffset: Number(at) },
+        });
+        progress = this.isNewTruncationAnswer(s, `rewritten:${check.newestId}:${request.fetchOffset}`);
+        continue;
+      }
       if (answer.error) {
         const name = answer.error.errorName;
         if (name === "OFFSET_OUT_OF_RANGE") {
@@ -551,6 +574,14 @@ export class MirrorFetcher {
         const local = `${request.fetchOffset}:${request.lastFetchedEpoch}`;
         progress = this.isNewTruncationAnswer(s, `diverging:${epoch}:${endOffset}:${local}`);
         continue;
+      }
+      if (answer.logRewrites) {
+        // Cuts of the source at or above this log's end: nothing held here was removed.
+        s.checkedLogRewrite = uncheckedLogRewrites(
+          answer.logRewrites,
+          s.checkedLogRewrite,
+          request.fetchOffset,
+        ).newestId;
       }
       if (s.held || answer.recordSlices.length === 0) {
         results.push({ partition: id, error: null });
@@ -691,6 +722,10 @@ export class MirrorFetcher {
 
   private truncateToDivergingEpoch(id: string, epoch: number, endOffset: number): void {
     const s = this.assigned.get(id);
+    if (s?.logRewriteCheck) {
+      this.truncateRewritten(id, s, s.logRewriteCheck);
+      return;
+    }
     const replica = s && this.host.replica(s);
     try {
       if (s && replica) {
@@ -714,6 +749,41 @@ export class MirrorFetcher {
       // The destination lost the partition; the next fetch reports it.
     }
     this.send({ type: "TRUNCATION_COMPLETED", partition: id });
+  }
+
+  /**
+   * The source's own mirror cut its log (`SourceFetchPartitionResult.logRewrites`): compares what the local
+   * log holds in the rewritten ranges with the source and truncates it where they part, then records the
+   * rewrites as checked. When the source does not answer, nothing is truncated or recorded: the next
+   * response asks for the comparison again.
+   */
+  private truncateRewritten(
+    id: string,
+    s: FetchPartitionState,
+    check: NonNullable<FetchPartitionState["logRewriteCheck"]>,
+  ): void {
+    s.logRewriteCheck = undefined;
+    const generation = s.generation;
+    const replica = this.host.replica(s);
+    const target = {
+      source: this.host.source(this.mirror),
+      clientId: this.clientId,
+      brokerId: this.sourceBrokerId,
+      topic: s.source.topic,
+      partition: s.source.partition,
+      topicId: s.key.topicId,
+    };
+    (replica ? logRewriteTruncationOffset(target, replica, check.rewrites) : Promise.reject())
+      .then((cut) => {
+        if (!replica || this.assigned.get(id) !== s || s.generation !== generation) return;
+        if (cut !== undefined && cut < replica.logEndOffset()) replica.truncateTo(cut);
+        s.checkedLogRewrite = check.newestId;
+        s.destinationLogEndOffset = replica.logEndOffset();
+      })
+      .catch(() => {
+        // Source or destination unavailable: the next response asks again.
+      })
+      .finally(() => this.send({ type: "TRUNCATION_COMPLETED", partition: id }));
   }
 
   /**
@@ -764,6 +834,20 @@ export class MirrorFetcher {
       })
       .finally(() => this.send({ type: "TRUNCATION_COMPLETED", partition: id }));
   }
+}
+
+/**
+ * The source's log rewrites the partition must compare its log with before appending this answer (see
+ * `uncheckedLogRewrites`), or undefined when there are none.
+ */
+function rewritesToCheck(
+  s: FetchPartitionState,
+  answer: SourceFetchPartitionResult,
+  fetchOffset: bigint,
+): NonNullable<FetchPartitionState["logRewriteCheck"]> | undefined {
+  if (!answer.logRewrites) return undefined;
+  const { unchecked, newestId } = uncheckedLogRewrites(answer.logRewrites, s.checkedLogRewrite, fetchOffset);
+  return unchecked.length > 0 ? { rewrites: unchecked, newestId } : undefined;
 }
 
 /** The key of a topic-partition in a response's answers. */

@@ -148,9 +148,15 @@ export class EmbeddedSourceCluster implements SourceCluster {
         };
         if (this.options.copyOnFetch === true && response.recordSlices.length > 0) result.sharedBytes = true;
         if (response.divergingEpoch) result.divergingEpoch = response.divergingEpoch;
+        const rewrites = image.partition(p.topic, p.partition)?.logRewrites;
+        if (rewrites) result.logRewrites = rewrites;
         partitions.push(result);
       } catch (error) {
-        partitions.push({ ...this.offsetsOnly(broker, p.topic, p.partition), error: asKafkaError(error) });
+        const result = { ...this.offsetsOnly(broker, p.topic, p.partition), error: asKafkaError(error) };
+        // An OFFSET_OUT_OF_RANGE past the end may be this log's cut: the fetcher compares before it waits.
+        const rewrites = image.partition(p.topic, p.partition)?.logRewrites;
+        if (rewrites) result.logRewrites = rewrites;
+        partitions.push(result);
       }
     }
     return { throttleTimeMs, partitions };

@@ -176,6 +176,46 @@ describe("property: a source topic deleted and created again under its name", ()
   );
 
   it(
+    "regression: a source topic deleted, then restored with its id by a failback from another copy (FC_SEED=235 x20)",
+    async () => {
+      await runRegressions(
+        {
+          name: "recreated-source-fan-out",
+          file: "test/properties/recreated-source.test.ts",
+          topology: fanOut,
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            bug: "a simulator bug: a deleted profiles (its creation again refused), c failed its copy over, a failed back onto c and so had profiles again with its old id; b's copy had seen it gone and failed for good within a second (since the UNKNOWN_TOPIC_ID refresh), yet the settling wanted it MIRRORING ([converges]). A copy failed for good on a deletion stays so until the operator removes and adds it",
+            simSeed: 370794,
+            steps: [
+              "advance(39961)",
+              "readd(424,1)",
+              "moveStateLeader(663,506)",
+              "pause(350)",
+              "recreateTopic(819,1,4)",
+              "failback(747)",
+              "restart(681)",
+              "readdRecreate(764,0,1)",
+              "failback(339)",
+            ],
+            reaches: reachesSteps(
+              "no deletion of a's profiles restored by a failback from c",
+              "recreate a/profiles: deleted",
+              "unplanned failover c-from-a profiles: STOPPED",
+              "failback a-from-c profiles",
+            ),
+          },
+        ],
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
     "regression: a failed-over copy of a deleted topic that failed back onto another hop of the chain (FC_SEED=229 x20)",
     async () => {
       await runRegressions(chainOfThree, [

@@ -266,8 +266,9 @@ export class ClusterMirroring {
    * The catch-up barrier of a planned failover: resolves once every partition of `mirror` is MIRRORING and
    * its destination log end has reached the source high watermark the source answered when this was
    * called (ListOffsets latest, asked at once and again until the source answers), so every record the
-   * source acknowledged before the call is on the destination. Checks every `intervalMs` on the cluster's
-   * scheduler; rejects after `timeoutMs` naming the laggards.
+   * source acknowledged before the call is on the destination. A failed-over partition (STOPPED, its topic
+   * removed from the mirror) is no longer the mirror's and is left out. Checks every `intervalMs` on the cluster's scheduler; rejects after
+   * `timeoutMs` naming the laggards, or saying that the mirror has no partition to catch up.
    */
   whenCaughtUp(mirror: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<void> {
     // The fetchers' last-seen high watermark is not enough: it trails the source by a fetch round, so
@@ -275,7 +276,17 @@ export class ClusterMirroring {
     const barriers = new Map<string, bigint>();
     const id = (r: { topic: string; partition: number }) => `${r.topic}\u0000${r.partition}`;
     return this.waitFor(async () => {
-      const rows = await this.admin.describe(mirror);
+      const removed = new Set(
+        mirrorTopics(this.options.cluster.controller.image, mirror)
+          .filter((t) => t.desired === "REMOVED")
+          .map((t) => t.name),
+      );
+      const rows = (await this.admin.describe(mirror)).filter(
+        (r) => !(r.state === "STOPPED" && removed.has(r.topic)),
+      );
+      if (rows.length === 0) {
+        return `mirror ${mirror} has no partition to catch up (no topics, or all failed over): add topics with addTopics (kafka-mirrors --add)`;
+      }
       await Promise.all(
         rows
           .filter((r) => !barriers.has(id(r)))
@@ -302,7 +313,7 @@ export class ClusterMirroring {
           barrier === undefined || r.destinationOffset === null ? "?" : String(barrier - r.destinationOffset);
         return `${r.topic}-${r.partition} ${r.state} lag ${lag}`;
       };
-      return behind.length === 0 && rows.length > 0
+      return behind.length === 0
         ? undefined
         : `${behind.length} of ${rows.length} partitions of mirror ${mirror} not caught up to the source's high watermark at the call (${behind
             .slice(0, 3)

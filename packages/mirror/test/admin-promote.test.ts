@@ -124,6 +124,30 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     );
   }, 60_000);
 
+  it("whenCaughtUp leaves failed-over topics out, and says so when nothing is left to catch up", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 1);
+    await createTopic(source, "payments", 1);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await expect(dest.mirroring.whenCaughtUp("m", { timeoutMs: 100 })).rejects.toThrow(
+      "timed out after 100 ms: mirror m has no partition to catch up (no topics, or all failed over): add topics with addTopics (kafka-mirrors --add)",
+    );
+    await addTopicsWhenReady(dest, "m", "orders|payments");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await admin.removeTopics("m", "payments");
+    await dest.mirroring.whenState("m", "STOPPED", { topic: "payments", timeoutMs: 30_000 });
+    // payments is failed over: it never catches up again, and orders alone decides.
+    await produce(source, "orders", 0, 3);
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    expect(leaderEnd(dest, "orders", 0)).toBe(sourceHw(source, "orders", 0));
+    await admin.removeTopics("m", "orders");
+    await dest.mirroring.whenState("m", "STOPPED", { timeoutMs: 30_000 });
+    await expect(dest.mirroring.whenCaughtUp("m", { timeoutMs: 100 })).rejects.toThrow(
+      /has no partition to catch up/,
+    );
+  }, 60_000);
+
   it("close() ends every pending wait at once with MirroringClosedError, and later waits too", async () => {
     const { source, dest } = env();
     await createTopic(source, "orders", 1);

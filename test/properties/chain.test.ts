@@ -85,9 +85,11 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
             "produce(105,376,2)",
             "healLink(0)",
           ],
-          // Since c2 compares its log with c1's rewrites (5 Dec) it follows c1's cut at once and is no longer
-          // ahead of c1 when the run settles; the run still checks the re-add with c2 downstream.
-          reaches: reachesSteps("no re-add of c1 from c0", "re-add c1-from-c0 orders"),
+          reaches: reachesSteps(
+            "c2 was never ahead of c1 after c1's re-add",
+            "re-add c1-from-c0 orders",
+            "settle: ahead of its cut source: c2-from-c1 orders-0",
+          ),
         },
         {
           bug: "a simulator bug (recreated-source chain, FC_SEED=53 x15): as above, but c1 was paused after its re-add, so nothing could write to it before the settling resumed it: c2 waited ahead of it, and the settling wrote upstream only after the resume",
@@ -104,12 +106,12 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
             "addTopic(996,733)",
             "pause(848)",
           ],
-          // As above: c2 no longer waits ahead of c1 (5 Dec); the run still pauses c1 after its re-add.
           reaches: reachesSteps(
-            "no re-add of c1 then a pause of it, resumed by the settling",
+            "c2 was never ahead of a paused c1",
             "re-add --truncate-local-writes c1-from-c0 orders",
             "pause c1-from-c0 orders",
             "settled: resume c1-from-c0 orders",
+            "settle: ahead of its cut source: c2-from-c1 orders-0",
           ),
         },
       ]);

@@ -100,12 +100,11 @@ describe("property: a source topic deleted and created again under its name", ()
             "txnCommit",
             "healLink(813)",
           ],
-          // Since c2 compares its log with c1's rewrites (5 Dec) it drops the PID reset at once, before c0
-          // writes: the settling no longer needs that write, and the run no longer makes it.
           reaches: reachesSteps(
-            "no planned failover of c1 then re-add from c0",
+            "no planned failover of c1 then re-add from c0, with writes on c0 after",
             "planned failover c1-from-c0 orders",
             "re-add --truncate-local-writes c1-from-c0 orders",
+            "produce 1 to c0/orders-1: ok at 0",
           ),
         },
       ]);
@@ -129,13 +128,12 @@ describe("property: a source topic deleted and created again under its name", ()
             "readd(295,1)",
             "healLink(435)",
           ],
-          // Since c2 compares its log with c1's rewrites (5 Dec) it drops the PID reset once resumed, before
-          // c0 writes again: the settling's write upstream is no longer needed, and the run no longer makes it.
           reaches: reachesSteps(
-            "no re-add of c1 from c0 while c2's copy was paused, then a resume",
+            "no re-add of c1 from c0 while c2's copy was paused, then one write upstream once resumed",
             "pause c2-from-c1 profiles",
             "re-add --truncate-local-writes c1-from-c0 profiles",
             "settled: resume c2-from-c1 profiles",
+            "one write to c0/profiles-0",
           ),
         },
       ]);

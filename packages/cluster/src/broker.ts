@@ -414,7 +414,9 @@ export class Broker {
   truncateFullyAndStartAt(topic: string, partition: number, offset: bigint): void {
     this.checkRunning();
     const p = this.leaderReplica(topic, partition);
-    if (p.log.logEndOffset > p.log.logStartOffset) this.recordTruncation(p, offset, true);
+    // Also an empty log restarted below its end: a copy downstream may still hold what it had there.
+    if (p.log.logEndOffset > p.log.logStartOffset || offset < p.log.logEndOffset)
+      this.recordTruncation(p, offset, true);
     p.log.truncateFullyAndStartAt(offset);
     this.notifyFollowers(p);
   }

@@ -46,21 +46,43 @@ export interface LogRewrite {
   endOffset: bigint | undefined;
 }
 
-/** The most log rewrites a partition keeps: the two oldest are merged into the range covering both. */
+/**
+ * The most log rewrites a partition keeps: beyond it, the two whose ranges lie closest (overlapping ones
+ * first) are merged into the range covering both, so the ranges a copy compares grow as little as they can.
+ */
 export const MAX_LOG_REWRITES = 8;
 
-/** `rewrites` with `next` added (see `MAX_LOG_REWRITES`). */
+/** `rewrites` with `next` added (see `MAX_LOG_REWRITES`); in the order they were made, a merge at the later's place. */
 export function addLogRewrite(rewrites: readonly LogRewrite[] | undefined, next: LogRewrite): LogRewrite[] {
   const all = [...(rewrites ?? []), next];
   if (all.length <= MAX_LOG_REWRITES) return all;
-  const [a, b, ...rest] = all as [LogRewrite, LogRewrite, ...LogRewrite[]];
+  let best: [number, number] = [0, 1];
+  let bestGap: bigint | undefined;
+  for (let i = 0; i < all.length; i++) {
+    for (let j = i + 1; j < all.length; j++) {
+      const gap = rangeGap(all[i]!, all[j]!);
+      if (bestGap === undefined || gap < bestGap) {
+        bestGap = gap;
+        best = [i, j];
+      }
+    }
+  }
+  const [a, b] = [all[best[0]]!, all[best[1]]!];
   const endOffset =
     a.endOffset === undefined || b.endOffset === undefined
       ? undefined
       : a.endOffset > b.endOffset
         ? a.endOffset
         : b.endOffset;
-  return [{ id: b.id, offset: a.offset < b.offset ? a.offset : b.offset, endOffset }, ...rest];
+  const merged = { id: b.id, offset: a.offset < b.offset ? a.offset : b.offset, endOffset };
+  return all.flatMap((r, k) => (k === best[0] ? [] : k === best[1] ? [merged] : [r]));
+}
+
+/** The offsets between two rewritten ranges (0 when they meet or overlap; an unknown end reaches everything). */
+function rangeGap(a: LogRewrite, b: LogRewrite): bigint {
+  const [low, high] = a.offset <= b.offset ? [a, b] : [b, a];
+  if (low.endOffset === undefined || low.endOffset >= high.offset) return 0n;
+  return high.offset - low.endOffset;
 }
 
 /** A truncation a replica still owes (see `PartitionMetadata.pendingTruncations`). */

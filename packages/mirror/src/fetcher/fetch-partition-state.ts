@@ -44,6 +44,11 @@ export interface FetchPartitionState {
   checkedLogRewrite: number;
   /** The source's log rewrites to compare the local log with before fetching again (set by a response). */
   logRewriteCheck: { rewrites: readonly SourceLogRewrite[]; newestId: number } | undefined;
+  /**
+   * Where the last comparison of the rewrites up to `newestId` stopped because the source held nothing
+   * further yet: everything below agreed, and the next comparison of the same rewrites starts there.
+   */
+  logRewriteComparedTo: { newestId: number; offset: bigint } | undefined;
   /** Lag inputs (spec §4): -1 until the first answer. */
   sourceHighWatermark: bigint;
   destinationLogEndOffset: bigint;
@@ -78,6 +83,7 @@ export function newFetchPartitionState(
     lastTruncationAnswer: undefined,
     checkedLogRewrite: -1,
     logRewriteCheck: undefined,
+    logRewriteComparedTo: undefined,
     sourceHighWatermark: -1n,
     destinationLogEndOffset: -1n,
     bytesMirrored: 0,

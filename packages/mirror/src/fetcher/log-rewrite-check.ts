@@ -37,27 +37,41 @@ export interface LogRewriteCheckTarget {
   topicId: Uuid;
 }
 
+/** What a comparison found (see `compareRewrittenRanges`). */
+export interface LogRewriteComparison {
+  /** Where the local log must be truncated: the first batch the source holds otherwise. */
+  cut?: bigint;
+  /**
+   * Set when the source ends below what the local log holds in a rewritten range and everything up to there
+   * agreed: where the comparison stopped. The local batches from there on are kept (the source may hold
+   * the same batches again once it re-copied them) and compared once the source holds more.
+   */
+  pendingFrom?: bigint;
+}
+
 /**
- * The offset the local log must be truncated to so that it holds nothing the source's mirror cut away, or
- * undefined when it already agrees. Compares, batch by batch and byte for byte, what the local log holds in
- * each rewritten range (from the cut to the log end before it, and no further than the local log end) with
- * what the source holds there now: the first batch that differs, and anything the source no longer holds
- * (it ends earlier), is where the local log parts from it. Below the source's log start nothing is compared
- * (its retention removed it, not a cut). Reads the source as a consumer fetch does, up to its high
- * watermark; throws when the source does not answer (the check is made again later).
+ * Compares, batch by batch and byte for byte, what the local log holds in each rewritten range (from the
+ * cut to the log end before it, and no further than the local log end) with what the source holds there
+ * now: the first batch that differs is where the local log parts from it (`cut`). Where the source holds
+ * nothing yet (shorter, or OFFSET_OUT_OF_RANGE past its end) nothing is cut and the comparison stops
+ * (`pendingFrom`). Starts at `from` (where an earlier comparison of the same rewrites stopped). Below the
+ * source's log start nothing is compared (its retention removed it, not a cut). Reads the source as a
+ * consumer fetch does, up to its high watermark; throws when the source does not answer.
  */
-export async function logRewriteTruncationOffset(
+export async function compareRewrittenRanges(
   target: LogRewriteCheckTarget,
   replica: LocalReplica,
   rewrites: readonly SourceLogRewrite[],
-): Promise<bigint | undefined> {
-  let cut: bigint | undefined;
-  for (const [from, to] of rangesToCompare(rewrites, replica.logStartOffset(), replica.logEndOffset())) {
-    if (cut !== undefined && from >= cut) break;
-    const at = await firstDifference(target, replica, from, cut !== undefined && cut < to ? cut : to);
-    if (at !== undefined && (cut === undefined || at < cut)) cut = at;
+  from?: bigint,
+): Promise<LogRewriteComparison> {
+  const logStart = replica.logStartOffset();
+  const start = from !== undefined && from > logStart ? from : logStart;
+  for (const [rangeFrom, to] of rangesToCompare(rewrites, start, replica.logEndOffset())) {
+    const found = await firstDifference(target, replica, rangeFrom, to);
+    // Ranges are in offset order: a difference, or the source's end, ends the comparison.
+    if (found.cut !== undefined || found.pendingFrom !== undefined) return found;
   }
-  return cut;
+  return {};
 }
 
 /** The rewritten ranges within the local log, merged and in offset order. */
@@ -83,18 +97,19 @@ function rangesToCompare(
   return merged;
 }
 
-/** The base offset of the first local batch in `[from, to)` the source does not hold as it is. */
+/** The first local batch in `[from, to)` the source holds otherwise, or where the source ends before `to`. */
 async function firstDifference(
   target: LogRewriteCheckTarget,
   replica: LocalReplica,
   from: bigint,
   to: bigint,
-): Promise<bigint | undefined> {
+): Promise<LogRewriteComparison> {
   let position = from;
   while (position < to) {
     const local = wholeBatches(replica.read(position, CHECK_BYTES));
     const first = local[0];
-    if (!first) return undefined; // the local log ends here
+    // The local log ends here, or holds nothing more in the range (a compaction gap).
+    if (!first || first.baseOffset >= to) return {};
     const { partitions } = await target.source.fetch({
       clientId: target.clientId,
       brokerId: target.brokerId,
@@ -115,25 +130,25 @@ async function firstDifference(
     if (!answer) throw new Error(`the source did not answer for ${target.topic}-${target.partition}`);
     if (answer.error) {
       if (answer.error.errorName !== "OFFSET_OUT_OF_RANGE") throw answer.error;
-      // Below the source's log start: not compared (retention, not a cut). Past its end: it holds none of it.
+      // Below the source's log start: not compared (retention, not a cut). Past its end: nothing to compare yet.
       if (answer.logStartOffset > position) {
         position = answer.logStartOffset;
         continue;
       }
-      return first.baseOffset;
+      return { pendingFrom: position };
     }
     const remote = wholeBatches(answer.recordSlices);
-    if (remote.length === 0) return first.baseOffset;
+    if (remote.length === 0) return { pendingFrom: position };
     const n = Math.min(local.length, remote.length);
     for (let i = 0; i < n; i++) {
       const a = local[i]!;
       const b = remote[i]!;
-      if (a.baseOffset >= to) return undefined;
-      if (a.baseOffset !== b.baseOffset || !a.bytes.equals(b.bytes)) return a.baseOffset;
+      if (a.baseOffset >= to) return {};
+      if (a.baseOffset !== b.baseOffset || !a.bytes.equals(b.bytes)) return { cut: a.baseOffset };
     }
     position = local[n - 1]!.lastOffset + 1n;
   }
-  return undefined;
+  return {};
 }
 
 /** One whole batch of a read: its offsets and bytes (a view). */

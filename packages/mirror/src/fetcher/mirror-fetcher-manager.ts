@@ -113,6 +113,7 @@ export class MirrorFetcherManager implements FetcherManager {
     s.corruptAt = undefined;
     s.checkedLogRewrite = -1;
     s.logRewriteCheck = undefined;
+    s.logRewriteComparedTo = undefined;
     if (s.removing) return; // routed again once the removal is acknowledged
     this.route(s);
   }

@@ -20,7 +20,7 @@ import type {
 } from "../ports";
 import { type FetchedBatchScan, prefixEnd, scanFetchedBatches, slicesPrefix } from "./batch-scan";
 import type { FetchPartitionState } from "./fetch-partition-state";
-import { logRewriteTruncationOffset, uncheckedLogRewrites } from "./log-rewrite-check";
+import { compareRewrittenRanges, uncheckedLogRewrites } from "./log-rewrite-check";
 
 const { BATCH_LENGTH_OFFSET, LOG_OVERHEAD } = RecordBatchLayout;
 
@@ -550,7 +550,8 @@ export class MirrorFetcher {
           error: null,
           divergingEpoch: { epoch: request.lastFetchedEpoch, endOffset: Number(at) },
         });
-        progress = this.isNewTruncationAnswer(s, `rewritten:${check.newestId}:${request.fetchOffset}`);
+        if (this.isNewTruncationAnswer(s, `rewritten:${check.newestId}:${request.fetchOffset}`))
+          progress = true;
         continue;
       }
       if (answer.error) {
@@ -559,7 +560,7 @@ export class MirrorFetcher {
           s.outOfRange = { fetchOffset: request.fetchOffset, logStartOffset: answer.logStartOffset };
           // The same answer again (the truncation rule kept what the source may still give back): fetch
           // after the usual wait, not at once.
-          progress = this.isNewTruncationAnswer(s, `oor:${request.fetchOffset}`);
+          if (this.isNewTruncationAnswer(s, `oor:${request.fetchOffset}`)) progress = true;
         } else {
           s.failure = { message: answer.error.message, retryable: answer.error.retriable, errorName: name };
         }
@@ -572,7 +573,7 @@ export class MirrorFetcher {
         const { epoch, endOffset } = answer.divergingEpoch;
         results.push({ partition: id, error: null, divergingEpoch: { epoch, endOffset: Number(endOffset) } });
         const local = `${request.fetchOffset}:${request.lastFetchedEpoch}`;
-        progress = this.isNewTruncationAnswer(s, `diverging:${epoch}:${endOffset}:${local}`);
+        if (this.isNewTruncationAnswer(s, `diverging:${epoch}:${endOffset}:${local}`)) progress = true;
         continue;
       }
       if (answer.logRewrites) {
@@ -754,8 +755,9 @@ export class MirrorFetcher {
   /**
    * The source's own mirror cut its log (`SourceFetchPartitionResult.logRewrites`): compares what the local
    * log holds in the rewritten ranges with the source and truncates it where they part, then records the
-   * rewrites as checked. When the source does not answer, nothing is truncated or recorded: the next
-   * response asks for the comparison again.
+   * rewrites as checked. Where the source holds nothing yet, the local batches stay and a later answer
+   * compares from there; when the source does not answer, nothing is truncated or recorded: the next
+   * answer asks for the comparison again.
    */
   private truncateRewritten(
     id: string,
@@ -773,11 +775,22 @@ export class MirrorFetcher {
       partition: s.source.partition,
       topicId: s.key.topicId,
     };
-    (replica ? logRewriteTruncationOffset(target, replica, check.rewrites) : Promise.reject())
-      .then((cut) => {
+    const compared = s.logRewriteComparedTo;
+    const from = compared?.newestId === check.newestId ? compared.offset : undefined;
+    (replica
+      ? compareRewrittenRanges(target, replica, check.rewrites, from)
+      : Promise.reject(new Error("no local replica"))
+    )
+      .then(({ cut, pendingFrom }) => {
         if (!replica || this.assigned.get(id) !== s || s.generation !== generation) return;
         if (cut !== undefined && cut < replica.logEndOffset()) replica.truncateTo(cut);
-        s.checkedLogRewrite = check.newestId;
+        if (pendingFrom !== undefined) {
+          // The source holds nothing there yet: keep what this log holds, compare again on a later answer.
+          s.logRewriteComparedTo = { newestId: check.newestId, offset: pendingFrom };
+        } else {
+          s.checkedLogRewrite = check.newestId;
+          s.logRewriteComparedTo = undefined;
+        }
         s.destinationLogEndOffset = replica.logEndOffset();
       })
       .catch(() => {

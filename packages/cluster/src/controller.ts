@@ -1,4 +1,4 @@
-import { ClusterError } from "./errors";
+import { ClusterClosedError, ClusterError } from "./errors";
 import { MetadataImage, type PartitionMetadata, type TopicMetadata } from "./metadata-image";
 import type {
   AclRecord,
@@ -91,6 +91,8 @@ export class Controller {
   private readonly random: Random;
   private readonly onListenerError: (error: unknown, entry: MetadataLogEntry) => void;
   private available = true;
+  /** The cluster id once its cluster closed (see `close`). */
+  private closedCluster: string | undefined;
   /**
    * Broker lifecycle events heard while unavailable, per broker in arrival order of their last event:
    * whether it stopped (crash or shutdown) during the window, and whether it is registered (running) now.
@@ -130,6 +132,14 @@ export class Controller {
       if (p.stopped && this.image.brokers.has(brokerId)) this.fenceBroker(brokerId);
       if (p.rack !== undefined) this.registerBroker(brokerId, p.rack, p.recoveredWithLoss);
     }
+  }
+
+  /**
+   * The cluster closed: every mutating request throws ClusterClosedError from now on (the metadata feed and
+   * image stay readable). Called by `KafkaCluster.close()` after its brokers stopped.
+   */
+  close(clusterId: string): void {
+    this.closedCluster = clusterId;
   }
 
   /** Every metadata record so far, in order. */
@@ -773,6 +783,7 @@ export class Controller {
   }
 
   private checkAvailable(what: string): void {
+    if (this.closedCluster !== undefined) throw new ClusterClosedError(this.closedCluster, what);
     if (!this.available) {
       throw new ClusterError(
         "NOT_CONTROLLER",

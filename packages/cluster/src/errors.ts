@@ -65,3 +65,23 @@ export class ClusterError extends KafkaError {
     super(errorName, known[0], known[1], message, options);
   }
 }
+
+/**
+ * The cluster was closed (`KafkaCluster.close()`): every later call of its clients, every metadata change
+ * and every broker start fails at once with this. Not retriable: a closed cluster never comes back (waiting
+ * for a leader election would wait forever); to go on, start a new cluster. Closing clients (`disconnect`,
+ * `stop`) still works.
+ */
+export class ClusterClosedError extends KafkaError {
+  readonly clusterId: string;
+
+  constructor(clusterId: string, what: string) {
+    super(
+      "CLUSTER_CLOSED",
+      -1,
+      false,
+      `cannot ${what}: cluster ${clusterId} was closed (KafkaCluster.close()) and cannot be reopened; start a new KafkaCluster to go on`,
+    );
+    this.clusterId = clusterId;
+  }
+}

@@ -120,7 +120,7 @@ export {
   type RawBatchInfo,
   rawBatchInfo,
 } from "./describe-partition-log";
-export { ClusterError, type KafkaErrorName } from "./errors";
+export { ClusterClosedError, ClusterError, type KafkaErrorName } from "./errors";
 export {
   type CommittedOffset,
   GroupCoordinator,

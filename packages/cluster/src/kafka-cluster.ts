@@ -8,7 +8,7 @@ import type { Clock } from "./clock";
 import { Controller } from "./controller";
 import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { DataDirLock } from "./data-dir-lock";
-import { ClusterError } from "./errors";
+import { ClusterClosedError, ClusterError } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
 import type { ClusterLogger } from "./logger";
 import { MIRROR_NAME_CONFIG } from "./mirror-read-only";
@@ -79,6 +79,7 @@ export class KafkaCluster implements BrokerNetwork {
   private readonly housekeeping = new Map<string, Cancel>();
   private readonly diskLatencies = new Map<number, number>();
   private readonly lock: DataDirLock | undefined;
+  private closed = false;
   /** Open segment files of this cluster's brokers when `logMaxOpenFiles` is set. */
   private readonly fileHandles: FileHandleCache | undefined;
 
@@ -224,8 +225,9 @@ export class KafkaCluster implements BrokerNetwork {
     return [...this.running.keys()].sort((a, b) => a - b);
   }
 
-  /** Starts (or restarts) broker `brokerId` on its disk. */
+  /** Starts (or restarts) broker `brokerId` on its disk; ClusterClosedError once the cluster is closed. */
   startBroker(brokerId: number): Broker {
+    this.ensureOpen(`start broker ${brokerId}`);
     const existing = this.running.get(brokerId);
     if (existing) return existing;
     const broker = new Broker({
@@ -285,6 +287,8 @@ export class KafkaCluster implements BrokerNetwork {
 
   /** The running broker that leads a partition; NOT_LEADER_OR_FOLLOWER/LEADER_NOT_AVAILABLE otherwise. */
   leaderFor(topic: string, partition: number): Broker {
+    // Closed, no election will ever come: say so rather than "retry after the election".
+    this.ensureOpen(`reach the leader of ${topic}-${partition}`);
     const meta = this.controller.image.partition(topic, partition);
     if (!meta) {
       throw new ClusterError(
@@ -302,13 +306,29 @@ export class KafkaCluster implements BrokerNetwork {
     return broker;
   }
 
-  /** Shuts every broker down cleanly, then releases the data dir's lock. */
+  /**
+   * Shuts every broker down cleanly, then releases the data dir's lock. From then on the cluster is closed
+   * for good: its clients' calls, metadata changes and broker starts fail at once with ClusterClosedError
+   * (closing clients still works). Calling it again does nothing.
+   */
   close(): void {
     for (const cancel of this.housekeeping.values()) cancel();
     this.housekeeping.clear();
     this.transactions.close();
     for (const id of this.runningBrokers()) this.stopBroker(id);
+    this.controller.close(this.clusterId);
+    this.closed = true;
     this.lock?.release();
+  }
+
+  /** True once `close()` ran. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Throws ClusterClosedError (saying it could not `what`) once the cluster is closed. */
+  ensureOpen(what: string): void {
+    if (this.closed) throw new ClusterClosedError(this.clusterId, what);
   }
 
   /**

@@ -128,8 +128,10 @@ export class Admin {
     this.retrier = new Retrier(config.retry ?? client.retry, client.cluster.scheduler, client.random);
   }
 
-  /** Nothing to open in process. */
-  async connect(): Promise<void> {}
+  /** Nothing to open in process; ClusterClosedError once the cluster is closed. */
+  async connect(): Promise<void> {
+    this.client.cluster.ensureOpen("connect an admin client");
+  }
 
   /** Nothing to close in process. */
   async disconnect(): Promise<void> {}
@@ -529,7 +531,9 @@ export class Admin {
     };
   }
 
+  /** The cluster's request handler, for a request of this client: none once the cluster is closed. */
   private get handler() {
+    this.client.cluster.ensureOpen("send an admin request");
     return this.client.handler;
   }
 

@@ -162,8 +162,9 @@ export class Consumer {
     this.isolation = config.isolation ?? (config.readUncommitted ? "read_uncommitted" : "read_committed");
   }
 
-  /** Connects (nothing to open in process). */
+  /** Connects (nothing to open in process); ClusterClosedError once the cluster is closed. */
   async connect(): Promise<void> {
+    this.client.cluster.ensureOpen("connect a consumer");
     this.connected = true;
   }
 
@@ -174,7 +175,9 @@ export class Consumer {
       const { memberId } = this.member;
       this.member = undefined;
       try {
-        this.client.handler.leaveGroup(this.client.request, { groupId: this.config.groupId, memberId });
+        // A closed cluster has no group to leave.
+        if (!this.client.cluster.isClosed)
+          this.client.handler.leaveGroup(this.client.request, { groupId: this.config.groupId, memberId });
       } catch {
         // Already removed (session expired): nothing to leave.
       }
@@ -237,6 +240,7 @@ export class Consumer {
    * Each carries the leader epoch of the last record consumed below it (-1 when unknown).
    */
   async commitOffsets(offsets?: TopicPartitionOffsetAndMetadata[]): Promise<void> {
+    this.client.cluster.ensureOpen("commit offsets");
     const list =
       offsets?.map((o) => {
         const state = this.states.get(key(o.topic, o.partition));
@@ -323,6 +327,7 @@ export class Consumer {
 
   /** kafkajs's `describeGroup` of this consumer's group. */
   async describeGroup() {
+    this.client.cluster.ensureOpen("describe a group");
     const [g] = this.client.handler.describeGroups(this.client.request, [this.config.groupId]);
     if (g?.error) throw g.error;
     return g!;
@@ -487,6 +492,8 @@ export class Consumer {
   // ---- one fetch round ----------------------------------------------------------------------------------
 
   private async fetchRound(): Promise<FetchedBatch[]> {
+    // A running loop ends (CRASH, not retriable) when the cluster closes under it.
+    this.client.cluster.ensureOpen("consume");
     this.ensureMember();
     const wait = this.throttledUntil - this.client.cluster.clock.now();
     if (wait > 0) await sleep(this.client.cluster.scheduler, wait);
@@ -705,6 +712,7 @@ export class Consumer {
   }
 
   private checkConnected(): void {
+    this.client.cluster.ensureOpen("consume");
     if (!this.connected)
       throw new ClusterError("INVALID_REQUEST", "the consumer is disconnected; call connect() first");
   }

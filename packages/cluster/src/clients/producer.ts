@@ -86,6 +86,7 @@ export class Producer {
 
   /** Connects (nothing to open in process; producer ids are obtained on first use, as kafkajs does). */
   async connect(): Promise<void> {
+    this.client.cluster.ensureOpen("connect a producer");
     this.connected = true;
   }
 
@@ -136,6 +137,7 @@ export class Producer {
    * bumps its epoch and so fences any older producer with the same id (and aborts its open transaction).
    */
   async transaction(): Promise<Transaction> {
+    this.client.cluster.ensureOpen("begin a transaction");
     const transactionalId = this.transactionalId;
     if (transactionalId === undefined) {
       throw new ClusterError("INVALID_TXN_STATE", "transactions need a producer with a transactionalId");
@@ -180,6 +182,7 @@ export class Producer {
     options: { acks?: number; timeout?: number; compression?: CompressionType },
     txn: TransactionState | undefined,
   ): Promise<RecordMetadata[]> {
+    this.client.cluster.ensureOpen("produce");
     this.checkUsable();
     const acks = options.acks ?? -1;
     if (this.idempotent && acks !== -1) {

@@ -143,6 +143,7 @@ export class Transaction {
 
   private async endTxn(commit: boolean): Promise<void> {
     const { client, retrier } = this.deps;
+    client.cluster.ensureOpen(`${commit ? "commit" : "abort"} a transaction`);
     try {
       await retrier.run(() =>
         client.handler.endTxn(client.request, {

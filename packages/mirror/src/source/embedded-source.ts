@@ -163,6 +163,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
   }
 
   async listOffsets(topic: string, partition: number, timestamp: bigint, topicId?: Uuid): Promise<bigint> {
+    this.requireRunningBroker();
     this.checkTopicId(topic, partition, topicId);
     return this.cluster.leaderFor(topic, partition).listOffsets(topic, partition, timestamp).offset;
   }
@@ -195,6 +196,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
     leaderEpoch: number,
     topicId?: Uuid,
   ): Promise<{ leaderEpoch: number; endOffset: bigint }> {
+    this.requireRunningBroker();
     this.checkTopicId(topic, partition, topicId);
     const log = this.cluster.leaderFor(topic, partition).replica(topic, partition)?.log;
     if (!log) {

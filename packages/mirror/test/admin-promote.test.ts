@@ -16,8 +16,8 @@ afterEach(() => {
   for (const c of closers.splice(0)) c();
 });
 
-function env() {
-  const e = twoEngineClusters();
+function env(options?: Parameters<typeof twoEngineClusters>[0]) {
+  const e = twoEngineClusters(options);
   closers.push(e.close);
   return e;
 }
@@ -82,6 +82,54 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     expect(e.message).toMatch(/orders-0 lag 4 \(PAUSED\).*Nothing was failed over/);
     expect((await admin.describe("m")).map((r) => r.state)).toEqual(["PAUSED", "PAUSED"]);
     expect(dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m.paused");
+  }, 60_000);
+
+  it("a source that hangs (answers nothing) is bounded by the timeout: nothing is failed over, then or later", async () => {
+    // A paused broker neither answers nor refuses: ListOffsets waits until `answer()` lets it through.
+    let hanging = false;
+    const held: (() => void)[] = [];
+    const answer = () => {
+      for (const release of held.splice(0)) release();
+    };
+    const { source, dest } = env({
+      wrapSources: (inner) => ({
+        connect(name, configs) {
+          const real = inner.connect(name, configs);
+          return new Proxy(real, {
+            get(target, prop, receiver) {
+              if (prop !== "listOffsets") return Reflect.get(target, prop, receiver);
+              return async (...args: Parameters<typeof real.listOffsets>) => {
+                if (hanging) await new Promise<void>((resolve) => held.push(resolve));
+                return target.listOffsets(...args);
+              };
+            },
+          });
+        },
+      }),
+    });
+    await createTopic(source, "orders", 2);
+    await produce(source, "orders", 0, 5);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    hanging = true;
+
+    // Before: the first ask of the source had no bound; the promote waited as long as the source hung
+    // and failed over once it answered, after the operator's command had given up.
+    const error = await admin.promoteTopics("m", "orders", { timeoutMs: 300 }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(SourceUnreachableError);
+    expect((error as Error).message).toMatch(
+      /did not answer ListOffsets for 2 partition\(s\) within the promote's 300 ms .*nothing was failed over .*--remove/,
+    );
+    expect(held.length).toBeGreaterThan(0);
+    // The source answers late: the promote that gave up must not fail anything over now.
+    hanging = false;
+    answer();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await admin.describe("m")).map((r) => r.state)).toEqual(["MIRRORING", "MIRRORING"]);
+    expect(dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m");
   }, 60_000);
 
   it("a catch-up timeout with no partition behind (the source was being asked again) says so", () => {

@@ -6,6 +6,7 @@ import {
   SystemClock,
 } from "@cluster-mirror/cluster";
 import { ClusterMirroring } from "../src/cluster-mirroring";
+import type { SourceConnector } from "../src/ports";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/source/embedded-source-registry";
 
 /** One embedded cluster with mirroring, registered as `<name>:9092`. */
@@ -19,13 +20,17 @@ export interface EngineCluster {
 
 /**
  * Two in-memory clusters on the real event loop, each with mirroring (so either can mirror from the
- * other): `source` (1 broker) and `dest` (3 brokers). `close()` stops both.
+ * other): `source` (1 broker) and `dest` (3 brokers). `close()` stops both. `wrapSources` wraps the
+ * connector both engines reach their sources through (to make a source hang, say).
  */
-export function twoEngineClusters(): { source: EngineCluster; dest: EngineCluster; close: () => void } {
+export function twoEngineClusters(
+  options: { wrapSources?: (connector: SourceConnector) => SourceConnector } = {},
+): { source: EngineCluster; dest: EngineCluster; close: () => void } {
   const clock = new SystemClock();
   const scheduler = new EventLoopScheduler({ keepAlive: false });
   const registry = new EmbeddedSourceRegistry();
-  const connector = new EmbeddedSourceConnector(registry);
+  const embedded = new EmbeddedSourceConnector(registry);
+  const connector = options.wrapSources ? options.wrapSources(embedded) : embedded;
   const start = (name: string, brokers: number, seed: number): EngineCluster => {
     const cluster = KafkaCluster.start({ brokers, clock, scheduler, random: new SeededRandom(seed) });
     const mirroring = ClusterMirroring.start({

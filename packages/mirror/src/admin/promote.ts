@@ -4,6 +4,7 @@ import { type MirrorTopic, mirrorTopics } from "../metadata/mirror-topics";
 import type { SourceConnections } from "../metadata/source-connections";
 import { viewsByPartition } from "../metadata/state-driver";
 import type { MirrorCoordinators } from "../ports";
+import { answerWithin } from "./deadline";
 import { PromoteTimeoutError, SourceUnreachableError } from "./errors";
 import type { MirrorChanges } from "./mirror-changes";
 import { waitForCondition } from "./mirror-changes";
@@ -78,7 +79,10 @@ export async function promoteTopics(
     "PAUSED",
   ]);
   const parts = partitionsOf(topics);
-  const barrier = await liveHighWatermarks(deps, mirror, parts);
+  // One bound for the whole catch-up, the first ask of the source included: a source that hangs (rather
+  // than refuses) must not hold the command past it, nor let the failover start after it was reported.
+  const deadline = destination.clock.now() + timeoutMs;
+  const barrier = await liveHighWatermarks(deps, mirror, parts, timeoutMs);
   const subscribe = (listener: () => void) => {
     const unsubscribeChanges = deps.changes.subscribe(listener);
     const controller = destination.controller;
@@ -107,13 +111,18 @@ export async function promoteTopics(
   const reached = await waitForCondition<PromoteLaggard[] | PromotedPartition[]>({
     subscribe,
     scheduler: destination.scheduler,
-    timeoutMs,
+    timeoutMs: Math.max(0, deadline - destination.clock.now()),
     check: async () => {
       const behind = laggards();
       if (behind.length > 0) return { done: false, why: behind };
       // Everything reached the high watermark asked before: ask again, so a record acknowledged since (a
       // writer that had not stopped) is waited for instead of being left behind on the source.
-      const now = await liveHighWatermarks(deps, mirror, parts);
+      const now = await liveHighWatermarks(
+        deps,
+        mirror,
+        parts,
+        Math.max(0, deadline - destination.clock.now()),
+      );
       for (const [k, hw] of now) barrier.set(k, hw);
       const still = laggards();
       if (still.length > 0) return { done: false, why: still };
@@ -168,17 +177,29 @@ function partitionsOf(topics: readonly MirrorTopic[]): { topic: string; partitio
   );
 }
 
-/** The source's high watermark of each partition now (ListOffsets latest), by `topic:partition`. */
+/**
+ * The source's high watermark of each partition now (ListOffsets latest), by `topic:partition`; a source
+ * that has not answered within `withinMs` is unreachable for this promote (nothing was failed over).
+ */
 async function liveHighWatermarks(
   deps: Pick<PromoteDeps, "destination" | "sources">,
   mirror: string,
   parts: readonly { topic: string; partition: number }[],
+  withinMs: number,
 ): Promise<Map<string, bigint>> {
   const configs = deps.destination.controller.image.mirrors.get(mirror) ?? {};
   const bootstrap = configs["bootstrap.servers"] ?? "";
   try {
     const source = deps.sources.get(mirror, configs);
-    const hws = await Promise.all(parts.map((p) => source.listOffsets(p.topic, p.partition, -1n)));
+    const hws = await answerWithin(
+      Promise.all(parts.map((p) => source.listOffsets(p.topic, p.partition, -1n))),
+      deps.destination.scheduler,
+      withinMs,
+      () =>
+        new Error(
+          `it did not answer ListOffsets for ${parts.length} partition(s) within the promote's ${withinMs} ms (timeoutMs, --timeout-ms); nothing was failed over (a promote needs the source's high watermarks: to fail over without them, use --remove)`,
+        ),
+    );
     return new Map(parts.map((p, i) => [`${p.topic}:${p.partition}`, hws[i]!]));
   } catch (error) {
     throw new SourceUnreachableError(mirror, bootstrap, error);

@@ -399,6 +399,22 @@ export class Broker {
   }
 
   /**
+   * KIP-1279: a mirror's leader follows its source's log start (moved there by DeleteRecords or
+   * retention), as a Kafka follower follows its leader's (`maybeIncrementLogStartOffset`): up to `offset`,
+   * at most the high watermark, never down. No ACL check: the mirror engine runs inside the broker.
+   * Followers follow on their next fetch. Returns the log start offset.
+   */
+  followSourceLogStart(topic: string, partition: number, offset: bigint): bigint {
+    this.checkRunning();
+    const p = this.leaderReplica(topic, partition);
+    const target = offset < p.log.highWatermark ? offset : p.log.highWatermark;
+    if (target <= p.log.logStartOffset) return p.log.logStartOffset;
+    const start = p.log.deleteRecordsBefore(target);
+    this.notifyFollowers(p);
+    return start;
+  }
+
+  /**
    * Truncates the leader's log to `offset` (KIP-1279: a mirror aligning with its source). Followers learn
    * on their next fetch and truncate too; `followersTruncated` tells when every ISR member has.
    */

@@ -224,6 +224,11 @@ export interface LocalReplica {
   ): { batchCount: number; lastOffset: bigint | undefined };
   truncateTo(offset: bigint): void;
   truncateFullyAndStartAt(offset: bigint): void;
+  /**
+   * The source's log start moved up (DeleteRecords, retention): raises this log's start to it, at most to
+   * the high watermark and never down (Kafka's follower rule); returns the log start offset.
+   */
+  followSourceLogStart(offset: bigint): bigint;
   /** True once every in-sync follower has truncated to at most the leader's end. */
   followersTruncated(): boolean;
   /** Open transactions in the producer state (to abort at failover). */

@@ -222,6 +222,26 @@ describe("MirrorAdmin.verifyMirror (cluster-mirror verify)", () => {
     expect(byName.get("group offsets")!.differences).toEqual(["billing orders-0: 3 here, 10 on the source"]);
   }, 60_000);
 
+  it("agrees after a DeleteRecords inside a batch: the copy follows the log start, the batch holding it is compared", async () => {
+    const { source, dest } = await mirroredEnv();
+    // orders-0's ten records are one batch (offsets 0-9): the new log start falls inside it.
+    await source.kafka
+      .admin()
+      .deleteTopicRecords({ topic: "orders", partitions: [{ partition: 0, offset: "3" }] });
+    const admin = dest.mirroring.admin;
+    const log = dest.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+    for (let i = 0; i < 400 && log.logStartOffset !== 3n; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(log.logStartOffset).toBe(3n);
+
+    // Before: the batch was fetched from the source at its base offset 0, below the source's log start,
+    // and verify reported "the source refused the fetch at offset 0: ... OFFSET_OUT_OF_RANGE" for good.
+    const v = await admin.verifyMirror("m");
+    const byName = new Map(v.checks.map((c) => [c.check, c]));
+    expect(byName.get("batches")).toMatchObject({ ok: true, differences: [] });
+    expect(byName.get("batches")!.compared).toMatch(/2 partitions, 2 batches byte for byte/);
+    expect(byName.get("offsets")).toMatchObject({ ok: true, differences: [] });
+  }, 60_000);
+
   it("compares batches only from the source's log start, and reports the moved log start", async () => {
     const { source, dest } = await mirroredEnv();
     await dest.mirroring.admin.pauseTopics("m", "orders");

@@ -47,12 +47,13 @@ describe("mirror fetcher recovery", () => {
   it("restarts at the source log start after DeleteRecords (OFFSET_OUT_OF_RANGE)", async () => {
     const env = mirrorEnv();
     for (let i = 0; i < 5; i++) await produce(env, valuesBatch([`d${i}a`, `d${i}b`]));
-    // Offset 7 is inside the batch [6, 7]: the destination starts at that batch's base offset, as Kafka's follower.
+    // Offset 7 is inside the batch [6, 7]: the destination stores that batch whole from its base offset, and
+    // its log start then follows the source's (7), as Kafka's follower does.
     env.source.leaderFor(TOPIC, 0).deleteRecords(TOPIC, 0, 7n);
     env.manager.addPartition(env.key());
     await drive(env, 1000);
     expect(batchBytes(env.destination)).toEqual(batchBytes(env.source, 0, 6n));
-    expect(leaderLog(env.destination).logStartOffset).toBe(6n);
+    expect(leaderLog(env.destination).logStartOffset).toBe(7n);
     expect(leaderLog(env.destination).logEndOffset).toBe(10n);
     // Later, while mirroring, the source's log start passes the destination's end.
     env.manager.holdAppends(env.key());
@@ -97,7 +98,8 @@ describe("mirror fetcher recovery", () => {
     const afterReset = requested.slice(requested.indexOf(7n));
     expect(afterReset.filter((o) => o < 7n)).toEqual([]);
     expect(batchBytes(env.destination)).toEqual(batchBytes(env.source, 0, 6n));
-    expect(leaderLog(env.destination).logStartOffset).toBe(6n);
+    // Stored whole from 6; the log start is the source's.
+    expect(leaderLog(env.destination).logStartOffset).toBe(7n);
     expect(env.events.failures).toEqual([]);
   });
 

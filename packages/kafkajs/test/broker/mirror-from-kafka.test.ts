@@ -218,6 +218,42 @@ describe("a real Apache Kafka broker as the mirror source", () => {
     }
   });
 
+  it("follows the broker's DeleteRecords: the copy's log start moves with the source's, the rest stays byte for byte", async () => {
+    const topic = "purged";
+    await createServedTopics(admin, [{ topic, numPartitions: 2 }]);
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    const source = new KafkajsSourceCluster("check-dr", { "bootstrap.servers": inject("kafkaBootstrap") });
+    try {
+      for (let i = 0; i < 10; i++)
+        await producer.send({ topic, messages: [0, 1].map((partition) => ({ partition, value: `r${i}` })) });
+      await dest.mirroring.admin.createMirror("dr", { "bootstrap.servers": inject("kafkaBootstrap") });
+      await dest.mirroring.admin.addTopics("dr", topic);
+      await dest.mirroring.whenCaughtUp("dr", { timeoutMs: 120_000 });
+      await caughtUpWithBroker(dest.cluster, source, topic, [0, 1]);
+
+      // The mirror idles in its fetch session; the purge on the broker must still reach it.
+      await admin.deleteTopicRecords({ topic, partitions: [{ partition: 0, offset: "6" }] });
+      const log = (p: number) => dest.cluster.leaderFor(topic, p).replica(topic, p)!.log;
+      await until(async () =>
+        log(0).logStartOffset === 6n ? undefined : `destination log start ${log(0).logStartOffset}`,
+      );
+      expect(log(1).logStartOffset).toBe(0n);
+      await producer.send({ topic, messages: [{ partition: 0, value: "after" }] });
+      await dest.mirroring.whenCaughtUp("dr", { timeoutMs: 120_000 });
+      await caughtUpWithBroker(dest.cluster, source, topic, [0, 1]);
+      // What is left above the log start is the broker's, byte for byte (Kafka keeps whole segments).
+      const kept = storedBatches(topic, 0).filter((b) => b.lastOffset >= 6n);
+      expect(hexOf(destinationBatches(dest.cluster, topic, 0).filter((b) => b.lastOffset >= 6n))).toEqual(
+        hexOf(kept),
+      );
+      expect(log(0).logStartOffset).toBe(6n);
+    } finally {
+      await source.close();
+      await producer.disconnect();
+    }
+  });
+
   it("re-adds a failed-over topic: keeps the mirrored records (no re-copy), drops the markers, mirrors on byte for byte", async () => {
     const topic = "readd";
     await createServedTopics(admin, [{ topic, numPartitions: 1 }]);

@@ -72,6 +72,9 @@ export class EmbeddedLocalReplica implements LocalReplica {
   truncateTo(offset: bigint): void {
     this.broker().truncateTo(this.topic, this.partition, offset);
   }
+  followSourceLogStart(offset: bigint): bigint {
+    return this.broker().followSourceLogStart(this.topic, this.partition, offset);
+  }
   truncateFullyAndStartAt(offset: bigint): void {
     this.broker().truncateFullyAndStartAt(this.topic, this.partition, offset);
   }

@@ -585,6 +585,7 @@ export class MirrorFetcher {
         ).newestId;
       }
       if (s.held || answer.recordSlices.length === 0) {
+        if (!s.held) this.followLogStart(s, answer.logStartOffset);
         results.push({ partition: id, error: null });
         continue;
       }
@@ -602,6 +603,7 @@ export class MirrorFetcher {
         );
         if (outcome === "corrupt") results.push({ partition: id, error: "CORRUPT_MESSAGE" });
         else {
+          this.followLogStart(s, answer.logStartOffset);
           if (outcome === "progress") {
             progress = true;
             s.lastTruncationAnswer = undefined;
@@ -613,6 +615,21 @@ export class MirrorFetcher {
       }
     }
     return { results, progress };
+  }
+
+  /**
+   * Records deleted on the source (DeleteRecords, retention) go here too: the log start follows the
+   * source's, within what this cluster's in-sync replicas hold, as a Kafka follower's follows its leader's.
+   * A purge on the primary (a poison record, personal data) thus reaches the copy while it mirrors.
+   */
+  private followLogStart(s: FetchPartitionState, sourceLogStart: bigint): void {
+    const replica = this.host.replica(s);
+    if (!replica) return;
+    try {
+      if (sourceLogStart > replica.logStartOffset()) replica.followSourceLogStart(sourceLogStart);
+    } catch {
+      // Not the leader any more (or stopped): the next leader's fetcher follows on its next answer.
+    }
   }
 
   /**

@@ -1,0 +1,76 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { addTopicsWhenReady, createTopic, produce, twoEngineClusters } from "./engine-helpers";
+
+const closers: (() => void)[] = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c();
+});
+
+const until = async (what: string, ok: () => boolean, ms = 20_000) => {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+/**
+ * Records deleted on the source (DeleteRecords: a poison record, personal data) leave the copy too: the
+ * mirror's log start follows the source's while it mirrors, as a Kafka follower's follows its leader's.
+ */
+describe("the mirror follows the source's log start", () => {
+  it("DeleteRecords on the source raises the destination's log start, on every replica; data above stays", async () => {
+    const e = twoEngineClusters();
+    closers.push(e.close);
+    const { source, dest } = e;
+    await createTopic(source, "orders", 2);
+    await produce(source, "orders", 0, 30);
+    await produce(source, "orders", 1, 10);
+    await dest.mirroring.admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+
+    // Inside the source's only batch of partition 0 (offsets 0-29): the log start may fall inside a batch.
+    await source.kafka
+      .admin()
+      .deleteTopicRecords({ topic: "orders", partitions: [{ partition: 0, offset: "12" }] });
+    const logs = (p: number) =>
+      dest.cluster.runningBrokers().map((b) => dest.cluster.localBroker(b)!.replica("orders", p)!.log);
+
+    // Before: the destination kept offsets 0-11 for good (only an empty log or OFFSET_OUT_OF_RANGE moved
+    // its start), so consumers of the copy still read what the source had purged.
+    await until("every destination replica of orders-0 to start at 12", () =>
+      logs(0).every((log) => log.logStartOffset === 12n),
+    );
+    for (const log of logs(0)) expect(log.logEndOffset).toBe(30n);
+    for (const log of logs(1)) expect(log.logStartOffset).toBe(0n);
+    const rows = await dest.mirroring.admin.describe("m");
+    expect(rows.map((r) => [r.partition, r.state, r.lag])).toEqual([
+      [0, "MIRRORING", 0n],
+      [1, "MIRRORING", 0n],
+    ]);
+
+    // Mirroring goes on above it.
+    await produce(source, "orders", 0, 5);
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    for (const log of logs(0)) expect([log.logStartOffset, log.logEndOffset]).toEqual([12n, 35n]);
+  }, 60_000);
+
+  it("never beyond what the destination's in-sync replicas hold, and never down", async () => {
+    const e = twoEngineClusters();
+    closers.push(e.close);
+    const { source, dest } = e;
+    await createTopic(source, "orders", 1);
+    await produce(source, "orders", 0, 20);
+    await dest.mirroring.admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    const leader = dest.cluster.leaderFor("orders", 0);
+    const log = leader.replica("orders", 0)!.log;
+    expect(log.highWatermark).toBe(20n);
+    // Above the high watermark it stops at it; lower than the log start changes nothing.
+    expect(leader.followSourceLogStart("orders", 0, 50n)).toBe(20n);
+    expect(leader.followSourceLogStart("orders", 0, 5n)).toBe(20n);
+    expect(log.logStartOffset).toBe(20n);
+  }, 60_000);
+});

@@ -7,8 +7,10 @@ import {
   SourceUnreachableError,
 } from "../src/admin/errors";
 import { MirrorChanges, waitForCondition } from "../src/admin/mirror-changes";
+import { LIVE_SOURCE_ANSWER_MS } from "../src/admin/mirror-describe";
 import { ClusterMirroring } from "../src/cluster-mirroring";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/index";
+import type { SourceConnector } from "../src/ports";
 import { addTopicsWhenReady, createTopic, produce, twoEngineClusters } from "./engine-helpers";
 
 const closers: (() => void)[] = [];
@@ -20,6 +22,37 @@ function env(options?: Parameters<typeof twoEngineClusters>[0]) {
   const e = twoEngineClusters(options);
   closers.push(e.close);
   return e;
+}
+
+/**
+ * A source connector wrapper whose ListOffsets hangs while set, as a paused broker neither answers nor
+ * refuses; unset, the held calls go through.
+ */
+function hangingListOffsets() {
+  let hanging = false;
+  const held: (() => void)[] = [];
+  const wrap = (inner: SourceConnector): SourceConnector => ({
+    connect(name, configs) {
+      const real = inner.connect(name, configs);
+      return new Proxy(real, {
+        get(target, prop, receiver) {
+          if (prop !== "listOffsets") return Reflect.get(target, prop, receiver);
+          return async (...args: Parameters<typeof real.listOffsets>) => {
+            if (hanging) await new Promise<void>((resolve) => held.push(resolve));
+            return target.listOffsets(...args);
+          };
+        },
+      });
+    },
+  });
+  return {
+    wrap,
+    held: () => held.length,
+    set(on: boolean) {
+      hanging = on;
+      if (!on) for (const release of held.splice(0)) release();
+    },
+  };
 }
 
 const leaderEnd = (c: ReturnType<typeof env>["dest"], topic: string, partition: number) =>
@@ -85,35 +118,15 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
   }, 60_000);
 
   it("a source that hangs (answers nothing) is bounded by the timeout: nothing is failed over, then or later", async () => {
-    // A paused broker neither answers nor refuses: ListOffsets waits until `answer()` lets it through.
-    let hanging = false;
-    const held: (() => void)[] = [];
-    const answer = () => {
-      for (const release of held.splice(0)) release();
-    };
-    const { source, dest } = env({
-      wrapSources: (inner) => ({
-        connect(name, configs) {
-          const real = inner.connect(name, configs);
-          return new Proxy(real, {
-            get(target, prop, receiver) {
-              if (prop !== "listOffsets") return Reflect.get(target, prop, receiver);
-              return async (...args: Parameters<typeof real.listOffsets>) => {
-                if (hanging) await new Promise<void>((resolve) => held.push(resolve));
-                return target.listOffsets(...args);
-              };
-            },
-          });
-        },
-      }),
-    });
+    const hang = hangingListOffsets();
+    const { source, dest } = env({ wrapSources: hang.wrap });
     await createTopic(source, "orders", 2);
     await produce(source, "orders", 0, 5);
     const admin = dest.mirroring.admin;
     await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
     await addTopicsWhenReady(dest, "m", "orders");
     await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
-    hanging = true;
+    hang.set(true);
 
     // Before: the first ask of the source had no bound; the promote waited as long as the source hung
     // and failed over once it answered, after the operator's command had given up.
@@ -123,13 +136,39 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     expect((error as Error).message).toMatch(
       /did not answer ListOffsets for 2 partition\(s\) within the promote's 300 ms .*nothing was failed over .*--remove/,
     );
-    expect(held.length).toBeGreaterThan(0);
+    expect(hang.held()).toBeGreaterThan(0);
     // The source answers late: the promote that gave up must not fail anything over now.
-    hanging = false;
-    answer();
+    hang.set(false);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await admin.describe("m")).map((r) => r.state)).toEqual(["MIRRORING", "MIRRORING"]);
     expect(dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m");
+  }, 60_000);
+
+  it("describe does not wait on a source that hangs: last-seen offsets, lag unknown, within its bound", async () => {
+    const hang = hangingListOffsets();
+    const { source, dest } = env({ wrapSources: hang.wrap });
+    await createTopic(source, "orders", 1);
+    await produce(source, "orders", 0, 5);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    hang.set(true);
+    // Before: describe waited as long as the source hung (a paused broker: the client's request timeout
+    // and retries, 90 s seen), past the CLI's own 60 s limit.
+    const settled = await Promise.race([
+      admin.describe("m"),
+      new Promise<"still waiting">((resolve) =>
+        setTimeout(() => resolve("still waiting"), LIVE_SOURCE_ANSWER_MS + 5_000),
+      ),
+    ]);
+    expect(hang.held()).toBeGreaterThan(0);
+    hang.set(false);
+    expect(settled).not.toBe("still waiting");
+    const rows = settled as Awaited<ReturnType<typeof admin.describe>>;
+    expect(rows.map((r) => [r.state, r.sourceOffset, r.destinationOffset, r.lag])).toEqual([
+      ["MIRRORING", 5n, 5n, null],
+    ]);
   }, 60_000);
 
   it("a catch-up timeout with no partition behind (the source was being asked again) says so", () => {

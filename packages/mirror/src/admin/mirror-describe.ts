@@ -4,6 +4,7 @@ import { compareStrings, mirrorTopics } from "../metadata/mirror-topics";
 import type { SourceConnections } from "../metadata/source-connections";
 import type { PartitionOffsets } from "../metrics/mirror-metrics";
 import type { MirrorCoordinators, MirrorPartitionKey, MirrorPartitionView } from "../ports";
+import { answerWithin } from "./deadline";
 import type { MirrorDescribeRow } from "./describe-format";
 
 /** What `describeMirrorPartitions` reads. */
@@ -82,8 +83,15 @@ async function offsetsOf(
 }
 
 /**
+ * How long a live read of the source (describe, the failover preview, paused lags) waits for its answer: a
+ * source that hangs (a paused broker) rather than refuses would otherwise hold the call for the client's
+ * whole request timeout and retries (90 s seen), past the CLI's own limit.
+ */
+export const LIVE_SOURCE_ANSWER_MS = 5_000;
+
+/**
  * The source's high watermark of a mirror partition now (ListOffsets latest), or null when the mirror is
- * gone or the source does not answer. Asked with the mirror topic's id (the source topic's): a topic
+ * gone or the source does not answer (within {@link LIVE_SOURCE_ANSWER_MS}). Asked with the mirror topic's id (the source topic's): a topic
  * deleted and created again under the name is another topic, whose offsets say nothing of this copy, so
  * the answer is null then too (no lag, no catch-up barrier measured against it).
  */
@@ -95,7 +103,12 @@ export async function liveSourceHighWatermark(
   if (!stored) return null;
   try {
     const topicId = deps.destination.controller.image.topic(key.topic)?.topicId;
-    return await deps.sources.get(key.mirror, stored).listOffsets(key.topic, key.partition, -1n, topicId);
+    return await answerWithin(
+      deps.sources.get(key.mirror, stored).listOffsets(key.topic, key.partition, -1n, topicId),
+      deps.destination.scheduler,
+      LIVE_SOURCE_ANSWER_MS,
+      () => new Error(`the source did not answer within ${LIVE_SOURCE_ANSWER_MS} ms`),
+    );
   } catch {
     return null;
   }

@@ -174,6 +174,37 @@ describe("property: a source topic deleted and created again under its name", ()
   );
 
   it(
+    "regression: a failback added a topic to the reverse mirror while its unplanned failover was still STOPPING (FC_SEED=246 x20)",
+    async () => {
+      await runRegressions(chainOfThree, [
+        {
+          bug: "c0 recreated profiles; c1's copy was failed over without waiting (removeTopics returned, STOPPING), c2 failed over from c1, and the failback of c1 from c2 was accepted at once: c1-from-c2 began copying c2's log while c1-from-c0 was still STOPPING, whose PID reset then landed mid-copy and was cut by the copy ([failover-barrier] c1 profiles-0: STOPPED but the log does not end with a MIRROR_PID_RESET barrier; [recreated-source] the batch at offset 1 (epoch 11, pid 0) is not the deleted source topic's). addTopics now refuses a topic another mirror is still failing over, as a re-add to the same mirror waits for STOPPED",
+          simSeed: 15,
+          steps: [
+            "healLink(549)",
+            "readdRecreate(916,0,0)",
+            "txnBegin(316,734)",
+            "recreateTopic(82,0,3)",
+            "failback(979)",
+            "moveStateLeader(987,20)",
+            "moveStateLeader(254,417)",
+            "failover(269,3)",
+            "failover(896,0)",
+            "failback(361)",
+          ],
+          reaches: reachesSteps(
+            "no failback onto a topic still STOPPING in another mirror",
+            "unplanned failover c1-from-c0 profiles: removeTopics returned (not waiting for STOPPED)",
+            "planned failover c2-from-c1 profiles: STOPPED",
+            "failback c1-from-c2 profiles",
+          ),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
     "regression: a source topic deleted, then restored with its id by a failback from another copy (FC_SEED=235 x20)",
     async () => {
       await runRegressions(

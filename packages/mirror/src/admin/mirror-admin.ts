@@ -1,4 +1,5 @@
 import { ClusterError, type KafkaCluster, type KafkaErrorName } from "@cluster-mirror/cluster";
+import { InvalidMirrorStateError, isLifecycleState } from "@cluster-mirror/machines";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { createMirrorTopic, sourcePartitionCount } from "../metadata/mirror-topic-factory";
 import {
@@ -275,6 +276,7 @@ export class MirrorAdmin {
     const views = viewsByPartition(this.options.coordinators.describe(mirror));
     const readded = existing.filter((t): t is MirrorTopic => t?.desired === "REMOVED");
     checkPartitionStates("START", readded, views, ["UNKNOWN", "STOPPED"]);
+    await this.checkFailedOverElsewhere(mirror, matched);
     await this.checkNoLoop(def, matched);
     if (!options.truncateLocalWrites) {
       const local = matched.filter((_, i) => existing[i] === undefined || existing[i]?.desired === "REMOVED");
@@ -597,6 +599,38 @@ export class MirrorAdmin {
       );
     }
     return current?.mirror === mirror ? current : undefined;
+  }
+
+  /**
+   * Refuses topics another mirror of this cluster still fails over (removed from it, not STOPPED yet): its
+   * STOPPING would write ABORT markers and its PID reset into a log this mirror already copies into (soak
+   * `recreated-source` chain FC_SEED=246: a failback added the topic to the reverse mirror while the
+   * unplanned failover it followed was still STOPPING, whose barrier then landed mid-copy). The same rule
+   * as a re-add to the same mirror, which waits for STOPPED too.
+   */
+  private async checkFailedOverElsewhere(mirror: string, topics: readonly SourceTopicInfo[]): Promise<void> {
+    const names = new Set(topics.map((t) => t.name));
+    const elsewhere = mirrorTopics(this.controller.image).filter(
+      (t) => names.has(t.name) && t.mirror !== mirror && t.desired === "REMOVED",
+    );
+    const byMirror = new Map<string, MirrorTopic[]>();
+    for (const t of elsewhere) byMirror.set(t.mirror, [...(byMirror.get(t.mirror) ?? []), t]);
+    for (const [other, ofOther] of byMirror) {
+      await this.awaitCoordinatorsOf(other, ofOther);
+      const views = viewsByPartition(this.options.coordinators.describe(other));
+      for (const t of ofOther) {
+        for (let p = 0; p < t.partitionCount; p++) {
+          const state = views.get(`${t.name}:${p}`)?.state ?? "UNKNOWN";
+          if (state === "UNKNOWN" || state === "STOPPED") continue;
+          throw new InvalidMirrorStateError(
+            isLifecycleState(state) ? state : "UNKNOWN",
+            "START",
+            null,
+            `Cannot add topic '${t.name}' to mirror '${mirror}': mirror '${other}' is still failing it over (partition ${p} is ${state}). Nothing was added; add it once every partition is STOPPED (kafka-mirrors --describe --mirror ${other}, or whenState('${other}', 'STOPPED')).`,
+          );
+        }
+      }
+    }
   }
 
   /**

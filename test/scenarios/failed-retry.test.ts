@@ -18,8 +18,20 @@ async function ordersOn(t: Topology, a: Node, n: number) {
 }
 
 /** `dst` mirrors `orders` from `src` (registered as `<src>:9092`) under `mirror`, until caught up. */
-async function mirrorOrders(t: Topology, dst: Node, mirror: string, src: string): Promise<void> {
-  await t.run(dst.mirroring.admin.createMirror(mirror, { "bootstrap.servers": `${src}:9092` }));
+/**
+ * These tests put records on the copy that its source no longer has (the source trims its log start) to
+ * see that no truncation takes them: the copy must not follow the source's log start for that.
+ */
+const LOG_START_SYNC = "log.start.offset.sync.enable";
+
+async function mirrorOrders(
+  t: Topology,
+  dst: Node,
+  mirror: string,
+  src: string,
+  configs: Record<string, string> = {},
+): Promise<void> {
+  await t.run(dst.mirroring.admin.createMirror(mirror, { "bootstrap.servers": `${src}:9092`, ...configs }));
   await t.run(dst.mirroring.admin.addTopics(mirror, "orders"));
   await t.until(async () => {
     const rows = await dst.mirroring.admin.describe(mirror);
@@ -54,7 +66,9 @@ describe("Critical: a FAILED retry does not wipe the copy (issue 11, item 3)", (
     const a = t.node("a");
     const b = t.node("b");
     const producer = await ordersOn(t, a, 10);
-    await mirrorOrders(t, b, "dr", "a");
+    // B keeps what the source's retention drops (it does not follow the source's log start), so it holds
+    // committed records the source no longer has: what a wrong truncation would lose.
+    await mirrorOrders(t, b, "dr", "a", { [LOG_START_SYNC]: "false" });
     // Retention on the source drops its first 4 records: B holds committed records the source no longer has.
     await t.run(
       a.kafka.admin().deleteTopicRecords({ topic: "orders", partitions: [{ partition: 0, offset: "4" }] }),
@@ -152,7 +166,10 @@ describe("Critical: a source that cannot answer the LME yet is a retriable error
     const runtime = b.mirroring.coordinators.coordinatorOf(key)!;
     b.mirroring.coordinators.unregister(runtime.brokerId);
 
-    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+    // A keeps what B's retention dropped (see LOG_START_SYNC): only a truncation could take it.
+    await t.run(
+      a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092", [LOG_START_SYNC]: "false" }),
+    );
     await t.run(a.mirroring.admin.addTopics("back", "orders"));
     await t.until(async () => {
       const s = (await stateOf(a, "back"))?.state;

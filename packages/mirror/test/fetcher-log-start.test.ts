@@ -56,6 +56,33 @@ describe("the mirror follows the source's log start", () => {
     for (const log of logs(0)) expect([log.logStartOffset, log.logEndOffset]).toEqual([12n, 35n]);
   }, 60_000);
 
+  it("log.start.offset.sync.enable=false keeps what the source deleted, until the copy's own retention", async () => {
+    const e = twoEngineClusters();
+    closers.push(e.close);
+    const { source, dest } = e;
+    await createTopic(source, "orders", 1);
+    await produce(source, "orders", 0, 10);
+    await expect(
+      dest.mirroring.admin.createMirror("bad", {
+        "bootstrap.servers": source.bootstrap,
+        "log.start.offset.sync.enable": "maybe",
+      }),
+    ).rejects.toThrow(/log\.start\.offset\.sync\.enable/);
+    await dest.mirroring.admin.createMirror("m", {
+      "bootstrap.servers": source.bootstrap,
+      "log.start.offset.sync.enable": "false",
+    });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await source.kafka
+      .admin()
+      .deleteTopicRecords({ topic: "orders", partitions: [{ partition: 0, offset: "10" }] });
+    await produce(source, "orders", 0, 2);
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    const log = dest.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+    expect([log.logStartOffset, log.logEndOffset]).toEqual([0n, 12n]);
+  }, 60_000);
+
   it("never beyond what the destination's in-sync replicas hold, and never down", async () => {
     const e = twoEngineClusters();
     closers.push(e.close);

@@ -21,6 +21,7 @@ export const MIRROR_CONFIG_KEYS = {
   ACLS_SYNC_ENABLE: "acls.sync.enable",
   ACLS_INCLUDE: "acls.include",
   CONFIGS_SYNC_ENABLE: "configs.sync.enable",
+  LOG_START_OFFSET_SYNC_ENABLE: "log.start.offset.sync.enable",
   TOPIC_PROPERTIES_EXCLUDE: "topic.properties.exclude",
   NUM_REPLICA_FETCHERS: "mirror.num.replica.fetchers",
   METADATA_REFRESH_INTERVAL_MS: "mirror.metadata.refresh.interval.ms",
@@ -132,6 +133,7 @@ export const MIRROR_CONFIG_DEFAULTS: Readonly<Record<string, string>> = {
   "acls.sync.enable": "true",
   "acls.include": "*",
   "configs.sync.enable": "true",
+  "log.start.offset.sync.enable": "true",
   "topic.properties.exclude": "",
   "mirror.num.replica.fetchers": "1",
   "mirror.metadata.refresh.interval.ms": "30000",
@@ -151,6 +153,12 @@ export interface MirrorDefinition {
   /** Parsed `acls.include`: which in-scope ACL bindings are synced (default `*`, all). */
   aclsInclude: AclIncludeRule[];
   configsSyncEnable: boolean;
+  /**
+   * `log.start.offset.sync.enable` (default true): the copy's log start follows the source's while it
+   * mirrors (records deleted there, by DeleteRecords or retention, leave the copy too), as a Kafka
+   * follower's follows its leader's. False: the copy keeps them until its own retention drops them.
+   */
+  logStartOffsetSyncEnable: boolean;
   /** Topic config names never copied, on top of {@link isExcludedTopicConfig}'s fixed list. */
   topicPropertiesExclude: string[];
   numReplicaFetchers: number;
@@ -307,6 +315,7 @@ export function parseMirrorConfig(name: string, configs: Readonly<Record<string,
     aclsSyncEnable: bool(K.ACLS_SYNC_ENABLE, get(K.ACLS_SYNC_ENABLE)!),
     aclsInclude: parseAclsInclude(get(K.ACLS_INCLUDE)!),
     configsSyncEnable: bool(K.CONFIGS_SYNC_ENABLE, get(K.CONFIGS_SYNC_ENABLE)!),
+    logStartOffsetSyncEnable: bool(K.LOG_START_OFFSET_SYNC_ENABLE, get(K.LOG_START_OFFSET_SYNC_ENABLE)!),
     topicPropertiesExclude: splitList(get(K.TOPIC_PROPERTIES_EXCLUDE)),
     numReplicaFetchers: int(K.NUM_REPLICA_FETCHERS, get(K.NUM_REPLICA_FETCHERS)!, 1),
     metadataRefreshIntervalMs: int(

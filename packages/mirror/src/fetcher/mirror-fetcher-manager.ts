@@ -36,6 +36,8 @@ export interface MirrorFetcherConfig {
   backoffMaxMs?: number;
   /** `fetch.wait.max.ms` (default 500): wait before fetching again when a round brought nothing. */
   fetchWaitMaxMs?: number;
+  /** `log.start.offset.sync.enable` (default true): the copy's log start follows the source's. */
+  followLogStart?: boolean;
 }
 
 /** Constructor options of `MirrorFetcherManager`. */
@@ -214,6 +216,7 @@ export class MirrorFetcherManager implements FetcherManager {
       maxBytes: c.maxBytes,
       partitionMaxBytes: c.partitionMaxBytes,
       fetchWaitMaxMs: c.fetchWaitMaxMs ?? 500,
+      followLogStart: c.followLogStart ?? true,
     };
   }
 

@@ -89,6 +89,8 @@ export interface FetchRoundConfig {
   partitionMaxBytes: number;
   /** Wait before fetching again when a round brought nothing (the source does not long-poll). */
   fetchWaitMaxMs: number;
+  /** `log.start.offset.sync.enable`: the copy's log start follows the source's. */
+  followLogStart: boolean;
 }
 
 /** What a fetcher needs from its manager. */
@@ -626,7 +628,8 @@ export class MirrorFetcher {
     const replica = this.host.replica(s);
     if (!replica) return;
     try {
-      if (sourceLogStart > replica.logStartOffset()) replica.followSourceLogStart(sourceLogStart);
+      if (sourceLogStart <= replica.logStartOffset()) return;
+      if (this.host.round(s.key.mirror).followLogStart) replica.followSourceLogStart(sourceLogStart);
     } catch {
       // Not the leader any more (or stopped): the next leader's fetcher follows on its next answer.
     }

@@ -513,8 +513,10 @@ export class ClusterMirroring {
       // the mirror's metadata now, which fails the topic for good, instead of retrying it until the next
       // refresh interval (up to 30 s of FAILED -> MIRRORING -> FAILED).
       onPartitionFailed: (key, errorName) => {
+        this.metrics.recordFetchError(key.mirror);
         if (errorName === "UNKNOWN_TOPIC_ID") this.refreshSoon(key.mirror);
       },
+      onFetchFailed: (mirror) => this.metrics.recordFetchError(mirror),
       onMirrored: (key, bytes, batches) => {
         this.metrics.recordMirrored(key, bytes, batches);
         this.changes.notify();

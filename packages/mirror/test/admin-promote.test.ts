@@ -171,6 +171,27 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     ]);
   }, 60_000);
 
+  it("a source that went away shows in the fetch errors counter (the lag gauge keeps the last-seen value)", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 1);
+    await produce(source, "orders", 0, 3);
+    await dest.mirroring.admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    expect(dest.mirroring.metrics.fetchErrorCounts()).toEqual([]);
+    source.mirroring.close();
+    source.cluster.close();
+    const end = Date.now() + 20_000;
+    while (dest.mirroring.metrics.fetchErrorCounts().length === 0 && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 20));
+    const [counted] = dest.mirroring.metrics.fetchErrorCounts();
+    expect(counted?.mirror).toBe("m");
+    expect(counted?.count).toBeGreaterThan(0);
+    const text = dest.mirroring.metrics.toPrometheusText();
+    expect(text).toMatch(/^kafka_server_cluster_mirror_fetch_errors_total\{mirror="m"\} [1-9]\d*$/m);
+    expect(dest.mirroring.metrics.lags()).toEqual([{ mirror: "m", topic: "orders", partition: 0, lag: 0n }]);
+  }, 60_000);
+
   it("a catch-up timeout with no partition behind (the source was being asked again) says so", () => {
     const e = new PromoteTimeoutError("m", "CATCH_UP", 1, []);
     expect(e.errorName).toBe("REQUEST_TIMED_OUT");

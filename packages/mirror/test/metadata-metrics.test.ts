@@ -27,6 +27,8 @@ describe("MirrorMetrics", () => {
     metrics.recordSyncError("m1", "TopicConfigSyncError");
     metrics.recordMirrored(key("m1", "foo", 0), 1000, 2);
     metrics.recordMirrored(key("m1", "foo", 1), 24, 1);
+    metrics.recordFetchError("m1");
+    metrics.recordFetchError("m1");
     expect(metrics.lags()).toEqual([
       { mirror: "m1", topic: "foo", partition: 0, lag: 10n },
       { mirror: "m1", topic: "foo", partition: 1, lag: 9n },
@@ -55,6 +57,9 @@ describe("MirrorMetrics", () => {
         "# TYPE kafka_server_cluster_mirror_sync_errors_total counter",
         'kafka_server_cluster_mirror_sync_errors_total{mirror="m1",kind="AclSyncError"} 2',
         'kafka_server_cluster_mirror_sync_errors_total{mirror="m1",kind="TopicConfigSyncError"} 1',
+        "# HELP kafka_server_cluster_mirror_fetch_errors_total Fetches the source did not answer, and mirror partitions that failed, per mirror.",
+        "# TYPE kafka_server_cluster_mirror_fetch_errors_total counter",
+        'kafka_server_cluster_mirror_fetch_errors_total{mirror="m1"} 2',
         "# HELP kafka_server_cluster_mirror_bytes_total Bytes of record batches mirrored into the destination.",
         "# TYPE kafka_server_cluster_mirror_bytes_total counter",
         'kafka_server_cluster_mirror_bytes_total{mirror="m1",topic="foo"} 1024',

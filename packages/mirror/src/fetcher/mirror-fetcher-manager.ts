@@ -63,6 +63,8 @@ export interface MirrorFetcherManagerOptions {
   inspection?: InspectionHub;
   /** Hears every partition failure with the source's error name, if it answered one (after `events`). */
   onPartitionFailed?: (key: MirrorPartitionKey, errorName: string | undefined) => void;
+  /** Hears every whole fetch that failed (the source broker did not answer: refused, lost, timed out). */
+  onFetchFailed?: (mirror: string) => void;
 }
 
 const NO_JITTER: Random = { next: () => 1 };
@@ -381,6 +383,7 @@ export class MirrorFetcherManager implements FetcherManager {
         }
       },
       fetchFailed: (fetcher) => {
+        o.onFetchFailed?.(fetcher.mirror);
         void this.refresh(fetcher.mirror).then(() => {
           for (const s of this.partitions.values()) {
             if (s.fetcher !== fetcher || s.removing || !s.wanted) continue;

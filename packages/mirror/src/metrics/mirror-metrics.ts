@@ -48,6 +48,9 @@ const LAG_WITHOUT_FETCHER_STATES = new Set(["PAUSED"]);
  *   (`TopicMetadataRefreshError`, `TopicConfigSyncError`, `ConsumerGroupOffsetSyncError`, `AclSyncError`).
  * - `kafka_server_cluster_mirror_bytes_total{mirror,topic}` and `..._batches_total{mirror,topic}` counters:
  *   what the fetchers appended (`ReplicationBytesInPerSec`).
+ * - `kafka_server_cluster_mirror_fetch_errors_total{mirror}` counter: fetches the source did not answer
+ *   (refused, lost, timed out) and partitions that failed. The lag gauge keeps the source high watermark
+ *   last seen, so a source that went away shows here, not there: alert on its rate.
  */
 export const MIRROR_METRIC_NAMES = {
   partitionCount: "kafka_server_cluster_mirror_partition_count",
@@ -56,6 +59,7 @@ export const MIRROR_METRIC_NAMES = {
   syncErrors: "kafka_server_cluster_mirror_sync_errors_total",
   bytes: "kafka_server_cluster_mirror_bytes_total",
   batches: "kafka_server_cluster_mirror_batches_total",
+  fetchErrors: "kafka_server_cluster_mirror_fetch_errors_total",
 } as const;
 
 /**
@@ -65,6 +69,7 @@ export const MIRROR_METRIC_NAMES = {
 export class MirrorMetrics {
   private readonly options: MirrorMetricsOptions;
   private readonly errors = new Map<string, number>();
+  private readonly fetchErrors = new Map<string, number>();
   private readonly mirrored = new Map<string, { bytes: bigint; batches: bigint }>();
   /** The source high watermark last seen per partition (`mirror\0topicId\0partition`). */
   private readonly lastSourceHw = new Map<string, bigint>();
@@ -79,6 +84,18 @@ export class MirrorMetrics {
   recordSyncError(mirror: string, kind: SyncErrorKind): void {
     const key = `${mirror}\u0000${kind}`;
     this.errors.set(key, (this.errors.get(key) ?? 0) + 1);
+  }
+
+  /** Counts a fetch of a mirror the source did not answer, or a partition of it that failed. */
+  recordFetchError(mirror: string): void {
+    this.fetchErrors.set(mirror, (this.fetchErrors.get(mirror) ?? 0) + 1);
+  }
+
+  /** Fetch error counts per mirror, sorted by mirror. */
+  fetchErrorCounts(): { mirror: string; count: number }[] {
+    return [...this.fetchErrors]
+      .map(([mirror, count]) => ({ mirror, count }))
+      .sort((a, b) => compareStrings(a.mirror, b.mirror));
   }
 
   /** Sync error counts, sorted by mirror then kind. */
@@ -237,6 +254,12 @@ export class MirrorMetrics {
           labels: { mirror: e.mirror, kind: e.kind },
           value: e.count,
         })),
+      },
+      {
+        name: N.fetchErrors,
+        help: "Fetches the source did not answer, and mirror partitions that failed, per mirror.",
+        type: "counter",
+        samples: this.fetchErrorCounts().map((e) => ({ labels: { mirror: e.mirror }, value: e.count })),
       },
       {
         name: N.bytes,

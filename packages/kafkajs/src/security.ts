@@ -94,11 +94,22 @@ function tlsOptions(
   // Kafka's default store type is JKS, which Node cannot read.
   const storeType = (typeKey: string, locationKey: string, supported: readonly string[], hint: string) => {
     const type = (configs[typeKey] ?? (configs[locationKey] ? "JKS" : "PEM")).trim().toUpperCase();
-    if (configs[locationKey] && !supported.includes(type))
+    if (configs[locationKey] && !supported.includes(type)) {
+      // A PEM file with no type given: Kafka's default type (JKS) applies, which is surely not meant.
+      if (
+        configs[typeKey] === undefined &&
+        supported.includes("PEM") &&
+        looksLikePem(readFile, configs[locationKey])
+      )
+        throw fail(
+          typeKey,
+          `${typeKey} is not set, so it is Kafka's default (JKS), but ${configs[locationKey]} is a PEM file: set ${typeKey}=PEM`,
+        );
       throw fail(
         typeKey,
         `${type} stores are not supported by the kafkajs source (supported: ${supported.join(", ")}); ${hint}`,
       );
+    }
     return type;
   };
   storeType(
@@ -218,5 +229,14 @@ function checkKeyStore(
           ? " (is it a PKCS12 file? JKS stores need keytool -importkeystore -deststoretype PKCS12)"
           : "";
     throw fail(at, `Node cannot load the client's key and certificate: ${message}${hint}`);
+  }
+}
+
+/** True when the file at `path` starts (after white space) with a PEM armour line; false when unreadable. */
+function looksLikePem(readFile: (path: string) => Buffer, path: string): boolean {
+  try {
+    return readFile(path).subarray(0, 256).toString("latin1").trimStart().startsWith("-----BEGIN ");
+  } catch {
+    return false;
   }
 }

@@ -166,6 +166,18 @@ describe("mirror security configs to kafkajs connection options", () => {
   });
 });
 
+describe("a PEM trust store given without its type", () => {
+  it("says that the type defaults to JKS and to set ssl.truststore.type=PEM", () => {
+    const attempt = () =>
+      kafkajsSecurity("m", { "security.protocol": "SSL", "ssl.truststore.location": "/ca.pem" }, readFile);
+    expect(attempt).toThrow(UnsupportedSourceSecurityError);
+    // Before: "JKS stores are not supported ... export the trusted certificates as PEM" for a file that is PEM.
+    expect(attempt).toThrow(
+      /ssl\.truststore\.type is not set, so it is Kafka's default \(JKS\), but \/ca\.pem is a PEM file: set ssl\.truststore\.type=PEM/,
+    );
+  });
+});
+
 describe("bootstrap.servers", () => {
   it("parses host:port lists, IPv6 in brackets included", () => {
     expect(parseBootstrap("m", " a:9092, [::1]:9093 ")).toEqual([

@@ -249,6 +249,13 @@ describe("MirrorAdmin: topics", () => {
     expect(list.message).toMatch(
       /matches 't, u' .* 't, u' has a comma: the pattern is one regex, not a list; for several topics use alternation, e\.g\. 't\|u'\.$/,
     );
+    // A shell glob: 'u*' is a regex matching u, uu, ...; the hint gives the regex meant.
+    sourceTopic(env.source, "u1");
+    const glob = await rejection(env.admin.addTopics("m1", "u1*x"));
+    expect(glob.message).toMatch(
+      /'u1\*x' looks like a glob: the pattern is a regex, where '\*' repeats what comes before it; for topics starting with 'u1' use 'u1\.\*x'\.$/,
+    );
+    expect(none.message).not.toContain("glob");
     const bad = await rejection(env.admin.addTopics("m1", "t("));
     expect(bad).toBeInstanceOf(InvalidMirrorConfigError);
     expect(bad.message).toMatch(/^Invalid regular expression 't\(' in --topic: /);

@@ -50,7 +50,7 @@ import { describeMirrorPartitions } from "./mirror-describe";
 import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
 import {
   checkPartitionStates,
-  commaListHint,
+  patternHint,
   selectMirrorTopics,
   topicList,
   topicPattern,
@@ -255,7 +255,7 @@ export class MirrorAdmin {
     if (matched.length === 0) {
       throw new ClusterError(
         "UNKNOWN_TOPIC_OR_PARTITION",
-        `No topic on the source of mirror '${mirror}' matches '${regex}' (the pattern must match whole topic names; topics.exclude=${def.topicsExclude.join(",")}). Nothing was added; check the pattern against the source's topics.${commaListHint(regex)}`,
+        `No topic on the source of mirror '${mirror}' matches '${regex}' (the pattern must match whole topic names; topics.exclude=${def.topicsExclude.join(",")}). Nothing was added; check the pattern against the source's topics.${patternHint(regex)}`,
       );
     }
     const existing = matched.map((t) => this.checkAddable(mirror, t));

@@ -26,11 +26,18 @@ export function topicPattern(regex: string): RegExp {
 }
 
 /**
- * What to say about a pattern that matched nothing because it was written as a list (`orders,payments`):
- * one regex is taken, and alternation lists several. Empty when it has no comma.
+ * What to say about a pattern that matched nothing because it was written as a list (`orders,payments`:
+ * one regex is taken, and alternation lists several) or as a shell glob (`ord*`: the regex `ord.*` is
+ * meant). Empty otherwise.
  */
-export function commaListHint(regex: string): string {
-  if (!regex.includes(",")) return "";
+export function patternHint(regex: string): string {
+  // A shell glob (`ord*`) reads as a regex whose star repeats the letter before it: say so.
+  if (!regex.includes(",")) {
+    const glob = /^[\w.-]*\*[\w.*-]*$/.test(regex) && !regex.includes(".*");
+    return glob
+      ? ` '${regex}' looks like a glob: the pattern is a regex, where '*' repeats what comes before it; for topics starting with '${regex.split("*")[0]}' use '${regex.replaceAll("*", ".*")}'.`
+      : "";
+  }
   const alternation = regex
     .split(",")
     .map((s) => s.trim())
@@ -63,7 +70,7 @@ export function selectMirrorTopics(
       "UNKNOWN_TOPIC_OR_PARTITION",
       `No topic of mirror '${mirror}' matches '${regex}' (${why}; ` +
         `${taken} topics in the mirror: ${inMirror.length === 0 ? "none" : inMirror.join(", ")}). ` +
-        `Add topics with --add --topic REGEX --mirror ${mirror}.${commaListHint(regex)}`,
+        `Add topics with --add --topic REGEX --mirror ${mirror}.${patternHint(regex)}`,
     );
   }
   return selected;

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { InvalidMirrorConfigError, InvalidMirrorNameError } from "../src/admin/errors";
-import { isExcludedTopicConfig, parseMirrorConfig, validateMirrorName } from "../src/admin/mirror-config";
+import {
+  checkMirrorConfigKeys,
+  isExcludedTopicConfig,
+  parseMirrorConfig,
+  validateMirrorName,
+} from "../src/admin/mirror-config";
 import { parseProperties } from "../src/admin/properties";
 
 describe("mirror names", () => {
@@ -43,6 +48,7 @@ describe("mirror configs", () => {
       groupsExclude: [],
       aclsSyncEnable: true,
       configsSyncEnable: true,
+      logStartOffsetSyncEnable: true,
       numReplicaFetchers: 1,
       metadataRefreshIntervalMs: 30_000,
       defaultReplicationFactor: undefined,
@@ -86,6 +92,13 @@ describe("mirror configs", () => {
         .metadataRefreshIntervalMs,
     ).toBe(2147483647);
     expect(() => parseMirrorConfig("m", { ...base, "acls.sync.enable": "yes" })).toThrow(/true or false/);
+    expect(() => parseMirrorConfig("m", { ...base, "log.start.offset.sync.enable": "no" })).toThrow(
+      /log.start.offset.sync.enable .*true or false/,
+    );
+    // A misspelt security protocol gets the one meant.
+    expect(() => checkMirrorConfigKeys({ ...base, "security.protocol": "sasl_plaintxt" })).toThrow(
+      /security.protocol=sasl_plaintxt is not supported: .* Did you mean SASL_PLAINTEXT\? Supported: .*Fix the mirror config/,
+    );
     expect(() => parseMirrorConfig("m", { ...base, "default.replication.factor": "x" })).toThrow(
       /default.replication.factor/,
     );

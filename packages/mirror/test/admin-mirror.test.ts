@@ -311,6 +311,22 @@ describe("MirrorAdmin: topics", () => {
     );
   });
 
+  it("a replication factor above the brokers running says the largest one that fits", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    const live = env.destination.controller.image.liveBrokers().length;
+    const refused = await rejection(env.admin.addTopics("m1", "t", { replicationFactor: live + 2 }));
+    expect(refused.errorName).toBe("INVALID_REPLICATION_FACTOR");
+    // Before: "... Nothing was added; try again once the cluster can.", which it never will.
+    expect(refused.message).toMatch(
+      new RegExp(
+        `could not create 't': replication factor ${live + 2} needs that many live brokers; .* Nothing was added; give a replication factor of at most ${live} \\(the brokers running now`,
+      ),
+    );
+    expect(env.destination.controller.image.topic("t")).toBeUndefined();
+  });
+
   it("refuses a re-add whose new partitions cannot be placed before changing anything", async () => {
     const env = mirrorEnv();
     sourceTopic(env.source, "t");

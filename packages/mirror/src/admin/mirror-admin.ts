@@ -336,9 +336,14 @@ export class MirrorAdmin {
       const what = dest
         ? `raise '${source.name}' to the source's ${count} partitions`
         : `create '${source.name}'`;
+      const live = this.controller.image.liveBrokers().length;
+      const todo =
+        !dest && error.errorName === "INVALID_REPLICATION_FACTOR"
+          ? `give a replication factor of at most ${live} (the brokers running now: --replication-factor, or the mirror's default.replication.factor), or add it once more brokers run`
+          : "try again once the cluster can";
       throw new ClusterError(
         error.errorName as KafkaErrorName,
-        `Cannot add '${source.name}' to mirror '${def.name}': could not ${what}: ${error.message}. Nothing was added; try again once the cluster can.`,
+        `Cannot add '${source.name}' to mirror '${def.name}': could not ${what}: ${error.message}. Nothing was added; ${todo}.`,
         { cause: error },
       );
     }

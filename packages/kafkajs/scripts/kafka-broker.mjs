@@ -511,7 +511,21 @@ async function createNode(node) {
 
 if (process.argv[1] && fs.realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const broker = await startKafkaBroker({ log: (m) => console.error(m) });
+  // stdout: the PLAINTEXT address alone (for scripts); stderr: the rest a user needs.
   console.log(broker.bootstrap);
+  const users = Object.entries(SASL_USERS)
+    .map(([user, password]) => `${user}/${password}`)
+    .join(", ");
+  console.error(
+    [
+      `PLAINTEXT       ${broker.bootstrap}   (bootstrap.servers of a mirror)`,
+      `SASL_PLAINTEXT  ${broker.saslBootstrap}   (PLAIN and SCRAM-SHA-256/512 users: ${users})`,
+      `SSL             ${broker.sslBootstrap}   (ssl.truststore.type=PEM, ssl.truststore.location=${broker.tls.caPem})`,
+      `SSL, client TLS ${broker.mtlsBootstrap}`,
+      `SASL_SSL        ${broker.saslSslBootstrap}`,
+      `data in ${broker.dir}: deleted when this stops (Ctrl-C)`,
+    ].join("\n"),
+  );
   const shutdown = () => {
     broker.destroy().then(() => process.exit(0));
   };

@@ -57,7 +57,7 @@ describe("MirrorMetrics", () => {
         "# TYPE kafka_server_cluster_mirror_sync_errors_total counter",
         'kafka_server_cluster_mirror_sync_errors_total{mirror="m1",kind="AclSyncError"} 2',
         'kafka_server_cluster_mirror_sync_errors_total{mirror="m1",kind="TopicConfigSyncError"} 1',
-        "# HELP kafka_server_cluster_mirror_fetch_errors_total Fetches the source did not answer, and mirror partitions that failed, per mirror.",
+        "# HELP kafka_server_cluster_mirror_fetch_errors_total Fetches and leader lookups the source did not answer, and mirror partitions that failed, per mirror.",
         "# TYPE kafka_server_cluster_mirror_fetch_errors_total counter",
         'kafka_server_cluster_mirror_fetch_errors_total{mirror="m1"} 2',
         "# HELP kafka_server_cluster_mirror_bytes_total Bytes of record batches mirrored into the destination.",

@@ -10,6 +10,7 @@ import {
   kafkaClient,
   startDestination,
   storedBatches,
+  until,
 } from "./helpers";
 
 /**
@@ -49,7 +50,14 @@ describe("the source broker restarts in the middle of mirroring", () => {
     await dest.mirroring.whenCaughtUp("r", { timeoutMs: 120_000 });
     const epochBefore = destinationBatches(dest.cluster, topic, 0).at(-1)!.partitionLeaderEpoch;
 
+    const errorsBefore = dest.mirroring.metrics.fetchErrorCounts().find((e) => e.mirror === "r")?.count ?? 0;
     await broker.stop();
+    // While the broker is down the fetchers cannot reach it: the outage shows in the fetch errors counter
+    // (the lag gauge keeps the last-seen high watermark).
+    await until(async () => {
+      const now = dest.mirroring.metrics.fetchErrorCounts().find((e) => e.mirror === "r")?.count ?? 0;
+      return now > errorsBefore ? undefined : `fetch errors still ${now}`;
+    }, 30_000);
     await broker.start();
     await produce(20);
     const source = new KafkajsSourceCluster("oracle", { "bootstrap.servers": broker.bootstrap });

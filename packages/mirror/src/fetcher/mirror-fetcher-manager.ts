@@ -63,7 +63,10 @@ export interface MirrorFetcherManagerOptions {
   inspection?: InspectionHub;
   /** Hears every partition failure with the source's error name, if it answered one (after `events`). */
   onPartitionFailed?: (key: MirrorPartitionKey, errorName: string | undefined) => void;
-  /** Hears every whole fetch that failed (the source broker did not answer: refused, lost, timed out). */
+  /**
+   * Hears every whole fetch, and every leader lookup of the fetchers, that failed (the source did not
+   * answer: refused, lost, timed out).
+   */
   onFetchFailed?: (mirror: string) => void;
 }
 
@@ -297,6 +300,7 @@ export class MirrorFetcherManager implements FetcherManager {
         this.leaders.set(mirror, map);
       } catch {
         // The source is unreachable: partitions wait and are routed again after the backoff.
+        this.options.onFetchFailed?.(mirror);
       } finally {
         this.refreshing.delete(mirror);
       }

@@ -48,8 +48,8 @@ const LAG_WITHOUT_FETCHER_STATES = new Set(["PAUSED"]);
  *   (`TopicMetadataRefreshError`, `TopicConfigSyncError`, `ConsumerGroupOffsetSyncError`, `AclSyncError`).
  * - `kafka_server_cluster_mirror_bytes_total{mirror,topic}` and `..._batches_total{mirror,topic}` counters:
  *   what the fetchers appended (`ReplicationBytesInPerSec`).
- * - `kafka_server_cluster_mirror_fetch_errors_total{mirror}` counter: fetches the source did not answer
- *   (refused, lost, timed out) and partitions that failed. The lag gauge keeps the source high watermark
+ * - `kafka_server_cluster_mirror_fetch_errors_total{mirror}` counter: fetches and fetcher leader lookups
+ *   the source did not answer (refused, lost, timed out) and partitions that failed. The lag gauge keeps the source high watermark
  *   last seen, so a source that went away shows here, not there: alert on its rate.
  */
 export const MIRROR_METRIC_NAMES = {
@@ -86,7 +86,7 @@ export class MirrorMetrics {
     this.errors.set(key, (this.errors.get(key) ?? 0) + 1);
   }
 
-  /** Counts a fetch of a mirror the source did not answer, or a partition of it that failed. */
+  /** Counts a fetch or leader lookup of a mirror the source did not answer, or a partition that failed. */
   recordFetchError(mirror: string): void {
     this.fetchErrors.set(mirror, (this.fetchErrors.get(mirror) ?? 0) + 1);
   }
@@ -257,7 +257,7 @@ export class MirrorMetrics {
       },
       {
         name: N.fetchErrors,
-        help: "Fetches the source did not answer, and mirror partitions that failed, per mirror.",
+        help: "Fetches and leader lookups the source did not answer, and mirror partitions that failed, per mirror.",
         type: "counter",
         samples: this.fetchErrorCounts().map((e) => ({ labels: { mirror: e.mirror }, value: e.count })),
       },

@@ -205,7 +205,7 @@ describe("property: a source topic deleted and created again under its name", ()
   );
 
   it(
-    "regression: a source topic deleted, then restored with its id by a failback from another copy (FC_SEED=235 x20)",
+    "regression: a source topic deleted, then restored with its id by a failback from another copy (FC_SEED=235 x20, FC_SEED=249 x20)",
     async () => {
       await runRegressions(
         {
@@ -217,6 +217,26 @@ describe("property: a source topic deleted and created again under its name", ()
           maxCommands: 0,
         },
         [
+          {
+            bug: "a simulator bug: a deleted orders (its creation again refused) and then failed back from c, whose link from a was cut so it never had a's records, came back on a with its old id and c's log; b's copy followed a's new log and cut its committed records, a truncation the failback explains, but the failback allowed none since a had no orders when it was asked ([committed-prefix] b orders-0: the committed batch at offset 0 is removed by a truncation to 0 that no failback, re-add or retention explains). A failback now allows it from the source's partitions when the topic is gone here",
+            simSeed: 1,
+            steps: [
+              "cutLink(115)",
+              "txnBegin(503,645)",
+              "readdRecreate(185,0,1)",
+              "crash(936,698)",
+              "crash(129,647)",
+              "moveStateLeader(412,760)",
+              "recreateTopic(976,1,3)",
+              "resume(856)",
+              "failback(776)",
+            ],
+            reaches: reachesSteps(
+              "no failback onto a topic deleted on the failing-back side",
+              "recreate a/orders: deleted",
+              "failback a-from-c orders",
+            ),
+          },
           {
             bug: "a simulator bug: a deleted profiles (its creation again refused), c failed its copy over, a failed back onto c and so had profiles again with its old id; b's copy had seen it gone and failed for good within a second (since the UNKNOWN_TOPIC_ID refresh), yet the settling wanted it MIRRORING ([converges]). A copy failed for good on a deletion stays so until the operator removes and adds it",
             simSeed: 370794,

@@ -375,7 +375,12 @@ export function allowRejoinTruncation(
 ): TruncationAllowance[] {
   const dest = sim.node(edge.to).cluster;
   const source = sim.node(edge.from).cluster;
-  const partitions = dest.controller.image.topic(topic)?.partitions.length ?? 0;
+  // A topic deleted here is created again by the add, from the source's (with its id): its copies
+  // downstream then follow a log that starts over (soak recreated-source fan-out FC_SEED=249).
+  const partitions =
+    dest.controller.image.topic(topic)?.partitions.length ??
+    source.controller.image.topic(topic)?.partitions.length ??
+    0;
   const out: TruncationAllowance[] = [];
   for (let p = 0; p < partitions; p++) {
     sim.prefix.endCancelled(edge.to, topic, p);

@@ -506,7 +506,7 @@ export class ClusterMirroring {
         ...FETCH_DEFAULTS,
         ...this.options.fetch,
         numFetchers: definition(mirror)?.numReplicaFetchers ?? 1,
-        followLogStart: definition(mirror)?.logStartOffsetSyncEnable ?? true,
+        followLogStart: definition(mirror)?.logStartOffsetSyncEnable ?? false,
       }),
       destinationConfigs: destinationConfigsOf(cluster.controller.image),
       // The source no longer has the mirrored topic's id (deleted, or deleted and created again): refresh

@@ -48,7 +48,7 @@ describe("mirror configs", () => {
       groupsExclude: [],
       aclsSyncEnable: true,
       configsSyncEnable: true,
-      logStartOffsetSyncEnable: true,
+      logStartOffsetSyncEnable: false,
       numReplicaFetchers: 1,
       metadataRefreshIntervalMs: 30_000,
       defaultReplicationFactor: undefined,

@@ -9,6 +9,7 @@ import {
   SourceUnreachableError,
   UnknownMirrorError,
 } from "../src/admin/errors";
+import { parseMirrorConfig } from "../src/admin/mirror-config";
 import { appendRecords, MIRROR_CONFIG, mirrorEnv, sourceTopic } from "./meta-helpers";
 
 async function rejection(work: Promise<unknown>): Promise<Error & { errorName?: string; code?: number }> {
@@ -30,10 +31,15 @@ describe("MirrorAdmin: mirrors", () => {
       sourceBootstrap: "source:9092",
       topics: [],
     });
+    // Stored as created: a mirror stored without it (an earlier version's) keeps what its source deletes.
     expect(env.destination.controller.image.mirrors.get("m1")).toEqual({
       "bootstrap.servers": "source:9092",
+      "log.start.offset.sync.enable": "true",
       "source.cluster.id": "source-cluster-AAAAAAAAA",
     });
+    expect(parseMirrorConfig("old", { "bootstrap.servers": "source:9092" }).logStartOffsetSyncEnable).toBe(
+      false,
+    );
     await env.admin.createMirror("a0", MIRROR_CONFIG);
     expect(env.admin.listMirrors().map((m) => m.name)).toEqual(["a0", "m1"]);
     const config = env.admin.describeMirrorConfig("m1").configs;

@@ -192,6 +192,34 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     expect(dest.mirroring.metrics.lags()).toEqual([{ mirror: "m", topic: "orders", partition: 0, lag: 0n }]);
   }, 60_000);
 
+  it("fails over only the topics it checked: one added to the mirror during the catch-up keeps mirroring", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 1);
+    await createTopic(source, "ord2", 1);
+    await produce(source, "orders", 0, 3);
+    await produce(source, "ord2", 0, 2);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await admin.pauseTopics("m", "orders");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    await produce(source, "orders", 0, 1); // orders is behind while paused: the promote waits
+
+    const promoted = admin.promoteTopics("m", "ord.*", { timeoutMs: 30_000 });
+    // Matches the promote's pattern, but was not in the mirror when the promote checked its topics.
+    await admin.addTopics("m", "ord2");
+    await admin.resumeTopics("m", "orders");
+    const result = await promoted;
+
+    // Before: the failover re-read 'ord.*' and failed ord2 over too, never checked for catch-up.
+    expect(result.topics).toEqual(["orders"]);
+    const rows = await admin.describe("m");
+    expect(rows.find((r) => r.topic === "orders")?.state).toBe("STOPPED");
+    expect(rows.find((r) => r.topic === "ord2")?.state).not.toMatch(/STOPP/);
+    expect(dest.cluster.controller.image.topic("ord2")?.configs.get("mirror.name")).toBe("m");
+  }, 60_000);
+
   it("a catch-up timeout with no partition behind (the source was being asked again) says so", () => {
     const e = new PromoteTimeoutError("m", "CATCH_UP", 1, []);
     expect(e.errorName).toBe("REQUEST_TIMED_OUT");

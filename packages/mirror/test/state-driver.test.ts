@@ -1,8 +1,8 @@
 import { InvalidMirrorStateError } from "@cluster-mirror/machines";
 import { describe, expect, it } from "vitest";
 import type { MirrorTopic } from "../src/metadata/mirror-topics";
-import { driveTopics, failPartitions } from "../src/metadata/state-driver";
-import type { MirrorCoordinators, MirrorPartitionKey } from "../src/ports";
+import { driveTopics, failPartitions, viewsByPartition } from "../src/metadata/state-driver";
+import type { MirrorCoordinators, MirrorPartitionKey, MirrorPartitionView } from "../src/ports";
 
 /** Coordinators that hold every command until the test answers it, as an append waiting for its linger. */
 function heldCoordinators() {
@@ -149,5 +149,33 @@ describe("failPartitions", () => {
     received[1]!.answer(new Error("fenced"));
     received[0]!.answer();
     expect(await done).toEqual({ failed: 1, errors: [new Error("fenced")] });
+  });
+});
+
+describe("viewsByPartition", () => {
+  const view = (topicId: string, state: string): MirrorPartitionView => ({
+    key: { mirror: "m", topic: "orders", topicId, partition: 0 },
+    state,
+    stateEpoch: 1,
+    leaderEpoch: 0,
+    lastMirrorEpoch: -1,
+    errorMessage: null,
+    retryAttempt: 0,
+    previousState: null,
+  });
+  const image = { topic: (name: string) => (name === "orders" ? { topicId: "new" } : undefined) };
+
+  it("takes the view of the topic's current id over an earlier incarnation's, in either order", () => {
+    // The earlier incarnation is STOPPED, the current one still STOPPING: a check must see STOPPING.
+    for (const views of [
+      [view("new", "STOPPING"), view("old", "STOPPED")],
+      [view("old", "STOPPED"), view("new", "STOPPING")],
+    ]) {
+      expect(viewsByPartition(views, image).get("orders:0")?.state).toBe("STOPPING");
+    }
+    // Without the image the last one wins (the earlier behaviour).
+    expect(viewsByPartition([view("new", "STOPPING"), view("old", "STOPPED")]).get("orders:0")?.state).toBe(
+      "STOPPED",
+    );
   });
 });

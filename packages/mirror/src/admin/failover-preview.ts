@@ -65,7 +65,7 @@ export async function previewFailover(
 ): Promise<FailoverPreviewRow[]> {
   const image = deps.destination.controller.image;
   const topics = selectMirrorTopics(mirror, regex, mirrorTopics(image, mirror), ["ACTIVE", "PAUSED"]);
-  const views = viewsByPartition(deps.coordinators.describe(mirror));
+  const views = viewsByPartition(deps.coordinators.describe(mirror), image);
   const destination = new EmbeddedDestination(deps.destination);
   const rows: Promise<FailoverPreviewRow>[] = [];
   for (const t of topics) {

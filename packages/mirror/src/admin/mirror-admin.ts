@@ -38,6 +38,7 @@ import { MirrorChanges } from "./mirror-changes";
 import { MirrorCommandQueue } from "./mirror-command-queue";
 import {
   checkMirrorConfigKeys,
+  LOG_START_OFFSET_SYNC_FOR_NEW_MIRRORS,
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
   type MirrorDefinition,
@@ -156,7 +157,13 @@ export class MirrorAdmin {
         `${K.BOOTSTRAP_SERVERS}=${def.bootstrapServers} reaches this cluster (${clusterId}); a mirror needs another cluster as its source.`,
       );
     }
-    this.controller.putMirror(name, { ...configs, [K.SOURCE_CLUSTER_ID]: clusterId });
+    // log.start.offset.sync.enable is stored as created: a mirror an earlier version created (without it)
+    // keeps what its source deletes, as it always did, instead of starting to trim its copy on upgrade.
+    this.controller.putMirror(name, {
+      [K.LOG_START_OFFSET_SYNC_ENABLE]: LOG_START_OFFSET_SYNC_FOR_NEW_MIRRORS,
+      ...configs,
+      [K.SOURCE_CLUSTER_ID]: clusterId,
+    });
     return this.listing(name);
   }
 
@@ -273,7 +280,7 @@ export class MirrorAdmin {
         })),
       ),
     );
-    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
     const readded = existing.filter((t): t is MirrorTopic => t?.desired === "REMOVED");
     checkPartitionStates("START", readded, views, ["UNKNOWN", "STOPPED"]);
     await this.checkFailedOverElsewhere(mirror, matched);
@@ -511,7 +518,7 @@ export class MirrorAdmin {
       "PAUSED",
     ]);
     await this.awaitCoordinatorsOf(mirror, topics);
-    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
     checkPartitionStates("PAUSE", topics, views, ["MIRRORING", "PAUSING", "PAUSED"]);
     const changed = topics.filter((t) => t.desired !== "PAUSED");
     for (const t of changed) this.setMirrorName(t.name, mirror, "PAUSED");
@@ -536,7 +543,7 @@ export class MirrorAdmin {
       "PAUSED",
     ]);
     await this.awaitCoordinatorsOf(mirror, topics);
-    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
     const paused = topics.filter((t) => t.desired === "PAUSED");
     checkPartitionStates("RESUME", paused, views, ["PAUSED", "MIRRORING"]);
     for (const t of paused) this.setMirrorName(t.name, mirror, "ACTIVE");
@@ -622,7 +629,7 @@ export class MirrorAdmin {
     for (const t of elsewhere) byMirror.set(t.mirror, [...(byMirror.get(t.mirror) ?? []), t]);
     for (const [other, ofOther] of byMirror) {
       await this.awaitCoordinatorsOf(other, ofOther);
-      const views = viewsByPartition(this.options.coordinators.describe(other));
+      const views = viewsByPartition(this.options.coordinators.describe(other), this.controller.image);
       for (const t of ofOther) {
         for (let p = 0; p < t.partitionCount; p++) {
           const state = views.get(`${t.name}:${p}`)?.state ?? "UNKNOWN";
@@ -745,7 +752,7 @@ export class MirrorAdmin {
     const topics = mirrorTopics(this.controller.image, mirror).filter((t) => named.has(t.name));
     for (let attempt = 1; ; attempt++) {
       await this.awaitCoordinatorsOf(mirror, topics);
-      const views = viewsByPartition(this.options.coordinators.describe(mirror));
+      const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
       const result = await driveTopics(this.options.coordinators, topics, views);
       const first = result.failed[0];
       if (first === undefined) return;

@@ -134,11 +134,16 @@ export const MIRROR_CONFIG_DEFAULTS: Readonly<Record<string, string>> = {
   "acls.sync.enable": "true",
   "acls.include": "*",
   "configs.sync.enable": "true",
-  "log.start.offset.sync.enable": "true",
+  // A mirror stored without it was created before it existed: it keeps what its source deletes. New
+  // mirrors are created with {@link LOG_START_OFFSET_SYNC_FOR_NEW_MIRRORS}.
+  "log.start.offset.sync.enable": "false",
   "topic.properties.exclude": "",
   "mirror.num.replica.fetchers": "1",
   "mirror.metadata.refresh.interval.ms": "30000",
 };
+
+/** `log.start.offset.sync.enable` of a mirror created without it: its copy follows the source's log start. */
+export const LOG_START_OFFSET_SYNC_FOR_NEW_MIRRORS = "true";
 
 /** A mirror's definition, validated and typed. */
 export interface MirrorDefinition {
@@ -155,9 +160,10 @@ export interface MirrorDefinition {
   aclsInclude: AclIncludeRule[];
   configsSyncEnable: boolean;
   /**
-   * `log.start.offset.sync.enable` (default true): the copy's log start follows the source's while it
-   * mirrors (records deleted there, by DeleteRecords or retention, leave the copy too), as a Kafka
-   * follower's follows its leader's. False: the copy keeps them until its own retention drops them.
+   * `log.start.offset.sync.enable` (true for mirrors created now, stored at creation; false for one stored
+   * without it by an earlier version): the copy's log start follows the source's while it mirrors (records
+   * deleted there, by DeleteRecords or retention, leave the copy too), as a Kafka follower's follows its
+   * leader's. False: the copy keeps them until its own retention drops them.
    */
   logStartOffsetSyncEnable: boolean;
   /** Topic config names never copied, on top of {@link isExcludedTopicConfig}'s fixed list. */

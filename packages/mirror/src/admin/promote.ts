@@ -10,6 +10,14 @@ import type { MirrorChanges } from "./mirror-changes";
 import { waitForCondition } from "./mirror-changes";
 import { selectMirrorTopics, topicList } from "./topic-selection";
 
+/** How much longer than the catch-up's deadline its second ask of the source may take (see there). */
+const ASK_AGAIN_SLACK_MS = 1_000;
+
+/** A regex matching exactly these topic names (whole names, as `--topic` patterns match). */
+function exactNames(names: readonly string[]): string {
+  return names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+}
+
 /** Default bound of each wait of a promote (catch-up, then STOPPED). */
 export const DEFAULT_PROMOTE_TIMEOUT_MS = 60_000;
 
@@ -98,7 +106,7 @@ export async function promoteTopics(
     };
   };
   const laggards = (): PromoteLaggard[] => {
-    const views = viewsByPartition(deps.coordinators.describe(mirror));
+    const views = viewsByPartition(deps.coordinators.describe(mirror), deps.destination.controller.image);
     return parts.flatMap(({ topic, partition }) => {
       const state = views.get(`${topic}:${partition}`)?.state ?? "UNKNOWN";
       const end = leaderLog(destination, topic, partition)?.logEndOffset;
@@ -117,11 +125,13 @@ export async function promoteTopics(
       if (behind.length > 0) return { done: false, why: behind };
       // Everything reached the high watermark asked before: ask again, so a record acknowledged since (a
       // writer that had not stopped) is waited for instead of being left behind on the source.
+      // The catch-up's own timer (scheduled first, for the same deadline) ends the wait when time runs out:
+      // this bound, a little later, only keeps a hanging ask from outliving it.
       const now = await liveHighWatermarks(
         deps,
         mirror,
         parts,
-        Math.max(0, deadline - destination.clock.now()),
+        Math.max(0, deadline - destination.clock.now()) + ASK_AGAIN_SLACK_MS,
       );
       for (const [k, hw] of now) barrier.set(k, hw);
       const still = laggards();
@@ -141,10 +151,12 @@ export async function promoteTopics(
   });
   const promoted = reached as PromotedPartition[];
 
-  const removed = await deps.removeTopics(mirror, regex);
+  // The topics checked, by name: the regex may select more by now (a topic added meanwhile, or through
+  // topics.include), and a topic never checked must not be failed over without catching up.
+  const removed = await deps.removeTopics(mirror, exactNames(topics.map((t) => t.name)));
   const names = topics.map((t) => t.name).filter((n) => removed.topics.includes(n));
   const notStopped = (): PromoteLaggard[] => {
-    const views = viewsByPartition(deps.coordinators.describe(mirror));
+    const views = viewsByPartition(deps.coordinators.describe(mirror), deps.destination.controller.image);
     return parts
       .map(({ topic, partition }) => ({
         topic,

@@ -170,7 +170,10 @@ export class MirrorMetadataManager {
     const topics = mirrorTopics(this.options.destination.controller.image, mirror).filter(
       (t) => topicNames === undefined || topicNames.has(t.name),
     );
-    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const views = viewsByPartition(
+      this.options.coordinators.describe(mirror),
+      this.options.destination.controller.image,
+    );
     const result = await driveTopics(this.options.coordinators, topics, views);
     for (const f of result.failed) {
       if (!isStateRace(f.error)) this.error(mirror, "MirrorStateCommandError", f.error);
@@ -189,7 +192,10 @@ export class MirrorMetadataManager {
   async driveAfterLoad(mirror: string): Promise<DriveResult["sent"]> {
     if (!this.options.leadsMirror(mirror)) return [];
     const topics = mirrorTopics(this.options.destination.controller.image, mirror);
-    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const views = viewsByPartition(
+      this.options.coordinators.describe(mirror),
+      this.options.destination.controller.image,
+    );
     const result = await this.track(driveTopics(this.options.coordinators, topics, views));
     for (const f of result.failed) {
       if (!isStateRace(f.error) && !isCoordinatorLoading(f.error)) {
@@ -360,7 +366,10 @@ export class MirrorMetadataManager {
     keys: ReturnType<typeof partitionKey>[],
     message: string,
   ): Promise<number> {
-    const views = viewsByPartition(this.options.coordinators.describe(mirror));
+    const views = viewsByPartition(
+      this.options.coordinators.describe(mirror),
+      this.options.destination.controller.image,
+    );
     const { failed, errors } = await failPartitions(this.options.coordinators, keys, views, message);
     for (const e of errors) if (!isStateRace(e)) this.error(mirror, "MirrorStateCommandError", e);
     return failed;

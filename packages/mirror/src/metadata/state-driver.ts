@@ -48,9 +48,27 @@ function alreadyThere(command: MirrorCommandType, error: unknown): boolean {
 
 const STOPPABLE = new Set(["PREPARING", "MIRRORING", "EPOCH_FENCING", "PAUSING", "PAUSED", "FAILED"]);
 
-/** Views of a mirror indexed by `topic:partition`. */
-export function viewsByPartition(views: readonly MirrorPartitionView[]): Map<string, MirrorPartitionView> {
-  return new Map(views.map((v) => [`${v.key.topic}:${v.key.partition}`, v]));
+/**
+ * Views of a mirror indexed by `topic:partition`. The coordinators keep a record per topic id until the
+ * mirror is deleted, so a name can have views of an earlier incarnation of the topic (deleted and created
+ * again) too: with `image`, the view of the topic's id there wins, whatever order they come in (else the
+ * last one does).
+ */
+export function viewsByPartition(
+  views: readonly MirrorPartitionView[],
+  image?: { topic(name: string): { topicId: string } | undefined },
+): Map<string, MirrorPartitionView> {
+  const out = new Map<string, MirrorPartitionView>();
+  for (const v of views) {
+    const k = `${v.key.topic}:${v.key.partition}`;
+    const held = out.get(k);
+    if (held !== undefined && image !== undefined) {
+      const current = image.topic(v.key.topic)?.topicId;
+      if (held.key.topicId === current && v.key.topicId !== current) continue;
+    }
+    out.set(k, v);
+  }
+  return out;
 }
 
 /** The key of one partition of a mirror topic. */

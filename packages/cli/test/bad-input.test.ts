@@ -125,6 +125,20 @@ describe("bad input gets a clear error and changes nothing (issue 15)", () => {
       "destination:9092",
     );
     expect(created.code).toBe(0);
+    // A mirror with no topics: the table's header, and on stderr what to do.
+    const empty = await mirrors(
+      node.port,
+      "--cluster",
+      "primary",
+      "--describe",
+      "--mirror",
+      "back-to-primary",
+    );
+    expect(empty.code).toBe(0);
+    expect(empty.stdout.trim().split("\n")).toHaveLength(1);
+    expect(empty.stderr).toContain(
+      "Mirror back-to-primary has no topics: add some with --add --topic REGEX --mirror back-to-primary.",
+    );
     // Forgetting --cluster primary, as after a failback.
     const r = await mirrors(node.port, "--describe", "--mirror", "back-to-primary");
     expect(r.code).toBe(1);

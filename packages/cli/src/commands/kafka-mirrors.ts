@@ -107,7 +107,11 @@ export function kafkaMirrorsProgram(): Command {
   program.action(async (flags: MirrorsFlags & { topics?: string }) => {
     rejectWords(program.args);
     if (flags.topics !== undefined && flags.topic === undefined) flags.topic = flags.topics;
-    await runMirrors(flags, (text) => process.stdout.write(text));
+    await runMirrors(
+      flags,
+      (text) => process.stdout.write(text),
+      (text) => process.stderr.write(text),
+    );
   });
   return program;
 }
@@ -117,7 +121,11 @@ export function kafkaMirrorsMain(argv: readonly string[]): Promise<number> {
   return runProgram(kafkaMirrorsProgram(), argv);
 }
 
-async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Promise<void> {
+async function runMirrors(
+  flags: MirrorsFlags,
+  out: (text: string) => void,
+  err: (text: string) => void,
+): Promise<void> {
   const action = validate(flags);
   const timeoutMs = flags.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : Number(flags.timeoutMs);
   // A promote answers after its two waits: the HTTP call must outlive them.
@@ -165,6 +173,8 @@ async function runMirrors(flags: MirrorsFlags, out: (text: string) => void): Pro
           ? `${formatDescribeJson(parsed)}\n`
           : formatDescribeTable(parsed, { failed: flags.failed }),
       );
+      // A table with no rows says why, on stderr (stdout stays the table for scripts).
+      if (!flags.json && parsed.length === 0) err(`${emptyDescribeHint(flags.mirror, flags.failed)}\n`);
       return;
     }
     case "promote": {
@@ -301,4 +311,13 @@ async function readMirrorConfig(file: string): Promise<Record<string, string>> {
     );
   }
   return configs;
+}
+
+/** Why a describe has no rows, and what to do. */
+function emptyDescribeHint(mirror: string | undefined, failedOnly: boolean | undefined): string {
+  if (failedOnly)
+    return `No partition of ${mirror === undefined ? "any mirror" : `mirror ${mirror}`} is FAILED.`;
+  return mirror === undefined
+    ? "No mirror has topics yet: create one with --create and add topics with --add --topic REGEX --mirror NAME."
+    : `Mirror ${mirror} has no topics: add some with --add --topic REGEX --mirror ${mirror}.`;
 }

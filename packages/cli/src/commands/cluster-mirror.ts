@@ -23,7 +23,11 @@ export function clusterMirrorProgram(): Command {
     .command("node")
     .description("run the destination cluster with mirroring, an admin endpoint and a metrics endpoint")
     .requiredOption("--data-dir <dir>", "where the clusters keep their data (restart recovers it)")
-    .option("--name <name>", "the destination cluster's name (answers as NAME:9092)", "destination")
+    .option(
+      "--name <name>",
+      "the destination cluster's name (clusters of this node that mirror from it reach it as NAME:9092; not a Kafka listener)",
+      "destination",
+    )
     .option("--brokers <n>", "destination brokers", "3")
     .option("--port <port>", "admin endpoint port on 127.0.0.1 (0: any free port)", "9094")
     .option("--metrics-port <port>", "Prometheus endpoint port (GET /metrics)", "9404")

@@ -101,6 +101,16 @@ describe("MirrorAdmin: mirrors", () => {
       "Cannot reach the source cluster of mirror 'm3' at bootstrap.servers=source:9092",
     );
     expect(env.admin.listMirrors().map((m) => m.name)).toEqual(["m1"]);
+    // The source's own words start with the mirror's name: it is said once.
+    const refused = new SourceUnreachableError(
+      "bad1",
+      "127.0.0.1:1",
+      new Error("bad1: connect to source broker 127.0.0.1:1: Connection error: connect ECONNREFUSED"),
+    );
+    expect(refused.message).toMatch(
+      /^Cannot reach the source cluster of mirror 'bad1' at bootstrap.servers=127\.0\.0\.1:1: connect to source broker 127\.0\.0\.1:1: Connection error/,
+    );
+    expect(refused.message.match(/bad1/g)).toHaveLength(1);
   });
 
   it("refuses a mirror whose source is this cluster", async () => {

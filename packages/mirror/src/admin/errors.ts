@@ -89,7 +89,9 @@ export class SourceUnreachableError extends KafkaError {
   readonly mirror: string;
 
   constructor(mirror: string, bootstrap: string, cause: unknown) {
-    const why = cause instanceof Error ? cause.message : String(cause);
+    const said = cause instanceof Error ? cause.message : String(cause);
+    // The source's own errors start with the mirror's name: said once is enough.
+    const why = said.startsWith(`${mirror}: `) ? said.slice(mirror.length + 2) : said;
     super(
       "NETWORK_EXCEPTION",
       13,

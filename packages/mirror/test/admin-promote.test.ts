@@ -25,10 +25,10 @@ function env(options?: Parameters<typeof twoEngineClusters>[0]) {
 }
 
 /**
- * A source connector wrapper whose ListOffsets hangs while set, as a paused broker neither answers nor
- * refuses; unset, the held calls go through.
+ * A source connector wrapper whose `method` (ListOffsets by default) hangs while set, as a paused broker
+ * neither answers nor refuses; unset, the held calls go through.
  */
-function hangingListOffsets() {
+function hangingListOffsets(method: "listOffsets" | "listMirrors" = "listOffsets") {
   let hanging = false;
   const held: (() => void)[] = [];
   const wrap = (inner: SourceConnector): SourceConnector => ({
@@ -36,10 +36,10 @@ function hangingListOffsets() {
       const real = inner.connect(name, configs);
       return new Proxy(real, {
         get(target, prop, receiver) {
-          if (prop !== "listOffsets") return Reflect.get(target, prop, receiver);
-          return async (...args: Parameters<typeof real.listOffsets>) => {
+          if (prop !== method) return Reflect.get(target, prop, receiver);
+          return async (...args: unknown[]) => {
             if (hanging) await new Promise<void>((resolve) => held.push(resolve));
-            return target.listOffsets(...args);
+            return (target[method] as (...a: unknown[]) => unknown).apply(target, args);
           };
         },
       });
@@ -218,6 +218,38 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     expect(rows.find((r) => r.topic === "orders")?.state).toBe("STOPPED");
     expect(rows.find((r) => r.topic === "ord2")?.state).not.toMatch(/STOPP/);
     expect(dest.cluster.controller.image.topic("ord2")?.configs.get("mirror.name")).toBe("m");
+  }, 60_000);
+
+  it("an add to one mirror does not take a topic another mirror re-added while this add asked the source", async () => {
+    const hang = hangingListOffsets("listMirrors");
+    const { source, dest } = env({ wrapSources: hang.wrap });
+    await createTopic(source, "orders", 1);
+    await produce(source, "orders", 0, 2);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("x", { "bootstrap.servers": source.bootstrap });
+    await admin.createMirror("y", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "x", "orders");
+    await dest.mirroring.whenCaughtUp("x", { timeoutMs: 30_000 });
+    await admin.removeTopics("x", "orders");
+    await dest.mirroring.whenState("x", "STOPPED", { timeoutMs: 30_000 });
+
+    hang.set(true);
+    // y's add passes its checks, then waits on the source (the mirror-loop check) ...
+    const toY = admin.addTopics("y", "orders", { truncateLocalWrites: true }).catch((e: unknown) => e);
+    while (hang.held() === 0) await new Promise((r) => setTimeout(r, 5));
+    // ... while x, whose commands are not queued behind y's, re-adds it: it waits on the source too.
+    const toX = admin.addTopics("x", "orders", { truncateLocalWrites: true }).catch((e: unknown) => e);
+    while (hang.held() < 2) await new Promise((r) => setTimeout(r, 5));
+    hang.set(false);
+    const outcomes = { x: await toX, y: await toY };
+    // Before: both went on and the last to set mirror.name won, the other's add reported as done.
+    // Now the first to change the topic has it and the other is refused, having changed nothing.
+    const winner = dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name");
+    expect(["x", "y"]).toContain(winner);
+    const loser = winner === "x" ? "y" : "x";
+    expect(outcomes[winner as "x" | "y"]).not.toBeInstanceOf(Error);
+    expect(outcomes[loser]).toBeInstanceOf(Error);
+    expect((outcomes[loser] as Error).message).toMatch(new RegExp(`already mirrored by mirror '${winner}'`));
   }, 60_000);
 
   it("a catch-up timeout with no partition behind (the source was being asked again) says so", () => {

@@ -292,6 +292,9 @@ export class MirrorAdmin {
     // What the changes below could refuse, checked before the first: refused half way, an add left the
     // topics before changed (soak `active-passive` FC_SEED=24 x100: a re-add's new partition could not be
     // placed with a broker down, after its mirror.name was set, and the topic went back to a mirror).
+    // Checked again with nothing awaited before the changes: commands of another mirror are not queued
+    // behind this one, and one may have taken a topic (re-added it) while this one asked the source.
+    for (const source of matched) this.checkAddable(mirror, source);
     for (const [i, source] of matched.entries()) this.validateTopicChanges(def, existing[i], source, options);
     for (const [i, source] of matched.entries()) {
       const current = existing[i];

@@ -295,6 +295,7 @@ export class MirrorAdmin {
     // Checked again with nothing awaited before the changes: commands of another mirror are not queued
     // behind this one, and one may have taken a topic (re-added it) while this one asked the source.
     for (const source of matched) this.checkAddable(mirror, source);
+    this.checkFailedOverElsewhereNow(mirror, matched);
     for (const [i, source] of matched.entries()) this.validateTopicChanges(def, existing[i], source, options);
     for (const [i, source] of matched.entries()) {
       const current = existing[i];
@@ -624,14 +625,14 @@ export class MirrorAdmin {
    * as a re-add to the same mirror, which waits for STOPPED too.
    */
   private async checkFailedOverElsewhere(mirror: string, topics: readonly SourceTopicInfo[]): Promise<void> {
-    const names = new Set(topics.map((t) => t.name));
-    const elsewhere = mirrorTopics(this.controller.image).filter(
-      (t) => names.has(t.name) && t.mirror !== mirror && t.desired === "REMOVED",
-    );
-    const byMirror = new Map<string, MirrorTopic[]>();
-    for (const t of elsewhere) byMirror.set(t.mirror, [...(byMirror.get(t.mirror) ?? []), t]);
-    for (const [other, ofOther] of byMirror) {
+    for (const [other, ofOther] of this.removedElsewhere(mirror, topics))
       await this.awaitCoordinatorsOf(other, ofOther);
+    this.checkFailedOverElsewhereNow(mirror, topics);
+  }
+
+  /** `checkFailedOverElsewhere` with nothing awaited: the coordinators' views as they are now. */
+  private checkFailedOverElsewhereNow(mirror: string, topics: readonly SourceTopicInfo[]): void {
+    for (const [other, ofOther] of this.removedElsewhere(mirror, topics)) {
       const views = viewsByPartition(this.options.coordinators.describe(other), this.controller.image);
       for (const t of ofOther) {
         for (let p = 0; p < t.partitionCount; p++) {
@@ -646,6 +647,17 @@ export class MirrorAdmin {
         }
       }
     }
+  }
+
+  /** These topics as other mirrors hold them removed (failed over, or failing over), by mirror. */
+  private removedElsewhere(mirror: string, topics: readonly SourceTopicInfo[]): Map<string, MirrorTopic[]> {
+    const names = new Set(topics.map((t) => t.name));
+    const byMirror = new Map<string, MirrorTopic[]>();
+    for (const t of mirrorTopics(this.controller.image)) {
+      if (!names.has(t.name) || t.mirror === mirror || t.desired !== "REMOVED") continue;
+      byMirror.set(t.mirror, [...(byMirror.get(t.mirror) ?? []), t]);
+    }
+    return byMirror;
   }
 
   /**

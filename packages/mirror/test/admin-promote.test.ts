@@ -28,7 +28,7 @@ function env(options?: Parameters<typeof twoEngineClusters>[0]) {
  * A source connector wrapper whose `method` (ListOffsets by default) hangs while set, as a paused broker
  * neither answers nor refuses; unset, the held calls go through.
  */
-function hangingListOffsets(method: "listOffsets" | "listMirrors" = "listOffsets") {
+function hangingSource(method: "listOffsets" | "listMirrors" = "listOffsets") {
   let hanging = false;
   const held: (() => void)[] = [];
   const wrap = (inner: SourceConnector): SourceConnector => ({
@@ -53,6 +53,16 @@ function hangingListOffsets(method: "listOffsets" | "listMirrors" = "listOffsets
       if (!on) for (const release of held.splice(0)) release();
     },
   };
+}
+
+/** Mirror `m` of a topic `orders` of `partitions` partitions (5 records in partition 0), caught up. */
+async function caughtUpOrders(e: ReturnType<typeof env>, partitions: number) {
+  await createTopic(e.source, "orders", partitions);
+  await produce(e.source, "orders", 0, 5);
+  await e.dest.mirroring.admin.createMirror("m", { "bootstrap.servers": e.source.bootstrap });
+  await addTopicsWhenReady(e.dest, "m", "orders");
+  await e.dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+  return e.dest.mirroring.admin;
 }
 
 const leaderEnd = (c: ReturnType<typeof env>["dest"], topic: string, partition: number) =>
@@ -118,14 +128,10 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
   }, 60_000);
 
   it("a source that hangs (answers nothing) is bounded by the timeout: nothing is failed over, then or later", async () => {
-    const hang = hangingListOffsets();
-    const { source, dest } = env({ wrapSources: hang.wrap });
-    await createTopic(source, "orders", 2);
-    await produce(source, "orders", 0, 5);
-    const admin = dest.mirroring.admin;
-    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
-    await addTopicsWhenReady(dest, "m", "orders");
-    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    const hang = hangingSource();
+    const e = env({ wrapSources: hang.wrap });
+    const { dest } = e;
+    const admin = await caughtUpOrders(e, 2);
     hang.set(true);
 
     // Before: the first ask of the source had no bound; the promote waited as long as the source hung
@@ -145,14 +151,8 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
   }, 60_000);
 
   it("describe does not wait on a source that hangs: last-seen offsets, lag unknown, within its bound", async () => {
-    const hang = hangingListOffsets();
-    const { source, dest } = env({ wrapSources: hang.wrap });
-    await createTopic(source, "orders", 1);
-    await produce(source, "orders", 0, 5);
-    const admin = dest.mirroring.admin;
-    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
-    await addTopicsWhenReady(dest, "m", "orders");
-    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    const hang = hangingSource();
+    const admin = await caughtUpOrders(env({ wrapSources: hang.wrap }), 1);
     hang.set(true);
     // Before: describe waited as long as the source hung (a paused broker: the client's request timeout
     // and retries, 90 s seen), past the CLI's own 60 s limit.
@@ -221,7 +221,7 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
   }, 60_000);
 
   it("an add to one mirror does not take a topic another mirror re-added while this add asked the source", async () => {
-    const hang = hangingListOffsets("listMirrors");
+    const hang = hangingSource("listMirrors");
     const { source, dest } = env({ wrapSources: hang.wrap });
     await createTopic(source, "orders", 1);
     await produce(source, "orders", 0, 2);

@@ -15,20 +15,27 @@ const until = async (what: string, ok: () => boolean, ms = 20_000) => {
 };
 
 /**
+ * A source topic `orders` with `records[p]` records in partition p, mirrored by mirror `m` (with `configs`)
+ * into the destination and caught up.
+ */
+async function mirroredOrders(records: readonly number[], configs: Record<string, string> = {}) {
+  const e = twoEngineClusters();
+  closers.push(e.close);
+  await createTopic(e.source, "orders", records.length);
+  for (const [p, n] of records.entries()) await produce(e.source, "orders", p, n);
+  await e.dest.mirroring.admin.createMirror("m", { "bootstrap.servers": e.source.bootstrap, ...configs });
+  await addTopicsWhenReady(e.dest, "m", "orders");
+  await e.dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+  return e;
+}
+
+/**
  * Records deleted on the source (DeleteRecords: a poison record, personal data) leave the copy too: the
  * mirror's log start follows the source's while it mirrors, as a Kafka follower's follows its leader's.
  */
 describe("the mirror follows the source's log start", () => {
   it("DeleteRecords on the source raises the destination's log start, on every replica; data above stays", async () => {
-    const e = twoEngineClusters();
-    closers.push(e.close);
-    const { source, dest } = e;
-    await createTopic(source, "orders", 2);
-    await produce(source, "orders", 0, 30);
-    await produce(source, "orders", 1, 10);
-    await dest.mirroring.admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
-    await addTopicsWhenReady(dest, "m", "orders");
-    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    const { source, dest } = await mirroredOrders([30, 10]);
 
     // Inside the source's only batch of partition 0 (offsets 0-29): the log start may fall inside a batch.
     await source.kafka
@@ -57,23 +64,13 @@ describe("the mirror follows the source's log start", () => {
   }, 60_000);
 
   it("log.start.offset.sync.enable=false keeps what the source deleted, until the copy's own retention", async () => {
-    const e = twoEngineClusters();
-    closers.push(e.close);
-    const { source, dest } = e;
-    await createTopic(source, "orders", 1);
-    await produce(source, "orders", 0, 10);
+    const { source, dest } = await mirroredOrders([10], { "log.start.offset.sync.enable": "false" });
     await expect(
       dest.mirroring.admin.createMirror("bad", {
         "bootstrap.servers": source.bootstrap,
         "log.start.offset.sync.enable": "maybe",
       }),
     ).rejects.toThrow(/log\.start\.offset\.sync\.enable/);
-    await dest.mirroring.admin.createMirror("m", {
-      "bootstrap.servers": source.bootstrap,
-      "log.start.offset.sync.enable": "false",
-    });
-    await addTopicsWhenReady(dest, "m", "orders");
-    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
     await source.kafka
       .admin()
       .deleteTopicRecords({ topic: "orders", partitions: [{ partition: 0, offset: "10" }] });
@@ -84,14 +81,7 @@ describe("the mirror follows the source's log start", () => {
   }, 60_000);
 
   it("never beyond what the destination's in-sync replicas hold, and never down", async () => {
-    const e = twoEngineClusters();
-    closers.push(e.close);
-    const { source, dest } = e;
-    await createTopic(source, "orders", 1);
-    await produce(source, "orders", 0, 20);
-    await dest.mirroring.admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
-    await addTopicsWhenReady(dest, "m", "orders");
-    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    const { dest } = await mirroredOrders([20]);
     const leader = dest.cluster.leaderFor("orders", 0);
     const log = leader.replica("orders", 0)!.log;
     expect(log.highWatermark).toBe(20n);

@@ -1,5 +1,4 @@
 import { ClusterError, type KafkaCluster, type KafkaErrorName } from "@cluster-mirror/cluster";
-import { InvalidMirrorStateError, isLifecycleState } from "@cluster-mirror/machines";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { createMirrorTopic, sourcePartitionCount } from "../metadata/mirror-topic-factory";
 import {
@@ -634,18 +633,7 @@ export class MirrorAdmin {
   private checkFailedOverElsewhereNow(mirror: string, topics: readonly SourceTopicInfo[]): void {
     for (const [other, ofOther] of this.removedElsewhere(mirror, topics)) {
       const views = viewsByPartition(this.options.coordinators.describe(other), this.controller.image);
-      for (const t of ofOther) {
-        for (let p = 0; p < t.partitionCount; p++) {
-          const state = views.get(`${t.name}:${p}`)?.state ?? "UNKNOWN";
-          if (state === "UNKNOWN" || state === "STOPPED") continue;
-          throw new InvalidMirrorStateError(
-            isLifecycleState(state) ? state : "UNKNOWN",
-            "START",
-            null,
-            `Cannot add topic '${t.name}' to mirror '${mirror}': mirror '${other}' is still failing it over (partition ${p} is ${state}). Nothing was added; add it once every partition is STOPPED (kafka-mirrors --describe --mirror ${other}, or whenState('${other}', 'STOPPED')).`,
-          );
-        }
-      }
+      checkPartitionStates("START", ofOther, views, ["UNKNOWN", "STOPPED"]);
     }
   }
 

@@ -32,6 +32,7 @@ describe("property: active-passive A -> B", () => {
       "healLink",
       "advance",
       "config",
+      "deleteRecords",
       "addPartition",
       "slowDisk",
       "fastDisk",

@@ -26,6 +26,7 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
     "cutLink",
     "healLink",
     "advance",
+    "deleteRecords",
   ];
   const property = (length: number): TopologyProperty => ({
     name: `chain-${length}`,

@@ -39,6 +39,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "fastDisk",
       "readd",
       "writePromoted",
+      "deleteRecords",
       "concurrent",
       "restartNode",
       "crashSoon",

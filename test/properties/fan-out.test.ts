@@ -41,6 +41,7 @@ describe("property: fan-out A -> B, A -> C", () => {
           "cutLink",
           "healLink",
           "advance",
+          "deleteRecords",
         ],
         numRuns: 15,
         maxCommands: 10,

@@ -1,4 +1,5 @@
 import type { Broker, KafkaCluster } from "@cluster-mirror/cluster";
+import type { LogStartMove } from "./invariants/log-start-follow";
 import type { Violation } from "./invariants/violation";
 
 /** What the broker guards ask of the simulation (see `installBrokerGuards`). */
@@ -11,6 +12,10 @@ export interface GuardHooks {
   beforeProduce(node: string, topic: string, partition: number): void;
   /** A broker appended a control batch (a transaction marker) to its partition as leader. */
   afterControlAppend(node: string, brokerId: number, topic: string, partition: number): void;
+  /** A leader's log start was raised to follow its mirror's source (see `LogStartWatch.check`). */
+  afterFollowLogStart(move: LogStartMove): void;
+  /** A leader's log start was raised by DeleteRecords (whoever sent it). */
+  afterDeleteRecords(node: string, topic: string, partition: number, logStart: bigint): void;
   report(violations: readonly Violation[]): void;
 }
 
@@ -24,7 +29,9 @@ const guarded = new WeakSet<Broker>();
  * - `truncateTo` / `truncateFullyAndStartAt` (the mirror aligning a destination) are reported to the
  *   committed-prefix tracker before they run;
  * - each control batch a leader appends (a transaction marker) is announced once it is on the log, so a
- *   fault can land right after it (`txnCommitCrash`).
+ *   fault can land right after it (`txnCommitCrash`);
+ * - each log start a leader raises, to follow its mirror's source or by DeleteRecords, is announced with
+ *   what the log held before.
  * Wrapping replaces the instance's methods and calls the originals: the engine is unchanged.
  */
 export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: GuardHooks): void {
@@ -54,6 +61,30 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
       const info = appendControlBatch(topic, partition, batch);
       hooks.afterControlAppend(node, broker.brokerId, topic, partition);
       return info;
+    };
+    const followSourceLogStart = broker.followSourceLogStart.bind(broker);
+    broker.followSourceLogStart = (topic, partition, offset) => {
+      const log = broker.replica(topic, partition)?.log;
+      const logStartBefore = log?.logStartOffset ?? 0n;
+      const highWatermark = log?.highWatermark ?? 0n;
+      const logStartAfter = followSourceLogStart(topic, partition, offset);
+      hooks.afterFollowLogStart({
+        node,
+        brokerId: broker.brokerId,
+        topic,
+        partition,
+        requested: offset,
+        logStartBefore,
+        highWatermark,
+        logStartAfter,
+      });
+      return logStartAfter;
+    };
+    const deleteRecords = broker.deleteRecords.bind(broker);
+    broker.deleteRecords = (topic, partition, offset, context) => {
+      const logStart = deleteRecords(topic, partition, offset, context);
+      hooks.afterDeleteRecords(node, topic, partition, logStart);
+      return logStart;
     };
     const truncateTo = broker.truncateTo.bind(broker);
     broker.truncateTo = (topic, partition, offset) => {

@@ -3,6 +3,7 @@ import { completeFailovers, type PendingFailover } from "./failover-completion";
 import { installBrokerGuards } from "./guards";
 import { CommittedPrefix } from "./invariants/committed-prefix";
 import { checkDurableTransition } from "./invariants/durable-commit";
+import { LogStartWatch, type MirrorSource } from "./invariants/log-start-follow";
 import { leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
 import { checkOrphanedCopy, orphanedIncarnation } from "./invariants/recreated-source";
@@ -36,6 +37,8 @@ export interface SimStats {
   uncleanSkipped: number;
   controllerFailovers: number;
   slowDisks: number;
+  /** Log starts a mirror raised to follow its source (see `LogStartWatch`). */
+  logStartFollows: number;
 }
 
 /** An open transaction of the workload. */
@@ -65,7 +68,13 @@ export class Simulation {
   readonly edges: MirrorEdge[] = [];
   readonly producers = new Map<string, Producer>();
   /** Counts of injected faults (and fault attempts that could not be forced), for coverage assertions. */
-  readonly stats: SimStats = { uncleanElections: 0, uncleanSkipped: 0, controllerFailovers: 0, slowDisks: 0 };
+  readonly stats: SimStats = {
+    uncleanElections: 0,
+    uncleanSkipped: 0,
+    controllerFailovers: 0,
+    slowDisks: 0,
+    logStartFollows: 0,
+  };
   openTxn: OpenTxn | undefined;
   /** The HW-committed prefix of every partition (checked on every step and at every mirror truncation). */
   readonly prefix = new CommittedPrefix();
@@ -75,6 +84,8 @@ export class Simulation {
   readonly controlAppendListeners = new Set<
     (node: string, brokerId: number, topic: string, partition: number) => void
   >();
+  /** Every log start a mirror raised to follow its source, checked as it moves (see `LogStartWatch`). */
+  readonly logStarts = new LogStartWatch();
   /** Per cluster: how long committed transactions read as open on their leaders (see `checkTxnMarkers`). */
   private readonly markerWatches = new Map<string, TxnMarkerWatch>();
   private readonly reported = new Set<string>();
@@ -110,6 +121,18 @@ export class Simulation {
         afterControlAppend: (node, brokerId, topic, partition) => {
           for (const listener of [...this.controlAppendListeners]) listener(node, brokerId, topic, partition);
         },
+        afterFollowLogStart: (move) => {
+          if (move.logStartAfter > move.logStartBefore) this.stats.logStartFollows++;
+          this.report(
+            this.logStarts.check(
+              move,
+              readOnlyReason(cluster, mirroring.coordinators.describe(), move.topic, move.partition),
+              this.mirrorSourceOf(name, move.topic),
+            ),
+          );
+        },
+        afterDeleteRecords: (node, topic, partition, logStart) =>
+          this.logStarts.note(node, topic, partition, logStart),
         report: (v) => this.report(v),
       });
       // Checked the moment each transition commits, not between steps (see `checkDurableTransition`).
@@ -132,6 +155,14 @@ export class Simulation {
       (c) => !c.rejoined && !this.model.diverged.has(partitionId(c.node, c.topic, c.partition)),
     );
     for (const watch of this.markerWatches.values()) this.report(watch.check(commits, now));
+  }
+
+  /** The source `node`'s copy of `topic` is mirrored from, by the edge its `mirror.name` names. */
+  mirrorSourceOf(node: string, topic: string): MirrorSource | undefined {
+    const name = this.node(node).cluster.controller.image.topic(topic)?.configs.get("mirror.name");
+    const mirror = name?.replace(/\.(paused|removed)$/, "");
+    const edge = this.edges.find((e) => e.to === node && e.mirror === mirror);
+    return edge ? { node: edge.from, cluster: this.node(edge.from).cluster } : undefined;
   }
 
   /** Checks the committed prefix of every partition of every cluster (see `CommittedPrefix.observe`). */

@@ -941,7 +941,7 @@ export class Broker {
     // disk, so damage to one replica's stored bytes (a corrupt segment) never reaches the others.
     let appended: { batchCount: number };
     try {
-      appended = log.appendAsFollower(result.recordSlices);
+      appended = appendFromLeader(log, result.recordSlices);
     } catch (error) {
       if (
         error instanceof UnexpectedAppendOffsetError &&
@@ -1207,4 +1207,24 @@ function readOnlyMessage(partition: string, mirrorNameConfig: string): string {
   }
   const doing = suffix === ".paused" ? "paused in" : "mirrored by";
   return `${partition} is ${doing} mirror '${mirror}' and read-only until it is failed over; remove it from the mirror (kafka-mirrors --remove) to make it writable`;
+}
+
+/**
+ * A follower's append of what its leader sent, as Kafka's `Partition.appendRecordsToFollowerOrFutureReplica`:
+ * when the leader's log start falls inside a batch (DeleteRecords, or a mirror's copy of a source whose log
+ * start does) and this replica's log is empty and starts there (it started over at the leader's log start),
+ * the leader sends that whole batch, which begins below the log end. The log then starts over at the batch's
+ * base offset and takes it whole; its log start follows the leader's again after the append. Anything else
+ * throws as `appendAsFollower` does.
+ */
+function appendFromLeader(log: PartitionLog, slices: Parameters<PartitionLog["appendAsFollower"]>[0]) {
+  try {
+    return log.appendAsFollower(slices);
+  } catch (error) {
+    const empty = log.logEndOffset === log.logStartOffset;
+    if (!(error instanceof UnexpectedAppendOffsetError) || !empty || error.firstOffset >= log.logEndOffset)
+      throw error;
+    log.truncateFullyAndStartAt(error.firstOffset);
+    return log.appendAsFollower(slices);
+  }
 }

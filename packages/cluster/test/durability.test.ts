@@ -96,6 +96,28 @@ describe("durability and log maintenance", () => {
     expect(code).toBe(1);
   });
 
+  it("a follower that starts over at a log start inside a batch takes that batch whole and rejoins the ISR", async () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    settle();
+    cluster.stopBroker(2);
+    settle(30_000);
+    const values = Array.from({ length: 30 }, (_, i) => `v${i}`);
+    const p = cluster.broker(0)!.produce({ topic: "t", partition: 0, batch: batch(values), acks: -1 });
+    settle();
+    await p;
+    // Offsets 0-29 are one batch; the log start now lies inside it, past broker 2's log end (0).
+    expect(cluster.broker(0)!.deleteRecords("t", 0, 12n)).toBe(12n);
+    cluster.startBroker(2);
+    settle(30_000);
+    // Before: broker 2 started over at 12, the leader sent the batch at 0, and the append was refused on
+    // every fetch ("first offset 0 is below the log end offset 12"): out of the ISR for good.
+    const log = cluster.broker(2)!.replica("t", 0)!.log;
+    expect([log.logStartOffset, log.logEndOffset, log.highWatermark]).toEqual([12n, 30n, 30n]);
+    expect([...log.batches()].map((b) => b.baseOffset)).toEqual([0n]);
+    expect(cluster.controller.image.partition("t", 0)!.isr).toContain(2);
+  });
+
   it("compacts compacted topics and applies retention to the others on the cleaner's schedule", async () => {
     const { cluster, settle } = testCluster({ brokers: 1 });
     cluster.controller.createTopic({

@@ -63,6 +63,26 @@ describe("the mirror follows the source's log start", () => {
     for (const log of logs(0)) expect([log.logStartOffset, log.logEndOffset]).toEqual([12n, 35n]);
   }, 60_000);
 
+  it("a copy started at a source log start inside a batch holds that batch whole on every replica", async () => {
+    const e = twoEngineClusters();
+    closers.push(e.close);
+    await createTopic(e.source, "orders", 1);
+    await produce(e.source, "orders", 0, 30);
+    await e.source.kafka
+      .admin()
+      .deleteTopicRecords({ topic: "orders", partitions: [{ partition: 0, offset: "12" }] });
+    await e.dest.mirroring.admin.createMirror("m", { "bootstrap.servers": e.source.bootstrap });
+    await addTopicsWhenReady(e.dest, "m", "orders");
+    const logs = () =>
+      e.dest.cluster.runningBrokers().map((b) => e.dest.cluster.localBroker(b)!.replica("orders", 0)!.log);
+    // Before: the leader started at 12 and stored the batch at 0 whole, but its followers refused it on
+    // every fetch, so the high watermark stayed at 12 and offsets 12-29 were never committed there.
+    await until("every destination replica of orders-0 to hold 12-29, committed", () =>
+      logs().every((l) => l.logEndOffset === 30n && l.highWatermark === 30n),
+    );
+    for (const l of logs()) expect(l.logStartOffset).toBe(12n);
+  }, 60_000);
+
   it("log.start.offset.sync.enable=false keeps what the source deleted, until the copy's own retention", async () => {
     const { source, dest } = await mirroredOrders([10], { "log.start.offset.sync.enable": "false" });
     await expect(

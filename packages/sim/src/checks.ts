@@ -11,6 +11,7 @@ import { checkPidResetAnswers } from "./invariants/pid-reset";
 import { probeReadOnly } from "./invariants/read-only";
 import { checkReplayMatchesLive } from "./invariants/replay";
 import { checkReplicasAgree } from "./invariants/replicas-agree";
+import { checkReplicasInSync } from "./invariants/replicas-in-sync";
 import { checkCommittedTxns } from "./invariants/transactions";
 import { checkTransitions } from "./invariants/transitions";
 import type { Violation } from "./invariants/violation";
@@ -194,6 +195,11 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     out.push(...checkGroupOffsets(name, cluster, synced, mirroredInto(sim, name, ["ACTIVE"]), active));
     out.push(...checkPidResetAnswers(name, cluster, sim.model.topics.keys()));
     out.push(...checkReplicasAgree(name, cluster));
+    out.push(
+      ...checkReplicasInSync(name, cluster, (topic, p) =>
+        sim.model.diverged.has(partitionId(name, topic, p)),
+      ),
+    );
     const history = readMirrorStateHistory(cluster);
     out.push(...checkTransitions(name, history));
     if (history.incomplete.length === 0)

@@ -1,4 +1,5 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { PromoteTimeoutError } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { type CatchUpBarrier, completeFailovers } from "./failover-completion";
 import type { TruncationAllowance } from "./invariants/committed-prefix";
@@ -80,7 +81,7 @@ export async function resume(sim: Simulation, choice: number): Promise<void> {
 }
 
 /** How the operator fails over: with or without a catch-up barrier first, waiting for STOPPED or not. */
-export type FailoverMode = "planned" | "unplanned" | "planned-nowait" | "unplanned-nowait";
+export type FailoverMode = "planned" | "unplanned" | "planned-nowait" | "unplanned-nowait" | "promote";
 
 /** Every failover mode, in the order a command's mode argument picks them. */
 export const FAILOVER_MODES: readonly FailoverMode[] = [
@@ -88,6 +89,7 @@ export const FAILOVER_MODES: readonly FailoverMode[] = [
   "unplanned",
   "planned-nowait",
   "unplanned-nowait",
+  "promote",
 ];
 
 /**
@@ -117,6 +119,14 @@ async function catchUpBarrier(
   } catch {
     return undefined;
   }
+  return sourcePromises(sim, edge, topic);
+}
+
+/**
+ * What a caught-up copy of `topic` promises: every write acknowledged on the edge's source and every
+ * transaction whose COMMIT marker is committed there so far.
+ */
+function sourcePromises(sim: Simulation, edge: MirrorEdge, topic: string): CatchUpBarrier {
   const source = sim.node(edge.from).cluster;
   // Only writes the source still holds: one it dropped by consent (a failback or re-add of the source with
   // `--truncate-local-writes`) is not the source's to give (soak `failback` FC_SEED=34 x100, run 734; as
@@ -168,7 +178,8 @@ export async function failoverTopic(
   mode: FailoverMode,
 ): Promise<void> {
   const dest = sim.node(edge.to);
-  const barrier = mode.startsWith("planned") ? await catchUpBarrier(sim, edge, topic) : undefined;
+  const promote = mode === "promote";
+  let barrier = mode.startsWith("planned") ? await catchUpBarrier(sim, edge, topic) : undefined;
   const before = new Map(
     dest.mirroring.coordinators
       .describe(edge.mirror)
@@ -184,17 +195,30 @@ export async function failoverTopic(
       )
     : undefined;
   try {
-    await sim.world.time.run(dest.mirroring.admin.removeTopics(edge.mirror, topic), 120_000);
+    if (promote) {
+      // `--promote`: the engine's own catch-up (to the source's live high watermark), then the failover
+      // and the wait for STOPPED. Writers stopped (no command runs meanwhile), so once it returns every
+      // write the source acknowledged is promised; when it fails, nothing may be failed over, then or later.
+      const exact = topic.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      await sim.world.time.run(
+        dest.mirroring.admin.promoteTopics(edge.mirror, exact, { timeoutMs: 20_000 }),
+        120_000,
+      );
+      barrier = sourcePromises(sim, edge, topic);
+    } else await sim.world.time.run(dest.mirroring.admin.removeTopics(edge.mirror, topic), 120_000);
     if (racing) sim.step(`a write racing the removal: ${await sim.world.time.run(racing)}`);
   } catch (error) {
-    checkRefusalLeftNoChange(sim, edge, topic, "failover", error);
+    checkRefusalLeftNoChange(sim, edge, topic, promote ? "promote" : "failover", error);
     if (sim.edgeState(edge, topic) !== "REMOVED") return;
+    // Only its wait for STOPPED ran out: the catch-up was reached, so its promises hold.
+    if (error instanceof PromoteTimeoutError && error.phase === "STOP")
+      barrier = sourcePromises(sim, edge, topic);
     refused = " (after a refused removeTopics)";
   }
   sim.setEdgeState(edge, topic, "REMOVED");
   // An add still under way is cancelled: the truncation it was allowed ends with its session.
   sim.prefix.cancel(edge.to, topic);
-  const what = `${barrier ? "planned" : "unplanned"} failover ${edge.mirror} ${topic}`;
+  const what = `${promote ? "promote" : barrier ? "planned" : "unplanned"} failover ${edge.mirror} ${topic}`;
   sim.pendingFailovers.push({ edge, topic, before, barrier, done: new Set() });
   if (mode.endsWith("nowait")) {
     sim.step(`${what}: removeTopics returned${refused} (not waiting for STOPPED)`);

@@ -1,6 +1,5 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { describe, expect, it } from "vitest";
-import { leaderLog } from "../src/invariants/logs";
 import {
   activePassive,
   deleteRecords,
@@ -10,6 +9,7 @@ import {
   Simulation,
   settleAndCheck,
 } from "../src/index";
+import { leaderLog } from "../src/invariants/logs";
 
 /** The active-passive simulation with four batches on a's `orders-0`, mirrored to b. */
 async function mirroredBatches(): Promise<Simulation> {

@@ -8,6 +8,7 @@ import {
   describeRows,
   failureLine,
   freePort,
+  getJson,
   killAll,
   mirrors,
   run,
@@ -182,6 +183,79 @@ describe("kafka-mirrors against a running node", { timeout: CLI_TEST_TIMEOUT_MS 
       'kafka_server_cluster_mirror_partition_count{mirror="new-mirror",state="STOPPED"} 1',
     );
     expect(node.output()).toContain('"event":"mirror.partition.state"');
+  });
+
+  it("--describe-config shows a mirror's config; --alter changes it, refusing another cluster and bad keys", async () => {
+    const node = await startNode(tempDir("cm-alter"));
+    const port = node.port;
+    expect(
+      (await mirrors(port, "--create", "--mirror", "m", "--source-bootstrap", "primary:9092")).code,
+    ).toBe(0);
+    const config = async () => {
+      const r = await mirrors(port, "--describe-config", "--mirror", "m");
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    const before = await config();
+    expect(before).toMatch(/^CONFIG +VALUE +SOURCE\n/);
+    expect(before).toMatch(/\nbootstrap\.servers +primary:9092 +set\n/);
+    expect(before).toMatch(/\nlog\.start\.offset\.sync\.enable +true +set\n/);
+    expect(before).toMatch(/\ntopics\.exclude +__\.\* +default\n/);
+
+    const conf = path.join(tempDir("cm-alter-conf"), "alter.properties");
+    fs.writeFileSync(conf, "groups.include=billing.*\n");
+    const altered = await mirrors(
+      port,
+      "--alter",
+      "--mirror",
+      "m",
+      "--mirror-config",
+      conf,
+      "--add-config",
+      "topics.exclude=internal\\..*",
+      "--delete-config",
+      "log.start.offset.sync.enable",
+    );
+    expect(altered.code, altered.stderr).toBe(0);
+    expect(altered.stdout).toBe(
+      "Altered mirror m: set groups.include, topics.exclude; deleted log.start.offset.sync.enable\n",
+    );
+    const after = await config();
+    expect(after).toMatch(/\ntopics\.exclude +internal\\\.\.\* +set\n/);
+    expect(after).toMatch(/\ngroups\.include +billing\.\* +set\n/);
+    expect(after).toMatch(/\nlog\.start\.offset\.sync\.enable +false +default\n/);
+    const json = await mirrors(port, "--describe-config", "--mirror", "m", "--json");
+    expect(JSON.parse(json.stdout).configs).toContainEqual({
+      name: "topics.exclude",
+      value: "internal\\..*",
+      isDefault: false,
+      isSensitive: false,
+    });
+
+    // The destination itself is not this mirror's source: refused, nothing changed.
+    const health = await getJson<{ destination: string; clusters: { name: string; bootstrap: string }[] }>(
+      port,
+      "/v1/health",
+    );
+    const own = health.clusters.find((c) => c.name === health.destination)!.bootstrap;
+    const other = await mirrors(port, "--alter", "--mirror", "m", "--add-config", `bootstrap.servers=${own}`);
+    expect(other.code).toBe(1);
+    expect(failureLine(other)).toMatch(/reaches cluster \S+, but mirror 'm' copies cluster \S+/);
+    const typo = await mirrors(port, "--alter", "--mirror", "m", "--add-config", "topic.include=x");
+    expect(typo.code).toBe(1);
+    expect(failureLine(typo)).toMatch(/Did you mean 'topics\.include'/);
+    expect(await config()).toBe(after);
+
+    for (const [args, message] of [
+      [["--alter", "--mirror", "m"], /--alter needs what to change/],
+      [["--alter", "--mirror", "m", "--add-config", "novalue"], /--add-config 'novalue' is not KEY=VALUE/],
+      [["--describe", "--add-config", "a=b"], /--add-config cannot be used with --describe/],
+      [["--describe-config"], /--describe-config needs --mirror NAME/],
+    ] as [string[], RegExp][]) {
+      const r = await mirrors(port, ...args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(failureLine(r)).toMatch(message);
+    }
   });
 
   it("refuses bad input with one Error line: exit 2 for usage, 1 for operation errors", async () => {

@@ -45,6 +45,7 @@ export {
   SENSITIVE_MIRROR_CONFIGS,
   validateMirrorName,
 } from "./admin/mirror-config";
+export { alterMirrorConfigs, type MirrorConfigChanges } from "./admin/mirror-config-alter";
 export {
   DEFAULT_PROMOTE_TIMEOUT_MS,
   type PromotedPartition,

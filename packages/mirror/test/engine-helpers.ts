@@ -20,12 +20,12 @@ export interface EngineCluster {
 
 /**
  * Two in-memory clusters on the real event loop, each with mirroring (so either can mirror from the
- * other): `source` (1 broker) and `dest` (3 brokers). `close()` stops both. `wrapSources` wraps the
+ * other): `source` (1 broker) and `dest` (3 brokers), at the addresses of `registry`. `close()` stops both. `wrapSources` wraps the
  * connector both engines reach their sources through (to make a source hang, say).
  */
 export function twoEngineClusters(
   options: { wrapSources?: (connector: SourceConnector) => SourceConnector } = {},
-): { source: EngineCluster; dest: EngineCluster; close: () => void } {
+): { source: EngineCluster; dest: EngineCluster; registry: EmbeddedSourceRegistry; close: () => void } {
   const clock = new SystemClock();
   const scheduler = new EventLoopScheduler({ keepAlive: false });
   const registry = new EmbeddedSourceRegistry();
@@ -49,6 +49,7 @@ export function twoEngineClusters(
   return {
     source,
     dest,
+    registry,
     close: () => {
       for (const c of [dest, source]) {
         c.mirroring.close();

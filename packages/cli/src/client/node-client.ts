@@ -57,6 +57,11 @@ export class NodeClient {
     return this.request<T>("POST", path, body);
   }
 
+  /** PATCH a JSON body. */
+  patch<T>(path: string, body: unknown): Promise<T> {
+    return this.request<T>("PATCH", path, body);
+  }
+
   /** DELETE with a query. */
   delete<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T> {
     const params = new URLSearchParams();

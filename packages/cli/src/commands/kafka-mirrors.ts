@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import type { MirrorListing } from "@cluster-mirror/mirror";
+import type { MirrorConfigDescription, MirrorListing } from "@cluster-mirror/mirror";
 import { Command, Option } from "commander";
 import { connectNode, withTokenOptions } from "../client/node-token";
 import { rowFromWire, type WireDescribeRow } from "../node/wire";
@@ -15,6 +15,8 @@ const ACTIONS = [
   "create",
   "list",
   "delete",
+  "alter",
+  "describe-config",
   "add",
   "remove",
   "pause",
@@ -40,16 +42,20 @@ const TOPIC_ACTIONS: readonly Action[] = [
 /** Commander's attribute of an action flag (`--failover-preview` -> `failoverPreview`). */
 const attribute = (a: Action) => a.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
+const collect = (value: string, previous: string[]) => [...previous, value];
+
 /** Default `--timeout-ms`: of the wait for the node's answer, and of each of `--promote`'s two waits. */
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 /** Parsed flags of `kafka-mirrors`. */
-interface MirrorsFlags extends Partial<Record<string, boolean | string>> {
+interface MirrorsFlags extends Partial<Record<string, boolean | string | string[]>> {
   bootstrapServer?: string;
   mirror?: string;
   topic?: string;
   sourceBootstrap?: string;
   mirrorConfig?: string;
+  addConfig?: string[];
+  deleteConfig?: string[];
   replicationFactor?: string;
   truncateLocalWrites?: boolean;
   failed?: boolean;
@@ -69,6 +75,11 @@ export function kafkaMirrorsProgram(): Command {
     .option("--create", "create a mirror (needs --mirror and --source-bootstrap or --mirror-config)")
     .option("--list", "list mirrors")
     .option("--delete", "delete a mirror (its topics must be removed and STOPPED first)")
+    .option(
+      "--alter",
+      "change a mirror's config (--add-config, --delete-config, --mirror-config): a new source address or password is tried first and must reach the same source cluster",
+    )
+    .option("--describe-config", "show a mirror's config: every key, its value or default (secrets hidden)")
     .option("--add", "add the source topics matching --topic to --mirror (start mirroring)")
     .option("--remove", "remove topics from --mirror (failover: they become writable)")
     .option("--pause", "pause mirroring of topics (they stay read-only)")
@@ -88,7 +99,17 @@ export function kafkaMirrorsProgram(): Command {
     .addOption(new Option("--topic <regex>", "topics (a regex matching whole names)"))
     .addOption(new Option("--topics <regex>", "alias of --topic").hideHelp())
     .option("--source-bootstrap <servers>", "the source's bootstrap.servers (with --create)")
-    .option("--mirror-config <file>", "mirror definition as a Java properties file (with --create)")
+    .option(
+      "--mirror-config <file>",
+      "mirror definition as a Java properties file (with --create; with --alter: the keys to set)",
+    )
+    .option("--add-config <key=value>", "with --alter: a mirror config to set (repeatable)", collect, [])
+    .option(
+      "--delete-config <key>",
+      "with --alter: a mirror config to delete, back to its default (repeatable)",
+      collect,
+      [],
+    )
     .option("--replication-factor <n>", "replication factor of created mirror topics (with --add/--start)")
     .option(
       "--truncate-local-writes",
@@ -154,6 +175,18 @@ async function runMirrors(
       const { mirrors } = await client.get<{ mirrors: MirrorListing[] }>("/v1/mirrors", { cluster });
       const { formatListTable } = await mirrorFormats();
       out(formatListTable(mirrors));
+      return;
+    }
+    case "alter": {
+      const set = await alterations(flags);
+      const deleted = flags.deleteConfig ?? [];
+      await client.patch(`${path}/config`, { cluster, set, delete: deleted });
+      out(`${mirrorMessages.altered(mirror, Object.keys(set), deleted)}\n`);
+      return;
+    }
+    case "describe-config": {
+      const description = await client.get<MirrorConfigDescription>(`${path}/config`, { cluster });
+      out(flags.json ? `${JSON.stringify(description, null, 2)}\n` : formatConfigTable(description));
       return;
     }
     case "delete":
@@ -253,9 +286,11 @@ function validate(flags: MirrorsFlags): Action {
   only("--replication-factor", flags.replicationFactor !== undefined, ["add", "start"]);
   only("--truncate-local-writes", flags.truncateLocalWrites === true, ["add", "start"]);
   only("--source-bootstrap", flags.sourceBootstrap !== undefined, ["create"]);
-  only("--mirror-config", flags.mirrorConfig !== undefined, ["create"]);
+  only("--mirror-config", flags.mirrorConfig !== undefined, ["create", "alter"]);
+  only("--add-config", (flags.addConfig ?? []).length > 0, ["alter"]);
+  only("--delete-config", (flags.deleteConfig ?? []).length > 0, ["alter"]);
   only("--failed", flags.failed === true, ["describe"]);
-  only("--json", flags.json === true, ["describe", "failover-preview"]);
+  only("--json", flags.json === true, ["describe", "describe-config", "failover-preview"]);
   if (flags.timeoutMs !== undefined) intFlag("--timeout-ms", flags.timeoutMs, 1, MAX_TIMEOUT_MS);
   only(
     "--mirror",
@@ -278,6 +313,16 @@ function validate(flags: MirrorsFlags): Action {
       );
     }
   }
+  if (
+    action === "alter" &&
+    flags.mirrorConfig === undefined &&
+    (flags.addConfig ?? []).length === 0 &&
+    (flags.deleteConfig ?? []).length === 0
+  ) {
+    throw new UsageError(
+      "--alter needs what to change: --add-config KEY=VALUE, --delete-config KEY (both repeatable) or --mirror-config FILE",
+    );
+  }
   // The same check as every other integer flag: `1e3` or `0x2` are not replication factors.
   if (flags.replicationFactor !== undefined) intFlag("--replication-factor", flags.replicationFactor, 1);
   return action;
@@ -291,7 +336,38 @@ function mirrorFormats() {
   return import("@cluster-mirror/mirror");
 }
 
-async function readMirrorConfig(file: string): Promise<Record<string, string>> {
+/**
+ * The keys `--alter` sets: those of `--mirror-config` (a file keeps secrets off the command line), then each
+ * `--add-config KEY=VALUE` (split at the first `=`: values such as `sasl.jaas.config` hold more).
+ */
+async function alterations(flags: MirrorsFlags): Promise<Record<string, string>> {
+  const set = flags.mirrorConfig ? await readMirrorConfig(flags.mirrorConfig, false) : {};
+  for (const pair of flags.addConfig ?? []) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) {
+      throw new UsageError(
+        `--add-config '${pair}' is not KEY=VALUE; write e.g. --add-config bootstrap.servers=source:9092`,
+      );
+    }
+    set[pair.slice(0, eq).trim()] = pair.slice(eq + 1);
+  }
+  return set;
+}
+
+/** The `--describe-config` table: `CONFIG VALUE SOURCE`, secrets as `(hidden)`. */
+function formatConfigTable(d: MirrorConfigDescription): string {
+  const rows = d.configs.map((c) => [
+    c.name,
+    c.isSensitive ? "(hidden)" : (c.value ?? ""),
+    c.isDefault ? "default" : "set",
+  ]);
+  const width = Math.max(6, ...rows.map((r) => r[0]!.length)) + 2;
+  const valueWidth = Math.max(5, ...rows.map((r) => r[1]!.length)) + 2;
+  const line = (r: string[]) => `${r[0]!.padEnd(width)}${r[1]!.padEnd(valueWidth)}${r[2]!}`.trimEnd();
+  return `${[line(["CONFIG", "VALUE", "SOURCE"]), ...rows.map(line)].join("\n")}\n`;
+}
+
+async function readMirrorConfig(file: string, needsBootstrap = true): Promise<Record<string, string>> {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
@@ -305,7 +381,7 @@ async function readMirrorConfig(file: string): Promise<Record<string, string>> {
   // Editors on Windows save UTF-8 with a byte order mark; left in, it became part of the first key, and a
   // file that starts with bootstrap.servers was refused for having none.
   const configs = parseProperties(text.replace(/^\uFEFF/, ""));
-  if (!configs["bootstrap.servers"]) {
+  if (needsBootstrap && !configs["bootstrap.servers"]) {
     throw new UsageError(
       `--mirror-config ${file} has no bootstrap.servers; add bootstrap.servers=HOST:PORT of the source`,
     );

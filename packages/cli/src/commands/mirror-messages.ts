@@ -8,6 +8,12 @@ export const mirrorMessages = {
   /** `--create`. */
   created: (m: MirrorListing): string =>
     `Created mirror ${m.name} from ${m.sourceBootstrap} (source cluster id ${m.sourceClusterId})`,
+  /** `--alter`: the keys set and deleted (values left out: some are secrets). */
+  altered: (name: string, set: readonly string[], deleted: readonly string[]): string =>
+    `Altered mirror ${name}: ${[
+      ...(set.length > 0 ? [`set ${set.join(", ")}`] : []),
+      ...(deleted.length > 0 ? [`deleted ${deleted.join(", ")}`] : []),
+    ].join("; ")}`,
   /** `--delete`. */
   deleted: (name: string): string => `Deleted mirror ${name}`,
 } as const;

@@ -8,6 +8,7 @@ import {
   optionalInt,
   optionalString,
   requiredString,
+  stringList,
   stringMap,
 } from "./request-fields";
 import { authorize, CLUSTER_RESOURCE } from "./route-auth";
@@ -38,7 +39,7 @@ export type TopicAction = (typeof TOPIC_ACTIONS)[number];
  * (only enforced while the node's authorizer is on; the admin token's principal is a super user):
  * - `GET /v1/health`: clusters, ids, brokers;
  * - `GET /v1/mirrors`, `POST /v1/mirrors {name, configs}`, `DELETE /v1/mirrors/:name`,
- *   `GET /v1/mirrors/:name/config`;
+ *   `GET /v1/mirrors/:name/config`, `PATCH /v1/mirrors/:name/config {set?, delete?}` (the config after);
  * - `POST /v1/mirrors/:name/topics/:action {topic, replicationFactor?, truncateLocalWrites?}` (add,
  *   remove, pause, resume, start, stop) -> `{topics, message}`;
  * - `GET /v1/describe?mirror=&failed=` -> `{rows}` (offsets as decimal strings);
@@ -86,6 +87,15 @@ export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): voi
       req.principal,
       false,
     ).mirroring.admin.describeMirrorConfig(req.params.name);
+  });
+
+  app.patch<{ Params: { name: string } }>("/v1/mirrors/:name/config", async (req) => {
+    const body = fieldsOf(req.body);
+    const admin = mirrorTarget(node, optionalString(body, "cluster"), req.principal, true).mirroring.admin;
+    return admin.alterMirrorConfig(req.params.name, {
+      set: stringMap(body, "set"),
+      delete: stringList(body, "delete"),
+    });
   });
 
   app.delete<{ Params: { name: string } }>("/v1/mirrors/:name", async (req) => {

@@ -71,3 +71,12 @@ export function stringMap(fields: Fields, name: string): Record<string, string> 
   }
   return out;
 }
+
+/** An optional list of strings (absent: empty). */
+export function stringList(fields: Fields, name: string): string[] {
+  const v = fields[name];
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || v.some((x) => typeof x !== "string"))
+    throw new BadRequestError(`field '${name}' must be a list of strings`);
+  return v as string[];
+}

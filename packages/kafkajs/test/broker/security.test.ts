@@ -91,6 +91,33 @@ describe("a secured source: SASL/PLAIN and the broker's authorizer", () => {
     );
   });
 
+  it("new credentials through alterMirrorConfig: a wrong password is refused and changes nothing; right ones take over", async () => {
+    const admin = dest.mirroring.admin;
+    const scram = (password: string) => ({
+      "sasl.mechanism": "SCRAM-SHA-256",
+      "sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required username="mirror" password="${password}";`,
+    });
+    await expect(admin.alterMirrorConfig("sec", { set: scram("wrong") })).rejects.toThrow(
+      /Authentication failed/,
+    );
+    const mechanism = () =>
+      admin.describeMirrorConfig("sec").configs.find((c) => c.name === "sasl.mechanism");
+    expect(mechanism()?.value).toBe("PLAIN");
+    await admin.alterMirrorConfig("sec", { set: scram("mirror-secret") });
+    expect(mechanism()?.value).toBe("SCRAM-SHA-256");
+    // Mirroring goes on with them: what is written now is copied byte for byte.
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({ topic: "sec-granted", messages: [{ value: "three" }] });
+    await producer.disconnect();
+    const oracle = new KafkajsSourceCluster("oracle", { "bootstrap.servers": inject("kafkaBootstrap") });
+    await caughtUpWithBroker(dest.cluster, oracle, "sec-granted", [0]).finally(() => oracle.close());
+    expect(hexOf(destinationBatches(dest.cluster, "sec-granted", 0))).toEqual(
+      hexOf(storedBatches("sec-granted", 0)),
+    );
+    expect(storedBatches("sec-granted", 0).length).toBeGreaterThan(1);
+  });
+
   it.each([
     ["SCRAM-SHA-256", 23],
     ["SCRAM-SHA-512", 24],

@@ -9,7 +9,7 @@ import {
   mirrorNameValue,
   mirrorTopics,
 } from "../metadata/mirror-topics";
-import { SourceConnections } from "../metadata/source-connections";
+import { connectionFingerprint, SourceConnections } from "../metadata/source-connections";
 import { driveTopics, isCoordinatorLoading, viewsByPartition } from "../metadata/state-driver";
 import type { PartitionOffsets } from "../metrics/mirror-metrics";
 import type {
@@ -46,6 +46,7 @@ import {
   topicFilter,
   validateMirrorName,
 } from "./mirror-config";
+import { alterMirrorConfigs, type MirrorConfigChanges } from "./mirror-config-alter";
 import { describeMirrorPartitions } from "./mirror-describe";
 import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
 import {
@@ -190,6 +191,38 @@ export class MirrorAdmin {
         };
       }),
     };
+  }
+
+  /**
+   * Changes a mirror's config (AlterClusterMirror; `kafka-mirrors --alter`), e.g. a rotated SASL password,
+   * a source that moved to new brokers, other topic patterns. Validated as at creation
+   * (`alterMirrorConfigs`); a change of how the source is reached is tried first, and refused unless it
+   * reaches the very cluster the mirror copies (`source.cluster.id`): SourceUnreachableError when it does not
+   * answer, INVALID_CONFIG when it is another cluster. A refused change changes nothing. Once stored, the
+   * engine uses it from its next step: a new source connection, the next metadata refresh. Returns the
+   * config as `describeMirrorConfig` shows it.
+   */
+  async alterMirrorConfig(name: string, changes: MirrorConfigChanges): Promise<MirrorConfigDescription> {
+    return this.commands.run(name, async () => {
+      const stored = this.requireMirror(name).configs;
+      const configs = alterMirrorConfigs(stored, changes);
+      const def = parseMirrorConfig(name, configs);
+      if (connectionFingerprint(stored) !== connectionFingerprint(configs)) {
+        const clusterId = await this.sourceCall(def, (s) => s.clusterId(), "probe");
+        const K = MIRROR_CONFIG_KEYS;
+        const pinned = stored[K.SOURCE_CLUSTER_ID];
+        if (pinned !== undefined && clusterId !== pinned) {
+          throw new InvalidMirrorConfigError(
+            K.BOOTSTRAP_SERVERS,
+            `${K.BOOTSTRAP_SERVERS}=${def.bootstrapServers} reaches cluster ${clusterId}, but mirror '${name}' copies cluster ${pinned} (${K.SOURCE_CLUSTER_ID}). Nothing was changed. Give the address of that cluster, or create another mirror for the other one.`,
+          );
+        }
+      }
+      // Deleted while the source was asked: nothing to change.
+      this.requireMirror(name);
+      this.controller.putMirror(name, configs);
+      return this.describeMirrorConfig(name);
+    });
   }
 
   /**
@@ -778,12 +811,19 @@ export class MirrorAdmin {
     );
   }
 
+  /**
+   * `call` on the mirror's source, its errors turned into the admin API's. `probe` uses `def`'s configs
+   * without replacing the mirror's open connection (see `SourceConnections.probe`).
+   */
   private async sourceCall<T>(
     def: MirrorDefinition,
     call: (source: SourceCluster) => Promise<T>,
+    how: "open" | "probe" = "open",
   ): Promise<T> {
     try {
-      return await call(this.sources.get(def.name, def.configs));
+      return how === "probe"
+        ? await this.sources.probe(def.name, def.configs, call)
+        : await call(this.sources.get(def.name, def.configs));
     } catch (error) {
       // A setting the source cannot honour is the operator's to fix, not an unreachable source.
       if (error instanceof InvalidMirrorConfigError) throw error;

@@ -25,11 +25,7 @@ export class SourceConnections {
 
   /** The source of `mirror` for these configs, connecting (again) when how to reach it changed. */
   get(mirror: string, configs: Readonly<Record<string, string>>): SourceCluster {
-    const fingerprint = JSON.stringify(
-      Object.entries(configs)
-        .filter(([key]) => !ENGINE_KEYS.has(key))
-        .sort(([a], [b]) => (a < b ? -1 : 1)),
-    );
+    const fingerprint = connectionFingerprint(configs);
     const cached = this.open.get(mirror);
     if (cached && cached.fingerprint === fingerprint) return cached.source;
     const source = this.connector.connect(mirror, configs);
@@ -38,12 +34,41 @@ export class SourceConnections {
     return source;
   }
 
+  /**
+   * Runs `call` on a source reached with `configs` without touching the mirror's open connection: the
+   * open one when `configs` reach the source the same way, else a new one, closed afterwards (a config
+   * change is tried before it is stored; a refused one must not disturb the running mirror).
+   */
+  async probe<T>(
+    mirror: string,
+    configs: Readonly<Record<string, string>>,
+    call: (source: SourceCluster) => Promise<T>,
+  ): Promise<T> {
+    const cached = this.open.get(mirror);
+    if (cached && cached.fingerprint === connectionFingerprint(configs)) return call(cached.source);
+    const source = this.connector.connect(mirror, configs);
+    try {
+      return await call(source);
+    } finally {
+      closeQuietly(source);
+    }
+  }
+
   /** Forgets a deleted mirror's connection, and closes it. */
   drop(mirror: string): void {
     const cached = this.open.get(mirror);
     this.open.delete(mirror);
     if (cached) closeQuietly(cached.source);
   }
+}
+
+/** How `configs` reach the source: equal for two configs that differ only in the mirror's own settings. */
+export function connectionFingerprint(configs: Readonly<Record<string, string>>): string {
+  return JSON.stringify(
+    Object.entries(configs)
+      .filter(([key]) => !ENGINE_KEYS.has(key))
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
 }
 
 /** Closes a source no one will ask again (calls still in flight on it fail, and are retried on the new one). */

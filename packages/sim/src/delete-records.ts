@@ -3,21 +3,27 @@ import type { Simulation } from "./simulation";
 import { describeError, pick, produce } from "./workload";
 
 /**
- * An application purges records on a primary (DeleteRecords: a poison record, personal data): the log start
- * of a writable (node, topic) partition moves up by a quarter to all of what lies below its high watermark.
- * An empty partition gets a produce first. Mirrors copying the topic follow the new log start (`log.start.offset.sync.enable`); the broker guard
- * checks every such move (`checkLogStartFollow`), and the durability checks then skip only what lies below
- * a log start some source really purged.
+ * An application purges records (DeleteRecords: a poison record, personal data): the log start of a
+ * partition moves up by a quarter to all of what lies below its high watermark. `onCopy` 0 purges a
+ * primary (a writable (node, topic); an empty partition gets a produce first), and mirrors copying it
+ * follow the new log start (`log.start.offset.sync.enable`): the broker guard checks every such move
+ * (`LogStartWatch`). `onCopy` 1 purges a mirror's copy (an ACTIVE or PAUSED edge topic) on its own, as an
+ * operator may on a DR cluster: its copy then starts above its source's, through every later truncation,
+ * failover and failback.
  */
 export async function deleteRecords(
   sim: Simulation,
   target: number,
   partitionChoice: number,
   quarters: number,
+  onCopy = 0,
 ): Promise<void> {
-  const t = pick(sim.writableTargets(), target);
+  const copies = sim
+    .edgeTopics((s) => s === "ACTIVE" || s === "PAUSED")
+    .map(({ edge, topic }) => ({ node: edge.to, topic }));
+  const t = pick(onCopy % 2 === 1 ? copies : sim.writableTargets(), target);
   if (!t) {
-    sim.step("delete records: nothing writable");
+    sim.step(`delete records: ${onCopy % 2 === 1 ? "no mirror copy" : "nothing writable"}`);
     return;
   }
   const cluster = sim.node(t.node).cluster;
@@ -27,7 +33,7 @@ export async function deleteRecords(
   // Nothing below the high watermark yet: the application writes a few records first, so there is
   // something to purge (and the purge may overtake the copy).
   let log = leaderLog(cluster, t.topic, partition);
-  if (log && log.highWatermark === log.logStartOffset) {
+  if (log && log.highWatermark === log.logStartOffset && onCopy % 2 === 0) {
     await produce(sim, target, partition, 3);
     log = leaderLog(cluster, t.topic, partition);
   }

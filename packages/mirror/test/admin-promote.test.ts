@@ -252,6 +252,31 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     expect((outcomes[loser] as Error).message).toMatch(new RegExp(`already mirrored by mirror '${winner}'`));
   }, 60_000);
 
+  it("a failover whose turn behind another command of the mirror comes after the deadline does not start, then or later", async () => {
+    const hang = hangingSource("listMirrors");
+    const e = env({ wrapSources: hang.wrap });
+    const admin = await caughtUpOrders(e, 1);
+    await createTopic(e.source, "ord2", 1);
+    hang.set(true);
+    // An add of the same mirror waits on the source (its mirror-loop check), holding the mirror's commands.
+    const add = admin.addTopics("m", "ord2").catch((error: unknown) => error);
+    while (hang.held() === 0) await new Promise((r) => setTimeout(r, 5));
+    const promoted = admin.promoteTopics("m", "orders", { timeoutMs: 300 }).catch((error: unknown) => error);
+    await new Promise((r) => setTimeout(r, 600));
+    hang.set(false);
+    await add;
+    const outcome = await promoted;
+    // Before: the promote waited for its turn without a bound and failed orders over once the add was
+    // done, long after its 300 ms: a caller told "timed out" would have sent writers back to the source.
+    expect(outcome).toBeInstanceOf(PromoteTimeoutError);
+    expect((outcome as Error).message).toMatch(
+      /waited behind other commands on the mirror.*Nothing was failed over/,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(e.dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m");
+    expect((await admin.describe("m")).find((r) => r.topic === "orders")?.state).toBe("MIRRORING");
+  }, 60_000);
+
   it("a catch-up timeout with no partition behind (the source was being asked again) says so", () => {
     const e = new PromoteTimeoutError("m", "CATCH_UP", 1, []);
     expect(e.errorName).toBe("REQUEST_TIMED_OUT");

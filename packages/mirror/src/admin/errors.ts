@@ -206,8 +206,9 @@ export class MirrorWaitTimeoutError extends KafkaError {
  * A promote's wait ran out (Kafka's REQUEST_TIMED_OUT, code 7, retriable). In the CATCH_UP phase nothing
  * was failed over: `partitions` are those that did not reach lag 0 against the source's high watermark,
  * with their lag; none when every partition had reached it and the time ran out while the source was asked
- * for its live high watermarks again. In the STOP phase the failover had begun: `partitions` are those not
- * STOPPED yet.
+ * for its live high watermarks again, or (`queued`) when every partition had reached lag 0 but the
+ * failover's turn behind the mirror's other commands came too late. In the STOP phase the failover had
+ * begun: `partitions` are those not STOPPED yet.
  */
 export class PromoteTimeoutError extends KafkaError {
   /** The mirror promoted. */
@@ -222,6 +223,7 @@ export class PromoteTimeoutError extends KafkaError {
     phase: "CATCH_UP" | "STOP",
     timeoutMs: number,
     partitions: readonly { topic: string; partition: number; lag: bigint | null; state: string }[],
+    queued?: "QUEUED",
   ) {
     const list = partitions
       .map(
@@ -230,11 +232,13 @@ export class PromoteTimeoutError extends KafkaError {
       )
       .join(", ");
     const message =
-      phase === "CATCH_UP" && partitions.length === 0
-        ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms while it asked the source for its live high watermarks again (every partition had reached the ones asked before). Nothing was failed over; the topics are still mirrored. Promote again with a larger --timeout-ms (the source must answer within it), or fail over anyway with --remove.`
-        : phase === "CATCH_UP"
-          ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms: ${partitions.length} partition(s) did not reach lag 0 against the source's high watermark: ${list}. Nothing was failed over; the topics are still mirrored. Check that every writer on the source has stopped and that those partitions are MIRRORING (--describe --mirror ${mirror}), then promote again (a larger --timeout-ms), or fail over anyway with --remove, leaving those records behind.`
-          : `Promote of mirror '${mirror}' failed its topics over, but after ${timeoutMs} ms ${partitions.length} partition(s) are not STOPPED yet: ${list}. The failover goes on; follow it with --describe --mirror ${mirror} before sending writes to this cluster.`;
+      queued === "QUEUED"
+        ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms: every partition had reached lag 0, but the failover waited behind other commands on the mirror (an add, pause, resume or remove still running) until the time was up. Nothing was failed over; the topics are still mirrored. Promote again once those commands are done, or with a larger --timeout-ms.`
+        : phase === "CATCH_UP" && partitions.length === 0
+          ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms while it asked the source for its live high watermarks again (every partition had reached the ones asked before). Nothing was failed over; the topics are still mirrored. Promote again with a larger --timeout-ms (the source must answer within it), or fail over anyway with --remove.`
+          : phase === "CATCH_UP"
+            ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms: ${partitions.length} partition(s) did not reach lag 0 against the source's high watermark: ${list}. Nothing was failed over; the topics are still mirrored. Check that every writer on the source has stopped and that those partitions are MIRRORING (--describe --mirror ${mirror}), then promote again (a larger --timeout-ms), or fail over anyway with --remove, leaving those records behind.`
+            : `Promote of mirror '${mirror}' failed its topics over, but after ${timeoutMs} ms ${partitions.length} partition(s) are not STOPPED yet: ${list}. The failover goes on; follow it with --describe --mirror ${mirror} before sending writes to this cluster.`;
     super("REQUEST_TIMED_OUT", 7, true, message);
     this.mirror = mirror;
     this.phase = phase;

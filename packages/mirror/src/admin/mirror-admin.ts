@@ -501,7 +501,11 @@ export class MirrorAdmin {
         sources: this.sources,
         coordinators: this.options.coordinators,
         changes: this.changes,
-        removeTopics: (m, r) => this.removeTopics(m, r),
+        removeTopics: (m, r, beforeRemoval) =>
+          this.commands.run(m, async () => {
+            beforeRemoval();
+            return this.removeTopicsNow(m, r);
+          }),
       },
       mirror,
       regex,

@@ -57,8 +57,11 @@ export interface PromoteDeps {
   sources: SourceConnections;
   coordinators: Pick<MirrorCoordinators, "describe">;
   changes: MirrorChanges;
-  /** The failover itself (MirrorAdmin.removeTopics). */
-  removeTopics: (mirror: string, regex: string) => Promise<{ topics: string[] }>;
+  /**
+   * The failover itself (MirrorAdmin.removeTopics), in the mirror's command queue; `beforeRemoval` runs
+   * when its turn comes, before anything changes, and may refuse it by throwing.
+   */
+  removeTopics: (mirror: string, regex: string, beforeRemoval: () => void) => Promise<{ topics: string[] }>;
 }
 
 /** States from which a caught-up partition may be failed over by a promote. */
@@ -153,7 +156,14 @@ export async function promoteTopics(
 
   // The topics checked, by name: the regex may select more by now (a topic added meanwhile, or through
   // topics.include), and a topic never checked must not be failed over without catching up.
-  const removed = await deps.removeTopics(mirror, exactNames(topics.map((t) => t.name)));
+  // The failover waits its turn behind the mirror's other commands (an add waiting on the source, say): one
+  // whose turn comes after the deadline does not start. The caller was told the promote timed out by then,
+  // and a failover after that, with writers back on the source, would leave their records behind.
+  const removed = await deps.removeTopics(mirror, exactNames(topics.map((t) => t.name)), () => {
+    if (destination.clock.now() > deadline) {
+      throw new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, [], "QUEUED");
+    }
+  });
   const names = topics.map((t) => t.name).filter((n) => removed.topics.includes(n));
   const notStopped = (): PromoteLaggard[] => {
     const views = viewsByPartition(deps.coordinators.describe(mirror), deps.destination.controller.image);

@@ -1,4 +1,3 @@
-import { SOURCE_TOPIC_DELETED } from "@cluster-mirror/mirror";
 import { leaderLog } from "./invariants/logs";
 import type { Violation } from "./invariants/violation";
 import type { Simulation } from "./simulation";
@@ -59,21 +58,6 @@ function converged(sim: Simulation): string | undefined {
         return `${edge.mirror} ${topic} (source topic deleted): want FAILED for good x${copied}, have ${have()}`;
       continue;
     }
-    // The source topic was deleted, then came back with the same id (a failback onto the source restored it
-    // from another copy): a copy that saw it gone failed for good before it returned, and stays so until
-    // the operator removes the topic and adds it again (the engine does not revive a FAILED-for-good
-    // partition by itself). Soak `recreated-source` fan-out FC_SEED=235 x20.
-    const copyId = dst.controller.image.topic(topic)?.topicId;
-    if (
-      state !== "REMOVED" &&
-      copyId !== undefined &&
-      sim.model.incarnations.has(copyId) &&
-      views.length > 0 &&
-      views.every(
-        (v) => v.state === "FAILED" && v.retryAttempt === -1 && v.errorMessage === SOURCE_TOPIC_DELETED,
-      )
-    )
-      continue;
     const want = state === "ACTIVE" ? "MIRRORING" : state === "PAUSED" ? "PAUSED" : "STOPPED";
     const expected = state === "ACTIVE" ? partitions : views.length;
     if (views.length < expected || views.some((v) => v.state !== want)) {

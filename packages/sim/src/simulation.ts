@@ -1,4 +1,5 @@
 import type { Producer, Transaction } from "@cluster-mirror/cluster";
+import { SOURCE_TOPIC_DELETED } from "@cluster-mirror/mirror";
 import { completeFailovers, type PendingFailover } from "./failover-completion";
 import { installBrokerGuards } from "./guards";
 import { CommittedPrefix } from "./invariants/committed-prefix";
@@ -286,12 +287,33 @@ export class Simulation {
    * maybe created it again under the name): that copy only fails, and is checked by `checkOrphans`.
    */
   orphaned(edge: MirrorEdge, topic: string): DeletedIncarnation | undefined {
-    return orphanedIncarnation(
-      this.node(edge.from).cluster,
-      this.node(edge.to).cluster,
-      topic,
-      this.model.incarnations,
+    return (
+      orphanedIncarnation(
+        this.node(edge.from).cluster,
+        this.node(edge.to).cluster,
+        topic,
+        this.model.incarnations,
+      ) ?? this.failedOnDeletion(edge, topic)
     );
+  }
+
+  /**
+   * The deleted source topic a copy failed for good on (SOURCE_TOPIC_DELETED) when that topic has since
+   * come back with its id (a failback onto the source restored it from another copy): the copy stays
+   * FAILED with what it held, until the operator removes the topic and adds it again (the engine does not
+   * revive a FAILED-for-good partition by itself), so it is still that deleted topic's copy, not one of
+   * the restored topic (soak `recreated-source` fan-out FC_SEED=235 x20 and FC_SEED=260 x20).
+   */
+  private failedOnDeletion(edge: MirrorEdge, topic: string): DeletedIncarnation | undefined {
+    const dest = this.node(edge.to);
+    const copyId = dest.cluster.controller.image.topic(topic)?.topicId;
+    const incarnation = copyId === undefined ? undefined : this.model.incarnations.get(copyId);
+    if (!incarnation || this.edgeState(edge, topic) === "REMOVED") return undefined;
+    const views = dest.mirroring.coordinators.describe(edge.mirror).filter((v) => v.key.topic === topic);
+    const failedForGood = views.every(
+      (v) => v.state === "FAILED" && v.retryAttempt === -1 && v.errorMessage === SOURCE_TOPIC_DELETED,
+    );
+    return views.length > 0 && failedForGood ? incarnation : undefined;
   }
 
   /** Checks every orphaned copy (see `checkOrphanedCopy`): it holds nothing but its deleted topic's batches. */

@@ -246,9 +246,16 @@ describe("kafka-mirrors against a running node", { timeout: CLI_TEST_TIMEOUT_MS 
     expect(failureLine(typo)).toMatch(/Did you mean 'topics\.include'/);
     expect(await config()).toBe(after);
 
+    const empty = path.join(tempDir("cm-alter-empty"), "empty.properties");
+    fs.writeFileSync(empty, "# nothing\n");
     for (const [args, message] of [
       [["--alter", "--mirror", "m"], /--alter needs what to change/],
       [["--alter", "--mirror", "m", "--add-config", "novalue"], /--add-config 'novalue' is not KEY=VALUE/],
+      [
+        ["--alter", "--mirror", "m", "--add-config", "topics.include=a,groups.include=b"],
+        /holds another setting \(groups\.include=\.\.\.\): give each KEY=VALUE its own --add-config/,
+      ],
+      [["--alter", "--mirror", "m", "--mirror-config", empty], /has no settings: nothing to change/],
       [["--describe", "--add-config", "a=b"], /--add-config cannot be used with --describe/],
       [["--describe-config"], /--describe-config needs --mirror NAME/],
     ] as [string[], RegExp][]) {

@@ -164,6 +164,7 @@ export class ClusterMirroring {
       coordinators: this.coordinators,
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
       awaitCoordinators: (keys) => this.whenCoordinatorsLoaded(keys),
+      onMirrorAltered: (mirror) => this.refreshSoon(mirror, true),
     });
   }
 
@@ -610,11 +611,13 @@ export class ClusterMirroring {
 
   /**
    * Starts a metadata refresh of `mirror` on the broker that does its metadata work (the leader of its
-   * `__mirror_state` partition; nothing when no running broker leads it). A refresh running there is joined.
+   * `__mirror_state` partition; nothing when no running broker leads it). A refresh running there is joined,
+   * or (`afterCurrent`, for a change it may have read the mirror before) awaited and followed by a new one.
    */
-  private refreshSoon(mirror: string): void {
+  private refreshSoon(mirror: string, afterCurrent = false): void {
     const leader = this.destination.leaderOf(MIRROR_STATE_TOPIC, this.mirrorStatePartition(mirror));
-    void this.nodes.get(leader)?.metadata.refresh(mirror);
+    const metadata = this.nodes.get(leader)?.metadata;
+    void (afterCurrent ? metadata?.refreshAfterCurrent(mirror) : metadata?.refresh(mirror));
   }
 
   /** The `__mirror_state` partition whose leader does a mirror's metadata work: abs(murmur2(name)) % N. */

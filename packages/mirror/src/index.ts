@@ -36,6 +36,7 @@ export { type ConditionCheck, MirrorChanges, waitForCondition } from "./admin/mi
 export {
   compilePattern,
   isExcludedTopicConfig,
+  KNOWN_MIRROR_CONFIGS,
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
   type MirrorDefinition,

@@ -1,5 +1,6 @@
+import { KafkaError } from "@cluster-mirror/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SourceConnector } from "../src/ports";
+import type { SourceCluster, SourceConnector } from "../src/ports";
 import { addTopicsWhenReady, createTopic, produce, twoEngineClusters } from "./engine-helpers";
 
 const closers: (() => void)[] = [];
@@ -121,5 +122,104 @@ describe("alterMirrorConfig (kafka-mirrors --alter)", () => {
     await produce(e.source, "orders", 0, 1);
     await e.dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
     expect([e.destLog().logStartOffset, e.destLog().logEndOffset]).toEqual([4n, 12n]);
+  }, 60_000);
+
+  it("refuses a change whose principal may not describe the mirror's topics, before anything changes", async () => {
+    // Connections to `limited` present a principal the source refuses DESCRIBE on the topics.
+    const wrapSources = (inner: SourceConnector): SourceConnector => ({
+      connect: (mirror, configs) => {
+        const source = inner.connect(mirror, configs);
+        if (configs["bootstrap.servers"] !== "limited:9092") return source;
+        return new Proxy(source, {
+          get(target, prop, receiver) {
+            if (prop !== "listOffsets") return Reflect.get(target, prop, receiver);
+            return async (topic: string) => {
+              throw new KafkaError(
+                "TOPIC_AUTHORIZATION_FAILED",
+                29,
+                false,
+                `Not authorized to access topics: [${topic}]`,
+              );
+            };
+          },
+        }) as SourceCluster;
+      },
+    });
+    const e = await mirrored(3, { wrapSources });
+    e.registry.register("limited:9092", e.source.cluster, e.source.mirroring.asSource());
+    await expect(
+      e.admin.alterMirrorConfig("m", { set: { "bootstrap.servers": "limited:9092" } }),
+    ).rejects.toThrow(
+      /may not describe 1 of mirror 'm''s topics \(orders: Not authorized.*Nothing was changed/,
+    );
+    expect(e.config("bootstrap.servers")).toBe(e.source.bootstrap);
+  }, 60_000);
+
+  it("a mirror deleted and created again while the change was tried keeps its new definition", async () => {
+    // Connections to `slow` hang on the cluster id until released.
+    const held: (() => void)[] = [];
+    const wrapSources = (inner: SourceConnector): SourceConnector => ({
+      connect: (mirror, configs) => {
+        const source = inner.connect(mirror, configs);
+        if (configs["bootstrap.servers"] !== "slow:9092") return source;
+        return new Proxy(source, {
+          get(target, prop, receiver) {
+            if (prop !== "clusterId") return Reflect.get(target, prop, receiver);
+            return async () => {
+              await new Promise<void>((resolve) => held.push(resolve));
+              return target.clusterId();
+            };
+          },
+        }) as SourceCluster;
+      },
+    });
+    const e = twoEngineClusters({ wrapSources });
+    closers.push(e.close);
+    e.registry.register("slow:9092", e.source.cluster, e.source.mirroring.asSource());
+    const admin = e.dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": e.source.bootstrap });
+    const altering = admin.alterMirrorConfig("m", { set: { "bootstrap.servers": "slow:9092" } });
+    while (held.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await admin.deleteMirror("m");
+    await admin.createMirror("m", { "bootstrap.servers": e.source.bootstrap, "topics.include": "orders" });
+    for (const release of held.splice(0)) release();
+    // Before: the alter stored its copy of the deleted mirror's definition over the new one.
+    await expect(altering).rejects.toThrow(
+      /was changed \(or deleted and created again\).*Nothing was changed/,
+    );
+    const shown = admin.describeMirrorConfig("m").configs;
+    expect(shown.find((c) => c.name === "bootstrap.servers")?.value).toBe(e.source.bootstrap);
+    expect(shown.find((c) => c.name === "topics.include")?.value).toBe("orders");
+  }, 60_000);
+
+  it("a mirror stored without source.cluster.id (an earlier version) is pinned by a change, and never to this cluster", async () => {
+    const e = await mirrored(1);
+    const stored = { ...e.dest.cluster.controller.image.mirrors.get("m")! };
+    const id = stored["source.cluster.id"]!;
+    delete stored["source.cluster.id"];
+    e.dest.cluster.controller.putMirror("m", stored);
+    // Before: with nothing pinned, any cluster was accepted, this very one too.
+    await expect(
+      e.admin.alterMirrorConfig("m", { set: { "bootstrap.servers": e.dest.bootstrap } }),
+    ).rejects.toThrow(/this very cluster; a mirror needs another cluster as its source. Nothing was changed/);
+    await expect(e.admin.alterMirrorConfig("m", { set: { "source.cluster.id": "bogus" } })).rejects.toThrow(
+      new RegExp(`reaches cluster ${id}, but mirror 'm' copies cluster bogus`),
+    );
+    e.registry.register("source-new:9092", e.source.cluster, e.source.mirroring.asSource());
+    await e.admin.alterMirrorConfig("m", { set: { "bootstrap.servers": "source-new:9092" } });
+    expect(e.config("source.cluster.id")).toBe(id);
+  }, 60_000);
+
+  it("new topic patterns apply at once, not after the next refresh interval", async () => {
+    const e = await mirrored(1);
+    await e.admin.alterMirrorConfig("m", { set: { "mirror.metadata.refresh.interval.ms": "600000" } });
+    await createTopic(e.source, "payments", 1);
+    await e.admin.alterMirrorConfig("m", { set: { "topics.include": "payments" } });
+    // The refresh the change starts adds the source topic matching the new pattern (10 minutes early).
+    const deadline = Date.now() + 15_000;
+    while (e.dest.cluster.controller.image.topic("payments")?.configs.get("mirror.name") !== "m") {
+      if (Date.now() > deadline) throw new Error("payments was not added by the refresh the change started");
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }, 60_000);
 });

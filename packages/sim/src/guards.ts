@@ -64,9 +64,7 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
     };
     const followSourceLogStart = broker.followSourceLogStart.bind(broker);
     broker.followSourceLogStart = (topic, partition, offset) => {
-      const log = broker.replica(topic, partition)?.log;
-      const logStartBefore = log?.logStartOffset ?? 0n;
-      const highWatermark = log?.highWatermark ?? 0n;
+      const logStartBefore = broker.replica(topic, partition)?.log.logStartOffset ?? 0n;
       const logStartAfter = followSourceLogStart(topic, partition, offset);
       hooks.afterFollowLogStart({
         node,
@@ -75,7 +73,6 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
         partition,
         requested: offset,
         logStartBefore,
-        highWatermark,
         logStartAfter,
       });
       return logStartAfter;

@@ -208,12 +208,17 @@ export async function failoverTopic(
     } else await sim.world.time.run(dest.mirroring.admin.removeTopics(edge.mirror, topic), 120_000);
     if (racing) sim.step(`a write racing the removal: ${await sim.world.time.run(racing)}`);
   } catch (error) {
-    checkRefusalLeftNoChange(sim, edge, topic, promote ? "promote" : "failover", error);
-    if (sim.edgeState(edge, topic) !== "REMOVED") return;
-    // Only its wait for STOPPED ran out: the catch-up was reached, so its promises hold.
-    if (error instanceof PromoteTimeoutError && error.phase === "STOP")
+    if (error instanceof PromoteTimeoutError && error.phase === "STOP") {
+      // Only its wait for STOPPED ran out: the failover was made (not a refusal), and the catch-up was
+      // reached, so its promises hold.
+      sim.syncEdgeState(edge, topic);
+      sim.step(`promote ${edge.mirror} ${topic}: timed out waiting for STOPPED`);
       barrier = sourcePromises(sim, edge, topic);
-    refused = " (after a refused removeTopics)";
+    } else {
+      checkRefusalLeftNoChange(sim, edge, topic, promote ? "promote" : "failover", error);
+      refused = " (after a refused removeTopics)";
+    }
+    if (sim.edgeState(edge, topic) !== "REMOVED") return;
   }
   sim.setEdgeState(edge, topic, "REMOVED");
   // An add still under way is cancelled: the truncation it was allowed ends with its session.

@@ -107,6 +107,7 @@ export class Simulation {
         readOnlyReason: (_node, topic, partition) =>
           readOnlyReason(cluster, mirroring.coordinators.describe(), topic, partition),
         beforeTruncate: (node, topic, partition, offset, full) => {
+          if (full) this.logStarts.restart(cluster, node, topic, partition, offset);
           this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full));
           const end = leaderLog(cluster, topic, partition)?.logEndOffset;
           if (full || end === undefined || offset < end)
@@ -124,6 +125,8 @@ export class Simulation {
         },
         afterFollowLogStart: (move) => {
           if (move.logStartAfter > move.logStartBefore) this.stats.logStartFollows++;
+          // A middle hop of a chain is the next hop's source: its followed log start bounds that hop's.
+          this.logStarts.note(cluster, name, move.topic, move.partition, move.logStartAfter);
           this.report(
             this.logStarts.check(
               move,
@@ -133,7 +136,7 @@ export class Simulation {
           );
         },
         afterDeleteRecords: (node, topic, partition, logStart) =>
-          this.logStarts.note(node, topic, partition, logStart),
+          this.logStarts.note(cluster, node, topic, partition, logStart),
         report: (v) => this.report(v),
       });
       // Checked the moment each transition commits, not between steps (see `checkDurableTransition`).

@@ -349,7 +349,18 @@ async function alterations(flags: MirrorsFlags): Promise<Record<string, string>>
         `--add-config '${pair}' is not KEY=VALUE; write e.g. --add-config bootstrap.servers=source:9092`,
       );
     }
-    set[pair.slice(0, eq).trim()] = pair.slice(eq + 1);
+    const value = pair.slice(eq + 1);
+    // kafka-configs takes `a=1,b=2` in one flag; here that would set a to "1,b=2" without a word.
+    const another = /,\s*([\w.-]+)=/.exec(value)?.[1];
+    if (another !== undefined && (await mirrorFormats()).KNOWN_MIRROR_CONFIGS.includes(another)) {
+      throw new UsageError(
+        `--add-config '${pair}' holds another setting (${another}=...): give each KEY=VALUE its own --add-config`,
+      );
+    }
+    set[pair.slice(0, eq).trim()] = value;
+  }
+  if (flags.mirrorConfig && Object.keys(set).length === 0 && (flags.deleteConfig ?? []).length === 0) {
+    throw new UsageError(`--mirror-config ${flags.mirrorConfig} has no settings: nothing to change`);
   }
   return set;
 }

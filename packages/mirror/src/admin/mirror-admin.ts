@@ -78,6 +78,11 @@ export interface MirrorAdminOptions {
    * with COORDINATOR_NOT_AVAILABLE.
    */
   awaitCoordinators?: (keys: readonly MirrorPartitionKey[]) => Promise<void>;
+  /**
+   * Called once `alterMirrorConfig` stored a change (ClusterMirroring refreshes the mirror's metadata at
+   * once, so new topic or group patterns do not wait a whole refresh interval).
+   */
+  onMirrorAltered?: (mirror: string) => void;
 }
 
 /** Options of {@link MirrorAdmin.addTopics}. */
@@ -204,25 +209,76 @@ export class MirrorAdmin {
    */
   async alterMirrorConfig(name: string, changes: MirrorConfigChanges): Promise<MirrorConfigDescription> {
     return this.commands.run(name, async () => {
-      const stored = this.requireMirror(name).configs;
+      const K = MIRROR_CONFIG_KEYS;
+      // The image replaces a mirror's configs object on every change: the same object after the probe
+      // means no delete, create or other change came in between.
+      const stored = this.controller.image.mirrors.get(name) ?? this.requireMirror(name).configs;
       const configs = alterMirrorConfigs(stored, changes);
       const def = parseMirrorConfig(name, configs);
-      if (connectionFingerprint(stored) !== connectionFingerprint(configs)) {
-        const clusterId = await this.sourceCall(def, (s) => s.clusterId(), "probe");
-        const K = MIRROR_CONFIG_KEYS;
-        const pinned = stored[K.SOURCE_CLUSTER_ID];
+      const pinned = configs[K.SOURCE_CLUSTER_ID];
+      if (
+        connectionFingerprint(stored) !== connectionFingerprint(configs) ||
+        pinned !== stored[K.SOURCE_CLUSTER_ID]
+      ) {
+        const clusterId = await this.sourceCall(def, (s) => this.probeSource(s, name), "probe");
+        const reaches = `${K.BOOTSTRAP_SERVERS}=${def.bootstrapServers} reaches cluster ${clusterId}`;
         if (pinned !== undefined && clusterId !== pinned) {
           throw new InvalidMirrorConfigError(
             K.BOOTSTRAP_SERVERS,
-            `${K.BOOTSTRAP_SERVERS}=${def.bootstrapServers} reaches cluster ${clusterId}, but mirror '${name}' copies cluster ${pinned} (${K.SOURCE_CLUSTER_ID}). Nothing was changed. Give the address of that cluster, or create another mirror for the other one.`,
+            `${reaches}, but mirror '${name}' copies cluster ${pinned} (${K.SOURCE_CLUSTER_ID}). Nothing was changed. Give the address of that cluster, or create another mirror for the other one.`,
           );
         }
+        if (clusterId === this.options.destination.clusterId) {
+          throw new InvalidMirrorConfigError(
+            K.BOOTSTRAP_SERVERS,
+            `${reaches}: this very cluster; a mirror needs another cluster as its source. Nothing was changed.`,
+          );
+        }
+        // A mirror stored before the id was pinned gets it now, as a creation pins it.
+        if (pinned === undefined) configs[K.SOURCE_CLUSTER_ID] = clusterId;
       }
-      // Deleted while the source was asked: nothing to change.
-      this.requireMirror(name);
+      if (this.controller.image.mirrors.get(name) !== stored) {
+        this.requireMirror(name);
+        throw new MirrorStateError(
+          name,
+          `Mirror '${name}' was changed (or deleted and created again) while its new settings were tried on the source. Nothing was changed: check it (--describe-config --mirror ${name}) and alter it again.`,
+        );
+      }
       this.controller.putMirror(name, configs);
+      this.options.onMirrorAltered?.(name);
       return this.describeMirrorConfig(name);
     });
+  }
+
+  /**
+   * What a changed connection must do before it is stored: answer with its cluster id, and describe the
+   * mirror's topics (as the fetchers will ask for their offsets), so credentials without the rights the
+   * mirror needs are refused now instead of failing its partitions later. Returns the cluster id.
+   */
+  private async probeSource(source: SourceCluster, mirror: string): Promise<string> {
+    const clusterId = await source.clusterId();
+    const topics = mirrorTopics(this.controller.image, mirror).filter((t) => t.desired !== "REMOVED");
+    // One partition per topic: a topic the new principal may not describe fails here with the broker's
+    // error. Other errors (a topic deleted on the source, a leader moving) are the mirror's as it runs.
+    const refusals = await Promise.all(
+      topics.slice(0, 50).map((t) =>
+        source.listOffsets(t.name, 0, -1n).then(
+          () => undefined,
+          (error: unknown) =>
+            error instanceof KafkaError && error.errorName.endsWith("_AUTHORIZATION_FAILED")
+              ? `${t.name}: ${error.message}`
+              : undefined,
+        ),
+      ),
+    );
+    const denied = refusals.filter((r): r is string => r !== undefined);
+    if (denied.length > 0) {
+      throw new InvalidMirrorConfigError(
+        "sasl.jaas.config",
+        `The new settings reach the source, but their principal may not describe ${denied.length} of mirror '${mirror}''s topics (${denied.join("; ")}). Nothing was changed: grant that principal DESCRIBE and READ on them, or give other credentials.`,
+      );
+    }
+    return clusterId;
   }
 
   /**

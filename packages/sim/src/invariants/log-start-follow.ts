@@ -9,9 +9,8 @@ export interface LogStartMove {
   partition: number;
   /** The source log start the mirror asked to follow. */
   requested: bigint;
-  /** The leader's log start and high watermark before the call, and its log start after it. */
+  /** The leader's log start before the call, and after it. */
   logStartBefore: bigint;
-  highWatermark: bigint;
   logStartAfter: bigint;
 }
 
@@ -26,30 +25,40 @@ export interface MirrorSource {
  * its source (DeleteRecords, retention there) must be
  * - a mirror's still: never on a partition that may accept writes (after STOPPED its log is the
  *   application's, and only its own DeleteRecords or retention may purge it);
- * - within what the copy holds: at most its high watermark (Kafka's `maybeIncrementLogStartOffset`);
  * - at most the source's own log start: the highest any replica of the source partition had while the
  *   simulation watched (a source leader change may bring a replica that has yet to follow its old leader).
  * Otherwise the copy drops records its source still holds, which no durability check below the log start
  * would see. Checked the moment the log start moves, by the broker guard.
  */
 export class LogStartWatch {
-  /** `node/topic/partition` -> the highest log start seen on any replica there. */
+  /**
+   * `node/topicId/partition` -> the highest log start seen there since the partition last started over
+   * (a full truncation restarts its log, maybe lower).
+   */
   private readonly highest = new Map<string, bigint>();
 
-  /** Notes a log start `node`'s partition had (DeleteRecords answered, a replica seen). */
-  note(node: string, topic: string, partition: number, logStart: bigint): void {
-    const key = `${node}/${topic}/${partition}`;
+  /** Notes a log start `node`'s partition had (DeleteRecords answered, a log start followed, a replica seen). */
+  note(cluster: KafkaCluster, node: string, topic: string, partition: number, logStart: bigint): void {
+    const key = keyOf(cluster, node, topic, partition);
+    if (key === undefined) return;
     const seen = this.highest.get(key);
     if (seen === undefined || logStart > seen) this.highest.set(key, logStart);
+  }
+
+  /** `node`'s partition starts over at `logStart` (a full truncation): what was seen before is forgotten. */
+  restart(cluster: KafkaCluster, node: string, topic: string, partition: number, logStart: bigint): void {
+    const key = keyOf(cluster, node, topic, partition);
+    if (key !== undefined) this.highest.set(key, logStart);
   }
 
   /** The highest log start `source`'s partition had, noting what its running replicas hold now. */
   sourceLogStart(source: MirrorSource, topic: string, partition: number): bigint | undefined {
     for (const id of source.cluster.runningBrokers()) {
       const log = source.cluster.broker(id)?.replica(topic, partition)?.log;
-      if (log) this.note(source.node, topic, partition, log.logStartOffset);
+      if (log) this.note(source.cluster, source.node, topic, partition, log.logStartOffset);
     }
-    return this.highest.get(`${source.node}/${topic}/${partition}`);
+    const key = keyOf(source.cluster, source.node, topic, partition);
+    return key === undefined ? undefined : this.highest.get(key);
   }
 
   /** Checks one move (see the class comment); `readOnly` says why the partition is still a mirror. */
@@ -64,12 +73,6 @@ export class LogStartWatch {
         message: `${where} ${moved}, but the partition is writable (every mirror state of it is STOPPED): a failed-over log lost records to its old source's purge`,
       });
     }
-    if (move.logStartAfter > move.highWatermark) {
-      out.push({
-        invariant: "log-start-follow",
-        message: `${where} ${moved} past its high watermark ${move.highWatermark}`,
-      });
-    }
     const sourceStart = source ? this.sourceLogStart(source, move.topic, move.partition) : undefined;
     if (source && sourceStart !== undefined && move.logStartAfter > sourceStart) {
       out.push({
@@ -79,4 +82,10 @@ export class LogStartWatch {
     }
     return out;
   }
+}
+
+/** `node/topicId/partition` of the topic `cluster` has under that name now (undefined: none). */
+function keyOf(cluster: KafkaCluster, node: string, topic: string, partition: number): string | undefined {
+  const id = cluster.controller.image.topic(topic)?.topicId;
+  return id === undefined ? undefined : `${node}/${id}/${partition}`;
 }

@@ -1221,9 +1221,14 @@ function appendFromLeader(log: PartitionLog, slices: Parameters<PartitionLog["ap
   try {
     return log.appendAsFollower(slices);
   } catch (error) {
+    // Kafka's condition: an empty log, and a first batch that begins below its end and holds it.
     const empty = log.logEndOffset === log.logStartOffset;
-    if (!(error instanceof UnexpectedAppendOffsetError) || !empty || error.firstOffset >= log.logEndOffset)
-      throw error;
+    const holdsEnd =
+      error instanceof UnexpectedAppendOffsetError &&
+      error.firstOffset < log.logEndOffset &&
+      error.firstBatchLastOffset !== undefined &&
+      error.firstBatchLastOffset >= log.logEndOffset;
+    if (!empty || !holdsEnd) throw error;
     log.truncateFullyAndStartAt(error.firstOffset);
     return log.appendAsFollower(slices);
   }

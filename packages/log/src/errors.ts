@@ -60,11 +60,17 @@ export class UnexpectedAppendOffsetError extends KafkaError {
   readonly firstOffset: bigint;
   /** The log end offset when the append was refused. */
   readonly logEndOffset: bigint;
+  /**
+   * When the first batch begins below the log end: that batch's last offset (undefined for batches out of
+   * order, where `firstOffset` is a later batch's).
+   */
+  readonly firstBatchLastOffset: bigint | undefined;
 
-  constructor(message: string, firstOffset: bigint, logEndOffset: bigint) {
+  constructor(message: string, firstOffset: bigint, logEndOffset: bigint, firstBatchLastOffset?: bigint) {
     super("UNEXPECTED_APPEND_OFFSET", -1, false, message);
     this.firstOffset = firstOffset;
     this.logEndOffset = logEndOffset;
+    this.firstBatchLastOffset = firstBatchLastOffset;
   }
 }
 

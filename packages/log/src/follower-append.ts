@@ -313,6 +313,7 @@ export function walkFetchedBatches(
         `first offset ${base} is below the log end offset ${endOffset}; fetch from ${endOffset}, or truncate to ${base} first if the logs diverged`,
         BigInt(base),
         BigInt(endOffset),
+        BigInt(base + delta),
       );
     }
     if (previousLast >= 0 && base <= previousLast) {

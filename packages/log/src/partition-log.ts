@@ -506,6 +506,7 @@ export class PartitionLog {
             `first offset ${base} is below the log end offset ${this.endOffset}; fetch from ${this.endOffset}, or truncate to ${base} first if the logs diverged`,
             base,
             this.endOffset,
+            base + BigInt(batch.lastOffsetDelta),
           );
         }
         if (previousLast !== undefined && base <= previousLast) {

@@ -205,7 +205,7 @@ describe("property: a source topic deleted and created again under its name", ()
   );
 
   it(
-    "regression: a source topic deleted, then restored with its id by a failback from another copy (FC_SEED=235 x20, FC_SEED=249 x20, FC_SEED=260 x20)",
+    "regression: fan-out with a source topic deleted, then created again or restored with its id by a failback from another copy (FC_SEED=235 x20, FC_SEED=249 x20, FC_SEED=260 x20, FC_SEED=261 x60)",
     async () => {
       await runRegressions(
         {
@@ -278,6 +278,27 @@ describe("property: a source topic deleted and created again under its name", ()
               "unplanned failover b-from-a profiles: STOPPED",
               "recreate a/profiles: deleted",
               "failback a-from-b profiles",
+            ),
+          },
+          {
+            bug: "an engine bug: a's orders was deleted and created again, and b's copy of the old topic was promoted: the promote compared the copy's end (3) with the new topic's high watermark (1), read it as caught up and failed it over without the record written to the new topic ([acked-durability] b after a planned failover: write acknowledged on a at offset 0 is different). The promote now asks the source's high watermarks by topic id and refuses a copy whose source topic is gone",
+            simSeed: 348925,
+            steps: [
+              "resume(574)",
+              "restart(145)",
+              "txnCommit",
+              "failback(488)",
+              "readdRecreate(86,1,0)",
+              "failover(144,4)",
+              "pause(97)",
+              "failback(137)",
+              "cutLink(246)",
+              "cutLink(628)",
+            ],
+            reaches: reachesSteps(
+              "no promote of b's copy after a recreated orders",
+              "recreate a/orders: id",
+              /promote( failover)? b-from-a orders/,
             ),
           },
         ],

@@ -277,6 +277,20 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     expect((await admin.describe("m")).find((r) => r.topic === "orders")?.state).toBe("MIRRORING");
   }, 60_000);
 
+  it("refuses to promote a copy whose source topic was deleted and created again: another topic's high watermark is no catch-up", async () => {
+    const e = env();
+    const admin = await caughtUpOrders(e, 1);
+    await e.source.kafka.admin().deleteTopics({ topics: ["orders"] });
+    await createTopic(e.source, "orders", 1);
+    await produce(e.source, "orders", 0, 1);
+    // Before: the new topic's high watermark (1) was below the copy's end (5), so the copy read as caught
+    // up and was failed over without the record just written to the new topic.
+    await expect(admin.promoteTopics("m", "orders", { timeoutMs: 5_000 })).rejects.toThrow(
+      /no longer has the topic 'orders' mirror 'm' copies .*Nothing was failed over/,
+    );
+    expect(e.dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m");
+  }, 60_000);
+
   it("a catch-up timeout with no partition behind (the source was being asked again) says so", () => {
     const e = new PromoteTimeoutError("m", "CATCH_UP", 1, []);
     expect(e.errorName).toBe("REQUEST_TIMED_OUT");

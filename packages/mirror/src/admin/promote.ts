@@ -1,11 +1,12 @@
-import type { KafkaCluster } from "@cluster-mirror/cluster";
+import type { KafkaCluster, Uuid } from "@cluster-mirror/cluster";
+import { KafkaError } from "@cluster-mirror/protocol";
 import { leaderLog } from "../metadata/destination-logs";
 import { type MirrorTopic, mirrorTopics } from "../metadata/mirror-topics";
 import type { SourceConnections } from "../metadata/source-connections";
 import { viewsByPartition } from "../metadata/state-driver";
 import type { MirrorCoordinators } from "../ports";
 import { answerWithin } from "./deadline";
-import { PromoteTimeoutError, SourceUnreachableError } from "./errors";
+import { MirrorStateError, PromoteTimeoutError, SourceUnreachableError } from "./errors";
 import type { MirrorChanges } from "./mirror-changes";
 import { waitForCondition } from "./mirror-changes";
 import { selectMirrorTopics, topicList } from "./topic-selection";
@@ -193,9 +194,9 @@ export async function promoteTopics(
   };
 }
 
-function partitionsOf(topics: readonly MirrorTopic[]): { topic: string; partition: number }[] {
+function partitionsOf(topics: readonly MirrorTopic[]): { topic: string; topicId: Uuid; partition: number }[] {
   return topics.flatMap((t) =>
-    Array.from({ length: t.partitionCount }, (_, p) => ({ topic: t.name, partition: p })),
+    Array.from({ length: t.partitionCount }, (_, p) => ({ topic: t.name, topicId: t.topicId, partition: p })),
   );
 }
 
@@ -206,7 +207,7 @@ function partitionsOf(topics: readonly MirrorTopic[]): { topic: string; partitio
 async function liveHighWatermarks(
   deps: Pick<PromoteDeps, "destination" | "sources">,
   mirror: string,
-  parts: readonly { topic: string; partition: number }[],
+  parts: readonly { topic: string; topicId: Uuid; partition: number }[],
   withinMs: number,
 ): Promise<Map<string, bigint>> {
   const configs = deps.destination.controller.image.mirrors.get(mirror) ?? {};
@@ -214,7 +215,21 @@ async function liveHighWatermarks(
   try {
     const source = deps.sources.get(mirror, configs);
     const hws = await answerWithin(
-      Promise.all(parts.map((p) => source.listOffsets(p.topic, p.partition, -1n))),
+      // By topic id: the high watermark of a source topic created again under the name is another topic's,
+      // which the copy can never catch up with (it would read as lag 0 while it lacks that topic's records).
+      Promise.all(
+        parts.map((p) =>
+          source.listOffsets(p.topic, p.partition, -1n, p.topicId).catch((error: unknown) => {
+            if (error instanceof KafkaError && error.errorName === "UNKNOWN_TOPIC_ID") {
+              throw new MirrorStateError(
+                mirror,
+                `The source no longer has the topic '${p.topic}' mirror '${mirror}' copies (id ${p.topicId}): it was deleted, or deleted and created again with another id, so the copy cannot catch up with it. Nothing was failed over. To make the copy writable as it is, fail it over with --remove.`,
+              );
+            }
+            throw error;
+          }),
+        ),
+      ),
       deps.destination.scheduler,
       withinMs,
       () =>
@@ -224,6 +239,7 @@ async function liveHighWatermarks(
     );
     return new Map(parts.map((p, i) => [`${p.topic}:${p.partition}`, hws[i]!]));
   } catch (error) {
+    if (error instanceof MirrorStateError) throw error;
     throw new SourceUnreachableError(mirror, bootstrap, error);
   }
 }

@@ -122,9 +122,10 @@ function converged(sim: Simulation): string | undefined {
 export async function awaitConvergence(sim: Simulation): Promise<Violation[]> {
   const out: Violation[] = [];
   let why: string | undefined;
-  const start = sim.world.clock.now();
   const nudged = new Set<string>();
   let aheadSince: number | undefined;
+  /** Since when the same partition has been MIRRORING with no fetcher on its leader (see below). */
+  let noFetcher: { why: string; since: number } | undefined;
   try {
     await sim.world.time.until(
       async () => {
@@ -139,8 +140,12 @@ export async function awaitConvergence(sim: Simulation): Promise<Violation[]> {
           await nudgeSource(sim, why);
           aheadSince = undefined;
         }
-        // A partition with no fetcher on its leader stays behind forever: report it after a minute.
-        return why === undefined || (why.startsWith(NO_FETCHER) && now - start > 60_000);
+        // A partition with no fetcher on its leader stays behind forever: report it once it has had none for
+        // a minute (not one that just turned MIRRORING, whose fetcher is still looking up its source leader:
+        // soak `recreated-source` FC_SEED=262 x60).
+        if (!why?.startsWith(NO_FETCHER)) noFetcher = undefined;
+        else if (noFetcher?.why !== why) noFetcher = { why, since: now };
+        return why === undefined || (noFetcher !== undefined && now - noFetcher.since > 60_000);
       },
       "convergence",
       600_000,

@@ -290,6 +290,26 @@ describe("node --brokers", () => {
     },
     CLI_TEST_TIMEOUT_MS,
   );
+
+  it(
+    "--failed-retry-max-attempts takes 0 (never give up) or more, nothing else",
+    async () => {
+      const dir = path.join(tempDir("cm-retry"), "data");
+      const r = await run(BIN.clusterMirror, [
+        "node",
+        "--data-dir",
+        dir,
+        "--port",
+        "0",
+        "--failed-retry-max-attempts",
+        "-1",
+      ]);
+      expect(r.code).toBe(2);
+      expect(failureLine(r)).toMatch(/--failed-retry-max-attempts must be an integer >= 0, got '-1'/);
+      expect(fs.existsSync(dir)).toBe(false);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });
 
 describe("--bootstrap-server pointing at something that is not the node's admin endpoint", () => {

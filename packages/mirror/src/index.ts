@@ -1,3 +1,4 @@
+export { DEFAULT_RETRY_BACKOFF, type RetryBackoffOptions } from "@cluster-mirror/machines";
 export {
   type DescribeTableOptions,
   formatDescribeJson,

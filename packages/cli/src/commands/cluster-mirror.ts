@@ -40,6 +40,10 @@ export function clusterMirrorProgram(): Command {
       "--state-partitions <n>",
       "mirror.topic.num.partitions of __mirror_state when it is created (default 50; an existing topic keeps its count)",
     )
+    .option(
+      "--failed-retry-max-attempts <n>",
+      "mirror.failed.retry.max.attempts: how often a partition FAILED on a retriable error (its source unreachable, say) retries before it stays FAILED until an operator acts; 0: never give up (default 10, backoff 1 s doubling up to 300 s)",
+    )
     .option("--no-fsync", "do not fsync writes (faster, not crash-safe)")
     .option(
       "--max-partitions-per-request <n>",

@@ -1,3 +1,4 @@
+import { DEFAULT_RETRY_BACKOFF } from "@cluster-mirror/mirror";
 import { pino } from "pino";
 import { startNodeRuntime } from "../node/node-runtime";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
@@ -21,6 +22,8 @@ export interface NodeFlags {
   logLevel: string;
   /** Absent: the engine's default (DEFAULT_MIRROR_STATE_PARTITIONS), one default for every caller. */
   statePartitions?: string;
+  /** Absent: the engine's default (DEFAULT_RETRY_BACKOFF). */
+  failedRetryMaxAttempts?: string;
   fsync: boolean;
   maxPartitionsPerRequest: string;
   maxPartitionsPerCluster: string;
@@ -61,6 +64,14 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
       flags.statePartitions === undefined
         ? undefined
         : intFlag("--state-partitions", flags.statePartitions, 1),
+    ...(flags.failedRetryMaxAttempts === undefined
+      ? {}
+      : {
+          retry: {
+            ...DEFAULT_RETRY_BACKOFF,
+            maxAttempts: intFlag("--failed-retry-max-attempts", flags.failedRetryMaxAttempts, 0),
+          },
+        }),
     fsync: flags.fsync,
     allowedHosts: flags.allowedHost,
     principals,

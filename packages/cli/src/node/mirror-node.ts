@@ -11,7 +11,7 @@ import {
   SystemClock,
 } from "@cluster-mirror/cluster";
 import { EmbeddedOrKafkaSourceConnector } from "@cluster-mirror/kafkajs";
-import { ClusterMirroring, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
+import { ClusterMirroring, EmbeddedSourceRegistry, type RetryBackoffOptions } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { type PersistentCluster, startPersistentCluster } from "../persistence/persistent-cluster";
 import { ADMIN_PRINCIPAL, NODE_PRINCIPAL } from "../security/admin-auth";
@@ -38,6 +38,8 @@ export interface MirrorNodeOptions {
   seed?: number;
   /** `mirror.topic.num.partitions` when `__mirror_state` is created (default 50; an existing topic keeps its count). */
   numStatePartitions?: number;
+  /** The FAILED retry backoff of every cluster's mirrors (`--failed-retry-max-attempts`); default the engine's. */
+  retry?: RetryBackoffOptions;
   fsync?: boolean;
   /** Default: SystemClock (real time). */
   clock?: Clock;
@@ -139,6 +141,7 @@ export class MirrorNode {
         sources: connector,
         random: new SeededRandom(seed * 1000 + 500 + index),
         numStatePartitions: options.numStatePartitions,
+        ...(options.retry ? { retry: options.retry } : {}),
         warn: (message) => options.warn?.(name, message),
       });
       this.mirrorings.push(mirroring);

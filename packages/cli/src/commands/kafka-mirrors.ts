@@ -116,7 +116,7 @@ export function kafkaMirrorsProgram(): Command {
       "with --add/--start: let the failback truncation drop records written on this cluster since the topics' failover (refused without it)",
     )
     .option("--failed", "with --describe: only FAILED partitions, with RETRY and ERROR columns")
-    .option("--json", "with --describe or --failover-preview: JSON output")
+    .option("--json", "with --describe, --describe-config or --failover-preview: JSON output")
     .option(
       "--timeout-ms <ms>",
       `how long to wait for the node's answer; with --promote, bound of the wait for lag 0 and of the wait for STOPPED (default ${DEFAULT_TIMEOUT_MS})`,
@@ -179,7 +179,7 @@ async function runMirrors(
     }
     case "alter": {
       const set = await alterations(flags);
-      const deleted = flags.deleteConfig ?? [];
+      const deleted = [...new Set(flags.deleteConfig ?? [])];
       await client.patch(`${path}/config`, { cluster, set, delete: deleted });
       out(`${mirrorMessages.altered(mirror, Object.keys(set), deleted)}\n`);
       return;

@@ -118,6 +118,50 @@ describe("a secured source: SASL/PLAIN and the broker's authorizer", () => {
     expect(storedBatches("sec-granted", 0).length).toBeGreaterThan(1);
   });
 
+  it("refuses credentials whose principal may not see a topic the mirror copies (Kafka answers it as unknown), changing nothing", async () => {
+    await createServedTopics(admin, [{ topic: "sec-hidden", numPartitions: 1 }]);
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({ topic: "sec-hidden", messages: [{ value: "one" }] });
+    await producer.disconnect();
+    const plain = (user: "admin" | "mirror", password: string) => ({
+      "bootstrap.servers": inject("kafkaSaslBootstrap"),
+      "security.protocol": "SASL_PLAINTEXT",
+      "sasl.mechanism": "PLAIN",
+      "sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="${user}" password="${password}";`,
+    });
+    const own = startDestination(25);
+    try {
+      // The admin user (a super user) mirrors a topic the mirror user has no ACL on at all.
+      await own.mirroring.admin.createMirror("hid", plain("admin", "admin-secret"));
+      await own.mirroring.admin.addTopics("hid", "sec-hidden");
+      await until(async () => {
+        const rows = await own.mirroring.admin.describe("hid");
+        return rows[0]?.state === "MIRRORING" && rows[0].lag === 0n
+          ? undefined
+          : JSON.stringify(rows[0]?.state);
+      });
+      // Before: accepted (Kafka answers UNKNOWN_TOPIC_OR_PARTITION to a principal without DESCRIBE, not an
+      // authorization error), and the partition then FAILED for good on TOPIC_AUTHORIZATION_FAILED.
+      await expect(
+        own.mirroring.admin.alterMirrorConfig("hid", { set: plain("mirror", "mirror-secret") }),
+      ).rejects.toThrow(
+        /may not describe 1 of mirror 'hid''s topics \(sec-hidden: unknown to the new settings' principal/,
+      );
+      const user = own.mirroring.admin
+        .describeMirrorConfig("hid")
+        .configs.find((c) => c.name === "sasl.mechanism");
+      expect(user?.value).toBe("PLAIN");
+      expect((await own.mirroring.admin.describe("hid"))[0]?.state).toBe("MIRRORING");
+      // A wrong password says so, not that the source is unreachable.
+      await expect(
+        own.mirroring.admin.alterMirrorConfig("hid", { set: plain("admin", "wrong") }),
+      ).rejects.toThrow(/refused the mirror's credentials: .*Authentication failed.*Check sasl.mechanism/);
+    } finally {
+      await own.close();
+    }
+  });
+
   it.each([
     ["SCRAM-SHA-256", 23],
     ["SCRAM-SHA-512", 24],

@@ -258,18 +258,30 @@ export class MirrorAdmin {
   private async probeSource(source: SourceCluster, mirror: string): Promise<string> {
     const clusterId = await source.clusterId();
     const topics = mirrorTopics(this.controller.image, mirror).filter((t) => t.desired !== "REMOVED");
-    // One partition per topic: a topic the new principal may not describe fails here with the broker's
-    // error. Other errors (a topic deleted on the source, a leader moving) are the mirror's as it runs.
+    const stored = this.controller.image.mirrors.get(mirror) ?? {};
+    // One partition per topic. A principal without DESCRIBE gets TOPIC_AUTHORIZATION_FAILED, or (Kafka's
+    // answer when it may not know the topic exists) UNKNOWN_TOPIC_OR_PARTITION: a topic the mirror's
+    // running connection still sees is then one the new settings may not read. A topic gone for both is
+    // the mirror's own business as it runs (deleted on the source).
     const refusals = await Promise.all(
-      topics.slice(0, 50).map((t) =>
-        source.listOffsets(t.name, 0, -1n).then(
-          () => undefined,
-          (error: unknown) =>
-            error instanceof KafkaError && error.errorName.endsWith("_AUTHORIZATION_FAILED")
-              ? `${t.name}: ${error.message}`
-              : undefined,
-        ),
-      ),
+      topics.slice(0, 50).map(async (t) => {
+        try {
+          await source.listOffsets(t.name, 0, -1n);
+          return undefined;
+        } catch (error) {
+          if (!(error instanceof KafkaError)) return undefined;
+          if (error.errorName.endsWith("_AUTHORIZATION_FAILED")) return `${t.name}: ${error.message}`;
+          if (error.errorName !== "UNKNOWN_TOPIC_OR_PARTITION") return undefined;
+          const seenNow = await this.sources
+            .get(mirror, stored)
+            .listOffsets(t.name, 0, -1n)
+            .then(
+              () => true,
+              () => false,
+            );
+          return seenNow ? `${t.name}: unknown to the new settings' principal (${error.message})` : undefined;
+        }
+      }),
     );
     const denied = refusals.filter((r): r is string => r !== undefined);
     if (denied.length > 0) {
@@ -893,6 +905,14 @@ export class MirrorAdmin {
       // The connectors refuse a malformed bootstrap.servers or an unsupported security setting with a plain
       // INVALID_CONFIG (not retriable): "check that the source is up, then retry" would send the operator
       // the wrong way.
+      if (error instanceof KafkaError && error.errorName === "SASL_AUTHENTICATION_FAILED") {
+        throw new InvalidMirrorConfigError(
+          "sasl.jaas.config",
+          `The source at ${def.bootstrapServers} refused the mirror's credentials: ${error.message}. Check sasl.mechanism and the username and password in sasl.jaas.config.`,
+          undefined,
+          { cause: error },
+        );
+      }
       if (error instanceof KafkaError && error.errorName === "INVALID_CONFIG") {
         const config = (error as { config?: unknown }).config;
         throw new InvalidMirrorConfigError(

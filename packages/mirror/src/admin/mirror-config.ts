@@ -116,7 +116,7 @@ export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>)
     const close = closestName(protocol.trim().toUpperCase(), SUPPORTED_SECURITY_PROTOCOLS);
     throw new InvalidMirrorConfigError(
       SECURITY_PROTOCOL_CONFIG,
-      `${SECURITY_PROTOCOL_CONFIG}=${protocol} is not supported: it is not one of Kafka's security protocols.${close === undefined ? "" : ` Did you mean ${close}?`} Supported: ${SUPPORTED_SECURITY_PROTOCOLS.join(", ")}. Fix the mirror config and create it again.`,
+      `${SECURITY_PROTOCOL_CONFIG}=${protocol} is not supported: it is not one of Kafka's security protocols.${close === undefined ? "" : ` Did you mean ${close}?`} Supported: ${SUPPORTED_SECURITY_PROTOCOLS.join(", ")}. Fix the mirror config and try again.`,
     );
   }
 }

@@ -201,11 +201,14 @@ export class MirrorAdmin {
   /**
    * Changes a mirror's config (AlterClusterMirror; `kafka-mirrors --alter`), e.g. a rotated SASL password,
    * a source that moved to new brokers, other topic patterns. Validated as at creation
-   * (`alterMirrorConfigs`); a change of how the source is reached is tried first, and refused unless it
-   * reaches the very cluster the mirror copies (`source.cluster.id`): SourceUnreachableError when it does not
-   * answer, INVALID_CONFIG when it is another cluster. A refused change changes nothing. Once stored, the
-   * engine uses it from its next step: a new source connection, the next metadata refresh. Returns the
-   * config as `describeMirrorConfig` shows it.
+   * (`alterMirrorConfigs`); a change of how the source is reached is tried first on a connection of its own
+   * (`probeSource`), and refused unless it reaches the very cluster the mirror copies (`source.cluster.id`;
+   * pinned now for a mirror stored without one) and its principal may describe the mirror's topics:
+   * SourceUnreachableError when it does not answer, INVALID_CONFIG for refused credentials, another cluster
+   * or this one, INVALID_MIRROR_STATE when the mirror was changed (or deleted and created again) meanwhile.
+   * A refused change changes nothing. Once stored, the engine uses it from its next step (the next fetch,
+   * and a metadata refresh started at once through `onMirrorAltered`). Returns the config as
+   * `describeMirrorConfig` shows it.
    */
   async alterMirrorConfig(name: string, changes: MirrorConfigChanges): Promise<MirrorConfigDescription> {
     return this.commands.run(name, async () => {
@@ -902,9 +905,7 @@ export class MirrorAdmin {
       if (error instanceof KafkaError && error.errorName === "MIRROR_FAILOVER_IN_PROGRESS") {
         throw new SourceFailoverInProgressError(def.name, error);
       }
-      // The connectors refuse a malformed bootstrap.servers or an unsupported security setting with a plain
-      // INVALID_CONFIG (not retriable): "check that the source is up, then retry" would send the operator
-      // the wrong way.
+      // Credentials the source refused: the operator's to fix, not an unreachable source either.
       if (error instanceof KafkaError && error.errorName === "SASL_AUTHENTICATION_FAILED") {
         throw new InvalidMirrorConfigError(
           "sasl.jaas.config",
@@ -913,6 +914,9 @@ export class MirrorAdmin {
           { cause: error },
         );
       }
+      // The connectors refuse a malformed bootstrap.servers or an unsupported security setting with a plain
+      // INVALID_CONFIG (not retriable): "check that the source is up, then retry" would send the operator
+      // the wrong way.
       if (error instanceof KafkaError && error.errorName === "INVALID_CONFIG") {
         const config = (error as { config?: unknown }).config;
         throw new InvalidMirrorConfigError(

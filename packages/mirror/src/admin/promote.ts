@@ -75,8 +75,10 @@ const PROMOTABLE = new Set(["MIRRORING", "PAUSED"]);
  * for too), then fails them over (removeTopics) and waits until every one is STOPPED. Both waits re-check
  * on the engine's change notifications and are bounded by `timeoutMs` on the cluster's scheduler. When the
  * catch-up times out nothing is failed over and PromoteTimeoutError names each partition short of lag 0
- * with its lag; SourceUnreachableError when the source does not answer (a promote needs it: use --remove
- * for an unplanned failover).
+ * with its lag, and so does a failover whose turn in the mirror's command queue comes after the deadline;
+ * SourceUnreachableError when the source does not answer (a promote needs it: use --remove for an unplanned
+ * failover); INVALID_MIRROR_STATE when the source no longer has a copied topic's id (deleted, or created
+ * again), whose copy can never catch up.
  */
 export async function promoteTopics(
   deps: PromoteDeps,

@@ -270,42 +270,23 @@ describe("a --mirror-config file saved with a byte order mark", () => {
   );
 });
 
-describe("node --brokers", () => {
-  it(
-    "is bounded as --source's broker count is (--brokers 30000 tried to start them all)",
-    async () => {
-      const dir = path.join(tempDir("cm-brokers"), "data");
-      const r = await run(BIN.clusterMirror, [
-        "node",
-        "--data-dir",
-        dir,
-        "--port",
-        "0",
-        "--brokers",
-        "30000",
-      ]);
+describe("node integer flags", () => {
+  it.each([
+    // --brokers 30000 tried to start them all: bounded as --source's broker count is.
+    ["--brokers", "30000", "Error: --brokers must be an integer from 1 to 16, got '30000'"],
+    // 0 means never give up; below it means nothing.
+    [
+      "--failed-retry-max-attempts",
+      "-1",
+      "Error: --failed-retry-max-attempts must be an integer >= 0, got '-1'",
+    ],
+  ])(
+    "%s %s is refused before the data dir is touched",
+    async (flag, value, message) => {
+      const dir = path.join(tempDir("cm-int-flag"), "data");
+      const r = await run(BIN.clusterMirror, ["node", "--data-dir", dir, "--port", "0", flag, value]);
       expect(r.code).toBe(2);
-      expect(failureLine(r)).toBe("Error: --brokers must be an integer from 1 to 16, got '30000'");
-      expect(fs.existsSync(dir)).toBe(false);
-    },
-    CLI_TEST_TIMEOUT_MS,
-  );
-
-  it(
-    "--failed-retry-max-attempts takes 0 (never give up) or more, nothing else",
-    async () => {
-      const dir = path.join(tempDir("cm-retry"), "data");
-      const r = await run(BIN.clusterMirror, [
-        "node",
-        "--data-dir",
-        dir,
-        "--port",
-        "0",
-        "--failed-retry-max-attempts",
-        "-1",
-      ]);
-      expect(r.code).toBe(2);
-      expect(failureLine(r)).toMatch(/--failed-retry-max-attempts must be an integer >= 0, got '-1'/);
+      expect(failureLine(r)).toBe(message);
       expect(fs.existsSync(dir)).toBe(false);
     },
     CLI_TEST_TIMEOUT_MS,

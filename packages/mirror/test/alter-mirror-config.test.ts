@@ -1,7 +1,13 @@
 import { KafkaError } from "@cluster-mirror/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import type { SourceCluster, SourceConnector } from "../src/ports";
-import { addTopicsWhenReady, createTopic, produce, twoEngineClusters } from "./engine-helpers";
+import type { SourceConnector } from "../src/ports";
+import {
+  addTopicsWhenReady,
+  createTopic,
+  overrideSourceMethod,
+  produce,
+  twoEngineClusters,
+} from "./engine-helpers";
 
 const closers: (() => void)[] = [];
 afterEach(() => {
@@ -126,24 +132,13 @@ describe("alterMirrorConfig (kafka-mirrors --alter)", () => {
 
   it("refuses a change whose principal may not describe the mirror's topics, before anything changes", async () => {
     // Connections to `limited` present a principal the source refuses DESCRIBE on the topics.
-    const wrapSources = (inner: SourceConnector): SourceConnector => ({
-      connect: (mirror, configs) => {
-        const source = inner.connect(mirror, configs);
-        if (configs["bootstrap.servers"] !== "limited:9092") return source;
-        return new Proxy(source, {
-          get(target, prop, receiver) {
-            if (prop !== "listOffsets") return Reflect.get(target, prop, receiver);
-            return async (topic: string) => {
-              throw new KafkaError(
-                "TOPIC_AUTHORIZATION_FAILED",
-                29,
-                false,
-                `Not authorized to access topics: [${topic}]`,
-              );
-            };
-          },
-        }) as SourceCluster;
-      },
+    const wrapSources = overrideSourceMethod("limited:9092", "listOffsets", async (_real, topic) => {
+      throw new KafkaError(
+        "TOPIC_AUTHORIZATION_FAILED",
+        29,
+        false,
+        `Not authorized to access topics: [${topic}]`,
+      );
     });
     const e = await mirrored(3, { wrapSources });
     e.registry.register("limited:9092", e.source.cluster, e.source.mirroring.asSource());
@@ -158,20 +153,9 @@ describe("alterMirrorConfig (kafka-mirrors --alter)", () => {
   it("a mirror deleted and created again while the change was tried keeps its new definition", async () => {
     // Connections to `slow` hang on the cluster id until released.
     const held: (() => void)[] = [];
-    const wrapSources = (inner: SourceConnector): SourceConnector => ({
-      connect: (mirror, configs) => {
-        const source = inner.connect(mirror, configs);
-        if (configs["bootstrap.servers"] !== "slow:9092") return source;
-        return new Proxy(source, {
-          get(target, prop, receiver) {
-            if (prop !== "clusterId") return Reflect.get(target, prop, receiver);
-            return async () => {
-              await new Promise<void>((resolve) => held.push(resolve));
-              return target.clusterId();
-            };
-          },
-        }) as SourceCluster;
-      },
+    const wrapSources = overrideSourceMethod("slow:9092", "clusterId", async (real) => {
+      await new Promise<void>((resolve) => held.push(resolve));
+      return real.clusterId();
     });
     const e = twoEngineClusters({ wrapSources });
     closers.push(e.close);

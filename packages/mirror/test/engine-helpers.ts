@@ -6,7 +6,7 @@ import {
   SystemClock,
 } from "@cluster-mirror/cluster";
 import { ClusterMirroring } from "../src/cluster-mirroring";
-import type { SourceConnector } from "../src/ports";
+import type { SourceCluster, SourceConnector } from "../src/ports";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/source/embedded-source-registry";
 
 /** One embedded cluster with mirroring, registered as `<name>:9092`. */
@@ -97,4 +97,27 @@ export async function addTopicsWhenReady(c: EngineCluster, mirror: string, regex
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
+}
+
+/**
+ * A connector wrapper (for `twoEngineClusters({ wrapSources })`) whose connections to `bootstrap` answer
+ * `method` with `impl` (given the real source and the call's arguments); every other call is the real one.
+ */
+export function overrideSourceMethod<M extends keyof SourceCluster>(
+  bootstrap: string,
+  method: M,
+  impl: (real: SourceCluster, ...args: unknown[]) => Promise<unknown>,
+): (inner: SourceConnector) => SourceConnector {
+  return (inner) => ({
+    connect: (mirror, configs) => {
+      const source = inner.connect(mirror, configs);
+      if (configs["bootstrap.servers"] !== bootstrap) return source;
+      return new Proxy(source, {
+        get(target, prop, receiver) {
+          if (prop !== method) return Reflect.get(target, prop, receiver);
+          return (...args: unknown[]) => impl(target, ...args);
+        },
+      });
+    },
+  });
 }

@@ -79,7 +79,10 @@ export function kafkaMirrorsProgram(): Command {
       "--alter",
       "change a mirror's config (--add-config, --delete-config, --mirror-config): a new source address or password is tried first and must reach the same source cluster",
     )
-    .option("--describe-config", "show a mirror's config: every key, its value or default (secrets hidden)")
+    .option(
+      "--describe-config",
+      "show a mirror's config: every key set or with a default, and its value (secrets hidden)",
+    )
     .option("--add", "add the source topics matching --topic to --mirror (start mirroring)")
     .option("--remove", "remove topics from --mirror (failover: they become writable)")
     .option("--pause", "pause mirroring of topics (they stay read-only)")

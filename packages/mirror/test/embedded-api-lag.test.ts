@@ -46,3 +46,15 @@ describe("describe's lag when the source does not answer", () => {
     expect(rows.map((r) => [r.sourceOffset, r.destinationOffset, r.lag])).toEqual([[3n, 3n, null]]);
   });
 });
+
+describe("describe's lag of a STOPPED partition", () => {
+  it("is none (null): a failed-over topic takes its own writes and no longer follows the source", async () => {
+    const env = await ordersCaughtUp();
+    const { mirroring } = env;
+    await runUntil(env, mirroring.admin.removeTopics("m1", "orders"));
+    await runUntil(env, mirroring.whenState("m1", "STOPPED"));
+    await produce(env, env.source, "orders", 4);
+    const rows = await runUntil(env, mirroring.admin.describe("m1"));
+    expect(rows.map((r) => [r.state, r.sourceOffset, r.lag])).toEqual([["STOPPED", 7n, null]]);
+  });
+});

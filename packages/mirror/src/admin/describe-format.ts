@@ -13,8 +13,9 @@ export interface MirrorDescribeRow {
   /** Destination log end offset, or null when the partition has no running leader. */
   destinationOffset: bigint | null;
   /**
-   * `sourceOffset - destinationOffset` (at least 0), or null when either is unknown or the source did not
-   * answer now (a last-seen high watermark may miss records acknowledged since: never a false 0).
+   * `sourceOffset - destinationOffset` (at least 0), or null when either is unknown, the source did not
+   * answer now (a last-seen high watermark may miss records acknowledged since: never a false 0), or the
+   * partition is STOPPED (failed over: its log takes its own writes and no longer follows the source).
    */
   lag: bigint | null;
   /** Committed lifecycle state (UNKNOWN when the partition has none yet). */

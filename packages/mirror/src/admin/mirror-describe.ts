@@ -20,7 +20,8 @@ export interface DescribeSources {
  * error, retries, LME; sorted by mirror, topic, partition. Partitions of mirror topics with no committed
  * state yet show UNKNOWN. The source offset is the source's answer now (ListOffsets latest), or the fetcher's
  * last-seen high watermark when the source does not answer (null when neither is known; the lag is then
- * null, unknown); the destination offset is its leader's log end now.
+ * null, unknown); the destination offset is its leader's log end now. A STOPPED partition (failed over, its
+ * topic writable) has no lag.
  */
 export async function describeMirrorPartitions(
   deps: DescribeSources,
@@ -43,6 +44,7 @@ export async function describeMirrorPartitions(
   const offsets = await Promise.all(wanted.map(({ key }) => offsetsOf(deps, key)));
   const rows: MirrorDescribeRow[] = wanted.map(({ key, view }, i) => {
     const { source, destination, live } = offsets[i]!;
+    const state = view?.state ?? "UNKNOWN";
     return {
       mirror: key.mirror,
       topic: key.topic,
@@ -51,13 +53,14 @@ export async function describeMirrorPartitions(
       destinationOffset: destination,
       // Lag against a high watermark the source did not just confirm is unknown: the fetcher's last view
       // may predate records the source acknowledged since, and a 0 would call the partition caught up.
+      // A STOPPED partition has none: it was failed over, and its log now takes its own writes.
       lag:
-        !live || source === null || destination === null
+        !live || source === null || destination === null || state === "STOPPED"
           ? null
           : source > destination
             ? source - destination
             : 0n,
-      state: view?.state ?? "UNKNOWN",
+      state,
       errorMessage: view?.errorMessage ?? null,
       retryAttempt: view?.retryAttempt ?? 0,
       lastMirrorEpoch: view?.lastMirrorEpoch ?? -1,

@@ -235,6 +235,7 @@ export class MirrorMetadataManager {
       this.timers.get(record.name)?.();
       this.timers.delete(record.name);
       this.sources.drop(record.name);
+      this.options.metrics?.forgetMirror(record.name);
       for (const key of [...this.missing.keys()])
         if (key.startsWith(`${record.name}\u0000`)) this.missing.delete(key);
     } else if (

@@ -91,6 +91,18 @@ export class MirrorMetrics {
     this.fetchErrors.set(mirror, (this.fetchErrors.get(mirror) ?? 0) + 1);
   }
 
+  /**
+   * Drops every count and last-seen offset of a deleted mirror, so its series leave the exposition (a
+   * mirror created again under the name starts from zero, as a restarted process would).
+   */
+  forgetMirror(mirror: string): void {
+    this.fetchErrors.delete(mirror);
+    const prefix = `${mirror}\u0000`;
+    for (const map of [this.errors, this.mirrored, this.lastSourceHw] as Map<string, unknown>[]) {
+      for (const key of [...map.keys()]) if (key.startsWith(prefix)) map.delete(key);
+    }
+  }
+
   /** Fetch error counts per mirror, sorted by mirror. */
   fetchErrorCounts(): { mirror: string; count: number }[] {
     return [...this.fetchErrors]

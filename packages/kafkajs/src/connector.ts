@@ -2,6 +2,7 @@ import {
   EmbeddedSourceConnector,
   type EmbeddedSourceRegistry,
   type SourceCluster,
+  type SourceConnectOptions,
   type SourceConnector,
 } from "@cluster-mirror/mirror";
 import { KafkajsSourceCluster, type KafkajsSourceOptions } from "./kafkajs-source";
@@ -12,8 +13,13 @@ export class KafkajsSourceConnector implements SourceConnector {
 
   constructor(private readonly options: KafkajsSourceOptions = {}) {}
 
-  connect(mirrorName: string, configs: Readonly<Record<string, string>>): SourceCluster {
-    const source = new KafkajsSourceCluster(mirrorName, configs, this.options);
+  connect(
+    mirrorName: string,
+    configs: Readonly<Record<string, string>>,
+    options: SourceConnectOptions = {},
+  ): SourceCluster {
+    const { warn, ...rest } = this.options;
+    const source = new KafkajsSourceCluster(mirrorName, configs, options.quiet ? rest : this.options);
     this.open.add(source);
     return source;
   }
@@ -44,7 +50,11 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
     this.kafka = new KafkajsSourceConnector(options);
   }
 
-  connect(mirrorName: string, configs: Readonly<Record<string, string>>): SourceCluster {
+  connect(
+    mirrorName: string,
+    configs: Readonly<Record<string, string>>,
+    options: SourceConnectOptions = {},
+  ): SourceCluster {
     const bootstrap = configs["bootstrap.servers"] ?? "";
     let embedded: { cluster: unknown; source: SourceCluster } | undefined;
     let kafka: SourceCluster | undefined;
@@ -55,7 +65,7 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
           embedded = { cluster: found.cluster, source: this.embedded.connect(mirrorName, configs) };
         return embedded.source;
       }
-      kafka ??= this.kafka.connect(mirrorName, configs);
+      kafka ??= this.kafka.connect(mirrorName, configs, options);
       return kafka;
     };
     // Bad settings (bootstrap.servers, security) fail here, at mirror creation, as they would on Kafka.

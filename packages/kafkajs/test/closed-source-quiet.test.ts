@@ -1,6 +1,6 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { KafkajsSourceCluster } from "../src/index";
+import { KafkajsSourceCluster, KafkajsSourceConnector } from "../src/index";
 
 /** A TCP listener that accepts connections and never answers (a port that is not a Kafka broker). */
 function silentListener(): Promise<{ server: Server; sockets: Socket[]; port: number }> {
@@ -56,5 +56,31 @@ describe("a closed kafkajs source", () => {
     await asked;
     expect(warnings.some((w) => w.startsWith("mirror hang2: kafkajs") && /ECONNRESET/.test(w))).toBe(true);
     await source.close();
+  });
+});
+
+describe("a quiet connection (an alter trying a new config)", () => {
+  it("logs nothing: what goes wrong is the alter's error; the mirror's own connection still reports", async () => {
+    const { server, sockets, port } = await silentListener();
+    open.push(server);
+    const warnings: string[] = [];
+    const connector = new KafkajsSourceConnector({
+      requestTimeoutMs: 2_000,
+      connectionTimeoutMs: 300,
+      warn: (line) => warnings.push(line),
+    });
+    const configs = { "bootstrap.servers": `127.0.0.1:${port}` };
+    const resetWhileAsking = async (mirror: string, quiet: boolean) => {
+      const source = connector.connect(mirror, configs, { quiet });
+      const asked = source.clusterId().catch((error: unknown) => error);
+      while (sockets.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (const socket of sockets.splice(0)) socket.resetAndDestroy();
+      expect(await asked).toBeInstanceOf(Error);
+    };
+    await resetWhileAsking("probe", true);
+    expect(warnings).toEqual([]);
+    await resetWhileAsking("running", false);
+    expect(warnings.some((w) => w.startsWith("mirror running:") && /ECONNRESET/.test(w))).toBe(true);
+    await connector.close();
   });
 });

@@ -105,6 +105,7 @@ export type {
   MirrorPartitionKey,
   MirrorPartitionView,
   SourceCluster,
+  SourceConnectOptions,
   SourceConnector,
   SourceFetchPartition,
   SourceFetchPartitionResult,

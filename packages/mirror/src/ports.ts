@@ -179,7 +179,21 @@ export interface SourceCluster {
 
 /** Opens a source from a mirror's definition (`bootstrap.servers` and the rest of its configs). */
 export interface SourceConnector {
-  connect(mirrorName: string, configs: Readonly<Record<string, string>>): SourceCluster;
+  connect(
+    mirrorName: string,
+    configs: Readonly<Record<string, string>>,
+    options?: SourceConnectOptions,
+  ): SourceCluster;
+}
+
+/** How a source connection is opened. */
+export interface SourceConnectOptions {
+  /**
+   * A short-lived connection that tries a config before it is stored (an alter's new password or
+   * address): what goes wrong on it is the caller's error to report, never a warning logged as the
+   * mirror's.
+   */
+  quiet?: boolean;
 }
 
 /** Identifies one mirror partition: the mirror, and the topic (same name and id as on the source). */

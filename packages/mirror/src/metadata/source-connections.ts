@@ -46,7 +46,7 @@ export class SourceConnections {
   ): Promise<T> {
     const cached = this.open.get(mirror);
     if (cached && cached.fingerprint === connectionFingerprint(configs)) return call(cached.source);
-    const source = this.connector.connect(mirror, configs);
+    const source = this.connector.connect(mirror, configs, { quiet: true });
     try {
       return await call(source);
     } finally {

@@ -561,6 +561,7 @@ export class ClusterMirroring {
       metrics: this.metrics,
       onSyncError: (mirror, kind, error) =>
         this.options.warn?.(`mirror ${mirror}: ${kind}: ${String(error)}`),
+      onTopicSkipped: (mirror, _topic, why) => this.options.warn?.(`mirror ${mirror}: ${why}`),
       onRefreshStarted: (mirror) => this.syncWaiters.refreshStarted(mirror),
     });
     // The fetcher of a mirror partition runs on its leader: when leadership moves, the new leader starts

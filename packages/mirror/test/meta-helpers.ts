@@ -181,6 +181,7 @@ export function mirrorEnv(options: { leads?: boolean } = {}) {
   const admin = new MirrorAdmin({ destination, sources, coordinators });
   const lead = { leads: options.leads ?? true };
   const errors: { mirror: string; kind: string; error: unknown }[] = [];
+  const skipped: { mirror: string; topic: string; why: string }[] = [];
   const manager = new MirrorMetadataManager({
     destination,
     sources,
@@ -189,6 +190,7 @@ export function mirrorEnv(options: { leads?: boolean } = {}) {
     leadsMirror: () => lead.leads,
     metrics,
     onSyncError: (mirror, kind, error) => errors.push({ mirror, kind, error }),
+    onTopicSkipped: (mirror, topic, why) => skipped.push({ mirror, topic, why }),
   });
   return {
     clock,
@@ -203,6 +205,7 @@ export function mirrorEnv(options: { leads?: boolean } = {}) {
     manager,
     lead,
     errors,
+    skipped,
   };
 }
 

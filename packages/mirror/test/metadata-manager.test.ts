@@ -35,6 +35,37 @@ describe("MirrorMetadataManager: scheduling and triggers", () => {
     expect(env.destination.controller.image.topic("new-3")).toBeUndefined();
   });
 
+  it("reports a matching source topic it skips for a local topic of that name, once until the conflict clears", async () => {
+    const env = mirrorEnv();
+    await env.admin.createMirror("m1", { ...MIRROR_CONFIG, "topics.include": "orders|payments" });
+    await env.admin.createMirror("m2", { ...MIRROR_CONFIG, "topics.include": "payments" });
+    sourceTopic(env.source, "orders");
+    sourceTopic(env.source, "payments");
+    env.destination.controller.createTopic({ name: "orders", replicaAssignment: [[0]], configs: {} });
+    // m2 mirrors payments first: m1's pattern also matches it.
+    await env.manager.refresh("m2");
+    expect(env.skipped).toEqual([]);
+    const first = await env.manager.refresh("m1");
+    expect(first?.createdTopics).toEqual([]);
+    expect(first?.skippedTopics.map((s) => s.topic)).toEqual(["orders", "payments"]);
+    expect(env.skipped.map((s) => [s.mirror, s.topic])).toEqual([
+      ["m1", "orders"],
+      ["m1", "payments"],
+    ]);
+    expect(env.skipped[0]!.why).toMatch(/has a topic of that name of its own.*topics\.exclude/);
+    expect(env.skipped[1]!.why).toMatch(/belongs to mirror 'm2'/);
+    // Every refresh lists them; the callback heard each once.
+    const second = await env.manager.refresh("m1");
+    expect(second?.skippedTopics.map((s) => s.topic)).toEqual(["orders", "payments"]);
+    expect(env.skipped).toHaveLength(2);
+    // The local topic goes: m1 mirrors orders, and a later conflict would be reported again.
+    env.destination.controller.deleteTopic("orders");
+    const third = await env.manager.refresh("m1");
+    expect(third?.createdTopics).toEqual(["orders"]);
+    expect(third?.skippedTopics.map((s) => s.topic)).toEqual(["payments"]);
+    expect(env.skipped).toHaveLength(2);
+  });
+
   it("picks up mirrors created after start, with their own interval", async () => {
     const env = mirrorEnv();
     env.manager.start();

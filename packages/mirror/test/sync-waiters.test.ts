@@ -9,6 +9,7 @@ function report(mirror: string, leader: boolean): RefreshReport {
     leader,
     deletedTopics: [],
     createdTopics: [],
+    skippedTopics: [],
     createdPartitions: [],
     alteredConfigs: [],
     commands: [],

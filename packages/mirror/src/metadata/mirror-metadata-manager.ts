@@ -42,6 +42,12 @@ export interface MirrorMetadataManagerOptions {
   /** Hears every sync error (after it is counted), e.g. to log it. */
   onSyncError?: (mirror: string, kind: SyncErrorKind, error: unknown) => void;
   /**
+   * Hears a source topic the mirror's patterns match that is not mirrored because this cluster already has
+   * a topic of that name (its own, or another mirror's): once per topic, and again only after the conflict
+   * cleared and came back.
+   */
+  onTopicSkipped?: (mirror: string, topic: string, why: string) => void;
+  /**
    * Called when a refresh of `mirror` starts (not when one already running is joined); the function it
    * returns, if any, hears that refresh's report when it ends (undefined: the mirror no longer exists).
    * `ClusterMirroring.whenSynced` waits on it for a sync that began after its call.
@@ -60,6 +66,11 @@ export interface RefreshReport {
   deletedTopics: string[];
   /** Mirror topics created for newly discovered source topics. */
   createdTopics: string[];
+  /**
+   * Source topics the patterns match that are not mirrored: a topic of that name already exists on this
+   * cluster and is not this mirror's (every refresh lists them; `onTopicSkipped` hears each once).
+   */
+  skippedTopics: { topic: string; why: string }[];
   /** Topics whose partition count was raised, with the new count. */
   createdPartitions: { topic: string; count: number }[];
   /** Topics whose configs were altered. */
@@ -97,6 +108,8 @@ export class MirrorMetadataManager {
   private readonly pending = new Set<Promise<unknown>>();
   /** Consecutive refreshes that missed a source topic, by `mirror\0topic`. */
   private readonly missing = new Map<string, number>();
+  /** The skipped topics already reported, by mirror (`onTopicSkipped`). */
+  private readonly skipped = new Map<string, Set<string>>();
   /** Topics whose `mirror.name` changed, by mirror, to drive on the next scheduler turn (one drive each). */
   private readonly changed = new Map<string, Set<string>>();
   private unsubscribe: (() => void) | undefined;
@@ -236,6 +249,7 @@ export class MirrorMetadataManager {
       this.timers.delete(record.name);
       this.sources.drop(record.name);
       this.options.metrics?.forgetMirror(record.name);
+      this.skipped.delete(record.name);
       for (const key of [...this.missing.keys()])
         if (key.startsWith(`${record.name}\u0000`)) this.missing.delete(key);
     } else if (
@@ -282,6 +296,7 @@ export class MirrorMetadataManager {
       leader: false,
       deletedTopics: [],
       createdTopics: [],
+      skippedTopics: [],
       createdPartitions: [],
       alteredConfigs: [],
       commands: [],
@@ -315,7 +330,7 @@ export class MirrorMetadataManager {
     }
     const byName = new Map(sourceTopics.map((t) => [t.name, t]));
     report.deletedTopics = await this.detectDeletedTopics(mirror, byName);
-    report.createdTopics = this.discoverTopics(def, sourceTopics);
+    report.createdTopics = this.discoverTopics(def, sourceTopics, report);
     const active = mirrorTopics(this.options.destination.controller.image, mirror).filter(
       (t) => t.desired === "ACTIVE" && byName.get(t.name)?.topicId === t.topicId,
     );
@@ -393,7 +408,11 @@ export class MirrorMetadataManager {
     return (name) => mirrored.has(name) || (filter?.matches(name) === true && !image.topic(name));
   }
 
-  private discoverTopics(def: MirrorDefinition, sourceTopics: readonly SourceTopicInfo[]): string[] {
+  private discoverTopics(
+    def: MirrorDefinition,
+    sourceTopics: readonly SourceTopicInfo[],
+    report: RefreshReport,
+  ): string[] {
     const created: string[] = [];
     let filter: ReturnType<typeof topicFilter>;
     try {
@@ -403,8 +422,23 @@ export class MirrorMetadataManager {
       return created;
     }
     const image = this.options.destination.controller.image;
+    const ours = new Set(mirrorTopics(image, def.name).map((t) => t.name));
+    const reported = this.skipped.get(def.name) ?? new Set<string>();
+    const conflicts = new Set<string>();
     for (const topic of sourceTopics) {
-      if (!filter.matches(topic.name) || image.topic(topic.name)) continue;
+      if (!filter.matches(topic.name) || ours.has(topic.name)) continue;
+      const local = image.topic(topic.name);
+      if (local) {
+        const owner = parseMirrorNameConfig(local.configs.get(MIRROR_NAME_CONFIG))?.mirror;
+        const why =
+          owner === undefined
+            ? `topic '${topic.name}' on the source matches the mirror's topics.include, but this cluster has a topic of that name of its own, so it is not mirrored. Delete or rename the local topic, or leave it out with topics.exclude.`
+            : `topic '${topic.name}' on the source matches the mirror's topics.include, but this cluster's topic of that name belongs to mirror '${owner}', so it is not mirrored here. Leave it out of one of the two mirrors with topics.exclude.`;
+        conflicts.add(topic.name);
+        report.skippedTopics.push({ topic: topic.name, why });
+        if (!reported.has(topic.name)) this.options.onTopicSkipped?.(def.name, topic.name, why);
+        continue;
+      }
       try {
         createMirrorTopic(this.options.destination, def, topic);
         created.push(topic.name);
@@ -412,6 +446,8 @@ export class MirrorMetadataManager {
         this.error(def.name, "TopicMetadataRefreshError", error);
       }
     }
+    // A conflict that cleared (the local topic deleted, the pattern changed) is reported again if it returns.
+    this.skipped.set(def.name, conflicts);
     return created;
   }
 

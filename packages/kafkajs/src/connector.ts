@@ -83,6 +83,7 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
       describeAcls: () => current().describeAcls(),
       lastMirrorEpoch: (topicId, partition) => current().lastMirrorEpoch(topicId, partition),
       listMirrors: () => current().listMirrors(),
+      canFailBack: () => current().canFailBack?.() ?? true,
       close: async () => {
         const opened = kafka;
         kafka = undefined;

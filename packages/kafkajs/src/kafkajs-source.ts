@@ -523,6 +523,11 @@ export class KafkajsSourceCluster implements SourceCluster {
     return [];
   }
 
+  /** A plain Apache Kafka cluster cannot mirror back from us: there is no failback onto it. */
+  canFailBack(): boolean {
+    return false;
+  }
+
   /** Closes every connection to the source. */
   async close(): Promise<void> {
     this.closed = true;

@@ -173,6 +173,11 @@ export interface SourceCluster {
   lastMirrorEpoch(topicId: Uuid, partition: number): Promise<number>;
   /** The mirrors the source itself runs (empty for a plain Apache Kafka cluster). */
   listMirrors(): Promise<SourceMirrorInfo[]>;
+  /**
+   * False when a failback onto this source is impossible: a plain Apache Kafka cluster cannot mirror back
+   * from us (it has no KIP-1279). Absent: it can (our own clusters).
+   */
+  canFailBack?(): boolean;
   /** Closes its connections (a source reached over the network); nothing is asked of it afterwards. */
   close?(): Promise<void>;
 }

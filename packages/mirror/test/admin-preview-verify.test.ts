@@ -4,6 +4,7 @@ import {
   addTopicsWhenReady,
   createTopic,
   type EngineCluster,
+  overrideSourceMethod,
   produce,
   twoEngineClusters,
 } from "./engine-helpers";
@@ -95,6 +96,7 @@ describe("MirrorAdmin.previewFailover (kafka-mirrors --failover-preview)", () =>
       leaderEpoch,
       leaderEpochAfterBump: Math.max(lme, leaderEpoch) + 10, // the failover bump: 10 above both
       failbackTruncation: { fromOffset: destEnd, records: 3n },
+      failbackSupported: true,
     });
 
     // The real failover does what the preview said.
@@ -107,6 +109,23 @@ describe("MirrorAdmin.previewFailover (kafka-mirrors --failover-preview)", () =>
     const aborts = [...log(dest, "payments", 0).batches()].filter((b) => b.isControl && b.controlType === 0);
     expect(aborts.map((b) => b.producerId)).toEqual([open.producerId.producerId]);
     await open.producer.disconnect();
+  }, 60_000);
+
+  it("predicts no failback truncation for a source that cannot fail back (a plain Kafka cluster)", async () => {
+    const e = twoEngineClusters({
+      wrapSources: overrideSourceMethod("source:9092", "canFailBack", () => false),
+    });
+    closers.push(e.close);
+    const { source, dest } = e;
+    await createTopic(source, "payments", 1);
+    await dest.mirroring.admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "payments");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await dest.mirroring.admin.pauseTopics("m", "payments");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    await produce(source, "payments", 0, 3);
+    const [row] = await dest.mirroring.admin.previewFailover("m", "payments");
+    expect([row!.lag, row!.failbackTruncation, row!.failbackSupported]).toEqual([3n, null, false]);
   }, 60_000);
 
   it("refuses an unknown mirror and a pattern matching none of its topics", async () => {

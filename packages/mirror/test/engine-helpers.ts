@@ -106,11 +106,11 @@ export async function addTopicsWhenReady(c: EngineCluster, mirror: string, regex
 export function overrideSourceMethod<M extends keyof SourceCluster>(
   bootstrap: string,
   method: M,
-  impl: (real: SourceCluster, ...args: unknown[]) => Promise<unknown>,
+  impl: (real: SourceCluster, ...args: unknown[]) => unknown,
 ): (inner: SourceConnector) => SourceConnector {
   return (inner) => ({
-    connect: (mirror, configs) => {
-      const source = inner.connect(mirror, configs);
+    connect: (mirror, configs, options) => {
+      const source = inner.connect(mirror, configs, options);
       if (configs["bootstrap.servers"] !== bootstrap) return source;
       return new Proxy(source, {
         get(target, prop, receiver) {

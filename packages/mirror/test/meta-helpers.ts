@@ -127,7 +127,7 @@ export class TestSourceNetwork implements SourceConnector {
 
   connect(): SourceCluster {
     const call =
-      <K extends Exclude<keyof SourceCluster, "close">>(name: K) =>
+      <K extends Exclude<keyof SourceCluster, "close" | "canFailBack">>(name: K) =>
       // biome-ignore lint/suspicious/noExplicitAny: a generic pass-through of the port's methods
       async (...args: any[]) => {
         if (!this.reachable) throw new Error("connection refused");

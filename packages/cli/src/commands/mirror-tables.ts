@@ -13,7 +13,8 @@ const show = (v: bigint | number | null): string => (v === null ? "-" : String(v
 /**
  * The `--failover-preview` table: one row per partition with its lag, the open transactions the failover
  * would abort (`producer id/epoch@first offset`), the LME it would record, the leader epoch before and
- * after the bump, and the records a failback would truncate on the source.
+ * after the bump, and the records a failback would truncate on the source (n/a for a plain Kafka source, onto
+ * which there is no failback).
  */
 export function formatPreviewTable(mirror: string, rows: readonly FailoverPreviewRow[]): string {
   const t = table([
@@ -37,9 +38,11 @@ export function formatPreviewTable(mirror: string, rows: readonly FailoverPrevie
         : r.openTransactions.map((x) => `${x.producerId}/${x.producerEpoch}@${x.firstOffset}`).join(", "),
       String(r.lastMirrorEpoch),
       `${r.leaderEpoch} -> ${r.leaderEpochAfterBump}`,
-      r.failbackTruncation === null
-        ? "none"
-        : `${r.failbackTruncation.records} from offset ${r.failbackTruncation.fromOffset}`,
+      !r.failbackSupported
+        ? "n/a (Kafka source)"
+        : r.failbackTruncation === null
+          ? "none"
+          : `${r.failbackTruncation.records} from offset ${r.failbackTruncation.fromOffset}`,
     ]);
   }
   return `Failover preview of mirror ${mirror} (dry run: nothing was changed)\n${t.toString()}\n`;
@@ -89,5 +92,7 @@ export function previewRowFromWire(w: WirePreviewRow): FailoverPreviewRow {
       truncation === null
         ? null
         : { fromOffset: BigInt(truncation.fromOffset), records: BigInt(truncation.records) },
+    // A node from before this field knew only sources that can fail back.
+    failbackSupported: (w.failbackSupported as boolean | undefined) ?? true,
   };
 }

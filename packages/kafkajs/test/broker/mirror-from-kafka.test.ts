@@ -150,6 +150,15 @@ describe("a real Apache Kafka broker as the mirror source", () => {
       expect(hexOf(destinationBatches(dest.cluster, topic, 0))).toEqual(hexOf(stored));
       const openPid = stored[0]!.producerId;
 
+      // The preview names the open transaction, and no failback: a plain Kafka cluster cannot mirror back.
+      const [preview] = await dest.mirroring.admin.previewFailover("fo", topic);
+      expect(preview!.openTransactions.map((t) => t.producerId)).toEqual([openPid]);
+      expect([preview!.lag, preview!.failbackSupported, preview!.failbackTruncation]).toEqual([
+        0n,
+        false,
+        null,
+      ]);
+
       await dest.mirroring.admin.removeTopics("fo", topic);
       await dest.mirroring.whenState("fo", "STOPPED", { timeoutMs: 60_000 });
       const after = destinationBatches(dest.cluster, topic, 0);

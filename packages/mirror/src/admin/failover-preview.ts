@@ -37,9 +37,11 @@ export interface FailoverPreviewRow {
   /**
    * Records a later failback would truncate on the source (now the old primary): from the destination's log
    * end (the end of the LME's epoch here) to the source's high watermark; null when there are none (or the
-   * source's end is unknown).
+   * source's end is unknown, or there is no failback onto the source).
    */
   failbackTruncation: { fromOffset: bigint; records: bigint } | null;
+  /** False when the source is a plain Apache Kafka cluster: no failback onto it is possible. */
+  failbackSupported: boolean;
 }
 
 /** What a preview reads. */
@@ -67,6 +69,9 @@ export async function previewFailover(
   const topics = selectMirrorTopics(mirror, regex, mirrorTopics(image, mirror), ["ACTIVE", "PAUSED"]);
   const views = viewsByPartition(deps.coordinators.describe(mirror), image);
   const destination = new EmbeddedDestination(deps.destination);
+  const configs = image.mirrors.get(mirror);
+  const failbackSupported =
+    configs === undefined || (deps.sources.get(mirror, configs).canFailBack?.() ?? true);
   const rows: Promise<FailoverPreviewRow>[] = [];
   for (const t of topics) {
     for (let p = 0; p < t.partitionCount; p++) {
@@ -102,9 +107,10 @@ export async function previewFailover(
             // The controller's bump: max(epoch + 1, min), and min is above both.
             leaderEpochAfterBump: failoverMinLeaderEpoch(lastMirrorEpoch, leaderEpoch),
             failbackTruncation:
-              lag !== null && lag > 0n && destinationOffset !== null
+              failbackSupported && lag !== null && lag > 0n && destinationOffset !== null
                 ? { fromOffset: destinationOffset, records: lag }
                 : null,
+            failbackSupported,
           };
         })(),
       );

@@ -270,6 +270,31 @@ describe("a --mirror-config file saved with a byte order mark", () => {
   );
 });
 
+describe("a --mirror-config file with a key and no value", () => {
+  it(
+    "is refused naming the line (Java reads it as an empty value: an empty topics.include would stop new topics)",
+    async () => {
+      const dead = await freePort();
+      const file = path.join(tempDir("cm-bare"), "mirror.properties");
+      fs.writeFileSync(file, "# dr\nbootstrap.servers=primary:9092\ntopics.include\n");
+      const r = await run(BIN.kafkaMirrors, [
+        "--bootstrap-server",
+        `:${dead}`,
+        "--alter",
+        "--mirror",
+        "m",
+        "--mirror-config",
+        file,
+      ]);
+      expect(r.code).toBe(2);
+      expect(failureLine(r)).toBe(
+        `Error: --mirror-config ${file} has a key without a value (line 3: 'topics.include'); write KEY=VALUE, or KEY= for an empty value`,
+      );
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
 describe("node integer flags", () => {
   it.each([
     // --brokers 30000 tried to start them all: bounded as --source's broker count is.

@@ -147,6 +147,17 @@ describe("parseProperties", () => {
     });
   });
 
+  it("gives a key alone on its line the empty value, and tells onBareKey which line it was on", () => {
+    const bare: [string, number][] = [];
+    const text = "a=1\ntopics.include   \nb:\nc \\\n  d\ne = \nx\\=y";
+    const parsed = parseProperties(text, { onBareKey: (key, line) => bare.push([key, line]) });
+    expect(parsed).toEqual({ a: "1", "topics.include": "", b: "", c: "d", e: "", "x=y": "" });
+    expect(bare).toEqual([
+      ["topics.include", 2],
+      ["x=y", 7],
+    ]);
+  });
+
   it("keeps an escaped trailing backslash and does not continue comments", () => {
     expect(parseProperties("path=c:\\\\\n# c \\\nnext=1")).toEqual({ path: "c:\\", next: "1" });
   });

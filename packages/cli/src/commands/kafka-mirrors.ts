@@ -394,7 +394,17 @@ async function readMirrorConfig(file: string, needsBootstrap = true): Promise<Re
   const { parseProperties } = await mirrorFormats();
   // Editors on Windows save UTF-8 with a byte order mark; left in, it became part of the first key, and a
   // file that starts with bootstrap.servers was refused for having none.
-  const configs = parseProperties(text.replace(/^\uFEFF/, ""));
+  // A key alone on its line is an empty value to Java, but here far more likely a value left out (an
+  // empty topics.include would stop the mirror taking new topics without a word).
+  const bare: string[] = [];
+  const configs = parseProperties(text.replace(/^\uFEFF/, ""), {
+    onBareKey: (key, line) => bare.push(`line ${line}: '${key}'`),
+  });
+  if (bare.length > 0) {
+    throw new UsageError(
+      `--mirror-config ${file} has a key without a value (${bare.join(", ")}); write KEY=VALUE, or KEY= for an empty value`,
+    );
+  }
   if (needsBootstrap && !configs["bootstrap.servers"]) {
     throw new UsageError(
       `--mirror-config ${file} has no bootstrap.servers; add bootstrap.servers=HOST:PORT of the source`,

@@ -3,19 +3,26 @@
  * `--command-config FILE` take: `key=value`, `key: value` or `key value`; `#` and `!` comment lines; a line
  * ending in an odd number of backslashes continues on the next one (whose leading whitespace is dropped);
  * `\t`, `\n`, `\r`, `\f`, `\uXXXX` escapes, and `\x` for any other `x`. A later key replaces an earlier one.
+ * A key alone on its line (no `=`, `:` or value) gets the empty value, as in Java; `onBareKey` hears each
+ * such key with its line number (1-based), for callers to whom that is more likely a mistake.
  */
-export function parseProperties(text: string): Record<string, string> {
+export function parseProperties(
+  text: string,
+  options: { onBareKey?: (key: string, line: number) => void } = {},
+): Record<string, string> {
   const result: Record<string, string> = {};
   const lines = text.split(/\r\n|\r|\n/);
   for (let i = 0; i < lines.length; i++) {
     let line = stripLeading(lines[i]!);
     if (line === "" || line.startsWith("#") || line.startsWith("!")) continue;
+    const first = i + 1;
     while (endsWithContinuation(line) && i + 1 < lines.length) {
       i++;
       line = line.slice(0, -1) + stripLeading(lines[i]!);
     }
     if (endsWithContinuation(line)) line = line.slice(0, -1);
     const [key, value] = splitKeyValue(line);
+    if (key.length === line.trimEnd().length) options.onBareKey?.(unescapeProperty(key), first);
     result[unescapeProperty(key)] = unescapeProperty(value);
   }
   return result;

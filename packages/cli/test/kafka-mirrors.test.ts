@@ -14,6 +14,7 @@ import {
   run,
   startNode,
   tempDir,
+  waitFor,
   waitForMirror,
 } from "./cli-harness";
 
@@ -183,6 +184,32 @@ describe("kafka-mirrors against a running node", { timeout: CLI_TEST_TIMEOUT_MS 
       'kafka_server_cluster_mirror_partition_count{mirror="new-mirror",state="STOPPED"} 1',
     );
     expect(node.output()).toContain('"event":"mirror.partition.state"');
+  });
+
+  it("logs a matched source topic it cannot mirror, because a local topic has the name, once as mirror.topic_skipped", async () => {
+    const node = await startNode(tempDir("cm-skipped"));
+    const port = node.port;
+    expect((await cm("create-topic", port, "--cluster", "primary", "--topic", "orders")).code).toBe(0);
+    expect((await cm("create-topic", port, "--topic", "orders")).code).toBe(0);
+    const file = path.join(tempDir("cm-skipped-config"), "mirror.properties");
+    fs.writeFileSync(
+      file,
+      "bootstrap.servers=primary:9092\ntopics.include=ord.*\nmirror.metadata.refresh.interval.ms=200\n",
+    );
+    expect((await mirrors(port, "--create", "--mirror", "dr", "--mirror-config", file)).code).toBe(0);
+    const skipped = () =>
+      node
+        .output()
+        .split("\n")
+        .filter((l) => l.includes('"event":"mirror.topic_skipped"'));
+    await waitFor("the skipped topic logged", () => skipped().length > 0, 60_000);
+    expect(skipped()[0]).toContain(
+      "mirror dr: topic 'orders' on the source matches the mirror's topics.include, but this cluster has a topic of that name of its own",
+    );
+    // Refreshes go on every 200 ms; the warning is not repeated.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(skipped()).toHaveLength(1);
+    expect(node.output()).not.toContain('"event":"mirror.sync_error"');
   });
 
   it("--describe-config shows a mirror's config; --alter changes it, refusing another cluster and bad keys", async () => {

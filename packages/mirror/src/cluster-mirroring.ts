@@ -41,6 +41,13 @@ import { MirrorMetrics } from "./metrics/mirror-metrics";
 import type { FetcherManager, MirrorPartitionKey, SourceConnector } from "./ports";
 import type { EmbeddedSourceOptions } from "./source/embedded-source";
 
+/**
+ * What a warning of the engine is about: a metadata sync error (also counted in
+ * `kafka_server_cluster_mirror_sync_errors_total`), a matched source topic not mirrored because the name is
+ * taken here, or a source connection's own error line.
+ */
+export type MirrorWarningKind = "sync_error" | "topic_skipped" | "source_connection";
+
 /** Settings of the mirroring engine on one destination cluster. */
 export interface ClusterMirroringOptions {
   /** The destination cluster: mirroring runs inside its brokers. */
@@ -64,8 +71,11 @@ export interface ClusterMirroringOptions {
   retry?: RetryBackoffOptions;
   /** Fetch settings shared by every mirror (the fetcher count comes from each mirror's definition). */
   fetch?: Partial<Omit<MirrorFetcherConfig, "numFetchers">>;
-  /** Where warnings go (unknown `__mirror_state` record versions, sync errors). */
-  warn?: (message: string) => void;
+  /**
+   * Where warnings go (unknown `__mirror_state` record versions, sync errors, skipped topics), with what kind
+   * of warning each is where that is known (for a log's event name).
+   */
+  warn?: (message: string, kind?: MirrorWarningKind) => void;
   /**
    * How long an admin operation (add, remove, pause, resume topics) waits for the coordinators of its
    * partitions to load their `__mirror_state` partitions, e.g. right after `start`, before it fails with a
@@ -560,8 +570,9 @@ export class ClusterMirroring {
         this.destination.leaderOf(MIRROR_STATE_TOPIC, this.mirrorStatePartition(mirror)) === brokerId,
       metrics: this.metrics,
       onSyncError: (mirror, kind, error) =>
-        this.options.warn?.(`mirror ${mirror}: ${kind}: ${String(error)}`),
-      onTopicSkipped: (mirror, _topic, why) => this.options.warn?.(`mirror ${mirror}: ${why}`),
+        this.options.warn?.(`mirror ${mirror}: ${kind}: ${String(error)}`, "sync_error"),
+      onTopicSkipped: (mirror, _topic, why) =>
+        this.options.warn?.(`mirror ${mirror}: ${why}`, "topic_skipped"),
       onRefreshStarted: (mirror) => this.syncWaiters.refreshStarted(mirror),
     });
     // The fetcher of a mirror partition runs on its leader: when leadership moves, the new leader starts

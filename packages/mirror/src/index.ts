@@ -57,7 +57,7 @@ export {
 } from "./admin/promote";
 export { parseProperties } from "./admin/properties";
 export type { MirrorVerification, VerifyCheck } from "./admin/verify";
-export { ClusterMirroring, type ClusterMirroringOptions } from "./cluster-mirroring";
+export { ClusterMirroring, type ClusterMirroringOptions, type MirrorWarningKind } from "./cluster-mirroring";
 export { CoordinatorRuntime, type CoordinatorRuntimeOptions } from "./coordinator/coordinator-runtime";
 export { CoordinatorShard, type CoordinatorShardOptions } from "./coordinator/coordinator-shard";
 export { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hub";

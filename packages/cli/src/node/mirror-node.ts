@@ -11,7 +11,12 @@ import {
   SystemClock,
 } from "@cluster-mirror/cluster";
 import { EmbeddedOrKafkaSourceConnector } from "@cluster-mirror/kafkajs";
-import { ClusterMirroring, EmbeddedSourceRegistry, type RetryBackoffOptions } from "@cluster-mirror/mirror";
+import {
+  ClusterMirroring,
+  EmbeddedSourceRegistry,
+  type MirrorWarningKind,
+  type RetryBackoffOptions,
+} from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { type PersistentCluster, startPersistentCluster } from "../persistence/persistent-cluster";
 import { ADMIN_PRINCIPAL, NODE_PRINCIPAL } from "../security/admin-auth";
@@ -51,8 +56,8 @@ export interface MirrorNodeOptions {
    * super users. Default false, as a Kafka broker without `authorizer.class.name`.
    */
   enforceAcls?: boolean;
-  /** Sync errors and other warnings of the mirroring engine. */
-  warn?: (cluster: string, message: string) => void;
+  /** Sync errors and other warnings of the mirroring engine, with their kind where known. */
+  warn?: (cluster: string, message: string, kind?: MirrorWarningKind) => void;
 }
 
 /** One running cluster of the node. */
@@ -107,7 +112,7 @@ export class MirrorNode {
       // connection error here too, under a mirror that was never created (the create's error says it).
       warn: (message, mirror) => {
         if (this.clusters().some((c) => c.cluster.controller.image.mirrors.has(mirror)))
-          options.warn?.(options.name, message);
+          options.warn?.(options.name, message, "source_connection");
       },
     });
     this.connector = connector;
@@ -142,7 +147,7 @@ export class MirrorNode {
         random: new SeededRandom(seed * 1000 + 500 + index),
         numStatePartitions: options.numStatePartitions,
         ...(options.retry ? { retry: options.retry } : {}),
-        warn: (message) => options.warn?.(name, message),
+        warn: (message, kind) => options.warn?.(name, message, kind),
       });
       this.mirrorings.push(mirroring);
       const bootstrap = `${name}:9092`;

@@ -1,4 +1,5 @@
 import { SystemClock } from "@cluster-mirror/cluster";
+import type { MirrorWarningKind } from "@cluster-mirror/mirror";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { PrincipalToken } from "../security/admin-auth";
@@ -51,16 +52,20 @@ export async function startNodeRuntime(
   // A lasting fault (an unreachable source retried every second) logs once a minute with a count, not on
   // every retry; per cluster, so the same fault of two clusters is logged for each.
   const warnings = new Map<string, RepeatedWarnings>();
-  const warn = (cluster: string, message: string): void => {
-    let repeated = warnings.get(cluster);
+  const warn = (cluster: string, message: string, kind?: MirrorWarningKind): void => {
+    // The event names what the warning is about: mirror.sync_error, mirror.topic_skipped,
+    // mirror.source_connection, or mirror.warning for the rest.
+    const event = `mirror.${kind ?? "warning"}`;
+    const id = `${cluster}\u0000${event}`;
+    let repeated = warnings.get(id);
     if (repeated === undefined) {
       repeated = new RepeatedWarnings(clock, (text, held) =>
         logger.warn(
-          { event: "mirror.sync_error", cluster, message: text, ...(held > 0 ? { repeated: held } : {}) },
+          { event, cluster, message: text, ...(held > 0 ? { repeated: held } : {}) },
           held > 0 ? `${text} (${held} more times since it was last logged)` : text,
         ),
       );
-      warnings.set(cluster, repeated);
+      warnings.set(id, repeated);
     }
     repeated.warn(message);
   };

@@ -149,12 +149,22 @@ describe("parseProperties", () => {
 
   it("gives a key alone on its line the empty value, and tells onBareKey which line it was on", () => {
     const bare: [string, number][] = [];
-    const text = "a=1\ntopics.include   \nb:\nc \\\n  d\ne = \nx\\=y";
+    const text = "a=1\ntopics.include   \nb:\nc \\\n  d\ne = \nx\\=y\nk\\ \nv \u00a0";
     const parsed = parseProperties(text, { onBareKey: (key, line) => bare.push([key, line]) });
-    expect(parsed).toEqual({ a: "1", "topics.include": "", b: "", c: "d", e: "", "x=y": "" });
+    expect(parsed).toEqual({
+      a: "1",
+      "topics.include": "",
+      b: "",
+      c: "d",
+      e: "",
+      "x=y": "",
+      "k ": "",
+      v: "\u00a0",
+    });
     expect(bare).toEqual([
       ["topics.include", 2],
       ["x=y", 7],
+      ["k ", 8],
     ]);
   });
 

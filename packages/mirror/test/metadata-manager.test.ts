@@ -66,6 +66,34 @@ describe("MirrorMetadataManager: scheduling and triggers", () => {
     expect(env.skipped).toHaveLength(2);
   });
 
+  it("never advises deleting a local topic that is the source's own (same id: an old primary before its failback)", async () => {
+    const env = mirrorEnv();
+    await env.admin.createMirror("m1", { ...MIRROR_CONFIG, "topics.include": "orders" });
+    const topicId = sourceTopic(env.source, "orders");
+    env.destination.controller.createTopic({
+      name: "orders",
+      topicId,
+      replicaAssignment: [[0]],
+      configs: {},
+    });
+    const report = await env.manager.refresh("m1");
+    expect(report?.skippedTopics.map((s) => s.topic)).toEqual(["orders"]);
+    expect(env.skipped[0]!.why).toMatch(/same topic id.*add it with --add to mirror it again/);
+    expect(env.skipped[0]!.why).not.toMatch(/Delete/);
+  });
+
+  it("counts no sync error for a refresh that fails after its mirror was deleted", async () => {
+    const env = mirrorEnv();
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    env.network.reachable = false;
+    const refresh = env.manager.refresh("m1");
+    // Deleted while the refresh waits on the source (the admin's delete ends with this record).
+    env.destination.controller.deleteMirror("m1");
+    await refresh;
+    expect(env.metrics.syncErrors()).toEqual([]);
+    expect(env.errors).toEqual([]);
+  });
+
   it("picks up mirrors created after start, with their own interval", async () => {
     const env = mirrorEnv();
     env.manager.start();

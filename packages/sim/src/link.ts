@@ -1,5 +1,5 @@
 import type { Random, Scheduler } from "@cluster-mirror/cluster";
-import type { SourceCluster, SourceConnector } from "@cluster-mirror/mirror";
+import type { SourceCluster, SourceConnectOptions, SourceConnector } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 
 /** Settings of a link between a destination cluster and one of its sources. */
@@ -145,6 +145,10 @@ export class LinkedSourceCluster implements SourceCluster {
   listMirrors(): ReturnType<SourceCluster["listMirrors"]> {
     return this.link.carry("listMirrors", () => this.inner.listMirrors());
   }
+  /** What the source is, not a call over the link. */
+  canFailBack(): boolean {
+    return this.inner.canFailBack?.() ?? true;
+  }
 }
 
 /**
@@ -157,8 +161,12 @@ export class LinkedSourceConnector implements SourceConnector {
     private readonly linkFor: (bootstrapServers: string) => Link,
   ) {}
 
-  connect(mirrorName: string, configs: Readonly<Record<string, string>>): SourceCluster {
-    const source = this.inner.connect(mirrorName, configs);
+  connect(
+    mirrorName: string,
+    configs: Readonly<Record<string, string>>,
+    options?: SourceConnectOptions,
+  ): SourceCluster {
+    const source = this.inner.connect(mirrorName, configs, options);
     return new LinkedSourceCluster(source, this.linkFor(configs["bootstrap.servers"] ?? ""));
   }
 }

@@ -69,9 +69,7 @@ export async function previewFailover(
   const topics = selectMirrorTopics(mirror, regex, mirrorTopics(image, mirror), ["ACTIVE", "PAUSED"]);
   const views = viewsByPartition(deps.coordinators.describe(mirror), image);
   const destination = new EmbeddedDestination(deps.destination);
-  const configs = image.mirrors.get(mirror);
-  const failbackSupported =
-    configs === undefined || (deps.sources.get(mirror, configs).canFailBack?.() ?? true);
+  const failbackSupported = canFailBack(deps, mirror);
   const rows: Promise<FailoverPreviewRow>[] = [];
   for (const t of topics) {
     for (let p = 0; p < t.partitionCount; p++) {
@@ -117,4 +115,18 @@ export async function previewFailover(
     }
   }
   return Promise.all(rows);
+}
+
+/**
+ * Whether a failback onto the mirror's source is possible. A source that cannot be reached now (not
+ * registered, a TLS file gone) answers yes: the preview's rows still come, with unknown lags, as before.
+ */
+function canFailBack(deps: FailoverPreviewDeps, mirror: string): boolean {
+  const configs = deps.destination.controller.image.mirrors.get(mirror);
+  if (configs === undefined) return true;
+  try {
+    return deps.sources.get(mirror, configs).canFailBack?.() ?? true;
+  } catch {
+    return true;
+  }
 }

@@ -21,8 +21,8 @@ export function parseProperties(
       line = line.slice(0, -1) + stripLeading(lines[i]!);
     }
     if (endsWithContinuation(line)) line = line.slice(0, -1);
-    const [key, value] = splitKeyValue(line);
-    if (key.length === line.trimEnd().length) options.onBareKey?.(unescapeProperty(key), first);
+    const [key, value, bare] = splitKeyValue(line);
+    if (bare) options.onBareKey?.(unescapeProperty(key), first);
     result[unescapeProperty(key)] = unescapeProperty(value);
   }
   return result;
@@ -42,8 +42,11 @@ function endsWithContinuation(line: string): boolean {
   return backslashes % 2 === 1;
 }
 
-/** Splits at the first unescaped `=`, `:` or whitespace; the separator may be whitespace around one `=`/`:`. */
-function splitKeyValue(line: string): [string, string] {
+/**
+ * Splits at the first unescaped `=`, `:` or whitespace; the separator may be whitespace around one `=`/`:`.
+ * The third element is true when the line is a key alone (no separator, nothing after the key but blanks).
+ */
+function splitKeyValue(line: string): [string, string, boolean] {
   let i = 0;
   while (i < line.length) {
     const c = line[i]!;
@@ -57,9 +60,10 @@ function splitKeyValue(line: string): [string, string] {
   const key = line.slice(0, Math.min(i, line.length));
   let j = i;
   while (j < line.length && WHITESPACE.has(line[j]!)) j++;
+  const bare = j >= line.length;
   if (j < line.length && (line[j] === "=" || line[j] === ":")) j++;
   while (j < line.length && WHITESPACE.has(line[j]!)) j++;
-  return [key, line.slice(j)];
+  return [key, line.slice(j), bare];
 }
 
 const ESCAPES: Record<string, string> = { t: "\t", n: "\n", r: "\r", f: "\f" };

@@ -429,11 +429,16 @@ export class MirrorMetadataManager {
       if (!filter.matches(topic.name) || ours.has(topic.name)) continue;
       const local = image.topic(topic.name);
       if (local) {
-        const owner = parseMirrorNameConfig(local.configs.get(MIRROR_NAME_CONFIG))?.mirror;
+        const owner = parseMirrorNameConfig(local.configs.get(MIRROR_NAME_CONFIG));
+        const matched = `topic '${topic.name}' on the source matches the mirror's topics.include`;
         const why =
-          owner === undefined
-            ? `topic '${topic.name}' on the source matches the mirror's topics.include, but this cluster has a topic of that name of its own, so it is not mirrored. Delete or rename the local topic, or leave it out with topics.exclude.`
-            : `topic '${topic.name}' on the source matches the mirror's topics.include, but this cluster's topic of that name belongs to mirror '${owner}', so it is not mirrored here. Leave it out of one of the two mirrors with topics.exclude.`;
+          owner !== undefined && owner.desired !== "REMOVED"
+            ? `${matched}, but this cluster's topic of that name belongs to mirror '${owner.mirror}', so it is not mirrored here. Leave it out of one of the two mirrors with topics.exclude.`
+            : local.topicId === topic.topicId
+              ? // The same topic (an old primary before its failback, a mirror deleted and created again):
+                // its records are worth keeping, so never advise deleting it.
+                `${matched} and is this cluster's topic of that name (same topic id), which is not in the mirror: add it with --add to mirror it again (a failback), or leave it out with topics.exclude.`
+              : `${matched}, but this cluster has a topic of that name of its own${owner ? ` (failed over from mirror '${owner.mirror}')` : ""}, so it is not mirrored. Delete or rename the local topic, or leave it out with topics.exclude.`;
         conflicts.add(topic.name);
         report.skippedTopics.push({ topic: topic.name, why });
         if (!reported.has(topic.name)) this.options.onTopicSkipped?.(def.name, topic.name, why);
@@ -522,6 +527,9 @@ export class MirrorMetadataManager {
   }
 
   private error(mirror: string, kind: SyncErrorKind, error: unknown): void {
+    // A refresh still running when its mirror was deleted fails on the closed source: not an error of any
+    // mirror now (its metrics were forgotten; a mirror created again under the name starts from zero).
+    if (!this.options.destination.controller.image.mirrors.has(mirror)) return;
     this.running.get(mirror)?.errors.push({
       kind,
       message: error instanceof Error ? error.message : String(error),

@@ -97,7 +97,8 @@ export class PartitionGrid {
 
   private cellHtml(cell: FleetCell, index: number, column: number): string {
     const c = cell.context;
-    const lag = c.lag === null ? "lag ?" : `lag ${c.lag}`;
+    // A STOPPED partition was failed over: it has no lag, where "lag ?" is one not known.
+    const lag = cell.state === "STOPPED" ? "no lag" : c.lag === null ? "lag ?" : `lag ${c.lag}`;
     const name = `${c.topic}-${c.partition}`;
     const label = `${c.mirror} ${name}: ${cell.state}, ${lag}${c.errorMessage ? `, error: ${c.errorMessage}` : ""}`;
     return `<div role="gridcell" id="grid-cell-${index}" aria-colindex="${column + 1}" data-index="${index}" data-id="${escapeXml(

@@ -98,7 +98,7 @@ describe("the visualizer served by a node at /ui", () => {
       `commit-to-page latency over ${sorted.length} partitions (wall clock, not asserted): median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms`,
     );
     const cell = page.locator("#panel-fleet [role=gridcell]").first();
-    expect(await cell.getAttribute("aria-label")).toMatch(/^m orders-\d: STOPPED, lag/);
+    expect(await cell.getAttribute("aria-label")).toMatch(/^m orders-\d: STOPPED, no lag/);
     // The lifecycle chart of the fleet view counts them on STOPPED.
     await expect
       .poll(() =>

@@ -1,5 +1,7 @@
 import type { AclBinding, KafkaCluster } from "@cluster-mirror/cluster";
 import { afterEach, describe, expect, it } from "vitest";
+import { previewFailover } from "../src/admin/failover-preview";
+import { SourceConnections } from "../src/metadata/source-connections";
 import {
   addTopicsWhenReady,
   createTopic,
@@ -126,6 +128,27 @@ describe("MirrorAdmin.previewFailover (kafka-mirrors --failover-preview)", () =>
     await produce(source, "payments", 0, 3);
     const [row] = await dest.mirroring.admin.previewFailover("m", "payments");
     expect([row!.lag, row!.failbackTruncation, row!.failbackSupported]).toEqual([3n, null, false]);
+  }, 60_000);
+
+  it("still answers when the source's connection cannot be opened (not registered, a TLS file gone): unknown lag", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "payments", 1);
+    await dest.mirroring.admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "payments");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    const refusing = new SourceConnections({
+      connect: () => {
+        throw new Error("ENOENT: no such file or directory, open '/gone/ca.pem'");
+      },
+    });
+    const rows = await previewFailover(
+      { destination: dest.cluster, sources: refusing, coordinators: dest.mirroring.coordinators },
+      "m",
+      "payments",
+    );
+    expect(
+      rows.map((r) => [r.topic, r.partition, r.state, r.sourceOffset, r.lag, r.failbackSupported]),
+    ).toEqual([["payments", 0, "MIRRORING", null, null, true]]);
   }, 60_000);
 
   it("refuses an unknown mirror and a pattern matching none of its topics", async () => {

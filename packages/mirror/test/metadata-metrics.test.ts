@@ -71,6 +71,28 @@ describe("MirrorMetrics", () => {
     );
   });
 
+  it("drops a live answer that arrives after its mirror was forgotten (deleted): no lag comes back", async () => {
+    const coordinators = new FakeCoordinators();
+    coordinators.put(key("m1", "foo", 0), "PAUSED");
+    const answers: ((hw: bigint) => void)[] = [];
+    const metrics = new MirrorMetrics({
+      coordinators,
+      destinationLogEndOffset: () => 4n,
+      liveSourceHighWatermark: () => new Promise<bigint | null>((resolve) => answers.push(resolve)),
+    });
+    expect(metrics.lags()).toEqual([]); // asks the source; no answer yet
+    expect(answers).toHaveLength(1);
+    metrics.forgetMirror("m1");
+    answers[0]!(10n);
+    await new Promise((r) => setTimeout(r, 0));
+    // The mirror is created again under the name, paused, and its source not yet answering.
+    expect(metrics.lags()).toEqual([]);
+    expect(answers).toHaveLength(2); // a new query, not the forgotten one
+    answers[1]!(7n);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(metrics.lags()).toEqual([{ mirror: "m1", topic: "foo", partition: 0, lag: 3n }]);
+  });
+
   it("escapes label values and prints empty families with headers only", () => {
     const coordinators = new FakeCoordinators();
     const metrics = new MirrorMetrics({ coordinators });

@@ -98,7 +98,11 @@ export class MirrorMetrics {
   forgetMirror(mirror: string): void {
     this.fetchErrors.delete(mirror);
     const prefix = `${mirror}\u0000`;
-    for (const map of [this.errors, this.mirrored, this.lastSourceHw] as Map<string, unknown>[]) {
+    // A live query still running for the mirror is forgotten too: its late answer is dropped (askSource).
+    for (const map of [this.errors, this.mirrored, this.lastSourceHw, this.asking] as Map<
+      string,
+      unknown
+    >[]) {
       for (const key of [...map.keys()]) if (key.startsWith(prefix)) map.delete(key);
     }
   }
@@ -203,14 +207,17 @@ export class MirrorMetrics {
     const id = lagId(key);
     const running = this.asking.get(id);
     if (running) return running;
-    const ask = live(key)
+    const ask: Promise<void> = live(key)
       .then(
         (hw) => {
-          if (hw !== null) this.lastSourceHw.set(id, hw);
+          // Only while still asked for: a mirror deleted meanwhile must not get its offset back.
+          if (hw !== null && this.asking.get(id) === ask) this.lastSourceHw.set(id, hw);
         },
         () => {},
       )
-      .finally(() => this.asking.delete(id));
+      .finally(() => {
+        if (this.asking.get(id) === ask) this.asking.delete(id);
+      });
     this.asking.set(id, ask);
     return ask;
   }

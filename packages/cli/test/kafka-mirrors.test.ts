@@ -110,6 +110,29 @@ describe("kafka-mirrors against a running node", { timeout: CLI_TEST_TIMEOUT_MS 
     });
     const started = await mirrors(port, "--start", "--topic", "pay.*", "--mirror", "new-mirror");
     expect(started.stdout).toBe("Added 1 topic(s) to mirror new-mirror: [payments]\n");
+    // New patterns that no longer match a mirrored topic: it stays mirrored, and --alter says so.
+    const narrowed = await mirrors(
+      port,
+      "--alter",
+      "--mirror",
+      "new-mirror",
+      "--add-config",
+      "topics.include=refunds",
+    );
+    expect(narrowed.code, narrowed.stderr).toBe(0);
+    expect(narrowed.stdout).toBe(
+      "Altered mirror new-mirror: set topics.include\n" +
+        "Note: 1 topic(s) of mirror new-mirror no longer match its topics.include/topics.exclude but are still mirrored: [payments]. Patterns only choose which source topics are added; to stop mirroring these, fail them over (--remove --mirror new-mirror --topic REGEX) or pause them (--pause).\n",
+    );
+    const widened = await mirrors(
+      port,
+      "--alter",
+      "--mirror",
+      "new-mirror",
+      "--add-config",
+      "topics.include=pay.*",
+    );
+    expect(widened.stdout).toBe("Altered mirror new-mirror: set topics.include\n");
     await waitForMirror(port, "my-mirror", { caughtUp: true });
     await waitForMirror(port, "new-mirror", { caughtUp: true });
     expect(await describeRows(port)).toHaveLength(3);

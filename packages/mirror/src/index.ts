@@ -28,6 +28,7 @@ export type {
 export type { LocalWritesAtRisk } from "./admin/local-writes";
 export {
   type AddTopicsOptions,
+  type AlteredMirrorConfig,
   MirrorAdmin,
   type MirrorAdminOptions,
   type MirrorConfigDescription,

@@ -196,14 +196,40 @@ describe("alterMirrorConfig (kafka-mirrors --alter)", () => {
 
   it("new topic patterns apply at once, not after the next refresh interval", async () => {
     const e = await mirrored(1);
-    await e.admin.alterMirrorConfig("m", { set: { "mirror.metadata.refresh.interval.ms": "600000" } });
+    const unrelated = await e.admin.alterMirrorConfig("m", {
+      set: { "mirror.metadata.refresh.interval.ms": "600000" },
+    });
+    expect(unrelated.unmatchedTopics).toEqual([]);
     await createTopic(e.source, "payments", 1);
-    await e.admin.alterMirrorConfig("m", { set: { "topics.include": "payments" } });
+    const narrowed = await e.admin.alterMirrorConfig("m", { set: { "topics.include": "payments" } });
+    // orders was matched by the old include (its --add pattern) and still is mirrored: the answer says so.
+    expect(narrowed.unmatchedTopics).toEqual(["orders"]);
     // The refresh the change starts adds the source topic matching the new pattern (10 minutes early).
     const deadline = Date.now() + 15_000;
     while (e.dest.cluster.controller.image.topic("payments")?.configs.get("mirror.name") !== "m") {
       if (Date.now() > deadline) throw new Error("payments was not added by the refresh the change started");
       await new Promise((r) => setTimeout(r, 20));
     }
+  }, 60_000);
+
+  it("names the mirrored topics (paused ones too) that new patterns no longer match: they stay mirrored", async () => {
+    const e = await mirrored(1);
+    await createTopic(e.source, "order-audit", 1);
+    await addTopicsWhenReady(e.dest, "m", "order-audit");
+    await e.dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await e.admin.pauseTopics("m", "order-audit");
+    const excluded = await e.admin.alterMirrorConfig("m", { set: { "topics.exclude": "__.*,order.*" } });
+    expect(excluded.unmatchedTopics).toEqual(["order-audit", "orders"]);
+    // Still mirrored: their mirror.name is unchanged, and a new record on orders is copied.
+    for (const t of ["orders", "order-audit"])
+      expect(e.dest.cluster.controller.image.topic(t)?.configs.get("mirror.name")).toMatch(/^m(\.paused)?$/);
+    await produce(e.source, "orders", 0, 2);
+    const deadline = Date.now() + 15_000;
+    while (e.destLog().logEndOffset < 3n && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(e.destLog().logEndOffset).toBe(3n);
+    // Matched again: nothing to report.
+    const back = await e.admin.alterMirrorConfig("m", { delete: ["topics.exclude"] });
+    expect(back.unmatchedTopics).toEqual([]);
   }, 60_000);
 });

@@ -1,5 +1,5 @@
 import * as fs from "node:fs";
-import type { MirrorConfigDescription, MirrorListing } from "@cluster-mirror/mirror";
+import type { AlteredMirrorConfig, MirrorConfigDescription, MirrorListing } from "@cluster-mirror/mirror";
 import { Command, Option } from "commander";
 import { connectNode, withTokenOptions } from "../client/node-token";
 import { rowFromWire, type WireDescribeRow } from "../node/wire";
@@ -183,8 +183,14 @@ async function runMirrors(
     case "alter": {
       const set = await alterations(flags);
       const deleted = [...new Set(flags.deleteConfig ?? [])];
-      await client.patch(`${path}/config`, { cluster, set, delete: deleted });
+      const altered = await client.patch<Partial<AlteredMirrorConfig>>(`${path}/config`, {
+        cluster,
+        set,
+        delete: deleted,
+      });
       out(`${mirrorMessages.altered(mirror, Object.keys(set), deleted)}\n`);
+      const unmatched = altered?.unmatchedTopics ?? [];
+      if (unmatched.length > 0) out(`${mirrorMessages.stillMirrored(mirror, unmatched)}\n`);
       return;
     }
     case "describe-config": {

@@ -112,6 +112,16 @@ export interface MirrorConfigDescription {
   configs: { name: string; value: string | null; isDefault: boolean; isSensitive: boolean }[];
 }
 
+/** What `alterMirrorConfig` stored, and what the change leaves as it was. */
+export interface AlteredMirrorConfig extends MirrorConfigDescription {
+  /**
+   * The mirror's topics (mirroring or paused) that the old `topics.include` / `topics.exclude` matched and
+   * the new ones do not, sorted. Patterns only choose which source topics are added: these stay mirrored
+   * until removed (`--remove`, a failover) or paused.
+   */
+  unmatchedTopics: string[];
+}
+
 /** How many times a drive sends commands refused only because their coordinator unloaded (see `drive`). */
 const DRIVE_ATTEMPTS = 3;
 
@@ -210,7 +220,7 @@ export class MirrorAdmin {
    * and a metadata refresh started at once through `onMirrorAltered`). Returns the config as
    * `describeMirrorConfig` shows it.
    */
-  async alterMirrorConfig(name: string, changes: MirrorConfigChanges): Promise<MirrorConfigDescription> {
+  async alterMirrorConfig(name: string, changes: MirrorConfigChanges): Promise<AlteredMirrorConfig> {
     return this.commands.run(name, async () => {
       const K = MIRROR_CONFIG_KEYS;
       // The image replaces a mirror's configs object on every change: the same object after the probe
@@ -249,8 +259,29 @@ export class MirrorAdmin {
       }
       this.controller.putMirror(name, configs);
       this.options.onMirrorAltered?.(name);
-      return this.describeMirrorConfig(name);
+      return {
+        ...this.describeMirrorConfig(name),
+        unmatchedTopics: this.unmatchedTopics(name, stored, def),
+      };
     });
+  }
+
+  /** The mirror's topics, not removed, that the `before` configs' topic filter matched and `after`'s does not. */
+  private unmatchedTopics(
+    name: string,
+    before: Readonly<Record<string, string>>,
+    after: MirrorDefinition,
+  ): string[] {
+    let was: ReturnType<typeof topicFilter>;
+    try {
+      was = topicFilter(parseMirrorConfig(name, before));
+    } catch {
+      return []; // stored before a validation that now refuses it: nothing to compare against
+    }
+    const is = topicFilter(after);
+    return mirrorTopics(this.controller.image, name)
+      .filter((t) => t.desired !== "REMOVED" && was.matches(t.name) && !is.matches(t.name))
+      .map((t) => t.name);
   }
 
   /**

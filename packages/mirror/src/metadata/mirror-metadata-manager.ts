@@ -429,16 +429,7 @@ export class MirrorMetadataManager {
       if (!filter.matches(topic.name) || ours.has(topic.name)) continue;
       const local = image.topic(topic.name);
       if (local) {
-        const owner = parseMirrorNameConfig(local.configs.get(MIRROR_NAME_CONFIG));
-        const matched = `topic '${topic.name}' on the source matches the mirror's topics.include`;
-        const why =
-          owner !== undefined && owner.desired !== "REMOVED"
-            ? `${matched}, but this cluster's topic of that name belongs to mirror '${owner.mirror}', so it is not mirrored here. Leave it out of one of the two mirrors with topics.exclude.`
-            : local.topicId === topic.topicId
-              ? // The same topic (an old primary before its failback, a mirror deleted and created again):
-                // its records are worth keeping, so never advise deleting it.
-                `${matched} and is this cluster's topic of that name (same topic id), which is not in the mirror: add it with --add to mirror it again (a failback), or leave it out with topics.exclude.`
-              : `${matched}, but this cluster has a topic of that name of its own${owner ? ` (failed over from mirror '${owner.mirror}')` : ""}, so it is not mirrored. Delete or rename the local topic, or leave it out with topics.exclude.`;
+        const why = skippedTopicReason(topic, local);
         conflicts.add(topic.name);
         report.skippedTopics.push({ topic: topic.name, why });
         if (!reported.has(topic.name)) this.options.onTopicSkipped?.(def.name, topic.name, why);
@@ -546,4 +537,24 @@ export class MirrorMetadataManager {
     );
     return promise;
   }
+}
+
+/**
+ * Why a matched source topic is not mirrored, and what to do: this cluster already has a topic of that
+ * name, another mirror's, the very same topic (same id) not in the mirror, or one of its own.
+ */
+function skippedTopicReason(
+  topic: Pick<SourceTopicInfo, "name" | "topicId">,
+  local: { topicId: string; configs: ReadonlyMap<string, string> },
+): string {
+  const owner = parseMirrorNameConfig(local.configs.get(MIRROR_NAME_CONFIG));
+  const matched = `topic '${topic.name}' on the source matches the mirror's topics.include`;
+  if (owner !== undefined && owner.desired !== "REMOVED")
+    return `${matched}, but this cluster's topic of that name belongs to mirror '${owner.mirror}', so it is not mirrored here. Leave it out of one of the two mirrors with topics.exclude.`;
+  // The same topic (an old primary before its failback, a mirror deleted and created again): its records
+  // are worth keeping, so never advise deleting it.
+  if (local.topicId === topic.topicId)
+    return `${matched} and is this cluster's topic of that name (same topic id), which is not in the mirror: add it with --add to mirror it again (a failback), or leave it out with topics.exclude.`;
+  const failedOver = owner ? ` (failed over from mirror '${owner.mirror}')` : "";
+  return `${matched}, but this cluster has a topic of that name of its own${failedOver}, so it is not mirrored. Delete or rename the local topic, or leave it out with topics.exclude.`;
 }

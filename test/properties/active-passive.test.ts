@@ -42,6 +42,7 @@ describe("property: active-passive A -> B", () => {
       "loopAdd",
       "loopRace",
       "concurrent",
+      "promoteRace",
       "restartNode",
       "bounceLeader",
       "corrupt",

@@ -41,6 +41,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "writePromoted",
       "deleteRecords",
       "concurrent",
+      "promoteRace",
       "restartNode",
       "crashSoon",
       "crashOnCommit",

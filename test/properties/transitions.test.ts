@@ -29,6 +29,7 @@ describe("property: faults inside transitions (A -> B)", () => {
           "loopAdd",
           "loopRace",
           "concurrent",
+          "promoteRace",
           "crash",
           "crashSoon",
           "slowDisk",
@@ -219,6 +220,28 @@ describe("property: faults inside transitions (A -> B)", () => {
             "produce 1 to b/orders-0: ok",
           ),
         },
+        ...[
+          [
+            "a pause of the same topic",
+            1,
+            /concurrent: promote b-from-a orders -> REQUEST_TIMED_OUT.*lag 3 \(PAUSED\).* \| pause b-from-a orders -> ok/,
+          ],
+          [
+            "a remove of the same topic",
+            0,
+            /concurrent: promote b-from-a orders -> INVALID_MIRROR_STATE.*failed over by another command.* \| remove b-from-a orders -> ok/,
+          ],
+          [
+            "a write to the copy",
+            4,
+            /concurrent: promote b-from-a orders -> ok \| write b-from-a orders -> READ_ONLY_TOPIC/,
+          ],
+        ].map(([what, kind, step]) => ({
+          bug: `coverage: a promote racing ${what} (commands on one mirror queue; the promote's catch-up is kept once it returns)`,
+          simSeed: 0,
+          steps: ["produce(0,0,3)", `promoteRace(0,${kind},0)`, "produce(0,0,1)"],
+          reaches: reachesSteps(`no promote racing ${what}`, step as RegExp),
+        })),
       ]);
     },
     PROPERTY_TIMEOUT_MS,

@@ -2,6 +2,7 @@ import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/clus
 import { afterEach, describe, expect, it } from "vitest";
 import {
   MirroringClosedError,
+  MirrorStateError,
   MirrorWaitTimeoutError,
   PromoteTimeoutError,
   SourceUnreachableError,
@@ -125,6 +126,26 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     expect(e.message).toMatch(/orders-0 lag 4 \(PAUSED\).*Nothing was failed over/);
     expect((await admin.describe("m")).map((r) => r.state)).toEqual(["PAUSED", "PAUSED"]);
     expect(dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m.paused");
+  }, 60_000);
+
+  it("ends at once when another command fails a promoted topic over during its catch-up (no wait for the deadline)", async () => {
+    const e = env();
+    const admin = await caughtUpOrders(e, 2);
+    await admin.pauseTopics("m", "orders");
+    await e.dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    await produce(e.source, "orders", 0, 1); // behind while paused: the promote waits
+
+    const promoted = admin.promoteTopics("m", "orders", { timeoutMs: 45_000 }).catch((x: unknown) => x);
+    // An operator's unplanned failover of the same topic meanwhile (the catch-up holds no command queue).
+    await admin.removeTopics("m", "orders");
+    const error = await promoted;
+
+    // Before: it waited out its 45 s and then timed out (REQUEST_TIMED_OUT, "check they are MIRRORING").
+    expect(error).toBeInstanceOf(MirrorStateError);
+    expect((error as MirrorStateError).errorName).toBe("INVALID_MIRROR_STATE");
+    expect((error as Error).message).toMatch(
+      /failed over by another command meanwhile \(--remove\): orders-0 \(STOPP(ING|ED)\)/,
+    );
   }, 60_000);
 
   it("a source that hangs (answers nothing) is bounded by the timeout: nothing is failed over, then or later", async () => {

@@ -127,6 +127,7 @@ export {
   concurrent,
   corruptReplica,
   loopAdd,
+  promoteRace,
   readd,
   restartNode,
   txnFence,

@@ -122,11 +122,16 @@ async function catchUpBarrier(
   return sourcePromises(sim, edge, topic);
 }
 
+/** A regex matching exactly `topic` (the operator's `--topic` for one topic). */
+export function exactPattern(topic: string): string {
+  return topic.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 /**
  * What a caught-up copy of `topic` promises: every write acknowledged on the edge's source and every
  * transaction whose COMMIT marker is committed there so far.
  */
-function sourcePromises(sim: Simulation, edge: MirrorEdge, topic: string): CatchUpBarrier {
+export function sourcePromises(sim: Simulation, edge: MirrorEdge, topic: string): CatchUpBarrier {
   const source = sim.node(edge.from).cluster;
   // Only writes the source still holds: one it dropped by consent (a failback or re-add of the source with
   // `--truncate-local-writes`) is not the source's to give (soak `failback` FC_SEED=34 x100, run 734; as
@@ -199,9 +204,8 @@ export async function failoverTopic(
       // `--promote`: the engine's own catch-up (to the source's live high watermark), then the failover
       // and the wait for STOPPED. Writers stopped (no command runs meanwhile), so once it returns every
       // write the source acknowledged is promised; when it fails, nothing may be failed over, then or later.
-      const exact = topic.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
       await sim.world.time.run(
-        dest.mirroring.admin.promoteTopics(edge.mirror, exact, { timeoutMs: 20_000 }),
+        dest.mirroring.admin.promoteTopics(edge.mirror, exactPattern(topic), { timeoutMs: 20_000 }),
         120_000,
       );
       barrier = sourcePromises(sim, edge, topic);

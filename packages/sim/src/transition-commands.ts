@@ -1,9 +1,11 @@
+import { PromoteTimeoutError } from "@cluster-mirror/mirror";
 import { encodeRecordBatch } from "@cluster-mirror/protocol";
+import type { CatchUpBarrier } from "./failover-completion";
 import { crashBroker, downBrokers } from "./faults";
 import { leaderLog } from "./invariants/logs";
 import { transactionOutcome } from "./invariants/transactions";
 import { resolveRacedLoop } from "./loop-race";
-import { allowDownstream, localWrites, rejoin } from "./operator";
+import { allowDownstream, exactPattern, localWrites, rejoin, sourcePromises } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
 import { describeError, pick, rawWrite } from "./workload";
@@ -154,6 +156,54 @@ export async function concurrent(
     sim.step("concurrent: nothing to do");
     return;
   }
+  await race(sim, a, b, kindA, choiceB);
+}
+
+/**
+ * `--promote` of an ACTIVE edge topic racing one of `concurrent`'s calls (a remove, pause or resume of the
+ * same topic or another of the mirror, a re-add, a write to a destination copy): commands on one mirror
+ * queue behind each other, so the promote's catch-up wait must neither let a command in between its
+ * catch-up and its failover nor block the other command for good. A promote that returns promises what the
+ * source acknowledged before it was called (its catch-up target is the source's high watermark then).
+ */
+export async function promoteRace(
+  sim: Simulation,
+  choice: number,
+  kindB: number,
+  choiceB: number,
+): Promise<void> {
+  const et = pick(
+    sim.edgeTopics((s) => s === "ACTIVE"),
+    choice,
+  );
+  const b = prepareOp(sim, kindB, choiceB);
+  if (!et || !b) {
+    sim.step("promote race: nothing to do");
+    return;
+  }
+  const admin = sim.node(et.edge.to).mirroring.admin;
+  const a: PreparedOp = {
+    label: `promote ${et.edge.mirror} ${et.topic}`,
+    edge: et.edge,
+    topic: et.topic,
+    before: "ACTIVE",
+    start: () => admin.promoteTopics(et.edge.mirror, exactPattern(et.topic), { timeoutMs: 20_000 }),
+  };
+  await race(sim, a, b, choice, choiceB, sourcePromises(sim, et.edge, et.topic));
+}
+
+/**
+ * Runs two prepared calls without awaiting the first, then makes the model follow `mirror.name`.
+ * `promised`: what `a` promises when it succeeds (a promote's catch-up), checked once its failover is STOPPED.
+ */
+async function race(
+  sim: Simulation,
+  a: PreparedOp,
+  b: PreparedOp,
+  kindA: number,
+  choiceB: number,
+  promised?: CatchUpBarrier,
+): Promise<void> {
   const allowances = [a, b].filter((op) => op.label.startsWith("readd")).flatMap((op) => allowReadd(sim, op));
   const views = new Map<string, Map<number, string>>();
   for (const op of [a, b]) {
@@ -172,6 +222,11 @@ export async function concurrent(
   const outcomes = await sim.world.time.run(Promise.allSettled(started), 240_000);
   const results = outcomes.map((o) => (o.status === "fulfilled" ? "ok" : describeError(o.reason)));
   sim.step(`concurrent: ${a.label} -> ${results[0]} | ${b.label} -> ${results[1]}`);
+  // A promote kept its promise if it returned, or if only its wait for STOPPED ran out (the catch-up was reached).
+  const first = outcomes[0]!;
+  const kept =
+    first.status === "fulfilled" ||
+    (first.reason instanceof PromoteTimeoutError && first.reason.phase === "STOP");
   let anyRejoined = false;
   for (const op of [a, b]) {
     const after = sim.syncEdgeState(op.edge, op.topic);
@@ -181,7 +236,7 @@ export async function concurrent(
           edge: op.edge,
           topic: op.topic,
           before: views.get(op.label) ?? new Map(),
-          barrier: undefined,
+          barrier: op === a && kept ? promised : undefined,
           done: new Set(),
         });
       }

@@ -128,6 +128,7 @@ export async function promoteTopics(
     timeoutMs: Math.max(0, deadline - destination.clock.now()),
     check: async () => {
       const behind = laggards();
+      failIfStuck(mirror, behind);
       if (behind.length > 0) return { done: false, why: behind };
       // Everything reached the high watermark asked before: ask again, so a record acknowledged since (a
       // writer that had not stopped) is waited for instead of being left behind on the source.
@@ -141,6 +142,7 @@ export async function promoteTopics(
       );
       for (const [k, hw] of now) barrier.set(k, hw);
       const still = laggards();
+      failIfStuck(mirror, still);
       if (still.length > 0) return { done: false, why: still };
       return {
         done: true,
@@ -194,6 +196,22 @@ export async function promoteTopics(
     partitions: promoted,
     message: `Promoted ${names.length} topic(s) of mirror ${mirror}: ${topicList(names)}; ${promoted.length} partition(s) reached lag 0 against the source's high watermark and are STOPPED (writable)`,
   };
+}
+
+/**
+ * Ends a catch-up that cannot succeed at once, rather than at its deadline: a partition another command
+ * failed over meanwhile (STOPPING, STOPPED) is no longer a copy that can catch up. INVALID_MIRROR_STATE,
+ * nothing failed over by this promote. (A PAUSED partition short of the source is waited for: a resume may
+ * come before the deadline.)
+ */
+function failIfStuck(mirror: string, behind: readonly PromoteLaggard[]): void {
+  const removed = behind.filter((p) => p.state === "STOPPING" || p.state === "STOPPED");
+  if (removed.length === 0) return;
+  const list = removed.map((p) => `${p.topic}-${p.partition} (${p.state})`).join(", ");
+  throw new MirrorStateError(
+    mirror,
+    `Promote of mirror '${mirror}' cannot reach lag 0: ${removed.length} partition(s) were failed over by another command meanwhile (--remove): ${list}. Nothing was failed over by this promote; follow those with --describe --mirror ${mirror}, and promote the rest again if needed.`,
+  );
 }
 
 function partitionsOf(topics: readonly MirrorTopic[]): { topic: string; topicId: Uuid; partition: number }[] {

@@ -148,6 +148,19 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     );
   }, 60_000);
 
+  it("does not end early for a topic asked to mirror again whose partitions are still STOPPED (a re-add not started yet)", async () => {
+    const e = env();
+    const admin = await caughtUpOrders(e, 1);
+    await admin.removeTopics("m", "orders");
+    await e.dest.mirroring.whenState("m", "STOPPED", { timeoutMs: 30_000 });
+    // mirror.name back to the mirror: ACTIVE with STOPPED partitions until the engine sends START.
+    e.dest.cluster.controller.incrementalAlterConfigs({ type: "topic", name: "orders" }, [
+      { name: "mirror.name", op: "SET", value: "m" },
+    ]);
+    const outcome = await admin.promoteTopics("m", "orders", { timeoutMs: 2_000 }).catch((x: unknown) => x);
+    expect(outcome).not.toBeInstanceOf(MirrorStateError);
+  }, 60_000);
+
   it("a source that hangs (answers nothing) is bounded by the timeout: nothing is failed over, then or later", async () => {
     const hang = hangingSource();
     const e = env({ wrapSources: hang.wrap });

@@ -111,6 +111,11 @@ export async function promoteTopics(
       unsubscribeMetadata();
     };
   };
+  // A topic asked to be REMOVED now (or gone from the mirror): another command failed it over.
+  const removedNow = (topic: string) => {
+    const desired = mirrorTopics(destination.controller.image, mirror).find((t) => t.name === topic)?.desired;
+    return desired !== "ACTIVE" && desired !== "PAUSED";
+  };
   const laggards = (): PromoteLaggard[] => {
     const views = viewsByPartition(deps.coordinators.describe(mirror), deps.destination.controller.image);
     return parts.flatMap(({ topic, partition }) => {
@@ -128,7 +133,7 @@ export async function promoteTopics(
     timeoutMs: Math.max(0, deadline - destination.clock.now()),
     check: async () => {
       const behind = laggards();
-      failIfStuck(mirror, behind);
+      failIfStuck(mirror, behind, removedNow);
       if (behind.length > 0) return { done: false, why: behind };
       // Everything reached the high watermark asked before: ask again, so a record acknowledged since (a
       // writer that had not stopped) is waited for instead of being left behind on the source.
@@ -142,7 +147,7 @@ export async function promoteTopics(
       );
       for (const [k, hw] of now) barrier.set(k, hw);
       const still = laggards();
-      failIfStuck(mirror, still);
+      failIfStuck(mirror, still, removedNow);
       if (still.length > 0) return { done: false, why: still };
       return {
         done: true,
@@ -204,8 +209,16 @@ export async function promoteTopics(
  * nothing failed over by this promote. (A PAUSED partition short of the source is waited for: a resume may
  * come before the deadline.)
  */
-function failIfStuck(mirror: string, behind: readonly PromoteLaggard[]): void {
-  const removed = behind.filter((p) => p.state === "STOPPING" || p.state === "STOPPED");
+function failIfStuck(
+  mirror: string,
+  behind: readonly PromoteLaggard[],
+  removedNow: (topic: string) => boolean,
+): void {
+  // Only where the topic is asked to be REMOVED now: ACTIVE with STOPPED partitions is a re-add not yet
+  // started (or a recreated topic's old view), which catches up.
+  const removed = behind.filter(
+    (p) => (p.state === "STOPPING" || p.state === "STOPPED") && removedNow(p.topic),
+  );
   if (removed.length === 0) return;
   const list = removed.map((p) => `${p.topic}-${p.partition} (${p.state})`).join(", ");
   throw new MirrorStateError(

@@ -302,22 +302,12 @@ describe("MirrorAdmin: topics", () => {
     expect(mirrorName()).toBe("my-mirror.paused");
     expect(env.coordinators.take()).toEqual(["PAUSE my-topic-0", "PAUSE my-topic-1"]);
     env.coordinators.advance("PAUSING", "PAUSED");
-    // Again: nothing to change, and the message says so rather than counting it as paused now.
-    expect((await env.admin.pauseTopics("my-mirror", "my-topic")).message).toBe(
-      "Paused mirroring for 0 topic(s): []; 1 already paused: [my-topic]",
-    );
-    expect(mirrorName()).toBe("my-mirror.paused");
-    env.coordinators.take();
 
     expect((await env.admin.resumeTopics("my-mirror", "my-topic")).message).toBe(
       "Resumed mirroring for 1 topic(s): [my-topic]",
     );
     expect(mirrorName()).toBe("my-mirror");
     expect(env.coordinators.take()).toEqual(["RESUME my-topic-0", "RESUME my-topic-1"]);
-    expect((await env.admin.resumeTopics("my-mirror", "my-topic")).message).toBe(
-      "Resumed mirroring for 0 topic(s): []; 1 already mirroring: [my-topic]",
-    );
-    env.coordinators.take();
 
     expect((await env.admin.removeTopics("my-mirror", "my-topic")).message).toBe(
       "Removed 1 topic(s) from mirror my-mirror: [my-topic]",

@@ -55,7 +55,6 @@ import {
   selectMirrorTopics,
   topicList,
   topicPattern,
-  topicsChangedMessage,
 } from "./topic-selection";
 import { type MirrorVerification, verifyMirror } from "./verify";
 
@@ -648,8 +647,7 @@ export class MirrorAdmin {
    * `--pause`: sets `mirror.name=<mirror>.paused` and sends PAUSE; the topics stay read-only and get no
    * metadata sync. Every partition must be MIRRORING (or already pausing/paused), else the partition-level
    * InvalidMirrorStateError and nothing changes (also when a partition fails before its PAUSE commits: the
-   * `mirror.name` is written back, see `driveOrRestore`). Message: `Paused mirroring for N topic(s): [t1]`, then `; M already paused: [t2]` for
-   * matched topics left as they were.
+   * `mirror.name` is written back, see `driveOrRestore`). Message: `Paused mirroring for N topic(s): [t1]`.
    */
   pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     return this.commands.run(mirror, () => this.pauseTopicsNow(mirror, regex));
@@ -668,22 +666,13 @@ export class MirrorAdmin {
     for (const t of changed) this.setMirrorName(t.name, mirror, "PAUSED");
     const names = topics.map((t) => t.name);
     await this.driveOrRestore(mirror, names, changed, "pause");
-    const unchanged = topics.filter((t) => t.desired === "PAUSED").map((t) => t.name);
-    return {
-      topics: names,
-      message: topicsChangedMessage(
-        "Paused",
-        changed.map((t) => t.name),
-        unchanged,
-      ),
-    };
+    return { topics: names, message: `Paused mirroring for ${names.length} topic(s): ${topicList(names)}` };
   }
 
   /**
    * `--resume`: clears the `.paused` suffix and sends RESUME (straight to MIRRORING from the local log end).
    * Every partition must be PAUSED (or already mirroring), else InvalidMirrorStateError and nothing changes.
-   * Message: `Resumed mirroring for N topic(s): [t1]`, then `; M already mirroring: [t2]` for matched topics
-   * left as they were.
+   * Message: `Resumed mirroring for N topic(s): [t1]`.
    */
   resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     return this.commands.run(mirror, () => this.resumeTopicsNow(mirror, regex));
@@ -702,15 +691,7 @@ export class MirrorAdmin {
     for (const t of paused) this.setMirrorName(t.name, mirror, "ACTIVE");
     const names = topics.map((t) => t.name);
     await this.driveOrRestore(mirror, names, paused, "resume");
-    const unchanged = topics.filter((t) => t.desired !== "PAUSED").map((t) => t.name);
-    return {
-      topics: names,
-      message: topicsChangedMessage(
-        "Resumed",
-        paused.map((t) => t.name),
-        unchanged,
-      ),
-    };
+    return { topics: names, message: `Resumed mirroring for ${names.length} topic(s): ${topicList(names)}` };
   }
 
   /**

@@ -107,17 +107,3 @@ export function checkPartitionStates(
 export function topicList(names: readonly string[]): string {
   return `[${names.join(", ")}]`;
 }
-
-/**
- * The message of `--pause` / `--resume`: `<Verb> mirroring for N topic(s): [..]` for the topics it changed,
- * then the matched ones already so (`; 1 already paused: [t]`), which it left as they were.
- */
-export function topicsChangedMessage(
-  verb: "Paused" | "Resumed",
-  changed: readonly string[],
-  unchanged: readonly string[],
-): string {
-  const already = verb === "Paused" ? "already paused" : "already mirroring";
-  const rest = unchanged.length > 0 ? `; ${unchanged.length} ${already}: ${topicList(unchanged)}` : "";
-  return `${verb} mirroring for ${changed.length} topic(s): ${topicList(changed)}${rest}`;
-}

@@ -232,4 +232,17 @@ describe("alterMirrorConfig (kafka-mirrors --alter)", () => {
     const back = await e.admin.alterMirrorConfig("m", { delete: ["topics.exclude"] });
     expect(back.unmatchedTopics).toEqual([]);
   }, 60_000);
+
+  it("names them too when the stored config has a value a later validation refuses, fixed by the same change", async () => {
+    const e = await mirrored(1);
+    // As stored by an earlier version that did not check it: the whole old config no longer parses.
+    e.dest.cluster.controller.putMirror("m", {
+      ...e.dest.cluster.controller.image.mirrors.get("m")!,
+      "mirror.num.replica.fetchers": "0",
+    });
+    const fixed = await e.admin.alterMirrorConfig("m", {
+      set: { "mirror.num.replica.fetchers": "2", "topics.include": "payments" },
+    });
+    expect(fixed.unmatchedTopics).toEqual(["orders"]);
+  }, 60_000);
 });

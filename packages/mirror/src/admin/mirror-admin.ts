@@ -37,12 +37,15 @@ import { MirrorChanges } from "./mirror-changes";
 import { MirrorCommandQueue } from "./mirror-command-queue";
 import {
   checkMirrorConfigKeys,
+  compilePattern,
   LOG_START_OFFSET_SYNC_FOR_NEW_MIRRORS,
   MIRROR_CONFIG_DEFAULTS,
   MIRROR_CONFIG_KEYS,
   type MirrorDefinition,
+  NameFilter,
   parseMirrorConfig,
   SENSITIVE_MIRROR_CONFIGS,
+  splitList,
   topicFilter,
   validateMirrorName,
 } from "./mirror-config";
@@ -218,7 +221,8 @@ export class MirrorAdmin {
    * or this one, INVALID_MIRROR_STATE when the mirror was changed (or deleted and created again) meanwhile.
    * A refused change changes nothing. Once stored, the engine uses it from its next step (the next fetch,
    * and a metadata refresh started at once through `onMirrorAltered`). Returns the config as
-   * `describeMirrorConfig` shows it.
+   * `describeMirrorConfig` shows it, with the mirrored topics the new topic patterns no longer match
+   * (`unmatchedTopics`: they stay mirrored).
    */
   async alterMirrorConfig(name: string, changes: MirrorConfigChanges): Promise<AlteredMirrorConfig> {
     return this.commands.run(name, async () => {
@@ -266,18 +270,26 @@ export class MirrorAdmin {
     });
   }
 
-  /** The mirror's topics, not removed, that the `before` configs' topic filter matched and `after`'s does not. */
+  /**
+   * The mirror's topics, not removed, that the `before` configs' topic patterns matched and `after`'s do
+   * not. The old patterns are read on their own (each that still compiles), so a stored key that a later
+   * validation refuses does not hide the answer.
+   */
   private unmatchedTopics(
     name: string,
     before: Readonly<Record<string, string>>,
     after: MirrorDefinition,
   ): string[] {
-    let was: ReturnType<typeof topicFilter>;
-    try {
-      was = topicFilter(parseMirrorConfig(name, before));
-    } catch {
-      return []; // stored before a validation that now refuses it: nothing to compare against
-    }
+    const K = MIRROR_CONFIG_KEYS;
+    const compiled = (key: string): RegExp[] =>
+      splitList(before[key] ?? MIRROR_CONFIG_DEFAULTS[key]).flatMap((p) => {
+        try {
+          return [compilePattern(key, p)];
+        } catch {
+          return [];
+        }
+      });
+    const was = new NameFilter(compiled(K.TOPICS_INCLUDE), compiled(K.TOPICS_EXCLUDE));
     const is = topicFilter(after);
     return mirrorTopics(this.controller.image, name)
       .filter((t) => t.desired !== "REMOVED" && was.matches(t.name) && !is.matches(t.name))

@@ -302,12 +302,28 @@ describe("MirrorAdmin: topics", () => {
     expect(mirrorName()).toBe("my-mirror.paused");
     expect(env.coordinators.take()).toEqual(["PAUSE my-topic-0", "PAUSE my-topic-1"]);
     env.coordinators.advance("PAUSING", "PAUSED");
+    // Again: every partition is PAUSED already, and the message says the call changed nothing.
+    expect((await env.admin.pauseTopics("my-mirror", "my-topic")).message).toBe(
+      "Paused mirroring for 0 topic(s): []; 1 already paused: [my-topic]",
+    );
 
     expect((await env.admin.resumeTopics("my-mirror", "my-topic")).message).toBe(
       "Resumed mirroring for 1 topic(s): [my-topic]",
     );
     expect(mirrorName()).toBe("my-mirror");
     expect(env.coordinators.take()).toEqual(["RESUME my-topic-0", "RESUME my-topic-1"]);
+    // A resume half done (mirror.name cleared, a partition still PAUSED) is finished by the next one,
+    // which says it resumed the topic; with every partition MIRRORING it says it changed nothing.
+    const partition1 = env.coordinators.describe("my-mirror").find((v) => v.key.partition === 1)!.key;
+    env.coordinators.put(partition1, "PAUSED");
+    expect((await env.admin.resumeTopics("my-mirror", "my-topic")).message).toBe(
+      "Resumed mirroring for 1 topic(s): [my-topic]",
+    );
+    expect(env.coordinators.take()).toEqual(["RESUME my-topic-1"]);
+    expect((await env.admin.resumeTopics("my-mirror", "my-topic")).message).toBe(
+      "Resumed mirroring for 0 topic(s): []; 1 already mirroring: [my-topic]",
+    );
+    expect(env.coordinators.take()).toEqual([]);
 
     expect((await env.admin.removeTopics("my-mirror", "my-topic")).message).toBe(
       "Removed 1 topic(s) from mirror my-mirror: [my-topic]",

@@ -58,6 +58,8 @@ import {
   selectMirrorTopics,
   topicList,
   topicPattern,
+  topicsAlreadyIn,
+  topicsChangedMessage,
 } from "./topic-selection";
 import { type MirrorVerification, verifyMirror } from "./verify";
 
@@ -659,7 +661,8 @@ export class MirrorAdmin {
    * `--pause`: sets `mirror.name=<mirror>.paused` and sends PAUSE; the topics stay read-only and get no
    * metadata sync. Every partition must be MIRRORING (or already pausing/paused), else the partition-level
    * InvalidMirrorStateError and nothing changes (also when a partition fails before its PAUSE commits: the
-   * `mirror.name` is written back, see `driveOrRestore`). Message: `Paused mirroring for N topic(s): [t1]`.
+   * `mirror.name` is written back, see `driveOrRestore`). Message: `Paused mirroring for N topic(s): [t1]`,
+   * then `; M already paused: [t2]` for matched topics it left as they were (every partition PAUSED).
    */
   pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     return this.commands.run(mirror, () => this.pauseTopicsNow(mirror, regex));
@@ -674,17 +677,19 @@ export class MirrorAdmin {
     await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
     checkPartitionStates("PAUSE", topics, views, ["MIRRORING", "PAUSING", "PAUSED"]);
+    const unchanged = topicsAlreadyIn(topics, views, "PAUSED", "PAUSED");
     const changed = topics.filter((t) => t.desired !== "PAUSED");
     for (const t of changed) this.setMirrorName(t.name, mirror, "PAUSED");
     const names = topics.map((t) => t.name);
     await this.driveOrRestore(mirror, names, changed, "pause");
-    return { topics: names, message: `Paused mirroring for ${names.length} topic(s): ${topicList(names)}` };
+    return { topics: names, message: topicsChangedMessage("Paused", names, unchanged) };
   }
 
   /**
    * `--resume`: clears the `.paused` suffix and sends RESUME (straight to MIRRORING from the local log end).
    * Every partition must be PAUSED (or already mirroring), else InvalidMirrorStateError and nothing changes.
-   * Message: `Resumed mirroring for N topic(s): [t1]`.
+   * Message: `Resumed mirroring for N topic(s): [t1]`, then `; M already mirroring: [t2]` for matched topics
+   * it left as they were (not paused, every partition MIRRORING).
    */
   resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     return this.commands.run(mirror, () => this.resumeTopicsNow(mirror, regex));
@@ -698,12 +703,13 @@ export class MirrorAdmin {
     ]);
     await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
+    const unchanged = topicsAlreadyIn(topics, views, "ACTIVE", "MIRRORING");
     const paused = topics.filter((t) => t.desired === "PAUSED");
     checkPartitionStates("RESUME", paused, views, ["PAUSED", "MIRRORING"]);
     for (const t of paused) this.setMirrorName(t.name, mirror, "ACTIVE");
     const names = topics.map((t) => t.name);
     await this.driveOrRestore(mirror, names, paused, "resume");
-    return { topics: names, message: `Resumed mirroring for ${names.length} topic(s): ${topicList(names)}` };
+    return { topics: names, message: topicsChangedMessage("Resumed", names, unchanged) };
   }
 
   /**

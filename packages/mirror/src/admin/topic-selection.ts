@@ -107,3 +107,36 @@ export function checkPartitionStates(
 export function topicList(names: readonly string[]): string {
   return `[${names.join(", ")}]`;
 }
+
+/**
+ * The names of `topics` that a `--pause` / `--resume` leaves as they were: asked for `desired` already, and
+ * every partition already in `state` (a half-done command, some partitions still on their way, is not).
+ */
+export function topicsAlreadyIn(
+  topics: readonly MirrorTopic[],
+  views: ReadonlyMap<string, MirrorPartitionView>,
+  desired: DesiredMirrorState,
+  state: LifecycleState,
+): Set<string> {
+  const done = (t: MirrorTopic): boolean => {
+    for (let p = 0; p < t.partitionCount; p++) if (views.get(`${t.name}:${p}`)?.state !== state) return false;
+    return true;
+  };
+  return new Set(topics.filter((t) => t.desired === desired && done(t)).map((t) => t.name));
+}
+
+/**
+ * The message of `--pause` / `--resume`: the seeds' `<Verb> mirroring for N topic(s): [..]` for the topics
+ * it changed, then the matched ones it left as they were (`; 1 already paused: [t]`).
+ */
+export function topicsChangedMessage(
+  verb: "Paused" | "Resumed",
+  names: readonly string[],
+  unchanged: ReadonlySet<string>,
+): string {
+  const changed = names.filter((n) => !unchanged.has(n));
+  const left = names.filter((n) => unchanged.has(n));
+  const already = verb === "Paused" ? "already paused" : "already mirroring";
+  const rest = left.length > 0 ? `; ${left.length} ${already}: ${topicList(left)}` : "";
+  return `${verb} mirroring for ${changed.length} topic(s): ${topicList(changed)}${rest}`;
+}

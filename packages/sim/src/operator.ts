@@ -136,13 +136,22 @@ export function sourcePromises(sim: Simulation, edge: MirrorEdge, topic: string)
   // Only writes the source still holds: one it dropped by consent (a failback or re-add of the source with
   // `--truncate-local-writes`) is not the source's to give (soak `failback` FC_SEED=34 x100, run 734; as
   // for the writes below the HW a failover promises, see `completeFailoverPartition`).
+  // And only writes below the source's high watermark, which is all a caught-up mirror (lag 0 against the
+  // HW) has copied: an acks=1 write (`rawWrite`) can be acknowledged above it.
   const partitions = source.controller.image.topic(topic)?.partitions.length ?? 0;
-  const acked = Array.from({ length: partitions }, (_, p) =>
-    stillAcknowledged(
+  const acked = Array.from({ length: partitions }, (_, p) => {
+    const hw = leaderLog(source, topic, p)?.highWatermark;
+    return stillAcknowledged(
       source,
-      sim.model.acked.filter((w) => w.node === edge.from && w.topic === topic && w.partition === p),
-    ),
-  ).flat();
+      sim.model.acked.filter(
+        (w) =>
+          w.node === edge.from &&
+          w.topic === topic &&
+          w.partition === p &&
+          (hw === undefined || w.offset < hw),
+      ),
+    );
+  }).flat();
   return {
     acked,
     commits: sim.model.commits.filter(

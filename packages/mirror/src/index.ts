@@ -57,6 +57,7 @@ export {
   type PromoteResult,
 } from "./admin/promote";
 export { parseProperties } from "./admin/properties";
+export { exactTopicPattern } from "./admin/topic-selection";
 export type { MirrorVerification, VerifyCheck } from "./admin/verify";
 export { ClusterMirroring, type ClusterMirroringOptions, type MirrorWarningKind } from "./cluster-mirroring";
 export { CoordinatorRuntime, type CoordinatorRuntimeOptions } from "./coordinator/coordinator-runtime";

@@ -2,7 +2,7 @@ import { KafkaError } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { InvalidMirrorConfigError, SourceUnreachableError } from "../src/admin/errors";
 import { checkMirrorConfigKeys, compilePattern } from "../src/admin/mirror-config";
-import { topicPattern } from "../src/admin/topic-selection";
+import { exactTopicPattern, topicPattern } from "../src/admin/topic-selection";
 import { MIRROR_CONFIG, mirrorEnv } from "./meta-helpers";
 
 async function rejection(work: Promise<unknown>): Promise<KafkaError> {
@@ -154,5 +154,14 @@ describe("an invalid --topic regex", () => {
     expect(refusal(() => compilePattern("topics.include", "bad("))).toBe(
       "Invalid regular expression 'bad(' in topics.include: Unterminated group. Fix the pattern (lists are comma-separated; each entry must match whole names).",
     );
+  });
+});
+
+describe("exactTopicPattern", () => {
+  it("matches exactly the names given: dots and other regex characters are taken literally", () => {
+    const names = ["orders.v1", "a+b", "x(1)"];
+    const pattern = topicPattern(exactTopicPattern(names));
+    for (const n of names) expect(pattern.test(n)).toBe(true);
+    for (const n of ["ordersXv1", "aab", "x1", "orders.v1x", "a+b|x(1)"]) expect(pattern.test(n)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
-import { PromoteTimeoutError } from "@cluster-mirror/mirror";
+import { exactTopicPattern, PromoteTimeoutError } from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { type CatchUpBarrier, completeFailovers } from "./failover-completion";
 import type { TruncationAllowance } from "./invariants/committed-prefix";
@@ -122,11 +122,6 @@ async function catchUpBarrier(
   return sourcePromises(sim, edge, topic);
 }
 
-/** A regex matching exactly `topic` (the operator's `--topic` for one topic). */
-export function exactPattern(topic: string): string {
-  return topic.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
 /**
  * What a caught-up copy of `topic` promises: every write acknowledged on the edge's source and every
  * transaction whose COMMIT marker is committed there so far.
@@ -214,7 +209,7 @@ export async function failoverTopic(
       // and the wait for STOPPED. Writers stopped (no command runs meanwhile), so once it returns every
       // write the source acknowledged is promised; when it fails, nothing may be failed over, then or later.
       await sim.world.time.run(
-        dest.mirroring.admin.promoteTopics(edge.mirror, exactPattern(topic), { timeoutMs: 20_000 }),
+        dest.mirroring.admin.promoteTopics(edge.mirror, exactTopicPattern([topic]), { timeoutMs: 20_000 }),
         120_000,
       );
       barrier = sourcePromises(sim, edge, topic);

@@ -1,11 +1,11 @@
-import { PromoteTimeoutError } from "@cluster-mirror/mirror";
+import { exactTopicPattern, PromoteTimeoutError } from "@cluster-mirror/mirror";
 import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import type { CatchUpBarrier } from "./failover-completion";
 import { crashBroker, downBrokers } from "./faults";
 import { leaderLog } from "./invariants/logs";
 import { transactionOutcome } from "./invariants/transactions";
 import { resolveRacedLoop } from "./loop-race";
-import { allowDownstream, exactPattern, localWrites, rejoin, sourcePromises } from "./operator";
+import { allowDownstream, localWrites, rejoin, sourcePromises } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
 import { describeError, pick, rawWrite } from "./workload";
@@ -187,7 +187,7 @@ export async function promoteRace(
     edge: et.edge,
     topic: et.topic,
     before: "ACTIVE",
-    start: () => admin.promoteTopics(et.edge.mirror, exactPattern(et.topic), { timeoutMs: 20_000 }),
+    start: () => admin.promoteTopics(et.edge.mirror, exactTopicPattern([et.topic]), { timeoutMs: 20_000 }),
   };
   await race(sim, a, b, choice, choiceB, sourcePromises(sim, et.edge, et.topic));
 }

@@ -9,15 +9,10 @@ import { answerWithin } from "./deadline";
 import { MirrorStateError, PromoteTimeoutError, SourceUnreachableError } from "./errors";
 import type { MirrorChanges } from "./mirror-changes";
 import { waitForCondition } from "./mirror-changes";
-import { selectMirrorTopics, topicList } from "./topic-selection";
+import { exactTopicPattern, selectMirrorTopics, topicList } from "./topic-selection";
 
 /** How much longer than the catch-up's deadline its second ask of the source may take (see there). */
 const ASK_AGAIN_SLACK_MS = 1_000;
-
-/** A regex matching exactly these topic names (whole names, as `--topic` patterns match). */
-function exactNames(names: readonly string[]): string {
-  return names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
-}
 
 /** Default bound of each wait of a promote (catch-up, then STOPPED). */
 export const DEFAULT_PROMOTE_TIMEOUT_MS = 60_000;
@@ -169,7 +164,7 @@ export async function promoteTopics(
   // The failover waits its turn behind the mirror's other commands (an add waiting on the source, say): one
   // whose turn comes after the deadline does not start. The caller was told the promote timed out by then,
   // and a failover after that, with writers back on the source, would leave their records behind.
-  const removed = await deps.removeTopics(mirror, exactNames(topics.map((t) => t.name)), () => {
+  const removed = await deps.removeTopics(mirror, exactTopicPattern(topics.map((t) => t.name)), () => {
     if (destination.clock.now() > deadline) {
       throw new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, [], "QUEUED");
     }

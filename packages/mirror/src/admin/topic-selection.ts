@@ -26,6 +26,14 @@ export function topicPattern(regex: string): RegExp {
 }
 
 /**
+ * A `--topic` regex matching exactly these topic names and no other (each escaped, joined by `|`), e.g. for
+ * `removeTopics` / `promoteTopics` of names a program holds.
+ */
+export function exactTopicPattern(names: readonly string[]): string {
+  return names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|");
+}
+
+/**
  * What to say about a pattern that matched nothing because it was written as a list (`orders,payments`:
  * one regex is taken, and alternation lists several) or as a shell glob (`ord*`: the regex `ord.*` is
  * meant). Empty otherwise.

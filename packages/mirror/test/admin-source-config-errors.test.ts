@@ -1,7 +1,7 @@
 import { KafkaError } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { InvalidMirrorConfigError, SourceUnreachableError } from "../src/admin/errors";
-import { checkMirrorConfigKeys, compilePattern } from "../src/admin/mirror-config";
+import { checkMirrorConfigKeys, compilePattern, parseMirrorConfig } from "../src/admin/mirror-config";
 import { exactTopicPattern, topicPattern } from "../src/admin/topic-selection";
 import { MIRROR_CONFIG, mirrorEnv } from "./meta-helpers";
 
@@ -154,6 +154,29 @@ describe("an invalid --topic regex", () => {
     expect(refusal(() => compilePattern("topics.include", "bad("))).toBe(
       "Invalid regular expression 'bad(' in topics.include: Unterminated group. Fix the pattern (lists are comma-separated; each entry must match whole names).",
     );
+  });
+});
+
+describe("a repetition {n,m} in a comma-separated pattern list", () => {
+  it("is refused, saying the comma cut it, instead of matching names with literal braces", () => {
+    const config = { "bootstrap.servers": "source:9092", "topics.include": "orders, log{1,3}x" };
+    let error: unknown;
+    try {
+      parseMirrorConfig("m", config);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidMirrorConfigError);
+    expect((error as InvalidMirrorConfigError).config).toBe("topics.include");
+    expect((error as Error).message).toBe(
+      "topics.include is a comma-separated list, so 'log{1,3}x' was cut at its comma into 'log{1' and '3}x'. A repetition with a comma ({n,m}) cannot be written in it: spell the alternatives out with '|' (e.g. 'ab{1,2}' as 'ab|abb'), or use '+' or '*'.",
+    );
+    // A repetition without a comma, and braces the list did not cut, are patterns like any other.
+    expect(parseMirrorConfig("m", { ...config, "topics.include": "log{2}x,a{1},2" }).topicsInclude).toEqual([
+      "log{2}x",
+      "a{1}",
+      "2",
+    ]);
   });
 });
 

@@ -226,6 +226,24 @@ export function splitList(value: string | undefined): string[] {
 }
 
 /**
+ * Refuses a pattern list in which a regex repetition `{n,m}` was cut at its comma (`a{1,3}` read as the two
+ * patterns `a{1` and `3}`, each a valid regex of literal braces, as Kafka's list configs would split it too):
+ * silently it would match names nobody meant.
+ */
+function checkNoCutRepetition(config: string, list: readonly string[]): void {
+  for (let i = 0; i + 1 < list.length; i++) {
+    const [left, right] = [list[i]!, list[i + 1]!];
+    if (/\{\d+$/.test(left) && /^\d*\}/.test(right)) {
+      throw new InvalidMirrorConfigError(
+        config,
+        `${config} is a comma-separated list, so '${left},${right}' was cut at its comma into '${left}' and '${right}'. A repetition with a comma ({n,m}) cannot be written in it: spell the alternatives out with '|' (e.g. 'ab{1,2}' as 'ab|abb'), or use '+' or '*'.`,
+        `${left},${right}`,
+      );
+    }
+  }
+}
+
+/**
  * Compiles one regex as a whole-name match (Java's `Pattern.matches`): `foo` matches only `foo`, `foo.*`
  * every name that starts with `foo`. Throws InvalidMirrorConfigError naming the pattern and the syntax error;
  * `hint` says how the pattern is written where it came from (default: a config's comma-separated list).
@@ -300,6 +318,7 @@ export function parseMirrorConfig(name: string, configs: Readonly<Record<string,
   }
   const patterns = (key: string): string[] => {
     const list = splitList(get(key));
+    checkNoCutRepetition(key, list);
     for (const p of list) compilePattern(key, p);
     return list;
   };

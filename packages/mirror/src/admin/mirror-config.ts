@@ -80,8 +80,9 @@ export const KNOWN_MIRROR_CONFIGS: readonly string[] = [
 
 /**
  * Refuses, with InvalidMirrorConfigError naming the valid keys or values, a config key this engine does not
- * read (a typo such as `topic.include` would otherwise be accepted and ignored) and a `security.protocol`
- * it cannot honour. Checked when a mirror is created; mirrors already stored are loaded as they are.
+ * read (a typo such as `topic.include` would otherwise be accepted and ignored), a `security.protocol`
+ * it cannot honour, and a pattern list whose comma cut a regex repetition. Checked on the configs a creation
+ * or an alteration gives; mirrors already stored are loaded as they are.
  */
 export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>): void {
   if (typeof configs !== "object" || configs === null || Array.isArray(configs)) {
@@ -118,6 +119,12 @@ export function checkMirrorConfigKeys(configs: Readonly<Record<string, string>>)
       SECURITY_PROTOCOL_CONFIG,
       `${SECURITY_PROTOCOL_CONFIG}=${protocol} is not supported: it is not one of Kafka's security protocols.${close === undefined ? "" : ` Did you mean ${close}?`} Supported: ${SUPPORTED_SECURITY_PROTOCOLS.join(", ")}. Fix the mirror config and try again.`,
     );
+  }
+  // Checked on what is given, not in parseMirrorConfig: a mirror stored by an earlier version with such a
+  // list keeps running as it did (its patterns still compile) instead of stopping at the upgrade.
+  const K = MIRROR_CONFIG_KEYS;
+  for (const key of [K.TOPICS_INCLUDE, K.TOPICS_EXCLUDE, K.GROUPS_INCLUDE, K.GROUPS_EXCLUDE]) {
+    if (configs[key] !== undefined) checkNoCutRepetition(key, splitList(configs[key]));
   }
 }
 
@@ -318,7 +325,6 @@ export function parseMirrorConfig(name: string, configs: Readonly<Record<string,
   }
   const patterns = (key: string): string[] => {
     const list = splitList(get(key));
-    checkNoCutRepetition(key, list);
     for (const p of list) compilePattern(key, p);
     return list;
   };

@@ -12,7 +12,7 @@ export interface TopicModel {
   compacted: boolean;
 }
 
-/** A write the cluster acknowledged (acks=all): where it landed, and the batch's bytes there. */
+/** A write the cluster acknowledged: where it landed, and the batch's bytes there. */
 export interface AckedWrite {
   node: string;
   topic: string;
@@ -20,6 +20,8 @@ export interface AckedWrite {
   offset: bigint;
   /** Hex of the batch at `offset` right after the acknowledgement. */
   hex: string;
+  /** Acknowledged by the leader alone (acks=1, `rawWrite`): maybe above the high watermark then. */
+  leaderOnly?: true;
 }
 
 /** A transaction the workload committed (its coordinator answered the commit): it must never read as aborted. */

@@ -131,8 +131,10 @@ export function sourcePromises(sim: Simulation, edge: MirrorEdge, topic: string)
   // Only writes the source still holds: one it dropped by consent (a failback or re-add of the source with
   // `--truncate-local-writes`) is not the source's to give (soak `failback` FC_SEED=34 x100, run 734; as
   // for the writes below the HW a failover promises, see `completeFailoverPartition`).
-  // And only writes below the source's high watermark, which is all a caught-up mirror (lag 0 against the
-  // HW) has copied: an acks=1 write (`rawWrite`) can be acknowledged above it.
+  // And of the writes its leader alone acknowledged (acks=1, `rawWrite`), only those below the source's
+  // high watermark, which is all a caught-up mirror (lag 0 against the HW) has copied. An acks=all write is
+  // promised wherever the HW is: a new leader's HW may lag behind writes the old one acknowledged, and a
+  // mirror that calls itself caught up then has lost them.
   const partitions = source.controller.image.topic(topic)?.partitions.length ?? 0;
   const acked = Array.from({ length: partitions }, (_, p) => {
     const hw = leaderLog(source, topic, p)?.highWatermark;
@@ -143,7 +145,7 @@ export function sourcePromises(sim: Simulation, edge: MirrorEdge, topic: string)
           w.node === edge.from &&
           w.topic === topic &&
           w.partition === p &&
-          (hw === undefined || w.offset < hw),
+          (w.leaderOnly !== true || hw === undefined || w.offset < hw),
       ),
     );
   }).flat();
@@ -203,16 +205,20 @@ export async function failoverTopic(
         (error: unknown) => describeError(error).split(":")[0],
       )
     : undefined;
+  // Writers are stopped (no command runs meanwhile), so what the source promises now is what it promises
+  // when the promote returns; taken now, before the promote's catch-up read the source's HW, so that a
+  // leader-only write the HW passed later is not promised by a catch-up that never covered it.
+  const promised = promote ? sourcePromises(sim, edge, topic) : undefined;
   try {
     if (promote) {
       // `--promote`: the engine's own catch-up (to the source's live high watermark), then the failover
-      // and the wait for STOPPED. Writers stopped (no command runs meanwhile), so once it returns every
-      // write the source acknowledged is promised; when it fails, nothing may be failed over, then or later.
+      // and the wait for STOPPED. Once it returns every write the source acknowledged is promised; when
+      // it fails, nothing may be failed over, then or later.
       await sim.world.time.run(
         dest.mirroring.admin.promoteTopics(edge.mirror, exactTopicPattern([topic]), { timeoutMs: 20_000 }),
         120_000,
       );
-      barrier = sourcePromises(sim, edge, topic);
+      barrier = promised;
     } else await sim.world.time.run(dest.mirroring.admin.removeTopics(edge.mirror, topic), 120_000);
     if (racing) sim.step(`a write racing the removal: ${await sim.world.time.run(racing)}`);
   } catch (error) {
@@ -221,7 +227,7 @@ export async function failoverTopic(
       // reached, so its promises hold.
       sim.syncEdgeState(edge, topic);
       sim.step(`promote ${edge.mirror} ${topic}: timed out waiting for STOPPED`);
-      barrier = sourcePromises(sim, edge, topic);
+      barrier = promised;
     } else {
       checkRefusalLeftNoChange(sim, edge, topic, promote ? "promote" : "failover", error);
       refused = " (after a refused removeTopics)";

@@ -1,7 +1,7 @@
 import { encodeRecordBatch, KafkaError } from "@cluster-mirror/protocol";
 import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
-import { partitionId } from "./model";
+import { type AckedWrite, partitionId } from "./model";
 import type { Simulation } from "./simulation";
 
 /** Picks `list[i mod length]`, or undefined for an empty list (commands choose by index, so they shrink). */
@@ -87,10 +87,15 @@ export function recordAck(
   topic: string,
   partition: number,
   offset: bigint,
+  acks: -1 | 1 = -1,
 ): void {
   const log = leaderLog(sim.node(node).cluster, topic, partition);
   const b = log ? batchesByOffset(log).get(offset) : undefined;
-  if (b) sim.model.acked.push({ node, topic, partition, offset, hex: hexOf(b) });
+  if (b) {
+    const write: AckedWrite = { node, topic, partition, offset, hex: hexOf(b) };
+    if (acks === 1) write.leaderOnly = true;
+    sim.model.acked.push(write);
+  }
   const barrier = [...sim.model.failovers]
     .reverse()
     .find((f) => f.node === node && f.topic === topic && f.partition === partition);
@@ -309,7 +314,7 @@ export async function rawWrite(
     ],
   });
   const r = await cluster.leaderFor(topic, partition).produce({ topic, partition, batch, acks: 1 });
-  recordAck(sim, node, topic, partition, r.baseOffset);
+  recordAck(sim, node, topic, partition, r.baseOffset, 1);
 }
 
 /**

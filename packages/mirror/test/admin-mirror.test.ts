@@ -301,11 +301,18 @@ describe("MirrorAdmin: topics", () => {
     );
     expect(mirrorName()).toBe("my-mirror.paused");
     expect(env.coordinators.take()).toEqual(["PAUSE my-topic-0", "PAUSE my-topic-1"]);
+    // Again while a partition is still PAUSING: nothing to send, and the message says so.
+    const pausing = env.coordinators.describe("my-mirror").find((v) => v.key.partition === 0)!.key;
+    env.coordinators.put(pausing, "PAUSING");
+    expect((await env.admin.pauseTopics("my-mirror", "my-topic")).message).toBe(
+      "Paused mirroring for 0 topic(s): []; 1 unchanged: [my-topic (PAUSING)]",
+    );
     env.coordinators.advance("PAUSING", "PAUSED");
     // Again: every partition is PAUSED already, and the message says the call changed nothing.
     expect((await env.admin.pauseTopics("my-mirror", "my-topic")).message).toBe(
       "Paused mirroring for 0 topic(s): []; 1 already paused: [my-topic]",
     );
+    expect(env.coordinators.take()).toEqual([]);
 
     expect((await env.admin.resumeTopics("my-mirror", "my-topic")).message).toBe(
       "Resumed mirroring for 1 topic(s): [my-topic]",
@@ -324,6 +331,13 @@ describe("MirrorAdmin: topics", () => {
       "Resumed mirroring for 0 topic(s): []; 1 already mirroring: [my-topic]",
     );
     expect(env.coordinators.take()).toEqual([]);
+    // Not paused, a partition FAILED: nothing to resume, and the message does not say it resumed.
+    env.coordinators.put(partition1, "FAILED");
+    expect((await env.admin.resumeTopics("my-mirror", "my-topic")).message).toBe(
+      "Resumed mirroring for 0 topic(s): []; 1 unchanged: [my-topic (FAILED)] (FAILED partitions retry on their own or wait for a remove and add: see --describe --failed)",
+    );
+    expect(env.coordinators.take()).toEqual([]);
+    env.coordinators.put(partition1, "MIRRORING");
 
     expect((await env.admin.removeTopics("my-mirror", "my-topic")).message).toBe(
       "Removed 1 topic(s) from mirror my-mirror: [my-topic]",

@@ -58,8 +58,8 @@ import {
   selectMirrorTopics,
   topicList,
   topicPattern,
-  topicsAlreadyIn,
   topicsChangedMessage,
+  untouchedTopics,
 } from "./topic-selection";
 import { type MirrorVerification, verifyMirror } from "./verify";
 
@@ -662,7 +662,8 @@ export class MirrorAdmin {
    * metadata sync. Every partition must be MIRRORING (or already pausing/paused), else the partition-level
    * InvalidMirrorStateError and nothing changes (also when a partition fails before its PAUSE commits: the
    * `mirror.name` is written back, see `driveOrRestore`). Message: `Paused mirroring for N topic(s): [t1]`,
-   * then `; M already paused: [t2]` for matched topics it left as they were (every partition PAUSED).
+   * then `; M already paused: [t2]` and `; K unchanged: [t3 (PAUSING)]` for matched topics it left as they
+   * were (see `topicsChangedMessage`).
    */
   pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     return this.commands.run(mirror, () => this.pauseTopicsNow(mirror, regex));
@@ -677,7 +678,7 @@ export class MirrorAdmin {
     await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
     checkPartitionStates("PAUSE", topics, views, ["MIRRORING", "PAUSING", "PAUSED"]);
-    const unchanged = topicsAlreadyIn(topics, views, "PAUSED", "PAUSED");
+    const unchanged = untouchedTopics(topics, views, "PAUSED", "PAUSED");
     const changed = topics.filter((t) => t.desired !== "PAUSED");
     for (const t of changed) this.setMirrorName(t.name, mirror, "PAUSED");
     const names = topics.map((t) => t.name);
@@ -688,8 +689,8 @@ export class MirrorAdmin {
   /**
    * `--resume`: clears the `.paused` suffix and sends RESUME (straight to MIRRORING from the local log end).
    * Every partition must be PAUSED (or already mirroring), else InvalidMirrorStateError and nothing changes.
-   * Message: `Resumed mirroring for N topic(s): [t1]`, then `; M already mirroring: [t2]` for matched topics
-   * it left as they were (not paused, every partition MIRRORING).
+   * Message: `Resumed mirroring for N topic(s): [t1]`, then `; M already mirroring: [t2]` and
+   * `; K unchanged: [t3 (PREPARING)]` for matched topics it left as they were (see `topicsChangedMessage`).
    */
   resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     return this.commands.run(mirror, () => this.resumeTopicsNow(mirror, regex));
@@ -703,7 +704,7 @@ export class MirrorAdmin {
     ]);
     await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
-    const unchanged = topicsAlreadyIn(topics, views, "ACTIVE", "MIRRORING");
+    const unchanged = untouchedTopics(topics, views, "ACTIVE", "MIRRORING");
     const paused = topics.filter((t) => t.desired === "PAUSED");
     checkPartitionStates("RESUME", paused, views, ["PAUSED", "MIRRORING"]);
     for (const t of paused) this.setMirrorName(t.name, mirror, "ACTIVE");

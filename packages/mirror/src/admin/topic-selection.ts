@@ -1,6 +1,7 @@
 import { ClusterError } from "@cluster-mirror/cluster";
 import { InvalidMirrorStateError, isLifecycleState, type LifecycleState } from "@cluster-mirror/machines";
 import type { DesiredMirrorState, MirrorTopic } from "../metadata/mirror-topics";
+import { commandFor } from "../metadata/state-driver";
 import type { MirrorPartitionView } from "../ports";
 import { compilePattern } from "./mirror-config";
 
@@ -117,34 +118,55 @@ export function topicList(names: readonly string[]): string {
 }
 
 /**
- * The names of `topics` that a `--pause` / `--resume` leaves as they were: asked for `desired` already, and
- * every partition already in `state` (a half-done command, some partitions still on their way, is not).
+ * The topics of `topics` that a `--pause` / `--resume` leaves as they were: asked for `desired` already and
+ * no partition to send a command (`commandFor`), each with the states of its partitions other than `done`
+ * (none: every partition is there already; else e.g. PREPARING, or FAILED, which retries on its own).
  */
-export function topicsAlreadyIn(
+export function untouchedTopics(
   topics: readonly MirrorTopic[],
   views: ReadonlyMap<string, MirrorPartitionView>,
   desired: DesiredMirrorState,
-  state: LifecycleState,
-): Set<string> {
-  const done = (t: MirrorTopic): boolean => {
-    for (let p = 0; p < t.partitionCount; p++) if (views.get(`${t.name}:${p}`)?.state !== state) return false;
-    return true;
-  };
-  return new Set(topics.filter((t) => t.desired === desired && done(t)).map((t) => t.name));
+  done: LifecycleState,
+): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const t of topics) {
+    if (t.desired !== desired) continue;
+    const states = new Set<string>();
+    let commanded = false;
+    for (let p = 0; p < t.partitionCount; p++) {
+      const view = views.get(`${t.name}:${p}`);
+      if (commandFor(desired, view) !== undefined) commanded = true;
+      const state = view?.state ?? "UNKNOWN";
+      if (state !== done) states.add(state);
+    }
+    if (!commanded) out.set(t.name, [...states].sort());
+  }
+  return out;
 }
 
 /**
  * The message of `--pause` / `--resume`: the seeds' `<Verb> mirroring for N topic(s): [..]` for the topics
- * it changed, then the matched ones it left as they were (`; 1 already paused: [t]`).
+ * it changed, then the matched ones it left as they were: `; 1 already paused: [t]` (every partition there)
+ * and `; 1 unchanged: [t (PREPARING)]` (on their way, or FAILED: retrying, or waiting for the operator).
  */
 export function topicsChangedMessage(
   verb: "Paused" | "Resumed",
   names: readonly string[],
-  unchanged: ReadonlySet<string>,
+  untouched: ReadonlyMap<string, readonly string[]>,
 ): string {
-  const changed = names.filter((n) => !unchanged.has(n));
-  const left = names.filter((n) => unchanged.has(n));
-  const already = verb === "Paused" ? "already paused" : "already mirroring";
-  const rest = left.length > 0 ? `; ${left.length} ${already}: ${topicList(left)}` : "";
-  return `${verb} mirroring for ${changed.length} topic(s): ${topicList(changed)}${rest}`;
+  const changed = names.filter((n) => !untouched.has(n));
+  const already = names.filter((n) => untouched.get(n)?.length === 0);
+  const other = names.filter((n) => (untouched.get(n)?.length ?? 0) > 0);
+  let message = `${verb} mirroring for ${changed.length} topic(s): ${topicList(changed)}`;
+  if (already.length > 0)
+    message += `; ${already.length} ${verb === "Paused" ? "already paused" : "already mirroring"}: ${topicList(already)}`;
+  if (other.length > 0) {
+    const states = other.map((n) => `${n} (${untouched.get(n)!.join(", ")})`);
+    const failed = other.some((n) => untouched.get(n)!.includes("FAILED"));
+    message += `; ${other.length} unchanged: ${topicList(states)}`;
+    if (failed)
+      message +=
+        " (FAILED partitions retry on their own or wait for a remove and add: see --describe --failed)";
+  }
+  return message;
 }

@@ -245,4 +245,16 @@ describe("alterMirrorConfig (kafka-mirrors --alter)", () => {
     });
     expect(fixed.unmatchedTopics).toEqual(["orders"]);
   }, 60_000);
+
+  it("names none when an old exclude pattern no longer compiles: the old filter is not known", async () => {
+    const e = await mirrored(1);
+    e.dest.cluster.controller.putMirror("m", {
+      ...e.dest.cluster.controller.image.mirrors.get("m")!,
+      "topics.exclude": "orders(",
+    });
+    const fixed = await e.admin.alterMirrorConfig("m", {
+      set: { "topics.exclude": "tmp.*", "topics.include": "payments" },
+    });
+    expect(fixed.unmatchedTopics).toEqual([]);
+  }, 60_000);
 });

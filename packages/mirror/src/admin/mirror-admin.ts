@@ -274,8 +274,8 @@ export class MirrorAdmin {
 
   /**
    * The mirror's topics, not removed, that the `before` configs' topic patterns matched and `after`'s do
-   * not. The old patterns are read on their own (each that still compiles), so a stored key that a later
-   * validation refuses does not hide the answer.
+   * not. The old patterns are read on their own (each include that still compiles; none answered when an
+   * exclude does not), so a stored key that a later validation refuses does not hide the answer.
    */
   private unmatchedTopics(
     name: string,
@@ -283,15 +283,21 @@ export class MirrorAdmin {
     after: MirrorDefinition,
   ): string[] {
     const K = MIRROR_CONFIG_KEYS;
-    const compiled = (key: string): RegExp[] =>
-      splitList(before[key] ?? MIRROR_CONFIG_DEFAULTS[key]).flatMap((p) => {
+    /** The key's patterns that compile, and whether every one did. */
+    const compiled = (key: string): { patterns: RegExp[]; all: boolean } => {
+      const patterns: RegExp[] = [];
+      const list = splitList(before[key] ?? MIRROR_CONFIG_DEFAULTS[key]);
+      for (const p of list) {
         try {
-          return [compilePattern(key, p)];
-        } catch {
-          return [];
-        }
-      });
-    const was = new NameFilter(compiled(K.TOPICS_INCLUDE), compiled(K.TOPICS_EXCLUDE));
+          patterns.push(compilePattern(key, p));
+        } catch {}
+      }
+      return { patterns, all: patterns.length === list.length };
+    };
+    const exclude = compiled(K.TOPICS_EXCLUDE);
+    // Without one of its excludes the old filter would match topics it kept out: nothing to compare.
+    if (!exclude.all) return [];
+    const was = new NameFilter(compiled(K.TOPICS_INCLUDE).patterns, exclude.patterns);
     const is = topicFilter(after);
     return mirrorTopics(this.controller.image, name)
       .filter((t) => t.desired !== "REMOVED" && was.matches(t.name) && !is.matches(t.name))

@@ -572,6 +572,18 @@ export class Broker {
     if (timestamp === -2n)
       return { offset: p.log.logStartOffset, timestamp: -1n, leaderEpoch: p.leaderEpoch };
     const bound = isolationLevel === "read_committed" ? p.log.lastStableOffset : p.log.highWatermark;
+    // Kafka (KIP-207): a new leader whose high watermark has not yet reached the start of its epoch (its
+    // followers have not fetched from it) does not know where the committed records end: answering its
+    // lagging HW would tell a mirror that is caught up to it, without records the old leader acknowledged.
+    const epochStart = p.isReadOnly(this.image.topic(topic)?.configs.get("mirror.name"))
+      ? undefined
+      : p.log.epochEntries().find((e) => e.epoch === p.leaderEpoch)?.startOffset;
+    if (timestamp !== -2n && epochStart !== undefined && p.log.highWatermark < epochStart) {
+      throw new ClusterError(
+        "OFFSET_NOT_AVAILABLE",
+        `${topic}-${partition}: the leader (epoch ${p.leaderEpoch}) has not yet learnt its high watermark (${p.log.highWatermark}, below its epoch start ${epochStart}); retry`,
+      );
+    }
     if (timestamp === -1n) return { offset: bound, timestamp: -1n, leaderEpoch: p.leaderEpoch };
     for (const batch of p.log.batches()) {
       if (batch.baseOffset >= bound) break;

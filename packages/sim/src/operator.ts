@@ -134,7 +134,8 @@ export function sourcePromises(sim: Simulation, edge: MirrorEdge, topic: string)
   // And of the writes its leader alone acknowledged (acks=1, `rawWrite`), only those below the source's
   // high watermark, which is all a caught-up mirror (lag 0 against the HW) has copied. An acks=all write is
   // promised wherever the HW is: a new leader's HW may lag behind writes the old one acknowledged, and a
-  // mirror that calls itself caught up then has lost them.
+  // mirror that calls itself caught up then has lost them. With no leader, no leader-only write is promised
+  // (the next clean election may truncate it).
   const partitions = source.controller.image.topic(topic)?.partitions.length ?? 0;
   const acked = Array.from({ length: partitions }, (_, p) => {
     const hw = leaderLog(source, topic, p)?.highWatermark;
@@ -145,7 +146,7 @@ export function sourcePromises(sim: Simulation, edge: MirrorEdge, topic: string)
           w.node === edge.from &&
           w.topic === topic &&
           w.partition === p &&
-          (w.leaderOnly !== true || hw === undefined || w.offset < hw),
+          (w.leaderOnly !== true || (hw !== undefined && w.offset < hw)),
       ),
     );
   }).flat();

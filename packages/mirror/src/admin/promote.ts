@@ -1,4 +1,4 @@
-import type { KafkaCluster, Uuid } from "@cluster-mirror/cluster";
+import { type KafkaCluster, sleep, type Uuid } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { leaderLog } from "../metadata/destination-logs";
 import { type MirrorTopic, mirrorTopics } from "../metadata/mirror-topics";
@@ -240,14 +240,32 @@ async function liveHighWatermarks(
 ): Promise<Map<string, bigint>> {
   const configs = deps.destination.controller.image.mirrors.get(mirror) ?? {};
   const bootstrap = configs["bootstrap.servers"] ?? "";
+  const { clock, scheduler } = deps.destination;
+  const giveUpAt = clock.now() + withinMs;
   try {
     const source = deps.sources.get(mirror, configs);
+    /**
+     * The source's high watermark, asked again while its leader answers OFFSET_NOT_AVAILABLE: a new leader
+     * whose followers have not fetched from it yet has a HW below what its predecessor committed, and a
+     * catch-up to that would promise less than the source acknowledged (KIP-207).
+     */
+    const highWatermark = async (p: (typeof parts)[number]): Promise<bigint> => {
+      for (;;) {
+        try {
+          return await source.listOffsets(p.topic, p.partition, -1n, p.topicId);
+        } catch (error) {
+          const notYet = error instanceof KafkaError && error.errorName === "OFFSET_NOT_AVAILABLE";
+          if (!notYet || clock.now() >= giveUpAt) throw error;
+          await sleep(scheduler, 20);
+        }
+      }
+    };
     const hws = await answerWithin(
       // By topic id: the high watermark of a source topic created again under the name is another topic's,
       // which the copy can never catch up with (it would read as lag 0 while it lacks that topic's records).
       Promise.all(
         parts.map((p) =>
-          source.listOffsets(p.topic, p.partition, -1n, p.topicId).catch((error: unknown) => {
+          highWatermark(p).catch((error: unknown) => {
             if (error instanceof KafkaError && error.errorName === "UNKNOWN_TOPIC_ID") {
               throw new MirrorStateError(
                 mirror,

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import type { ClusterError } from "../src/index";
+import { batch, testCluster } from "./helpers";
+
+describe("ListOffsets on a new leader that has not learnt its high watermark (KIP-207)", () => {
+  it("answers OFFSET_NOT_AVAILABLE (retriable) until its followers fetched, then the committed end", async () => {
+    const { cluster, scheduler, settle } = testCluster();
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    settle();
+    const leader = cluster.leaderFor("t", 0);
+    const acked = leader.produce({ topic: "t", partition: 0, batch: batch(["a", "b"]), acks: -1 });
+    const hw = (id: number) => cluster.broker(id)?.replica("t", 0)?.log.highWatermark;
+    // One step at a time, until the leader commits: its followers have the records, not yet the new HW.
+    for (let i = 0; i < 1000 && hw(leader.brokerId) !== 2n; i++) scheduler.run(0, 1);
+    await acked;
+    // The follower whose fetch completed the commit learnt the HW in its answer; the other has not.
+    const followers = [0, 1, 2].filter((id) => id !== leader.brokerId);
+    const behind = followers.filter((id) => hw(id) === 0n);
+    expect(behind).toHaveLength(1);
+    cluster.crashBroker(leader.brokerId);
+    const next = cluster.leaderFor("t", 0);
+    // The first live ISR member in replica order leads; this seed's run makes it the one behind.
+    expect(next.brokerId).toBe(behind[0]);
+    expect(next.brokerId).toBe(behind[0]);
+    expect(next.replica("t", 0)?.log.logEndOffset).toBe(2n);
+    let error: ClusterError | undefined;
+    try {
+      next.listOffsets("t", 0, -1n);
+    } catch (e) {
+      error = e as ClusterError;
+    }
+    // Its own HW (0) would say nothing is committed, though both acknowledged records are in its log.
+    expect(error?.errorName).toBe("OFFSET_NOT_AVAILABLE");
+    expect(error?.retriable).toBe(true);
+    expect(next.listOffsets("t", 0, -2n).offset).toBe(0n);
+    // Once the other in-sync follower fetched from it, the HW reaches the epoch start and is answered.
+    settle();
+    expect(next.listOffsets("t", 0, -1n).offset).toBe(2n);
+  });
+});

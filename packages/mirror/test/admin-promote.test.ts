@@ -1,4 +1,4 @@
-import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
+import { ClusterError, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   MirroringClosedError,
@@ -159,6 +159,38 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     ]);
     const outcome = await admin.promoteTopics("m", "orders", { timeoutMs: 2_000 }).catch((x: unknown) => x);
     expect(outcome).not.toBeInstanceOf(MirrorStateError);
+  }, 60_000);
+
+  it("asks again while the source's new leader answers OFFSET_NOT_AVAILABLE (its HW not learnt yet), then fails over", async () => {
+    let refusals = 0;
+    const notYet = (inner: SourceConnector): SourceConnector => ({
+      connect(name, configs) {
+        const real = inner.connect(name, configs);
+        return new Proxy(real, {
+          get(target, prop, receiver) {
+            if (prop !== "listOffsets") return Reflect.get(target, prop, receiver);
+            return async (...args: unknown[]) => {
+              if (args[2] === -1n && refusals < 3) {
+                refusals++;
+                throw new ClusterError(
+                  "OFFSET_NOT_AVAILABLE",
+                  "the leader has not yet learnt its high watermark",
+                );
+              }
+              return (target.listOffsets as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          },
+        });
+      },
+    });
+    const e = env({ wrapSources: notYet });
+    const admin = await caughtUpOrders(e, 1);
+    refusals = 0;
+    // Before: the first refusal ended the promote as an unreachable source.
+    const result = await admin.promoteTopics("m", "orders", { timeoutMs: 30_000 });
+    expect(refusals).toBe(3);
+    expect(result.partitions).toEqual([{ topic: "orders", partition: 0, offset: 5n }]);
+    expect((await admin.describe("m")).map((r) => r.state)).toEqual(["STOPPED"]);
   }, 60_000);
 
   it("a source that hangs (answers nothing) is bounded by the timeout: nothing is failed over, then or later", async () => {

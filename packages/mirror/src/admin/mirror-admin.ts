@@ -127,6 +127,12 @@ export interface AlteredMirrorConfig extends MirrorConfigDescription {
   unmatchedTopics: string[];
 }
 
+/** What `drive` did: the topics it sent a command to itself, and the views it last sent them from. */
+interface Driven {
+  commanded: ReadonlySet<string>;
+  views: ReadonlyMap<string, MirrorPartitionView>;
+}
+
 /** How many times a drive sends commands refused only because their coordinator unloaded (see `drive`). */
 const DRIVE_ATTEMPTS = 3;
 
@@ -684,11 +690,11 @@ export class MirrorAdmin {
     await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
     checkPartitionStates("PAUSE", topics, views, ["MIRRORING", "PAUSING", "PAUSED"]);
-    const unchanged = untouchedTopics(topics, views, "PAUSED", "PAUSED");
     const changed = topics.filter((t) => t.desired !== "PAUSED");
     for (const t of changed) this.setMirrorName(t.name, mirror, "PAUSED");
     const names = topics.map((t) => t.name);
-    await this.driveOrRestore(mirror, names, changed, "pause");
+    const driven = await this.driveOrRestore(mirror, names, changed, "pause");
+    const unchanged = untouchedTopics(topics, driven, "PAUSED", "PAUSED");
     return { topics: names, message: topicsChangedMessage("Paused", names, unchanged) };
   }
 
@@ -710,12 +716,12 @@ export class MirrorAdmin {
     ]);
     await this.awaitCoordinatorsOf(mirror, topics);
     const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
-    const unchanged = untouchedTopics(topics, views, "ACTIVE", "MIRRORING");
     const paused = topics.filter((t) => t.desired === "PAUSED");
     checkPartitionStates("RESUME", paused, views, ["PAUSED", "MIRRORING"]);
     for (const t of paused) this.setMirrorName(t.name, mirror, "ACTIVE");
     const names = topics.map((t) => t.name);
-    await this.driveOrRestore(mirror, names, paused, "resume");
+    const driven = await this.driveOrRestore(mirror, names, paused, "resume");
+    const unchanged = untouchedTopics(topics, driven, "ACTIVE", "MIRRORING");
     return { topics: names, message: topicsChangedMessage("Resumed", names, unchanged) };
   }
 
@@ -889,9 +895,9 @@ export class MirrorAdmin {
     names: readonly string[],
     changed: readonly MirrorTopic[],
     operation: "pause" | "resume",
-  ): Promise<void> {
+  ): Promise<Driven> {
     try {
-      await this.drive(mirror, names);
+      return await this.drive(mirror, names);
     } catch (error) {
       try {
         for (const t of changed) this.setMirrorName(t.name, mirror, t.desired);
@@ -914,15 +920,17 @@ export class MirrorAdmin {
    * {@link DRIVE_ATTEMPTS} times: answering NOT_COORDINATOR would report a refused call that changed state.
    * Each attempt reads the states afresh, so only partitions still short of the target get a command.
    */
-  private async drive(mirror: string, names: readonly string[]): Promise<void> {
+  private async drive(mirror: string, names: readonly string[]): Promise<Driven> {
     const named = new Set(names);
     const topics = mirrorTopics(this.controller.image, mirror).filter((t) => named.has(t.name));
+    const commanded = new Set<string>();
     for (let attempt = 1; ; attempt++) {
       await this.awaitCoordinatorsOf(mirror, topics);
       const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
       const result = await driveTopics(this.options.coordinators, topics, views);
+      for (const s of result.sent) if (s.raced === undefined) commanded.add(s.key.topic);
       const first = result.failed[0];
-      if (first === undefined) return;
+      if (first === undefined) return { commanded, views };
       const retry = attempt < DRIVE_ATTEMPTS && result.failed.every((f) => isCoordinatorLoading(f.error));
       if (!retry) throw first.error;
     }

@@ -1,7 +1,6 @@
 import { ClusterError } from "@cluster-mirror/cluster";
 import { InvalidMirrorStateError, isLifecycleState, type LifecycleState } from "@cluster-mirror/machines";
 import type { DesiredMirrorState, MirrorTopic } from "../metadata/mirror-topics";
-import { commandFor } from "../metadata/state-driver";
 import type { MirrorPartitionView } from "../ports";
 import { compilePattern } from "./mirror-config";
 
@@ -118,28 +117,26 @@ export function topicList(names: readonly string[]): string {
 }
 
 /**
- * The topics of `topics` that a `--pause` / `--resume` leaves as they were: asked for `desired` already and
- * no partition to send a command (`commandFor`), each with the states of its partitions other than `done`
- * (none: every partition is there already; else e.g. PREPARING, or FAILED, which retries on its own).
+ * The topics of `topics` that a `--pause` / `--resume` left as they were: asked for `desired` already (so
+ * the call did not rewrite their `mirror.name`) and sent no command by the call (`driven.commanded`), each
+ * with the states of its partitions other than `done` in the views the call last drove from (none: every
+ * partition is there already; else e.g. PAUSING on its way, or FAILED, which retries on its own).
  */
 export function untouchedTopics(
   topics: readonly MirrorTopic[],
-  views: ReadonlyMap<string, MirrorPartitionView>,
+  driven: { commanded: ReadonlySet<string>; views: ReadonlyMap<string, MirrorPartitionView> },
   desired: DesiredMirrorState,
   done: LifecycleState,
 ): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const t of topics) {
-    if (t.desired !== desired) continue;
+    if (t.desired !== desired || driven.commanded.has(t.name)) continue;
     const states = new Set<string>();
-    let commanded = false;
     for (let p = 0; p < t.partitionCount; p++) {
-      const view = views.get(`${t.name}:${p}`);
-      if (commandFor(desired, view) !== undefined) commanded = true;
-      const state = view?.state ?? "UNKNOWN";
+      const state = driven.views.get(`${t.name}:${p}`)?.state ?? "UNKNOWN";
       if (state !== done) states.add(state);
     }
-    if (!commanded) out.set(t.name, [...states].sort());
+    out.set(t.name, [...states].sort());
   }
   return out;
 }

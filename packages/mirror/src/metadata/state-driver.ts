@@ -78,7 +78,8 @@ export function partitionKey(topic: MirrorTopic, partition: number): MirrorParti
 
 /** What happened when driving partitions: the commands sent, and the ones that failed. */
 export interface DriveResult {
-  sent: { key: MirrorPartitionKey; command: MirrorCommandType }[];
+  /** `raced`: refused because the partition was already at (or moving to) the command's target. */
+  sent: { key: MirrorPartitionKey; command: MirrorCommandType; raced?: true }[];
   failed: { key: MirrorPartitionKey; command: MirrorCommandType; error: unknown }[];
 }
 
@@ -125,7 +126,8 @@ export async function driveTopics(
     const error = await outcome;
     // The admin API and the metadata manager both drive partitions after a `mirror.name` change; a
     // command refused because the partition is already at (or moving to) its target raced the other.
-    if (error === undefined || alreadyThere(command, error)) result.sent.push({ key, command });
+    if (error === undefined) result.sent.push({ key, command });
+    else if (alreadyThere(command, error)) result.sent.push({ key, command, raced: true });
     else result.failed.push({ key, command, error });
   }
   return result;

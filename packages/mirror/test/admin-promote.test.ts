@@ -12,7 +12,13 @@ import { LIVE_SOURCE_ANSWER_MS } from "../src/admin/mirror-describe";
 import { ClusterMirroring } from "../src/cluster-mirroring";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/index";
 import type { SourceConnector } from "../src/ports";
-import { addTopicsWhenReady, createTopic, produce, twoEngineClusters } from "./engine-helpers";
+import {
+  addTopicsWhenReady,
+  createTopic,
+  overrideSourceMethod,
+  produce,
+  twoEngineClusters,
+} from "./engine-helpers";
 
 const closers: (() => void)[] = [];
 afterEach(() => {
@@ -163,25 +169,12 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
 
   it("asks again while the source's new leader answers OFFSET_NOT_AVAILABLE (its HW not learnt yet), then fails over", async () => {
     let refusals = 0;
-    const notYet = (inner: SourceConnector): SourceConnector => ({
-      connect(name, configs) {
-        const real = inner.connect(name, configs);
-        return new Proxy(real, {
-          get(target, prop, receiver) {
-            if (prop !== "listOffsets") return Reflect.get(target, prop, receiver);
-            return async (...args: unknown[]) => {
-              if (args[2] === -1n && refusals < 3) {
-                refusals++;
-                throw new ClusterError(
-                  "OFFSET_NOT_AVAILABLE",
-                  "the leader has not yet learnt its high watermark",
-                );
-              }
-              return (target.listOffsets as (...a: unknown[]) => unknown).apply(target, args);
-            };
-          },
-        });
-      },
+    const notYet = overrideSourceMethod("source:9092", "listOffsets", async (real, ...args) => {
+      if (args[2] === -1n && refusals < 3) {
+        refusals++;
+        throw new ClusterError("OFFSET_NOT_AVAILABLE", "the leader has not yet learnt its high watermark");
+      }
+      return (real.listOffsets as (...a: unknown[]) => unknown).apply(real, args);
     });
     const e = env({ wrapSources: notYet });
     const admin = await caughtUpOrders(e, 1);

@@ -33,6 +33,8 @@ import type { Uuid } from "./uuid";
 export interface BrokerNetwork {
   /** Broker `brokerId` as seen from broker `from` (a client when omitted). */
   broker(brokerId: number, from?: number): Broker | undefined;
+  /** The modelled latency between brokers in ms (0 or absent: none; see `KafkaCluster.setReplicationLatency`). */
+  replicationLatency?(): number;
 }
 
 /** A change of leadership of one partition on this broker, for coordinators that live on partition leaders. */
@@ -870,10 +872,15 @@ export class Broker {
   private scheduleReplicaFetch(p: Partition, delayMs: number): void {
     const k = this.keyOf(p.topicId, p.partition);
     if (this.fetchScheduled.has(k)) return;
-    const cancel = this.options.scheduler.schedule(() => {
-      this.fetchScheduled.delete(k);
-      this.replicaFetchOnce(p);
-    }, delayMs);
+    // A slow network between brokers: no replica fetch completes sooner than its latency.
+    const latency = this.options.network.replicationLatency?.() ?? 0;
+    const cancel = this.options.scheduler.schedule(
+      () => {
+        this.fetchScheduled.delete(k);
+        this.replicaFetchOnce(p);
+      },
+      delayMs > latency ? delayMs : latency,
+    );
     this.fetchScheduled.set(k, cancel);
   }
 

@@ -78,6 +78,7 @@ export class KafkaCluster implements BrokerNetwork {
   private readonly brokerListeners = new Set<(brokerId: number, running: boolean) => void>();
   private readonly housekeeping = new Map<string, Cancel>();
   private readonly diskLatencies = new Map<number, number>();
+  private replicationLatencyMs = 0;
   private readonly lock: DataDirLock | undefined;
   private closed = false;
   /** Open segment files of this cluster's brokers when `logMaxOpenFiles` is set. */
@@ -213,6 +214,27 @@ export class KafkaCluster implements BrokerNetwork {
     this.running.get(brokerId)?.setDiskLatency(ms);
     if (ms === 0) this.diskLatencies.delete(brokerId);
     else this.diskLatencies.set(brokerId, ms);
+  }
+
+  /**
+   * Makes the network between this cluster's brokers slow (`ms`, 0: fast again): every replica fetch
+   * completes at least `ms` after it is due, so a leader hears of its followers' log ends, and the followers
+   * of its high watermark, that much later (acks=-1 produces wait longer; after a leader change the new
+   * leader learns its high watermark late). Clients and mirror fetchers are not slowed.
+   */
+  setReplicationLatency(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `replication latency must be a non-negative number of ms, got ${ms}`,
+      );
+    }
+    this.replicationLatencyMs = ms;
+  }
+
+  /** The modelled latency between brokers in ms (0: none). */
+  replicationLatency(): number {
+    return this.replicationLatencyMs;
   }
 
   /** Broker `brokerId`'s modelled disk latency in ms (0: none). */

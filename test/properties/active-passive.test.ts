@@ -28,6 +28,7 @@ describe("property: active-passive A -> B", () => {
       "restart",
       "crashOnCommit",
       "crashOnCommit",
+      "crashAfterAck",
       "cutLink",
       "healLink",
       "advance",

@@ -67,6 +67,41 @@ describe("property: coordinator moves and source divergence", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
+    "a source leader crashing right after an acknowledged write, before its successor learnt the high watermark, loses nothing a promote promised",
+    async () => {
+      await runTopologyProperty({
+        name: "stale-high-watermark",
+        file: "test/properties/faults.test.ts",
+        topology: activePassive,
+        commands: ["produce", "crashAfterAck", "crashAfterAck", "cutLink", "healLink", "failover", "advance"],
+        numRuns: 15,
+        maxCommands: 6,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regression: a promote right after the source's leader crashed, its successor's high watermark stale (seeded props-32)",
+    async () => {
+      // The write is acknowledged while b's link is cut; broker 1 (orders-0's leader) crashes at once and
+      // broker 2, whose last fetch did not yet carry the new high watermark (0), leads with followers 471 ms
+      // away. Answering ListOffsets with that 0 let the promote barrier below the acknowledged record.
+      await runRegressions(stateLeaderRegressions, [
+        {
+          bug: "seeded: ListOffsets answered a new leader's stale high watermark (docs/testing/seeded-bugs/props-32-stale-high-watermark.bug.patch)",
+          simSeed: 0,
+          steps: ["crashAfterAck(0,0,471,50,4)", "healLink(0)"],
+          reaches: reachesSteps(
+            "the new leader of orders-0 had learnt its high watermark before the promote",
+            /crash a broker \d \(leader of orders-0\) right after an ack at 0, .*; new leader \d \(high watermark 0\)/,
+            "promote failover b-from-a orders: STOPPED",
+          ),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "regressions: writes acknowledged before their ISR had them (a __mirror_state record, a transaction marker)",
     async () => {
       await runRegressions(stateLeaderRegressions, [

@@ -110,6 +110,7 @@ export {
   type TraceEvent,
 } from "./seeded-scheduler";
 export { type OpenTxn, type SimStats, Simulation, type SimulationOptions } from "./simulation";
+export { crashAfterAck } from "./stale-high-watermark";
 export {
   activePassive,
   chain,

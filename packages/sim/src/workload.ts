@@ -30,10 +30,20 @@ export async function produce(
   partitionChoice: number,
   count: number,
 ): Promise<void> {
+  await produceAcked(sim, target, partitionChoice, count);
+}
+
+/** `produce`, returning where the acknowledged records went (their first offset), or undefined. */
+export async function produceAcked(
+  sim: Simulation,
+  target: number,
+  partitionChoice: number,
+  count: number,
+): Promise<{ node: string; topic: string; partition: number; offset: bigint } | undefined> {
   const t = pick(sim.writableTargets(), target);
   if (!t) {
     sim.step("produce: nothing writable");
-    return;
+    return undefined;
   }
   const topic = sim.model.topics.get(t.topic)!;
   const cluster = sim.node(t.node).cluster;
@@ -51,9 +61,12 @@ export async function produce(
     );
     for (const m of meta) recordAck(sim, t.node, t.topic, m.partition, BigInt(m.baseOffset));
     sim.step(`produce ${messages.length} to ${t.node}/${t.topic}-${partition}: ok at ${meta[0]?.baseOffset}`);
+    const offset = meta[0] ? BigInt(meta[0].baseOffset) : undefined;
+    return offset === undefined ? undefined : { node: t.node, topic: t.topic, partition, offset };
   } catch (error) {
     sim.step(`produce to ${t.node}/${t.topic}-${partition}: ${describeError(error)}`);
     reportWrongRefusal(sim, t.node, t.topic, partition, error);
+    return undefined;
   }
 }
 

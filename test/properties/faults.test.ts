@@ -97,6 +97,17 @@ describe("property: coordinator moves and source divergence", () => {
             "promote failover b-from-a orders: STOPPED",
           ),
         },
+        {
+          // The same with an acks=1 write the old leader's high watermark passed (committed): promised too.
+          bug: "seeded: the same, with a committed acks=1 write (props-32)",
+          simSeed: 0,
+          steps: ["crashAfterAck(0,0,471,50,10)"],
+          reaches: reachesSteps(
+            "the new leader of orders-0 had learnt its high watermark before the promote",
+            /crash a broker \d \(leader of orders-0\) right after an acks=1 write committed at 0, .*; new leader \d \(high watermark 0\)/,
+            "promote failover b-from-a orders: STOPPED",
+          ),
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

@@ -171,7 +171,7 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
     n,
     fc.integer({ min: 20, max: 2_000 }),
     fc.integer({ min: 50, max: 5_000 }),
-    fc.nat(5),
+    fc.nat(11),
   ),
   bounceLeader: fc.tuple(n, n),
   readd: fc.tuple(n, fc.nat(1)),

@@ -19,6 +19,7 @@ import { partitionId } from "./model";
 import { resumePausedCopies } from "./paused-copies";
 import type { Simulation } from "./simulation";
 import { frozenSourceCut, sourceCutSinceActive } from "./source-cut";
+import { observeCommittedWrites } from "./workload";
 
 /** The committed state of one mirror partition as its coordinator describes it now (undefined: none). */
 function committedState(
@@ -49,6 +50,7 @@ function mirroredInto(sim: Simulation, node: string, states?: readonly string[])
  */
 export async function checkNow(sim: Simulation): Promise<Violation[]> {
   completeFailovers(sim);
+  observeCommittedWrites(sim);
   sim.observePrefixes();
   sim.checkTxnMarkers();
   sim.checkOrphans();
@@ -106,6 +108,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   out.push(...(await awaitConvergence(sim)));
   sim.step("settled");
   completeFailovers(sim);
+  observeCommittedWrites(sim);
   sim.observePrefixes();
   sim.checkOrphans();
   for (const { edge, topic } of sim.edgeTopics()) {

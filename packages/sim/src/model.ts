@@ -20,7 +20,10 @@ export interface AckedWrite {
   offset: bigint;
   /** Hex of the batch at `offset` right after the acknowledgement. */
   hex: string;
-  /** Acknowledged by the leader alone (acks=1, `rawWrite`): maybe above the high watermark then. */
+  /**
+   * Acknowledged by the leader alone (acks=1, `rawWrite`): maybe above the high watermark then. Cleared once
+   * the leader's high watermark was seen past it (`observeCommittedWrites`).
+   */
   leaderOnly?: true;
 }
 

@@ -131,8 +131,9 @@ export function sourcePromises(sim: Simulation, edge: MirrorEdge, topic: string)
   // Only writes the source still holds: one it dropped by consent (a failback or re-add of the source with
   // `--truncate-local-writes`) is not the source's to give (soak `failback` FC_SEED=34 x100, run 734; as
   // for the writes below the HW a failover promises, see `completeFailoverPartition`).
-  // And of the writes its leader alone acknowledged (acks=1, `rawWrite`), only those below the source's
-  // high watermark, which is all a caught-up mirror (lag 0 against the HW) has copied. An acks=all write is
+  // And of the writes its leader alone acknowledged (acks=1, `rawWrite`) that no high watermark was seen to
+  // pass yet (`observeCommittedWrites`), only those below the source's high watermark, which is all a
+  // caught-up mirror (lag 0 against the HW) has copied. An acks=all write is
   // promised wherever the HW is: a new leader's HW may lag behind writes the old one acknowledged, and a
   // mirror that calls itself caught up then has lost them. With no leader, no leader-only write is promised
   // (the next clean election may truncate it).

@@ -1,7 +1,8 @@
 import { crashBroker, downBrokers } from "./faults";
+import { leaderLog } from "./invariants/logs";
 import { failoverTopic } from "./operator";
 import type { Simulation } from "./simulation";
-import { pick, produceAcked } from "./workload";
+import { describeError, observeCommittedWrites, pick, produceAcked, rawWrite } from "./workload";
 
 /**
  * Leaves a writable topic's partition with a new leader that has not learnt its high watermark: the
@@ -16,7 +17,9 @@ import { pick, produceAcked } from "./workload";
  * the operator does at once, inside that window: 0 nothing, 1 fail the topic over with `--promote`, 2 a
  * planned failover (catch-up barrier first), on an edge that copies the topic from the crashed cluster;
  * `how >= 3` also cuts the links of the edges copying from that cluster during the write (healed right
- * after the crash), so their mirrors have yet to fetch the acknowledged record.
+ * after the crash), so their mirrors have yet to fetch the acknowledged record. `how >= 6` writes with
+ * acks=1 instead (straight to the leader, `rawWrite`) and crashes the leader once its high watermark passed
+ * the write (committed, though the client was told before the followers had it).
  */
 export async function crashAfterAck(
   sim: Simulation,
@@ -39,19 +42,23 @@ export async function crashAfterAck(
   cluster.setReplicationLatency(latencyMs);
   sim.world.scheduler.schedule(() => cluster.setReplicationLatency(0), 10 * latencyMs);
   const cut =
-    Math.abs(how) >= 3
+    Math.abs(how) % 6 >= 3
       ? sim.edges
           .filter((e) => e.from === t.node)
           .map((e) => sim.world.link(e.from, e.to))
           .filter((l) => !l.isCut)
       : [];
   for (const link of cut) link.cutLink();
-  const written = await produceAcked(sim, target, partitionChoice, 1);
+  const written =
+    Math.abs(how) % 12 >= 6
+      ? await leaderOnlyCommitted(sim, t, partitionChoice)
+      : await produceAcked(sim, target, partitionChoice, 1);
   const leader = written
     ? cluster.controller.image.partition(written.topic, written.partition)?.leader
     : undefined;
   const up = written && leader !== undefined && leader >= 0 && downBrokers(cluster, sim.brokers).length === 0;
   if (up) {
+    observeCommittedWrites(sim);
     crashBroker(cluster, leader);
     sim.world.scheduler.schedule(() => cluster.startBroker(leader), downMs);
   }
@@ -64,7 +71,7 @@ export async function crashAfterAck(
     cluster.localBroker(id)?.replica(written.topic, written.partition)?.log.highWatermark;
   const now = cluster.controller.image.partition(written.topic, written.partition)?.leader ?? -1;
   sim.step(
-    `crash ${t.node} broker ${leader} (leader of ${written.topic}-${written.partition}) right after an ack at ${written.offset}, replication latency ${latencyMs} ms${cut.length > 0 ? ", the mirrors' links cut during the write" : ""}; new leader ${now} (high watermark ${hw(now) ?? "-"}) for ${downMs} ms`,
+    `crash ${t.node} broker ${leader} (leader of ${written.topic}-${written.partition}) right after ${"leaderOnly" in written ? "an acks=1 write committed" : "an ack"} at ${written.offset}, replication latency ${latencyMs} ms${cut.length > 0 ? ", the mirrors' links cut during the write" : ""}; new leader ${now} (high watermark ${hw(now) ?? "-"}) for ${downMs} ms`,
   );
   const mode = ([undefined, "promote", "planned"] as const)[Math.abs(how) % 3];
   const edge = sim.edges.find((e) => {
@@ -72,4 +79,31 @@ export async function crashAfterAck(
     return state === "ACTIVE" || state === "PAUSED";
   });
   if (mode && edge) await failoverTopic(sim, edge, written.topic, mode);
+}
+
+/**
+ * One acks=1 write to a partition of `t` (chosen as `produce` chooses), then a wait until its leader's high
+ * watermark passed it. Undefined when the write was refused or never committed within 10 s.
+ */
+async function leaderOnlyCommitted(
+  sim: Simulation,
+  t: { node: string; topic: string },
+  partitionChoice: number,
+): Promise<{ topic: string; partition: number; offset: bigint; leaderOnly: true } | undefined> {
+  const cluster = sim.node(t.node).cluster;
+  const partitions = cluster.controller.image.topic(t.topic)?.partitions.length ?? 1;
+  const partition = Math.abs(partitionChoice) % partitions;
+  try {
+    const offset = await rawWrite(sim, t.node, t.topic, partition);
+    await sim.world.time.until(
+      () => (leaderLog(cluster, t.topic, partition)?.highWatermark ?? -1n) > offset,
+      `the high watermark of ${t.node}/${t.topic}-${partition} past ${offset}`,
+      10_000,
+      1,
+    );
+    return { topic: t.topic, partition, offset, leaderOnly: true };
+  } catch (error) {
+    sim.step(`acks=1 write to ${t.node}/${t.topic}-${partition}: ${describeError(error)}`);
+    return undefined;
+  }
 }

@@ -127,6 +127,19 @@ export function recordAck(
   }
 }
 
+/**
+ * Acks=1 writes (`leaderOnly`) that their partition's leader's high watermark has passed are committed:
+ * from now on they are promised wherever the high watermark is, as acks=all writes are (a new leader's may
+ * lag behind them, see `crashAfterAck`). Called on every step and just before a leader is crashed on purpose.
+ */
+export function observeCommittedWrites(sim: Simulation): void {
+  for (const w of sim.model.acked) {
+    if (w.leaderOnly !== true) continue;
+    const hw = leaderLog(sim.node(w.node).cluster, w.topic, w.partition)?.highWatermark;
+    if (hw !== undefined && hw > w.offset) delete w.leaderOnly;
+  }
+}
+
 /** Begins a transaction on a writable (node, topic) and sends one record in it (no-op if one is open). */
 export async function txnBegin(sim: Simulation, target: number, partitionChoice: number): Promise<void> {
   if (sim.openTxn) {
@@ -304,14 +317,15 @@ export async function addPartition(sim: Simulation, target: number): Promise<voi
 
 /**
  * An application's write straight to the leader of `node`'s partition (acks=1, no retry), as a client with
- * fresh metadata racing an operator command; acknowledged writes are recorded. Throws the broker's refusal.
+ * fresh metadata racing an operator command; acknowledged writes are recorded. Returns the write's offset;
+ * throws the broker's refusal.
  */
 export async function rawWrite(
   sim: Simulation,
   node: string,
   topic: string,
   partition: number,
-): Promise<void> {
+): Promise<bigint> {
   const cluster = sim.node(node).cluster;
   const batch = encodeRecordBatch({
     baseTimestamp: BigInt(cluster.clock.now()),
@@ -328,6 +342,7 @@ export async function rawWrite(
   });
   const r = await cluster.leaderFor(topic, partition).produce({ topic, partition, batch, acks: 1 });
   recordAck(sim, node, topic, partition, r.baseOffset, 1);
+  return r.baseOffset;
 }
 
 /**

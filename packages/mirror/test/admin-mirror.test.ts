@@ -287,6 +287,48 @@ describe("MirrorAdmin: topics", () => {
     expect(error.errorName).toBe("INCONSISTENT_TOPIC_ID");
   });
 
+  it("pause and resume report the states drive read, not those of their first check (a state moving in between)", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "my-topic", 2);
+    await env.admin.createMirror("my-mirror", MIRROR_CONFIG);
+    await env.admin.addTopics("my-mirror", "my-topic");
+    env.coordinators.advance("PREPARING", "MIRRORING");
+    await env.admin.pauseTopics("my-mirror", "my-topic");
+    env.coordinators.take();
+    env.coordinators.advance("PAUSING", "PAUSED");
+    const partition0 = env.coordinators.describe("my-mirror").find((v) => v.key.partition === 0)!.key;
+    // Every describe after the first sees the partition where it went meanwhile.
+    const moveAfterFirstRead = (from: string, to: "PAUSED" | "MIRRORING") => {
+      env.coordinators.put(partition0, from as "PAUSING");
+      const describe = env.coordinators.describe.bind(env.coordinators);
+      let reads = 0;
+      env.coordinators.describe = (mirror?: string) => {
+        const views = describe(mirror);
+        if (++reads === 1) env.coordinators.put(partition0, to);
+        return views;
+      };
+      return () => {
+        env.coordinators.describe = describe;
+        return reads;
+      };
+    };
+    let restore = moveAfterFirstRead("PAUSING", "PAUSED");
+    expect((await env.admin.pauseTopics("my-mirror", "my-topic")).message).toBe(
+      "Paused mirroring for 0 topic(s): []; 1 already paused: [my-topic]",
+    );
+    expect(restore()).toBeGreaterThan(1);
+    expect(env.coordinators.take()).toEqual([]);
+    await env.admin.resumeTopics("my-mirror", "my-topic");
+    env.coordinators.take();
+    // Resumed already; partition 0 was PREPARING at the first check and MIRRORING when drive read it.
+    restore = moveAfterFirstRead("PREPARING", "MIRRORING");
+    expect((await env.admin.resumeTopics("my-mirror", "my-topic")).message).toBe(
+      "Resumed mirroring for 0 topic(s): []; 1 already mirroring: [my-topic]",
+    );
+    expect(restore()).toBeGreaterThan(1);
+    expect(env.coordinators.take()).toEqual([]);
+  });
+
   it("pause, resume and remove set the mirror.name suffix and send PAUSE, RESUME, STOP", async () => {
     const env = mirrorEnv();
     sourceTopic(env.source, "my-topic", 2);

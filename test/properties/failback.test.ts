@@ -48,6 +48,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "crashOnCommit",
       "crashOnCommit",
       "crashOnCommit",
+      "crashAfterAck",
       "controllerFailover",
     ],
     numRuns: 25,

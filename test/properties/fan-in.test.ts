@@ -21,6 +21,7 @@ describe("property: fan-in A -> C, B -> C (different topics)", () => {
           "resume",
           "failover",
           "crash",
+          "crashAfterAck",
           "restart",
           "cutLink",
           "healLink",

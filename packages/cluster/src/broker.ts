@@ -14,7 +14,7 @@ import type { ClientQuotaManager } from "./client-quotas";
 import type { Clock } from "./clock";
 import type { Controller } from "./controller";
 import type { DataDir } from "./data-dir";
-import { ClusterError } from "./errors";
+import { ClusterError, requireLatencyMs } from "./errors";
 import {
   formatHighWatermarks,
   HIGH_WATERMARK_CHECKPOINT,
@@ -266,12 +266,7 @@ export class Broker {
    * mirror's append-as-is are not delayed. 0 (default) turns it off.
    */
   setDiskLatency(ms: number): void {
-    if (!Number.isFinite(ms) || ms < 0) {
-      throw new ClusterError(
-        "INVALID_REQUEST",
-        `disk latency must be a non-negative number of ms, got ${ms}`,
-      );
-    }
+    requireLatencyMs("disk latency", ms);
     this.diskLatencyMs = ms;
   }
 

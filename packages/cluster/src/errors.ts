@@ -86,3 +86,10 @@ export class ClusterClosedError extends KafkaError {
     this.clusterId = clusterId;
   }
 }
+
+/** Throws INVALID_REQUEST unless `ms` is a finite, non-negative number of milliseconds (`what`: its name). */
+export function requireLatencyMs(what: string, ms: number): void {
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new ClusterError("INVALID_REQUEST", `${what} must be a non-negative number of ms, got ${ms}`);
+  }
+}

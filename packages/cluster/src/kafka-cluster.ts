@@ -8,7 +8,7 @@ import type { Clock } from "./clock";
 import { Controller } from "./controller";
 import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { DataDirLock } from "./data-dir-lock";
-import { ClusterClosedError, ClusterError } from "./errors";
+import { ClusterClosedError, ClusterError, requireLatencyMs } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
 import type { ClusterLogger } from "./logger";
 import { MIRROR_NAME_CONFIG } from "./mirror-read-only";
@@ -205,12 +205,7 @@ export class KafkaCluster implements BrokerNetwork {
    * The latency belongs to the disk: it survives restarts of the broker.
    */
   setDiskLatency(brokerId: number, ms: number): void {
-    if (!Number.isFinite(ms) || ms < 0) {
-      throw new ClusterError(
-        "INVALID_REQUEST",
-        `disk latency must be a non-negative number of ms, got ${ms}`,
-      );
-    }
+    requireLatencyMs("disk latency", ms);
     this.running.get(brokerId)?.setDiskLatency(ms);
     if (ms === 0) this.diskLatencies.delete(brokerId);
     else this.diskLatencies.set(brokerId, ms);
@@ -223,12 +218,7 @@ export class KafkaCluster implements BrokerNetwork {
    * leader learns its high watermark late). Clients and mirror fetchers are not slowed.
    */
   setReplicationLatency(ms: number): void {
-    if (!Number.isFinite(ms) || ms < 0) {
-      throw new ClusterError(
-        "INVALID_REQUEST",
-        `replication latency must be a non-negative number of ms, got ${ms}`,
-      );
-    }
+    requireLatencyMs("replication latency", ms);
     this.replicationLatencyMs = ms;
   }
 

@@ -42,6 +42,51 @@ describe("property: a source topic deleted and created again under its name", ()
   ] as const;
 
   it(
+    "regression: a failover still STOPPING wrote its PID reset barrier into the topic created again under its name (FC_SEED=288 x30)",
+    async () => {
+      await runRegressions(
+        {
+          name: "recreated-source-active-passive",
+          file: "test/properties/recreated-source.test.ts",
+          topology: activePassive,
+          commands: [],
+          numRuns: 1,
+          maxCommands: 0,
+        },
+        [
+          {
+            // a's copy of profiles (mirrored back from b) is failed over without waiting, then deleted and
+            // created again while STOPPING: STOPPING's steps named the partition by name and wrote the
+            // MIRROR_PID_RESET into the new topic, then called it STOPPED. They now check the topic id and
+            // fail for good instead.
+            bug: "STOPPING wrote its barrier into another topic of the same name (the copy deleted on its destination)",
+            simSeed: 355681,
+            steps: [
+              "failover(623,0)",
+              "failover(870,4)",
+              "failback(797)",
+              "failback(493)",
+              "healLink(779)",
+              "txnBegin(539,292)",
+              "failover(862,2)",
+              "recreateTopic(805,1,2)",
+              "readd(988,0)",
+            ],
+            reaches: (sim) => {
+              const deleted = [...sim.model.deletedCopies.values()].find(
+                (d) => d.node === "a" && d.topic === "profiles",
+              );
+              return deleted && !deleted.stopped.has(0)
+                ? undefined
+                : "a's profiles was not deleted while its failover was still STOPPING";
+            },
+          },
+        ],
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "regression: a transaction that timed out wrote its ABORT marker into a partition re-added as a mirror (FC_SEED=42 x15)",
     async () => {
       await runRegressions(

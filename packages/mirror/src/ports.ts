@@ -281,6 +281,13 @@ export interface DestinationCluster {
   leaderOf(topic: string, partition: number): number;
   /** The partition's leader epoch in the cluster's metadata now, or -1 when it has no leader. */
   leaderEpochOf(topic: string, partition: number): number;
+  /**
+   * The id of the topic called `topic` now, or undefined when there is none. A mirror partition names its
+   * topic by name and id: a name that now has another id is another topic (the mirror topic was deleted
+   * and one created under its name), which the partition's steps must never write to. Optional: without
+   * it the coordinator cannot tell, and trusts the name.
+   */
+  topicIdOf?(topic: string): Uuid | undefined;
   /** Creates a mirror topic with the source's id and partition count (read-only from birth: mirror.name set). */
   createMirrorTopic(request: {
     name: string;

@@ -39,10 +39,26 @@ function converged(sim: Simulation): string | undefined {
     const src = sim.node(edge.from).cluster;
     const dst = sim.node(edge.to).cluster;
     const partitions = src.controller.image.topic(topic)?.partitions.length ?? 0;
-    const views = sim
+    const named = sim
       .node(edge.to)
       .mirroring.coordinators.describe(edge.mirror)
       .filter((v) => v.key.topic === topic);
+    // Partitions of a copy deleted on the destination during its failover (`deletedCopies`): STOPPED if
+    // they were by then, else FAILED for good; the rest are the copy of the topic the name has now.
+    const copyId = dst.controller.image.topic(topic)?.topicId;
+    for (const v of named) {
+      const deleted = v.key.topicId === copyId ? undefined : sim.model.deletedCopies.get(v.key.topicId);
+      if (!deleted) continue;
+      const ended = deleted.stopped.has(v.key.partition)
+        ? v.state === "STOPPED"
+        : v.state === "FAILED" && v.retryAttempt === -1;
+      if (!ended) {
+        return `${edge.mirror} ${topic}-${v.key.partition} (copy ${v.key.topicId} deleted on ${edge.to}): want ${deleted.stopped.has(v.key.partition) ? "STOPPED" : "FAILED for good"}, have ${v.state}#${v.retryAttempt}`;
+      }
+    }
+    const views = named.filter(
+      (v) => v.key.topicId === copyId || !sim.model.deletedCopies.has(v.key.topicId),
+    );
     const have = () =>
       views
         .map(

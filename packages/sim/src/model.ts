@@ -143,6 +143,12 @@ export interface SimModel {
   /** Source topics deleted (and created again under the name), by their topic id. */
   incarnations: Map<string, DeletedIncarnation>;
   /**
+   * Topics deleted on a cluster that was still the destination of a mirror of them (a failover not yet
+   * STOPPED), by their topic id: the partitions already STOPPED then (they stay so); the others must end
+   * FAILED for good, never writing to a topic created again under the name.
+   */
+  deletedCopies: Map<string, { node: string; topic: string; stopped: Set<number> }>;
+  /**
    * `mirror\0topic\0partition` -> the destination leader's log end when the partition was first seen
    * STOPPED after a failover (every local write lies at or above it).
    */
@@ -163,6 +169,7 @@ export function emptyModel(): SimModel {
     activeGroups: [],
     diverged: new Set(),
     incarnations: new Map(),
+    deletedCopies: new Map(),
     stoppedEnds: new Map(),
   };
 }

@@ -118,6 +118,12 @@ async function recreate(sim: Simulation, t: TopicModel, grow: number, count: num
       new Map(copy.partitions.map((p) => [p.partition, heldBatches(dst, sim.brokers, t.name, p.partition)])),
     );
   }
+  // Mirror partitions of the topic on this cluster itself (it is the destination of a failover that has not
+  // reached STOPPED): those not STOPPED by the deletion must fail for good, the new topic is not theirs.
+  const mirrored = sim
+    .node(t.root)
+    .mirroring.coordinators.describe()
+    .filter((v) => v.key.topicId === meta.topicId);
   const admin = sim.node(t.root).kafka.admin();
   try {
     await sim.world.time.run(admin.deleteTopics({ topics: [t.name] }), 120_000);
@@ -134,7 +140,19 @@ async function recreate(sim: Simulation, t: TopicModel, grow: number, count: num
     batches,
     copies,
   });
+  if (mirrored.length > 0) {
+    sim.model.deletedCopies.set(meta.topicId, {
+      node: t.root,
+      topic: t.name,
+      stopped: new Set(mirrored.filter((v) => v.state === "STOPPED").map((v) => v.key.partition)),
+    });
+  }
   const ours = (x: { node: string; topic: string }) => x.node === t.root && x.topic === t.name;
+  // A failover into the deleted topic has nothing left to complete.
+  for (const f of [...sim.pendingFailovers]) {
+    if (f.edge.to === t.root && f.topic === t.name)
+      sim.pendingFailovers.splice(sim.pendingFailovers.indexOf(f), 1);
+  }
   sim.model.acked = sim.model.acked.filter((w) => !ours(w));
   sim.model.commits = sim.model.commits.filter((c) => !ours(c));
   sim.model.failovers = sim.model.failovers.filter((f) => !ours(f));

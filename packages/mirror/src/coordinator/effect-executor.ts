@@ -1,9 +1,17 @@
-import { type Cancel, type Clock, ClusterError, type Random, type Scheduler } from "@cluster-mirror/cluster";
+import {
+  type Cancel,
+  type Clock,
+  ClusterError,
+  type Random,
+  type Scheduler,
+  ZERO_UUID,
+} from "@cluster-mirror/cluster";
 import type { MirrorPartitionEffect, MirrorPartitionEvent } from "@cluster-mirror/machines";
 import {
   ControlRecordType,
   encodeEndTxnMarkerBatch,
   encodeMirrorPidResetBatch,
+  KafkaError,
 } from "@cluster-mirror/protocol";
 import type {
   DestinationCluster,
@@ -228,9 +236,22 @@ export class EffectExecutor {
    * after a bump in the same step, as the bump's result is what its next step waits for.
    */
   private bumpLeaderEpochs(): void {
-    const bumps = this.bumps;
+    const queued = this.bumps;
     this.bumps = [];
     if (!this.ctx.stillCoordinator()) return; // a zombie coordinator must not touch the data
+    // A partition whose topic name now belongs to another topic fails alone; the others bump together.
+    const bumps: (PartitionRuntime | MirrorPartitionEffect)[] = [];
+    for (let i = 0; i < queued.length; i += 2) {
+      const p = queued[i] as PartitionRuntime;
+      const effect = queued[i + 1] as MirrorPartitionEffect;
+      try {
+        this.requireSameTopic(p.key);
+        bumps.push(p, effect);
+      } catch (error) {
+        p.send(this.failureOf(effect.params.stateEpoch, error));
+      }
+    }
+    if (bumps.length === 0) return;
     const requests: { topic: string; partition: number; minLeaderEpoch: number }[] = [];
     for (let i = 0; i < bumps.length; i += 2) {
       const key = (bumps[i] as PartitionRuntime).key;
@@ -441,7 +462,30 @@ export class EffectExecutor {
   }
 
   /** The leader replica of the data partition, on whichever broker leads it (an RPC when not this one). */
+  /**
+   * Throws, not retriable, when the destination's topic of that name is no longer the mirror partition's
+   * (deleted, maybe created again: ids are never reused): a step must not write a barrier or markers into,
+   * truncate, or flip the read-only flag of another topic. The partition goes FAILED and stays there.
+   */
+  private requireSameTopic(key: MirrorPartitionKey): void {
+    // A source topic from before Kafka 2.8 has no id (ZERO_UUID): its copy is known by name alone.
+    if (this.ctx.destination.topicIdOf === undefined || key.topicId === ZERO_UUID) return;
+    const now = this.ctx.destination.topicIdOf(key.topic);
+    if (now === key.topicId) return;
+    throw new KafkaError(
+      "UNKNOWN_TOPIC_ID",
+      100,
+      false,
+      `${key.topic}-${key.partition}: the destination topic (id ${key.topicId}) was deleted${
+        now === undefined
+          ? ""
+          : `, and '${key.topic}' is now another topic (id ${now}), which mirror '${key.mirror}' never writes to`
+      }. The partition stays FAILED; its state is dropped when the mirror is deleted`,
+    );
+  }
+
   private leaderReplica(key: MirrorPartitionKey): LocalReplica {
+    this.requireSameTopic(key);
     const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
     const replica = leader >= 0 ? this.ctx.destination.replica(leader, key.topic, key.partition) : undefined;
     if (replica === undefined) {
@@ -455,6 +499,7 @@ export class EffectExecutor {
 
   /** The fetcher manager of the broker that leads the data partition (it appends the fetched batches). */
   private fetchers(key: MirrorPartitionKey): FetcherManager {
+    this.requireSameTopic(key);
     const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
     if (leader < 0) {
       throw new ClusterError(

@@ -35,6 +35,10 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
     return p === undefined || p.leader < 0 ? -1 : p.leaderEpoch;
   }
 
+  topicIdOf(topic: string): Uuid | undefined {
+    return this.cluster.controller.image.topic(topic)?.topicId;
+  }
+
   createMirrorTopic(request: {
     name: string;
     topicId: Uuid;

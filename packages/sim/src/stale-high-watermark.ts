@@ -40,7 +40,10 @@ export async function crashAfterAck(
     return;
   }
   cluster.setReplicationLatency(latencyMs);
-  sim.world.scheduler.schedule(() => cluster.setReplicationLatency(0), 10 * latencyMs);
+  // Back to 0 later, unless another command set its own latency meanwhile.
+  sim.world.scheduler.schedule(() => {
+    if (cluster.replicationLatency() === latencyMs) cluster.setReplicationLatency(0);
+  }, 10 * latencyMs);
   const cut =
     Math.abs(how) % 6 >= 3
       ? sim.edges
@@ -78,6 +81,8 @@ export async function crashAfterAck(
     const state = e.from === t.node ? sim.edgeState(e, written.topic) : undefined;
     return state === "ACTIVE" || state === "PAUSED";
   });
+  if (mode && !edge)
+    sim.step(`crash after ack: no ${mode} failover, no edge copies ${t.node}/${written.topic}`);
   if (mode && edge) await failoverTopic(sim, edge, written.topic, mode);
 }
 
@@ -94,7 +99,8 @@ async function leaderOnlyCommitted(
   const partitions = cluster.controller.image.topic(t.topic)?.partitions.length ?? 1;
   const partition = Math.abs(partitionChoice) % partitions;
   try {
-    const offset = await rawWrite(sim, t.node, t.topic, partition);
+    // Through virtual time: a slow disk acknowledges acks=1 only after a scheduled fsync.
+    const offset = await sim.world.time.run(rawWrite(sim, t.node, t.topic, partition), 120_000);
     await sim.world.time.until(
       () => (leaderLog(cluster, t.topic, partition)?.highWatermark ?? -1n) > offset,
       `the high watermark of ${t.node}/${t.topic}-${partition} past ${offset}`,

@@ -128,15 +128,25 @@ export function recordAck(
 }
 
 /**
- * Acks=1 writes (`leaderOnly`) that their partition's leader's high watermark has passed are committed:
- * from now on they are promised wherever the high watermark is, as acks=all writes are (a new leader's may
- * lag behind them, see `crashAfterAck`). Called on every step and just before a leader is crashed on purpose.
+ * Acks=1 writes (`leaderOnly`) that their partition's leader's high watermark has passed, the leader still
+ * holding them (the same bytes at their offset: not a later batch written there after the write was lost
+ * or cut by consent), are committed: from now on they are promised wherever the high watermark is, as
+ * acks=all writes are (a new leader's may lag behind them, see `crashAfterAck`). Called after every
+ * command (`checkNow`) and by `crashAfterAck` just before it crashes the leader.
  */
 export function observeCommittedWrites(sim: Simulation): void {
+  const logs = new Map<string, Map<bigint, string> | undefined>();
   for (const w of sim.model.acked) {
     if (w.leaderOnly !== true) continue;
-    const hw = leaderLog(sim.node(w.node).cluster, w.topic, w.partition)?.highWatermark;
-    if (hw !== undefined && hw > w.offset) delete w.leaderOnly;
+    const log = leaderLog(sim.node(w.node).cluster, w.topic, w.partition);
+    if (!log || log.highWatermark <= w.offset) continue;
+    const id = partitionId(w.node, w.topic, w.partition);
+    if (!logs.has(id)) {
+      const held = new Map<bigint, string>();
+      for (const [offset, b] of batchesByOffset(log)) held.set(offset, hexOf(b));
+      logs.set(id, held);
+    }
+    if (logs.get(id)?.get(w.offset) === w.hex) delete w.leaderOnly;
   }
 }
 

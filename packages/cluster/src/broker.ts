@@ -867,7 +867,7 @@ export class Broker {
   private scheduleReplicaFetch(p: Partition, delayMs: number): void {
     const k = this.keyOf(p.topicId, p.partition);
     if (this.fetchScheduled.has(k)) return;
-    // A slow network between brokers: no replica fetch completes sooner than its latency.
+    // A slow network between brokers: no replica fetch runs sooner than its latency.
     const latency = this.options.network.replicationLatency?.() ?? 0;
     const cancel = this.options.scheduler.schedule(
       () => {

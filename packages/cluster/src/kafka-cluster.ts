@@ -214,8 +214,9 @@ export class KafkaCluster implements BrokerNetwork {
   /**
    * Makes the network between this cluster's brokers slow (`ms`, 0: fast again): no replica fetch runs
    * sooner than `ms` after it was scheduled (a longer backoff or disk latency is not lengthened), so a
-   * leader hears of its followers' log ends, and the followers of its high watermark, that much later (acks=-1 produces wait longer; after a leader change the new
-   * leader learns its high watermark late). Clients and mirror fetchers are not slowed.
+   * leader hears of its followers' log ends, and the followers of its high watermark, that much later
+   * (acks=-1 produces wait longer; after a leader change the new leader learns its high watermark late).
+   * Clients and mirror fetchers are not slowed.
    */
   setReplicationLatency(ms: number): void {
     requireLatencyMs("replication latency", ms);

@@ -461,7 +461,6 @@ export class EffectExecutor {
     }
   }
 
-  /** The leader replica of the data partition, on whichever broker leads it (an RPC when not this one). */
   /**
    * Throws, not retriable, when the destination's topic of that name is no longer the mirror partition's
    * (deleted, maybe created again: ids are never reused): a step must not write a barrier or markers into,
@@ -484,6 +483,7 @@ export class EffectExecutor {
     );
   }
 
+  /** The leader replica of the data partition, on whichever broker leads it (an RPC when not this one). */
   private leaderReplica(key: MirrorPartitionKey): LocalReplica {
     this.requireSameTopic(key);
     const leader = this.ctx.destination.leaderOf(key.topic, key.partition);

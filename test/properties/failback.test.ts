@@ -66,6 +66,26 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
     async () => {
       await runRegressions(property, [
         {
+          bug: "followers out of the ISR of idle partitions never fetched again, so never rejoined (FC_SEED=291 x30)",
+          simSeed: 12,
+          steps: [
+            "crashOnCommit(0,3,4379)",
+            "crashSoon(795,956,113,4167)",
+            "txnCommit",
+            "crashAfterAck(977,708,1243,2734,3)",
+            "restartNode(514)",
+            "crashOnCommit(2,65,2874)",
+            "controllerFailover(2,6440,997)",
+            "concurrent(397,848,764,102)",
+          ],
+          reaches: reachesSteps(
+            "no restart of every broker of a over a slow network, then a controller failover",
+            /replication latency 1243 ms/,
+            "restart every broker of a",
+            "controller failover on a",
+          ),
+        },
+        {
           bug: "a remove refused while a commit was pending still took effect later ([failover, failback, failover, failover])",
           simSeed: 0,
           steps: ["failover(0)", "failback(0)", "failover(0)", "failover(0)"],

@@ -19,6 +19,15 @@ describe("property: a source topic deleted and created again under its name", ()
     numRuns: 1,
     maxCommands: 0,
   };
+  /** The active-passive property's settings, for its stored regressions (each replays one run). */
+  const activePassiveRegressions = {
+    name: "recreated-source-active-passive",
+    file: "test/properties/recreated-source.test.ts",
+    topology: activePassive,
+    commands: [],
+    numRuns: 1,
+    maxCommands: 0,
+  };
   const commands = [
     "produce",
     "recreateTopic",
@@ -44,85 +53,65 @@ describe("property: a source topic deleted and created again under its name", ()
   it(
     "regression: a failover still STOPPING wrote its PID reset barrier into the topic created again under its name (FC_SEED=288 x30)",
     async () => {
-      await runRegressions(
+      await runRegressions(activePassiveRegressions, [
         {
-          name: "recreated-source-active-passive",
-          file: "test/properties/recreated-source.test.ts",
-          topology: activePassive,
-          commands: [],
-          numRuns: 1,
-          maxCommands: 0,
-        },
-        [
-          {
-            // a's copy of profiles (mirrored back from b) is failed over without waiting, then deleted and
-            // created again while STOPPING: STOPPING's steps named the partition by name and wrote the
-            // MIRROR_PID_RESET into the new topic, then called it STOPPED. They now check the topic id and
-            // fail for good instead.
-            bug: "STOPPING wrote its barrier into another topic of the same name (the copy deleted on its destination)",
-            simSeed: 355681,
-            steps: [
-              "failover(623,0)",
-              "failover(870,4)",
-              "failback(797)",
-              "failback(493)",
-              "healLink(779)",
-              "txnBegin(539,292)",
-              "failover(862,2)",
-              "recreateTopic(805,1,2)",
-              "readd(988,0)",
-            ],
-            reaches: (sim) => {
-              const deleted = [...sim.model.deletedCopies.values()].find(
-                (d) => d.node === "a" && d.topic === "profiles",
-              );
-              return deleted && !deleted.stopped.has(0)
-                ? undefined
-                : "a's profiles was not deleted while its failover was still STOPPING";
-            },
+          // a's copy of profiles (mirrored back from b) is failed over without waiting, then deleted and
+          // created again while STOPPING: STOPPING's steps named the partition by name and wrote the
+          // MIRROR_PID_RESET into the new topic, then called it STOPPED. They now check the topic id and
+          // fail for good instead.
+          bug: "STOPPING wrote its barrier into another topic of the same name (the copy deleted on its destination)",
+          simSeed: 355681,
+          steps: [
+            "failover(623,0)",
+            "failover(870,4)",
+            "failback(797)",
+            "failback(493)",
+            "healLink(779)",
+            "txnBegin(539,292)",
+            "failover(862,2)",
+            "recreateTopic(805,1,2)",
+            "readd(988,0)",
+          ],
+          reaches: (sim) => {
+            const deleted = [...sim.model.deletedCopies.values()].find(
+              (d) => d.node === "a" && d.topic === "profiles",
+            );
+            return deleted && !deleted.stopped.has(0)
+              ? undefined
+              : "a's profiles was not deleted while its failover was still STOPPING";
           },
-        ],
-      );
+        },
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );
   it(
     "regression: a transaction that timed out wrote its ABORT marker into a partition re-added as a mirror (FC_SEED=42 x15)",
     async () => {
-      await runRegressions(
+      await runRegressions(activePassiveRegressions, [
         {
-          name: "recreated-source-active-passive",
-          file: "test/properties/recreated-source.test.ts",
-          topology: activePassive,
-          commands: [],
-          numRuns: 1,
-          maxCommands: 0,
+          bug: "b's transaction coordinator appended a marker (pid 1, b's epoch 12) into profiles-0 once it mirrored a again: a batch the source never had, at an offset the source's next batch needs",
+          simSeed: 70558,
+          steps: [
+            "failover(767,2)",
+            "txnBegin(533,301)",
+            "addTopic(43,709)",
+            "healLink(969)",
+            "healLink(259)",
+            "txnBegin(956,899)",
+            "healLink(429)",
+            "readd(918,0)",
+            "readdRecreate(772,0,1)",
+          ],
+          // b's transaction added profiles-0 while it was STOPPING (its send was refused), then timed out
+          // a minute later, after the re-add made profiles-0 a mirror partition again.
+          reaches: reachesSteps(
+            "no transaction began on b's profiles while it failed over, before a re-add",
+            "txn begin on b/profiles: READ_ONLY_TOPIC",
+            "re-add --truncate-local-writes b-from-a profiles",
+          ),
         },
-        [
-          {
-            bug: "b's transaction coordinator appended a marker (pid 1, b's epoch 12) into profiles-0 once it mirrored a again: a batch the source never had, at an offset the source's next batch needs",
-            simSeed: 70558,
-            steps: [
-              "failover(767,2)",
-              "txnBegin(533,301)",
-              "addTopic(43,709)",
-              "healLink(969)",
-              "healLink(259)",
-              "txnBegin(956,899)",
-              "healLink(429)",
-              "readd(918,0)",
-              "readdRecreate(772,0,1)",
-            ],
-            // b's transaction added profiles-0 while it was STOPPING (its send was refused), then timed out
-            // a minute later, after the re-add made profiles-0 a mirror partition again.
-            reaches: reachesSteps(
-              "no transaction began on b's profiles while it failed over, before a re-add",
-              "txn begin on b/profiles: READ_ONLY_TOPIC",
-              "re-add --truncate-local-writes b-from-a profiles",
-            ),
-          },
-        ],
-      );
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );

@@ -62,6 +62,8 @@ export class FollowerAppendPlan {
   readonly producerEpochs: number[] = [];
   /** Neither transactional nor control, with a sequence: its only effect is to be one of the last five. */
   readonly producerPlain: boolean[] = [];
+  /** Whether each of those batches is a control batch (its type is read before anything is stored). */
+  readonly producerControl: boolean[] = [];
   /** Scratch of the walk: where each slice ends, counting the slices' bytes one after another. */
   readonly sliceEnds: number[] = [];
 
@@ -75,6 +77,7 @@ export class FollowerAppendPlan {
     this.producerIdLo.length = 0;
     this.producerEpochs.length = 0;
     this.producerPlain.length = 0;
+    this.producerControl.length = 0;
   }
 
   /** Records batch `ordinal` (at `start` of `buffer`; header fields at `at` of `fields`) as a producer batch. */
@@ -92,6 +95,7 @@ export class FollowerAppendPlan {
     this.producerIdHi.push(fields.getInt32(at + PRODUCER_ID_OFFSET));
     this.producerIdLo.push(fields.getInt32(at + PRODUCER_ID_OFFSET + 4));
     this.producerEpochs.push(fields.getInt16(at + PRODUCER_EPOCH_OFFSET));
+    this.producerControl.push(control);
     this.producerPlain.push(
       !control &&
         (fields.getInt16(at + ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG_MASK) === 0 &&

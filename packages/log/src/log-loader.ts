@@ -1,4 +1,4 @@
-import { RecordBatch } from "@cluster-mirror/protocol";
+import { controlTypeOf, RecordBatch } from "@cluster-mirror/protocol";
 import type { BatchEntry } from "./batch-index";
 import type { LogStorage } from "./storage";
 
@@ -64,7 +64,12 @@ export function scanLog(
       let batch: RecordBatch;
       try {
         batch = new RecordBatch(bytes.subarray(pos, pos + size));
-        if (validateCrc) batch.validate();
+        if (validateCrc) {
+          batch.validate();
+          // A control record too corrupt to type is cut here, as Kafka's LogSegment.recover cuts at an
+          // InvalidRecordException, not thrown from the replay (the log could never be opened again).
+          controlTypeOf(batch);
+        }
       } catch (err) {
         return torn(err instanceof Error ? err.message : String(err));
       }

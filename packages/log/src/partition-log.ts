@@ -430,15 +430,16 @@ export class PartitionLog {
       };
     }
     const firstOffset = BigInt(plan.base[0]!);
-    // Control batches are among the producer batches: the last batch's control type, if it is one. Read
-    // before anything is stored, so a control record too corrupt to type does not half-append.
-    const lastProducer = ordinalsLast(plan);
-    const lastControlType =
-      lastProducer === count - 1
-        ? controlTypeOfStored(plan.producerBatch(plan.producerOrdinals.length - 1))
-        : undefined;
-    this.maybeRoll(plan.validBytes, firstOffset);
-    this.storage.append(plan.bytes, owned ? TRANSFER : undefined);
+    // Control batches are among the producer batches. Every one's type is read before anything is
+    // stored (the producer state reads it again once the bytes are in), so a control record too corrupt
+    // to type, anywhere in the append, does not half-append; the last batch's is kept.
+    let lastControlType: number | undefined;
+    for (let j = 0; j < plan.producerControl.length; j++) {
+      if (!plan.producerControl[j]) continue;
+      const type = controlTypeOf(plan.producerBatch(j));
+      if (plan.producerOrdinals[j] === count - 1) lastControlType = type;
+    }
+    this.rollAndAppend(plan.validBytes, firstOffset, plan.bytes, owned);
     const segment = Number(this.activeBase);
     let position = this.activeSize;
     let epochsChanged = false;
@@ -763,6 +764,14 @@ export class PartitionLog {
       const previous = segs[segIndex - 1];
       if (entry.position === 0 && previous) this.storage.truncate(previous.baseOffset, previous.sizeInBytes);
       else this.storage.truncate(entry.segment, entry.position);
+    } else {
+      // No batch at or above `offset`, yet the log end is: an empty active segment based above it (a roll
+      // to a follower's gap, then a crash before its append). Kafka deletes every segment based above the
+      // target; kept, it would hold the log end above the target.
+      const segs = this.storage.segments();
+      const above = segs.findIndex((s) => s.baseOffset > offset);
+      const kept = segs[above - 1];
+      if (kept) this.storage.truncate(kept.baseOffset, kept.sizeInBytes);
     }
     if (!this.truncateStateFrom(first)) this.rebuild();
     if (this.endOffset < this.startOffset) {
@@ -917,10 +926,11 @@ export class PartitionLog {
     size: number,
     transferOwnership: boolean,
   ): void {
-    // Read before anything is stored: a control record too corrupt to type must not half-append.
-    const lastControlType = controlTypeOfStored(batches[batches.length - 1]!);
-    this.maybeRoll(size, bases[0]!);
-    this.storage.append(bytes, transferOwnership ? TRANSFER : undefined);
+    // Read before anything is stored: a control record too corrupt to type, anywhere in the append,
+    // must not half-append (the producer state reads each one after the bytes are in).
+    let lastControlType: number | undefined;
+    for (const batch of batches) lastControlType = controlTypeOfStored(batch);
+    this.rollAndAppend(size, bases[0]!, bytes, transferOwnership);
     const segment = this.activeBase;
     let position = this.activeSize;
     let epochsChanged = false;
@@ -942,9 +952,47 @@ export class PartitionLog {
     if (epochsChanged) this.saveEpochs();
   }
 
-  /** Kafka's shouldRoll: the append would overflow segment.bytes, or the segment is older than segment.ms. */
-  private maybeRoll(appendSize: number, firstOffset: bigint): void {
-    if (this.activeSize === 0) return;
+  /**
+   * Rolls when the append needs it, then stores `bytes` in the active segment. A storage error undoes the
+   * roll: the new segment starts at the append's first offset, which may lie above the log end (a
+   * follower of a compacted log), and a later append at the log end must not land below its segment's
+   * base (recovery would cut it, with everything after it). Kafka takes the log directory offline instead.
+   */
+  private rollAndAppend(
+    appendSize: number,
+    firstOffset: bigint,
+    bytes: Buffer | readonly Buffer[],
+    transferOwnership: boolean,
+  ): void {
+    const before = { base: this.activeBase, size: this.activeSize, createdMs: this.activeCreatedMs };
+    const rolled = this.maybeRoll(appendSize, firstOffset);
+    try {
+      this.storage.append(bytes, transferOwnership ? TRANSFER : undefined);
+    } catch (error) {
+      if (rolled) {
+        try {
+          this.storage.truncate(before.base, before.size); // deletes the new, empty segment
+          this.activeBase = before.base;
+          this.activeSize = before.size;
+          this.activeCreatedMs = before.createdMs;
+          // The roll's checkpoint holds the state before `firstOffset`; appends below it come first now.
+          // (Its producer snapshot file is left: only Kafka's tools read those, and a roll there rewrites it.)
+          this.checkpoints = this.checkpoints.filter((c) => c.offset < firstOffset);
+        } catch {
+          // The disk is failing: keep Kafka's rule that the log end is at least the active segment's base.
+          this.refreshSegments();
+        }
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Kafka's shouldRoll: the append would overflow segment.bytes, or the segment is older than segment.ms.
+   * True when it rolled.
+   */
+  private maybeRoll(appendSize: number, firstOffset: bigint): boolean {
+    if (this.activeSize === 0) return false;
     const now = this.config.clock.now();
     const age = now - (this.activeCreatedMs ?? now);
     if (this.activeSize + appendSize > this.config.segmentBytes || age >= this.config.segmentMs) {
@@ -956,7 +1004,9 @@ export class PartitionLog {
       this.activeBase = firstOffset;
       this.activeSize = 0;
       this.activeCreatedMs = now;
+      return true;
     }
+    return false;
   }
 
   /** Checkpoints the producer state at segment start `offset`, dropping older checkpoints as retention says. */
@@ -1219,12 +1269,6 @@ function minOffset(a: bigint, b: bigint): bigint {
 }
 
 /** A batch's control type, undefined for a data batch (decoded only for the rare control batch). */
-/** The ordinal of the last producer batch of a plan, or -1. */
-function ordinalsLast(plan: FollowerAppendPlan): number {
-  const o = plan.producerOrdinals;
-  return o.length > 0 ? o[o.length - 1]! : -1;
-}
-
 function controlTypeOfStored(batch: RecordBatch): number | undefined {
   return batch.isControl ? controlTypeOf(batch) : undefined;
 }

@@ -6,6 +6,9 @@ import { kafkajsErrorCode } from "./kafkajs-internals";
  * the engine's fetcher sees the names it classifies (NOT_LEADER_OR_FOLLOWER re-routes).
  */
 const NAMES: Record<number, { name: string; retriable: boolean; message?: string }> = {
+  // kafkajs calls it UNKNOWN, not retriable; Kafka's consumer and follower fetch again after it (an
+  // unexpected exception on the broker, a tiered-storage read that failed), so the mirror retries too.
+  [-1]: { name: "UNKNOWN_SERVER_ERROR", retriable: true },
   6: { name: "NOT_LEADER_OR_FOLLOWER", retriable: true },
   74: { name: "FENCED_LEADER_EPOCH", retriable: true },
   75: { name: "UNKNOWN_LEADER_EPOCH", retriable: true },
@@ -52,6 +55,10 @@ export class SourceAuthenticationError extends KafkaError {
   }
 }
 
+/** What kafkajs says when the connection, not the broker's answer, failed (its connection and request errors). */
+const TRANSPORT_FAILURE =
+  /Closed connection|Connection closed by the server|Connection error|Connection timeout|Failed to connect|Request .* timed out|Not connected|socket hang up|\b(ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)\b/;
+
 /**
  * Any failure of a kafkajs call as a KafkaError: authentication failures are non-retriable with the
  * broker's message; connection failures and timeouts are BROKER_NOT_AVAILABLE; protocol errors keep their code.
@@ -61,8 +68,14 @@ export function asSourceError(error: unknown, context: string): KafkaError {
   const e = error as { name?: string; message?: string; type?: string; code?: number };
   const message = `${context}: ${e?.message ?? String(error)}`;
   const name = e?.name ?? "";
-  if (name === "KafkaJSSASLAuthenticationError" || /SASL|[Aa]uthenticat/.test(e?.message ?? ""))
+  if (name === "KafkaJSSASLAuthenticationError" || /SASL|[Aa]uthenticat/.test(e?.message ?? "")) {
+    // kafkajs's authenticators wrap whatever failed, the connection too ("SASL PLAIN authentication
+    // failed: Closed connection"): a connection lost mid-handshake (a broker restarting, a re-authentication
+    // in the middle of a fetch) is a disconnect, retried as Kafka's clients retry it.
+    if (TRANSPORT_FAILURE.test(e?.message ?? ""))
+      return new SourceBrokerUnavailableError(message, { cause: error });
     return new SourceAuthenticationError(message, { cause: error });
+  }
   if (name === "KafkaJSProtocolError" && typeof e.code === "number") {
     const mapped = kafkaErrorFromCode(e.code, context);
     return new KafkaError(mapped.errorName, mapped.code, mapped.retriable, message, { cause: error });

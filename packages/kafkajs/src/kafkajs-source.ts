@@ -225,6 +225,10 @@ export class KafkajsSourceCluster implements SourceCluster {
     }
     if (response.errorCode !== 0) {
       const failure = kafkaErrorFromCode(response.errorCode, context);
+      // Kafka's clients drop an answer with a retriable top-level error and fetch again (the session
+      // closed, see `accept`): the whole fetch fails, and the engine backs off. A refusal (authorization,
+      // an unsupported request) is every partition's answer.
+      if (failure.retriable) throw failure;
       return {
         throttleTimeMs: response.throttleTimeMs,
         partitions: request.partitions.map((p) => offsetsOnly(p, failure)),

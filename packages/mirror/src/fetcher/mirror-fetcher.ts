@@ -658,6 +658,10 @@ export class MirrorFetcher {
     owned: boolean,
     scanned: FetchedBatchScan | undefined,
   ): "progress" | "none" | "corrupt" {
+    // Kafka's follower rule: an answer is used only while the log still ends where the fetch asked from.
+    // A log that moved meanwhile (truncated, another leader replica, a pipelined fetch whose predecessor
+    // stored less than it announced) would get these records after a gap; the next fetch asks again.
+    if (replica.logEndOffset() !== fetchOffset) return "none";
     const localEpoch = replica.leaderEpoch();
     // Fast path: boundaries and epochs here, everything else (CRC-32C, header, offset order) in the as-is
     // append, which validates every batch before writing any. Only when it refuses the data is the

@@ -15,6 +15,7 @@ export {
   MirrorLoopError,
   MirrorStateError,
   MirrorWaitTimeoutError,
+  PromoteCancelledError,
   PromoteTimeoutError,
   SourceFailoverInProgressError,
   SourceUnreachableError,

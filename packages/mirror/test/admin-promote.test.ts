@@ -4,6 +4,7 @@ import {
   MirroringClosedError,
   MirrorStateError,
   MirrorWaitTimeoutError,
+  PromoteCancelledError,
   PromoteTimeoutError,
   SourceUnreachableError,
 } from "../src/admin/errors";
@@ -184,6 +185,40 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     expect(refusals).toBe(3);
     expect(result.partitions).toEqual([{ topic: "orders", partition: 0, offset: 5n }]);
     expect((await admin.describe("m")).map((r) => r.state)).toEqual(["STOPPED"]);
+  }, 60_000);
+
+  it("a cancel (its AbortSignal) during the catch-up fails over nothing, then or after the copy catches up", async () => {
+    const { source, dest } = env();
+    await createTopic(source, "orders", 2);
+    await produce(source, "orders", 0, 5);
+    const admin = dest.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
+    await addTopicsWhenReady(dest, "m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await admin.pauseTopics("m", "orders");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    await produce(source, "orders", 0, 4); // partition 0 cannot catch up while paused
+
+    const cancel = new AbortController();
+    const promote = admin
+      .promoteTopics("m", "orders", { timeoutMs: 30_000, signal: cancel.signal })
+      .catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    cancel.abort(); // the operator's Ctrl-C: the CLI went away
+
+    const error = await promote;
+    expect(error).toBeInstanceOf(PromoteCancelledError);
+    expect((error as Error).message).toMatch(/cancelled before its failover began\. Nothing was failed over/);
+    // Before: the promote went on without its caller and failed the topic over once a resume let it catch up.
+    await admin.resumeTopics("m", "orders");
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await admin.describe("m")).map((r) => r.state)).toEqual(["MIRRORING", "MIRRORING"]);
+    expect(dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m");
+    // An already cancelled signal changes nothing either.
+    await expect(admin.promoteTopics("m", "orders", { signal: cancel.signal })).rejects.toBeInstanceOf(
+      PromoteCancelledError,
+    );
   }, 60_000);
 
   it("a source that hangs (answers nothing) is bounded by the timeout: nothing is failed over, then or later", async () => {

@@ -245,3 +245,22 @@ export class PromoteTimeoutError extends KafkaError {
     this.partitions = partitions;
   }
 }
+
+/**
+ * A promote whose caller gave up (its AbortSignal fired: a CLI's Ctrl-C, a node stopping) before the
+ * failover began: nothing was failed over, the topics are still mirrored.
+ */
+export class PromoteCancelledError extends KafkaError {
+  /** The mirror whose promote was cancelled. */
+  readonly mirror: string;
+
+  constructor(mirror: string) {
+    super(
+      "REQUEST_TIMED_OUT",
+      7,
+      true,
+      `Promote of mirror '${mirror}' was cancelled before its failover began. Nothing was failed over; the topics are still mirrored. Promote again when ready.`,
+    );
+    this.mirror = mirror;
+  }
+}

@@ -6,7 +6,12 @@ import type { SourceConnections } from "../metadata/source-connections";
 import { viewsByPartition } from "../metadata/state-driver";
 import type { MirrorCoordinators } from "../ports";
 import { answerWithin } from "./deadline";
-import { MirrorStateError, PromoteTimeoutError, SourceUnreachableError } from "./errors";
+import {
+  MirrorStateError,
+  PromoteCancelledError,
+  PromoteTimeoutError,
+  SourceUnreachableError,
+} from "./errors";
 import type { MirrorChanges } from "./mirror-changes";
 import { waitForCondition } from "./mirror-changes";
 import { exactTopicPattern, selectMirrorTopics, topicList } from "./topic-selection";
@@ -21,6 +26,11 @@ export const DEFAULT_PROMOTE_TIMEOUT_MS = 60_000;
 export interface PromoteOptions {
   /** Bound of the catch-up wait and, after the failover began, of the wait for STOPPED (default 60 s). */
   timeoutMs?: number;
+  /**
+   * Cancels the promote while it catches up or waits for its turn: PromoteCancelledError, nothing failed
+   * over. Once the failover has begun it goes on (a failover is not undone), and so does the wait for it.
+   */
+  signal?: AbortSignal;
 }
 
 /** One partition a promote failed over: its destination log end when it reached lag 0. */
@@ -83,6 +93,11 @@ export async function promoteTopics(
 ): Promise<PromoteResult> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_PROMOTE_TIMEOUT_MS;
   const { destination } = deps;
+  const { signal } = options;
+  const unlessCancelled = () => {
+    if (signal?.aborted) throw new PromoteCancelledError(mirror);
+  };
+  unlessCancelled();
   const topics = selectMirrorTopics(mirror, regex, mirrorTopics(destination.controller.image, mirror), [
     "ACTIVE",
     "PAUSED",
@@ -94,6 +109,9 @@ export async function promoteTopics(
   const barrier = await liveHighWatermarks(deps, mirror, parts, timeoutMs);
   const subscribe = (listener: () => void) => {
     const unsubscribeChanges = deps.changes.subscribe(listener);
+    // A cancel is a change too: the next check ends the wait (`unlessCancelled`).
+    const onAbort = () => deps.changes.notify();
+    signal?.addEventListener("abort", onAbort);
     const controller = destination.controller;
     // Metadata changes (leadership, configs) count as changes too; announced through `changes`, so the
     // check runs on the scheduler after the controller's step, not inside its listener call.
@@ -104,6 +122,7 @@ export async function promoteTopics(
     return () => {
       unsubscribeChanges();
       unsubscribeMetadata();
+      signal?.removeEventListener("abort", onAbort);
     };
   };
   // A topic asked to be REMOVED now (or gone from the mirror): another command failed it over.
@@ -127,6 +146,7 @@ export async function promoteTopics(
     scheduler: destination.scheduler,
     timeoutMs: Math.max(0, deadline - destination.clock.now()),
     check: async () => {
+      unlessCancelled();
       const behind = laggards();
       failIfStuck(mirror, behind, removedNow);
       if (behind.length > 0) return { done: false, why: behind };
@@ -141,6 +161,7 @@ export async function promoteTopics(
         Math.max(0, deadline - destination.clock.now()) + ASK_AGAIN_SLACK_MS,
       );
       for (const [k, hw] of now) barrier.set(k, hw);
+      unlessCancelled();
       const still = laggards();
       failIfStuck(mirror, still, removedNow);
       if (still.length > 0) return { done: false, why: still };
@@ -165,11 +186,14 @@ export async function promoteTopics(
   // whose turn comes after the deadline does not start. The caller was told the promote timed out by then,
   // and a failover after that, with writers back on the source, would leave their records behind.
   const removed = await deps.removeTopics(mirror, exactTopicPattern(topics.map((t) => t.name)), () => {
+    unlessCancelled();
     if (destination.clock.now() > deadline) {
       throw new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, [], "QUEUED");
     }
   });
   const names = topics.map((t) => t.name).filter((n) => removed.topics.includes(n));
+  // From here the failover goes on whatever the signal says, and so does the wait for STOPPED (the subscribe
+  // above re-checks on an abort, which changes nothing here).
   const notStopped = (): PromoteLaggard[] => {
     const views = viewsByPartition(deps.coordinators.describe(mirror), deps.destination.controller.image);
     return parts

@@ -11,6 +11,7 @@ import {
   stringList,
   stringMap,
 } from "./request-fields";
+import { requestSignal, untilStopping } from "./request-signal";
 import { authorize, CLUSTER_RESOURCE } from "./route-auth";
 
 /**
@@ -132,12 +133,16 @@ export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): voi
     }
   });
 
-  app.post<{ Params: { name: string } }>("/v1/mirrors/:name/promote", async (req) => {
+  app.post<{ Params: { name: string } }>("/v1/mirrors/:name/promote", async (req, reply) => {
     const body = fieldsOf(req.body);
     const admin = mirrorTarget(node, optionalString(body, "cluster"), req.principal, true).mirroring.admin;
-    return admin.promoteTopics(req.params.name, requiredString(body, "topic"), {
+    // A client that goes away (Ctrl-C) or a node that stops cancels a promote still catching up: nothing
+    // is failed over. A failover that had begun goes on (and completes on restart).
+    const promote = admin.promoteTopics(req.params.name, requiredString(body, "topic"), {
       timeoutMs: optionalInt(body, "timeoutMs", 1, MAX_TIMEOUT_MS),
+      signal: requestSignal(node.stopping, reply),
     });
+    return untilStopping(node.stopping, promote, "the promote was cut short");
   });
 
   app.get<{ Params: { name: string } }>("/v1/mirrors/:name/failover-preview", async (req) => {

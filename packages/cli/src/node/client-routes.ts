@@ -14,6 +14,7 @@ import {
   stringMap,
 } from "./request-fields";
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits";
+import { requestSignal } from "./request-signal";
 import { asPrincipal, authorize } from "./route-auth";
 
 /**
@@ -55,7 +56,7 @@ export function registerClientRoutes(
     });
   });
 
-  app.post("/v1/consume", async (req) => {
+  app.post("/v1/consume", async (req, reply) => {
     const body = fieldsOf(req.body);
     const isolation = optionalString(body, "isolation") ?? "read_uncommitted";
     if (isolation !== "read_committed" && isolation !== "read_uncommitted") {
@@ -72,6 +73,7 @@ export function registerClientRoutes(
       isolation,
       maxMessages: optionalInt(body, "maxMessages", 1) ?? 1_000_000,
       timeoutMs: optionalInt(body, "timeoutMs", 0, MAX_TIMEOUT_MS) ?? 2000,
+      signal: requestSignal(node.stopping, reply),
     });
   });
 

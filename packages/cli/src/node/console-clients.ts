@@ -1,5 +1,6 @@
 import { type Message, type Producer, sleep, type Transaction } from "@cluster-mirror/cluster";
 import type { NodeCluster } from "./mirror-node";
+import { RequestCutShortError } from "./request-signal";
 
 /** What `cluster-mirror produce` asks for. */
 export interface ProduceRequest {
@@ -39,6 +40,11 @@ export interface ConsumeRequest {
   maxMessages: number;
   /** Stop after this long without reaching `maxMessages`. */
   timeoutMs: number;
+  /**
+   * Ends the consume early (the client went away, the node is stopping): NodeStoppingError or nothing to
+   * answer, and no offsets committed, so the group reads those messages again next time.
+   */
+  signal?: AbortSignal;
 }
 
 /** One consumed message. */
@@ -121,7 +127,7 @@ export async function consume(
     await consumer.subscribe({ topic: req.topic, fromBeginning: req.fromBeginning });
     const clock = target.cluster.clock;
     const deadline = clock.now() + req.timeoutMs;
-    while (out.length < req.maxMessages && clock.now() < deadline) {
+    while (out.length < req.maxMessages && clock.now() < deadline && !req.signal?.aborted) {
       const polled = await consumer.poll();
       for (const m of polled) {
         if (out.length >= req.maxMessages) break;
@@ -133,6 +139,11 @@ export async function consume(
         });
       }
       if (polled.length === 0) await sleep(target.cluster.scheduler, 50);
+    }
+    if (req.signal?.aborted) {
+      throw new RequestCutShortError(
+        `the consume was cut short (the node is stopping, or the client went away) after ${out.length} message(s); no offsets were committed${req.group === undefined ? "" : ` for group ${req.group}`}, so they are read again next time`,
+      );
     }
     if (req.group !== undefined) await commitConsumed(consumer, out, req.topic);
   } finally {

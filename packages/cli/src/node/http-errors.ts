@@ -1,4 +1,5 @@
 import { KafkaError } from "@cluster-mirror/protocol";
+import { RequestCutShortError } from "./request-signal";
 
 /** The JSON body of every failed request: `{error: {name, code, message}}`. */
 export interface ErrorBody {
@@ -45,19 +46,21 @@ const UNAVAILABLE = new Set([
 /**
  * HTTP status and body for an error: typed (Kafka) errors get a 4xx (401 no or a wrong token, 403 not
  * authorized, 404 unknown, 409 state conflict, 421 a Host the node does not answer to, 424 a dependency
- * such as the source is unavailable, 400 the rest); anything else is a 500.
+ * such as the source is unavailable, 503 a long request cut short, 400 the rest); anything else is a 500.
  */
 export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof KafkaError) {
     const status =
-      AUTH_STATUS[error.errorName] ??
-      (NOT_FOUND.has(error.errorName)
-        ? 404
-        : CONFLICT.has(error.errorName)
-          ? 409
-          : UNAVAILABLE.has(error.errorName)
-            ? 424
-            : 400);
+      error instanceof RequestCutShortError
+        ? 503
+        : (AUTH_STATUS[error.errorName] ??
+          (NOT_FOUND.has(error.errorName)
+            ? 404
+            : CONFLICT.has(error.errorName)
+              ? 409
+              : UNAVAILABLE.has(error.errorName)
+                ? 424
+                : 400));
     return { status, body: { error: { name: error.errorName, code: error.code, message: error.message } } };
   }
   const message = error instanceof Error ? error.message : String(error);

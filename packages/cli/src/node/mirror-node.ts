@@ -103,6 +103,8 @@ export class MirrorNode {
   /** Embedded sources by `<name>:9092`, any other `bootstrap.servers` is a real Kafka cluster (kafkajs). */
   private readonly connector: EmbeddedOrKafkaSourceConnector;
   private closed = false;
+  /** Aborted when the node begins to stop: long requests in flight end at once (`stopRequests`). */
+  private readonly stoppingController = new AbortController();
 
   private constructor(options: MirrorNodeOptions) {
     this.clock = options.clock ?? new SystemClock();
@@ -207,10 +209,21 @@ export class MirrorNode {
     return found;
   }
 
+  /** Fires when the node begins to stop: long requests (promote, consume, wait) end instead of holding it. */
+  get stopping(): AbortSignal {
+    return this.stoppingController.signal;
+  }
+
+  /** Ends the long requests in flight (`stopping`): the first step of a stop, before the servers close. */
+  stopRequests(): void {
+    this.stoppingController.abort();
+  }
+
   /** Stops mirroring and shuts every broker down cleanly (destination first); idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.stopRequests();
     for (const c of this.clusters()) c.mirroring.close();
     for (const pc of [...this.persistent].reverse()) pc.close();
     void this.connector.close();

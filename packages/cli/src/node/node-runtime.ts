@@ -135,6 +135,9 @@ export async function startNodeRuntime(
       adminTokenFile,
       close: () => {
         closing ??= (async () => {
+          // Long requests (a promote catching up, a consume, a wait) end first, or the servers' close
+          // would wait for them.
+          node.stopRequests();
           stopWatch();
           if (pointerPort !== undefined) removeNodePointer(pointerPort, process.pid);
           for (const s of servers) await s.close();

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { BadRequestError } from "./http-errors";
 import type { MirrorNode } from "./mirror-node";
 import { fieldsOf, optionalBool, optionalInt, optionalString, requiredString } from "./request-fields";
+import { untilStopping } from "./request-signal";
 import { authorize, CLUSTER_RESOURCE } from "./route-auth";
 
 /** How long one `/v1/wait` request holds at most (well under fetch's 300 s header timeout). */
@@ -35,11 +36,11 @@ export function registerWaitRoutes(app: FastifyInstance, node: MirrorNode): void
     const timeoutMs = Math.min(optionalInt(q, "timeoutMs", 1) ?? DEFAULT_WAIT_MS, MAX_WAIT_MS);
     const topic = optionalString(q, "topic");
     try {
-      if (state !== undefined) {
-        await mirroring.whenState(mirror, state, { timeoutMs, ...(topic ? { topic } : {}) });
-      } else {
-        await mirroring.whenCaughtUp(mirror, { timeoutMs });
-      }
+      const wait =
+        state !== undefined
+          ? mirroring.whenState(mirror, state, { timeoutMs, ...(topic ? { topic } : {}) })
+          : mirroring.whenCaughtUp(mirror, { timeoutMs });
+      await untilStopping(node.stopping, wait, "the wait was cut short");
       return { reached: true };
     } catch (error) {
       // The wait running out of time is an answer the caller may simply repeat; any other typed error is

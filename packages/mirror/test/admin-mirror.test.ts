@@ -287,6 +287,23 @@ describe("MirrorAdmin: topics", () => {
     expect(error.errorName).toBe("INCONSISTENT_TOPIC_ID");
   });
 
+  it("an add of topics the mirror already copies says so, leaving a paused one paused", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t1");
+    sourceTopic(env.source, "t2");
+    sourceTopic(env.source, "t3");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t1|t2");
+    env.coordinators.advance("PREPARING", "MIRRORING");
+    await env.admin.pauseTopics("m1", "t2");
+    env.coordinators.advance("PAUSING", "PAUSED");
+    // Before: "Added 3 topic(s) to mirror m1: [t1, t2, t3]", though two were there already and t2 stays PAUSED.
+    expect((await env.admin.addTopics("m1", "t.*")).message).toBe(
+      "Added 1 topic(s) to mirror m1: [t3]; 2 already in the mirror, left as they are: [t1, t2 (PAUSED)]",
+    );
+    expect(env.destination.controller.image.topic("t2")?.configs.get("mirror.name")).toBe("m1.paused");
+  });
+
   it("pause and resume report the states drive read, not those of their first check (a state moving in between)", async () => {
     const env = mirrorEnv();
     sourceTopic(env.source, "my-topic", 2);

@@ -400,7 +400,7 @@ export class MirrorAdmin {
    * Refused before anything changes: a mirror loop (MirrorLoopError), and, unless
    * `options.truncateLocalWrites`, an add whose truncation would drop records written here since a topic's
    * failover (UnsafeTruncationError).
-   * Message: `Added N topic(s) to mirror NAME: [t1, t2]`.
+   * Message: `Added N topic(s) to mirror NAME: [t1, t2]`, then `; M already in the mirror, left as they are: [t3 (PAUSED)]`.
    */
   addTopics(mirror: string, regex: string, options: AddTopicsOptions = {}): Promise<MirrorTopicsResult> {
     return this.commands.run(mirror, () => this.addTopicsNow(mirror, regex, options));
@@ -476,9 +476,19 @@ export class MirrorAdmin {
     }
     const names = matched.map((t) => t.name);
     await this.drive(mirror, names);
+    // Topics the mirror already copied (or paused) are left as they are: said so, as pause and resume do.
+    const kept = matched.flatMap((t, i) => {
+      const desired = existing[i]?.desired;
+      return desired === "ACTIVE" || desired === "PAUSED" ? [{ name: t.name, desired }] : [];
+    });
+    const added = names.filter((n) => !kept.some((k) => k.name === n));
+    const already =
+      kept.length === 0
+        ? ""
+        : `; ${kept.length} already in the mirror, left as they are: [${kept.map((k) => `${k.name}${k.desired === "PAUSED" ? " (PAUSED)" : ""}`).join(", ")}]`;
     return {
       topics: names,
-      message: `Added ${names.length} topic(s) to mirror ${mirror}: ${topicList(names)}`,
+      message: `Added ${added.length} topic(s) to mirror ${mirror}: ${topicList(added)}${already}`,
     };
   }
 

@@ -176,7 +176,7 @@ export class GroupCoordinator {
   /** Admin's AlterConsumerGroupOffsets: refused while the group has members. */
   alterOffsets(
     groupId: string,
-    offsets: readonly (TopicPartition & { offset: bigint; leaderEpoch?: number })[],
+    offsets: readonly (TopicPartition & { offset: bigint; leaderEpoch?: number; metadata?: string })[],
   ): void {
     this.commitOffsets({ groupId, offsets });
   }

@@ -156,7 +156,8 @@ export class KafkajsSourceCluster implements SourceCluster {
       partitions: t.partitions
         .map((p) => ({ partition: p.partition, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch }))
         .sort((a, b) => a.partition - b.partition),
-      configs: configs.get(t.name) ?? {},
+      // Unknown (not asked for, or DescribeConfigs refused) stays unknown: never an empty set.
+      ...(configs.has(t.name) ? { configs: configs.get(t.name)! } : {}),
     }));
   }
 
@@ -498,8 +499,8 @@ export class KafkajsSourceCluster implements SourceCluster {
     }
   }
 
-  /** Every ACL binding; empty when the source runs no authorizer (SECURITY_DISABLED). */
-  async describeAcls(): Promise<AclBinding[]> {
+  /** Every ACL binding; undefined when the source runs no authorizer (SECURITY_DISABLED): unknown. */
+  async describeAcls(): Promise<AclBinding[] | undefined> {
     const broker = await this.admin(undefined);
     try {
       const res = await broker.describeAcls(DESCRIBE_ALL_ACLS);
@@ -512,7 +513,7 @@ export class KafkajsSourceCluster implements SourceCluster {
       return out;
     } catch (error) {
       const e = error as { code?: number; type?: string };
-      if (e?.code === SECURITY_DISABLED || e?.type === "SECURITY_DISABLED") return [];
+      if (e?.code === SECURITY_DISABLED || e?.type === "SECURITY_DISABLED") return undefined;
       throw asSourceError(error, `${this.mirrorName}: describe ACLs of the source`);
     }
   }

@@ -31,8 +31,12 @@ export interface SourceTopicInfo {
   name: string;
   topicId: Uuid;
   partitions: SourcePartitionInfo[];
-  /** Dynamic (non-default) topic configs. */
-  configs: Record<string, string>;
+  /**
+   * Dynamic (non-default) topic configs; undefined when they are unknown: not asked for (`configsOf`), or
+   * the source refused to describe them (no DescribeConfigs permission). Never an empty set for unknown:
+   * the config sync would take it for "every config deleted on the source" and delete them here.
+   */
+  configs?: Record<string, string>;
 }
 
 /** One partition of a mirror fetch: consumer-style, with the epoch of the last fetched batch (KIP-320). */
@@ -164,8 +168,11 @@ export interface SourceCluster {
   ): Promise<{ leaderEpoch: number; endOffset: bigint }>;
   /** Consumer groups with committed offsets, and whether each has active members. */
   listGroupOffsets(): Promise<(SourceGroupOffsets & { active: boolean })[]>;
-  /** ACL bindings (an empty list when the source has no authorizer or denies describing them). */
-  describeAcls(): Promise<AclBinding[]>;
+  /**
+   * ACL bindings; undefined when the source runs no authorizer (SECURITY_DISABLED): its ACLs are unknown,
+   * and the sync changes nothing (an empty list would delete every binding the mirror created).
+   */
+  describeAcls(): Promise<AclBinding[] | undefined>;
   /**
    * The LME the source recorded for this partition when it was failed over (it was a mirror itself), or -1
    * when it does not know (never failed over, or a plain Apache Kafka cluster without KIP-1279).

@@ -251,6 +251,12 @@ function configsCheck(
   for (const topic of topics) {
     const theirs = sourceTopics.get(topic);
     if (!theirs) continue;
+    if (theirs.configs === undefined) {
+      diffs.push(
+        `${topic}: the source did not describe its configs (DescribeConfigs refused?): not compared`,
+      );
+      continue;
+    }
     const mine = destination.controller.image.topic(topic)?.configs ?? new Map<string, string>();
     const a = new Map([...mine].filter(([k]) => synced(k)));
     const b = new Map(Object.entries(theirs.configs).filter(([k]) => synced(k)));
@@ -278,7 +284,9 @@ async function aclsCheck(
   const groups = groupFilter(def);
   const inScope = (list: readonly AclBinding[]) =>
     new Map(list.filter((b) => aclInScope(b, scope, groups, def.aclsInclude)).map((b) => [aclKey(b), b]));
-  const theirs = inScope(await source.describeAcls());
+  const described = await source.describeAcls();
+  if (described === undefined) return check("acls", "not compared (the source runs no authorizer)", []);
+  const theirs = inScope(described);
   const mine = inScope(destination.authorizer.describeAcls());
   const show = (b: AclBinding) =>
     `${b.permissionType} ${b.principal} ${b.operation} on ${b.resourceType} ${b.patternType} ${b.resourceName}`;

@@ -18,7 +18,7 @@ export interface GroupOffsetSyncResult {
  * - only partitions of `topics` (the mirror's ACTIVE topics: paused ones are not synced);
  * - each offset is clamped to `[destination log start, destination log end]` of the leader replica, so a
  *   consumer that fails over never points past the mirrored data or before its start;
- * - the source's leader epoch is kept when the offset is unchanged; a clamped offset takes the epoch the
+ * - the source's leader epoch and the commit's metadata are kept (the epoch when the offset is unchanged); a clamped offset takes the epoch the
  *   destination's leader-epoch cache gives it (`epochBefore`; -1 for an empty log);
  * - groups with active members on the destination are skipped (their own commits win);
  * - unchanged offsets are not written again.
@@ -40,15 +40,29 @@ export function syncGroupOffsets(
       continue;
     }
     const current = destination.groups.fetchOffsets(group.groupId);
-    const writes: { topic: string; partition: number; offset: bigint; leaderEpoch: number }[] = [];
+    const writes: {
+      topic: string;
+      partition: number;
+      offset: bigint;
+      leaderEpoch: number;
+      metadata: string;
+    }[] = [];
     for (const o of offsets) {
       const log = leaderLog(destination, o.topic, o.partition);
       if (!log) continue;
       const offset = clampOffset(o.offset, log.logStartOffset, log.logEndOffset);
       const leaderEpoch = offset === o.offset ? o.leaderEpoch : epochBefore(log, offset);
       const existing = current.get(offsetKey(o));
-      if (existing && existing.offset === offset && existing.leaderEpoch === leaderEpoch) continue;
-      writes.push({ topic: o.topic, partition: o.partition, offset, leaderEpoch });
+      // The commit's metadata goes with it (Kafka Streams keeps each partition's stream time there).
+      const metadata = o.metadata;
+      if (
+        existing &&
+        existing.offset === offset &&
+        existing.leaderEpoch === leaderEpoch &&
+        existing.metadata === metadata
+      )
+        continue;
+      writes.push({ topic: o.topic, partition: o.partition, offset, leaderEpoch, metadata });
     }
     if (writes.length === 0) continue;
     try {

@@ -331,11 +331,14 @@ export class MirrorMetadataManager {
     const byName = new Map(sourceTopics.map((t) => [t.name, t]));
     report.deletedTopics = await this.detectDeletedTopics(mirror, byName);
     report.createdTopics = this.discoverTopics(def, sourceTopics, report);
-    const active = mirrorTopics(this.options.destination.controller.image, mirror).filter(
-      (t) => t.desired === "ACTIVE" && byName.get(t.name)?.topicId === t.topicId,
-    );
-    for (const topic of active) this.syncTopic(def, topic, byName.get(topic.name)!, report);
-    const activeNames = new Set(active.map((t) => t.name));
+    // The mirror's ACTIVE topics now: read again after each wait on the source, so a topic failed over
+    // meanwhile (--remove, --promote) gets no offsets or ACLs written over what its new primary does.
+    const activeNow = () =>
+      mirrorTopics(this.options.destination.controller.image, mirror).filter(
+        (t) => t.desired === "ACTIVE" && byName.get(t.name)?.topicId === t.topicId,
+      );
+    const activeNames = () => new Set(activeNow().map((t) => t.name));
+    for (const topic of activeNow()) this.syncTopic(def, topic, byName.get(topic.name)!, report);
     await this.syncGroups(def, source, activeNames, report);
     await this.syncAcls(def, source, activeNames, report);
     report.commands = await this.drive(mirror);
@@ -464,7 +467,9 @@ export class MirrorMetadataManager {
         this.error(def.name, "TopicMetadataRefreshError", error);
       }
     }
-    if (!def.configsSyncEnable) return;
+    // Unknown configs (not asked for: an --add made the topic a mirror while this refresh asked the source;
+    // or refused by the source) change nothing: an empty set here would delete every synced config.
+    if (!def.configsSyncEnable || source.configs === undefined) return;
     try {
       const ops = topicConfigSyncOps(source.configs, topic.configs, def.topicPropertiesExclude);
       if (ops.length === 0) return;
@@ -478,13 +483,13 @@ export class MirrorMetadataManager {
   private async syncGroups(
     def: MirrorDefinition,
     source: SourceCluster,
-    topics: ReadonlySet<string>,
+    topics: () => ReadonlySet<string>,
     report: RefreshReport,
   ): Promise<void> {
-    if (topics.size === 0) return;
+    if (topics().size === 0) return;
     try {
       const groups = await source.listGroupOffsets();
-      report.groups = syncGroupOffsets(this.options.destination, groups, groupFilter(def), topics);
+      report.groups = syncGroupOffsets(this.options.destination, groups, groupFilter(def), topics());
       for (const e of report.groups.errors) {
         // A group that became active between the check and the write: its members' commits win.
         if (e.error instanceof Error && "errorName" in e.error && e.error.errorName === "NON_EMPTY_GROUP")
@@ -499,16 +504,18 @@ export class MirrorMetadataManager {
   private async syncAcls(
     def: MirrorDefinition,
     source: SourceCluster,
-    topics: ReadonlySet<string>,
+    topics: () => ReadonlySet<string>,
     report: RefreshReport,
   ): Promise<void> {
     if (!def.aclsSyncEnable) return;
     try {
       const acls = await source.describeAcls();
+      // A source without an authorizer: its ACLs are unknown, not empty; the bindings here stay.
+      if (acls === undefined) return;
       // What the mirror owns lives with each binding in the destination's metadata log, not here.
       report.acls = reconcileAcls(this.options.destination.authorizer, acls, {
         mirror: def.name,
-        topics,
+        topics: topics(),
         groups: groupFilter(def),
         include: def.aclsInclude,
       });

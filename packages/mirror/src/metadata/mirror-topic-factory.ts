@@ -30,7 +30,9 @@ export function createMirrorTopic(
       numPartitions: sourcePartitionCount(source),
       replicationFactor: replicationFactor ?? def.defaultReplicationFactor,
       configs: {
-        ...mirroredTopicConfigs(source.configs, def.topicPropertiesExclude),
+        // Configs the source refused to describe: created without them (the data is still mirrored, as
+        // Kafka serves a principal without DESCRIBE_CONFIGS); the sync copies them once they are readable.
+        ...mirroredTopicConfigs(source.configs ?? {}, def.topicPropertiesExclude),
         [MIRROR_NAME_CONFIG]: def.name,
       },
     },

@@ -70,7 +70,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
           leaderId: p.leader,
           leaderEpoch: p.leaderEpoch,
         })),
-        configs: (options.configsOf?.(t.name) ?? true) ? Object.fromEntries(t.configs) : {},
+        ...((options.configsOf?.(t.name) ?? true) ? { configs: Object.fromEntries(t.configs) } : {}),
       });
     }
     return topics.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -151,6 +151,7 @@ async function runMirrors(
   err: (text: string) => void,
 ): Promise<void> {
   const action = validate(flags);
+  if (flags.topic !== undefined) await checkTopicPattern(flags.topic);
   const timeoutMs = flags.timeoutMs === undefined ? DEFAULT_TIMEOUT_MS : Number(flags.timeoutMs);
   // A promote answers after its two waits: the HTTP call must outlive them.
   const client = connectNode(
@@ -336,6 +337,31 @@ function validate(flags: MirrorsFlags): Action {
   if (flags.replicationFactor !== undefined) intFlag("--replication-factor", flags.replicationFactor, 1);
   return action;
 }
+
+/**
+ * Refuses a `--topic` that is not a regex as a usage error, with the node's own message: it compiles the
+ * pattern as the node does (`compilePattern`, a whole-name match), so a call the node would refuse for its
+ * pattern never reaches it. The mirror package is loaded only for a pattern that does not compile.
+ */
+async function checkTopicPattern(pattern: string): Promise<void> {
+  try {
+    new RegExp(pattern);
+    new RegExp(`^(?:${pattern})$`);
+    return;
+  } catch {
+    // Described below, in the node's words.
+  }
+  const { compilePattern } = await mirrorFormats();
+  try {
+    compilePattern("--topic", pattern, TOPIC_PATTERN_HINT);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** How `--topic` is written: the hint of the node's message for a pattern that does not compile. */
+const TOPIC_PATTERN_HINT =
+  "one regex matching whole topic names, e.g. 'orders|payments' for two topics, '.*' for all";
 
 /**
  * The mirror package's formatters, loaded only when output needs them: it pulls in the whole engine, and

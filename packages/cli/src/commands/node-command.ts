@@ -1,5 +1,6 @@
 import { DEFAULT_RETRY_BACKOFF } from "@cluster-mirror/mirror";
 import { pino } from "pino";
+import { FETCH_BAD_PORTS } from "../client/node-client";
 import { startNodeRuntime } from "../node/node-runtime";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
@@ -7,7 +8,7 @@ import { readPrincipalsFile } from "../security/principals-file";
 import { UsageError } from "./cli-errors";
 import { intFlag, portFlag } from "./int-flag";
 import { checkPortFree } from "./port-check";
-import { MAX_EMBEDDED_BROKERS, parseSources } from "./source-spec";
+import { MAX_EMBEDDED_BROKERS, parseClusterName, parseSources } from "./source-spec";
 
 /** Flags of `cluster-mirror node`. */
 export interface NodeFlags {
@@ -39,6 +40,20 @@ export interface NodeFlags {
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 /**
+ * `--port`: a port the CLIs can reach. Their HTTP client (fetch) refuses the WHATWG "bad ports" (6000,
+ * 6666, ...): a node listening on one would start, and no CLI could talk to it.
+ */
+function adminPortFlag(value: string): number {
+  const port = portFlag("--port", value);
+  if (FETCH_BAD_PORTS.has(port)) {
+    throw new UsageError(
+      `--port ${port} cannot be used: the CLIs' HTTP client (fetch) refuses to connect to port ${port} (a WHATWG "bad port", reserved for other protocols), so no CLI could reach the node. Pick another port, e.g. the default 9094 (0 picks a free port).`,
+    );
+  }
+  return port;
+}
+
+/**
  * Runs the node until SIGTERM/SIGINT: the destination cluster (and `--source` clusters) on `--data-dir`,
  * mirroring, the admin endpoint and the metrics endpoint; JSON logs on stdout. Resolves when it stopped.
  */
@@ -53,10 +68,10 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
   // Every flag is checked before anything starts: a bad port must not be reported after the clusters
   // started (and wrote to the data dir).
   const options = {
-    name: flags.name,
+    name: parseClusterName(flags.name),
     dataDir: flags.dataDir,
     brokers: intFlag("--brokers", flags.brokers, 1, MAX_EMBEDDED_BROKERS),
-    port: portFlag("--port", flags.port),
+    port: adminPortFlag(flags.port),
     metricsPort: portFlag("--metrics-port", flags.metricsPort),
     sources: parseSources(flags.source),
     seed: flags.seed === undefined ? undefined : intFlag("--seed", flags.seed, 0),
@@ -83,10 +98,19 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
       maxProduceCount: intFlag("--max-produce-count", flags.maxProduceCount, 1),
     },
   };
-  prepareDataDir("--data-dir", flags.dataDir);
-  // Before any cluster starts on the data dir (and recovers it) only to stop at a bare listen error.
+  const duplicate = [options.name, ...options.sources.map((s) => s.name)].find(
+    (n, i, names) => names.indexOf(n) !== i,
+  );
+  if (duplicate !== undefined) {
+    throw new UsageError(
+      `cluster name '${duplicate}' is given twice (--name and --source, or two --source); give each cluster of the node its own name`,
+    );
+  }
+  // Before the data dir is created (a taken port must leave nothing behind), and before any cluster starts
+  // on it (and recovers it) only to stop at a bare listen error.
   await checkPortFree("--port", "127.0.0.1", options.port);
   await checkPortFree("--metrics-port", "127.0.0.1", options.metricsPort);
+  prepareDataDir("--data-dir", flags.dataDir);
   const logger = pino({ level: flags.logLevel, base: { service: "cluster-mirror" } });
   const runtime = await startNodeRuntime(options, logger);
   await new Promise<void>((resolve) => {

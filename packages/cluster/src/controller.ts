@@ -10,7 +10,7 @@ import type {
 } from "./metadata-records";
 import { becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
-import { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
+import { TOPIC_CONFIGS, topicConfigValue, validateBrokerConfig, validateTopicConfig } from "./topic-configs";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
 
 /** A request to create one topic. */
@@ -359,7 +359,10 @@ export class Controller {
             : list.filter((v) => !items.includes(v));
         next.set(op.name, merged.join(","));
       }
-      if (resource.type === "topic" && op.op !== "DELETE") checkConfig(op.name, next.get(op.name)!);
+      if (op.op !== "DELETE") {
+        if (resource.type === "topic") checkConfig(op.name, next.get(op.name)!);
+        else checkBrokerConfig(resource.name, op.name, next.get(op.name)!);
+      }
     }
     const records: MetadataRecord[] = [];
     for (const name of new Set([...current.keys(), ...next.keys()])) {
@@ -875,6 +878,15 @@ function validateTopicName(name: string): void {
 function checkConfig(name: string, value: string): void {
   const problem = validateTopicConfig(name, value);
   if (problem) throw new ClusterError("INVALID_CONFIG", problem);
+}
+
+/** Refuses an invalid dynamic config of broker `broker` ("" is the cluster default) with INVALID_CONFIG. */
+function checkBrokerConfig(broker: string, name: string, value: string): void {
+  const problem = validateBrokerConfig(name, value);
+  if (problem) {
+    const target = broker === "" ? "cluster-wide broker default" : `broker ${broker}`;
+    throw new ClusterError("INVALID_CONFIG", `${target}: ${problem}`);
+  }
 }
 
 function defaultFor(type: "topic" | "broker", name: string): string | undefined {

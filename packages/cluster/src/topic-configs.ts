@@ -1,7 +1,10 @@
 import { closestName } from "./closest-name";
 
-/** How a dynamic config's value is checked. */
-type ConfigKind = "long" | "int" | "boolean" | "string" | "list" | "double";
+/**
+ * How a dynamic config's value is checked. `throttledReplicas` is Kafka's ThrottledReplicaListValidator:
+ * `*`, or a comma-separated list of `partition:brokerId` (empty entries allowed, so `""` clears it).
+ */
+type ConfigKind = "long" | "int" | "boolean" | "string" | "list" | "double" | "throttledReplicas";
 
 interface ConfigDef {
   kind: ConfigKind;
@@ -44,10 +47,10 @@ export const TOPIC_CONFIGS: Readonly<Record<string, ConfigDef>> = {
   "segment.bytes": { kind: "int", defaultValue: "1073741824", min: 14 },
   "segment.ms": { kind: "long", defaultValue: "604800000", min: 1 },
   "unclean.leader.election.enable": { kind: "boolean", defaultValue: "false" },
-  "leader.replication.throttled.replicas": { kind: "list", defaultValue: "" },
-  "follower.replication.throttled.replicas": { kind: "list", defaultValue: "" },
+  "leader.replication.throttled.replicas": { kind: "throttledReplicas", defaultValue: "" },
+  "follower.replication.throttled.replicas": { kind: "throttledReplicas", defaultValue: "" },
   "mirror.name": { kind: "string", defaultValue: null },
-  "mirror.replication.throttled.replicas": { kind: "list", defaultValue: "" },
+  "mirror.replication.throttled.replicas": { kind: "throttledReplicas", defaultValue: "" },
 };
 
 /**
@@ -94,7 +97,48 @@ export function validateTopicConfig(name: string, value: string): string | undef
         ? undefined
         : `config '${name}' takes a list of ${def.allowed.join(", ")}; '${bad.join(",")}' is not allowed`;
     }
+    case "throttledReplicas":
+      return throttledReplicasProblem(name, value);
   }
+}
+
+const THROTTLED_REPLICA = /^\d+:\d+$/;
+
+/**
+ * Kafka's ThrottledReplicaListValidator: the literal `*`, or a comma-separated list whose entries (trimmed) are
+ * `partition:brokerId` or empty. Anything else would be stored and then throttle nothing.
+ */
+function throttledReplicasProblem(name: string, value: string): string | undefined {
+  if (value.trim() === "*") return undefined;
+  const bad = value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "" && !THROTTLED_REPLICA.test(entry));
+  if (bad.length === 0) return undefined;
+  return `config '${name}' must be '*' (every replica) or a comma-separated list of partition:brokerId pairs such as '0:1,3:2' (or empty for none), got '${value}': ${bad.map((b) => `'${b}'`).join(", ")} ${bad.length === 1 ? "is" : "are"} not partition:brokerId`;
+}
+
+/** Broker-level dynamic config: bytes/s a destination broker may mirror for its throttled partitions (KIP-1279). */
+export const MIRROR_REPLICATION_THROTTLED_RATE_CONFIG = "mirror.replication.throttled.rate";
+
+const LONG_MAX = 9223372036854775807n;
+
+/**
+ * Checks one dynamic broker config (of one broker, or the cluster default); returns a message saying what is
+ * wrong, or undefined when the value is valid. Broker configs this cluster does not know are stored as they
+ * are; the mirror's throttle rate must be a whole number of bytes per second, at least 1 and without units,
+ * because the fetchers could only read anything else as "no throttle".
+ */
+export function validateBrokerConfig(name: string, value: string): string | undefined {
+  if (name !== MIRROR_REPLICATION_THROTTLED_RATE_CONFIG) return undefined;
+  const accepted = `a whole number of bytes per second from 1 to ${LONG_MAX}, without units (e.g. 10485760 for 10 MiB/s); delete the config to remove the throttle`;
+  if (!/^\d+$/.test(value)) return `config '${name}' must be ${accepted}, got '${value}'`;
+  const rate = BigInt(value);
+  if (rate === 0n) {
+    return `config '${name}' cannot be 0: a rate of 0 would stop mirroring altogether; use kafka-mirrors --pause to stop mirroring, or delete the config to remove the throttle (it takes a whole number of bytes per second, at least 1)`;
+  }
+  if (rate > LONG_MAX) return `config '${name}' must be ${accepted}, got '${value}'`;
+  return undefined;
 }
 
 /** The effective value of a topic config: the dynamic value, else Kafka's default. */

@@ -1,4 +1,4 @@
-import type { Clock } from "@cluster-mirror/cluster";
+import { type Clock, type ClusterLogger, CONSOLE_LOGGER } from "@cluster-mirror/cluster";
 
 /** Dynamic broker config: bytes/s a destination broker may mirror for its throttled partitions (spec §8). */
 export const MIRROR_REPLICATION_THROTTLED_RATE = "mirror.replication.throttled.rate";
@@ -36,11 +36,35 @@ export function isThrottledReplica(value: string | undefined, partition: number,
   return v.split(",").some((entry) => entry.trim() === wanted);
 }
 
-/** The rate in bytes/s from the broker config, or undefined when unset, unparsable or not positive. */
-export function throttledRate(value: string | undefined): number | undefined {
+/** Stored rates already reported, per logger: the fetchers read the rate on every round. */
+const reportedRates = new WeakMap<ClusterLogger, Set<string>>();
+
+/**
+ * The rate in bytes/s from the broker config, or undefined (no throttle) when unset.
+ *
+ * The controller refuses anything but a whole number of bytes/s of at least 1, so a value that is not a
+ * positive number (`0`, `-1`, `abc`, `10MB`) can only come from a metadata log written before that check.
+ * Such a value is ignored, which is what it always did here (so an upgrade neither stops nor newly throttles
+ * mirroring), but not silently: `logger` hears it once per value, telling the operator to set a valid rate
+ * or delete the config. A positive number that is not an integer (`1e6`, `1000.5`) is still honoured.
+ */
+export function throttledRate(
+  value: string | undefined,
+  logger: ClusterLogger = CONSOLE_LOGGER,
+): number | undefined {
   if (value === undefined) return undefined;
   const rate = Number(value);
-  return Number.isFinite(rate) && rate > 0 ? rate : undefined;
+  if (Number.isFinite(rate) && rate > 0) return rate;
+  const reported = reportedRates.get(logger) ?? new Set<string>();
+  reportedRates.set(logger, reported);
+  if (!reported.has(value)) {
+    reported.add(value);
+    logger.warn(
+      { config: MIRROR_REPLICATION_THROTTLED_RATE, value },
+      `ignoring ${MIRROR_REPLICATION_THROTTLED_RATE}='${value}': not a positive number of bytes per second, so mirroring is NOT throttled; set a whole number of bytes per second (at least 1) or delete the config`,
+    );
+  }
+  return undefined;
 }
 
 interface Sample {

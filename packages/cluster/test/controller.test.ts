@@ -1,21 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ClusterError, Controller, MetadataImage, SeededRandom } from "../src/index";
-
-function controller(brokers = 3): Controller {
-  const c = new Controller({ random: new SeededRandom(7) });
-  for (let b = 0; b < brokers; b++) c.registerBroker(b);
-  return c;
-}
-
-function errorOf(fn: () => unknown): ClusterError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ClusterError) return e;
-    throw e;
-  }
-  throw new Error("expected a ClusterError");
-}
+import { Controller, MetadataImage, SeededRandom } from "../src/index";
+import { controller, errorOf } from "./controller-helpers";
 
 describe("Controller topics", () => {
   it("creates a topic with a given id and refuses the same id for another topic", () => {

@@ -1,24 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ClusterError, Controller, SeededRandom } from "../src/index";
+import type { Controller } from "../src/index";
+import { controller, errorOf } from "./controller-helpers";
 
 const RATE = "mirror.replication.throttled.rate";
 const REPLICAS = "mirror.replication.throttled.replicas";
-
-function controller(brokers = 3): Controller {
-  const c = new Controller({ random: new SeededRandom(7) });
-  for (let b = 0; b < brokers; b++) c.registerBroker(b);
-  return c;
-}
-
-function errorOf(fn: () => unknown): ClusterError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ClusterError) return e;
-    throw e;
-  }
-  throw new Error("expected a ClusterError");
-}
 
 const setRate = (c: Controller, broker: string, value: string) =>
   c.incrementalAlterConfigs({ type: "broker", name: broker }, [{ name: RATE, op: "SET", value }]);

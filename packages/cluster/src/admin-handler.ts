@@ -328,8 +328,10 @@ export class AdminHandler {
           throw new ClusterError("UNKNOWN_TOPIC_OR_PARTITION", `topic '${r.name}' does not exist`);
         }
         if (r.type === "topic") refuseReservedConfigs(r.ops.map((o) => o.name));
-        if (!validateOnly)
-          this.cluster.controller.incrementalAlterConfigs({ type: r.type, name: r.name }, r.ops);
+        // validateOnly checks the values as a change would (Kafka's AlterConfigPolicy), writing nothing.
+        this.cluster.controller.incrementalAlterConfigs({ type: r.type, name: r.name }, r.ops, {
+          validateOnly,
+        });
         return { type: r.type, name: r.name };
       } catch (error) {
         return { type: r.type, name: r.name, error: toClusterError(error) };

@@ -327,6 +327,7 @@ export class Controller {
   incrementalAlterConfigs(
     resource: { type: "topic" | "broker"; name: string },
     ops: readonly AlterConfigOp[],
+    options: ValidateOnlyOption = {},
   ): void {
     this.checkAvailable("alter configs");
     const current =
@@ -364,6 +365,8 @@ export class Controller {
         else checkBrokerConfig(resource.name, op.name, next.get(op.name)!);
       }
     }
+    // Every value checked as a real change would check it; nothing written.
+    if (options.validateOnly) return;
     const records: MetadataRecord[] = [];
     for (const name of new Set([...current.keys(), ...next.keys()])) {
       const before = current.get(name);

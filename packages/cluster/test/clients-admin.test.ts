@@ -104,6 +104,25 @@ describe("admin: topics", () => {
     });
   });
 
+  it("incrementalAlterConfigs with validateOnly checks the values as a change would, and changes nothing", async () => {
+    const { kafka, run, cluster } = clientCluster();
+    const admin = kafka.admin();
+    await run(admin.createTopics({ topics: [{ topic: "t" }] }));
+    const alter = (name: string, value: string) =>
+      admin.incrementalAlterConfigs({
+        validateOnly: true,
+        resources: [
+          { type: ConfigResourceTypes.TOPIC, name: "t", configEntries: [{ name, value, operation: "SET" }] },
+        ],
+      });
+    // Before: validateOnly skipped the controller, so a value it refuses passed the check.
+    await expect(alter("mirror.replication.throttled.replicas", "0-1,garbage")).rejects.toMatchObject({
+      errorName: "INVALID_CONFIG",
+    });
+    await alter("retention.ms", "1000");
+    expect(cluster.controller.image.topic("t")?.configs.get("retention.ms")).toBeUndefined();
+  });
+
   it("describes and alters configs: legacy alterConfigs replaces, incrementalAlterConfigs edits", async () => {
     const { kafka, run } = clientCluster();
     const admin = kafka.admin();

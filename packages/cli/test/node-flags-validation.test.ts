@@ -3,7 +3,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FETCH_BAD_PORTS } from "../src/client/node-client";
-import { BIN, CLI_TEST_TIMEOUT_MS, failureLine, killAll, spawnBin, tempDir } from "./cli-harness";
+import { BIN, CLI_TEST_TIMEOUT_MS, failureLine, killAll, run, spawnBin, tempDir } from "./cli-harness";
 
 afterEach(killAll);
 
@@ -32,6 +32,23 @@ async function node(...args: string[]) {
   const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
   return { code, started, stdout, stderr, dir };
 }
+
+describe("demo --port on a port the CLIs' fetch refuses", () => {
+  it(
+    "is the same usage error, before the demo starts anything",
+    async () => {
+      // Without --keep-running the port is not used, but the flag is checked all the same: before, this ran
+      // the whole demo (and with --keep-running served kafka-mirrors on a port it cannot reach).
+      const r = await run(BIN.clusterMirror, ["demo", "--port", "6000"]);
+      expect(r.code).toBe(2);
+      expect(failureLine(r)).toMatch(
+        /^Error: --port 6000 cannot be used: the CLIs' HTTP client \(fetch\) refuses/,
+      );
+      expect(r.stdout).toBe("");
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
 
 describe("node --port on a port the CLIs' fetch refuses", () => {
   it.each(["6000", "6666", "10080"])(

@@ -4,7 +4,7 @@ import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
 import { cliVersion } from "./cli-version";
 import { runConsume, runCreateTopic, runProduce } from "./console-commands";
-import { intFlag, portFlag } from "./int-flag";
+import { adminPortFlag, intFlag } from "./int-flag";
 import type { NodeFlags } from "./node-command";
 import { checkPortFree } from "./port-check";
 import { runProgram } from "./run-program";
@@ -155,7 +155,7 @@ export function clusterMirrorProgram(): Command {
     .option("--seed <n>", "seed of the clusters' random ids and jitter", "7")
     .action(async (flags: { keepRunning?: boolean; dataDir?: string; port: string; seed: string }) => {
       // Flags and the data dir are checked before the demo starts anything.
-      const port = portFlag("--port", flags.port);
+      const port = adminPortFlag(flags.port);
       const seed = intFlag("--seed", flags.seed, 0);
       if (flags.keepRunning) await checkPortFree("--port", "127.0.0.1", port);
       if (flags.dataDir !== undefined) prepareDataDir("--data-dir", flags.dataDir);

@@ -1,3 +1,4 @@
+import { FETCH_BAD_PORTS } from "../client/node-client";
 import { UsageError } from "./cli-errors";
 
 /** An integer flag at least `min` (and at most `max`); UsageError naming the flag otherwise. */
@@ -19,4 +20,18 @@ export const MAX_PORT = 65_535;
 /** A TCP port flag, 0 (any free port) to 65535; checked before anything starts. */
 export function portFlag(flag: string, value: string): number {
   return intFlag(flag, value, 0, MAX_PORT);
+}
+
+/**
+ * `--port`: a port the CLIs can reach. Their HTTP client (fetch) refuses the WHATWG "bad ports" (6000,
+ * 6666, ...): a node listening on one would start, and no CLI could talk to it.
+ */
+export function adminPortFlag(value: string): number {
+  const port = portFlag("--port", value);
+  if (FETCH_BAD_PORTS.has(port)) {
+    throw new UsageError(
+      `--port ${port} cannot be used: the CLIs' HTTP client (fetch) refuses to connect to port ${port} (a WHATWG "bad port", reserved for other protocols), so no CLI could reach the node. Pick another port, e.g. the default 9094 (0 picks a free port).`,
+    );
+  }
+  return port;
 }

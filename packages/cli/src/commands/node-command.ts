@@ -1,12 +1,11 @@
 import { DEFAULT_RETRY_BACKOFF } from "@cluster-mirror/mirror";
 import { pino } from "pino";
-import { FETCH_BAD_PORTS } from "../client/node-client";
 import { startNodeRuntime } from "../node/node-runtime";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
 import { readPrincipalsFile } from "../security/principals-file";
 import { UsageError } from "./cli-errors";
-import { intFlag, portFlag } from "./int-flag";
+import { adminPortFlag, intFlag, portFlag } from "./int-flag";
 import { checkPortFree } from "./port-check";
 import { MAX_EMBEDDED_BROKERS, parseClusterName, parseSources } from "./source-spec";
 
@@ -38,20 +37,6 @@ export interface NodeFlags {
 }
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
-
-/**
- * `--port`: a port the CLIs can reach. Their HTTP client (fetch) refuses the WHATWG "bad ports" (6000,
- * 6666, ...): a node listening on one would start, and no CLI could talk to it.
- */
-function adminPortFlag(value: string): number {
-  const port = portFlag("--port", value);
-  if (FETCH_BAD_PORTS.has(port)) {
-    throw new UsageError(
-      `--port ${port} cannot be used: the CLIs' HTTP client (fetch) refuses to connect to port ${port} (a WHATWG "bad port", reserved for other protocols), so no CLI could reach the node. Pick another port, e.g. the default 9094 (0 picks a free port).`,
-    );
-  }
-  return port;
-}
 
 /**
  * Runs the node until SIGTERM/SIGINT: the destination cluster (and `--source` clusters) on `--data-dir`,

@@ -188,6 +188,14 @@ export class ChartsView {
       }
     }
     if (token !== this.renderToken) return;
+    // The state that has the keyboard focus keeps it: live counts redraw the chart every few seconds, and
+    // a redraw took the focus away from a keyboard user in the middle of their Enter or `f`.
+    const focusedNow = document.activeElement;
+    const focusId =
+      keepFocusOn ??
+      (focusedNow && this.svgHost.contains(focusedNow)
+        ? focusedNow.closest<SVGGElement>("g.node")?.dataset.id
+        : undefined);
     this.svgHost.innerHTML = renderChartSvg(layout, {
       counts: machine === "mirrorPartition" ? this.counts : undefined,
       active: this.selected,
@@ -196,8 +204,8 @@ export class ChartsView {
     this.status.textContent = `${machine}: ${layout.nodes.length} states shown, ${layout.edges.length} edges${
       this.view.focus ? `, focused on ${this.view.focus}` : ""
     }`;
-    if (keepFocusOn) {
-      this.svgHost.querySelector<SVGGElement>(`g.node[data-id="${CSS.escape(keepFocusOn)}"]`)?.focus();
+    if (focusId) {
+      this.svgHost.querySelector<SVGGElement>(`g.node[data-id="${CSS.escape(focusId)}"]`)?.focus();
     }
   }
 }

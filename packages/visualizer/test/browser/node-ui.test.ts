@@ -203,4 +203,55 @@ describe("the visualizer served by a node at /ui", () => {
       );
     await page.screenshot({ path: `${ARTIFACTS}/history.png`, fullPage: true });
   });
+
+  it("keeps the keyboard focus on a lifecycle state while live counts redraw the chart", async () => {
+    await page.goto(`${baseUrl}/ui/#charts`);
+    const stopping = page.locator('#panel-charts g.node[data-id="mirrorPartition.STOPPING"]');
+    await expect.poll(() => stopping.getAttribute("aria-expanded")).toBe("false");
+    await stopping.focus();
+    const focusedId = () =>
+      page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset?.id ?? null);
+    expect(await focusedId()).toBe("mirrorPartition.STOPPING");
+    // A partition changes state: the counts change and the chart is drawn again (a new SVG).
+    await page.evaluate(() =>
+      document.querySelector("#panel-charts .chart-host svg")?.setAttribute("data-old", ""),
+    );
+    await page.evaluate(() => {
+      const fleet = (window as unknown as { clusterMirrorFleet: { ingest(e: unknown[]): void } })
+        .clusterMirrorFleet;
+      const id = "big/wide/events-7";
+      fleet.ingest([
+        {
+          type: "@xstate.snapshot",
+          sessionId: id,
+          actorRef: { id, sessionId: id },
+          rootId: "big",
+          event: { type: "PAUSE" },
+          snapshot: {
+            value: "PAUSED",
+            status: "active",
+            context: {
+              cluster: "big",
+              mirror: "wide",
+              topic: "events",
+              topicId: "t",
+              partition: 7,
+              stateEpoch: 9,
+              leaderEpoch: 0,
+              retryAttempt: 0,
+              errorMessage: null,
+              previousState: "MIRRORING",
+              lag: 0,
+            },
+          },
+        },
+      ]);
+    });
+    await expect.poll(() => page.locator("#panel-charts .chart-host svg[data-old]").count()).toBe(0);
+    // Before: the redraw replaced the focused element, and the focus went back to the page (a keyboard
+    // user's Enter then did nothing).
+    expect(await focusedId()).toBe("mirrorPartition.STOPPING");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => stopping.getAttribute("aria-expanded")).toBe("true");
+  });
 });

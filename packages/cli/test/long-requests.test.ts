@@ -1,9 +1,9 @@
 import type { AddressInfo } from "node:net";
-import { KafkaError } from "@cluster-mirror/protocol";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildAdminServer } from "../src/node/http-server";
 import { MirrorNode } from "../src/node/mirror-node";
+import { addTopicsWhenReady } from "./in-process-node";
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -30,15 +30,7 @@ async function mirroringNode() {
     .createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 1 }] });
   const admin = node.destination.mirroring.admin;
   await admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
-  for (;;) {
-    try {
-      await admin.addTopics("m", "orders");
-      break;
-    } catch (error) {
-      if (!(error instanceof KafkaError && error.retriable)) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  await addTopicsWhenReady(admin, "m", "orders");
   await node.destination.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
   const post = (path: string, body: unknown, signal?: AbortSignal) =>
     fetch(`http://127.0.0.1:${port}${path}`, {

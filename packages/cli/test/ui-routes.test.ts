@@ -1,7 +1,6 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { KafkaError } from "@cluster-mirror/protocol";
 import type { InspectionEvent, StateHistoryPage } from "@cluster-mirror/visualizer";
 import Fastify from "fastify";
 import { pino } from "pino";
@@ -10,6 +9,7 @@ import { buildAdminServer } from "../src/node/http-server";
 import { InspectionStream } from "../src/node/inspection-stream";
 import { MirrorNode } from "../src/node/mirror-node";
 import { registerUiRoutes } from "../src/node/ui-routes";
+import { addTopicsWhenReady } from "./in-process-node";
 
 const open: { close(): unknown }[] = [];
 const SECURITY = { adminToken: "ui-routes-test-token", principals: [], allowedHosts: [] };
@@ -33,15 +33,7 @@ async function mirroringNode() {
     .createTopics({ topics: [{ topic: "orders", numPartitions: 2, replicationFactor: 1 }] });
   const admin = node.destination.mirroring.admin;
   await admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
-  for (;;) {
-    try {
-      await admin.addTopics("m", "orders");
-      break;
-    } catch (error) {
-      if (!(error instanceof KafkaError && error.retriable)) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  await addTopicsWhenReady(admin, "m", "orders");
   await node.destination.mirroring.whenState("m", "MIRRORING");
   return node;
 }

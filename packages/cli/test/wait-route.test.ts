@@ -1,10 +1,10 @@
 import type { AddressInfo } from "node:net";
-import { KafkaError } from "@cluster-mirror/protocol";
 import { type Logger, pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { NodeClient } from "../src/client/node-client";
 import { buildAdminServer } from "../src/node/http-server";
 import { MirrorNode } from "../src/node/mirror-node";
+import { addTopicsWhenReady } from "./in-process-node";
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -23,16 +23,7 @@ async function mirroringNode(logger: Logger = pino({ level: "silent" })) {
     .kafka.admin()
     .createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 1 }] });
   await node.destination.mirroring.admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
-  // The coordinators of __mirror_state load right after start; until then --add is refused as retriable.
-  for (;;) {
-    try {
-      await node.destination.mirroring.admin.addTopics("m", "orders");
-      break;
-    } catch (error) {
-      if (!(error instanceof KafkaError && error.retriable)) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  await addTopicsWhenReady(node.destination.mirroring.admin, "m", "orders");
   const wait = async (query: string) => {
     const res = await app.inject({
       method: "GET",

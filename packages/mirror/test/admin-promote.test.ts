@@ -73,6 +73,18 @@ async function caughtUpOrders(e: ReturnType<typeof env>, partitions: number) {
   return e.dest.mirroring.admin;
 }
 
+/**
+ * Mirror `m` of `orders` (2 partitions) caught up, then PAUSED, then 4 records written to partition 0:
+ * partition 0 cannot catch up while paused (4 behind), partition 1 has nothing to catch up.
+ */
+async function pausedBehind(e: ReturnType<typeof env>) {
+  const admin = await caughtUpOrders(e, 2);
+  await admin.pauseTopics("m", "orders");
+  await e.dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+  await produce(e.source, "orders", 0, 4);
+  return admin;
+}
+
 const leaderEnd = (c: ReturnType<typeof env>["dest"], topic: string, partition: number) =>
   c.cluster.leaderFor(topic, partition).replica(topic, partition)!.log.logEndOffset;
 const sourceHw = (c: ReturnType<typeof env>["source"], topic: string, partition: number) =>
@@ -110,17 +122,9 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
   }, 60_000);
 
   it("on timeout fails over nothing and names each partition short of lag 0 with its lag", async () => {
-    const { source, dest } = env();
-    await createTopic(source, "orders", 2);
-    await produce(source, "orders", 0, 5);
-    const admin = dest.mirroring.admin;
-    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
-    await addTopicsWhenReady(dest, "m", "orders");
-    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
-    await admin.pauseTopics("m", "orders");
-    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
-    // Written while paused: partition 0 cannot catch up, partition 1 has nothing to catch up.
-    await produce(source, "orders", 0, 4);
+    const paused = env();
+    const admin = await pausedBehind(paused);
+    const { dest } = paused;
 
     const error = await admin.promoteTopics("m", "orders", { timeoutMs: 300 }).catch((e: unknown) => e);
 
@@ -188,16 +192,9 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
   }, 60_000);
 
   it("a cancel (its AbortSignal) during the catch-up fails over nothing, then or after the copy catches up", async () => {
-    const { source, dest } = env();
-    await createTopic(source, "orders", 2);
-    await produce(source, "orders", 0, 5);
-    const admin = dest.mirroring.admin;
-    await admin.createMirror("m", { "bootstrap.servers": source.bootstrap });
-    await addTopicsWhenReady(dest, "m", "orders");
-    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
-    await admin.pauseTopics("m", "orders");
-    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
-    await produce(source, "orders", 0, 4); // partition 0 cannot catch up while paused
+    const paused = env();
+    const admin = await pausedBehind(paused);
+    const { dest } = paused;
 
     const cancel = new AbortController();
     const promote = admin

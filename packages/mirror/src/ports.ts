@@ -343,9 +343,9 @@ export interface FetcherManager {
   addPartition(key: MirrorPartitionKey): void;
   /**
    * Stops fetching a partition; resolves once no fetch in flight includes it (nothing more will be
-   * appended), with the local log's latest leader epoch at that point (the LME candidate).
+   * appended). The LME is then read on the partition's leader, wherever leadership has moved meanwhile.
    */
-  removePartition(key: MirrorPartitionKey): Promise<{ latestMirroredEpoch: number }>;
+  removePartition(key: MirrorPartitionKey): Promise<void>;
   /** EPOCH_FENCING: stop appending this partition's batches until `releaseAppends`. */
   holdAppends(key: MirrorPartitionKey): void;
   releaseAppends(key: MirrorPartitionKey): void;

@@ -24,23 +24,18 @@ import type {
   StateLog,
 } from "../src/ports";
 
-/** A FetcherManager that records calls; `removePartition` answers the destination replica's latest epoch. */
+/** A FetcherManager that records calls (the executor reads the LME on the leader itself). */
 export class FakeFetcherManager implements FetcherManager {
   readonly calls: string[] = [];
   readonly active = new Set<string>();
-  constructor(
-    private readonly destination: EmbeddedDestination,
-    readonly brokerId: number,
-  ) {}
+  constructor(readonly brokerId: number) {}
   addPartition(key: MirrorPartitionKey): void {
     this.calls.push(`add ${key.topic}-${key.partition}`);
     this.active.add(`${key.topic}-${key.partition}`);
   }
-  async removePartition(key: MirrorPartitionKey): Promise<{ latestMirroredEpoch: number }> {
+  async removePartition(key: MirrorPartitionKey): Promise<void> {
     this.calls.push(`remove ${key.topic}-${key.partition}`);
     this.active.delete(`${key.topic}-${key.partition}`);
-    const r = this.destination.replica(this.brokerId, key.topic, key.partition);
-    return { latestMirroredEpoch: r?.latestEpoch() ?? -1 };
   }
   holdAppends(key: MirrorPartitionKey): void {
     this.calls.push(`hold ${key.topic}-${key.partition}`);
@@ -183,7 +178,7 @@ export async function mirrorEnv(
   const fetcherOf = (id: number) => {
     let f = fetchers.get(id);
     if (!f) {
-      f = new FakeFetcherManager(destination, id);
+      f = new FakeFetcherManager(id);
       fetchers.set(id, f);
     }
     return f;

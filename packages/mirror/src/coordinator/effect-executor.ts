@@ -453,8 +453,13 @@ export class EffectExecutor {
         return { type: "TRUNCATED", stateEpoch };
       }
       case "removeFetcher": {
-        const removed = await this.fetchers(key).removePartition(key);
-        return { type: "FETCHER_REMOVED", stateEpoch, latestMirroredEpoch: removed.latestMirroredEpoch };
+        await this.fetchers(key).removePartition(key);
+        // The LME is the latest epoch of the leader's log once no fetcher appends to it, read on the leader
+        // now: the removal waits for the fetcher's in-flight fetch, and leadership may move meanwhile (a
+        // preferred leader election, a reassignment). The fetcher's broker, a follower then, has no leader
+        // replica to read, and an LME of -1 would make a failback truncate fully.
+        const latestMirroredEpoch = this.leaderReplica(key).latestEpoch();
+        return { type: "FETCHER_REMOVED", stateEpoch, latestMirroredEpoch };
       }
       default:
         throw new Error(`the coordinator has no executor for effect '${effect.type}'; this is a bug`);

@@ -125,19 +125,18 @@ export class MirrorFetcherManager implements FetcherManager {
     this.route(s);
   }
 
-  removePartition(key: MirrorPartitionKey): Promise<{ latestMirroredEpoch: number }> {
+  removePartition(key: MirrorPartitionKey): Promise<void> {
     const s = this.partitions.get(partitionId(key));
-    const done = () => ({ latestMirroredEpoch: this.latestEpoch(key) });
-    if (!s) return Promise.resolve(done());
+    if (!s) return Promise.resolve();
     s.wanted = false;
     s.held = false;
     this.cancelReroute(s);
     if (!s.fetcher) {
       this.partitions.delete(partitionId(key));
-      return Promise.resolve(done());
+      return Promise.resolve();
     }
     return new Promise((resolve) => {
-      s.removeWaiters.push(() => resolve(done()));
+      s.removeWaiters.push(() => resolve());
       if (!s.removing) {
         s.removing = true;
         s.fetcher?.remove([s.id]);
@@ -203,16 +202,6 @@ export class MirrorFetcherManager implements FetcherManager {
       partitions: f.partitionIds(),
     }));
     return { bytesMirrored: this.bytesTotal, batchesMirrored: this.batchesTotal, partitions, fetchers };
-  }
-
-  private latestEpoch(key: MirrorPartitionKey): number {
-    try {
-      return (
-        this.options.destination.replica(this.options.brokerId, key.topic, key.partition)?.latestEpoch() ?? -1
-      );
-    } catch {
-      return -1;
-    }
   }
 
   private round(mirror: string): FetchRoundConfig {

@@ -53,6 +53,61 @@ describe("property: coordinator moves and source divergence", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
+    "a full disk on any broker (leader of __mirror_state, of a mirror partition, or any), at any moment, loses nothing and leaves nothing stuck once space is freed",
+    async () => {
+      await runTopologyProperty({
+        name: "disk-full",
+        file: "test/properties/faults.test.ts",
+        topology: activePassive,
+        commands: [
+          "produce",
+          "txnBegin",
+          "txnCommit",
+          "txnAbort",
+          "groupCommit",
+          "pause",
+          "resume",
+          "failover",
+          "diskFull",
+          "diskFull",
+          "crashSoon",
+          "advance",
+        ],
+        numRuns: 15,
+        maxCommands: 10,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regressions: a full disk inside a leader change, and under the broker's periodic checkpoint",
+    async () => {
+      await runRegressions(stateLeaderRegressions, [
+        {
+          // The leader epoch checkpoint write failed inside a PartitionChange record: the broker skipped the
+          // rest of the record (no leader, the coordinator of profiles' state partition never loaded).
+          bug: "a failed leader-epoch-checkpoint write failed the leader change (FC_SEED=3 x4, disk-full)",
+          simSeed: 558427,
+          steps: ["crashSoon(481,644,285,1887)", "txnBegin(260,44)", "diskFull(561,588,162,2489)"],
+          reaches: reachesSteps(
+            "b's disk filled while a broker was down",
+            /crash b broker/,
+            /disk of b broker \d full/,
+            /disk of b broker \d has space again/,
+          ),
+        },
+        {
+          // The high watermark checkpoint task threw out of the broker's scheduler (a crash on a real disk).
+          bug: "a failed replication-offset-checkpoint write threw out of the broker's scheduled task (disk-full)",
+          simSeed: 0,
+          steps: ["advance(349)", "diskFull(0,0,178,4323)", "advance(100)"],
+          reaches: reachesSteps("a's disk filled", /disk of a broker \d full/),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "a partition leader crashing as a transaction commits leaves no committed transaction open on the mirror or the source",
     async () => {
       await runTopologyProperty({

@@ -18,6 +18,7 @@ import {
   crashSoon,
   cutLink,
   deleteRecords,
+  diskFull,
   electPreferred,
   FAILOVER_MODES,
   failback,
@@ -106,6 +107,7 @@ const ACTIONS = {
   fastDisk: (s, [c]) => fastDisk(s, c!),
   controllerFailover: (s, [c, ms, k]) => controllerFailover(s, c!, ms!, k!),
   crashSoon: (s, [c, b, d, ms]) => crashSoon(s, c!, b!, d!, ms!),
+  diskFull: (s, [c, b, d, ms]) => diskFull(s, c!, b!, d!, ms!),
   crashOnCommit: (s, [t, d, ms]) => crashOnCommit(s, t!, d!, ms!),
   crashAfterAck: (s, [t, p, l, ms, how]) => crashAfterAck(s, t!, p!, l!, ms!, how),
   bounceLeader: (s, [c, t]) => bounceLeader(s, c!, t!),
@@ -161,6 +163,7 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   fastDisk: fc.tuple(n),
   controllerFailover: fc.tuple(n, fc.integer({ min: 100, max: 15_000 }), n),
   crashSoon: fc.tuple(n, n, fc.integer({ min: 0, max: 400 }), fc.integer({ min: 50, max: 5_000 })),
+  diskFull: fc.tuple(n, n, fc.integer({ min: 0, max: 400 }), fc.integer({ min: 50, max: 5_000 })),
   crashOnCommit: fc.tuple(
     fc.oneof(fc.constant(0), fc.nat(3)),
     fc.integer({ min: 0, max: 200 }),

@@ -2,6 +2,7 @@ import {
   type AbortedTxn,
   divergenceTruncationOffset,
   type IsolationLevel,
+  KafkaStorageError,
   type LogAppendInfo,
   type LogStorage,
   PartitionLog,
@@ -189,6 +190,8 @@ export class Broker {
   private readonly refusedTruncations = new Set<string>();
   /** Partition@leaderEpoch keys whose follower append failure was reported (one WARN per epoch). */
   private readonly failedReplicaFetches = new Set<string>();
+  /** Scheduled writes that failed with a storage error and have not succeeded since (reported once). */
+  private readonly failingWrites = new Set<string>();
   /** Mirror truncations of a leader's log that this broker's replicas must follow (KIP-1279). */
   private readonly owedTruncations: OwedTruncations;
   private running = false;
@@ -670,21 +673,56 @@ export class Broker {
     for (const p of this.partitions.values()) {
       const t = this.image.topicsById.get(p.topicId);
       if (!t) continue;
-      if (topicConfigValue(t.configs, "cleanup.policy")?.includes("compact")) p.log.compact();
-      else {
-        p.log.applyRetention({
-          retentionMs: Number(topicConfigValue(t.configs, "retention.ms")),
-          retentionBytes: Number(topicConfigValue(t.configs, "retention.bytes")),
-        });
-      }
+      // A storage error (a full disk) skips this partition until the next pass; the others are cleaned.
+      this.retryingStorageWrite(`log cleaner on ${p.name}`, () => {
+        if (topicConfigValue(t.configs, "cleanup.policy")?.includes("compact")) p.log.compact();
+        else {
+          p.log.applyRetention({
+            retentionMs: Number(topicConfigValue(t.configs, "retention.ms")),
+            retentionBytes: Number(topicConfigValue(t.configs, "retention.bytes")),
+          });
+        }
+      });
     }
   }
 
-  /** Writes every hosted partition's high watermark to the checkpoint file. */
+  /**
+   * Writes every hosted partition's high watermark to the checkpoint file, and the leader epoch checkpoints
+   * whose last write failed. A storage error leaves the last checkpoint in place (a restart then starts from
+   * lower high watermarks, which replication raises again).
+   */
   checkpointHighWatermarks(): void {
     const hws = new Map<string, bigint>();
-    for (const p of this.partitions.values()) hws.set(p.name, p.log.highWatermark);
-    this.options.dataDir.writeCheckpoint(HIGH_WATERMARK_CHECKPOINT, formatHighWatermarks(hws));
+    for (const p of this.partitions.values()) {
+      hws.set(p.name, p.log.highWatermark);
+      // A leader epoch checkpoint whose write failed (see `PartitionLog.saveEpochs`) is retried here.
+      this.retryingStorageWrite(`the leader epoch checkpoint of ${p.name}`, () =>
+        p.log.retryEpochCheckpoint(),
+      );
+    }
+    this.retryingStorageWrite("the high watermark checkpoint", () =>
+      this.options.dataDir.writeCheckpoint(HIGH_WATERMARK_CHECKPOINT, formatHighWatermarks(hws)),
+    );
+  }
+
+  /**
+   * Runs a scheduled broker task's write; a `KafkaStorageError` (a full or failing disk) is reported once
+   * until the write succeeds again, and the task runs again at its next interval. Kafka takes the log
+   * directory offline instead; here the broker keeps going, so a freed disk needs no restart.
+   */
+  private retryingStorageWrite(what: string, write: () => void): void {
+    try {
+      write();
+      this.failingWrites.delete(what);
+    } catch (error) {
+      if (!(error instanceof KafkaStorageError)) throw error;
+      if (this.failingWrites.has(what)) return;
+      this.failingWrites.add(what);
+      this.logger.warn(
+        { event: "storage.write_failed", brokerId: this.brokerId, task: what, error: error.message },
+        `broker ${this.brokerId}: ${what} failed: ${error.message}. It is retried at its next interval; free space on the disk (or replace it).`,
+      );
+    }
   }
 
   private stop(): void {

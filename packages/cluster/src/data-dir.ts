@@ -1,6 +1,13 @@
-import { type FileHandleCache, FileLogStorage, type LogStorage, MemoryLogStorage } from "@cluster-mirror/log";
+import {
+  type FileHandleCache,
+  FileLogStorage,
+  KafkaStorageError,
+  type LogStorage,
+  type MemoryLogStorage,
+} from "@cluster-mirror/log";
 import * as fs from "#platform/fs";
 import * as path from "#platform/path";
+import { type MemoryDisk, MemoryDiskLogStorage } from "./memory-disk";
 
 /**
  * One broker's disk: partition logs (Kafka's `topic-partition` directories) and small checkpoint files
@@ -27,12 +34,14 @@ export interface DataDir {
 export class MemoryDataDir implements DataDir {
   private readonly logs = new Map<string, MemoryLogStorage>();
   private readonly checkpoints = new Map<string, string>();
+  /** Whether the disk is full (see `MemoryDisk`); the simulator fills and empties it. */
+  readonly disk: MemoryDisk = { full: false };
 
   openLog(topic: string, partition: number): LogStorage {
     const key = `${topic}-${partition}`;
     let storage = this.logs.get(key);
     if (!storage) {
-      storage = new MemoryLogStorage();
+      storage = new MemoryDiskLogStorage(this.disk);
       this.logs.set(key, storage);
     }
     return storage;
@@ -51,6 +60,7 @@ export class MemoryDataDir implements DataDir {
   }
 
   writeCheckpoint(name: string, text: string): void {
+    if (this.disk.full) throw new KafkaStorageError(`${name} write failed: ENOSPC (no space left on device)`);
     this.checkpoints.set(name, text);
   }
 }
@@ -95,13 +105,18 @@ export class FileDataDir implements DataDir {
   writeCheckpoint(name: string, text: string): void {
     const file = path.join(this.dir, name);
     const tmp = `${file}.tmp`;
-    const fd = fs.openSync(tmp, "w");
     try {
-      fs.writeSync(fd, text);
-      if (this.options.fsync ?? true) fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
+      const fd = fs.openSync(tmp, "w");
+      try {
+        fs.writeSync(fd, text);
+        if (this.options.fsync ?? true) fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(tmp, file);
+    } catch (error) {
+      // A full or failing disk: the broker's callers retry a KAFKA_STORAGE_ERROR at their next interval.
+      throw new KafkaStorageError(`${name} write failed in ${this.dir}: ${String(error)}`, { cause: error });
     }
-    fs.renameSync(tmp, file);
   }
 }

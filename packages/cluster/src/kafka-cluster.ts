@@ -10,7 +10,7 @@ import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { DataDirLock } from "./data-dir-lock";
 import { ClusterClosedError, ClusterError, requireLatencyMs } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
-import type { ClusterLogger } from "./logger";
+import { type ClusterLogger, CONSOLE_LOGGER } from "./logger";
 import { MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
 import type { Cancel, Scheduler } from "./scheduler";
@@ -93,7 +93,17 @@ export class KafkaCluster implements BrokerNetwork {
     this.clock = options.clock;
     this.scheduler = options.scheduler;
     this.clusterId = options.clusterId ?? randomClusterId(options.random);
-    this.controller = new Controller({ random: options.random });
+    this.controller = new Controller({
+      random: options.random,
+      // Kafka's broker logs "Error publishing broker metadata" and goes on with the next record.
+      onListenerError: (error, entry) => {
+        const message = error instanceof Error ? error.message : String(error);
+        (options.logger ?? CONSOLE_LOGGER).warn(
+          { event: "metadata.apply_failed", offset: entry.offset, record: entry.record.type, error: message },
+          `a broker failed to apply metadata record ${entry.offset} (${entry.record.type}): ${message}. It goes on with the next record; the partitions this one changed may not have taken the change.`,
+        );
+      },
+    });
     this.authorizer = new Authorizer(options.authorizer ?? { enabled: false });
     // ACLs are metadata: they go through the controller's log (persisted, replayed after a restart) and the
     // authorizer applies them as the feed delivers them.
@@ -209,6 +219,27 @@ export class KafkaCluster implements BrokerNetwork {
     this.running.get(brokerId)?.setDiskLatency(ms);
     if (ms === 0) this.diskLatencies.delete(brokerId);
     else this.diskLatencies.set(brokerId, ms);
+  }
+
+  /**
+   * Fills broker `brokerId`'s disk (`full` true) or frees space on it again (false): while full, its log
+   * appends, compaction rewrites and checkpoint writes fail with KAFKA_STORAGE_ERROR (see `MemoryDisk`).
+   * The disk keeps its state across restarts of the broker. Only for clusters that keep their logs in
+   * memory (no `dataDir`): a real directory fills up for real.
+   */
+  setDiskFull(brokerId: number, full: boolean): void {
+    const dir = this.dataDirs.get(brokerId);
+    if (dir === undefined) {
+      throw new RangeError(
+        `no broker ${brokerId} in this cluster (brokers: ${[...this.dataDirs.keys()].join(", ")})`,
+      );
+    }
+    if (!(dir instanceof MemoryDataDir)) {
+      throw new RangeError(
+        `setDiskFull models a full disk only for logs kept in memory; broker ${brokerId} stores its logs in ${this.options.dataDir}`,
+      );
+    }
+    dir.disk.full = full;
   }
 
   /**

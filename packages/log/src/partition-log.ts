@@ -14,6 +14,7 @@ import { type CleanableSegment, type CompactionStats, compactSegments } from "./
 import {
   FencedLeaderEpochError,
   InvalidRecordError,
+  KafkaStorageError,
   OffsetOutOfRangeError,
   UnexpectedAppendOffsetError,
 } from "./errors";
@@ -152,6 +153,8 @@ export class PartitionLog {
   private readonly config: ResolvedLogConfig;
   private readonly index = new BatchIndex();
   private readonly epochs: LeaderEpochCache;
+  /** True while the leader epoch checkpoint lags the cache: its last write failed (see `saveEpochs`). */
+  private epochCheckpointStale = false;
   private readonly producers = new ProducerStateManager();
   private readonly txnIndex = new TransactionIndex();
   /** The aborted transactions with the LSO after each marker, for storage's `.txnindex` files. */
@@ -964,6 +967,8 @@ export class PartitionLog {
     bytes: Buffer | readonly Buffer[],
     transferOwnership: boolean,
   ): void {
+    // A stale leader epoch checkpoint is brought up to date before any bytes go in (see `saveEpochs`).
+    if (this.epochCheckpointStale) this.writeEpochCheckpoint();
     const before = { base: this.activeBase, size: this.activeSize, createdMs: this.activeCreatedMs };
     const rolled = this.maybeRoll(appendSize, firstOffset);
     try {
@@ -1236,8 +1241,32 @@ export class PartitionLog {
     this.activeSize = active?.sizeInBytes ?? 0;
   }
 
+  /**
+   * Writes the leader epoch checkpoint after the cache changed. A storage error (a full disk) does not
+   * undo the change or fail the operation that made it (a leader change, a truncation, an append whose
+   * bytes are in): the checkpoint stays stale until `retryEpochCheckpoint` writes it whole, and the next
+   * append writes it before storing anything (it fails if that write does). So a stale checkpoint only
+   * lacks entries above everything it holds (an append's new epochs, which opening rebuilds from the
+   * batches; a new leader's epoch with no batch yet) or holds extra ones past the log end or below its
+   * start (a truncation's), which opening drops. Kafka takes the log directory offline instead.
+   */
   private saveEpochs(): void {
+    try {
+      this.writeEpochCheckpoint();
+    } catch (error) {
+      if (!(error instanceof KafkaStorageError)) throw error;
+    }
+  }
+
+  /** Rewrites the leader epoch checkpoint if its last write failed; throws `KafkaStorageError` if it fails again. */
+  retryEpochCheckpoint(): void {
+    if (this.epochCheckpointStale) this.writeEpochCheckpoint();
+  }
+
+  private writeEpochCheckpoint(): void {
+    this.epochCheckpointStale = true;
     this.storage.writeLeaderEpochCheckpoint(this.epochs.entries());
+    this.epochCheckpointStale = false;
   }
 }
 

@@ -40,6 +40,11 @@ function mirroredInto(sim: Simulation, node: string, states?: readonly string[])
   return out;
 }
 
+/** Every metadata record a broker failed to apply: each one is a broker that missed a change. */
+function metadataFailures(sim: Simulation): Violation[] {
+  return sim.world.metadataFailures.map((message) => ({ invariant: "metadata-applied", message }));
+}
+
 /**
  * The invariants that hold at every instant, checked after every command: the STOPPED checks of failovers
  * that reached STOPPED, the committed prefix of every partition, leader epoch >= mirrored epochs, read-only
@@ -54,7 +59,7 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
   sim.observePrefixes();
   sim.checkTxnMarkers();
   sim.checkOrphans();
-  const out: Violation[] = [];
+  const out: Violation[] = metadataFailures(sim);
   for (const name of sim.world.spec.clusters) {
     const { cluster, mirroring } = sim.node(name);
     for (const topic of mirroredInto(sim, name)) out.push(...checkLeaderEpoch(name, cluster, topic));
@@ -98,7 +103,10 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   for (const name of sim.world.spec.clusters) {
     const cluster = sim.node(name).cluster;
     cluster.controller.setAvailable(true);
-    for (let b = 0; b < sim.brokers; b++) cluster.setDiskLatency(b, 0);
+    for (let b = 0; b < sim.brokers; b++) {
+      cluster.setDiskLatency(b, 0);
+      cluster.setDiskFull(b, false);
+    }
     restartAll(cluster, sim.brokers);
   }
   // A virtual second at a time, so that a committed transaction left open on a leader is seen within the
@@ -108,6 +116,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     sim.checkTxnMarkers();
   }
   out.push(...(await awaitConvergence(sim)));
+  out.push(...metadataFailures(sim));
   sim.step("settled");
   completeFailovers(sim);
   observeCommittedWrites(sim);

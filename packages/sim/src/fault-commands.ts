@@ -92,21 +92,7 @@ export function crashSoon(
 ): void {
   const node = pick(sim.world.spec.clusters, nodeChoice)!;
   const cluster = sim.node(node).cluster;
-  const choose = (): number | undefined => {
-    const mirrored = sim.node(node).mirroring.coordinators.describe()[0]?.key;
-    const statePartitions = cluster.controller.image.topic(MIRROR_STATE_TOPIC)?.partitions.length ?? 1;
-    const meta =
-      brokerChoice % 3 === 0
-        ? cluster.controller.image.partition(
-            MIRROR_STATE_TOPIC,
-            mirrored ? mirrorStatePartitionFor(mirrored, statePartitions) : 0,
-          )
-        : brokerChoice % 3 === 1 && mirrored
-          ? cluster.controller.image.partition(mirrored.topic, mirrored.partition)
-          : undefined;
-    if (meta) return meta.leader >= 0 ? meta.leader : undefined;
-    return Math.abs(brokerChoice) % sim.brokers;
-  };
+  const choose = () => faultBroker(sim, node, brokerChoice);
   sim.world.scheduler.schedule(() => {
     if (downBrokers(cluster, sim.brokers).length > 0) return;
     const broker = choose();
@@ -117,6 +103,57 @@ export function crashSoon(
     }, downMs);
   }, delayMs);
   sim.step(`crash ${node} broker (choice ${brokerChoice}) in ${delayMs} ms for ${downMs} ms`);
+}
+
+/**
+ * The broker a scheduled fault hits on `node`, chosen when it lands: `brokerChoice` 0 (mod 3) the leader of
+ * the `__mirror_state` partition that owns the node's first mirror partition, 1 the leader of the first
+ * mirror partition, others a broker by id; undefined when the chosen partition has no leader.
+ */
+function faultBroker(sim: Simulation, node: string, brokerChoice: number): number | undefined {
+  const cluster = sim.node(node).cluster;
+  const mirrored = sim.node(node).mirroring.coordinators.describe()[0]?.key;
+  const statePartitions = cluster.controller.image.topic(MIRROR_STATE_TOPIC)?.partitions.length ?? 1;
+  const meta =
+    brokerChoice % 3 === 0
+      ? cluster.controller.image.partition(
+          MIRROR_STATE_TOPIC,
+          mirrored ? mirrorStatePartitionFor(mirrored, statePartitions) : 0,
+        )
+      : brokerChoice % 3 === 1 && mirrored
+        ? cluster.controller.image.partition(mirrored.topic, mirrored.partition)
+        : undefined;
+  if (meta) return meta.leader >= 0 ? meta.leader : undefined;
+  return Math.abs(brokerChoice) % sim.brokers;
+}
+
+/**
+ * Fills one broker's disk `delayMs` from now, on the simulation's scheduler (so it lands inside whatever the
+ * next commands are doing), and frees space on it `fullMs` later: meanwhile its appends (as leader, as
+ * follower, the mirror's), compaction rewrites and checkpoint writes fail with KAFKA_STORAGE_ERROR. The
+ * broker keeps running. `brokerChoice` as `crashSoon`'s. Nothing is lost: every write that failed is retried.
+ */
+export function diskFull(
+  sim: Simulation,
+  nodeChoice: number,
+  brokerChoice: number,
+  delayMs: number,
+  fullMs: number,
+): void {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const cluster = sim.node(node).cluster;
+  sim.world.scheduler.schedule(() => {
+    const broker = faultBroker(sim, node, brokerChoice);
+    if (broker === undefined) return;
+    cluster.setDiskFull(broker, true);
+    sim.stats.fullDisks++;
+    sim.step(`disk of ${node} broker ${broker} full`);
+    sim.world.scheduler.schedule(() => {
+      cluster.setDiskFull(broker, false);
+      sim.step(`disk of ${node} broker ${broker} has space again`);
+    }, fullMs);
+  }, delayMs);
+  sim.step(`disk full on ${node} broker (choice ${brokerChoice}) in ${delayMs} ms for ${fullMs} ms`);
 }
 
 /** Restarts every down broker of one cluster. */

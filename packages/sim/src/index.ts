@@ -19,6 +19,7 @@ export {
   crash,
   crashSoon,
   cutLink,
+  diskFull,
   electPreferred,
   fastDisk,
   healLink,

@@ -38,6 +38,8 @@ export interface SimStats {
   uncleanSkipped: number;
   controllerFailovers: number;
   slowDisks: number;
+  /** Disks filled by `diskFull` (their writes failed until space was freed). */
+  fullDisks: number;
   /** Log starts a mirror raised to follow its source (see `LogStartWatch`). */
   logStartFollows: number;
 }
@@ -74,6 +76,7 @@ export class Simulation {
     uncleanSkipped: 0,
     controllerFailovers: 0,
     slowDisks: 0,
+    fullDisks: 0,
     logStartFollows: 0,
   };
   openTxn: OpenTxn | undefined;

@@ -49,6 +49,8 @@ export class SimWorld {
   readonly registry = new EmbeddedSourceRegistry();
   readonly nodes = new Map<string, SimNode>();
   private readonly links = new Map<string, Link>();
+  /** Metadata records a broker failed to apply (a bug, or a storage fault inside a leader change). */
+  readonly metadataFailures: string[] = [];
 
   constructor(
     readonly spec: TopologySpec,
@@ -66,6 +68,12 @@ export class SimWorld {
         scheduler: this.scheduler,
         random: new SeededRandom(seed * 1000 + i),
         replicaLagTimeMaxMs: 10_000,
+        logger: {
+          warn: (fields, message) => {
+            if (fields.event === "metadata.apply_failed") this.metadataFailures.push(`${name}: ${message}`);
+            console.warn(message);
+          },
+        },
       });
       const linkRandom = new SeededRandom(seed * 1000 + 500 + i);
       const sources = new LinkedSourceConnector(connector, (bootstrap) => {

@@ -50,6 +50,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "crashOnCommit",
       "crashAfterAck",
       "controllerFailover",
+      "diskFull",
     ],
     numRuns: 25,
     maxCommands: 12,

@@ -34,6 +34,7 @@ describe("property: faults inside transitions (A -> B)", () => {
           "crashSoon",
           "slowDisk",
           "fastDisk",
+          "diskFull",
           "restart",
           "restartNode",
           "bounceLeader",

@@ -33,6 +33,7 @@ describe("property: active-passive A -> B", () => {
       "healLink",
       "advance",
       "config",
+      "refuseConfigs",
       "deleteRecords",
       "addPartition",
       "slowDisk",
@@ -56,6 +57,43 @@ describe("property: active-passive A -> B", () => {
     "mirrors offset for offset and fails over cleanly under crashes, cut links and operator actions",
     async () => {
       await runTopologyProperty(property);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "never loses a synced topic config while the source still has it, when the source refuses its configs for a while",
+    async () => {
+      await runTopologyProperty({
+        name: "configs-refused",
+        file: "test/properties/active-passive.test.ts",
+        topology: activePassive,
+        commands: [
+          "produce",
+          "config",
+          "config",
+          "advance",
+          "refuseConfigs",
+          "refuseConfigs",
+          "failover",
+          "readd",
+        ],
+        numRuns: 30,
+        maxCommands: 10,
+      });
+      // Shrunk with the unknown-configs guard of the metadata sync removed (configs read as {}): the first
+      // refresh during the refusal deleted the retention.ms it had copied.
+      await runRegressions(property, [
+        {
+          bug: "seeded: configs the source did not answer synced as empty, deleting the copied ones (eab2f27)",
+          simSeed: 0,
+          steps: ["config(0,0)", "advance(6101)", "advance(23821)", "refuseConfigs(0,30001)", "config(0,0)"],
+          reaches: reachesSteps(
+            "the copy had retention.ms before the refusal",
+            "config a/orders retention.ms=3600000",
+            "configs of a refused to b for 30001 ms",
+          ),
+        },
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );

@@ -60,6 +60,18 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
   sim.checkTxnMarkers();
   sim.checkOrphans();
   const out: Violation[] = metadataFailures(sim);
+  out.push(
+    ...sim.configsKept.observe(
+      sim
+        .edgeTopics((s) => s === "ACTIVE")
+        .map(({ edge, topic }) => ({
+          mirror: edge.mirror,
+          topic,
+          source: sim.node(edge.from).cluster,
+          destination: sim.node(edge.to).cluster,
+        })),
+    ),
+  );
   for (const name of sim.world.spec.clusters) {
     const { cluster, mirroring } = sim.node(name);
     for (const topic of mirroredInto(sim, name)) out.push(...checkLeaderEpoch(name, cluster, topic));
@@ -99,7 +111,10 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
  */
 export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   const out: Violation[] = [];
-  for (const link of sim.world.allLinks()) link.heal();
+  for (const link of sim.world.allLinks()) {
+    link.heal();
+    link.refuseConfigs(false);
+  }
   for (const name of sim.world.spec.clusters) {
     const cluster = sim.node(name).cluster;
     cluster.controller.setAvailable(true);

@@ -193,6 +193,24 @@ export function cutLink(sim: Simulation, edgeChoice: number): void {
   sim.step(`cut link ${edge.from}->${edge.to}`);
 }
 
+/**
+ * For the next `ms` of virtual time (the command advances it), the source of one edge answers its topic
+ * metadata without configs (as a refused DescribeConfigs): the mirror must take them as unknown and change
+ * none it copied.
+ */
+export async function refuseConfigs(sim: Simulation, edgeChoice: number, ms: number): Promise<void> {
+  const edge = pick(sim.edges, edgeChoice);
+  if (!edge) return;
+  const link = sim.world.link(edge.from, edge.to);
+  link.refuseConfigs(true);
+  sim.step(`configs of ${edge.from} refused to ${edge.to} for ${ms} ms`);
+  try {
+    await sim.world.time.advance(ms);
+  } finally {
+    link.refuseConfigs(false);
+  }
+}
+
 /** Heals the link of one edge. */
 export function healLink(sim: Simulation, edgeChoice: number): void {
   const edge = pick(sim.edges, edgeChoice);

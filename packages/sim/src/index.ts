@@ -24,6 +24,7 @@ export {
   fastDisk,
   healLink,
   moveStateLeader,
+  refuseConfigs,
   restart,
   slowDisk,
   txnCommitCrash,

@@ -20,6 +20,7 @@ export interface LinkOptions {
  */
 export class Link {
   private cut = false;
+  private configsRefused = false;
   private extraLatencyMs = 0;
   /** Calls that reached the source, and calls refused by a cut or a timeout (for reports). */
   readonly stats = { delivered: 0, refused: 0, timedOut: 0 };
@@ -44,6 +45,19 @@ export class Link {
   /** Heals a cut link. */
   heal(): void {
     this.cut = false;
+  }
+
+  /** True while the source answers topic metadata without configs (see `refuseConfigs`). */
+  get refusesConfigs(): boolean {
+    return this.configsRefused;
+  }
+
+  /**
+   * Makes the source answer topic metadata without configs (`refuse` true) or with them again: as when
+   * DescribeConfigs is refused (no DESCRIBE_CONFIGS on the topic), so the mirror sees them as unknown.
+   */
+  refuseConfigs(refuse: boolean): void {
+    this.configsRefused = refuse;
   }
 
   /** Adds `ms` of one-way latency (0 restores the configured latency); above the timeout, calls time out. */
@@ -112,7 +126,10 @@ export class LinkedSourceCluster implements SourceCluster {
   describeTopics(
     options?: Parameters<SourceCluster["describeTopics"]>[0],
   ): ReturnType<SourceCluster["describeTopics"]> {
-    return this.link.carry("describeTopics", () => this.inner.describeTopics(options));
+    return this.link.carry("describeTopics", async () => {
+      const topics = await this.inner.describeTopics(options);
+      return this.link.refusesConfigs ? topics.map(({ configs: _unknown, ...topic }) => topic) : topics;
+    });
   }
   partitionLeaders(topics: readonly string[]): ReturnType<SourceCluster["partitionLeaders"]> {
     return this.link.carry("partitionLeaders", () => this.inner.partitionLeaders(topics));

@@ -3,6 +3,7 @@ import { SOURCE_TOPIC_DELETED } from "@cluster-mirror/mirror";
 import { completeFailovers, type PendingFailover } from "./failover-completion";
 import { installBrokerGuards } from "./guards";
 import { CommittedPrefix } from "./invariants/committed-prefix";
+import { ConfigsKeptWatch } from "./invariants/configs-kept";
 import { checkDurableTransition } from "./invariants/durable-commit";
 import { LogStartWatch, type MirrorSource } from "./invariants/log-start-follow";
 import { leaderLog } from "./invariants/logs";
@@ -90,6 +91,8 @@ export class Simulation {
   >();
   /** Every log start a mirror raised to follow its source, checked as it moves (see `LogStartWatch`). */
   readonly logStarts = new LogStartWatch();
+  /** Copies' topic configs, checked never to lose a value the source still has (see `ConfigsKeptWatch`). */
+  readonly configsKept = new ConfigsKeptWatch();
   /** Per cluster: how long committed transactions read as open on their leaders (see `checkTxnMarkers`). */
   private readonly markerWatches = new Map<string, TxnMarkerWatch>();
   private readonly reported = new Set<string>();

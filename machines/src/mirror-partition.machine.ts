@@ -642,10 +642,13 @@ export const mirrorPartitionMachine = setup({
       context.aligned && RESUMES_MIRRORING.has(context.record.previousState),
     retryResumesPaused: ({ context }) => context.aligned && RESUMES_PAUSED.has(context.record.previousState),
     alignedLog: ({ context }) => context.aligned,
-    // Spec §4's failover writes its markers; a partition removed while FAILED writes them only when its log
-    // holds mirrored data (a loop refused in PREPARING, or a topic failed again after STOPPED, holds none).
-    failoverWritesMarkers: ({ context }) =>
-      context.holdsMirroredData || context.record.previousState !== "FAILED",
+    // Spec §4's failover writes its markers to close the producer state mirrored from the source; a partition
+    // removed while FAILED, or while PREPARING before its truncation (a re-add or failback cancelled), writes
+    // them only when its log holds mirrored data (a loop refused in PREPARING, a topic failed again after
+    // STOPPED, an untruncated re-add or failback hold none): otherwise the producer state is the topic's own,
+    // and an ABORT marker would abort a live local transaction that its producer then commits.
+    // (Every other state STOPPING is entered from holds mirrored data.)
+    failoverWritesMarkers: ({ context }) => context.holdsMirroredData,
     lmeUnknown: ({ context, event }) =>
       event.type === "LME_FOUND" && alignmentLastMirrorEpoch(event.lme, context.lastMirrorEpoch) < 0,
     batchEpochAboveLocal: ({ context, event }) =>
@@ -879,7 +882,7 @@ export const mirrorPartitionMachine = setup({
             actions: { type: "prepareCommit", params: { to: "STOPPED" } },
           }),
           description:
-            "Removed while FAILED, and the log holds no mirrored data (e.g. a loop refused in PREPARING): its producer state is the topic's own, so no ABORT marker and no PID reset (they would abort a live transaction and fail a live idempotent producer).",
+            "Removed while FAILED, or while PREPARING before its truncation, and the log holds no mirrored data (e.g. a loop refused in PREPARING, a re-add or failback cancelled): its producer state is the topic's own, so no ABORT marker and no PID reset (they would abort a live transaction and fail a live idempotent producer).",
         },
         abortingTransactions: {
           entry: { type: "abortOpenTransactions", params: epoch },

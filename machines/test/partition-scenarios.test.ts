@@ -471,7 +471,9 @@ describe("Critical: the LME is over mirrored batches only (failover before PREPA
       { type: "bumpLeaderEpoch", params: { stateEpoch: 6, minLeaderEpoch: 40 } },
     ]);
     expect(r.effects.flat().map((e) => e.type)).not.toContain("clearLastMirrorEpoch");
-    const stopped = drive(r.snapshot, FINISH_FAILOVER);
+    // The log is still the topic's own (local writes since the earlier failover): no markers.
+    const stopped = drive(r.snapshot, FINISH_UNMIRRORED_FAILOVER);
+    expect(stopped.effects.flat().map((e) => e.type)).toEqual(["appendStateRecord", "clearReadOnly"]);
     expect(lifecycleStateOf(stopped.snapshot)).toBe("STOPPED");
     expect(stopped.snapshot.context.lastMirrorEpoch).toBe(7);
   });
@@ -525,7 +527,7 @@ describe("Critical: the LME is over mirrored batches only (failover before PREPA
   });
 });
 
-describe("Critical: a partition removed while FAILED writes markers only into a log that holds mirrored data", () => {
+describe("Critical: a partition removed while FAILED, or while PREPARING before its truncation, writes markers only into a log that holds mirrored data", () => {
   const markers = (effects: readonly (readonly { type: string }[])[]) =>
     effects.flat().filter((e) => e.type === "abortOpenTransactions" || e.type === "appendPidReset");
 

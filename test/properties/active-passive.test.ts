@@ -112,13 +112,16 @@ describe("property: active-passive A -> B", () => {
             "bounceLeader(303,0)",
             "txnBegin(0,0)",
           ],
+          // A failover from PREPARING before the truncation now writes no markers either, so it is shorter
+          // and may no longer fail in the bounce: what stays needed is a failover of t1-0 from PREPARING over
+          // a log without mirrored data, which the simulator must not expect a barrier from.
           reaches: (sim) => {
             const cluster = sim.node("b").cluster;
             const topicId = cluster.controller.image.topic("t1")?.topicId ?? "";
             const a = failoverAlignment(cluster, { mirror: "b-from-a", topicId, partition: 0 });
-            return a?.stoppedFrom === "PREPARING" && a.resumedFrom === "FAILED" && !a.aligned
+            return a?.stoppedFrom === "PREPARING" && !a.aligned
               ? undefined
-              : `no failover of t1-0 from PREPARING retried from FAILED (${JSON.stringify(a)})`;
+              : `no failover of t1-0 from PREPARING before its truncation (${JSON.stringify(a)})`;
           },
         },
         {

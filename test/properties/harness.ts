@@ -300,7 +300,8 @@ export function reachesUnmirroredFailover(node: string, mirror: string, topic: s
   return (sim: Simulation): string | undefined => {
     const cluster = sim.node(node).cluster;
     const topicId = cluster.controller.image.topic(topic)?.topicId ?? "";
-    return failoverWithoutMirroredData(failoverAlignment(cluster, { mirror, topicId, partition }))
+    const alignment = failoverAlignment(cluster, { mirror, topicId, partition });
+    return failoverWithoutMirroredData(alignment) && alignment?.resumedFrom === "FAILED"
       ? undefined
       : `no failover of ${mirror} ${topic}-${partition} from FAILED over a log without mirrored data`;
   };

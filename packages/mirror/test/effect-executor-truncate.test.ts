@@ -1,5 +1,6 @@
 import { ManualClock, MemoryLogStorage, PartitionLog } from "@cluster-mirror/log";
 import { describe, expect, it } from "vitest";
+import { type MirrorPartitionRef, PartitionRuntime } from "../src/coordinator/partition-runtime";
 import type { DestinationCluster, LocalReplica } from "../src/ports";
 import { flush } from "./core-helpers";
 import { executorOver, recordingPartition } from "./executor-helpers";
@@ -46,6 +47,49 @@ describe("effect executor: PREPARING's truncation to the LME", () => {
     expect(log.logEndOffset).toBe(2n);
     expect(log.latestEpoch).toBe(1);
     expect(log.epochEntries()).toEqual([{ epoch: 1, startOffset: 0n }]);
+  });
+
+  it("holds a removal that arrives right after the cut until the partition learnt of the truncation", async () => {
+    // A STOP queued right after the cut (here: on the next microtask, before TRUNCATED, which the executor
+    // delivers a few microtasks later) must reach the partition only after TRUNCATED: else its failover takes
+    // the log for the topic's own (untruncated) one, writes no markers, and the source's transactions the cut
+    // reopened hang.
+    const log = PartitionLog.open(new MemoryLogStorage(), { clock: new ManualClock(0) });
+    for (let o = 0n; o < 4n; o++) log.appendAsIs(recordsBatch(o, 1, 1));
+    const runtime = new PartitionRuntime("m/orders/0", {
+      mirror: "m",
+      topic: "orders",
+      topicId: "AAAAAAAAAAAAAAAAAAAAAA",
+      partition: 0,
+    });
+    const received: string[] = [];
+    const snapshot = {
+      status: "active",
+      context: { record: { stateEpoch: 3 }, pending: null },
+      can: () => true,
+    };
+    runtime.attach({
+      id: runtime.id,
+      send: (e: { type: string }) => received.push(e.type),
+      getSnapshot: () => snapshot,
+    } as unknown as MirrorPartitionRef);
+    const replica = replicaOver(log);
+    const cut = replica.truncateTo.bind(replica);
+    let stop: Promise<void> | undefined;
+    replica.truncateTo = (offset: bigint) => {
+      cut(offset);
+      queueMicrotask(() => {
+        stop = runtime.command({ type: "STOP" });
+      });
+    };
+    const executor = executorOver(destinationOf(replica), {
+      source: { endOffsetForEpoch: async () => ({ leaderEpoch: 1, endOffset: 3n }) },
+    });
+    executor.run(runtime, { type: "truncateToEpoch", params: { stateEpoch: 3, lme: 1 } });
+    await flush();
+    expect(log.logEndOffset).toBe(3n);
+    expect(received).toEqual(["TRUNCATED", "STOP"]);
+    await stop;
   });
 
   it("below the log end cuts to where the source's copy of the epoch ends", async () => {

@@ -105,11 +105,12 @@ export function completeFailoverPartition(
   if (end !== undefined) sim.model.stoppedEnds.set(`${edge.mirror}\0${topic}\0${p}`, end);
   const alignment = failoverAlignment(dest.cluster, view.key);
   if (failoverWithoutMirroredData(alignment)) {
-    // Failed over from FAILED over the topic's own log: no barrier, nothing mirrored to promise (its markers
-    // are checked as STOPPED commits, `UnmirroredFailoverWatch`). Decided from the committed history, as
+    // Failed over from FAILED (or PREPARING before its truncation) over the topic's own log: no barrier,
+    // nothing mirrored to promise (its markers are checked as STOPPED commits, `UnmirroredFailoverWatch`;
+    // its LME by `checkFailoverWithoutMirroredData`). Decided from the committed history, as
     // the engine decides: the state the operator saw before `--remove` may be older (a coordinator that was
     // still loading after a broker crash described nothing) or newer than the one STOPPING came from.
-    sim.report(checkFailoverWithoutMirroredData(edge.to, dest.cluster, view));
+    sim.report(checkFailoverWithoutMirroredData(edge.to, dest.cluster, view, alignment));
     return;
   }
   const { point, violations } = checkFailover(edge.to, dest.cluster, view);

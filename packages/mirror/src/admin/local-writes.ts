@@ -24,8 +24,9 @@ interface CheckedLog {
  * answers `lastMirrorEpoch` would truncate. Local means written here since the log last held mirrored data:
  * after the last MIRROR_PID_RESET (only failover writes one), or, when `ownLastMirrorEpoch` gives the LME
  * this cluster captured at that failover, in a leader epoch above it, whichever starts earlier. The second
- * rule matters after a re-add stopped before its truncation: that failover appends a second PID reset
- * after the writes it kept, and keeps the earlier LME (soak FC_SEED=4).
+ * rule matters after a re-add stopped before its truncation: that failover keeps the earlier LME, and
+ * logs written before it left the topic's own producer state alone hold a second PID reset after the
+ * writes it kept (soak FC_SEED=4).
  * PREPARING's rule, applied without changing anything: the LME is the later failover's, the source's or
  * this cluster's own (`alignmentLastMirrorEpoch`); LME -1, or an epoch this log never had, truncates fully; otherwise the log is cut at the end offset of epoch LME. Then the fetch's divergence check (KIP-320)
  * cuts where the source's own epoch LME ends, when that is earlier (`sourceEndOffsetForEpoch`): the source

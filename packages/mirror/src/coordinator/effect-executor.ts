@@ -411,12 +411,15 @@ export class EffectExecutor {
       // barrier, or the application its records), which a late truncation would destroy.
       // The source is read by topic name: each read names the mirrored topic's id, so a topic deleted and
       // created again under the name is refused (UNKNOWN_TOPIC_ID) rather than truncated by.
+      // Once it cut, commands wait for its TRUNCATED (`noteTruncated`): a removal must know that the log holds
+      // the source's data again, whose open transactions its failover then aborts.
       case "truncateFully": {
         const start = await this.ctx
           .sources(key.mirror)
           .listOffsets(key.topic, key.partition, -2n, key.topicId);
         if (!p.isStill(stateEpoch)) return undefined;
         this.leaderReplica(key).truncateFullyAndStartAt(start);
+        p.noteTruncated();
         return { type: "TRUNCATED", stateEpoch };
       }
       case "truncateToEpoch": {
@@ -430,6 +433,7 @@ export class EffectExecutor {
             .listOffsets(key.topic, key.partition, -2n, key.topicId);
           if (!p.isStill(stateEpoch)) return undefined;
           this.leaderReplica(key).truncateFullyAndStartAt(start);
+          p.noteTruncated();
           return { type: "TRUNCATED", stateEpoch };
         }
         // Where the source's own copy of that epoch ends, when earlier (it failed over before it had all of
@@ -450,6 +454,7 @@ export class EffectExecutor {
         // the first fetch) though no mirrored batch carries it (soak `failback` FC_SEED=25).
         const now = this.leaderReplica(key);
         if (cut <= now.logEndOffset()) now.truncateTo(cut);
+        p.noteTruncated();
         return { type: "TRUNCATED", stateEpoch };
       }
       case "removeFetcher": {

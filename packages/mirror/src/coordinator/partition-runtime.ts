@@ -45,6 +45,8 @@ export class PartitionRuntime {
   private closed = false;
   /** Nesting of `send` calls (an effect that answers inside the actor's processing sends again). */
   private depth = 0;
+  /** PREPARING's truncation cut the log and its TRUNCATED is not delivered yet: commands wait for it. */
+  private truncationUnreported = false;
 
   constructor(
     /** The partition's id (`partitionKeyId`): the coordinator's map key and the actor's id. */
@@ -106,9 +108,20 @@ export class PartitionRuntime {
     }
   }
 
+  /**
+   * PREPARING's truncation just cut the log; its TRUNCATED follows on a later microtask. Until it is
+   * delivered, commands wait (as behind a pending change): a removal (STOP) that overtook it would find the
+   * partition still taking its log for the topic's own, untruncated one, and its failover would then write
+   * no ABORT markers: the source's transactions the cut reopened would hang.
+   */
+  noteTruncated(): void {
+    this.truncationUnreported = true;
+  }
+
   /** Sends an event (effect result, observation, commit result) to the actor; dropped once closed. */
   send(event: MirrorPartitionEvent): void {
     if (this.closed) return;
+    if (event.type === "TRUNCATED") this.truncationUnreported = false;
     const ref = this.ref;
     if (ref === undefined) {
       if (this.early === undefined) this.early = [];
@@ -174,6 +187,12 @@ export class PartitionRuntime {
       return;
     }
     const ref = this.ref as MirrorPartitionRef;
+    if (this.truncationUnreported) {
+      // Tried again once the truncation's TRUNCATED is delivered (`settle`).
+      if (this.deferred === undefined) this.deferred = [];
+      this.deferred.push(item);
+      return;
+    }
     const before = ref.getSnapshot();
     if (before.status !== "active" || !before.can(item.command)) {
       const refusal = commandRefusal(before, item.command);
@@ -230,7 +249,7 @@ export class PartitionRuntime {
       else waiters.length = kept;
     }
     const deferred = this.deferred;
-    if (deferred !== undefined && s.context.pending === null) {
+    if (deferred !== undefined && s.context.pending === null && !this.truncationUnreported) {
       this.deferred = undefined;
       for (const d of deferred) this.runCommand(d);
     }

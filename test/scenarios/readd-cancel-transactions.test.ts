@@ -1,0 +1,176 @@
+import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
+import { describe, expect, it } from "vitest";
+import { topology } from "./helpers";
+
+type Topology = ReturnType<typeof topology>;
+type Node = ReturnType<Topology["node"]>;
+
+/** Serves `name`'s mirroring as a source whose LME lookups wait for `gate` (a slow source). */
+function holdLmeLookups(t: Topology, name: string, gate: () => Promise<void>): void {
+  const served = t.node(name).mirroring.asSource();
+  t.registry.unregister(`${name}:9092`);
+  t.registry.register(`${name}:9092`, t.node(name).cluster, {
+    ...served,
+    lastMirrorEpoch: async (topicId, partition) => {
+      await gate();
+      return served.lastMirrorEpoch!(topicId, partition);
+    },
+  });
+}
+
+/** A gate: while closed, `wait()` does not resolve. */
+function gate() {
+  let held: Promise<void> = Promise.resolve();
+  let release = () => {};
+  return {
+    wait: () => held,
+    close() {
+      held = new Promise((resolve) => {
+        release = resolve;
+      });
+    },
+    open: () => release(),
+  };
+}
+
+let groups = 0;
+
+/** `offset:value` of every record a consumer of `node` reads in `topic` (partition 0) from the beginning. */
+async function read(
+  t: Topology,
+  node: Node,
+  topic: string,
+  isolation: "read_committed" | "read_uncommitted",
+): Promise<string[]> {
+  const consumer = node.kafka.consumer({ groupId: `audit-${isolation}-${++groups}`, isolation });
+  await t.run(consumer.connect());
+  await t.run(consumer.subscribe({ topic, fromBeginning: true }));
+  const seen: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    for (const m of await t.run(consumer.poll())) {
+      seen.push(`${m.message.offset}:${m.message.value?.toString() ?? ""}`);
+    }
+  }
+  await t.run(consumer.disconnect());
+  return seen;
+}
+
+/** The partition's batches: `data@offset`, or the control record type's name. */
+function layout(node: Node, topic: string): string[] {
+  const log = node.cluster.leaderFor(topic, 0).replica(topic, 0)!.log;
+  const names = new Map<number, string>(Object.entries(ControlRecordType).map(([k, v]) => [v, k]));
+  return [...log.batches()].map((b) =>
+    b.isControl ? (names.get(controlTypeOf(b) ?? -1) ?? "control") : `data@${b.baseOffset}`,
+  );
+}
+
+/**
+ * A re-add (or failback) removed again while PREPARING, before its truncation: the topic keeps its own log,
+ * so STOPPING must keep the topic's own producer state. ABORT markers there abort a live local transaction;
+ * its producer then commits (acknowledged), and read_committed consumers never see the records.
+ */
+describe("a re-add removed again before its truncation leaves the topic's own transactions alone", () => {
+  it("re-add --truncate-local-writes cancelled while PREPARING: a local transaction open across it commits", async () => {
+    const t = topology(["a", "b"]);
+    const a = t.node("a");
+    const b = t.node("b");
+    const g = gate();
+    holdLmeLookups(t, "a", g.wait);
+    await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1 }] }));
+    await t.advance(200);
+    const producerA = a.kafka.producer({ idempotent: true });
+    await t.run(producerA.connect());
+    for (let i = 0; i < 3; i++) {
+      await t.run(producerA.send({ topic: "orders", messages: [{ value: `a-${i}` }], acks: -1 }));
+    }
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+
+    // B is the primary now: an application opens a transaction there.
+    const txProducer = b.kafka.producer({ transactionalId: "local-tx" });
+    await t.run(txProducer.connect());
+    const tx = await t.run(txProducer.transaction());
+    await t.run(tx.send({ topic: "orders", messages: [{ value: "b-tx-1" }, { value: "b-tx-2" }] }));
+    const local = (await read(t, b, "orders", "read_uncommitted")).filter((r) => r.includes(":b-tx-"));
+    expect(local).toHaveLength(2);
+
+    // The operator re-adds (agreeing to drop local writes), then removes it again before the truncation.
+    g.close();
+    const seen: string[] = [];
+    b.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
+    const readd = b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true });
+    const cancel = b.mirroring.admin.removeTopics("dr", "orders");
+    await t.run(readd);
+    await t.run(cancel);
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+    g.open();
+    await t.advance(1_000);
+    expect(seen).toEqual(["STOPPED->PREPARING", "PREPARING->STOPPING", "STOPPING->STOPPED"]);
+
+    // The application commits its transaction: acknowledged by B's transaction coordinator.
+    await t.run(tx.commit());
+    const log = b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+    expect(log.ongoingTransactions()).toEqual([]);
+    // Absolute oracle, offset by offset: what A committed (mirrored), then the transaction B committed.
+    const committedOnA = await read(t, a, "orders", "read_committed");
+    expect(committedOnA).toEqual(["0:a-0", "1:a-1", "2:a-2"]);
+    expect({
+      layout: layout(b, "orders"),
+      readCommitted: await read(t, b, "orders", "read_committed"),
+    }).toEqual({
+      layout: ["data@0", "data@1", "data@2", "MIRROR_PID_RESET", "data@4", "COMMIT"],
+      readCommitted: [...committedOnA, ...local],
+    });
+  });
+
+  it("failback cancelled while PREPARING (allowed without the option): the old primary's open transaction commits", async () => {
+    const t = topology(["a", "b"]);
+    const a = t.node("a");
+    const b = t.node("b");
+    const g = gate();
+    holdLmeLookups(t, "b", g.wait);
+    await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1 }] }));
+    await t.advance(200);
+    const producerA = a.kafka.producer({ idempotent: true });
+    await t.run(producerA.connect());
+    await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
+    // A's application has a transaction open; B mirrors it and fails over (aborting it on B, spec §4).
+    const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
+    await t.run(txProducer.connect());
+    const tx = await t.run(txProducer.transaction());
+    await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }, { value: "a-tx-2" }] }));
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+
+    // A fails back from B (no --truncate-local-writes needed: A wrote nothing B lacks), and the operator
+    // removes it again before its truncation: A stays the topic's own primary.
+    g.close();
+    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+    const seen: string[] = [];
+    a.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
+    const failback = a.mirroring.admin.addTopics("back", "orders");
+    const cancel = a.mirroring.admin.removeTopics("back", "orders");
+    await t.run(failback);
+    await t.run(cancel);
+    await t.run(a.mirroring.whenState("back", "STOPPED"));
+    g.open();
+    await t.advance(1_000);
+    expect(seen).toEqual(["UNKNOWN->PREPARING", "PREPARING->STOPPING", "STOPPING->STOPPED"]);
+
+    // A's application commits its transaction on A: acknowledged by A's transaction coordinator.
+    await t.run(tx.commit());
+    expect({
+      layout: layout(a, "orders"),
+      readCommitted: await read(t, a, "orders", "read_committed"),
+    }).toEqual({
+      layout: ["data@0", "data@1", "COMMIT"],
+      readCommitted: ["0:a-0", "1:a-tx-1", "2:a-tx-2"],
+    });
+  });
+});

@@ -70,6 +70,25 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
     async () => {
       await runRegressions(property, [
         {
+          // A follower starting over at its leader's log start (deleteRecords moved it) wrote its log start
+          // checkpoint on a full disk: the error left the broker's replica fetch (a crash on a real disk).
+          bug: "a replica fetch's truncation on a full disk threw out of the broker's scheduler (FC_SEED=312 x10)",
+          simSeed: 999989,
+          steps: [
+            "crashSoon(972,948,223,974)",
+            "fastDisk(234)",
+            "deleteRecords(11,708,1,0)",
+            "crashOnCommit(0,16,4749)",
+            "fastDisk(525)",
+            "writePromoted(209,137,1)",
+            "diskFull(267,706,209,2004)",
+            "groupCommit(817,167,591)",
+            "crashOnCommit(0,87,3516)",
+            "txnCommit",
+          ],
+          reaches: reachesSteps("a disk filled", /disk of \w+ broker \d full/, /has space again/),
+        },
+        {
           bug: "followers out of the ISR of idle partitions never fetched again, so never rejoined (FC_SEED=291 x30)",
           simSeed: 12,
           steps: [

@@ -707,21 +707,24 @@ export class Broker {
 
   /**
    * Runs a scheduled broker task's write; a `KafkaStorageError` (a full or failing disk) is reported once
-   * until the write succeeds again, and the task runs again at its next interval. Kafka takes the log
-   * directory offline instead; here the broker keeps going, so a freed disk needs no restart.
+   * until the write succeeds again, and the task runs again at its next interval; false when it failed.
+   * Kafka takes the log directory offline instead; here the broker keeps going, so a freed disk needs no
+   * restart.
    */
-  private retryingStorageWrite(what: string, write: () => void): void {
+  private retryingStorageWrite(what: string, write: () => void): boolean {
     try {
       write();
       this.failingWrites.delete(what);
+      return true;
     } catch (error) {
       if (!(error instanceof KafkaStorageError)) throw error;
-      if (this.failingWrites.has(what)) return;
+      if (this.failingWrites.has(what)) return false;
       this.failingWrites.add(what);
       this.logger.warn(
         { event: "storage.write_failed", brokerId: this.brokerId, task: what, error: error.message },
         `broker ${this.brokerId}: ${what} failed: ${error.message}. It is retried at its next interval; free space on the disk (or replace it).`,
       );
+      return false;
     }
   }
 
@@ -913,7 +916,10 @@ export class Broker {
     const cancel = this.options.scheduler.schedule(
       () => {
         this.fetchScheduled.delete(k);
-        this.replicaFetchOnce(p);
+        // A truncation the fetch needs may fail on a full disk: the follower asks again after the backoff.
+        if (!this.retryingStorageWrite(`the replica fetch of ${p.name}`, () => this.replicaFetchOnce(p))) {
+          this.scheduleReplicaFetch(p, this.options.replicaFetchBackoffMs ?? 100);
+        }
       },
       delayMs > latency ? delayMs : latency,
     );

@@ -232,8 +232,7 @@ export class Broker {
     // then records its current epoch as a leader does (the replay recorded none).
     for (const p of this.partitions.values()) {
       const meta = this.image.topicsById.get(p.topicId)?.partitions[p.partition];
-      if (p.isLeader && meta) {
-        this.settleOwedTruncation(p, true);
+      if (p.isLeader && meta && this.settleBeforeLeading(p)) {
         p.updateMetadata(meta, this.image.topicsById.get(p.topicId)?.configs.get("mirror.name"));
       }
     }
@@ -482,6 +481,34 @@ export class Broker {
       this.running && this.partitions.get(replica.key) === p && this.owedTruncation(p)?.id === owed.id;
     this.owedTruncations.report(replica, owed, stillOwed, deferReport);
     return changed;
+  }
+
+  /**
+   * Applies what `p`'s replica owes before it leads. False when the cut failed with a storage error (a full
+   * disk; reported once): the replica must not lead over batches the mirror cut, so the partition is
+   * reconciled again after the replica fetch backoff, until the cut succeeds. Kafka would take the log
+   * directory offline (and the controller elect another leader); here a freed disk needs no restart.
+   */
+  private settleBeforeLeading(p: Partition): boolean {
+    const cut = () => this.settleOwedTruncation(p, true);
+    if (this.retryingStorageWrite(`the owed truncation of ${p.name}`, cut)) return true;
+    this.reconcileLater(p.topicId, p.partition);
+    return false;
+  }
+
+  /**
+   * Brings a partition in line with the current image again after the replica fetch backoff (one retry at
+   * a time): the last try stopped at a storage error, and no metadata record may come to try it again.
+   */
+  private reconcileLater(topicId: Uuid, index: number): void {
+    const name = `reconcile ${topicId}:${index}`;
+    if (this.loops.has(name)) return;
+    const retry = () => {
+      this.loops.delete(name);
+      const topic = this.image.topicsById.get(topicId);
+      if (this.running && topic) this.reconcilePartition(topic, index);
+    };
+    this.loops.set(name, this.options.scheduler.schedule(retry, this.options.replicaFetchBackoffMs ?? 100));
   }
 
   /** True when every in-sync follower has reported a log end offset no larger than the leader's. */
@@ -781,22 +808,38 @@ export class Broker {
     const wasLeader = p?.isLeader ?? false;
     const oldEpoch = p?.leaderEpoch;
     if (!p) {
-      const storage = this.options.dataDir.openLog(topic.name, index, topic.topicId);
-      const bytesBefore = storedBytes(storage);
       const checkpointedHw = this.checkpointedHw.get(`${topic.name}-${index}`);
-      const log = PartitionLog.open(
-        storage,
-        {
-          clock: this.options.clock,
-          segmentBytes: Number(topicConfigValue(topic.configs, "segment.bytes")),
-          segmentMs: Number(topicConfigValue(topic.configs, "segment.ms")),
-          cleanupPolicy: topicConfigValue(topic.configs, "cleanup.policy")?.includes("compact")
-            ? "compact"
-            : "delete",
-          deleteRetentionMs: Number(topicConfigValue(topic.configs, "delete.retention.ms")),
-        },
-        { highWatermark: checkpointedHw },
-      );
+      let opened: { storage: LogStorage; bytesBefore: number; log: PartitionLog } | undefined;
+      // A disk that is full or failing (the directory or partition.metadata cannot be written, recovery
+      // cannot cut a torn tail): no replica yet; it is opened again later, not when the next record comes.
+      const openReplicaLog = () => {
+        const storage = this.options.dataDir.openLog(topic.name, index, topic.topicId);
+        const bytesBefore = storedBytes(storage);
+        try {
+          const log = PartitionLog.open(
+            storage,
+            {
+              clock: this.options.clock,
+              segmentBytes: Number(topicConfigValue(topic.configs, "segment.bytes")),
+              segmentMs: Number(topicConfigValue(topic.configs, "segment.ms")),
+              cleanupPolicy: topicConfigValue(topic.configs, "cleanup.policy")?.includes("compact")
+                ? "compact"
+                : "delete",
+              deleteRetentionMs: Number(topicConfigValue(topic.configs, "delete.retention.ms")),
+            },
+            { highWatermark: checkpointedHw },
+          );
+          opened = { storage, bytesBefore, log };
+        } catch (error) {
+          storage.close();
+          throw error;
+        }
+      };
+      if (!this.retryingStorageWrite(`opening the log of ${topic.name}-${index}`, openReplicaLog)) {
+        this.reconcileLater(topic.topicId, index);
+        return;
+      }
+      const { storage, bytesBefore, log } = opened!;
       const bytesDropped = bytesBefore - storedBytes(storage);
       const recoveryLoss =
         bytesDropped > 0 || log.recovery.truncatedTail
@@ -817,8 +860,9 @@ export class Broker {
       if (recoveryLoss) this.reportRecoveryLoss(p, recoveryLoss, checkpointedHw);
       this.partitions.set(k, p);
     }
-    // Before it records its epoch at its log end: a truncation it owes moves that end.
-    if (meta.leader === this.brokerId && !this.replaying) this.settleOwedTruncation(p, true);
+    // Before it records its epoch at its log end: a truncation it owes moves that end. One that fails (a full
+    // disk) leaves the replica as it was, and the change is applied again later, whole.
+    if (meta.leader === this.brokerId && !this.replaying && !this.settleBeforeLeading(p)) return;
     p.updateMetadata(meta, topic.configs.get("mirror.name"), this.replaying);
     const epochChanged = oldEpoch !== p.leaderEpoch;
     if (p.isLeader) {

@@ -34,20 +34,16 @@ export class OwedTruncations {
     private readonly retryMs: number,
   ) {}
 
-  /** Cuts the replica's log as `owed` says, once per record. True when the log changed. */
+  /**
+   * Cuts the replica's log as `owed` says, once per record. True when the log changed. A cut that throws (a
+   * full disk: `KafkaStorageError`) is not applied: it is tried again on the next call, and never reported.
+   */
   apply(replica: TruncatingReplica, owed: PendingTruncation): boolean {
     const id = `${replica.key}@${owed.id}`;
     if (this.applied.has(id)) return false;
+    const changed = cut(replica.log, owed);
     this.applied.add(id);
-    const log = replica.log;
-    if (owed.full) {
-      if (log.logEndOffset === log.logStartOffset && log.logStartOffset === owed.offset) return false;
-      log.truncateFullyAndStartAt(owed.offset);
-      return true;
-    }
-    if (log.logEndOffset <= owed.offset) return false;
-    log.truncateTo(owed.offset);
-    return true;
+    return changed;
   }
 
   /**
@@ -82,4 +78,16 @@ export class OwedTruncations {
     for (const cancel of this.retrying.values()) cancel();
     this.retrying.clear();
   }
+}
+
+/** Cuts `log` as `owed` says; true when the log changed. */
+function cut(log: PartitionLog, owed: PendingTruncation): boolean {
+  if (owed.full) {
+    if (log.logEndOffset === log.logStartOffset && log.logStartOffset === owed.offset) return false;
+    log.truncateFullyAndStartAt(owed.offset);
+    return true;
+  }
+  if (log.logEndOffset <= owed.offset) return false;
+  log.truncateTo(owed.offset);
+  return true;
 }

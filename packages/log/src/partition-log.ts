@@ -907,10 +907,19 @@ export class PartitionLog {
       nowMs: this.config.clock.now(),
       deleteRetentionMs: this.config.deleteRetentionMs,
     });
-    for (const seg of cleaned) this.storage.replaceSegment(seg.baseOffset, seg.bytes);
-    if (cleaned.length > 0) {
-      this.rebuild();
-      this.updateHighWatermark(this.hw);
+    let replaced = 0;
+    try {
+      for (const seg of cleaned) {
+        this.storage.replaceSegment(seg.baseOffset, seg.bytes);
+        replaced++;
+      }
+    } finally {
+      // Also when a later rewrite failed (a disk filling up): the index must name the bytes the segments
+      // already rewritten hold now, or reads of them fail (or, in files, return other batches).
+      if (replaced > 0) {
+        this.rebuild();
+        this.updateHighWatermark(this.hw);
+      }
     }
     return { ...stats, cleanableEndOffset: cleanableEnd };
   }

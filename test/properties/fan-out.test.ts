@@ -143,4 +143,42 @@ describe("property: fan-out A -> B, A -> C", () => {
     },
     PROPERTY_TIMEOUT_MS,
   );
+  it(
+    "regression: a copy follows a log start its source answered just before a failback restarted its log lower (FC_SEED=314 soak)",
+    async () => {
+      // a purges orders-1 below 2 (one batch holds 0..2); b fails over before it followed, and a fails back
+      // onto b, which never had a's epochs: a's log restarts at b's log start 0. c's fetch of a, answered just
+      // before (log start 2, the batch at 0..2), arrives just after: c stores the batch whole and follows log
+      // start 2, dropping records 0 and 1 of a's earlier log, which a no longer holds at all. The watch had
+      // forgotten a's log start 2 at the restart and reported records dropped that the source still held.
+      const failedBack = reachesSteps(
+        "a did not fail back onto b after purging orders-1",
+        "delete records a/orders-1 before 2",
+        "unplanned failover b-from-a orders: STOPPED",
+        "failback a-from-b orders (may truncate",
+      );
+      await runRegressions(regressionsOf, [
+        {
+          bug: "a log start answered by the source's earlier log, followed after its source restarted lower, was reported as past the source's",
+          simSeed: 18,
+          steps: [
+            "advance(29894)",
+            "healLink(523)",
+            "deleteRecords(630,511,2,0)",
+            "failback(597)",
+            "txnCommit",
+            "failback(464)",
+            "failover(944,1)",
+            "failback(896)",
+          ],
+          reaches: (sim) =>
+            failedBack(sim) ??
+            (sim.logStarts.earlierLogFollows > 0
+              ? undefined
+              : "no copy followed a log start of its source's earlier log"),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });

@@ -1,5 +1,5 @@
 import type { Broker, KafkaCluster } from "@cluster-mirror/cluster";
-import type { LogStartMove } from "./invariants/log-start-follow";
+import type { HeldBatch, LogStartMove } from "./invariants/log-start-follow";
 import type { Violation } from "./invariants/violation";
 
 /** What the broker guards ask of the simulation (see `installBrokerGuards`). */
@@ -64,7 +64,25 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
     };
     const followSourceLogStart = broker.followSourceLogStart.bind(broker);
     broker.followSourceLogStart = (topic, partition, offset) => {
-      const logStartBefore = broker.replica(topic, partition)?.log.logStartOffset ?? 0n;
+      const log = broker.replica(topic, partition)?.log;
+      const logStartBefore = log?.logStartOffset ?? 0n;
+      // Copied before the call: the move may delete them (and their segments).
+      let batchesBefore: HeldBatch[] | undefined = [];
+      if (log && offset > logStartBefore) {
+        try {
+          for (const b of log.batches()) {
+            if (b.baseOffset >= offset) break;
+            if (b.lastOffset < logStartBefore) continue;
+            batchesBefore.push({
+              baseOffset: b.baseOffset,
+              lastOffset: b.lastOffset,
+              bytes: Buffer.from(b.buffer),
+            });
+          }
+        } catch {
+          batchesBefore = undefined; // unreadable (a failing disk): the check then allows nothing extra
+        }
+      }
       const logStartAfter = followSourceLogStart(topic, partition, offset);
       hooks.afterFollowLogStart({
         node,
@@ -74,6 +92,7 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
         requested: offset,
         logStartBefore,
         logStartAfter,
+        batchesBefore,
       });
       return logStartAfter;
     };

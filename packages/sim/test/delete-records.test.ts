@@ -66,4 +66,50 @@ describe("DeleteRecords on a primary (simulation command and log-start-follow gu
         .join("\n"),
     ).toMatch(/but the partition is writable/);
   });
+
+  describe("after the source's log started over lower (a failback onto a copy without its epochs)", () => {
+    /** a purges orders-0 below 4 (b has not followed yet), then its log starts over, empty, at 0. */
+    async function restartedSource() {
+      const sim = await mirroredBatches();
+      const a = sim.node("a").cluster;
+      const b = sim.node("b").cluster;
+      // b's copy of a's batches, as a log restored from another copy of them would hold them.
+      const held = [...leaderLog(b, "orders", 0)!.batches()].map((batch) => Buffer.from(batch.buffer));
+      expect(leaderOf(a).deleteRecords("orders", 0, 4n)).toBe(4n);
+      leaderOf(a).truncateFullyAndStartAt("orders", 0, 0n);
+      return { sim, a, b, held };
+    }
+
+    function followViolations(sim: Simulation): string {
+      return sim.violations
+        .filter((v) => v.invariant === "log-start-follow")
+        .map((v) => v.message)
+        .join("\n");
+    }
+
+    it("lets a copy follow the earlier log's start: what it drops, the source no longer holds", async () => {
+      // A fetch answered just before the restart (log start 4) that arrives just after it.
+      const { sim, b } = await restartedSource();
+      expect(logStart(b)).toBe(0n);
+      leaderOf(b).followSourceLogStart("orders", 0, 4n);
+      expect(logStart(b)).toBe(4n);
+      expect(followViolations(sim)).toBe("");
+      expect(sim.logStarts.earlierLogFollows).toBe(1);
+    });
+
+    it("reports a copy that drops a batch the restarted source holds again, byte for byte", async () => {
+      const { sim, a, b, held } = await restartedSource();
+      leaderOf(a).appendAsIs("orders", 0, held);
+      expect(logStart(a)).toBe(0n);
+      leaderOf(b).followSourceLogStart("orders", 0, 4n);
+      expect(followViolations(sim)).toMatch(/log start 0 -> 4 .* past the source a's log start 0/);
+      expect(sim.logStarts.earlierLogFollows).toBe(0);
+    });
+
+    it("reports a copy that goes past every log start the source had", async () => {
+      const { sim, b } = await restartedSource();
+      leaderOf(b).followSourceLogStart("orders", 0, 6n);
+      expect(followViolations(sim)).toMatch(/log start 0 -> 6 .* past the source a's log start 0/);
+    });
+  });
 });

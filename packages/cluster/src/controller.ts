@@ -67,6 +67,9 @@ export interface ReplicaRef {
 /** Listener of the metadata log, called once per record, in offset order. */
 export type MetadataListener = (entry: MetadataLogEntry) => void;
 
+/** Stores one record batch of the metadata log durably, all or nothing; throws if it could not. */
+export type MetadataJournal = (batch: readonly MetadataLogEntry[]) => void;
+
 /** Options of the controller. */
 export interface ControllerOptions {
   /** Picks topic ids and the first broker of replica placement. */
@@ -90,6 +93,8 @@ export class Controller {
   private readonly listeners = new Set<MetadataListener>();
   private readonly random: Random;
   private readonly onListenerError: (error: unknown, entry: MetadataLogEntry) => void;
+  /** Where record batches are made durable before they take effect (see `setJournal`). */
+  private journal: MetadataJournal | undefined;
   private available = true;
   /** The cluster id once its cluster closed (see `close`). */
   private closedCluster: string | undefined;
@@ -155,6 +160,15 @@ export class Controller {
     for (const entry of this.log.slice(fromOffset)) this.deliver(listener, entry);
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Makes `journal` the metadata log's durable store: every record batch the controller decides from now
+   * on is handed to it, whole, before any of it is applied or published (KRaft's atomic batches). A
+   * journal that throws fails the request and nothing of the batch takes effect. Undefined: none.
+   */
+  setJournal(journal: MetadataJournal | undefined): void {
+    this.journal = journal;
   }
 
   /**
@@ -810,11 +824,34 @@ export class Controller {
     return broker;
   }
 
+  /** True while a batch is applied and published: a listener must not append from inside (see `append`). */
+  private appending = false;
+
   private append(records: readonly MetadataRecord[]): void {
-    for (const record of records) {
-      const entry = { offset: this.log.length, record };
+    // The batch's offsets are fixed before it is journaled; an append from inside a listener would take the
+    // same offsets (and reach other listeners before the record they are still waiting for). KRaft runs
+    // controller events one at a time; so does this controller.
+    if (this.appending) {
+      throw new Error(
+        "a metadata listener asked the controller for a change while a record batch was published",
+      );
+    }
+    this.appending = true;
+    try {
+      this.appendBatch(records);
+    } finally {
+      this.appending = false;
+    }
+  }
+
+  private appendBatch(records: readonly MetadataRecord[]): void {
+    const entries = records.map((record, i) => ({ offset: this.log.length + i, record }));
+    // KRaft writes a record batch to the metadata log, atomically, before it applies or publishes any of
+    // it: a journal that throws (a full or failing disk) fails the request and changes nothing.
+    if (entries.length > 0) this.journal?.(entries);
+    for (const entry of entries) {
       this.log.push(entry);
-      this.image.apply(record, entry.offset);
+      this.image.apply(entry.record, entry.offset);
       for (const listener of this.listeners) this.deliver(listener, entry);
     }
   }

@@ -106,6 +106,7 @@ export {
   Controller,
   type ControllerOptions,
   type CreateTopicRequest,
+  type MetadataJournal,
   type MetadataListener,
   type ReplicaRef,
 } from "./controller";

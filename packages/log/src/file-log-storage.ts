@@ -234,7 +234,9 @@ export class FileLogStorage implements LogStorage {
       position + 8 <= seg.size
         ? this.read(baseOffset, position, 8).readBigInt64BE(0)
         : this.segs[index + 1]?.baseOffset;
-    for (const later of this.segs.splice(index + 1)) this.removeSegmentFile(later);
+    // Newest first, as a truncation cuts from the end: a crash part way leaves a prefix of the log, never
+    // a log with a hole (older segments gone, newer ones that recovery would serve after the gap).
+    for (const later of this.segs.splice(index + 1).reverse()) this.removeSegmentFile(later);
     if (position < seg.size) {
       this.io(() => fs.ftruncateSync(this.handles.fd(seg.file), position), "truncate", seg);
       if (this.fsync) this.io(() => fs.fsyncSync(this.handles.fd(seg.file)), "fsync", seg);

@@ -89,10 +89,11 @@ function startOnDisk(
     const records = readMetadataLog(metadataFile);
     if (records.length > 0) cluster.controller.replay(records);
     const writer = new MetadataLogWriter(metadataFile, fsync);
-    const unsubscribe = cluster.controller.subscribe((entry) => writer.append(entry), records.length);
+    // Every later record batch is on disk (fsynced) before the controller applies or answers it.
+    cluster.controller.setJournal((batch) => writer.appendBatch(batch));
     const close = () => {
       cluster.close();
-      unsubscribe();
+      cluster.controller.setJournal(undefined);
       writer.close();
     };
     try {

@@ -205,6 +205,22 @@ export class GroupCoordinator {
     this.options.onOffsetsChanged?.(groupId, group.offsets);
   }
 
+  /**
+   * A topic was deleted: every group forgets its committed offsets for it (Kafka's
+   * GroupCoordinator.onPartitionsDeleted), so a topic created again under the name starts with none.
+   */
+  onTopicDeleted(topic: string): void {
+    for (const group of this.groups.values()) {
+      let changed = false;
+      for (const k of [...group.offsets.keys()]) {
+        if (parseKey(k) !== topic) continue;
+        group.offsets.delete(k);
+        changed = true;
+      }
+      if (changed) this.options.onOffsetsChanged?.(group.groupId, group.offsets);
+    }
+  }
+
   /** Every group with its state. */
   listGroups(): { groupId: string; state: GroupStateName }[] {
     return [...this.groups.values()].map((g) => ({ groupId: g.groupId, state: stateOf(g) }));
@@ -293,6 +309,11 @@ export function offsetKey(tp: TopicPartition): string {
 }
 
 const key = offsetKey;
+
+/** The topic of an offsets map key (`topic:partition`; a topic name has no colon, the partition none). */
+function parseKey(k: string): string {
+  return k.slice(0, k.lastIndexOf(":"));
+}
 
 function stateOf(g: Group): GroupStateName {
   return g.members.size > 0 ? "Stable" : "Empty";

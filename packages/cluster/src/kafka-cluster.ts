@@ -163,6 +163,17 @@ export class KafkaCluster implements BrokerNetwork {
       partitionCount: (topic) => this.controller.image.topic(topic)?.partitions.length ?? 0,
       onOffsetsChanged: options.onGroupOffsetsChanged,
     });
+    // Kafka deletes a deleted topic's committed offsets: a topic created again under its name (another
+    // topic id) must not hand its consumers (or a mirror syncing them) the old topic's positions.
+    const topicNames = new Map<string, string>();
+    this.controller.subscribe(({ record }) => {
+      if (record.type === "Topic") topicNames.set(record.topicId, record.name);
+      else if (record.type === "RemoveTopic") {
+        const name = topicNames.get(record.topicId);
+        topicNames.delete(record.topicId);
+        if (name !== undefined) this.groups.onTopicDeleted(name);
+      }
+    });
   }
 
   /** Starts a cluster with all its brokers running. */

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { ClusterError, GroupCoordinator, ManualClock, offsetKey } from "../src/index";
+import {
+  ClusterError,
+  GroupCoordinator,
+  KafkaCluster,
+  ManualClock,
+  ManualScheduler,
+  offsetKey,
+  SeededRandom,
+} from "../src/index";
 
 function setup() {
   const clock = new ManualClock(0);
@@ -100,5 +108,30 @@ describe("GroupCoordinator", () => {
     expect(errorName(() => gc.alterOffsets("idle", [{ topic: "t", partition: 0, offset: -1n }]))).toBe(
       "INVALID_REQUEST",
     );
+  });
+
+  it("forgets a deleted topic's committed offsets, so a topic created again under the name starts with none", () => {
+    const clock = new ManualClock(0);
+    const cluster = KafkaCluster.start({
+      brokers: 1,
+      clock,
+      scheduler: new ManualScheduler(clock),
+      random: new SeededRandom(1),
+    });
+    const create = () =>
+      cluster.controller.createTopic({ name: "orders", numPartitions: 2, replicationFactor: 1 });
+    create();
+    cluster.controller.createTopic({ name: "other", numPartitions: 1, replicationFactor: 1 });
+    cluster.groups.commitOffsets({
+      groupId: "g",
+      offsets: [
+        { topic: "orders", partition: 0, offset: 7n },
+        { topic: "orders", partition: 1, offset: 3n },
+        { topic: "other", partition: 0, offset: 5n },
+      ],
+    });
+    cluster.controller.deleteTopic("orders");
+    create();
+    expect([...cluster.groups.fetchOffsets("g").keys()]).toEqual(["other:0"]);
   });
 });

@@ -175,6 +175,7 @@ export class ClusterMirroring {
       offsets: (key) => this.fetcherOf(key)?.offsets(key),
       awaitCoordinators: (keys) => this.whenCoordinatorsLoaded(keys),
       onMirrorAltered: (mirror) => this.refreshSoon(mirror, true),
+      syncBeforePromote: (mirror) => this.refreshNow(mirror),
     });
   }
 

@@ -88,6 +88,11 @@ export interface MirrorAdminOptions {
    * once, so new topic or group patterns do not wait a whole refresh interval).
    */
   onMirrorAltered?: (mirror: string) => void;
+  /**
+   * A promote's final metadata sync (ClusterMirroring runs a full one, group offsets included), after the
+   * catch-up and before the failover, as Cluster Linking's promote does.
+   */
+  syncBeforePromote?: (mirror: string) => Promise<unknown>;
 }
 
 /** Options of {@link MirrorAdmin.addTopics}. */
@@ -639,6 +644,7 @@ export class MirrorAdmin {
         sources: this.sources,
         coordinators: this.options.coordinators,
         changes: this.changes,
+        syncBeforeFailover: this.options.syncBeforePromote,
         removeTopics: (m, r, beforeRemoval) =>
           this.commands.run(m, async () => {
             beforeRemoval();

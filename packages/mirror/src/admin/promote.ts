@@ -68,6 +68,12 @@ export interface PromoteDeps {
    * when its turn comes, before anything changes, and may refuse it by throwing.
    */
   removeTopics: (mirror: string, regex: string, beforeRemoval: () => void) => Promise<{ topics: string[] }>;
+  /**
+   * The final metadata sync once every partition caught up, before the failover: the consumer group offsets
+   * the source's consumers committed last (up to the caught-up end) replace what the last periodic sync (up
+   * to a refresh interval ago) or this cluster's own consumers (an old primary failing back) left.
+   */
+  syncBeforeFailover?: (mirror: string) => Promise<unknown>;
 }
 
 /** States from which a caught-up partition may be failed over by a promote. */
@@ -179,6 +185,8 @@ export async function promoteTopics(
     onTimeout: () => new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, laggards()),
   });
   const promoted = reached as PromotedPartition[];
+  unlessCancelled();
+  await deps.syncBeforeFailover?.(mirror);
 
   // The topics checked, by name: the regex may select more by now (a topic added meanwhile, or through
   // topics.include), and a topic never checked must not be failed over without catching up.

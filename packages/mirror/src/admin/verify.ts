@@ -318,7 +318,7 @@ async function groupOffsetsCheck(
     for (const o of wanted) {
       offsets++;
       const log = leader(destination, o.topic, o.partition);
-      const expected = log ? clampOffset(o.offset, log.logStartOffset, log.logEndOffset) : o.offset;
+      const expected = log ? clampOffset(o.offset, log.logStartOffset, log.highWatermark) : o.offset;
       const actual = mine.get(offsetKey(o))?.offset;
       if (actual !== expected)
         diffs.push(

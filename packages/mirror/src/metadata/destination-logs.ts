@@ -5,6 +5,8 @@ import type { EpochEntry } from "@cluster-mirror/log";
 export interface LeaderLogView {
   logStartOffset: bigint;
   logEndOffset: bigint;
+  /** What the ISR holds (every replica copied it): what a consumer may read, and what survives an election. */
+  highWatermark: bigint;
   epochEntries(): EpochEntry[];
 }
 

@@ -16,8 +16,10 @@ export interface GroupOffsetSyncResult {
 /**
  * Copies committed offsets of the included groups for the mirrored topics (spec §7):
  * - only partitions of `topics` (the mirror's ACTIVE topics: paused ones are not synced);
- * - each offset is clamped to `[destination log start, destination log end]` of the leader replica, so a
- *   consumer that fails over never points past the mirrored data or before its start;
+ * - each offset is clamped to `[destination log start, destination high watermark]` of the leader replica,
+ *   so a consumer that fails over never points past the mirrored data or before its start: as MirrorMaker 2
+ *   syncs an offset only once the records below it are replicated, records only the leader holds (above the
+ *   high watermark) do not count, an election can lose them;
  * - the source's leader epoch and the commit's metadata are kept (the epoch when the offset is unchanged); a clamped offset takes the epoch the
  *   destination's leader-epoch cache gives it (`epochBefore`; -1 for an empty log);
  * - groups with active members on the destination are skipped (their own commits win);
@@ -50,7 +52,7 @@ export function syncGroupOffsets(
     for (const o of offsets) {
       const log = leaderLog(destination, o.topic, o.partition);
       if (!log) continue;
-      const offset = clampOffset(o.offset, log.logStartOffset, log.logEndOffset);
+      const offset = clampOffset(o.offset, log.logStartOffset, log.highWatermark);
       const leaderEpoch = offset === o.offset ? o.leaderEpoch : epochBefore(log, offset);
       const existing = current.get(offsetKey(o));
       // The commit's metadata goes with it (Kafka Streams keeps each partition's stream time there).

@@ -46,7 +46,10 @@ export function readMetadataLog(file: string): MetadataRecord[] {
   let kept = { records: 0, bytes: 0 };
   let position = 0;
   for (const [i, line] of complete.entries()) {
-    position += Buffer.byteLength(line, "utf8") + 1;
+    // Byte positions from the file's own newlines: a line holding bytes that are not UTF-8 (a flipped bit
+    // inside a string still parses) is longer once decoded, and a cut computed from it would keep part of
+    // the torn tail.
+    position = bytes.indexOf(0x0a, position) + 1;
     if (line.trim() === "") {
       if (kept.records === records.length) kept = { records: records.length, bytes: position };
       continue;
@@ -86,6 +89,8 @@ export function readMetadataLog(file: string): MetadataRecord[] {
 /** Appends metadata log entries to a file, one JSON line each, optionally fsynced. */
 export class MetadataLogWriter {
   private fd: number | undefined;
+  /** Set when a failed batch could not be cut back: its bytes stay at the tail, so nothing may follow them. */
+  private broken: Error | undefined;
 
   constructor(
     file: string,
@@ -109,6 +114,7 @@ export class MetadataLogWriter {
    */
   appendBatch(entries: readonly MetadataLogEntry[]): void {
     if (this.fd === undefined || entries.length === 0) return;
+    if (this.broken) throw this.broken;
     const fd = this.fd;
     const text = entries.map((e, i) => `${encodeMetadataEntry(e, i < entries.length - 1)}\n`).join("");
     const bytes = Buffer.from(text, "utf8");
@@ -120,8 +126,15 @@ export class MetadataLogWriter {
     } catch (error) {
       try {
         fs.ftruncateSync(fd, size);
-      } catch {
-        // The disk is failing: the reader drops a torn or incomplete batch at the tail.
+      } catch (cutError) {
+        // The disk is failing: the reader drops a torn or incomplete batch at the tail, but only at the tail.
+        // A later batch appended after it (the controller reuses the offsets it did not take) would turn it
+        // into a corrupt line or an offset gap in the middle, and the log would never load again: every
+        // later batch is refused until a restart (whose reader cuts the tail).
+        this.broken = new Error(
+          `the metadata log could not be cut back after a failed write (${String(cutError)}); restart the node to recover it`,
+          { cause: error },
+        );
       }
       throw error;
     }

@@ -98,6 +98,13 @@ function startOnDisk(
     };
     try {
       for (const [groupId, groupOffsets] of offsets) cluster.groups.loadOffsets(groupId, groupOffsets);
+      // The replay's RemoveTopic records found no offsets to delete (they load after it): a topic deleted
+      // before the restart whose offsets file write did not follow (a crash, a full disk) still has them.
+      // Forgotten now (and the file rewritten), unless a topic of that name exists again.
+      const replayedNames = new Set(records.flatMap((r) => (r.type === "Topic" ? [r.name] : [])));
+      for (const name of replayedNames) {
+        if (cluster.controller.image.topic(name) === undefined) cluster.groups.onTopicDeleted(name);
+      }
       for (let id = 0; id < brokers; id++) cluster.startBroker(id);
     } catch (error) {
       close();

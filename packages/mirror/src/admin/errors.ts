@@ -223,7 +223,7 @@ export class PromoteTimeoutError extends KafkaError {
     phase: "CATCH_UP" | "STOP",
     timeoutMs: number,
     partitions: readonly { topic: string; partition: number; lag: bigint | null; state: string }[],
-    queued?: "QUEUED",
+    queued?: "QUEUED" | "SYNC",
   ) {
     const list = partitions
       .map(
@@ -234,11 +234,13 @@ export class PromoteTimeoutError extends KafkaError {
     const message =
       queued === "QUEUED"
         ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms: every partition had reached lag 0, but the failover waited behind other commands on the mirror (an add, pause, resume or remove still running) until the time was up. Nothing was failed over; the topics are still mirrored. Promote again once those commands are done, or with a larger --timeout-ms.`
-        : phase === "CATCH_UP" && partitions.length === 0
-          ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms while it asked the source for its live high watermarks again (every partition had reached the ones asked before). Nothing was failed over; the topics are still mirrored. Promote again with a larger --timeout-ms (the source must answer within it), or fail over anyway with --remove.`
-          : phase === "CATCH_UP"
-            ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms: ${partitions.length} partition(s) did not reach lag 0 against the source's high watermark: ${list}. Nothing was failed over; the topics are still mirrored. Check that every writer on the source has stopped and that those partitions are MIRRORING (--describe --mirror ${mirror}), then promote again (a larger --timeout-ms), or fail over anyway with --remove, leaving those records behind.`
-            : `Promote of mirror '${mirror}' failed its topics over, but after ${timeoutMs} ms ${partitions.length} partition(s) are not STOPPED yet: ${list}. The failover goes on; follow it with --describe --mirror ${mirror} before sending writes to this cluster.`;
+        : queued === "SYNC"
+          ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms: every partition had reached lag 0, but the final metadata sync (topic configs, consumer group offsets) did not finish in time (the source did not answer). Nothing was failed over; the topics are still mirrored. Promote again with a larger --timeout-ms (the source must answer within it), or fail over anyway with --remove.`
+          : phase === "CATCH_UP" && partitions.length === 0
+            ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms while it asked the source for its live high watermarks again (every partition had reached the ones asked before). Nothing was failed over; the topics are still mirrored. Promote again with a larger --timeout-ms (the source must answer within it), or fail over anyway with --remove.`
+            : phase === "CATCH_UP"
+              ? `Promote of mirror '${mirror}' timed out after ${timeoutMs} ms: ${partitions.length} partition(s) did not reach lag 0 against the source's high watermark: ${list}. Nothing was failed over; the topics are still mirrored. Check that every writer on the source has stopped and that those partitions are MIRRORING (--describe --mirror ${mirror}), then promote again (a larger --timeout-ms), or fail over anyway with --remove, leaving those records behind.`
+              : `Promote of mirror '${mirror}' failed its topics over, but after ${timeoutMs} ms ${partitions.length} partition(s) are not STOPPED yet: ${list}. The failover goes on; follow it with --describe --mirror ${mirror} before sending writes to this cluster.`;
     super("REQUEST_TIMED_OUT", 7, true, message);
     this.mirror = mirror;
     this.phase = phase;

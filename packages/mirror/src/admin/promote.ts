@@ -186,7 +186,27 @@ export async function promoteTopics(
   });
   const promoted = reached as PromotedPartition[];
   unlessCancelled();
-  await deps.syncBeforeFailover?.(mirror);
+  const sync = deps.syncBeforeFailover?.(mirror);
+  if (sync !== undefined) {
+    // Bound by the promote's deadline and cancel signal like the catch-up: a source that hangs (rather than
+    // refuses) must not hold the command past its timeout, nor fail the topics over after it was reported.
+    let onAbort = () => {};
+    const cancelled = new Promise<never>((_resolve, reject) => {
+      onAbort = () => reject(new PromoteCancelledError(mirror));
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      await answerWithin(
+        Promise.race([sync, cancelled]),
+        destination.scheduler,
+        Math.max(0, deadline - destination.clock.now()),
+        () => new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, [], "SYNC"),
+      );
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+    unlessCancelled();
+  }
 
   // The topics checked, by name: the regex may select more by now (a topic added meanwhile, or through
   // topics.include), and a topic never checked must not be failed over without catching up.

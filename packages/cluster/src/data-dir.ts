@@ -4,6 +4,7 @@ import {
   KafkaStorageError,
   type LogStorage,
   type MemoryLogStorage,
+  syncDirectory,
 } from "@cluster-mirror/log";
 import * as fs from "#platform/fs";
 import * as path from "#platform/path";
@@ -72,7 +73,9 @@ export class FileDataDir implements DataDir {
     /** `fileHandles`: the bounded cache of open segment files (default: the process-wide one). */
     private readonly options: { fsync?: boolean; fileHandles?: FileHandleCache } = {},
   ) {
-    fs.mkdirSync(dir, { recursive: true });
+    const created = fs.mkdirSync(dir, { recursive: true });
+    // The broker's directory is durable once its parent is (its partitions' directories once it is).
+    if (created !== undefined && (options.fsync ?? true)) syncDirectory(path.dirname(dir));
   }
 
   openLog(topic: string, partition: number, topicId?: string): LogStorage {
@@ -114,6 +117,8 @@ export class FileDataDir implements DataDir {
         fs.closeSync(fd);
       }
       fs.renameSync(tmp, file);
+      // The rename is durable once the directory is: a power loss could otherwise bring back the old file.
+      if (this.options.fsync ?? true) syncDirectory(this.dir);
     } catch (error) {
       // A full or failing disk: the broker's callers retry a KAFKA_STORAGE_ERROR at their next interval.
       throw new KafkaStorageError(`${name} write failed in ${this.dir}: ${String(error)}`, { cause: error });

@@ -1,3 +1,5 @@
+/** Fsyncs a directory (new, renamed or deleted files in it survive a power loss), for the node's own files. */
+export { syncDirectory } from "@cluster-mirror/log";
 export {
   type AclBinding,
   type AclBindingFilter,

@@ -114,7 +114,10 @@ export class FileLogStorage implements LogStorage {
       options.fileHandles ?? processFileHandleCache,
     );
     try {
-      fs.mkdirSync(dir, { recursive: true });
+      const created = fs.mkdirSync(dir, { recursive: true });
+      // A new partition directory is durable once its parent is: an acknowledged append in it must not
+      // vanish with the directory on a power loss.
+      if (created !== undefined && storage.fsync) syncDirectory(path.dirname(dir));
       const names = new Set<string>();
       for (const name of fs.readdirSync(dir).sort()) {
         if (name.endsWith(".cleaned") || name.endsWith(".tmp")) {
@@ -405,14 +408,7 @@ export class FileLogStorage implements LogStorage {
 
   private syncDir(): void {
     if (!this.fsync) return;
-    this.io(() => {
-      const fd = fs.openSync(this.dir, "r");
-      try {
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-    }, "fsync directory");
+    this.io(() => syncDirectory(this.dir), "fsync directory");
   }
 
   private io<T>(op: () => T, what: string, seg?: FileSegment): T {
@@ -432,4 +428,17 @@ function topicPartitionOf(dir: string): { topic: string; partition: number } {
   const name = path.basename(path.resolve(dir));
   const m = /^(\S+)-(\d+)$/.exec(name);
   return m ? { topic: m[1]!, partition: Number(m[2]) } : { topic: name.replace(/\s/g, "_"), partition: 0 };
+}
+
+/**
+ * Fsyncs a directory, so the files created, renamed or deleted in it (and directories created in it) survive
+ * a power loss, not only a process crash: a rename or a new file is durable only once its directory is.
+ */
+export function syncDirectory(dir: string): void {
+  const fd = fs.openSync(dir, "r");
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }

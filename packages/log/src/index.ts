@@ -26,7 +26,12 @@ export {
   FileHandleCache,
   processFileHandleCache,
 } from "./file-handle-cache";
-export { FileLogStorage, type FileLogStorageOptions, segmentFileName } from "./file-log-storage";
+export {
+  FileLogStorage,
+  type FileLogStorageOptions,
+  segmentFileName,
+  syncDirectory,
+} from "./file-log-storage";
 export {
   type EpochEndOffset,
   type EpochEntry,

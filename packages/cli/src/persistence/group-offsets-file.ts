@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
-import type { CommittedOffset } from "@cluster-mirror/cluster";
+import * as path from "node:path";
+import { type CommittedOffset, syncDirectory } from "@cluster-mirror/cluster";
 
 /** File name of the persisted committed offsets inside a cluster's data dir. */
 export const GROUP_OFFSETS_FILE = "group-offsets.json";
@@ -53,4 +54,6 @@ export function writeGroupOffsets(file: string, snapshot: GroupOffsetsSnapshot, 
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, file);
+  // Durable once the directory is: a power loss could otherwise bring back the old offsets.
+  if (fsync) syncDirectory(path.dirname(file));
 }

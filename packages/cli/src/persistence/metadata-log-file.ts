@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
-import type { MetadataLogEntry, MetadataRecord } from "@cluster-mirror/cluster";
+import * as path from "node:path";
+import { type MetadataLogEntry, type MetadataRecord, syncDirectory } from "@cluster-mirror/cluster";
 
 /** File name of the persisted controller metadata log inside a cluster's data dir. */
 export const METADATA_LOG_FILE = "metadata.log";
@@ -98,8 +99,11 @@ export class MetadataLogWriter {
   ) {
     // Mirror definitions, source credentials included, are stored here: the node's user alone reads it,
     // whatever the umask, and whatever mode an older version left on the file.
+    const created = !fs.existsSync(file);
     this.fd = fs.openSync(file, "a", 0o600);
     fs.fchmodSync(this.fd, 0o600);
+    // A new file is durable once its directory is: its fsynced records must not vanish with its name.
+    if (created && fsync) syncDirectory(path.dirname(file));
   }
 
   /** Appends one entry (durable on return when fsync is on). */

@@ -2,5 +2,6 @@ import { unavailable } from "./unavailable";
 
 /** Browser build of the `node:path` functions file storage uses: each throws a message saying it needs Node.js. */
 export const basename = unavailable("path.basename");
+export const dirname = unavailable("path.dirname");
 export const join = unavailable("path.join");
 export const resolve = unavailable("path.resolve");

@@ -1,2 +1,2 @@
 /** Node.js: file storage builds paths with Node's path module. */
-export { basename, join, resolve } from "node:path";
+export { basename, dirname, join, resolve } from "node:path";

@@ -11,7 +11,7 @@ const synced = vi.hoisted(() => ({ dirs: [] as string[], open: new Map<number, s
 vi.mock("node:fs", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:fs")>();
   const openSync = (file: fs.PathLike, flags?: fs.OpenMode, mode?: fs.Mode) => {
-    const fd = real.openSync(file, flags, mode);
+    const fd = real.openSync(file, flags ?? "r", mode);
     if (flags === "r" && real.statSync(file).isDirectory()) synced.open.set(fd, String(file));
     return fd;
   };

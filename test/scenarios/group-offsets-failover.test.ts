@@ -19,29 +19,37 @@ async function produce(t: Topology, n: Node, count: number, tag: string): Promis
 const committed = (n: Node) => n.cluster.groups.fetchOffsets("app").get("orders:0")?.offset;
 const hw = (n: Node) => n.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.highWatermark;
 
+/**
+ * A mirrors 10 records of `orders` to B, its group `app` committed at `committedOnA` and synced to B; then
+ * B fails over (STOPPED).
+ */
+async function syncedThenFailedOver(committedOnA: bigint) {
+  const t = topology(["a", "b"]);
+  const a = t.node("a");
+  const b = t.node("b");
+  await t.run(
+    a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
+  );
+  await produce(t, a, 10, "a");
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092", ...FAST }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  a.cluster.groups.commitOffsets({
+    groupId: "app",
+    offsets: [{ topic: "orders", partition: 0, offset: committedOnA }],
+  });
+  await t.until(() => committed(b) === committedOnA, "app synced to b");
+  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+  await t.until(
+    async () => (await b.mirroring.admin.describe("dr")).every((r) => r.state === "STOPPED"),
+    "STOPPED",
+  );
+  return { t, a, b };
+}
+
 describe("consumer group offsets across failover and failback", () => {
   it("after the failover B's consumers own their offsets; on failback A ends with B's offsets", async () => {
-    const t = topology(["a", "b"]);
-    const a = t.node("a");
-    const b = t.node("b");
-    await t.run(
-      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
-    );
-    await produce(t, a, 10, "a");
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092", ...FAST }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-    a.cluster.groups.commitOffsets({
-      groupId: "app",
-      offsets: [{ topic: "orders", partition: 0, offset: 6n }],
-    });
-    await t.until(() => committed(b) === 6n, "app synced to b");
-
     // Failover to B; B's consumers go on there.
-    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-    await t.until(
-      async () => (await b.mirroring.admin.describe("dr")).every((r) => r.state === "STOPPED"),
-      "STOPPED",
-    );
+    const { t, a, b } = await syncedThenFailedOver(6n);
     await produce(t, b, 5, "b");
     const bEnd = hw(b);
     b.cluster.groups.commitOffsets({
@@ -74,27 +82,8 @@ describe("consumer group offsets across failover and failback", () => {
   });
 
   it("failback then --promote: A's consumers resume at B's offsets, not at A's stale ones past B's records", async () => {
-    const t = topology(["a", "b"]);
-    const a = t.node("a");
-    const b = t.node("b");
-    await t.run(
-      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
-    );
-    await produce(t, a, 10, "a");
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092", ...FAST }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-    a.cluster.groups.commitOffsets({
-      groupId: "app",
-      offsets: [{ topic: "orders", partition: 0, offset: 10n }],
-    });
-    await t.until(() => committed(b) === 10n, "app synced to b");
-
     // Unplanned failover to B. A, cut off, took 8 more records its consumers read and committed (18).
-    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-    await t.until(
-      async () => (await b.mirroring.admin.describe("dr")).every((r) => r.state === "STOPPED"),
-      "STOPPED",
-    );
+    const { t, a, b } = await syncedThenFailedOver(10n);
     await produce(t, a, 8, "divergent");
     a.cluster.groups.commitOffsets({
       groupId: "app",

@@ -1,24 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
 import { describe, expect, it } from "vitest";
 import { startPersistentCluster } from "../src/persistence/persistent-cluster";
 import { tempDir } from "./cli-harness";
+import { persistentOptions } from "./persistent-options";
 
 describe("persistent cluster: a deleted topic's committed offsets across a restart", () => {
   it("are gone after the restart even when the process died between the deletion and the offsets file write", () => {
     const dir = tempDir("cm-deleted-offsets");
-    const options = () => {
-      const clock = new ManualClock(1_700_000_000_000);
-      return {
-        dataDir: dir,
-        brokers: 1,
-        clock,
-        scheduler: new ManualScheduler(clock),
-        random: new SeededRandom(3),
-        fsync: false,
-      };
-    };
+    const options = () => persistentOptions(dir);
     const offsetsFile = path.join(dir, "group-offsets.json");
     const first = startPersistentCluster(options());
     first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
@@ -49,17 +39,7 @@ describe("persistent cluster: a deleted topic's committed offsets across a resta
 
   it("of a topic deleted and created again before the restart, the new topic's offsets are kept", () => {
     const dir = tempDir("cm-recreated-offsets");
-    const options = () => {
-      const clock = new ManualClock(1_700_000_000_000);
-      return {
-        dataDir: dir,
-        brokers: 1,
-        clock,
-        scheduler: new ManualScheduler(clock),
-        random: new SeededRandom(3),
-        fsync: false,
-      };
-    };
+    const options = () => persistentOptions(dir);
     const first = startPersistentCluster(options());
     first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
     first.cluster.groups.commitOffsets({ groupId: "g", offsets: [{ topic: "t", partition: 0, offset: 7n }] });

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
 import { describe, expect, it, vi } from "vitest";
 import { startPersistentCluster } from "../src/persistence/persistent-cluster";
 import { tempDir } from "./cli-harness";
+import { persistentOptions } from "./persistent-options";
 
 /** Every directory fsynced (opened read-only, then fsynced), by path; the rest of node:fs is real. */
 const synced = vi.hoisted(() => ({ dirs: [] as string[], open: new Map<number, string>() }));
@@ -31,15 +31,7 @@ vi.mock("node:fs", async (importOriginal) => {
 describe("a node on a data dir with fsync on: new and renamed files survive a power loss", () => {
   it("fsyncs the directory of every file or directory it creates or renames before relying on it", () => {
     const dir = fs.realpathSync(tempDir("cm-dir-fsync"));
-    const clock = new ManualClock(1_700_000_000_000);
-    const node = startPersistentCluster({
-      dataDir: dir,
-      brokers: 1,
-      clock,
-      scheduler: new ManualScheduler(clock),
-      random: new SeededRandom(5),
-      fsync: true,
-    });
+    const node = startPersistentCluster(persistentOptions(dir, true));
     try {
       // metadata.log is created in the data dir, broker-0/ in it too.
       expect(synced.dirs).toContain(dir);

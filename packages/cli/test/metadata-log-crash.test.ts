@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   encodeMetadataEntry,
@@ -9,6 +8,7 @@ import {
 } from "../src/persistence/metadata-log-file";
 import { startPersistentCluster } from "../src/persistence/persistent-cluster";
 import { tempDir } from "./cli-harness";
+import { persistentOptions } from "./persistent-options";
 
 /** Faults injected into node:fs calls on `metadata.log` (the rest of the fs is real). */
 const faults = vi.hoisted(() => ({
@@ -56,17 +56,7 @@ afterEach(() => {
   faults.enospcOnWrite = 0;
 });
 
-function options(dir: string) {
-  const clock = new ManualClock(1_700_000_000_000);
-  return {
-    dataDir: dir,
-    brokers: 1,
-    clock,
-    scheduler: new ManualScheduler(clock),
-    random: new SeededRandom(3),
-    fsync: true,
-  };
-}
+const options = (dir: string) => persistentOptions(dir, true);
 
 describe("metadata.log crash consistency", () => {
   it("a kill -9 while recovery cuts a torn tail loses none of the complete records", () => {

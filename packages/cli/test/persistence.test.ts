@@ -6,6 +6,7 @@ import { prepareDataDir } from "../src/persistence/data-dir";
 import { encodeMetadataEntry, readMetadataLog } from "../src/persistence/metadata-log-file";
 import { startPersistentCluster } from "../src/persistence/persistent-cluster";
 import { tempDir } from "./cli-harness";
+import { persistentOptions } from "./persistent-options";
 
 describe("persistent cluster", () => {
   it("metadata log lines keep bigints and drop a torn tail", () => {
@@ -97,17 +98,7 @@ describe("persistent cluster", () => {
 
   it("recovers ACL bindings and which mirror owns them after a restart (issue 15)", () => {
     const dir = tempDir("cm-acls");
-    const options = () => {
-      const clock = new ManualClock(1_700_000_000_000);
-      return {
-        dataDir: dir,
-        brokers: 1,
-        clock,
-        scheduler: new ManualScheduler(clock),
-        random: new SeededRandom(3),
-        fsync: false,
-      };
-    };
+    const options = () => persistentOptions(dir);
     const binding = {
       resourceType: "TOPIC" as const,
       resourceName: "orders-",

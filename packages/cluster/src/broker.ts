@@ -947,7 +947,21 @@ export class Broker {
       this.cancelReplicaFetch(p);
       p.log.close();
       this.partitions.delete(k);
-      this.options.dataDir.deleteLog(topic.name, p.partition);
+      try {
+        this.options.dataDir.deleteLog(topic.name, p.partition, topic.topicId);
+      } catch (error) {
+        // The other partitions are still deleted; a directory left here is never opened as a log of a
+        // topic created again under the name (its partition.metadata names the deleted topic's id).
+        this.logger.warn(
+          {
+            event: "storage.delete_failed",
+            brokerId: this.brokerId,
+            partition: p.name,
+            error: String(error),
+          },
+          `broker ${this.brokerId}: deleting the log of ${p.name} failed: ${String(error)}. Remove the directory by hand once the disk works.`,
+        );
+      }
     }
     this.replicaKeys.delete(topic.topicId);
   }

@@ -4,6 +4,8 @@ import {
   KafkaStorageError,
   type LogStorage,
   type MemoryLogStorage,
+  PARTITION_METADATA_FILE,
+  parsePartitionMetadata,
   syncDirectory,
 } from "@cluster-mirror/log";
 import * as fs from "#platform/fs";
@@ -20,8 +22,11 @@ export interface DataDir {
    * Kafka's `partition.metadata` where the storage has files.
    */
   openLog(topic: string, partition: number, topicId?: string): LogStorage;
-  /** Deletes the log of a partition (topic deleted). */
-  deleteLog(topic: string, partition: number): void;
+  /**
+   * Deletes the log of a partition (topic deleted; `topicId`: its id, canonical UUID). Once this returns,
+   * nothing opens that log again, even if removing its files failed; throws KafkaStorageError otherwise.
+   */
+  deleteLog(topic: string, partition: number, topicId?: string): void;
   /** Partition directories present (`topic-partition`). */
   listLogs(): string[];
   readCheckpoint(name: string): string | undefined;
@@ -66,6 +71,27 @@ export class MemoryDataDir implements DataDir {
   }
 }
 
+/** Suffix of a log directory renamed for deletion (Kafka's `LogManager.DeleteDirSuffix`). */
+const DELETE_SUFFIX = "-delete";
+
+/** Removes a directory tree; a failure leaves it for the next start of the data dir to remove. */
+function removeQuietly(dir: string): void {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // Renamed away already: nothing opens it; the next FileDataDir over this directory retries.
+  }
+}
+
+/** The topic id a log directory's `partition.metadata` names, undefined when it has none readable. */
+function topicIdIn(dir: string): string | undefined {
+  try {
+    return parsePartitionMetadata(fs.readFileSync(path.join(dir, PARTITION_METADATA_FILE), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
 /** A real directory in Kafka's layout: `<dir>/<topic>-<partition>/00000000000000000000.log` and checkpoints. */
 export class FileDataDir implements DataDir {
   constructor(
@@ -76,17 +102,45 @@ export class FileDataDir implements DataDir {
     const created = fs.mkdirSync(dir, { recursive: true });
     // The broker's directory is durable once its parent is (its partitions' directories once it is).
     if (created !== undefined && (options.fsync ?? true)) syncDirectory(path.dirname(dir));
+    // Logs renamed for deletion whose files could not all be removed then (a crash, a failing disk).
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory() && e.name.endsWith(DELETE_SUFFIX)) removeQuietly(path.join(dir, e.name));
+    }
   }
 
   openLog(topic: string, partition: number, topicId?: string): LogStorage {
-    return FileLogStorage.open(path.join(this.dir, `${topic}-${partition}`), {
-      ...this.options,
-      ...(topicId === undefined ? {} : { topicId }),
-    });
+    const dir = path.join(this.dir, `${topic}-${partition}`);
+    // A directory of another topic of the name (deleted while its files could not be renamed away) is
+    // never this topic's log: Kafka refuses it (InconsistentTopicIdException); it is deleted here, as its
+    // topic was.
+    const found = topicId === undefined ? undefined : topicIdIn(dir);
+    if (found !== undefined && found !== topicId) this.deleteDir(dir, found);
+    return FileLogStorage.open(dir, { ...this.options, ...(topicId === undefined ? {} : { topicId }) });
   }
 
-  deleteLog(topic: string, partition: number): void {
-    fs.rmSync(path.join(this.dir, `${topic}-${partition}`), { recursive: true, force: true });
+  /**
+   * As Kafka's LogManager: the directory is first renamed to `<topic>-<partition>.<topic id>-delete`, one
+   * atomic step after which no partition directory of the name exists, then its files are removed. A
+   * removal that fails is finished when the data dir is opened next.
+   */
+  deleteLog(topic: string, partition: number, topicId?: string): void {
+    const dir = path.join(this.dir, `${topic}-${partition}`);
+    this.deleteDir(dir, topicId ?? topicIdIn(dir));
+  }
+
+  private deleteDir(dir: string, topicId: string | undefined): void {
+    const aside = `${dir}.${(topicId ?? "").replace(/-/g, "").padStart(32, "0")}${DELETE_SUFFIX}`;
+    try {
+      removeQuietly(aside);
+      fs.renameSync(dir, aside);
+      if (this.options.fsync ?? true) syncDirectory(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw new KafkaStorageError(`cannot delete the log directory ${dir}: ${String(error)}`, {
+        cause: error,
+      });
+    }
+    removeQuietly(aside);
   }
 
   listLogs(): string[] {

@@ -1,0 +1,125 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { FileDataDir } from "../src/data-dir";
+import { batch, batchesOf, testCluster } from "./helpers";
+
+/** When set, `rmSync` of a path containing it throws, as a failing disk would (the rest of node:fs is real). */
+const failing = vi.hoisted(() => ({
+  rmPath: undefined as string | undefined,
+  renamePath: undefined as string | undefined,
+}));
+
+vi.mock("node:fs", async (importOriginal) => {
+  const real = await importOriginal<typeof import("node:fs")>();
+  const rmSync = (p: fs.PathLike, options?: fs.RmOptions) => {
+    if (failing.rmPath !== undefined && String(p).includes(failing.rmPath)) {
+      throw Object.assign(new Error(`EIO: i/o error, rmdir '${String(p)}'`), { code: "EIO" });
+    }
+    return real.rmSync(p, options);
+  };
+  const renameSync = (from: fs.PathLike, to: fs.PathLike) => {
+    if (failing.renamePath !== undefined && String(from).includes(failing.renamePath)) {
+      throw Object.assign(new Error(`EIO: i/o error, rename '${String(from)}'`), { code: "EIO" });
+    }
+    return real.renameSync(from, to);
+  };
+  const mocked = { ...real, rmSync, renameSync };
+  return { ...mocked, default: mocked };
+});
+
+const dirs: string[] = [];
+afterEach(() => {
+  failing.rmPath = undefined;
+  failing.renamePath = undefined;
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), "cm-deleted-dirs-"));
+  dirs.push(d);
+  return d;
+}
+
+/** One broker on a real data dir, with topic `t` of `partitions` partitions holding "old" at offset 0. */
+async function oneBrokerWithTopic(partitions: number) {
+  const dataDir = tempDir();
+  const warnings: Record<string, unknown>[] = [];
+  const t = testCluster({ dataDir, fsync: false, brokers: 1, logger: { warn: (f) => warnings.push(f) } });
+  t.cluster.controller.createTopic({
+    name: "t",
+    replicaAssignment: Array.from({ length: partitions }, () => [0]),
+  });
+  t.settle();
+  for (let p = 0; p < partitions; p++) {
+    await t.cluster.broker(0)!.produce({ topic: "t", partition: p, batch: batch(["old"]), acks: 1 });
+  }
+  const brokerDir = path.join(dataDir, "broker-0");
+  const entries = () =>
+    fs
+      .readdirSync(brokerDir)
+      .filter((n) => n.startsWith("t-"))
+      .sort();
+  return { ...t, brokerDir, entries, warnings };
+}
+
+describe("a deleted topic's log directories (Kafka renames them to -delete before removing them)", () => {
+  it("a removal that fails leaves no directory a topic created again under the name would open", async () => {
+    const { cluster, settle, entries } = await oneBrokerWithTopic(2);
+    // The disk fails while the directories are removed: the broker carries on with the next partition.
+    failing.rmPath = "t-0";
+    cluster.controller.deleteTopic("t");
+    settle();
+    expect(entries().filter((n) => /^t-\d+$/.test(n))).toEqual([]);
+    failing.rmPath = undefined;
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0], [0]] });
+    settle();
+    // The new topic's partitions start empty: none holds the deleted topic's "old" record.
+    for (const p of [0, 1]) expect(cluster.broker(0)!.replica("t", p)!.log.logEndOffset).toBe(0n);
+    expect(batchesOf(cluster, 0, "t")).toEqual([]);
+  });
+
+  it("a directory that cannot be renamed away stops neither the other partitions' deletion nor the new topic", async () => {
+    const { cluster, settle, entries, warnings } = await oneBrokerWithTopic(2);
+    failing.renamePath = "t-0";
+    cluster.controller.deleteTopic("t");
+    settle();
+    expect(entries()).toEqual(["t-0"]);
+    expect(warnings.map((w) => [w.event, w.partition])).toEqual([["storage.delete_failed", "t-0"]]);
+    failing.renamePath = undefined;
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0], [0]] });
+    settle();
+    for (const p of [0, 1]) expect(cluster.broker(0)!.replica("t", p)!.log.logEndOffset).toBe(0n);
+  });
+
+  it("a directory the deleted topic left behind is not opened as the new topic's log", async () => {
+    const { cluster, settle, brokerDir } = await oneBrokerWithTopic(1);
+    const saved = tempDir();
+    fs.cpSync(path.join(brokerDir, "t-0"), path.join(saved, "t-0"), { recursive: true });
+    cluster.controller.deleteTopic("t");
+    settle();
+    // As an older version, or a removal interrupted outside this process, would leave it.
+    fs.cpSync(path.join(saved, "t-0"), path.join(brokerDir, "t-0"), { recursive: true });
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0]] });
+    settle();
+    expect(cluster.broker(0)!.replica("t", 0)!.log.logEndOffset).toBe(0n);
+    const info = await cluster
+      .broker(0)!
+      .produce({ topic: "t", partition: 0, batch: batch(["new"]), acks: 1 });
+    expect(info.baseOffset).toBe(0n);
+  });
+
+  it("directories renamed for deletion are removed when the data dir is opened again", async () => {
+    const { cluster, settle, brokerDir, entries } = await oneBrokerWithTopic(1);
+    failing.rmPath = "-delete";
+    cluster.controller.deleteTopic("t");
+    settle();
+    const left = entries();
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatch(/^t-0\.[0-9a-f]{32}-delete$/);
+    failing.rmPath = undefined;
+    new FileDataDir(brokerDir, { fsync: false });
+    expect(entries()).toEqual([]);
+  });
+});

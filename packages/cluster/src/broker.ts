@@ -423,8 +423,8 @@ export class Broker {
   truncateTo(topic: string, partition: number, offset: bigint): void {
     this.checkRunning();
     const p = this.leaderReplica(topic, partition);
-    if (offset < p.log.logEndOffset) this.recordTruncation(p, offset, false);
-    p.log.truncateTo(offset);
+    if (p.cutDrops(offset, false)) this.recordTruncation(p, offset, false);
+    p.truncateAsLeader(offset);
     this.notifyFollowers(p);
   }
 
@@ -433,9 +433,8 @@ export class Broker {
     this.checkRunning();
     const p = this.leaderReplica(topic, partition);
     // Also an empty log restarted below its end: a copy downstream may still hold what it had there.
-    if (p.log.logEndOffset > p.log.logStartOffset || offset < p.log.logEndOffset)
-      this.recordTruncation(p, offset, true);
-    p.log.truncateFullyAndStartAt(offset);
+    if (p.cutDrops(offset, true)) this.recordTruncation(p, offset, true);
+    p.truncateFullyAsLeader(offset);
     this.notifyFollowers(p);
   }
 
@@ -511,14 +510,9 @@ export class Broker {
     this.loops.set(name, this.options.scheduler.schedule(retry, this.options.replicaFetchBackoffMs ?? 100));
   }
 
-  /** True when every in-sync follower has reported a log end offset no larger than the leader's. */
+  /** True when every in-sync follower has fetched since the last cut, reporting an end no larger than the leader's. */
   followersTruncated(topic: string, partition: number): boolean {
-    const p = this.leaderReplica(topic, partition);
-    const leo = p.log.logEndOffset;
-    const reported = p.followerOffsets();
-    return p.isr.every(
-      (id) => id === this.brokerId || ((reported.get(id) ?? -1n) >= 0n && reported.get(id)! <= leo),
-    );
+    return this.leaderReplica(topic, partition).followersTruncated();
   }
 
   /** A consumer fetch (replica id -1): never past the high watermark, or the LSO for read_committed. */

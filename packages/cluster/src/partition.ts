@@ -18,6 +18,11 @@ interface FollowerState {
   lastFetchTimeMs: number;
   /** Last time the follower's fetch reached the leader's log end offset. */
   lastCaughtUpTimeMs: number;
+  /**
+   * Set when a mirror cut the leader's log (KIP-1279) after the follower's last fetch: the end it reported
+   * may hold batches the cut dropped, so it counts as at most the cut until the follower fetches again.
+   */
+  cutSinceFetch: boolean;
 }
 
 /** The answer to a follower's fetch: batches, or where the follower's log diverged from the leader's. */
@@ -165,6 +170,7 @@ export class Partition {
           logEndOffset: -1n,
           lastFetchTimeMs: -1,
           lastCaughtUpTimeMs: this.clock.now(),
+          cutSinceFetch: false,
         });
       }
     }
@@ -297,6 +303,7 @@ export class Partition {
       );
     }
     follower.logEndOffset = fetchOffset;
+    follower.cutSinceFetch = false;
     follower.lastFetchTimeMs = this.clock.now();
     if (fetchOffset >= this.log.logEndOffset) follower.lastCaughtUpTimeMs = this.clock.now();
     this.maybeAdvanceHighWatermark();
@@ -338,7 +345,10 @@ export class Partition {
     for (const [id, f] of this.followers) {
       // Only a follower that is fetching now may rejoin: a crashed one keeps its last (caught-up) offsets.
       const fetching = f.lastFetchTimeMs >= 0 && now - f.lastFetchTimeMs <= config.replicaLagTimeMaxMs / 2;
-      const caughtUp = f.logEndOffset >= this.log.highWatermark && f.logEndOffset >= this.log.logEndOffset;
+      const caughtUp =
+        !f.cutSinceFetch &&
+        f.logEndOffset >= this.log.highWatermark &&
+        f.logEndOffset >= this.log.logEndOffset;
       if (!isr.has(id) && fetching && caughtUp) isr.add(id);
       else if (isr.has(id) && now - f.lastCaughtUpTimeMs > config.replicaLagTimeMaxMs) isr.delete(id);
     }
@@ -358,16 +368,62 @@ export class Partition {
         if (now - f.lastCaughtUpTimeMs > config.replicaLagTimeMaxMs) return true;
       } else {
         const fetching = f.lastFetchTimeMs >= 0 && now - f.lastFetchTimeMs <= config.replicaLagTimeMaxMs / 2;
-        const caughtUp = f.logEndOffset >= this.log.highWatermark && f.logEndOffset >= this.log.logEndOffset;
+        const caughtUp =
+          !f.cutSinceFetch &&
+          f.logEndOffset >= this.log.highWatermark &&
+          f.logEndOffset >= this.log.logEndOffset;
         if (fetching && caughtUp) return true;
       }
     }
     return false;
   }
 
-  /** Log end offset of each follower as the leader last heard it. */
-  followerOffsets(): Map<number, bigint> {
-    return new Map([...this.followers].map(([id, f]) => [id, f.logEndOffset]));
+  /**
+   * A mirror truncates this leader's log to `offset` (KIP-1279: aligning with its source). The followers
+   * still hold what they fetched before, at the same offsets and epochs as the batches the mirror appends
+   * next, until they apply the same cut: each one's end counts as at most `offset` until it fetches again,
+   * so the high watermark never covers a batch only this leader holds (its death would lose it).
+   */
+  truncateAsLeader(offset: bigint): void {
+    this.checkLeader();
+    if (this.cutDrops(offset, false)) this.markFollowersCut(offset);
+    this.log.truncateTo(offset);
+  }
+
+  /** As `truncateAsLeader`, emptying the log and restarting it at `offset` (the source's log start). */
+  truncateFullyAsLeader(offset: bigint): void {
+    this.checkLeader();
+    if (this.cutDrops(offset, true)) this.markFollowersCut(offset);
+    this.log.truncateFullyAndStartAt(offset);
+  }
+
+  /**
+   * Whether a cut to `offset` (`full`: emptying the log there) may drop what a replica holds: the log's
+   * batches past `offset`, or (full) any batch, or positions below its end that a restart lower reuses.
+   */
+  cutDrops(offset: bigint, full: boolean): boolean {
+    const log = this.log;
+    return offset < log.logEndOffset || (full && log.logEndOffset > log.logStartOffset);
+  }
+
+  private markFollowersCut(offset: bigint): void {
+    for (const f of this.followers.values()) {
+      if (f.logEndOffset > offset) f.logEndOffset = offset;
+      f.cutSinceFetch = true;
+    }
+  }
+
+  /**
+   * True when every in-sync follower has fetched since the leader's last cut (so it applied the cut) and
+   * reported a log end offset no larger than the leader's.
+   */
+  followersTruncated(): boolean {
+    const leo = this.log.logEndOffset;
+    return this.meta.isr.every((id) => {
+      if (id === this.brokerId) return true;
+      const f = this.followers.get(id);
+      return f !== undefined && !f.cutSinceFetch && f.logEndOffset >= 0n && f.logEndOffset <= leo;
+    });
   }
 
   /** HW = the smallest log end offset among the ISR (the leader's own included). */

@@ -126,6 +126,40 @@ describe("a mirror's truncation of the leader reaches every replica (ReplicaTrun
     expect(owed()).toBeUndefined();
   });
 
+  it("the leader's high watermark counts nothing past its cut until each follower fetched again", () => {
+    const { cluster, settle, hex } = mirroredPartition();
+    const leader = cluster.broker(0)!;
+    const hw = () => leader.replica("m", 0)!.log.highWatermark;
+    expect(hw()).toBe(3n);
+    // The followers last reported log end 3, with "b" and "c" at offsets 1 and 2. After the cut, the
+    // source's "B", "C", "D" take offsets 1 to 3 on the leader only: none of them is replicated yet.
+    leader.truncateTo("m", 0, 1n);
+    leader.appendAsIs("m", 0, [sourceBatch(1n, 0, "B"), sourceBatch(2n, 0, "C"), sourceBatch(3n, 0, "D")]);
+    expect(hw()).toBe(1n);
+    expect(leader.followersTruncated("m", 0)).toBe(false);
+    // Had the high watermark moved to 3, a consumer could read "B" and "C" as committed, and the leader's
+    // death now would lose them: the next leader applies the same cut before it leads.
+    cluster.crashBroker(0);
+    settle();
+    const next = cluster.controller.image.partition("m", 0)!.leader;
+    expect(cluster.broker(next)!.replica("m", 0)!.log.logEndOffset).toBe(1n);
+    cluster.startBroker(0);
+    settle(1000);
+    for (const id of [1, 2]) expect(hex(id)).toEqual(hex(0));
+  });
+
+  it("followersTruncated holds once every in-sync follower fetched after the cut", () => {
+    const { cluster, settle } = mirroredPartition();
+    const leader = cluster.broker(0)!;
+    leader.truncateTo("m", 0, 1n);
+    leader.appendAsIs("m", 0, [sourceBatch(1n, 0, "B"), sourceBatch(2n, 0, "C"), sourceBatch(3n, 0, "D")]);
+    // Their reported ends (3) are below the leader's (4), but they still hold the cut batches.
+    expect(leader.followersTruncated("m", 0)).toBe(false);
+    settle();
+    expect(leader.followersTruncated("m", 0)).toBe(true);
+    expect(leader.replica("m", 0)!.log.highWatermark).toBe(4n);
+  });
+
   it("a truncation that cuts nothing records nothing", () => {
     const { cluster, owed } = mirroredPartition();
     const before = cluster.controller.metadataLog().length;

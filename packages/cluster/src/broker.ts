@@ -253,14 +253,30 @@ export class Broker {
     if (!this.running) return;
     this.checkpointHighWatermarks();
     this.stop();
-    this.options.controller.fenceBroker(this.brokerId);
+    this.fenceSelf();
   }
 
   /** A crash: stops at once, writes nothing more. The controller fences the broker, as on a missed heartbeat. */
   crash(): void {
     if (!this.running) return;
     this.stop();
-    this.options.controller.fenceBroker(this.brokerId);
+    this.fenceSelf();
+  }
+
+  /**
+   * Tells the controller this broker stopped. The broker is stopped whatever the answer: a metadata log that
+   * cannot be written (a full disk) leaves it unfenced in the image, leading what it led, until it registers
+   * again (Kafka's controller would fence it once its session expired; this one has no heartbeats).
+   */
+  private fenceSelf(): void {
+    try {
+      this.options.controller.fenceBroker(this.brokerId);
+    } catch (error) {
+      this.logger.warn(
+        { event: "broker.fence_failed", brokerId: this.brokerId, error: String(error) },
+        `broker ${this.brokerId} stopped, but the controller could not record it: ${String(error)}. Its partitions keep it as leader (unavailable) until it starts again; free space for the metadata log.`,
+      );
+    }
   }
 
   /**

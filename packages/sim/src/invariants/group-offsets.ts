@@ -5,7 +5,9 @@ import type { Violation } from "./violation";
 
 /**
  * Group offset sync (spec §7): on a destination, every committed offset of a synced group on a mirrored
- * topic lies within [log start, log end] of the destination partition; and a group with active members on
+ * topic lies within [log start, high watermark] of the destination partition's leader (the sync clamps to
+ * the high watermark, as MirrorMaker 2 syncs only replicated records: an offset past it would move a
+ * consumer past the log end of a new leader that lacks the leader's unreplicated tail); and a group with active members on
  * the destination keeps its own commit (mirroring never overwrites it).
  */
 export function checkGroupOffsets(
@@ -26,10 +28,10 @@ export function checkGroupOffsets(
       if (!mirroredTopics.has(topic)) continue;
       const log = leaderLog(cluster, topic, partition);
       if (!log) continue;
-      if (committed.offset < log.logStartOffset || committed.offset > log.logEndOffset) {
+      if (committed.offset < log.logStartOffset || committed.offset > log.highWatermark) {
         out.push({
           invariant: "group-offset-range",
-          message: `${label} group ${groupId} ${key}: synced offset ${committed.offset} outside [${log.logStartOffset}, ${log.logEndOffset}]`,
+          message: `${label} group ${groupId} ${key}: synced offset ${committed.offset} outside [${log.logStartOffset}, ${log.highWatermark}] (log start, high watermark)`,
         });
       }
     }

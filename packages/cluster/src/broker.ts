@@ -197,6 +197,12 @@ export class Broker {
   private running = false;
   /** True while `start` replays the metadata feed: the image is not yet current. */
   private replaying = false;
+  /**
+   * While `start` replays: the offset of each topic id's last RemoveTopic record, and the topic names that
+   * exist at the end of the log. A replica of a topic the replay removes again is never opened: its name
+   * may be a live topic's now, whose directory opening (or deleting) it would destroy.
+   */
+  private replayEnd: { lastRemoval: Map<Uuid, number>; liveNames: Set<string> } | undefined;
   private diskLatencyMs = 0;
 
   constructor(options: BrokerOptions) {
@@ -223,10 +229,12 @@ export class Broker {
     // Replaying the feed opens (and recovers) every hosted log before the broker registers, so the
     // controller hears which replicas lost data before it lets this broker lead anything.
     this.replaying = true;
+    this.replayEnd = replayEndOf(this.options.controller.metadataLog());
     try {
       this.unsubscribe = this.options.controller.subscribe((entry) => this.onMetadata(entry));
     } finally {
       this.replaying = false;
+      this.replayEnd = undefined;
     }
     // A replica that leads on the replayed image (its fencing is still queued) follows what it owes first,
     // then records its current epoch as a leader does (the replay recorded none).
@@ -793,12 +801,19 @@ export class Broker {
       case "Partition":
       case "PartitionChange":
       case "MirrorReadOnly": {
+        // A topic the replay removes later: not opened (a live topic of the same name owns the directory).
+        if ((this.replayEnd?.lastRemoval.get(record.topicId) ?? -1) > entry.offset) return;
         const topic = this.image.topicsById.get(record.topicId);
         if (topic) this.reconcilePartition(topic, record.partition, record.type === "MirrorReadOnly");
         return;
       }
       case "RemoveTopic":
         if (removed) this.removeTopic(removed);
+        // Replayed: its replicas were not opened. What a deletion interrupted by a crash left under the
+        // name goes now, unless a live topic has the name (then opening its log deletes another id's).
+        if (removed && this.replayEnd && !this.replayEnd.liveNames.has(removed.name)) {
+          for (let i = 0; i < removed.partitions.length; i++) this.deleteLogOf(removed, i);
+        }
         return;
       default:
         return;
@@ -957,23 +972,24 @@ export class Broker {
       this.cancelReplicaFetch(p);
       p.log.close();
       this.partitions.delete(k);
-      try {
-        this.options.dataDir.deleteLog(topic.name, p.partition, topic.topicId);
-      } catch (error) {
-        // The other partitions are still deleted; a directory left here is never opened as a log of a
-        // topic created again under the name (its partition.metadata names the deleted topic's id).
-        this.logger.warn(
-          {
-            event: "storage.delete_failed",
-            brokerId: this.brokerId,
-            partition: p.name,
-            error: String(error),
-          },
-          `broker ${this.brokerId}: deleting the log of ${p.name} failed: ${String(error)}. Remove the directory by hand once the disk works.`,
-        );
-      }
+      this.deleteLogOf(topic, p.partition);
     }
     this.replicaKeys.delete(topic.topicId);
+  }
+
+  /** Deletes the log directory of a partition of a deleted topic; a failure is logged, not thrown. */
+  private deleteLogOf(topic: TopicMetadata, partition: number): void {
+    const name = `${topic.name}-${partition}`;
+    try {
+      this.options.dataDir.deleteLog(topic.name, partition, topic.topicId);
+    } catch (error) {
+      // The other partitions are still deleted; a directory left here is never opened as a log of a
+      // topic created again under the name (its partition.metadata names the deleted topic's id).
+      this.logger.warn(
+        { event: "storage.delete_failed", brokerId: this.brokerId, partition: name, error: String(error) },
+        `broker ${this.brokerId}: deleting the log of ${name} failed: ${String(error)}. Remove the directory by hand once the disk works.`,
+      );
+    }
   }
 
   private scheduleReplicaFetch(p: Partition, delayMs: number): void {
@@ -1366,4 +1382,21 @@ function appendFromLeader(log: PartitionLog, slices: Parameters<PartitionLog["ap
     log.truncateFullyAndStartAt(error.firstOffset);
     return log.appendAsFollower(slices);
   }
+}
+
+/** What the end of a metadata log holds that a replay of it needs ahead (see `Broker.replayEnd`). */
+function replayEndOf(log: readonly MetadataLogEntry[]): {
+  lastRemoval: Map<Uuid, number>;
+  liveNames: Set<string>;
+} {
+  const lastRemoval = new Map<Uuid, number>();
+  const names = new Map<Uuid, string>();
+  for (const { offset, record } of log) {
+    if (record.type === "Topic") names.set(record.topicId, record.name);
+    else if (record.type === "RemoveTopic") {
+      lastRemoval.set(record.topicId, offset);
+      names.delete(record.topicId);
+    }
+  }
+  return { lastRemoval, liveNames: new Set(names.values()) };
 }

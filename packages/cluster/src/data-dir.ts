@@ -73,6 +73,8 @@ export class MemoryDataDir implements DataDir {
 
 /** Suffix of a log directory renamed for deletion (Kafka's `LogManager.DeleteDirSuffix`). */
 const DELETE_SUFFIX = "-delete";
+/** The longest file name most file systems take (ext4, xfs: 255 bytes). */
+const MAX_NAME = 255;
 
 /** Removes a directory tree; a failure leaves it for the next start of the data dir to remove. */
 function removeQuietly(dir: string): void {
@@ -114,7 +116,7 @@ export class FileDataDir implements DataDir {
     // never this topic's log: Kafka refuses it (InconsistentTopicIdException); it is deleted here, as its
     // topic was.
     const found = topicId === undefined ? undefined : topicIdIn(dir);
-    if (found !== undefined && found !== topicId) this.deleteDir(dir, found);
+    if (found !== undefined && found !== topicId) this.deleteDir(topic, partition, found);
     return FileLogStorage.open(dir, { ...this.options, ...(topicId === undefined ? {} : { topicId }) });
   }
 
@@ -124,12 +126,15 @@ export class FileDataDir implements DataDir {
    * removal that fails is finished when the data dir is opened next.
    */
   deleteLog(topic: string, partition: number, topicId?: string): void {
-    const dir = path.join(this.dir, `${topic}-${partition}`);
-    this.deleteDir(dir, topicId ?? topicIdIn(dir));
+    this.deleteDir(topic, partition, topicId ?? topicIdIn(path.join(this.dir, `${topic}-${partition}`)));
   }
 
-  private deleteDir(dir: string, topicId: string | undefined): void {
-    const aside = `${dir}.${(topicId ?? "").replace(/-/g, "").padStart(32, "0")}${DELETE_SUFFIX}`;
+  private deleteDir(topic: string, partition: number, topicId: string | undefined): void {
+    const dir = path.join(this.dir, `${topic}-${partition}`);
+    // `<topic>-<partition>.<id>-delete`, the topic cut short so the name fits a file name (255 bytes; topic
+    // names are ASCII, up to 249 characters), as Kafka's LocalLog.logDeleteDirName does.
+    const suffix = `-${partition}.${(topicId ?? "").replace(/-/g, "").padStart(32, "0")}${DELETE_SUFFIX}`;
+    const aside = path.join(this.dir, topic.slice(0, MAX_NAME - suffix.length) + suffix);
     try {
       removeQuietly(aside);
       fs.renameSync(dir, aside);

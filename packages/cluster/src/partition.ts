@@ -386,15 +386,30 @@ export class Partition {
    */
   truncateAsLeader(offset: bigint): void {
     this.checkLeader();
-    if (this.cutDrops(offset, false)) this.markFollowersCut(offset);
-    this.log.truncateTo(offset);
+    if (!this.cutDrops(offset, false)) {
+      this.log.truncateTo(offset);
+      return;
+    }
+    // The log cuts whole batches: a batch holding `offset` goes too, so its end may land below `offset`.
+    try {
+      this.log.truncateTo(offset);
+    } finally {
+      this.markFollowersCut(offset < this.log.logEndOffset ? offset : this.log.logEndOffset);
+    }
   }
 
   /** As `truncateAsLeader`, emptying the log and restarting it at `offset` (the source's log start). */
   truncateFullyAsLeader(offset: bigint): void {
     this.checkLeader();
-    if (this.cutDrops(offset, true)) this.markFollowersCut(offset);
-    this.log.truncateFullyAndStartAt(offset);
+    if (!this.cutDrops(offset, true)) {
+      this.log.truncateFullyAndStartAt(offset);
+      return;
+    }
+    try {
+      this.log.truncateFullyAndStartAt(offset);
+    } finally {
+      this.markFollowersCut(offset < this.log.logEndOffset ? offset : this.log.logEndOffset);
+    }
   }
 
   /**

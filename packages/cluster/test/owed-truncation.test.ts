@@ -1,3 +1,4 @@
+import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { batchesOf, sourceBatch, testCluster } from "./helpers";
 
@@ -146,6 +147,47 @@ describe("a mirror's truncation of the leader reaches every replica (ReplicaTrun
     cluster.startBroker(0);
     settle(1000);
     for (const id of [1, 2]) expect(hex(id)).toEqual(hex(0));
+  });
+
+  it("a cut inside a batch counts each follower only up to where the leader's log really ends", () => {
+    const t = testCluster();
+    t.cluster.controller.createTopic({
+      name: "m",
+      replicaAssignment: [[0, 1, 2]],
+      configs: { "mirror.name": "dr" },
+    });
+    t.settle();
+    const leader = t.cluster.broker(0)!;
+    // "b", "c", "d" in one batch at offsets 1 to 3, replicated and committed.
+    const bcd = encodeRecordBatch({
+      baseOffset: 1n,
+      partitionLeaderEpoch: 0,
+      records: ["b", "c", "d"].map((v, i) => ({
+        attributes: 0,
+        offsetDelta: i,
+        timestampDelta: 0n,
+        key: null,
+        value: Buffer.from(v),
+        headers: [],
+      })),
+    });
+    leader.appendAsIs("m", 0, [sourceBatch(0n, 0, "a"), bcd]);
+    t.settle();
+    const hw = () => leader.replica("m", 0)!.log.highWatermark;
+    expect(hw()).toBe(4n);
+    // A cut at 2 removes the whole batch holding it: the leader's log ends at 1, and the source's "B"
+    // takes offset 1 on the leader only (the followers still hold "b").
+    leader.truncateTo("m", 0, 2n);
+    expect(leader.replica("m", 0)!.log.logEndOffset).toBe(1n);
+    leader.appendAsIs("m", 0, sourceBatch(1n, 0, "B"));
+    expect(hw()).toBe(1n);
+    t.settle();
+    expect(hw()).toBe(2n);
+    for (const id of [1, 2]) {
+      expect(batchesOf(t.cluster, id, "m").map((b) => b.buffer.toString("hex"))).toEqual(
+        batchesOf(t.cluster, 0, "m").map((b) => b.buffer.toString("hex")),
+      );
+    }
   });
 
   it("followersTruncated holds once every in-sync follower fetched after the cut", () => {

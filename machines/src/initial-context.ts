@@ -23,14 +23,16 @@ export function initialContext(input: MirrorPartitionInput | undefined): MirrorP
   // -1 and was resumed): capturing again would read the epoch of its own writes.
   const inFailover = record.state === "STOPPING" || record.state === "STOPPED" || record.state === "FAILED";
   const lmeCaptured = inFailover && (record.lastMirrorEpoch >= 0 || record.lastMirrorEpochCaptured === true);
+  const cut = recoveredCutUnrecorded(record, input?.logLatestEpoch);
   return {
     record,
     lastMirrorEpoch: record.lastMirrorEpoch,
     lmeCaptured,
     aligned: recoveredAligned(record, lmeCaptured),
-    holdsMirroredData: recoveredHoldsMirroredData(record),
+    holdsMirroredData: cut || recoveredHoldsMirroredData(record),
     localLeaderEpoch: input?.localLeaderEpoch ?? -1,
-    highestBatchEpoch: record.leaderEpoch,
+    // As TRUNCATED's `noteAligned`: the next record's leaderEpoch (>= 0) carries the cut to a later recovery.
+    highestBatchEpoch: cut ? Math.max(record.leaderEpoch, 0) : record.leaderEpoch,
     sourceLastMirrorEpoch: -1,
     proactiveBumpMin: null,
     pauseRequested: input?.pauseRequested ?? false,
@@ -84,7 +86,8 @@ function recoveredAligned(record: RecoveredPartition, lmeCaptured: boolean): boo
  * - MIRRORING, EPOCH_FENCING, PAUSING, PAUSED, or PREPARING/STOPPING/FAILED coming from one of them: yes.
  * - UNKNOWN, STOPPED, or a state entered from UNKNOWN or STOPPED (a new episode on the topic's own log): no.
  * - PREPARING, or FAILED from PREPARING, with a LastMirrorEpochs value: no. The value of the last failover
- *   is kept until PREPARING's truncation completes, so the log's tail is still the topic's own writes.
+ *   is kept until PREPARING's truncation completes, so the log's tail is still the topic's own writes
+ *   (unless the log shows the truncation cut it, `recoveredCutUnrecorded`).
  * - Otherwise (STOPPING or FAILED after a chain of PREPARING/STOPPING/FAILED): whether this episode's log
  *   holds mirrored data, `leaderEpoch >= 0`: the record keeps the highest mirrored batch epoch it saw, at
  *   least 0 once PREPARING's truncation made the log a copy of the source, and starts again at -1 with
@@ -100,4 +103,29 @@ function recoveredHoldsMirroredData(record: RecoveredPartition): boolean {
   const preparing = record.state === "PREPARING" || (record.state === "FAILED" && prev === "PREPARING");
   if (preparing && record.lastMirrorEpoch >= 0) return false;
   return record.leaderEpoch >= 0;
+}
+
+/**
+ * Whether a recovered PREPARING (or FAILED from PREPARING) whose records still hold the LME of the earlier
+ * failover finds its log cut to that LME although no record says so: the truncation cut the log, and the
+ * coordinator was lost before the LastMirrorEpochs tombstone (or the MIRRORING record) was durable. The log
+ * shows it (`logLatestEpoch`, the epoch of the data partition's last offset on its leader when the
+ * coordinator loaded): no batch in an epoch above the recorded LME. Every batch written here since that
+ * failover is above it (the failover bumped the leader epoch above the LME it recorded before it wrote its
+ * ABORT markers and PID reset, and before local producers wrote), so none survives: the log holds mirrored
+ * data only, and its producer state is the source's. The source's transactions the cut reopened are open
+ * in it, and a failover (a removal before the truncation runs again, e.g. the source is down) must abort
+ * them as the live coordinator's would after TRUNCATED. A log that still holds the failover's markers or
+ * local writes is the topic's own: no.
+ */
+function recoveredCutUnrecorded(record: RecoveredPartition, logLatestEpoch: number | undefined): boolean {
+  const preparing =
+    record.state === "PREPARING" || (record.state === "FAILED" && record.previousState === "PREPARING");
+  return (
+    preparing &&
+    record.alignedInSession !== true &&
+    record.lastMirrorEpoch >= 0 &&
+    logLatestEpoch !== undefined &&
+    logLatestEpoch <= record.lastMirrorEpoch
+  );
 }

@@ -154,6 +154,12 @@ export interface MirrorPartitionInput {
   /** The local partition leader epoch now; -1 (the default) when not known yet. */
   readonly localLeaderEpoch?: number;
   /**
+   * The epoch of the data partition's last offset on its leader now (`LocalReplica.latestEpoch`; -1 for an
+   * empty log), or undefined when not known (no leader). A recovered PREPARING reads from it whether its
+   * truncation cut the log before the coordinator was lost (see `recoveredCutUnrecorded`).
+   */
+  readonly logLatestEpoch?: number;
+  /**
    * Number in [0, 1) from the runtime's Random for the retry of a recovered FAILED partition. Required when
    * the record is a retryable FAILED one (a fresh number per recovery, so retries do not synchronize).
    */

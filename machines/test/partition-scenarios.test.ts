@@ -662,6 +662,59 @@ describe("Critical: a partition removed while FAILED, or while PREPARING before 
     ]);
     expect(lifecycleStateOf(truncated.snapshot)).toBe("STOPPED");
   });
+
+  it.each([
+    // [the log's latest epoch when the coordinator loaded, markers]
+    [7, true], // cut to the LME's epoch: the failover's markers and the local writes (above 7) are gone
+    [2, true], // cut further (the source's copy of the LME's epoch ended earlier)
+    [-1, true], // cut fully
+    [17, false], // not cut: the earlier failover's markers or local writes (epoch > 7) are there
+    [undefined, false], // no leader when the coordinator loaded: the records decide, as before
+  ] as const)(
+    "a re-add that cut its log, recovered in PREPARING before the cut was recorded (log's latest epoch %s): markers %s",
+    (logLatestEpoch, expected) => {
+      // The re-add's truncation cut the log, and the coordinator was lost before the LastMirrorEpochs
+      // tombstone was durable: the records still say PREPARING with the earlier failover's LME.
+      const preparing = failingBack();
+      const record = { ...toStateRecord(preparing), lastMirrorEpoch: preparing.context.lastMirrorEpoch };
+      expect(record).toMatchObject({ state: "PREPARING", previousState: "STOPPED", lastMirrorEpoch: 7 });
+      const recovered = recoverPartition({
+        record,
+        ...(logLatestEpoch === undefined ? {} : { logLatestEpoch }),
+      });
+      expect(recovered.snapshot.context.holdsMirroredData).toBe(expected);
+      // Removed before the truncation runs again (the source is down): the markers close the source's
+      // transactions the cut reopened; the LME stays the earlier one (the log's latest epoch is at most it).
+      const stopping = drive(recovered.snapshot, [{ type: "STOP" }, COMMITTED]).snapshot;
+      // The STOPPING record carries the cut on (leaderEpoch >= 0): a coordinator lost again decides alike.
+      expect(stopping.context.record.leaderEpoch >= 0).toBe(expected);
+      const again = recoverPartition({ record: { ...toStateRecord(stopping), lastMirrorEpoch: 7 } });
+      expect(again.snapshot.context.holdsMirroredData).toBe(expected);
+      const r = drive(stopping, [
+        { type: "FETCHER_REMOVED", latestMirroredEpoch: logLatestEpoch ?? 17 },
+        ...(expected ? FINISH_FAILOVER : FINISH_UNMIRRORED_FAILOVER),
+      ]);
+      expect(markers(r.effects).length > 0).toBe(expected);
+      expect(r.snapshot.context.lastMirrorEpoch).toBe(7);
+      expect(lifecycleStateOf(r.snapshot)).toBe("STOPPED");
+    },
+  );
+
+  it("a recovered FAILED from PREPARING whose log shows the cut (source down at the retry) writes markers too", () => {
+    const record = {
+      state: "FAILED",
+      leaderEpoch: -1,
+      stateEpoch: 9,
+      errorMessage: "source unreachable",
+      retryAttempt: 2,
+      previousState: "PREPARING",
+      lastMirrorEpoch: 7,
+    } as const;
+    const cut = recoverPartition({ record, retryJitter: 0.5, logLatestEpoch: 7 });
+    expect(cut.snapshot.context.holdsMirroredData).toBe(true);
+    const local = recoverPartition({ record, retryJitter: 0.5, logLatestEpoch: 17 });
+    expect(local.snapshot.context.holdsMirroredData).toBe(false);
+  });
 });
 
 describe("recovery keeps the LME rule", () => {

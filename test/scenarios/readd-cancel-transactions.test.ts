@@ -1,3 +1,4 @@
+import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { topology } from "./helpers";
@@ -171,6 +172,144 @@ describe("a re-add removed again before its truncation leaves the topic's own tr
     }).toEqual({
       layout: ["data@0", "data@1", "COMMIT"],
       readCommitted: ["0:a-0", "1:a-tx-1", "2:a-tx-2"],
+    });
+  });
+});
+
+/**
+ * A re-add whose PREPARING cut the log (reopening the source's transactions that the earlier failover had
+ * aborted), and whose coordinator is lost before the LastMirrorEpochs tombstone is durable: the new
+ * coordinator recovers PREPARING with the old LME. A removal that reaches it before its truncation runs
+ * again (the source is down: a disaster failover) must still close the source's transactions.
+ */
+describe("a re-add cut, then its coordinator lost before the cut is recorded, then removed", () => {
+  it("the failover aborts the source's transactions the cut reopened", async () => {
+    const t = topology(["a", "b"], { seed: 3 });
+    const a = t.node("a");
+    const b = t.node("b");
+    const g = gate();
+    holdLmeLookups(t, "a", g.wait);
+    await t.run(
+      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
+    );
+    await t.advance(200);
+    const producerA = a.kafka.producer({ idempotent: true });
+    await t.run(producerA.connect());
+    await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
+    // A's application has a transaction open while B mirrors it; B fails over (aborting it on B, spec §4).
+    const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
+    await t.run(txProducer.connect());
+    const tx = await t.run(txProducer.transaction());
+    await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }] }));
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+    const log = () => b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+    expect(log().ongoingTransactions()).toEqual([]);
+    expect(layout(b, "orders")).toEqual(["data@0", "data@1", "ABORT", "MIRROR_PID_RESET"]);
+
+    // The coordinator of the partition's __mirror_state partition, and the data leader: distinct brokers.
+    const topicId = b.cluster.controller.image.topic("orders")!.topicId;
+    const statePartition = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
+    const coordinatorBroker = b.cluster.controller.image.partition(
+      MIRROR_STATE_TOPIC,
+      statePartition,
+    )!.leader;
+    const dataLeader = b.cluster.leaderFor("orders", 0);
+    expect(dataLeader.brokerId).not.toBe(coordinatorBroker);
+
+    // The re-add cuts B's log to the end of the LME's epoch (dropping the failover's markers: A's transaction
+    // is open again on B), and the coordinator's broker dies right then, before the tombstone is written.
+    const cutAndCrash = dataLeader.truncateTo.bind(dataLeader);
+    let cuts = 0;
+    dataLeader.truncateTo = (topic: string, partition: number, offset: bigint) => {
+      cutAndCrash(topic, partition, offset);
+      if (topic !== "orders" || cuts++ > 0) return;
+      b.cluster.crashBroker(coordinatorBroker);
+      // A goes down with it: the recovered PREPARING cannot truncate again (its LME lookup waits).
+      g.close();
+    };
+    const readd = b.mirroring.admin.addTopics("dr", "orders").catch((e: unknown) => e);
+    await t.until(() => cuts > 0, "the re-add's cut");
+    await t.run(readd);
+    expect(log().ongoingTransactions()).toHaveLength(1);
+    await t.advance(5_000);
+    const recovered = b.mirroring.coordinators.describe("dr")[0];
+    expect(recovered?.state).toBe("PREPARING");
+
+    // The operator fails over to B again.
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED", { timeoutMs: 120_000 }));
+    g.open();
+    b.cluster.startBroker(coordinatorBroker);
+    await t.advance(1_000);
+
+    // The source's transaction the cut reopened is closed by the failover: nothing hangs on B.
+    expect(log().ongoingTransactions()).toEqual([]);
+    expect(log().lastStableOffset).toBe(log().highWatermark);
+    expect(layout(b, "orders")).toEqual(["data@0", "data@1", "ABORT", "MIRROR_PID_RESET"]);
+  });
+
+  it("lost before the cut: the recovered PREPARING leaves the topic's own open transaction alone", async () => {
+    const t = topology(["a", "b"], { seed: 3 });
+    const a = t.node("a");
+    const b = t.node("b");
+    const g = gate();
+    holdLmeLookups(t, "a", g.wait);
+    await t.run(
+      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
+    );
+    await t.advance(200);
+    const producerA = a.kafka.producer({ idempotent: true });
+    await t.run(producerA.connect());
+    for (let i = 0; i < 3; i++) {
+      await t.run(producerA.send({ topic: "orders", messages: [{ value: `a-${i}` }], acks: -1 }));
+    }
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+
+    // B is the primary now: an application opens a transaction there.
+    const txProducer = b.kafka.producer({ transactionalId: "local-tx" });
+    await t.run(txProducer.connect());
+    const tx = await t.run(txProducer.transaction());
+    await t.run(tx.send({ topic: "orders", messages: [{ value: "b-tx-1" }, { value: "b-tx-2" }] }));
+    const local = (await read(t, b, "orders", "read_uncommitted")).filter((r) => r.includes(":b-tx-"));
+    expect(local).toHaveLength(2);
+
+    const topicId = b.cluster.controller.image.topic("orders")!.topicId;
+    const statePartition = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
+    const coordinatorBroker = b.cluster.controller.image.partition(
+      MIRROR_STATE_TOPIC,
+      statePartition,
+    )!.leader;
+    expect(b.cluster.leaderFor("orders", 0).brokerId).not.toBe(coordinatorBroker);
+
+    // The re-add waits for A's LME answer; its coordinator's broker dies meanwhile (nothing was cut).
+    g.close();
+    await t.run(b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true }));
+    b.cluster.crashBroker(coordinatorBroker);
+    await t.advance(5_000);
+    expect(b.mirroring.coordinators.describe("dr")[0]?.state).toBe("PREPARING");
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED", { timeoutMs: 120_000 }));
+    g.open();
+    b.cluster.startBroker(coordinatorBroker);
+    await t.advance(1_000);
+
+    // The application commits its transaction: it reads as committed.
+    await t.run(tx.commit());
+    const committedOnA = await read(t, a, "orders", "read_committed");
+    expect({
+      layout: layout(b, "orders"),
+      readCommitted: await read(t, b, "orders", "read_committed"),
+    }).toEqual({
+      layout: ["data@0", "data@1", "data@2", "MIRROR_PID_RESET", "data@4", "COMMIT"],
+      readCommitted: [...committedOnA, ...local],
     });
   });
 });

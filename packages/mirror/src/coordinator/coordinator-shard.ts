@@ -516,16 +516,21 @@ export class CoordinatorShard {
     const o = this.options;
     const leader = o.destination.leaderOf(key.topic, key.partition);
     let localLeaderEpoch = -1;
+    // The log's last epoch: a recovered PREPARING reads from it whether its truncation cut the log already.
+    let logLatestEpoch: number | undefined;
     try {
-      localLeaderEpoch =
-        leader >= 0 ? (o.destination.replica(leader, key.topic, key.partition)?.leaderEpoch() ?? -1) : -1;
+      const replica = leader >= 0 ? o.destination.replica(leader, key.topic, key.partition) : undefined;
+      localLeaderEpoch = replica?.leaderEpoch() ?? -1;
+      logLatestEpoch = replica?.latestEpoch();
     } catch {
       localLeaderEpoch = -1;
+      logLatestEpoch = undefined;
     }
     const failedRetryable = record.state === "FAILED" && record.retryAttempt >= 0;
     return {
       record,
       localLeaderEpoch,
+      ...(logLatestEpoch === undefined ? {} : { logLatestEpoch }),
       pauseRequested: paused,
       ...(failedRetryable ? { retryJitter: o.random.next() } : {}),
       ...(o.retry ? { retry: o.retry } : {}),

@@ -26,6 +26,13 @@ export interface FailoverAlignment {
    * retried (STOPPING -> FAILED -> STOPPING), else `stoppedFrom`. The engine decides on markers per entry.
    */
   resumedFrom: string | null;
+  /**
+   * The failover came from PREPARING after the engine learnt that PREPARING's truncation cut the log, though
+   * no tombstone says so (the tombstone failed, or the coordinator was lost before it was durable and the
+   * new one saw the cut in the log): the STOPPING record's leaderEpoch is >= 0 where the PREPARING record's,
+   * a new episode's, was -1. The log holds the source's producer state: the failover writes its markers.
+   */
+  cutInPreparing: boolean;
 }
 
 /**
@@ -47,6 +54,7 @@ export function failoverAlignment(
   let lme = -1;
   let inFailover = false;
   let found: FailoverAlignment | undefined;
+  let stateLeaderEpoch = -1;
   for (const e of history.entries) {
     if (e.keyId !== id) continue;
     if (e.kind === "LastMirrorEpochs") {
@@ -55,6 +63,8 @@ export function failoverAlignment(
       continue;
     }
     const s = e.state;
+    const before = stateLeaderEpoch;
+    stateLeaderEpoch = s?.leaderEpoch ?? -1;
     if (s === null) {
       aligned = false;
       inFailover = false;
@@ -67,7 +77,14 @@ export function failoverAlignment(
       aligned = false;
       inFailover = false;
     } else if (s.state === "STOPPING" && !inFailover) {
-      found = { aligned, lmeBefore: lme, stoppedFrom: s.previousState, resumedFrom: s.previousState };
+      const cutInPreparing = s.previousState === "PREPARING" && before < 0 && s.leaderEpoch >= 0;
+      found = {
+        aligned,
+        lmeBefore: lme,
+        stoppedFrom: s.previousState,
+        resumedFrom: s.previousState,
+        cutInPreparing,
+      };
       inFailover = true;
     } else if (s.state === "STOPPING" && found) {
       found.resumedFrom = s.previousState;

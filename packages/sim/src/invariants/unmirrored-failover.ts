@@ -11,7 +11,8 @@ import type { Violation } from "./violation";
  * `active-passive` FC_SEED=13 x100, a new topic failed over from PREPARING whose STOPPING failed in a leader
  * bounce), and the `__mirror_state` history shows the log never became a copy of the source in that session
  * (no PREPARING truncation since the session started: a loop refused in PREPARING, a re-add or failback
- * that failed or was removed before truncating, a topic that failed again after STOPPED). Its log is the
+ * that failed or was removed before truncating, a topic that failed again after STOPPED; nor a cut the
+ * engine learnt of without its tombstone, `FailoverAlignment.cutInPreparing`). Its log is the
  * topic's own: ABORT markers would abort its live transactions (a local transaction then committed would
  * read as aborted) and a MIRROR_PID_RESET would fail its live idempotent producers, so STOPPING records the
  * LME and bumps the epoch only.
@@ -20,6 +21,7 @@ export function failoverWithoutMirroredData(alignment: FailoverAlignment | undef
   return (
     alignment !== undefined &&
     !alignment.aligned &&
+    !alignment.cutInPreparing &&
     (alignment.resumedFrom === "FAILED" || alignment.resumedFrom === "PREPARING")
   );
 }

@@ -556,8 +556,9 @@ describe("Critical: a partition removed while FAILED, or while PREPARING before 
     // The record of the new episode no longer carries the first episode's batch epoch.
     expect(readded.snapshot.context.record.leaderEpoch).toBe(-1);
     const stopping = drive(readded.snapshot, [{ type: "STOP" }, COMMITTED]).snapshot;
+    // The log's latest epoch: the failover's markers (bumped to 30, above its LME 7).
     const live = drive(stopping, [
-      { type: "FETCHER_REMOVED", latestMirroredEpoch: 4 },
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 30 },
       ...FINISH_UNMIRRORED_FAILOVER,
     ]);
     expect(markers(live.effects)).toEqual([]);
@@ -567,7 +568,7 @@ describe("Critical: a partition removed while FAILED, or while PREPARING before 
     });
     expect(recovered.snapshot.context.holdsMirroredData).toBe(false);
     const after = drive(recovered.snapshot, [
-      { type: "FETCHER_REMOVED", latestMirroredEpoch: 4 },
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 30 },
       ...FINISH_UNMIRRORED_FAILOVER,
     ]);
     expect(markers(after.effects)).toEqual([]);
@@ -637,14 +638,29 @@ describe("Critical: a partition removed while FAILED, or while PREPARING before 
       expect(r.snapshot.context.holdsMirroredData).toBe(expected);
       const stopping =
         state === "FAILED" ? drive(r.snapshot, [{ type: "STOP" }, COMMITTED]).snapshot : r.snapshot;
+      // The log's latest epoch is above a recorded LME (the failover that recorded it bumped the epoch first).
       const next = drive(stopping, [
-        { type: "FETCHER_REMOVED", latestMirroredEpoch: 4 },
+        { type: "FETCHER_REMOVED", latestMirroredEpoch: Math.max(4, lme + 1) },
         { type: "LME_RECORDED" },
         { type: "EPOCH_BUMPED", leaderEpoch: 90 },
       ]);
       expect(markers(next.effects).length > 0).toBe(expected);
     },
   );
+
+  it("a re-add that cut its log, recovered with no leader to read: the failover reads the cut and writes markers", () => {
+    // As above, but the data partition had no leader when the coordinator loaded (logLatestEpoch unknown).
+    const preparing = failingBack();
+    const record = { ...toStateRecord(preparing), lastMirrorEpoch: preparing.context.lastMirrorEpoch };
+    const recovered = recoverPartition({ record });
+    expect(recovered.snapshot.context.holdsMirroredData).toBe(false);
+    const stopping = drive(recovered.snapshot, [{ type: "STOP" }, COMMITTED]).snapshot;
+    // Its leader is back when the failover runs: the log's latest epoch is the LME's (the cut).
+    const r = drive(stopping, [{ type: "FETCHER_REMOVED", latestMirroredEpoch: 7 }, ...FINISH_FAILOVER]);
+    expect(markers(r.effects).map((e) => e.type)).toEqual(["abortOpenTransactions", "appendPidReset"]);
+    expect(r.snapshot.context.lastMirrorEpoch).toBe(7);
+    expect(lifecycleStateOf(r.snapshot)).toBe("STOPPED");
+  });
 
   it("a failback stopped after its truncation closes the producer state it inherited from the source", () => {
     const truncated = drive(failingBack(), [

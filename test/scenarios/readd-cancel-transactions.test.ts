@@ -252,6 +252,73 @@ describe("a re-add cut, then its coordinator lost before the cut is recorded, th
     expect(layout(b, "orders")).toEqual(["data@0", "data@1", "ABORT", "MIRROR_PID_RESET"]);
   });
 
+  it("the data partition offline when the coordinator loads: the failover still aborts the reopened transaction", async () => {
+    const t = topology(["a", "b"], { seed: 3 });
+    const a = t.node("a");
+    const b = t.node("b");
+    const g = gate();
+    holdLmeLookups(t, "a", g.wait);
+    await t.run(
+      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
+    );
+    await t.advance(200);
+    const producerA = a.kafka.producer({ idempotent: true });
+    await t.run(producerA.connect());
+    await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
+    const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
+    await t.run(txProducer.connect());
+    const tx = await t.run(txProducer.transaction());
+    await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }] }));
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    // One replica on B: while its broker is down, the partition has no leader.
+    await t.run(b.mirroring.admin.addTopics("dr", "orders", { replicationFactor: 1 }));
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+    const log = () => b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+    expect(layout(b, "orders")).toEqual(["data@0", "data@1", "ABORT", "MIRROR_PID_RESET"]);
+
+    const topicId = b.cluster.controller.image.topic("orders")!.topicId;
+    const statePartition = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
+    const coordinatorBroker = b.cluster.controller.image.partition(
+      MIRROR_STATE_TOPIC,
+      statePartition,
+    )!.leader;
+    const dataLeader = b.cluster.leaderFor("orders", 0);
+
+    // The re-add cuts B's log (A's transaction is open again on B); the coordinator's broker and the data
+    // partition's only replica die right then, before the tombstone is written; A goes down too.
+    const cutAndCrash = dataLeader.truncateTo.bind(dataLeader);
+    let cuts = 0;
+    dataLeader.truncateTo = (topic: string, partition: number, offset: bigint) => {
+      cutAndCrash(topic, partition, offset);
+      if (topic !== "orders" || cuts++ > 0) return;
+      b.cluster.crashBroker(coordinatorBroker);
+      if (dataLeader.brokerId !== coordinatorBroker) b.cluster.crashBroker(dataLeader.brokerId);
+      g.close();
+    };
+    const readd = b.mirroring.admin.addTopics("dr", "orders").catch((e: unknown) => e);
+    await t.until(() => cuts > 0, "the re-add's cut");
+    await t.run(readd);
+    // The new coordinator loads while the data partition has no leader: it cannot read the log then.
+    await t.advance(5_000);
+    expect(b.cluster.controller.image.partition("orders", 0)!.leader).toBe(-1);
+
+    // The operator fails over to B again; the data partition's broker comes back meanwhile.
+    const removal = b.mirroring.admin.removeTopics("dr", "orders");
+    await t.advance(1_000);
+    b.cluster.startBroker(dataLeader.brokerId);
+    await t.run(removal);
+    await t.run(b.mirroring.whenState("dr", "STOPPED", { timeoutMs: 120_000 }));
+    g.open();
+    if (dataLeader.brokerId !== coordinatorBroker) b.cluster.startBroker(coordinatorBroker);
+    await t.advance(1_000);
+
+    // The source's transaction the cut reopened is closed by the failover: nothing hangs on B.
+    expect(log().ongoingTransactions()).toEqual([]);
+    expect(log().lastStableOffset).toBe(log().highWatermark);
+  });
+
   it("lost before the cut: the recovered PREPARING leaves the topic's own open transaction alone", async () => {
     const t = topology(["a", "b"], { seed: 3 });
     const a = t.node("a");

@@ -202,7 +202,16 @@ export class Broker {
    * exist at the end of the log. A replica of a topic the replay removes again is never opened: its name
    * may be a live topic's now, whose directory opening (or deleting) it would destroy.
    */
-  private replayEnd: { lastRemoval: Map<Uuid, number>; liveNames: Set<string> } | undefined;
+  private replayEnd:
+    | { lastRemoval: Map<Uuid, number>; liveNames: Set<string>; removalsHandledTo: number | undefined }
+    | undefined;
+  /** Names of topics whose removal this broker handled past `removalsDurableTo`. */
+  private readonly removedSinceCheckpoint = new Set<string>();
+  /**
+   * What `REMOVALS_CHECKPOINT` holds: every RemoveTopic up to this metadata offset was handled on this data
+   * dir (undefined: no checkpoint, a data dir written before it was kept).
+   */
+  private removalsDurableTo: number | undefined;
   private diskLatencyMs = 0;
 
   constructor(options: BrokerOptions) {
@@ -229,7 +238,12 @@ export class Broker {
     // Replaying the feed opens (and recovers) every hosted log before the broker registers, so the
     // controller hears which replicas lost data before it lets this broker lead anything.
     this.replaying = true;
-    this.replayEnd = replayEndOf(this.options.controller.metadataLog());
+    const handled = Number(this.options.dataDir.readCheckpoint(REMOVALS_CHECKPOINT) ?? Number.NaN);
+    this.removalsDurableTo = Number.isInteger(handled) ? handled : undefined;
+    this.replayEnd = {
+      ...replayEndOf(this.options.controller.metadataLog()),
+      removalsHandledTo: this.removalsDurableTo,
+    };
     try {
       this.unsubscribe = this.options.controller.subscribe((entry) => this.onMetadata(entry));
     } finally {
@@ -810,9 +824,20 @@ export class Broker {
       case "RemoveTopic":
         if (removed) this.removeTopic(removed);
         // Replayed: its replicas were not opened. What a deletion interrupted by a crash left under the
-        // name goes now, unless a live topic has the name (then opening its log deletes another id's).
-        if (removed && this.replayEnd && !this.replayEnd.liveNames.has(removed.name)) {
+        // name goes now, and so does what a broker down at the removal kept: a removal past the checkpoint
+        // was never handled here, and no replica was opened after it, so the directory is the removed
+        // topic's. Otherwise a live topic of the name may own the directory (its id may be the same).
+        if (
+          removed &&
+          this.replayEnd &&
+          (!this.replayEnd.liveNames.has(removed.name) ||
+            (this.replayEnd.removalsHandledTo !== undefined &&
+              entry.offset > this.replayEnd.removalsHandledTo))
+        ) {
           for (let i = 0; i < removed.partitions.length; i++) this.deleteLogOf(removed, i);
+        }
+        if (removed && (this.removalsDurableTo === undefined || entry.offset > this.removalsDurableTo)) {
+          this.removedSinceCheckpoint.add(removed.name);
         }
         return;
       default:
@@ -838,6 +863,13 @@ export class Broker {
       // A disk that is full or failing (the directory or partition.metadata cannot be written, recovery
       // cannot cut a torn tail): no replica yet; it is opened again later, not when the next record comes.
       const openReplicaLog = () => {
+        // A log under the name of a topic removed since the checkpoint is opened only once that removal is
+        // durable: a replay then never takes this log for the removed topic's (see `replayEnd`).
+        if (this.removalsDurableTo === undefined || this.removedSinceCheckpoint.has(topic.name)) {
+          this.options.dataDir.writeCheckpoint(REMOVALS_CHECKPOINT, String(this.image.offset));
+          this.removalsDurableTo = this.image.offset;
+          this.removedSinceCheckpoint.clear();
+        }
         const storage = this.options.dataDir.openLog(topic.name, index, topic.topicId);
         const bytesBefore = storedBytes(storage);
         try {
@@ -1383,6 +1415,9 @@ function appendFromLeader(log: PartitionLog, slices: Parameters<PartitionLog["ap
     return log.appendAsFollower(slices);
   }
 }
+
+/** The data dir's checkpoint of the metadata offset up to which every topic removal was handled there. */
+const REMOVALS_CHECKPOINT = "removed-topics-checkpoint";
 
 /** What the end of a metadata log holds that a replay of it needs ahead (see `Broker.replayEnd`). */
 function replayEndOf(log: readonly MetadataLogEntry[]): {

@@ -156,6 +156,60 @@ describe("a deleted topic's log directories (Kafka renames them to -delete befor
     }
   });
 
+  it("a broker down while a topic was deleted and created again keeps none of the deleted topic's records", async () => {
+    // "same id": created again under the id it had (a mirror topic takes its source topic's id).
+    for (const disk of ["memory", "same id"] as const) {
+      const { cluster, settle } = testCluster({
+        brokers: 2,
+        ...(disk === "same id" ? { dataDir: tempDir(), fsync: false } : {}),
+      });
+      cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1]] });
+      settle();
+      await cluster.broker(0)!.produce({ topic: "t", partition: 0, batch: batch(["old"]), acks: 1 });
+      settle();
+      const topicId = cluster.controller.image.topic("t")!.topicId;
+      cluster.stopBroker(0);
+      // Broker 0 misses both: its restart's replay sees the removal with "t" live at the log's end.
+      cluster.controller.deleteTopic("t");
+      cluster.controller.createTopic({
+        name: "t",
+        replicaAssignment: [[0, 1]],
+        ...(disk === "same id" ? { topicId } : {}),
+      });
+      settle();
+      // Two batches: the stale replica's log end (1) is a batch boundary of the live topic's log, so the
+      // epoch check (epoch 0 on both) sees no divergence and the follower fetches from offset 1 on.
+      for (const v of ["new", "new2"]) {
+        await cluster.broker(1)!.produce({ topic: "t", partition: 0, batch: batch([v]), acks: 1 });
+      }
+      const hex = (id: number) => batchesOf(cluster, id, "t").map((b) => b.buffer.toString("hex"));
+      for (let restart = 0; restart < 2; restart++) {
+        cluster.stopBroker(0);
+        cluster.startBroker(0);
+        settle();
+        expect(hex(0), `${disk}, restart ${restart}`).toEqual(hex(1));
+        expect(cluster.broker(0)!.replica("t", 0)!.log.logEndOffset, disk).toBe(2n);
+      }
+    }
+  });
+
+  it("a directory a deleted topic left while its broker was down goes, though the name is live again", async () => {
+    const dataDir = tempDir();
+    const t = testCluster({ dataDir, fsync: false, brokers: 2 });
+    t.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1]] });
+    t.settle();
+    await t.cluster.broker(0)!.produce({ topic: "t", partition: 0, batch: batch(["old"]), acks: 1 });
+    t.settle();
+    t.cluster.stopBroker(1);
+    t.cluster.controller.deleteTopic("t");
+    t.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0]] });
+    t.settle();
+    t.cluster.startBroker(1);
+    t.settle();
+    // Broker 1 hosts no replica of the live "t": the deleted one's directory must not stay for good.
+    expect(fs.readdirSync(path.join(dataDir, "broker-1")).filter((n) => n.startsWith("t-"))).toEqual([]);
+  });
+
   it("a directory a deleted topic left under its name is removed by the restart's replay", async () => {
     const { cluster, settle, brokerDir, entries } = await oneBrokerWithTopic(1);
     const saved = tempDir();

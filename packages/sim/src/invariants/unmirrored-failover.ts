@@ -54,8 +54,11 @@ export class UnmirroredFailoverWatch {
       UNMIRRORED_FAILOVER_FROM.has(t.previous.state) &&
       !this.started.has(id)
     ) {
-      if (!failoverWithoutMirroredData(failoverAlignment(this.cluster, key))) return [];
+      const alignment = failoverAlignment(this.cluster, key);
+      if (!failoverWithoutMirroredData(alignment)) return [];
       const log = leaderLog(this.cluster, key.topic, key.partition);
+      // A log with no batch above the LME was cut to it (the engine reads the same as it fails over).
+      if (log && alignment!.lmeBefore >= 0 && (log.lastWrittenEpoch ?? -1) <= alignment!.lmeBefore) return [];
       if (log) this.started.set(id, log.logEndOffset);
       return [];
     }

@@ -42,6 +42,23 @@ function failoverBumpMin(context: MirrorPartitionContext): number {
 }
 
 /**
+ * A failover over a log recorded as the topic's own (a re-add's PREPARING, or FAILED, before a recorded
+ * truncation, with the LME L of the earlier failover) whose leader's latest epoch, read once the fetcher is
+ * gone (before this failover writes), is at most L: as `recoveredCutUnrecorded` reads at a coordinator's
+ * load, the truncation cut the log and no record says so (the coordinator was lost first, and its successor
+ * could not read the log then: no leader). The log holds the source's producer state.
+ */
+function cutSeenAtFailover(context: MirrorPartitionContext, event: MirrorPartitionEvent): boolean {
+  return (
+    event.type === "FETCHER_REMOVED" &&
+    !context.holdsMirroredData &&
+    !context.aligned &&
+    context.lastMirrorEpoch >= 0 &&
+    event.latestMirroredEpoch <= context.lastMirrorEpoch
+  );
+}
+
+/**
  * `aligned` when a change to PREPARING commits: a retry (or START) of a FAILED partition whose log was still
  * a copy of this source (aligned, nothing appended locally since) stays aligned; any other start (UNKNOWN,
  * STOPPED, a failed failover) is not aligned until PREPARING's truncation completes.
@@ -559,15 +576,20 @@ export const mirrorPartitionMachine = setup({
     // Spec §4 STOPPING step 2, once per failover: the log's latest epoch is the LME only when the log is a
     // copy of the source (aligned); otherwise its latest batches are local ones, so keep the recorded LME.
     // STOPPING appends locally next, so the log is no longer aligned once the LME is captured.
-    captureLastMirrorEpoch: assign(({ context, event }) =>
-      context.lmeCaptured || event.type !== "FETCHER_REMOVED"
+    // A log found cut to the recorded LME (`cutSeenAtFailover`) holds mirrored data: as `noteAligned`, the
+    // STOPPED record's leaderEpoch (>= 0) carries that on.
+    captureLastMirrorEpoch: assign(({ context, event }) => ({
+      ...(cutSeenAtFailover(context, event)
+        ? { holdsMirroredData: true, highestBatchEpoch: Math.max(context.highestBatchEpoch, 0) }
+        : {}),
+      ...(context.lmeCaptured || event.type !== "FETCHER_REMOVED"
         ? {}
         : {
             lastMirrorEpoch: context.aligned ? event.latestMirroredEpoch : context.lastMirrorEpoch,
             lmeCaptured: true,
             aligned: false,
-          },
-    ),
+          }),
+    })),
     // PREPARING's truncation is done (see ALIGNED).
     // The log is now a copy of the source's: the producer state it holds came from the source's batches.
     // The record's leaderEpoch (at least 0 from now on) carries that to a recovered coordinator.
@@ -648,7 +670,9 @@ export const mirrorPartitionMachine = setup({
     // STOPPED, an untruncated re-add or failback hold none): otherwise the producer state is the topic's own,
     // and an ABORT marker would abort a live local transaction that its producer then commits.
     // (Every other state STOPPING is entered from holds mirrored data.)
-    failoverWritesMarkers: ({ context }) => context.holdsMirroredData,
+    // Or when the log, read as the failover starts, shows a cut no record says was made (see `cutSeenAtFailover`).
+    failoverWritesMarkers: ({ context, event }) =>
+      context.holdsMirroredData || cutSeenAtFailover(context, event),
     lmeUnknown: ({ context, event }) =>
       event.type === "LME_FOUND" && alignmentLastMirrorEpoch(event.lme, context.lastMirrorEpoch) < 0,
     batchEpochAboveLocal: ({ context, event }) =>

@@ -176,6 +176,77 @@ describe("a re-add removed again before its truncation leaves the topic's own tr
   });
 });
 
+/** The broker leading the `__mirror_state` partition of `b`'s `dr` copy of orders-0 (its coordinator's). */
+function coordinatorBrokerOf(b: Node): number {
+  const topicId = b.cluster.controller.image.topic("orders")!.topicId;
+  const statePartition = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
+  return b.cluster.controller.image.partition(MIRROR_STATE_TOPIC, statePartition)!.leader;
+}
+
+/**
+ * B mirrored A's orders (RF `replicationFactor` on B) while A's application had a transaction open, and
+ * failed over (aborting it on B, spec §4); A's LME lookups wait while `g` is closed.
+ */
+async function failedOverOverOpenTransaction(replicationFactor?: number) {
+  const t = topology(["a", "b"], { seed: 3 });
+  const a = t.node("a");
+  const b = t.node("b");
+  const g = gate();
+  holdLmeLookups(t, "a", g.wait);
+  await t.run(
+    a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
+  );
+  await t.advance(200);
+  const producerA = a.kafka.producer({ idempotent: true });
+  await t.run(producerA.connect());
+  await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
+  const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
+  await t.run(txProducer.connect());
+  const tx = await t.run(txProducer.transaction());
+  await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }] }));
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(
+    b.mirroring.admin.addTopics("dr", "orders", replicationFactor === undefined ? {} : { replicationFactor }),
+  );
+  await t.run(b.mirroring.whenCaughtUp("dr"));
+  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+  await t.run(b.mirroring.whenState("dr", "STOPPED"));
+  const log = () => b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+  expect(log().ongoingTransactions()).toEqual([]);
+  expect(layout(b, "orders")).toEqual(["data@0", "data@1", "ABORT", "MIRROR_PID_RESET"]);
+  return {
+    t,
+    b,
+    g,
+    log,
+    coordinatorBroker: coordinatorBrokerOf(b),
+    dataLeader: b.cluster.leaderFor("orders", 0),
+  };
+}
+
+/**
+ * Re-adds orders on B; right after its truncation cuts the data leader's log (dropping the failover's
+ * markers: A's transaction is open again on B), `crash` runs, before the LastMirrorEpochs tombstone is
+ * written. Returns once the re-add's call returned.
+ */
+async function readdCutThen(
+  t: Topology,
+  b: Node,
+  dataLeader: ReturnType<Node["cluster"]["leaderFor"]>,
+  crash: () => void,
+): Promise<void> {
+  const cut = dataLeader.truncateTo.bind(dataLeader);
+  let cuts = 0;
+  dataLeader.truncateTo = (topic: string, partition: number, offset: bigint) => {
+    cut(topic, partition, offset);
+    if (topic !== "orders" || cuts++ > 0) return;
+    crash();
+  };
+  const readd = b.mirroring.admin.addTopics("dr", "orders").catch((e: unknown) => e);
+  await t.until(() => cuts > 0, "the re-add's cut");
+  await t.run(readd);
+}
+
 /**
  * A re-add whose PREPARING cut the log (reopening the source's transactions that the earlier failover had
  * aborted), and whose coordinator is lost before the LastMirrorEpochs tombstone is durable: the new
@@ -184,56 +255,14 @@ describe("a re-add removed again before its truncation leaves the topic's own tr
  */
 describe("a re-add cut, then its coordinator lost before the cut is recorded, then removed", () => {
   it("the failover aborts the source's transactions the cut reopened", async () => {
-    const t = topology(["a", "b"], { seed: 3 });
-    const a = t.node("a");
-    const b = t.node("b");
-    const g = gate();
-    holdLmeLookups(t, "a", g.wait);
-    await t.run(
-      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
-    );
-    await t.advance(200);
-    const producerA = a.kafka.producer({ idempotent: true });
-    await t.run(producerA.connect());
-    await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
-    // A's application has a transaction open while B mirrors it; B fails over (aborting it on B, spec §4).
-    const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
-    await t.run(txProducer.connect());
-    const tx = await t.run(txProducer.transaction());
-    await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }] }));
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-    await t.run(b.mirroring.whenCaughtUp("dr"));
-    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-    await t.run(b.mirroring.whenState("dr", "STOPPED"));
-    const log = () => b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
-    expect(log().ongoingTransactions()).toEqual([]);
-    expect(layout(b, "orders")).toEqual(["data@0", "data@1", "ABORT", "MIRROR_PID_RESET"]);
-
-    // The coordinator of the partition's __mirror_state partition, and the data leader: distinct brokers.
-    const topicId = b.cluster.controller.image.topic("orders")!.topicId;
-    const statePartition = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
-    const coordinatorBroker = b.cluster.controller.image.partition(
-      MIRROR_STATE_TOPIC,
-      statePartition,
-    )!.leader;
-    const dataLeader = b.cluster.leaderFor("orders", 0);
+    const { t, b, g, log, coordinatorBroker, dataLeader } = await failedOverOverOpenTransaction();
+    // The coordinator's broker and the data leader: distinct brokers.
     expect(dataLeader.brokerId).not.toBe(coordinatorBroker);
-
-    // The re-add cuts B's log to the end of the LME's epoch (dropping the failover's markers: A's transaction
-    // is open again on B), and the coordinator's broker dies right then, before the tombstone is written.
-    const cutAndCrash = dataLeader.truncateTo.bind(dataLeader);
-    let cuts = 0;
-    dataLeader.truncateTo = (topic: string, partition: number, offset: bigint) => {
-      cutAndCrash(topic, partition, offset);
-      if (topic !== "orders" || cuts++ > 0) return;
+    await readdCutThen(t, b, dataLeader, () => {
       b.cluster.crashBroker(coordinatorBroker);
       // A goes down with it: the recovered PREPARING cannot truncate again (its LME lookup waits).
       g.close();
-    };
-    const readd = b.mirroring.admin.addTopics("dr", "orders").catch((e: unknown) => e);
-    await t.until(() => cuts > 0, "the re-add's cut");
-    await t.run(readd);
+    });
     expect(log().ongoingTransactions()).toHaveLength(1);
     await t.advance(5_000);
     const recovered = b.mirroring.coordinators.describe("dr")[0];
@@ -253,53 +282,14 @@ describe("a re-add cut, then its coordinator lost before the cut is recorded, th
   });
 
   it("the data partition offline when the coordinator loads: the failover still aborts the reopened transaction", async () => {
-    const t = topology(["a", "b"], { seed: 3 });
-    const a = t.node("a");
-    const b = t.node("b");
-    const g = gate();
-    holdLmeLookups(t, "a", g.wait);
-    await t.run(
-      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
-    );
-    await t.advance(200);
-    const producerA = a.kafka.producer({ idempotent: true });
-    await t.run(producerA.connect());
-    await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
-    const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
-    await t.run(txProducer.connect());
-    const tx = await t.run(txProducer.transaction());
-    await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }] }));
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
     // One replica on B: while its broker is down, the partition has no leader.
-    await t.run(b.mirroring.admin.addTopics("dr", "orders", { replicationFactor: 1 }));
-    await t.run(b.mirroring.whenCaughtUp("dr"));
-    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-    await t.run(b.mirroring.whenState("dr", "STOPPED"));
-    const log = () => b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
-    expect(layout(b, "orders")).toEqual(["data@0", "data@1", "ABORT", "MIRROR_PID_RESET"]);
-
-    const topicId = b.cluster.controller.image.topic("orders")!.topicId;
-    const statePartition = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
-    const coordinatorBroker = b.cluster.controller.image.partition(
-      MIRROR_STATE_TOPIC,
-      statePartition,
-    )!.leader;
-    const dataLeader = b.cluster.leaderFor("orders", 0);
-
-    // The re-add cuts B's log (A's transaction is open again on B); the coordinator's broker and the data
-    // partition's only replica die right then, before the tombstone is written; A goes down too.
-    const cutAndCrash = dataLeader.truncateTo.bind(dataLeader);
-    let cuts = 0;
-    dataLeader.truncateTo = (topic: string, partition: number, offset: bigint) => {
-      cutAndCrash(topic, partition, offset);
-      if (topic !== "orders" || cuts++ > 0) return;
+    const { t, b, g, log, coordinatorBroker, dataLeader } = await failedOverOverOpenTransaction(1);
+    // The coordinator's broker and the data partition's only replica die at the cut; A goes down too.
+    await readdCutThen(t, b, dataLeader, () => {
       b.cluster.crashBroker(coordinatorBroker);
       if (dataLeader.brokerId !== coordinatorBroker) b.cluster.crashBroker(dataLeader.brokerId);
       g.close();
-    };
-    const readd = b.mirroring.admin.addTopics("dr", "orders").catch((e: unknown) => e);
-    await t.until(() => cuts > 0, "the re-add's cut");
-    await t.run(readd);
+    });
     // The new coordinator loads while the data partition has no leader: it cannot read the log then.
     await t.advance(5_000);
     expect(b.cluster.controller.image.partition("orders", 0)!.leader).toBe(-1);
@@ -348,12 +338,7 @@ describe("a re-add cut, then its coordinator lost before the cut is recorded, th
     const local = (await read(t, b, "orders", "read_uncommitted")).filter((r) => r.includes(":b-tx-"));
     expect(local).toHaveLength(2);
 
-    const topicId = b.cluster.controller.image.topic("orders")!.topicId;
-    const statePartition = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
-    const coordinatorBroker = b.cluster.controller.image.partition(
-      MIRROR_STATE_TOPIC,
-      statePartition,
-    )!.leader;
+    const coordinatorBroker = coordinatorBrokerOf(b);
     expect(b.cluster.leaderFor("orders", 0).brokerId).not.toBe(coordinatorBroker);
 
     // The re-add waits for A's LME answer; its coordinator's broker dies meanwhile (nothing was cut).

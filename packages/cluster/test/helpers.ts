@@ -78,20 +78,19 @@ export function keyedBatch(entries: [string, string][]): Buffer {
   });
 }
 
-/** A batch as a source stored it: one record at `baseOffset`, written at `epoch`. */
-export function sourceBatch(baseOffset: bigint, epoch: number, value: string): Buffer {
+/** A batch as a source stored it: one record per value from `baseOffset` on, written at `epoch`. */
+export function sourceBatch(baseOffset: bigint, epoch: number, value: string | readonly string[]): Buffer {
+  const values = typeof value === "string" ? [value] : value;
   return encodeRecordBatch({
     baseOffset,
     partitionLeaderEpoch: epoch,
-    records: [
-      {
-        attributes: 0,
-        offsetDelta: 0,
-        timestampDelta: 0n,
-        key: null,
-        value: Buffer.from(value),
-        headers: [],
-      },
-    ],
+    records: values.map((v, i) => ({
+      attributes: 0,
+      offsetDelta: i,
+      timestampDelta: 0n,
+      key: null,
+      value: Buffer.from(v),
+      headers: [],
+    })),
   });
 }

@@ -385,28 +385,24 @@ export class Partition {
    * so the high watermark never covers a batch only this leader holds (its death would lose it).
    */
   truncateAsLeader(offset: bigint): void {
-    this.checkLeader();
-    if (!this.cutDrops(offset, false)) {
-      this.log.truncateTo(offset);
-      return;
-    }
-    // The log cuts whole batches: a batch holding `offset` goes too, so its end may land below `offset`.
-    try {
-      this.log.truncateTo(offset);
-    } finally {
-      this.markFollowersCut(offset < this.log.logEndOffset ? offset : this.log.logEndOffset);
-    }
+    this.cutAsLeader(offset, false, () => this.log.truncateTo(offset));
   }
 
   /** As `truncateAsLeader`, emptying the log and restarting it at `offset` (the source's log start). */
   truncateFullyAsLeader(offset: bigint): void {
+    this.cutAsLeader(offset, true, () => this.log.truncateFullyAndStartAt(offset));
+  }
+
+  private cutAsLeader(offset: bigint, full: boolean, cut: () => void): void {
     this.checkLeader();
-    if (!this.cutDrops(offset, true)) {
-      this.log.truncateFullyAndStartAt(offset);
+    if (!this.cutDrops(offset, full)) {
+      cut();
       return;
     }
+    // The log cuts whole batches: a batch holding `offset` goes too, so its end may land below `offset`.
+    // Marked also when the cut fails part way (a full disk).
     try {
-      this.log.truncateFullyAndStartAt(offset);
+      cut();
     } finally {
       this.markFollowersCut(offset < this.log.logEndOffset ? offset : this.log.logEndOffset);
     }

@@ -66,37 +66,48 @@ function layout(node: Node, topic: string): string[] {
 }
 
 /**
+ * B mirrored A's orders (three records), failed over, and an application opened a transaction on B (two
+ * records, `local`); A's LME lookups wait while `g` is closed. `seed`: the topology's; `replicationFactor`:
+ * of orders on A (and so on B).
+ */
+async function failedOverThenLocalTransaction(options: { seed?: number; replicationFactor?: number } = {}) {
+  const t = topology(["a", "b"], options.seed === undefined ? {} : { seed: options.seed });
+  const a = t.node("a");
+  const b = t.node("b");
+  const g = gate();
+  holdLmeLookups(t, "a", g.wait);
+  const rf = options.replicationFactor === undefined ? {} : { replicationFactor: options.replicationFactor };
+  await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, ...rf }] }));
+  await t.advance(200);
+  const producerA = a.kafka.producer({ idempotent: true });
+  await t.run(producerA.connect());
+  for (let i = 0; i < 3; i++) {
+    await t.run(producerA.send({ topic: "orders", messages: [{ value: `a-${i}` }], acks: -1 }));
+  }
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await t.run(b.mirroring.whenCaughtUp("dr"));
+  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+  await t.run(b.mirroring.whenState("dr", "STOPPED"));
+
+  // B is the primary now: an application opens a transaction there.
+  const txProducer = b.kafka.producer({ transactionalId: "local-tx" });
+  await t.run(txProducer.connect());
+  const tx = await t.run(txProducer.transaction());
+  await t.run(tx.send({ topic: "orders", messages: [{ value: "b-tx-1" }, { value: "b-tx-2" }] }));
+  const local = (await read(t, b, "orders", "read_uncommitted")).filter((r) => r.includes(":b-tx-"));
+  expect(local).toHaveLength(2);
+  return { t, a, b, g, tx, local };
+}
+
+/**
  * A re-add (or failback) removed again while PREPARING, before its truncation: the topic keeps its own log,
  * so STOPPING must keep the topic's own producer state. ABORT markers there abort a live local transaction;
  * its producer then commits (acknowledged), and read_committed consumers never see the records.
  */
 describe("a re-add removed again before its truncation leaves the topic's own transactions alone", () => {
   it("re-add --truncate-local-writes cancelled while PREPARING: a local transaction open across it commits", async () => {
-    const t = topology(["a", "b"]);
-    const a = t.node("a");
-    const b = t.node("b");
-    const g = gate();
-    holdLmeLookups(t, "a", g.wait);
-    await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1 }] }));
-    await t.advance(200);
-    const producerA = a.kafka.producer({ idempotent: true });
-    await t.run(producerA.connect());
-    for (let i = 0; i < 3; i++) {
-      await t.run(producerA.send({ topic: "orders", messages: [{ value: `a-${i}` }], acks: -1 }));
-    }
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-    await t.run(b.mirroring.whenCaughtUp("dr"));
-    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-    await t.run(b.mirroring.whenState("dr", "STOPPED"));
-
-    // B is the primary now: an application opens a transaction there.
-    const txProducer = b.kafka.producer({ transactionalId: "local-tx" });
-    await t.run(txProducer.connect());
-    const tx = await t.run(txProducer.transaction());
-    await t.run(tx.send({ topic: "orders", messages: [{ value: "b-tx-1" }, { value: "b-tx-2" }] }));
-    const local = (await read(t, b, "orders", "read_uncommitted")).filter((r) => r.includes(":b-tx-"));
-    expect(local).toHaveLength(2);
+    const { t, a, b, g, tx, local } = await failedOverThenLocalTransaction();
 
     // The operator re-adds (agreeing to drop local writes), then removes it again before the truncation.
     g.close();
@@ -310,33 +321,7 @@ describe("a re-add cut, then its coordinator lost before the cut is recorded, th
   });
 
   it("lost before the cut: the recovered PREPARING leaves the topic's own open transaction alone", async () => {
-    const t = topology(["a", "b"], { seed: 3 });
-    const a = t.node("a");
-    const b = t.node("b");
-    const g = gate();
-    holdLmeLookups(t, "a", g.wait);
-    await t.run(
-      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
-    );
-    await t.advance(200);
-    const producerA = a.kafka.producer({ idempotent: true });
-    await t.run(producerA.connect());
-    for (let i = 0; i < 3; i++) {
-      await t.run(producerA.send({ topic: "orders", messages: [{ value: `a-${i}` }], acks: -1 }));
-    }
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-    await t.run(b.mirroring.whenCaughtUp("dr"));
-    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-    await t.run(b.mirroring.whenState("dr", "STOPPED"));
-
-    // B is the primary now: an application opens a transaction there.
-    const txProducer = b.kafka.producer({ transactionalId: "local-tx" });
-    await t.run(txProducer.connect());
-    const tx = await t.run(txProducer.transaction());
-    await t.run(tx.send({ topic: "orders", messages: [{ value: "b-tx-1" }, { value: "b-tx-2" }] }));
-    const local = (await read(t, b, "orders", "read_uncommitted")).filter((r) => r.includes(":b-tx-"));
-    expect(local).toHaveLength(2);
+    const { t, a, b, g, tx, local } = await failedOverThenLocalTransaction({ seed: 3, replicationFactor: 3 });
 
     const coordinatorBroker = coordinatorBrokerOf(b);
     expect(b.cluster.leaderFor("orders", 0).brokerId).not.toBe(coordinatorBroker);

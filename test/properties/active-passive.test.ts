@@ -37,6 +37,7 @@ describe("property: active-passive A -> B", () => {
       "deleteRecords",
       "addPartition",
       "slowDisk",
+      "slowReplication",
       "fastDisk",
       "controllerFailover",
       "readd",

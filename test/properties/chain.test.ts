@@ -22,6 +22,7 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
     "failover",
     "failback",
     "crash",
+    "slowReplication",
     "crashAfterAck",
     "restart",
     "cutLink",

@@ -39,6 +39,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "restart",
       "advance",
       "slowDisk",
+      "slowReplication",
       "fastDisk",
       "readd",
       "writePromoted",

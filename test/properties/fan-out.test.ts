@@ -37,6 +37,7 @@ describe("property: fan-out A -> B, A -> C", () => {
           "failover",
           "failback",
           "crash",
+          "slowReplication",
           "crashAfterAck",
           "restart",
           "cutLink",

@@ -38,6 +38,7 @@ describe("property: coordinator moves and source divergence", () => {
           "failover",
           "moveStateLeader",
           "slowDisk",
+          "slowReplication",
           "fastDisk",
           "electPreferred",
           "controllerFailover",
@@ -234,7 +235,7 @@ describe("property: coordinator moves and source divergence", () => {
         name: "unclean-source",
         file: "test/properties/faults.test.ts",
         topology: activePassive,
-        commands: ["produce", "unclean", "advance", "failover", "restart"],
+        commands: ["produce", "unclean", "advance", "failover", "restart", "slowReplication"],
         numRuns: 10,
         maxCommands: 8,
         onRunEnd: (sim) => {

@@ -24,6 +24,7 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
           "advance",
           "advance",
           "crash",
+          "slowReplication",
         ],
         numRuns: 30,
         maxCommands: 16,

@@ -118,6 +118,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   for (const name of sim.world.spec.clusters) {
     const cluster = sim.node(name).cluster;
     cluster.controller.setAvailable(true);
+    cluster.setReplicationLatency(0);
     for (let b = 0; b < sim.brokers; b++) {
       cluster.setDiskLatency(b, 0);
       cluster.setDiskFull(b, false);

@@ -288,6 +288,19 @@ export function slowDisk(sim: Simulation, nodeChoice: number, brokerChoice: numb
   sim.step(`slow disk ${node} broker ${broker}: ${ms} ms`);
 }
 
+/**
+ * Slows (or, `ms` 0, speeds up again) the network between one cluster's brokers: every replica fetch takes
+ * `ms` of virtual time each way (`KafkaCluster.setReplicationLatency`), until the next such command or the
+ * settle. Followers then learn a leader's cut (a mirror's truncation) that much later, so a mirror's append
+ * lands while they still hold the cut batches, and the high watermark must not count them
+ * (`afterHighWatermarkMove` checks every move the moment it happens).
+ */
+export function slowReplication(sim: Simulation, nodeChoice: number, ms: number): void {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  sim.node(node).cluster.setReplicationLatency(ms);
+  sim.step(ms === 0 ? `fast replication on ${node}` : `slow replication on ${node}: ${ms} ms`);
+}
+
 /** Makes every disk of one cluster fast again. */
 export function fastDisk(sim: Simulation, nodeChoice: number): void {
   const node = pick(sim.world.spec.clusters, nodeChoice)!;

@@ -14,6 +14,11 @@ export interface GuardHooks {
   afterControlAppend(node: string, brokerId: number, topic: string, partition: number): void;
   /** A leader's log start was raised to follow its mirror's source (see `LogStartWatch.check`). */
   afterFollowLogStart(move: LogStartMove): void;
+  /**
+   * A leader's high watermark moved from `before` during a mirror's append or a follower's fetch (which
+   * reports the follower's log end): what the move committed is checked at once against the in-sync replicas.
+   */
+  afterHighWatermarkMove(node: string, topic: string, partition: number, before: bigint): void;
   /** A leader's log start was raised by DeleteRecords (whoever sent it). */
   afterDeleteRecords(node: string, topic: string, partition: number, logStart: bigint): void;
   report(violations: readonly Violation[]): void;
@@ -31,7 +36,9 @@ const guarded = new WeakSet<Broker>();
  * - each control batch a leader appends (a transaction marker) is announced once it is on the log, so a
  *   fault can land right after it (`txnCommitCrash`);
  * - each log start a leader raises, to follow its mirror's source or by DeleteRecords, is announced with
- *   what the log held before.
+ *   what the log held before;
+ * - each high watermark move of a mirror's append (`appendAsIs`) or of a follower's fetch is announced as it happens,
+ *   so a batch committed for a follower that no longer holds it is seen before the follower fetches again.
  * Wrapping replaces the instance's methods and calls the originals: the engine is unchanged.
  */
 export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: GuardHooks): void {
@@ -102,6 +109,19 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
       hooks.afterDeleteRecords(node, topic, partition, logStart);
       return logStart;
     };
+    const appendAsIs = broker.appendAsIs.bind(broker);
+    broker.appendAsIs = (topic, partition, batches, options) =>
+      withHighWatermarkWatch(broker, topic, partition, hooks, node, () =>
+        appendAsIs(topic, partition, batches, options),
+      );
+    const handleReplicaFetch = broker.handleReplicaFetch.bind(broker);
+    broker.handleReplicaFetch = (topicId, partition, ...rest) => {
+      const topic = broker.replicas().find((r) => r.topicId === topicId && r.partition === partition)?.topic;
+      const fetch = () => handleReplicaFetch(topicId, partition, ...rest);
+      return topic === undefined
+        ? fetch()
+        : withHighWatermarkWatch(broker, topic, partition, hooks, node, fetch);
+    };
     const truncateTo = broker.truncateTo.bind(broker);
     broker.truncateTo = (topic, partition, offset) => {
       hooks.beforeTruncate(node, topic, partition, offset, false);
@@ -128,4 +148,30 @@ function readOnlyReasonSafe(hooks: GuardHooks, node: string, topic: string, part
   } catch {
     return undefined;
   }
+}
+
+/** The high watermark of `broker`'s replica (undefined: no replica). */
+function highWatermarkOf(broker: Broker, topic: string, partition: number): bigint | undefined {
+  try {
+    return broker.replica(topic, partition)?.log.highWatermark;
+  } catch {
+    return undefined; // a closed or unreadable log
+  }
+}
+
+/** Runs `append` and announces a high watermark move it made (see `GuardHooks.afterHighWatermarkMove`). */
+function withHighWatermarkWatch<T>(
+  broker: Broker,
+  topic: string,
+  partition: number,
+  hooks: GuardHooks,
+  node: string,
+  append: () => T,
+): T {
+  const before = highWatermarkOf(broker, topic, partition);
+  const result = append();
+  const after = highWatermarkOf(broker, topic, partition);
+  if (before !== undefined && after !== undefined && after > before)
+    hooks.afterHighWatermarkMove(node, topic, partition, before);
+  return result;
 }

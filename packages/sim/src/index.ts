@@ -27,6 +27,7 @@ export {
   refuseConfigs,
   restart,
   slowDisk,
+  slowReplication,
   txnCommitCrash,
   uncleanElection,
 } from "./fault-commands";

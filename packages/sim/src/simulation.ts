@@ -9,6 +9,7 @@ import { LogStartWatch, type MirrorSource } from "./invariants/log-start-follow"
 import { leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
 import { checkOrphanedCopy, orphanedIncarnation } from "./invariants/recreated-source";
+import { checkPartitionReplicasAgree } from "./invariants/replicas-agree";
 import { TxnMarkerWatch } from "./invariants/txn-markers";
 import { UnmirroredFailoverWatch } from "./invariants/unmirrored-failover";
 import type { Violation } from "./invariants/violation";
@@ -143,6 +144,8 @@ export class Simulation {
         },
         afterDeleteRecords: (node, topic, partition, logStart) =>
           this.logStarts.note(cluster, node, topic, partition, logStart),
+        afterHighWatermarkMove: (node, topic, partition, before) =>
+          this.report(checkPartitionReplicasAgree(node, cluster, topic, partition, before)),
         report: (v) => this.report(v),
       });
       // Checked the moment each transition commits, not between steps (see `checkDurableTransition`).

@@ -38,6 +38,52 @@ describe("broker guards and the committed prefix", () => {
     expect(sim.violations.map((v) => v.invariant)).toContain("committed-prefix");
   });
 
+  it("a high watermark that moves over a batch an in-sync follower holds differently is seen as it moves", async () => {
+    const sim = await Simulation.create(activePassive(), 6);
+    await produce(sim, 0, 0, 1);
+    await sim.world.time.advance(2_000);
+    const a = sim.node("a").cluster;
+    const leaderId = a.controller.image.partition("orders", 0)!.leader;
+    const leader = a.broker(leaderId)!;
+    const followerId = a.controller.image.partition("orders", 0)!.isr.find((id) => id !== leaderId)!;
+    const follower = a.broker(followerId)!.replica("orders", 0)!.log;
+    // Followers fetch 500 ms after being woken: the one that copies the next batch reports it 500 ms later.
+    a.setReplicationLatency(500);
+    const end = leader.replica("orders", 0)!.log.logEndOffset;
+    await sim.world.time.run(
+      leader.produce({ topic: "orders", partition: 0, batch: probeBatch(a.clock.now()), acks: 1 }),
+    );
+    await sim.world.time.advance(700);
+    expect(follower.logEndOffset).toBe(end + 1n);
+    expect(leader.replica("orders", 0)!.log.highWatermark).toBe(end);
+    const stored = [...follower.batches()].at(-1)!;
+    // The follower's copy of it is replaced by other records at the same offset and epoch, as a cut the
+    // follower missed would leave it, before its next fetch reports that log end.
+    follower.truncateTo(end);
+    follower.appendAsFollower(
+      encodeRecordBatch({
+        baseOffset: end,
+        partitionLeaderEpoch: stored.partitionLeaderEpoch,
+        baseTimestamp: BigInt(a.clock.now()),
+        records: [
+          {
+            attributes: 0,
+            offsetDelta: 0,
+            timestampDelta: 0n,
+            key: null,
+            value: Buffer.from("y"),
+            headers: [],
+          },
+        ],
+      }),
+    );
+    expect(sim.violations.map((v) => v.invariant)).not.toContain("replicas-agree");
+    await sim.world.time.advance(1_000);
+    expect(leader.replica("orders", 0)!.log.highWatermark).toBe(end + 1n);
+    const seen = sim.violations.find((v) => v.invariant === "replicas-agree");
+    expect(seen?.message).toContain(`in-sync broker ${followerId}'s batch at offset ${end}`);
+  });
+
   it("corruptReplica flips a stored byte that the restarted broker's recovery finds", async () => {
     const sim = await Simulation.create(activePassive(), 5);
     await produce(sim, 0, 0, 2);

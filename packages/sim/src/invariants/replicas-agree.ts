@@ -12,33 +12,50 @@ import type { Violation } from "./violation";
 export function checkReplicasAgree(label: string, cluster: KafkaCluster): Violation[] {
   const out: Violation[] = [];
   for (const topic of cluster.controller.image.topicsById.values()) {
-    for (const meta of topic.partitions) {
-      const leader =
-        meta.leader < 0 ? undefined : cluster.broker(meta.leader)?.replica(topic.name, meta.partition);
-      if (!leader) continue;
-      const leaderBatches = batchesByOffset(leader.log);
-      const hw = leader.log.highWatermark;
-      for (const id of meta.isr) {
-        if (id === meta.leader) continue;
-        const follower = cluster.broker(id)?.replica(topic.name, meta.partition)?.log;
-        if (!follower) continue;
-        const from =
-          follower.logStartOffset > leader.log.logStartOffset
-            ? follower.logStartOffset
-            : leader.log.logStartOffset;
-        const name = `${label} ${topic.name}-${meta.partition}`;
-        for (const b of follower.batches()) {
-          if (b.baseOffset < from) continue;
-          if (b.lastOffset >= hw) break;
-          const ours = leaderBatches.get(b.baseOffset);
-          if (ours === undefined || hexOf(ours) !== hexOf(b)) {
-            out.push({
-              invariant: "replicas-agree",
-              message: `${name}: in-sync broker ${id}'s batch at offset ${b.baseOffset} (epoch ${b.partitionLeaderEpoch}) ${ours ? `differs from leader ${meta.leader}'s (epoch ${ours.partitionLeaderEpoch})` : `is not a batch on leader ${meta.leader}`}, below its high watermark ${hw}`,
-            });
-            break;
-          }
-        }
+    for (const meta of topic.partitions)
+      out.push(...checkPartitionReplicasAgree(label, cluster, topic.name, meta.partition));
+  }
+  return out;
+}
+
+/**
+ * `checkReplicasAgree` for one partition, from offset `from` on (batches ending below it are skipped): run
+ * the moment a leader's high watermark moves, over what the move committed (`afterHighWatermarkMove`).
+ */
+export function checkPartitionReplicasAgree(
+  label: string,
+  cluster: KafkaCluster,
+  topic: string,
+  partition: number,
+  from = 0n,
+): Violation[] {
+  const meta = cluster.controller.image.partition(topic, partition);
+  if (!meta || meta.leader < 0) return [];
+  const leader = cluster.broker(meta.leader)?.replica(topic, partition);
+  if (!leader) return [];
+  const out: Violation[] = [];
+  const hw = leader.log.highWatermark;
+  let leaderBatches: ReturnType<typeof batchesByOffset> | undefined;
+  for (const id of meta.isr) {
+    if (id === meta.leader) continue;
+    const follower = cluster.broker(id)?.replica(topic, partition)?.log;
+    if (!follower) continue;
+    const start =
+      follower.logStartOffset > leader.log.logStartOffset
+        ? follower.logStartOffset
+        : leader.log.logStartOffset;
+    const name = `${label} ${topic}-${partition}`;
+    for (const b of follower.batches()) {
+      if (b.baseOffset < start || b.lastOffset < from) continue;
+      if (b.lastOffset >= hw) break;
+      leaderBatches ??= batchesByOffset(leader.log);
+      const ours = leaderBatches.get(b.baseOffset);
+      if (ours === undefined || hexOf(ours) !== hexOf(b)) {
+        out.push({
+          invariant: "replicas-agree",
+          message: `${name}: in-sync broker ${id}'s batch at offset ${b.baseOffset} (epoch ${b.partitionLeaderEpoch}) ${ours ? `differs from leader ${meta.leader}'s (epoch ${ours.partitionLeaderEpoch})` : `is not a batch on leader ${meta.leader}`}, below its high watermark ${hw}`,
+        });
+        break;
       }
     }
   }

@@ -44,6 +44,7 @@ describe("property: a source topic deleted and created again under its name", ()
     "crash",
     "crashSoon",
     "restart",
+    "restartNode",
     "moveStateLeader",
     "cutLink",
     "healLink",
@@ -80,6 +81,28 @@ describe("property: a source topic deleted and created again under its name", ()
               ? undefined
               : "a's profiles was not deleted while its failover was still STOPPING";
           },
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regression: a restart of every broker lost the records of a topic deleted and created again (f760d67)",
+    async () => {
+      await runRegressions(activePassiveRegressions, [
+        {
+          // Each broker's replay of the metadata log opened the deleted topic's partitions before their
+          // RemoveTopic, on the directories the topic created again under the name owned by then, and the
+          // RemoveTopic deleted them: with every broker restarted, no replica kept the new topic's records.
+          bug: "a's orders, deleted and created again, lost its acknowledged records when every broker of a restarted",
+          simSeed: 1,
+          steps: ["produce(0,0,3)", "recreateTopic(0,0,3)", "restartNode(0)"],
+          reaches: reachesSteps(
+            "orders was not created again and written before every broker of a restarted",
+            "recreate a/orders: id",
+            "produce 3 to a/orders-0: ok",
+            "restart every broker of a",
+          ),
         },
       ]);
     },

@@ -212,6 +212,13 @@ export class Broker {
    * dir (undefined: no checkpoint, a data dir written before it was kept).
    */
   private removalsDurableTo: number | undefined;
+  /**
+   * Logs of deleted topics whose directory could not be renamed away (a failing disk), by `topic-partition`
+   * (Kafka's LogManager keeps logsToBeDeleted). The removed-topics checkpoint does not move past their
+   * removal until they are gone: no log is opened under a removed name before, and a restart's replay deletes
+   * them again. A topic created again under the id (a mirror topic takes its source's) would open one as its own.
+   */
+  private readonly logsToBeDeleted = new Map<string, { topic: TopicMetadata; partition: number }>();
   private diskLatencyMs = 0;
 
   constructor(options: BrokerOptions) {
@@ -238,12 +245,23 @@ export class Broker {
     // Replaying the feed opens (and recovers) every hosted log before the broker registers, so the
     // controller hears which replicas lost data before it lets this broker lead anything.
     this.replaying = true;
-    const handled = Number(this.options.dataDir.readCheckpoint(REMOVALS_CHECKPOINT) ?? Number.NaN);
-    this.removalsDurableTo = Number.isInteger(handled) ? handled : undefined;
-    this.replayEnd = {
-      ...replayEndOf(this.options.controller.metadataLog()),
-      removalsHandledTo: this.removalsDurableTo,
-    };
+    const metadataLog = this.options.controller.metadataLog();
+    this.removalsDurableTo = parseRemovalsCheckpoint(
+      this.options.dataDir.readCheckpoint(REMOVALS_CHECKPOINT),
+    );
+    if (this.removalsDurableTo === undefined && this.options.dataDir.listLogs().length === 0) {
+      // No log here: every removal so far is handled. Written now, while the disk may still take it, so
+      // that opening a log later needs no write (a full disk would keep every replica closed).
+      const end = metadataLog.length - 1;
+      if (
+        this.retryingStorageWrite("the removed topics checkpoint", () =>
+          this.options.dataDir.writeCheckpoint(REMOVALS_CHECKPOINT, String(end)),
+        )
+      ) {
+        this.removalsDurableTo = end;
+      }
+    }
+    this.replayEnd = { ...replayEndOf(metadataLog), removalsHandledTo: this.removalsDurableTo };
     try {
       this.unsubscribe = this.options.controller.subscribe((entry) => this.onMetadata(entry));
     } finally {
@@ -261,7 +279,14 @@ export class Broker {
     const lossy = this.replicas()
       .filter((p) => p.recoveryLoss !== undefined)
       .map((p) => ({ topicId: p.topicId, partition: p.partition }));
-    this.options.controller.registerBroker(this.brokerId, this.options.rack ?? null, lossy);
+    try {
+      this.options.controller.registerBroker(this.brokerId, this.options.rack ?? null, lossy);
+    } catch (error) {
+      // The controller could not record the registration (its metadata log on a full disk): the start
+      // fails whole, as a broker that cannot register exits; a later start replays and registers again.
+      this.stop();
+      throw error;
+    }
     const lag = this.options.replicaLagTimeMaxMs ?? 30_000;
     this.every("isr-expiration", Math.max(1, Math.floor(lag / 2)), () => this.maybeShrinkIsr());
     this.every("log-cleaner", this.options.logCleanerIntervalMs ?? 30_000, () => this.runLogCleaner());
@@ -866,6 +891,10 @@ export class Broker {
         // A log under the name of a topic removed since the checkpoint is opened only once that removal is
         // durable: a replay then never takes this log for the removed topic's (see `replayEnd`).
         if (this.removalsDurableTo === undefined || this.removedSinceCheckpoint.has(topic.name)) {
+          // The checkpoint says every removal so far was handled: the logs whose deletion failed go first.
+          for (const { topic: removed, partition } of this.logsToBeDeleted.values()) {
+            this.deleteLog(removed, partition);
+          }
           this.options.dataDir.writeCheckpoint(REMOVALS_CHECKPOINT, String(this.image.offset));
           this.removalsDurableTo = this.image.offset;
           this.removedSinceCheckpoint.clear();
@@ -1004,24 +1033,36 @@ export class Broker {
       this.cancelReplicaFetch(p);
       p.log.close();
       this.partitions.delete(k);
-      this.deleteLogOf(topic, p.partition);
     }
     this.replicaKeys.delete(topic.topicId);
+    // Replayed: the replay decides (a live topic of the name may own the directories by now).
+    if (this.replaying) return;
+    // Every hosted partition's log, also one whose opening failed (a failing disk): its directory is there.
+    topic.partitions.forEach((meta, i) => {
+      if (meta.replicas.includes(this.brokerId)) this.deleteLogOf(topic, i);
+    });
   }
 
   /** Deletes the log directory of a partition of a deleted topic; a failure is logged, not thrown. */
   private deleteLogOf(topic: TopicMetadata, partition: number): void {
     const name = `${topic.name}-${partition}`;
     try {
-      this.options.dataDir.deleteLog(topic.name, partition, topic.topicId);
+      this.deleteLog(topic, partition);
     } catch (error) {
-      // The other partitions are still deleted; a directory left here is never opened as a log of a
-      // topic created again under the name (its partition.metadata names the deleted topic's id).
+      // The other partitions are still deleted; the directory left here is deleted again before a log is
+      // opened under a removed name (see `logsToBeDeleted`), and by a restart's replay.
+      this.logsToBeDeleted.set(name, { topic, partition });
       this.logger.warn(
         { event: "storage.delete_failed", brokerId: this.brokerId, partition: name, error: String(error) },
-        `broker ${this.brokerId}: deleting the log of ${name} failed: ${String(error)}. Remove the directory by hand once the disk works.`,
+        `broker ${this.brokerId}: deleting the log of ${name} failed: ${String(error)}. It is retried before a topic of a removed name is opened, and on restart.`,
       );
     }
+  }
+
+  /** Deletes the log directory of a partition of a deleted topic; throws KafkaStorageError if it failed. */
+  private deleteLog(topic: TopicMetadata, partition: number): void {
+    this.options.dataDir.deleteLog(topic.name, partition, topic.topicId);
+    this.logsToBeDeleted.delete(`${topic.name}-${partition}`);
   }
 
   private scheduleReplicaFetch(p: Partition, delayMs: number): void {
@@ -1418,6 +1459,15 @@ function appendFromLeader(log: PartitionLog, slices: Parameters<PartitionLog["ap
 
 /** The data dir's checkpoint of the metadata offset up to which every topic removal was handled there. */
 const REMOVALS_CHECKPOINT = "removed-topics-checkpoint";
+
+/**
+ * The metadata offset `REMOVALS_CHECKPOINT` holds; undefined when there is none or it is not one (an empty
+ * or damaged file must not read as offset 0: a replay would take every later removal as never handled here).
+ */
+function parseRemovalsCheckpoint(text: string | undefined): number | undefined {
+  const offset = text === undefined || !/^-?\d+$/.test(text.trim()) ? Number.NaN : Number(text.trim());
+  return Number.isSafeInteger(offset) ? offset : undefined;
+}
 
 /** What the end of a metadata log holds that a replay of it needs ahead (see `Broker.replayEnd`). */
 function replayEndOf(log: readonly MetadataLogEntry[]): {

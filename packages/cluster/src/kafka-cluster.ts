@@ -307,7 +307,13 @@ export class KafkaCluster implements BrokerNetwork {
     });
     broker.setDiskLatency(this.diskLatency(brokerId));
     this.running.set(brokerId, broker);
-    broker.start();
+    try {
+      broker.start();
+    } catch (error) {
+      // Not started (see `Broker.start`): not counted running, so a later start makes a new broker.
+      this.running.delete(brokerId);
+      throw error;
+    }
     this.startHousekeeping();
     for (const l of this.brokerListeners) l(brokerId, true);
     return broker;

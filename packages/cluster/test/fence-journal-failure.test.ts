@@ -37,4 +37,22 @@ describe("a broker that stops while the metadata log cannot be written (a full d
     expect(meta.leader).toBe(1);
     expect([...meta.isr].sort()).toEqual([0, 1, 2]);
   });
+
+  it("a broker started while it cannot register fails to start, and registers on its next start", () => {
+    const { cluster, settle } = testCluster({ logger: { warn: () => {} } });
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[1, 0, 2]] });
+    settle();
+    cluster.stopBroker(1);
+    cluster.controller.setJournal(() => {
+      throw new Error("ENOSPC: no space left on device, write");
+    });
+    expect(() => cluster.startBroker(1)).toThrow(/ENOSPC/);
+    expect(cluster.runningBrokers()).toEqual([0, 2]);
+    cluster.controller.setJournal(undefined);
+    cluster.startBroker(1);
+    settle(1000);
+    // Registered and unfenced: it rejoins the ISR (a half-started broker counted running stayed fenced).
+    expect(cluster.controller.image.brokers.get(1)?.fenced).toBe(false);
+    expect([...cluster.controller.image.partition("t", 0)!.isr].sort()).toEqual([0, 1, 2]);
+  });
 });

@@ -102,7 +102,7 @@ export class KafkajsSourceCluster implements SourceCluster {
    */
   private readonly apiVersions = new Map<number, KjsApiVersions>();
   private readonly clientId: string;
-  private readonly leaderRefreshes = new Map<string, Promise<unknown>>();
+  private readonly leaderRefreshes = new Map<string, Promise<MetadataResponse>>();
   private readonly lookups = new LeaderLookupBatcher((leaderId, lookups) =>
     this.sendLookups(leaderId, lookups),
   );
@@ -581,11 +581,14 @@ export class KafkajsSourceCluster implements SourceCluster {
     let lastError: KafkaError | undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
       let leader = this.leaders.get(partitionKey(topic, partition));
+      let topicError = 0;
       if (!leader || leader.leaderId < 0 || attempt > 0) {
-        await this.refreshLeaders(topic);
+        const metadata = await this.refreshLeaders(topic);
+        topicError = metadata.topics.find((t) => t.name === topic)?.errorCode ?? 0;
         leader = this.leaders.get(partitionKey(topic, partition));
       }
-      if (!leader) throw kafkaErrorFromCode(3, context);
+      // A topic the principal may not DESCRIBE comes without partitions too: say so, not that it is unknown.
+      if (!leader) throw kafkaErrorFromCode(topicError === 0 ? 3 : topicError, context);
       if (leader.leaderId < 0) {
         lastError = kafkaErrorFromCode(5, context);
         continue;
@@ -607,7 +610,7 @@ export class KafkajsSourceCluster implements SourceCluster {
   }
 
   /** The leaders of a topic's partitions, asked once for all the lookups that need them at the same time. */
-  private refreshLeaders(topic: string): Promise<unknown> {
+  private refreshLeaders(topic: string): Promise<MetadataResponse> {
     let refresh = this.leaderRefreshes.get(topic);
     if (!refresh) {
       refresh = this.metadata([topic]).finally(() => this.leaderRefreshes.delete(topic));

@@ -118,6 +118,11 @@ function id(key: MirrorPartitionKey): string {
 export class TestSourceNetwork implements SourceConnector {
   target: KafkaCluster;
   reachable = true;
+  /**
+   * Topics the listing leaves out, as Kafka leaves out those the principal may not DESCRIBE; asked for by
+   * name (`listOffsets`), each answers with its error (undefined: the source's own answer).
+   */
+  readonly hidden = new Map<string, Error | undefined>();
   /** For each describeTopics call, the source topics whose configs it asked for. */
   readonly configsAsked: string[][] = [];
 
@@ -138,7 +143,9 @@ export class TestSourceNetwork implements SourceConnector {
       clusterId: call("clusterId"),
       describeTopics: async (options?: DescribeTopicsOptions) => {
         if (!this.reachable) throw new Error("connection refused");
-        const topics = await new EmbeddedSourceCluster(this.target).describeTopics(options);
+        const topics = (await new EmbeddedSourceCluster(this.target).describeTopics(options)).filter(
+          (t) => !this.hidden.has(t.name),
+        );
         this.configsAsked.push(
           topics.map((t) => t.name).filter((name) => options?.configsOf?.(name) ?? true),
         );
@@ -146,7 +153,11 @@ export class TestSourceNetwork implements SourceConnector {
       },
       partitionLeaders: call("partitionLeaders"),
       fetch: call("fetch"),
-      listOffsets: call("listOffsets"),
+      listOffsets: async (topic: string, ...rest: [number, bigint, string?]) => {
+        const refusal = this.hidden.get(topic);
+        if (refusal) throw refusal;
+        return call("listOffsets")(topic, ...rest);
+      },
       endOffsetForEpoch: call("endOffsetForEpoch"),
       listGroupOffsets: call("listGroupOffsets"),
       describeAcls: call("describeAcls"),

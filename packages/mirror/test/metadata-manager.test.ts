@@ -1,5 +1,6 @@
+import { ClusterError } from "@cluster-mirror/cluster";
 import { describe, expect, it, vi } from "vitest";
-import { SOURCE_TOPIC_DELETED } from "../src/metadata/mirror-metadata-manager";
+import { SOURCE_TOPIC_DELETED, sourceTopicNotAuthorized } from "../src/metadata/mirror-metadata-manager";
 import { MIRROR_CONFIG, mirrorEnv, sourceTopic } from "./meta-helpers";
 
 async function setup(options: { leads?: boolean } = {}) {
@@ -231,6 +232,36 @@ describe("MirrorMetadataManager: non-retryable failures", () => {
     Object.defineProperty(env.network.target, "clusterId", { value: "source-cluster-AAAAAAAAA" });
     await env.manager.refresh("m1");
     expect(env.coordinators.take()).toEqual([]);
+  });
+
+  it("a topic left out of the listing but refused by name is failed as not authorized, not as deleted", async () => {
+    const env = await setup();
+    const refusal = new ClusterError("TOPIC_AUTHORIZATION_FAILED", "Topic authorization failed.");
+    env.network.hidden.set("t", refusal);
+    expect((await env.manager.refresh("m1"))?.deletedTopics).toEqual([]);
+    expect((await env.manager.refresh("m1"))?.deletedTopics).toEqual([]);
+    expect(env.coordinators.take()).toEqual(["FAIL t-0", "FAIL t-1"]);
+    expect(env.coordinators.describe("m1")[0]).toMatchObject({
+      state: "FAILED",
+      retryAttempt: -1,
+      errorMessage: sourceTopicNotAuthorized("t", refusal),
+    });
+  });
+
+  it("a topic left out of the listing is called deleted only on the source's word: not while asking it fails", async () => {
+    const env = await setup();
+    env.network.hidden.set("t", new ClusterError("LEADER_NOT_AVAILABLE", "no leader right now"));
+    for (let i = 0; i < 3; i++) expect((await env.manager.refresh("m1"))?.deletedTopics).toEqual([]);
+    expect(env.coordinators.take()).toEqual([]);
+    // It answers by name after all (the listing was another broker's, behind): it is there.
+    env.network.hidden.set("t", undefined);
+    for (let i = 0; i < 3; i++) expect((await env.manager.refresh("m1"))?.deletedTopics).toEqual([]);
+    expect(env.coordinators.take()).toEqual([]);
+    // Deleted: the source says it has no such topic.
+    env.network.hidden.delete("t");
+    env.source.controller.deleteTopic("t");
+    await env.manager.refresh("m1");
+    expect((await env.manager.refresh("m1"))?.deletedTopics).toEqual(["t"]);
   });
 
   it("counts an unreachable source as a sync error and carries on with other mirrors", async () => {

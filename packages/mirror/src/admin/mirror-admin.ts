@@ -324,10 +324,10 @@ export class MirrorAdmin {
     const clusterId = await source.clusterId();
     const topics = mirrorTopics(this.controller.image, mirror).filter((t) => t.desired !== "REMOVED");
     const stored = this.controller.image.mirrors.get(mirror) ?? {};
-    // One partition per topic. A principal without DESCRIBE gets TOPIC_AUTHORIZATION_FAILED, or (Kafka's
-    // answer when it may not know the topic exists) UNKNOWN_TOPIC_OR_PARTITION: a topic the mirror's
-    // running connection still sees is then one the new settings may not read. A topic gone for both is
-    // the mirror's own business as it runs (deleted on the source).
+    // One partition per topic. Kafka refuses a topic by name to a principal without DESCRIBE
+    // (TOPIC_AUTHORIZATION_FAILED, whether it exists or not). UNKNOWN_TOPIC_OR_PARTITION for a topic the
+    // mirror's running connection still sees (a source that hides topics that way) is also one the new
+    // settings may not read. A topic gone for both is the mirror's own business as it runs (deleted).
     const refusals = await Promise.all(
       topics.slice(0, 50).map(async (t) => {
         try {

@@ -1,4 +1,5 @@
 import type { AclBinding, Cancel, KafkaCluster, MetadataLogEntry, Scheduler } from "@cluster-mirror/cluster";
+import { KafkaError } from "@cluster-mirror/protocol";
 import { groupFilter, type MirrorDefinition, parseMirrorConfig, topicFilter } from "../admin/mirror-config";
 import type { MirrorMetrics, SyncErrorKind } from "../metrics/mirror-metrics";
 import type { MirrorCoordinators, SourceCluster, SourceConnector, SourceTopicInfo } from "../ports";
@@ -20,6 +21,26 @@ import { topicConfigSyncOps } from "./topic-configs";
 
 /** Message of a partition failed because its source topic disappeared (the POC's words). */
 export const SOURCE_TOPIC_DELETED = "The source topic is deleted.";
+
+/**
+ * Message of a partition failed because its source topic left the source's listing while the source
+ * refuses the mirror's principal that topic by name (Kafka lists only topics a principal may DESCRIBE):
+ * the topic is not known to be deleted, the principal lost its rights on it.
+ */
+export function sourceTopicNotAuthorized(topic: string, error: KafkaError): string {
+  return (
+    `The mirror's principal may no longer describe source topic ${topic} (${error.message}); the topic is not ` +
+    "known to be deleted. Grant the principal DESCRIBE and READ on it on the source, then remove the topic " +
+    "from the mirror and add it again."
+  );
+}
+
+/** The errors by which a source says it has no topic of that name (or not under that id). */
+const NO_SUCH_TOPIC: ReadonlySet<string> = new Set([
+  "UNKNOWN_TOPIC_OR_PARTITION",
+  "UNKNOWN_TOPIC_ID",
+  "INCONSISTENT_TOPIC_ID",
+]);
 
 /** How many consecutive refreshes must miss a source topic before its partitions fail. */
 export const DELETED_TOPIC_OBSERVATIONS = 2;
@@ -329,7 +350,7 @@ export class MirrorMetadataManager {
       return report;
     }
     const byName = new Map(sourceTopics.map((t) => [t.name, t]));
-    report.deletedTopics = await this.detectDeletedTopics(mirror, byName);
+    report.deletedTopics = await this.detectDeletedTopics(mirror, source, byName);
     report.createdTopics = this.discoverTopics(def, sourceTopics, report);
     // The mirror's ACTIVE topics now: read again after each wait on the source, so a topic failed over
     // meanwhile (--remove, --promote) gets no offsets or ACLs written over what its new primary does.
@@ -359,9 +380,14 @@ export class MirrorMetadataManager {
     await this.fail(def.name, keys, message);
   }
 
-  /** Fails topics missing from the source (or recreated with another id) on two consecutive refreshes. */
+  /**
+   * Fails topics missing from the source (or recreated with another id) on two consecutive refreshes. A
+   * topic missing by name is asked for by name first: Kafka's listing leaves out the topics the principal
+   * may not DESCRIBE, which it refuses by name (TOPIC_AUTHORIZATION_FAILED) instead of calling unknown.
+   */
   private async detectDeletedTopics(
     mirror: string,
+    source: SourceCluster,
     byName: ReadonlyMap<string, SourceTopicInfo>,
   ): Promise<string[]> {
     const deleted: string[] = [];
@@ -374,10 +400,40 @@ export class MirrorMetadataManager {
       const seenMissing = (this.missing.get(key) ?? 0) + 1;
       this.missing.set(key, seenMissing);
       if (seenMissing < DELETED_TOPIC_OBSERVATIONS) continue;
+      const refusal = byName.has(topic.name) ? undefined : await this.refusedByName(source, topic);
+      if (refusal === "present") {
+        this.missing.delete(key);
+        continue;
+      }
+      if (refusal === "unanswered") continue;
       const keys = Array.from({ length: topic.partitionCount }, (_, p) => partitionKey(topic, p));
+      if (refusal) {
+        await this.fail(mirror, keys, sourceTopicNotAuthorized(topic.name, refusal));
+        continue;
+      }
       if ((await this.fail(mirror, keys, SOURCE_TOPIC_DELETED)) > 0) deleted.push(topic.name);
     }
     return deleted;
+  }
+
+  /**
+   * A topic the listing left out, asked for by name and id: "present" when the source answers for it after
+   * all, the refusal when the principal may not describe it, undefined when the source says it has no such
+   * topic (by that name and id), "unanswered" on any other failure (unreachable, no leader): a topic is
+   * called deleted only on the source's word, so the next refresh asks again.
+   */
+  private async refusedByName(
+    source: SourceCluster,
+    topic: MirrorTopic,
+  ): Promise<KafkaError | "present" | "unanswered" | undefined> {
+    try {
+      await source.listOffsets(topic.name, 0, -1n, topic.topicId);
+      return "present";
+    } catch (error) {
+      if (!(error instanceof KafkaError)) return "unanswered";
+      if (error.errorName.endsWith("_AUTHORIZATION_FAILED")) return error;
+      return NO_SUCH_TOPIC.has(error.errorName) ? undefined : "unanswered";
+    }
   }
 
   private async fail(

@@ -38,6 +38,7 @@ export type MirrorPartitionSimpleEffectType =
   | "holdAppends"
   | "releaseAppends"
   | "abortOpenTransactions"
+  | "abortHangingTransactions"
   | "cancelRetryTimer"
   | "cancelCommitRetry";
 

@@ -434,7 +434,8 @@ function cancelling(cancel: "cancelTruncation" | "cancelRetryTimer") {
 
 /**
  * STOPPING step 2 (spec §4): record the LME and bump the leader epoch above it, in parallel; then `onDone`:
- * the markers (step 3) for a log that holds mirrored data, or straight to STOPPED for one that holds none.
+ * the markers (step 3) for a log that holds mirrored data; for one that holds none, ABORT markers only over
+ * hanging transactions (`abortingHangingTransactions`), then STOPPED.
  */
 function recordingLmeAndBumpingEpoch<const Done>(onDone: Done) {
   return {
@@ -634,6 +635,7 @@ export const mirrorPartitionMachine = setup({
     bumpLeaderEpoch: effect<BumpLeaderEpochParams>(),
     // Effects: STOPPING.
     abortOpenTransactions: effect<EffectParams>(),
+    abortHangingTransactions: effect<EffectParams>(),
     appendPidReset: effect<AppendPidResetParams>(),
     // Effects: FAILED.
     scheduleRetry: effect<ScheduleRetryParams>(),
@@ -671,6 +673,8 @@ export const mirrorPartitionMachine = setup({
     // and an ABORT marker would abort a live local transaction that its producer then commits.
     // (Every other state STOPPING is entered from holds mirrored data.)
     // Or when the log, read as the failover starts, shows a cut no record says was made (see `cutSeenAtFailover`).
+    // A log that shows none (a first failback's cut records no LME on that side) may still hold source
+    // transactions a cut reopened: the other failover aborts those alone (`abortingHangingTransactions`).
     failoverWritesMarkers: ({ context, event }) =>
       context.holdsMirroredData || cutSeenAtFailover(context, event),
     lmeUnknown: ({ context, event }) =>
@@ -901,12 +905,21 @@ export const mirrorPartitionMachine = setup({
         },
         recordingLmeAndBumpingEpoch: recordingLmeAndBumpingEpoch("abortingTransactions"),
         recordingLmeAndBumpingEpochOnly: {
-          ...recordingLmeAndBumpingEpoch({
-            target: "#mirrorPartition.committing",
-            actions: { type: "prepareCommit", params: { to: "STOPPED" } },
-          }),
+          ...recordingLmeAndBumpingEpoch("abortingHangingTransactions"),
           description:
-            "Removed while FAILED, or while PREPARING before its truncation, and the log holds no mirrored data (e.g. a loop refused in PREPARING, a re-add or failback cancelled): its producer state is the topic's own, so no ABORT marker and no PID reset (they would abort a live transaction and fail a live idempotent producer).",
+            "Removed while FAILED, or while PREPARING before its truncation, and the log holds no mirrored data (e.g. a loop refused in PREPARING, a re-add or failback cancelled): its producer state is the topic's own, so no PID reset and no ABORT marker over a transaction the cluster's transaction coordinators still run (they would fail a live idempotent producer and abort a live transaction).",
+        },
+        abortingHangingTransactions: {
+          description:
+            "KIP-664's hanging transactions: a transaction open on the log that no transaction coordinator of this cluster will end (a source transaction reopened by a truncation no record tells of: a failback's, a coordinator lost before it recorded the cut) gets an ABORT marker; live ones are left alone. Waits (fails and retries) while a coordinator's state is not known.",
+          entry: { type: "abortHangingTransactions", params: epoch },
+          on: {
+            TXNS_ABORTED: {
+              guard: "currentEpoch",
+              target: "#mirrorPartition.committing",
+              actions: { type: "prepareCommit", params: { to: "STOPPED" } },
+            },
+          },
         },
         abortingTransactions: {
           entry: { type: "abortOpenTransactions", params: epoch },

@@ -38,12 +38,18 @@ describe("a failover waiting for its STOPPING record", () => {
       { type: "FETCHER_REMOVED", latestMirroredEpoch: 0 },
       { type: "LME_RECORDED" },
       { type: "EPOCH_BUMPED", leaderEpoch: 30 },
+      { type: "TXNS_ABORTED" },
     ] as const;
     const done = drive(committed.snapshot, rest);
     const undisturbed = drive(applyEvent(stop, withEpoch(stop, COMMITTED)).snapshot, rest);
     const steps = (r: typeof done) => r.effects.flat().map((e) => e.type);
     expect(steps(done)).toEqual(steps(undisturbed));
-    expect(steps(done)).toEqual(["recordLastMirrorEpoch", "bumpLeaderEpoch", "appendStateRecord"]);
+    expect(steps(done)).toEqual([
+      "recordLastMirrorEpoch",
+      "bumpLeaderEpoch",
+      "abortHangingTransactions",
+      "appendStateRecord",
+    ]);
   });
 
   it("drops it while the append waits to be retried, and does not replace the pending STOPPING", () => {

@@ -183,10 +183,13 @@ describe("Critical: FAILED retries go to the right place", () => {
       { type: "FETCHER_REMOVED", latestMirroredEpoch: 30 },
       { type: "LME_RECORDED" },
       { type: "EPOCH_BUMPED", leaderEpoch: 40 }, // the LME (7, reused) and the local epoch (30), plus 10
+      { type: "TXNS_ABORTED" },
       COMMITTED,
     ]);
     const types = again.effects.flat().map((e) => e.type);
     expect(types).not.toContain("abortOpenTransactions");
+    // Only transactions no transaction coordinator here will end get an ABORT marker.
+    expect(types).toContain("abortHangingTransactions");
     expect(types).not.toContain("appendPidReset");
     expect(again.snapshot.context.lastMirrorEpoch).toBe(7);
     expect(lifecycleStateOf(again.snapshot)).toBe("STOPPED");
@@ -443,10 +446,14 @@ const FINISH_FAILOVER: readonly TestEvent[] = [
   COMMITTED,
 ];
 
-/** The rest of a failover of a log without mirrored data: steps 1-2 only, no ABORT marker, no PID reset. */
+/**
+ * The rest of a failover of a log without mirrored data: steps 1-2, then ABORT markers over hanging
+ * transactions only (`abortHangingTransactions`), no `abortOpenTransactions`, no PID reset.
+ */
 const FINISH_UNMIRRORED_FAILOVER: readonly TestEvent[] = [
   { type: "LME_RECORDED" },
   { type: "EPOCH_BUMPED", leaderEpoch: 60 },
+  { type: "TXNS_ABORTED" },
   COMMITTED,
 ];
 
@@ -471,9 +478,14 @@ describe("Critical: the LME is over mirrored batches only (failover before PREPA
       { type: "bumpLeaderEpoch", params: { stateEpoch: 6, minLeaderEpoch: 40 } },
     ]);
     expect(r.effects.flat().map((e) => e.type)).not.toContain("clearLastMirrorEpoch");
-    // The log is still the topic's own (local writes since the earlier failover): no markers.
+    // The log is still the topic's own (local writes since the earlier failover): no markers but over
+    // hanging transactions.
     const stopped = drive(r.snapshot, FINISH_UNMIRRORED_FAILOVER);
-    expect(stopped.effects.flat().map((e) => e.type)).toEqual(["appendStateRecord", "clearReadOnly"]);
+    expect(stopped.effects.flat().map((e) => e.type)).toEqual([
+      "abortHangingTransactions",
+      "appendStateRecord",
+      "clearReadOnly",
+    ]);
     expect(lifecycleStateOf(stopped.snapshot)).toBe("STOPPED");
     expect(stopped.snapshot.context.lastMirrorEpoch).toBe(7);
   });

@@ -1,69 +1,16 @@
-import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
-import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
+import {
+  type Broker,
+  coordinatorBrokerOf,
+  cutThen,
+  gate,
+  holdLmeLookups,
+  layout,
+  type Node,
+  read,
+  type Topology,
+} from "./cancel-transactions-helpers";
 import { topology } from "./helpers";
-
-type Topology = ReturnType<typeof topology>;
-type Node = ReturnType<Topology["node"]>;
-
-/** Serves `name`'s mirroring as a source whose LME lookups wait for `gate` (a slow source). */
-function holdLmeLookups(t: Topology, name: string, gate: () => Promise<void>): void {
-  const served = t.node(name).mirroring.asSource();
-  t.registry.unregister(`${name}:9092`);
-  t.registry.register(`${name}:9092`, t.node(name).cluster, {
-    ...served,
-    lastMirrorEpoch: async (topicId, partition) => {
-      await gate();
-      return served.lastMirrorEpoch!(topicId, partition);
-    },
-  });
-}
-
-/** A gate: while closed, `wait()` does not resolve. */
-function gate() {
-  let held: Promise<void> = Promise.resolve();
-  let release = () => {};
-  return {
-    wait: () => held,
-    close() {
-      held = new Promise((resolve) => {
-        release = resolve;
-      });
-    },
-    open: () => release(),
-  };
-}
-
-let groups = 0;
-
-/** `offset:value` of every record a consumer of `node` reads in `topic` (partition 0) from the beginning. */
-async function read(
-  t: Topology,
-  node: Node,
-  topic: string,
-  isolation: "read_committed" | "read_uncommitted",
-): Promise<string[]> {
-  const consumer = node.kafka.consumer({ groupId: `audit-${isolation}-${++groups}`, isolation });
-  await t.run(consumer.connect());
-  await t.run(consumer.subscribe({ topic, fromBeginning: true }));
-  const seen: string[] = [];
-  for (let i = 0; i < 6; i++) {
-    for (const m of await t.run(consumer.poll())) {
-      seen.push(`${m.message.offset}:${m.message.value?.toString() ?? ""}`);
-    }
-  }
-  await t.run(consumer.disconnect());
-  return seen;
-}
-
-/** The partition's batches: `data@offset`, or the control record type's name. */
-function layout(node: Node, topic: string): string[] {
-  const log = node.cluster.leaderFor(topic, 0).replica(topic, 0)!.log;
-  const names = new Map<number, string>(Object.entries(ControlRecordType).map(([k, v]) => [v, k]));
-  return [...log.batches()].map((b) =>
-    b.isControl ? (names.get(controlTypeOf(b) ?? -1) ?? "control") : `data@${b.baseOffset}`,
-  );
-}
 
 /**
  * B mirrored A's orders (three records), failed over, and an application opened a transaction on B (two
@@ -187,13 +134,6 @@ describe("a re-add removed again before its truncation leaves the topic's own tr
   });
 });
 
-/** The broker leading the `__mirror_state` partition of `b`'s `dr` copy of orders-0 (its coordinator's). */
-function coordinatorBrokerOf(b: Node): number {
-  const topicId = b.cluster.controller.image.topic("orders")!.topicId;
-  const statePartition = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
-  return b.cluster.controller.image.partition(MIRROR_STATE_TOPIC, statePartition)!.leader;
-}
-
 /**
  * B mirrored A's orders (RF `replicationFactor` on B) while A's application had a transaction open, and
  * failed over (aborting it on B, spec §4); A's LME lookups wait while `g` is closed.
@@ -240,22 +180,8 @@ async function failedOverOverOpenTransaction(replicationFactor?: number) {
  * markers: A's transaction is open again on B), `crash` runs, before the LastMirrorEpochs tombstone is
  * written. Returns once the re-add's call returned.
  */
-async function readdCutThen(
-  t: Topology,
-  b: Node,
-  dataLeader: ReturnType<Node["cluster"]["leaderFor"]>,
-  crash: () => void,
-): Promise<void> {
-  const cut = dataLeader.truncateTo.bind(dataLeader);
-  let cuts = 0;
-  dataLeader.truncateTo = (topic: string, partition: number, offset: bigint) => {
-    cut(topic, partition, offset);
-    if (topic !== "orders" || cuts++ > 0) return;
-    crash();
-  };
-  const readd = b.mirroring.admin.addTopics("dr", "orders").catch((e: unknown) => e);
-  await t.until(() => cuts > 0, "the re-add's cut");
-  await t.run(readd);
+function readdCutThen(t: Topology, b: Node, dataLeader: Broker, crash: () => void): Promise<void> {
+  return cutThen(t, dataLeader, () => b.mirroring.admin.addTopics("dr", "orders"), crash);
 }
 
 /**

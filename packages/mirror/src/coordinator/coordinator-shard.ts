@@ -98,6 +98,7 @@ const PARTITION_EFFECTS = [
   "releaseAppends",
   "bumpLeaderEpoch",
   "abortOpenTransactions",
+  "abortHangingTransactions",
   "appendPidReset",
   "scheduleRetry",
   "cancelRetryTimer",

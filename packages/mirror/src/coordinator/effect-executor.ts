@@ -13,6 +13,7 @@ import {
   encodeMirrorPidResetBatch,
   KafkaError,
 } from "@cluster-mirror/protocol";
+import { isLive } from "../destination/live-transactions";
 import type {
   DestinationCluster,
   FetcherManager,
@@ -55,6 +56,7 @@ const SYNC_EFFECTS: ReadonlySet<string> = new Set([
   "holdAppends",
   "releaseAppends",
   "abortOpenTransactions",
+  "abortHangingTransactions",
 ]);
 
 /**
@@ -344,21 +346,49 @@ export class EffectExecutor {
       case "abortOpenTransactions": {
         const replica = this.leaderReplica(key);
         // Idempotent: a resumed STOPPING finds the transactions it aborted closed.
-        for (const txn of replica.ongoingTransactions()) {
-          replica.appendControlBatch(
-            encodeEndTxnMarkerBatch({
-              type: ControlRecordType.ABORT,
-              producerId: txn.producerId,
-              producerEpoch: txn.producerEpoch,
-              coordinatorEpoch: 0,
-              timestamp: BigInt(this.ctx.clock.now()),
-            }),
+        this.abort(replica, replica.ongoingTransactions());
+        return { type: "TXNS_ABORTED", stateEpoch };
+      }
+      case "abortHangingTransactions": {
+        // KIP-664: read the transaction coordinators' state first, then the log, in one synchronous step, so
+        // a transaction that ends meanwhile is closed on the log before it is read. A coordinator whose state
+        // is not known tells nothing: EFFECT_FAILED (retriable), and the failover runs again after a backoff.
+        const replica = this.leaderReplica(key);
+        const port = this.ctx.destination;
+        if (port.liveTransactions === undefined) return { type: "TXNS_ABORTED", stateEpoch };
+        const live = port.liveTransactions(key.topic, key.partition);
+        if (live === undefined) {
+          throw new ClusterError(
+            "COORDINATOR_NOT_AVAILABLE",
+            `${key.topic}-${key.partition}: a transaction coordinator's state is not known, so no transaction open on the log can be told hanging; the failover is retried`,
           );
         }
+        this.abort(
+          replica,
+          replica.ongoingTransactions().filter((txn) => !isLive(live, txn)),
+        );
         return { type: "TXNS_ABORTED", stateEpoch };
       }
       default:
         throw new Error(`the coordinator has no executor for effect '${effect.type}'; this is a bug`);
+    }
+  }
+
+  /** Appends an ABORT marker on the partition's leader for each transaction, at its producer epoch. */
+  private abort(
+    replica: LocalReplica,
+    transactions: readonly { producerId: bigint; producerEpoch: number }[],
+  ): void {
+    for (const txn of transactions) {
+      replica.appendControlBatch(
+        encodeEndTxnMarkerBatch({
+          type: ControlRecordType.ABORT,
+          producerId: txn.producerId,
+          producerEpoch: txn.producerEpoch,
+          coordinatorEpoch: 0,
+          timestamp: BigInt(this.ctx.clock.now()),
+        }),
+      );
     }
   }
 

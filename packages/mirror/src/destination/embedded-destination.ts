@@ -1,6 +1,7 @@
 import type { KafkaCluster, Uuid } from "@cluster-mirror/cluster";
 import type { DestinationCluster, LocalReplica } from "../ports";
 import { EmbeddedLocalReplica } from "./embedded-local-replica";
+import { type LiveTransaction, liveTransactionsOn } from "./live-transactions";
 
 /**
  * What the coordinator needs beyond `DestinationCluster` to rehydrate a `__mirror_state` key (which holds a
@@ -37,6 +38,11 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
 
   topicIdOf(topic: string): Uuid | undefined {
     return this.cluster.controller.image.topic(topic)?.topicId;
+  }
+
+  /** The embedded cluster has one transaction coordinator, always loaded: its state is always known. */
+  liveTransactions(topic: string, partition: number): LiveTransaction[] {
+    return liveTransactionsOn(this.cluster.transactions.listTransactions(), { topic, partition });
   }
 
   createMirrorTopic(request: {

@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import {
+  coordinatorBrokerOf,
+  cutThen,
+  gate,
+  holdLmeLookups,
+  layout,
+  read,
+} from "./cancel-transactions-helpers";
+import { topology } from "./helpers";
+
+/**
+ * A's application had transaction `a-tx` open on orders when B failed over (B aborted it, spec §4); A's
+ * application then aborted it on A too (an ABORT marker above B's LME), and went on with a new transaction
+ * of `a-tx` on another topic, so A's transaction coordinator no longer names orders-0 for it. When
+ * `liveTransaction`, a second transactional id (`a-live`) also has a transaction open on orders across all
+ * of it, still ongoing at A's coordinator. B's LME lookups wait while `g` is closed.
+ */
+async function failedOverThenAbortedOnA(options: { liveTransaction?: boolean } = {}) {
+  const t = topology(["a", "b"], { seed: 1 });
+  const a = t.node("a");
+  const b = t.node("b");
+  const g = gate();
+  holdLmeLookups(t, "b", g.wait);
+  await t.run(
+    a.kafka.admin().createTopics({
+      topics: [
+        { topic: "orders", numPartitions: 1, replicationFactor: 3 },
+        { topic: "audit", numPartitions: 1, replicationFactor: 3 },
+      ],
+    }),
+  );
+  await t.advance(200);
+  const producerA = a.kafka.producer({ idempotent: true });
+  await t.run(producerA.connect());
+  await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
+  const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
+  await t.run(txProducer.connect());
+  const tx = await t.run(txProducer.transaction());
+  await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }] }));
+  const liveProducer = options.liveTransaction ? a.kafka.producer({ transactionalId: "a-live" }) : undefined;
+  let live: Awaited<ReturnType<NonNullable<typeof liveProducer>["transaction"]>> | undefined;
+  if (liveProducer) {
+    await t.run(liveProducer.connect());
+    live = await t.run(liveProducer.transaction());
+    await t.run(live.send({ topic: "orders", messages: [{ value: "a-live-1" }] }));
+  }
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await t.run(b.mirroring.whenCaughtUp("dr"));
+  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+  await t.run(b.mirroring.whenState("dr", "STOPPED"));
+  expect(b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.ongoingTransactions()).toEqual([]);
+
+  // A's application aborts `a-tx` on A, then runs its next transaction elsewhere.
+  await t.run(tx.abort());
+  const next = await t.run(txProducer.transaction());
+  await t.run(next.send({ topic: "audit", messages: [{ value: "a-tx-next" }] }));
+  await t.run(next.commit());
+  const log = () => a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+  expect(log().ongoingTransactions()).toHaveLength(options.liveTransaction ? 1 : 0);
+
+  await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+  return { t, a, g, log, producerA, live, dataLeader: a.cluster.leaderFor("orders", 0) };
+}
+
+/**
+ * A fails back from B; its PREPARING truncation cuts A's log back to B's LME, dropping A's ABORT marker
+ * of `a-tx` (the transaction is open again on A), and the coordinator's broker dies right then, before the
+ * cut is recorded; B goes down too (the recovered PREPARING cannot truncate again). A first failback records
+ * no LME on A, so the recovered partition cannot tell from its record or the LME that the log was cut. The
+ * operator removes the failback: A is its own primary again.
+ */
+async function failbackCutThenRemoved(f: Awaited<ReturnType<typeof failedOverThenAbortedOnA>>) {
+  const { t, a, g, dataLeader } = f;
+  const coordinatorBroker = coordinatorBrokerOf(a, "back");
+  // The coordinator's broker and the data leader: distinct brokers.
+  expect(dataLeader.brokerId).not.toBe(coordinatorBroker);
+  await cutThen(
+    t,
+    dataLeader,
+    () => a.mirroring.admin.addTopics("back", "orders"),
+    () => {
+      a.cluster.crashBroker(coordinatorBroker);
+      g.close();
+    },
+  );
+  await t.advance(5_000);
+  expect(a.mirroring.coordinators.describe("back")[0]?.state).toBe("PREPARING");
+  await t.run(a.mirroring.admin.removeTopics("back", "orders"));
+  await t.run(a.mirroring.whenState("back", "STOPPED", { timeoutMs: 120_000 }));
+  g.open();
+  a.cluster.startBroker(coordinatorBroker);
+  // Past the transaction coordinator's housekeeping pass (10 s).
+  await t.advance(15_000);
+}
+
+describe("a failback cut, then its coordinator lost before the cut is recorded, then removed", () => {
+  it("no transaction the cut reopened stays open on the old primary: read_committed reads past it", async () => {
+    const f = await failedOverThenAbortedOnA();
+    const { t, a, log, producerA } = f;
+    expect(layout(a, "orders")).toEqual(["data@0", "data@1", "ABORT"]);
+    await failbackCutThenRemoved(f);
+
+    // Nothing will ever end `a-tx`'s transaction on orders-0 but the failover: it aborted it.
+    expect(log().ongoingTransactions()).toEqual([]);
+    expect(log().lastStableOffset).toBe(log().highWatermark);
+    // A's application writes on: read_committed consumers read past the cut transaction.
+    await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-1" }], acks: -1 }));
+    expect({
+      layout: layout(a, "orders"),
+      readCommitted: await read(t, a, "orders", "read_committed"),
+    }).toEqual({
+      layout: ["data@0", "data@1", "ABORT", "data@3"],
+      readCommitted: ["0:a-0", "3:a-1"],
+    });
+  });
+
+  it("a transaction A's coordinator still runs on orders is left alone, and its commit reads", async () => {
+    const f = await failedOverThenAbortedOnA({ liveTransaction: true });
+    const { t, a, log, live } = f;
+    expect(layout(a, "orders")).toEqual(["data@0", "data@1", "data@2", "ABORT"]);
+    await failbackCutThenRemoved(f);
+
+    // The failover aborted `a-tx` (nothing else would) but not `a-live`, ongoing at A's coordinator.
+    expect(log().ongoingTransactions()).toHaveLength(1);
+    expect(layout(a, "orders")).toEqual(["data@0", "data@1", "data@2", "ABORT"]);
+    await t.run(live!.commit());
+    expect(log().ongoingTransactions()).toEqual([]);
+    expect(await read(t, a, "orders", "read_committed")).toEqual(["0:a-0", "2:a-live-1"]);
+  });
+});

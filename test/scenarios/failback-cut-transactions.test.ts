@@ -130,3 +130,60 @@ describe("a failback cut, then its coordinator lost before the cut is recorded, 
     expect(await read(t, a, "orders", "read_committed")).toEqual(["0:a-0", "2:a-live-1"]);
   });
 });
+
+describe("a failback cut then removed: the failover's ABORT marker counts once its in-sync replicas have it", () => {
+  it("the data leader crashes right after the ABORT is appended: the new leader closes the transaction too", async () => {
+    const f = await failedOverThenAbortedOnA();
+    const { t, a, g, log, dataLeader } = f;
+    const coordinatorBroker = coordinatorBrokerOf(a, "back");
+    expect(dataLeader.brokerId).not.toBe(coordinatorBroker);
+    await cutThen(
+      t,
+      dataLeader,
+      () => a.mirroring.admin.addTopics("back", "orders"),
+      () => {
+        a.cluster.crashBroker(coordinatorBroker);
+        g.close();
+      },
+    );
+    await t.advance(5_000);
+    expect(a.mirroring.coordinators.describe("back")[0]?.state).toBe("PREPARING");
+    expect(log().ongoingTransactions()).toHaveLength(1);
+    // The coordinator's broker comes back and leads `__mirror_state` again: the data leader's crash below
+    // leaves the failover's coordinator alone.
+    a.cluster.startBroker(coordinatorBroker);
+    await t.advance(2_000);
+    a.cluster.controller.electPreferredLeaders();
+    await t.advance(2_000);
+    expect(coordinatorBrokerOf(a, "back")).not.toBe(dataLeader.brokerId);
+    expect(a.cluster.leaderFor("orders", 0).brokerId).toBe(dataLeader.brokerId);
+    expect(a.mirroring.coordinators.describe("back")[0]?.state).toBe("PREPARING");
+
+    // The data leader crashes right after appending the failover's ABORT, before its followers copy it.
+    const append = dataLeader.appendControlBatch.bind(dataLeader);
+    let crashed = false;
+    dataLeader.appendControlBatch = (topic: string, partition: number, batch: Buffer) => {
+      const info = append(topic, partition, batch);
+      if (topic === "orders" && !crashed) {
+        crashed = true;
+        a.cluster.crashBroker(dataLeader.brokerId);
+      }
+      return info;
+    };
+    const seen: string[] = [];
+    a.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
+    await t.run(a.mirroring.admin.removeTopics("back", "orders"));
+    await t.run(a.mirroring.whenState("back", "STOPPED", { timeoutMs: 120_000 }));
+    expect(crashed).toBe(true);
+    g.open();
+    a.cluster.startBroker(dataLeader.brokerId);
+    await t.advance(15_000);
+
+    // Nothing will ever end `a-tx`'s transaction on orders-0 but the failover: its leader has the ABORT.
+    expect(a.cluster.leaderFor("orders", 0).brokerId).not.toBe(dataLeader.brokerId);
+    expect(log().ongoingTransactions()).toEqual([]);
+    expect(log().lastStableOffset).toBe(log().highWatermark);
+    // It ran again on the new leader before STOPPED: its first try was not acknowledged.
+    expect(seen).toContain("STOPPING->FAILED");
+  });
+});

@@ -297,9 +297,9 @@ export interface DestinationCluster {
   topicIdOf?(topic: string): Uuid | undefined;
   /**
    * The producers whose transaction this cluster's transaction coordinators will still end on the partition
-   * (KIP-664's ListTransactions and DescribeTransactions: ongoing with the partition, or preparing with its
-   * marker still to write), or undefined while a coordinator's state is not known (not loaded, not
-   * reachable): then nothing may be read as hanging. A transaction open on the partition's log whose
+   * (KIP-664's ListTransactions and DescribeTransactions: ongoing or preparing with the partition, or
+   * ended with a last end that named it), or undefined while a coordinator's state is not known (not
+   * loaded, not reachable): then nothing may be read as hanging. A transaction open on the partition's log whose
    * producer id is not listed here at its epoch or a later one is hanging: nothing will ever end it. Optional:
    * without it the coordinator cannot tell, and aborts no transaction of a log it takes for the topic's own.
    */

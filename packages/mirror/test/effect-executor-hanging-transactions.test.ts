@@ -13,10 +13,15 @@ type Producer = { producerId: bigint; producerEpoch: number };
 function destination(open: Producer[], live: Producer[] | undefined | "no port") {
   const stillOpen = open.map((t) => ({ ...t, firstOffset: 0n }));
   const aborted: Producer[] = [];
+  const replicated: bigint[] = [];
   const replica = {
     topic: "orders",
     partition: 0,
     ongoingTransactions: () => stillOpen.map((t) => ({ ...t })),
+    logEndOffset: () => BigInt(10 + aborted.length),
+    awaitReplicated: async (offset: bigint) => {
+      replicated.push(offset);
+    },
     appendControlBatch: (buffer: Buffer) => {
       const batch = new RecordBatch(buffer);
       expect(controlTypeOf(batch)).toBe(ControlRecordType.ABORT);
@@ -31,7 +36,7 @@ function destination(open: Producer[], live: Producer[] | undefined | "no port")
     replica: () => replica,
     ...(live === "no port" ? {} : { liveTransactions: () => live }),
   };
-  return { dest, aborted };
+  return { dest, aborted, replicated };
 }
 
 async function abortHanging(dest: Partial<DestinationCluster>) {
@@ -46,9 +51,22 @@ describe("effect executor: abortHangingTransactions (KIP-664) aborts only what n
   const local = { producerId: 9n, producerEpoch: 0 }; // ongoing at the local transaction coordinator
 
   it("writes an ABORT marker, at its epoch, for each hanging transaction and none for a live one", async () => {
-    const { dest, aborted } = destination([source, local], [local]);
+    const { dest, aborted, replicated } = destination([source, local], [local]);
     expect(await abortHanging(dest)).toEqual([{ type: "TXNS_ABORTED", stateEpoch: 3 }]);
     expect(aborted).toEqual([source]);
+    // Reported once the in-sync replicas have the log end (the marker): a leader lost right after
+    // STOPPED cannot take them with it.
+    expect(replicated).toEqual([10n]);
+  });
+
+  it("a replica that does not acknowledge the markers: fails retriably, not TXNS_ABORTED", async () => {
+    const { dest } = destination([source], []);
+    const replica = dest.replica!(0, "orders", 0) as unknown as { awaitReplicated: () => Promise<void> };
+    replica.awaitReplicated = () =>
+      Promise.reject(new Error("leader lost before its followers had the marker"));
+    const events = await abortHanging(dest);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ type: "EFFECT_FAILED", stateEpoch: 3, retryable: true });
   });
 
   it("counts a live transaction at a later epoch of the producer (its marker ends the open one)", async () => {

@@ -23,10 +23,21 @@ describe("liveTransactionsOn: the transactions a coordinator will still end on a
   it.each([
     ["Ongoing with it", txn({ state: "Ongoing", partitions: [orders] }), true],
     ["Ongoing elsewhere", txn({ state: "Ongoing", partitions: [audit] }), false],
-    ["PrepareCommit, its marker pending", txn({ state: "PrepareCommit", pendingMarkers: [orders] }), true],
     [
-      "PrepareAbort, its marker written",
-      txn({ state: "PrepareAbort", partitions: [orders], pendingMarkers: [audit] }),
+      "PrepareCommit, its marker pending",
+      txn({ state: "PrepareCommit", partitions: [orders, audit], pendingMarkers: [orders] }),
+      true,
+    ],
+    [
+      // Counted as written (skipped on a read-only mirror partition, or lost with its leader): the
+      // transaction may still be open there, and its last end will name the partition.
+      "PrepareAbort, its marker counted as written, another pending",
+      txn({ state: "PrepareAbort", partitions: [orders, audit], pendingMarkers: [audit] }),
+      true,
+    ],
+    [
+      "PrepareCommit elsewhere",
+      txn({ state: "PrepareCommit", partitions: [audit], pendingMarkers: [audit] }),
       false,
     ],
     [

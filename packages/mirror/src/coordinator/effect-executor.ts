@@ -56,7 +56,6 @@ const SYNC_EFFECTS: ReadonlySet<string> = new Set([
   "holdAppends",
   "releaseAppends",
   "abortOpenTransactions",
-  "abortHangingTransactions",
 ]);
 
 /**
@@ -349,26 +348,6 @@ export class EffectExecutor {
         this.abort(replica, replica.ongoingTransactions());
         return { type: "TXNS_ABORTED", stateEpoch };
       }
-      case "abortHangingTransactions": {
-        // KIP-664: read the transaction coordinators' state first, then the log, in one synchronous step, so
-        // a transaction that ends meanwhile is closed on the log before it is read. A coordinator whose state
-        // is not known tells nothing: EFFECT_FAILED (retriable), and the failover runs again after a backoff.
-        const replica = this.leaderReplica(key);
-        const port = this.ctx.destination;
-        if (port.liveTransactions === undefined) return { type: "TXNS_ABORTED", stateEpoch };
-        const live = port.liveTransactions(key.topic, key.partition);
-        if (live === undefined) {
-          throw new ClusterError(
-            "COORDINATOR_NOT_AVAILABLE",
-            `${key.topic}-${key.partition}: a transaction coordinator's state is not known, so no transaction open on the log can be told hanging; the failover is retried`,
-          );
-        }
-        this.abort(
-          replica,
-          replica.ongoingTransactions().filter((txn) => !isLive(live, txn)),
-        );
-        return { type: "TXNS_ABORTED", stateEpoch };
-      }
       default:
         throw new Error(`the coordinator has no executor for effect '${effect.type}'; this is a bug`);
     }
@@ -431,6 +410,32 @@ export class EffectExecutor {
         // transactions that hang.
         await replica.awaitReplicated(replica.logEndOffset() - 1n);
         return { type: "PID_RESET_APPENDED", stateEpoch };
+      }
+      case "abortHangingTransactions": {
+        // KIP-664: read the transaction coordinators' state first, then the log, in one synchronous step (no
+        // await before the markers), so a transaction that ends meanwhile is closed on the log before it is
+        // read. A coordinator whose state is not known tells nothing: EFFECT_FAILED (retriable), and the
+        // failover runs again after a backoff.
+        const replica = this.leaderReplica(key);
+        const port = this.ctx.destination;
+        if (port.liveTransactions === undefined) return { type: "TXNS_ABORTED", stateEpoch };
+        const live = port.liveTransactions(key.topic, key.partition);
+        if (live === undefined) {
+          throw new ClusterError(
+            "COORDINATOR_NOT_AVAILABLE",
+            `${key.topic}-${key.partition}: a transaction coordinator's state is not known, so no transaction open on the log can be told hanging; the failover is retried`,
+          );
+        }
+        this.abort(
+          replica,
+          replica.ongoingTransactions().filter((txn) => !isLive(live, txn)),
+        );
+        // As appendPidReset: the ABORT markers count only once the in-sync replicas have them (this step's,
+        // or a coordinator's before it that was lost). Counted at once, a leader crash right after STOPPED
+        // could elect a replica without them, and nothing would ever end those transactions there.
+        const end = replica.logEndOffset();
+        if (end > 0n) await replica.awaitReplicated(end - 1n);
+        return { type: "TXNS_ABORTED", stateEpoch };
       }
       case "lookupLastMirrorEpoch": {
         const lme = await this.ctx.sources(key.mirror).lastMirrorEpoch(key.topicId, key.partition);

@@ -13,10 +13,11 @@ function names(partitions: readonly TopicPartition[], tp: TopicPartition): boole
 /**
  * Which of a transaction coordinator's transactions (`TransactionCoordinator.listTransactions`, KIP-664's
  * ListTransactions and DescribeTransactions) will still end on `tp`: Ongoing ones that added it (their
- * EndTxn or timeout writes the marker), PrepareCommit/PrepareAbort ones whose marker there is still
- * pending, and ended ones whose last end named it (the coordinator's housekeeping writes that marker again
- * where the partition's leader still holds the transaction open). Any other transaction open on the
- * partition's log is hanging: its coordinator ended it elsewhere, or never knew it (a source's producer).
+ * EndTxn or timeout writes the marker), PrepareCommit/PrepareAbort ones that added it (their marker is
+ * pending there, or was counted as written and their last end will name it), and ended ones whose last end
+ * named it (the coordinator's housekeeping writes that marker again where the partition's leader still
+ * holds the transaction open). Any other transaction open on the partition's log is hanging: its
+ * coordinator ended it elsewhere, or never knew it (a source's producer).
  */
 export function liveTransactionsOn(
   transactions: readonly TransactionMetadata[],
@@ -26,7 +27,10 @@ export function liveTransactionsOn(
   for (const t of transactions) {
     if (t.state === "Ongoing" && names(t.partitions, tp)) {
       live.push({ producerId: t.producerId, producerEpoch: t.producerEpoch });
-    } else if ((t.state === "PrepareCommit" || t.state === "PrepareAbort") && names(t.pendingMarkers, tp)) {
+    } else if ((t.state === "PrepareCommit" || t.state === "PrepareAbort") && names(t.partitions, tp)) {
+      // Every partition of the transaction, not only those whose marker is pending: a marker counted as
+      // written (skipped on a read-only mirror partition, or lost with its leader) leaves the transaction
+      // open there, and the end it completes into names all of them (the housekeeping writes it again).
       live.push({ producerId: t.producerId, producerEpoch: t.producerEpoch });
     } else if (
       (t.state === "CompleteCommit" || t.state === "CompleteAbort") &&

@@ -37,7 +37,7 @@ async function failedOverThenLocalTransactionOverTwoTopics() {
   const tx = await t.run(txProducer.transaction());
   await t.run(tx.send({ topic: "orders", messages: [{ value: "b-tx-1" }] }));
   await t.run(tx.send({ topic: "audit", messages: [{ value: "b-audit-1" }] }));
-  return { t, a, b, g, tx, auditBroker };
+  return { t, a, b, g, tx, txProducer, auditBroker };
 }
 
 describe("a removal before the re-add's truncation leaves a transaction its coordinator is committing alone", () => {
@@ -74,5 +74,50 @@ describe("a removal before the re-add's truncation leaves a transaction its coor
       layout: ["data@0", "MIRROR_PID_RESET", "data@2", "COMMIT"],
       readCommitted: ["0:a-0", "2:b-tx-1"],
     });
+  });
+
+  it("committed while PREPARING, its marker on orders held back, then its transactional id went on: orders still gets its COMMIT", async () => {
+    const { t, b, g, tx, txProducer } = await failedOverThenLocalTransactionOverTwoTopics();
+    g.close();
+    await t.run(b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true }));
+    expect(b.mirroring.coordinators.describe("dr")[0]?.state).toBe("PREPARING");
+    // Committed while orders is read-only: its marker cannot go on the log now (the re-add may make it a
+    // copy of A's), audit's is written; the transaction completes.
+    await t.run(tx.commit());
+    expect(b.cluster.transactions.describeTransaction("local-tx")?.state).toBe("CompleteCommit");
+    // The application's next transaction (audit only): the coordinator's last end no longer names orders.
+    const next = await t.run(txProducer.transaction());
+    await t.run(next.send({ topic: "audit", messages: [{ value: "b-audit-2" }] }));
+    await t.run(next.commit());
+
+    // The re-add is removed before its truncation: orders is B's own log again, b-tx-1 still on it.
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.run(b.mirroring.whenState("dr", "STOPPED"));
+    g.open();
+    await t.advance(15_000);
+
+    const log = b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+    expect(log.ongoingTransactions()).toEqual([]);
+    expect({
+      layout: layout(b, "orders"),
+      readCommitted: await read(t, b, "orders", "read_committed"),
+    }).toEqual({
+      layout: ["data@0", "MIRROR_PID_RESET", "data@2", "COMMIT"],
+      readCommitted: ["0:a-0", "2:b-tx-1"],
+    });
+  });
+
+  it("committed while PREPARING, then the re-add goes on: the held marker is dropped, and the copy is A's", async () => {
+    const { t, a, b, g, tx } = await failedOverThenLocalTransactionOverTwoTopics();
+    g.close();
+    await t.run(b.mirroring.admin.addTopics("dr", "orders", { truncateLocalWrites: true }));
+    await t.run(tx.commit());
+    expect(b.cluster.heldTxnMarkers.on({ topic: "orders", partition: 0 })).toHaveLength(1);
+    // The truncation cuts the transaction (a local write): its marker must never reach the copy.
+    g.open();
+    await t.run(b.mirroring.whenState("dr", "MIRRORING"));
+    await t.advance(15_000);
+    expect(b.cluster.heldTxnMarkers.all()).toEqual([]);
+    expect(layout(b, "orders")).toEqual(layout(a, "orders"));
   });
 });

@@ -10,6 +10,7 @@ import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { DataDirLock } from "./data-dir-lock";
 import { ClusterClosedError, ClusterError, requireLatencyMs } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
+import { HeldTxnMarkers } from "./held-txn-markers";
 import { type ClusterLogger, CONSOLE_LOGGER } from "./logger";
 import { MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
@@ -67,6 +68,8 @@ export class KafkaCluster implements BrokerNetwork {
   readonly authorizer: Authorizer;
   readonly quotas: ClientQuotaManager;
   readonly transactions: TransactionCoordinator;
+  /** End markers held back from read-only mirror partitions (see `HeldTxnMarker`). */
+  readonly heldTxnMarkers = new HeldTxnMarkers();
   readonly groups: GroupCoordinator;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
@@ -124,10 +127,16 @@ export class KafkaCluster implements BrokerNetwork {
         // A partition that became a mirror partition again since the transaction wrote to it (a re-add or
         // failback) holds its source's log: this cluster's marker would be a batch the source does not
         // have, at an offset the source's next batch needs. The transaction's own batches there are local
-        // writes the re-add truncates (or refuses to), and STOPPING aborts any transaction its log still
-        // holds open, so the marker counts as written without touching the mirror's log.
+        // writes the re-add truncates, so the marker counts as written without touching the mirror's log;
+        // it is held, and written once the partition is writable again if the re-add was removed before its
+        // truncation (the transaction still open there: its commit was acknowledged).
         const mirrorName = this.controller.image.topic(topic)?.configs.get(MIRROR_NAME_CONFIG);
-        if (leader.replica(topic, partition)?.isReadOnly(mirrorName)) return;
+        const replica = leader.replica(topic, partition);
+        if (replica?.isReadOnly(mirrorName)) {
+          const open = replica.log.ongoingTransactions().find((t) => t.producerId === m.producerId);
+          if (open) this.heldTxnMarkers.hold({ ...m, firstOffset: open.firstOffset });
+          return;
+        }
         const info = leader.appendControlBatch(
           topic,
           partition,
@@ -405,12 +414,57 @@ export class KafkaCluster implements BrokerNetwork {
       };
       this.housekeeping.set(name, this.scheduler.schedule(tick, intervalMs));
     };
-    every("transaction-timeouts", this.options.transactionAbortIntervalMs ?? 10_000, () =>
-      this.transactions.abortTimedOutTransactions(),
-    );
+    every("transaction-timeouts", this.options.transactionAbortIntervalMs ?? 10_000, () => {
+      this.transactions.abortTimedOutTransactions();
+      this.writeHeldTxnMarkers();
+    });
     every("group-sessions", this.options.groupSessionCheckIntervalMs ?? 1000, () =>
       this.groups.expireMembers(),
     );
+  }
+
+  /**
+   * Each held marker (see `HeldTxnMarker`) whose transaction is still open where it was held: written once
+   * its partition is writable again (a re-add or failback removed before its truncation), kept while it is
+   * read-only, dropped once the transaction is no longer open there (a truncation cut it). A partition
+   * without a leader now is tried again on the next pass.
+   */
+  private writeHeldTxnMarkers(): void {
+    for (const m of this.heldTxnMarkers.all()) {
+      const { topic, partition } = m.partition;
+      let leader: Broker;
+      try {
+        leader = this.leaderFor(topic, partition);
+      } catch {
+        continue;
+      }
+      const replica = leader.replica(topic, partition);
+      if (!replica) continue;
+      const open = replica.log
+        .ongoingTransactions()
+        .some((t) => t.producerId === m.producerId && t.firstOffset === m.firstOffset);
+      if (!open) {
+        this.heldTxnMarkers.release(m);
+        continue;
+      }
+      if (replica.isReadOnly(this.controller.image.topic(topic)?.configs.get(MIRROR_NAME_CONFIG))) continue;
+      try {
+        leader.appendControlBatch(
+          topic,
+          partition,
+          encodeEndTxnMarkerBatch({
+            type: m.result === "COMMIT" ? 1 : 0,
+            producerId: m.producerId,
+            producerEpoch: m.producerEpoch,
+            coordinatorEpoch: m.coordinatorEpoch,
+            timestamp: BigInt(this.clock.now()),
+          }),
+        );
+        this.heldTxnMarkers.release(m);
+      } catch {
+        // A full disk, a lost leadership: the next pass writes it.
+      }
+    }
   }
 
   private dataDir(brokerId: number): DataDir {

@@ -40,9 +40,19 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
     return this.cluster.controller.image.topic(topic)?.topicId;
   }
 
-  /** The embedded cluster has one transaction coordinator, always loaded: its state is always known. */
+  /**
+   * The embedded cluster has one transaction coordinator, always loaded: its state is always known. An end
+   * marker the cluster holds back from this partition while it was read-only (`heldTxnMarkers`) is written
+   * at its next housekeeping pass: its transaction is live too.
+   */
   liveTransactions(topic: string, partition: number): LiveTransaction[] {
-    return liveTransactionsOn(this.cluster.transactions.listTransactions(), { topic, partition });
+    const tp = { topic, partition };
+    return [
+      ...liveTransactionsOn(this.cluster.transactions.listTransactions(), tp),
+      ...this.cluster.heldTxnMarkers
+        .on(tp)
+        .map((m) => ({ producerId: m.producerId, producerEpoch: m.producerEpoch })),
+    ];
   }
 
   createMirrorTopic(request: {

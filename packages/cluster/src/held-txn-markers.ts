@@ -1,0 +1,44 @@
+import type { TopicPartition } from "./transaction-coordinator";
+
+/**
+ * A transaction's end marker that could not go on its partition's log when its coordinator wrote it: the
+ * partition had become a mirror partition again (a re-add or failback), whose log must stay a copy of its
+ * source's. Written once the partition is writable again, if the transaction is still open there (the
+ * re-add was cancelled before its truncation); dropped once the truncation cut the transaction.
+ */
+export interface HeldTxnMarker {
+  partition: TopicPartition;
+  producerId: bigint;
+  producerEpoch: number;
+  coordinatorEpoch: number;
+  result: "COMMIT" | "ABORT";
+  /** Where the transaction it ends starts on the partition's log (the open transaction it was held for). */
+  firstOffset: bigint;
+}
+
+/** The markers a cluster holds back from read-only mirror partitions, one per open transaction. */
+export class HeldTxnMarkers {
+  private readonly held = new Map<string, HeldTxnMarker>();
+
+  hold(marker: HeldTxnMarker): void {
+    this.held.set(keyOf(marker), marker);
+  }
+
+  release(marker: HeldTxnMarker): void {
+    this.held.delete(keyOf(marker));
+  }
+
+  /** Every held marker (a copy of the list). */
+  all(): HeldTxnMarker[] {
+    return [...this.held.values()];
+  }
+
+  /** The markers held for one partition. */
+  on(tp: TopicPartition): HeldTxnMarker[] {
+    return this.all().filter((m) => m.partition.topic === tp.topic && m.partition.partition === tp.partition);
+  }
+}
+
+function keyOf(m: HeldTxnMarker): string {
+  return `${m.partition.topic}\u0000${m.partition.partition}\u0000${m.producerId}\u0000${m.firstOffset}`;
+}

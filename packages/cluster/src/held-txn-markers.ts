@@ -8,6 +8,8 @@ import type { TopicPartition } from "./transaction-coordinator";
  */
 export interface HeldTxnMarker {
   partition: TopicPartition;
+  /** The id of the partition's topic when it was held: a topic created again under the name is another. */
+  topicId: string;
   producerId: bigint;
   producerEpoch: number;
   coordinatorEpoch: number;

@@ -10,12 +10,12 @@ import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { DataDirLock } from "./data-dir-lock";
 import { ClusterClosedError, ClusterError, requireLatencyMs } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
-import { HeldTxnMarkers } from "./held-txn-markers";
+import { type HeldTxnMarker, HeldTxnMarkers } from "./held-txn-markers";
 import { type ClusterLogger, CONSOLE_LOGGER } from "./logger";
-import { MIRROR_NAME_CONFIG } from "./mirror-read-only";
+import { isMirrorReadOnly, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
 import type { Cancel, Scheduler } from "./scheduler";
-import { TransactionCoordinator } from "./transaction-coordinator";
+import { type TopicPartition, TransactionCoordinator } from "./transaction-coordinator";
 
 /** Settings of an embedded cluster. Clock, randomness and scheduling are injected; nothing else is global. */
 export interface KafkaClusterOptions {
@@ -70,6 +70,8 @@ export class KafkaCluster implements BrokerNetwork {
   readonly transactions: TransactionCoordinator;
   /** End markers held back from read-only mirror partitions (see `HeldTxnMarker`). */
   readonly heldTxnMarkers = new HeldTxnMarkers();
+  /** Partitions (topic and index) a mirror's truncation cut since they were last seen writable. */
+  private readonly cutWhileReadOnly = new Set<string>();
   readonly groups: GroupCoordinator;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
@@ -111,6 +113,21 @@ export class KafkaCluster implements BrokerNetwork {
     // ACLs are metadata: they go through the controller's log (persisted, replayed after a restart) and the
     // authorizer applies them as the feed delivers them.
     this.authorizer.attachLog((records) => this.controller.appendAclRecords(records));
+    // A mirror's truncation (a re-add's or failback's) drops the markers held for the partition: the
+    // transactions they end were local writes it cut, or are no longer the log's.
+    this.controller.subscribe(({ record }) => {
+      if (record.type !== "ReplicaTruncation" && record.type !== "MirrorReadOnly") return;
+      const topic = this.controller.image.topicsById.get(record.topicId)?.name;
+      if (topic === undefined) return;
+      // Writable again (STOPPED): a later re-add's read-only period starts with no cut.
+      if (record.type === "MirrorReadOnly") {
+        if (!record.readOnly) this.cutWhileReadOnly.delete(`${topic}\u0000${record.partition}`);
+        return;
+      }
+      this.cutWhileReadOnly.add(`${topic}\u0000${record.partition}`);
+      for (const m of this.heldTxnMarkers.on({ topic, partition: record.partition }))
+        this.heldTxnMarkers.release(m);
+    });
     this.controller.subscribe(({ record }) => {
       if (record.type === "Acl" || record.type === "RemoveAcl") this.authorizer.apply(record);
     });
@@ -132,11 +149,16 @@ export class KafkaCluster implements BrokerNetwork {
         // truncation (the transaction still open there: its commit was acknowledged).
         const mirrorName = this.controller.image.topic(topic)?.configs.get(MIRROR_NAME_CONFIG);
         const replica = leader.replica(topic, partition);
+        // Once a truncation cut it, the log up to its end is the source's: a transaction of the producer id
+        // open there is not this one (a source's, or one the cut reopened), so nothing is held.
         if (replica?.isReadOnly(mirrorName)) {
           const open = replica.log.ongoingTransactions().find((t) => t.producerId === m.producerId);
-          if (open) this.heldTxnMarkers.hold({ ...m, firstOffset: open.firstOffset });
+          const topicId = this.controller.image.topic(topic)?.topicId;
+          if (open && topicId !== undefined && !this.cutWhileReadOnly.has(`${topic}\u0000${partition}`))
+            this.heldTxnMarkers.hold({ ...m, topicId, firstOffset: open.firstOffset });
           return;
         }
+        this.cutWhileReadOnly.delete(`${topic}\u0000${partition}`);
         const info = leader.appendControlBatch(
           topic,
           partition,
@@ -424,14 +446,49 @@ export class KafkaCluster implements BrokerNetwork {
   }
 
   /**
+   * The markers held for `tp` whose transaction is still open on its leader's log where it was held: a
+   * marker whose transaction a truncation cut ends nothing there (the producer id's open transaction, if
+   * any, is another one: a source's, or one a cut reopened). Unknown leader: none.
+   */
+  openHeldTxnMarkers(tp: TopicPartition): HeldTxnMarker[] {
+    let open: { producerId: bigint; firstOffset: bigint }[];
+    try {
+      open =
+        this.leaderFor(tp.topic, tp.partition).replica(tp.topic, tp.partition)?.log.ongoingTransactions() ??
+        [];
+    } catch {
+      return [];
+    }
+    const topicId = this.controller.image.topic(tp.topic)?.topicId;
+    return this.heldTxnMarkers
+      .on(tp)
+      .filter(
+        (m) =>
+          m.topicId === topicId &&
+          open.some((t) => t.producerId === m.producerId && t.firstOffset === m.firstOffset),
+      );
+  }
+
+  /**
    * Each held marker (see `HeldTxnMarker`) whose transaction is still open where it was held: written once
    * its partition is writable again (a re-add or failback removed before its truncation), kept while it is
    * read-only, dropped once the transaction is no longer open there (a truncation cut it). A partition
    * without a leader now is tried again on the next pass.
    */
   private writeHeldTxnMarkers(): void {
+    for (const key of this.cutWhileReadOnly) {
+      const [topic, partition] = key.split("\u0000");
+      const meta = this.controller.image.partition(topic!, Number(partition));
+      const mirrorName = this.controller.image.topic(topic!)?.configs.get(MIRROR_NAME_CONFIG);
+      if (!meta || !isMirrorReadOnly(meta, mirrorName)) this.cutWhileReadOnly.delete(key);
+    }
     for (const m of this.heldTxnMarkers.all()) {
       const { topic, partition } = m.partition;
+      // The topic was deleted (maybe created again under the name): nothing of it to end.
+      if (this.controller.image.topic(topic)?.topicId !== m.topicId) {
+        this.heldTxnMarkers.release(m);
+        continue;
+      }
       let leader: Broker;
       try {
         leader = this.leaderFor(topic, partition);
@@ -460,7 +517,8 @@ export class KafkaCluster implements BrokerNetwork {
             timestamp: BigInt(this.clock.now()),
           }),
         );
-        this.heldTxnMarkers.release(m);
+        // Released on the next pass, which finds the transaction closed: a leader lost before its followers
+        // copied the marker leaves it open on the next one, and the marker is written again there.
       } catch {
         // A full disk, a lost leadership: the next pass writes it.
       }

@@ -43,14 +43,14 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
   /**
    * The embedded cluster has one transaction coordinator, always loaded: its state is always known. An end
    * marker the cluster holds back from this partition while it was read-only (`heldTxnMarkers`) is written
-   * at its next housekeeping pass: its transaction is live too.
+   * at its next housekeeping pass: its transaction is live too, while it is still open where it was held.
    */
   liveTransactions(topic: string, partition: number): LiveTransaction[] {
     const tp = { topic, partition };
     return [
       ...liveTransactionsOn(this.cluster.transactions.listTransactions(), tp),
-      ...this.cluster.heldTxnMarkers
-        .on(tp)
+      ...this.cluster
+        .openHeldTxnMarkers(tp)
         .map((m) => ({ producerId: m.producerId, producerEpoch: m.producerEpoch })),
     ];
   }

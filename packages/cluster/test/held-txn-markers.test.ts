@@ -1,0 +1,55 @@
+import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
+import { describe, expect, it } from "vitest";
+import { clientCluster } from "./clients-helpers";
+import { batchesOf } from "./helpers";
+
+/** A transaction open on t-0 (and u-0), committed while t-0 is read-only: t-0's marker is held. */
+async function heldCommit() {
+  const t = clientCluster();
+  t.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+  t.cluster.controller.createTopic({ name: "u", replicaAssignment: [[0, 1, 2]] });
+  const producer = t.kafka.producer({ transactionalId: "tx" });
+  await producer.connect();
+  const txn = await t.run(producer.transaction());
+  await t.run(txn.send({ topic: "t", messages: [{ value: "t1" }] }));
+  await t.run(txn.send({ topic: "u", messages: [{ value: "u1" }] }));
+  t.cluster.controller.setMirrorReadOnly("t", 0, true);
+  t.settle();
+  await t.run(txn.commit());
+  expect(t.cluster.heldTxnMarkers.on({ topic: "t", partition: 0 })).toHaveLength(1);
+  const kinds = () => batchesOf(t.cluster, 0, "t").map((x) => (x.isControl ? controlTypeOf(x) : "data"));
+  return { t, kinds };
+}
+
+describe("end markers held back from a read-only partition", () => {
+  it("written by the housekeeping pass once the partition is writable again", async () => {
+    const { t, kinds } = await heldCommit();
+    t.settle(15_000);
+    expect(kinds()).toEqual(["data"]);
+    t.cluster.controller.setMirrorReadOnly("t", 0, false);
+    t.settle(15_000);
+    expect(kinds()).toEqual(["data", ControlRecordType.COMMIT]);
+    // Released once the pass after the write found the transaction closed.
+    t.settle(15_000);
+    expect(t.cluster.heldTxnMarkers.all()).toEqual([]);
+    expect(kinds()).toEqual(["data", ControlRecordType.COMMIT]);
+  });
+
+  it("dropped when the topic is deleted, and never written into a topic created again under the name", async () => {
+    const { t, kinds } = await heldCommit();
+    t.cluster.controller.deleteTopic("t");
+    t.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    t.settle();
+    // The transactional id's next producer (the same producer id) opens a transaction on the new topic at
+    // the offset the held one had.
+    const producer = t.kafka.producer({ transactionalId: "tx" });
+    await producer.connect();
+    const next = await t.run(producer.transaction());
+    await t.run(next.send({ topic: "t", messages: [{ value: "t2" }] }));
+    t.settle(15_000);
+    expect(t.cluster.heldTxnMarkers.all()).toEqual([]);
+    expect(kinds()).toEqual(["data"]);
+    await t.run(next.abort());
+    expect(kinds()).toEqual(["data", ControlRecordType.ABORT]);
+  });
+});

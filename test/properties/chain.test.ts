@@ -141,6 +141,27 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
           ),
         },
       ]);
+      await runRegressions(property(3), [
+        {
+          bug: "soak FC_SEED=355 x10 run 39: c2 failed profiles over (STOPPED); its state partition's leader crashed with profiles-0's, and the coordinator that loaded the STOPPED partition again cleared its read-only flag through the partition's leader, which had none yet: the STOPPED topic went FAILED (applications writing to it) instead of clearing the flag in the metadata",
+          simSeed: 692697,
+          steps: [
+            "groupCommit(93,8,173)",
+            "failover(139,0)",
+            "advance(38432)",
+            "crash(417,244)",
+            "crashAfterAck(2,422,1503,161,10)",
+            "pause(67)",
+            "healLink(297)",
+            "pause(755)",
+          ],
+          reaches: reachesSteps(
+            "no crash of c2's profiles-0 leader after its failover",
+            "planned failover c2-from-c1 profiles: STOPPED",
+            "crash c2 broker 1 (leader of profiles-0)",
+          ),
+        },
+      ]);
       await runRegressions(property(5), [
         {
           bug: "soak FC_SEED=11 x100 (a simulator bug): c2 failed over from c1, then c1 from c0, then c1 failed back from c2 with --truncate-local-writes and took c2's log from offset 0; the offset identity of the old hop c0->c1 was still checked up to c1's failover point",

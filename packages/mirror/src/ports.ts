@@ -296,6 +296,12 @@ export interface DestinationCluster {
    */
   topicIdOf?(topic: string): Uuid | undefined;
   /**
+   * Sets or clears a mirror partition's read-only flag in the cluster's metadata, which needs no partition
+   * leader (setting the value it has writes nothing). Optional: without it the flag is set through the
+   * partition's leader (`LocalReplica.setReadOnly`).
+   */
+  setMirrorReadOnly?(topic: string, partition: number, readOnly: boolean): void;
+  /**
    * The producers whose transaction this cluster's transaction coordinators will still end on the partition
    * (KIP-664's ListTransactions and DescribeTransactions: ongoing or preparing with the partition, or
    * ended with a last end that named it), or undefined while a coordinator's state is not known (not

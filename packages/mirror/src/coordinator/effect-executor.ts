@@ -330,9 +330,17 @@ export class EffectExecutor {
       case "markReadOnly":
         this.leaderReplica(key).setReadOnly(true);
         return undefined;
-      case "clearReadOnly":
-        this.leaderReplica(key).setReadOnly(false);
+      case "clearReadOnly": {
+        // The flag is metadata: a STOPPED partition (a coordinator that loaded one again) clears it while
+        // its partition has no leader, rather than failing a topic its applications already write to.
+        const destination = this.ctx.destination;
+        if (destination.setMirrorReadOnly === undefined) this.leaderReplica(key).setReadOnly(false);
+        else {
+          this.requireSameTopic(key);
+          destination.setMirrorReadOnly(key.topic, key.partition, false);
+        }
         return undefined;
+      }
       case "addFetcher":
         this.fetchers(key).addPartition(key);
         return undefined;

@@ -55,6 +55,10 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
     ];
   }
 
+  setMirrorReadOnly(topic: string, partition: number, readOnly: boolean): void {
+    this.cluster.controller.setMirrorReadOnly(topic, partition, readOnly);
+  }
+
   createMirrorTopic(request: {
     name: string;
     topicId: Uuid;

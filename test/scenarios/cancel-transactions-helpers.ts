@@ -1,10 +1,11 @@
 import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
-import type { topology } from "./helpers";
+import { topology } from "./helpers";
 
 /**
  * Helpers of the scenarios where a re-add or failback is removed again while PREPARING, and of what its
- * failover does to the topic's transactions (readd-cancel-transactions, failback-cut-transactions).
+ * failover does to the topic's transactions (readd-cancel-transactions, failback-cut-transactions,
+ * held-txn-markers-cut).
  */
 
 export type Topology = ReturnType<typeof topology>;
@@ -97,4 +98,42 @@ export async function cutThen(
   const adding = add().catch((e: unknown) => e);
   await t.until(() => cuts > 0, "the PREPARING truncation's cut");
   await t.run(adding);
+}
+
+/**
+ * A (orders and audit, RF 3; seed 1, so orders' leader and the coordinator of `back` are distinct brokers)
+ * with `a-0` written and transaction `a-tx` open on orders (`a-tx-1`, offset 1) when B, mirroring orders,
+ * fails over (STOPPED: B aborted it, spec §4). `beforeMirror` runs on A before B's mirror is made. B's LME
+ * lookups wait while `g` is closed.
+ */
+export async function transactionOpenAtFailover(beforeMirror?: (t: Topology, a: Node) => Promise<void>) {
+  const t = topology(["a", "b"], { seed: 1 });
+  const a = t.node("a");
+  const b = t.node("b");
+  const g = gate();
+  holdLmeLookups(t, "b", g.wait);
+  await t.run(
+    a.kafka.admin().createTopics({
+      topics: [
+        { topic: "orders", numPartitions: 1, replicationFactor: 3 },
+        { topic: "audit", numPartitions: 1, replicationFactor: 3 },
+      ],
+    }),
+  );
+  await t.advance(200);
+  const producerA = a.kafka.producer({ idempotent: true });
+  await t.run(producerA.connect());
+  await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
+  const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
+  await t.run(txProducer.connect());
+  const tx = await t.run(txProducer.transaction());
+  await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }] }));
+  await beforeMirror?.(t, a);
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await t.run(b.mirroring.whenCaughtUp("dr"));
+  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+  await t.run(b.mirroring.whenState("dr", "STOPPED"));
+  const log = () => a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+  return { t, a, b, g, producerA, txProducer, tx, log };
 }

@@ -2,12 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   coordinatorBrokerOf,
   cutThen,
-  gate,
-  holdLmeLookups,
   layout,
+  type Node,
   read,
+  transactionOpenAtFailover,
 } from "./cancel-transactions-helpers";
-import { topology } from "./helpers";
 
 /**
  * A's application had transaction `a-tx` open on orders when B failed over (B aborted it, spec §4); A's
@@ -17,39 +16,14 @@ import { topology } from "./helpers";
  * of it, still ongoing at A's coordinator. B's LME lookups wait while `g` is closed.
  */
 async function failedOverThenAbortedOnA(options: { liveTransaction?: boolean } = {}) {
-  const t = topology(["a", "b"], { seed: 1 });
-  const a = t.node("a");
-  const b = t.node("b");
-  const g = gate();
-  holdLmeLookups(t, "b", g.wait);
-  await t.run(
-    a.kafka.admin().createTopics({
-      topics: [
-        { topic: "orders", numPartitions: 1, replicationFactor: 3 },
-        { topic: "audit", numPartitions: 1, replicationFactor: 3 },
-      ],
-    }),
-  );
-  await t.advance(200);
-  const producerA = a.kafka.producer({ idempotent: true });
-  await t.run(producerA.connect());
-  await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
-  const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
-  await t.run(txProducer.connect());
-  const tx = await t.run(txProducer.transaction());
-  await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }] }));
-  const liveProducer = options.liveTransaction ? a.kafka.producer({ transactionalId: "a-live" }) : undefined;
-  let live: Awaited<ReturnType<NonNullable<typeof liveProducer>["transaction"]>> | undefined;
-  if (liveProducer) {
+  let live: Awaited<ReturnType<ReturnType<Node["kafka"]["producer"]>["transaction"]>> | undefined;
+  const { t, a, b, g, producerA, txProducer, tx, log } = await transactionOpenAtFailover(async (t, a) => {
+    if (!options.liveTransaction) return;
+    const liveProducer = a.kafka.producer({ transactionalId: "a-live" });
     await t.run(liveProducer.connect());
     live = await t.run(liveProducer.transaction());
     await t.run(live.send({ topic: "orders", messages: [{ value: "a-live-1" }] }));
-  }
-  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-  await t.run(b.mirroring.whenCaughtUp("dr"));
-  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-  await t.run(b.mirroring.whenState("dr", "STOPPED"));
+  });
   expect(b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.ongoingTransactions()).toEqual([]);
 
   // A's application aborts `a-tx` on A, then runs its next transaction elsewhere.
@@ -57,7 +31,6 @@ async function failedOverThenAbortedOnA(options: { liveTransaction?: boolean } =
   const next = await t.run(txProducer.transaction());
   await t.run(next.send({ topic: "audit", messages: [{ value: "a-tx-next" }] }));
   await t.run(next.commit());
-  const log = () => a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
   expect(log().ongoingTransactions()).toHaveLength(options.liveTransaction ? 1 : 0);
 
   await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { coordinatorBrokerOf, gate, holdLmeLookups, layout, read } from "./cancel-transactions-helpers";
-import { topology } from "./helpers";
+import { coordinatorBrokerOf, layout, read, transactionOpenAtFailover } from "./cancel-transactions-helpers";
 
 /**
  * As failback-cut-transactions: A's `a-tx` had a transaction open on orders when B failed over (B aborted
@@ -8,39 +7,12 @@ import { topology } from "./helpers";
  * fails back from B (B's LME lookups wait while `g` is closed, so PREPARING waits before its truncation).
  */
 async function failedOverThenNextTransactionOnA() {
-  const t = topology(["a", "b"], { seed: 1 });
-  const a = t.node("a");
-  const b = t.node("b");
-  const g = gate();
-  holdLmeLookups(t, "b", g.wait);
-  await t.run(
-    a.kafka.admin().createTopics({
-      topics: [
-        { topic: "orders", numPartitions: 1, replicationFactor: 3 },
-        { topic: "audit", numPartitions: 1, replicationFactor: 3 },
-      ],
-    }),
-  );
-  await t.advance(200);
-  const producerA = a.kafka.producer({ idempotent: true });
-  await t.run(producerA.connect());
-  await t.run(producerA.send({ topic: "orders", messages: [{ value: "a-0" }], acks: -1 }));
-  const txProducer = a.kafka.producer({ transactionalId: "a-tx" });
-  await t.run(txProducer.connect());
-  const tx = await t.run(txProducer.transaction());
-  await t.run(tx.send({ topic: "orders", messages: [{ value: "a-tx-1" }] }));
-  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-  await t.run(b.mirroring.whenCaughtUp("dr"));
-  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-  await t.run(b.mirroring.whenState("dr", "STOPPED"));
-
+  const { t, a, g, producerA, txProducer, tx, log } = await transactionOpenAtFailover();
   await t.run(tx.abort());
   const next = await t.run(txProducer.transaction());
   await t.run(next.send({ topic: "orders", messages: [{ value: "a-tx-2" }] }));
   expect(layout(a, "orders")).toEqual(["data@0", "data@1", "ABORT", "data@3"]);
   await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
-  const log = () => a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
   return { t, a, g, log, producerA, txProducer, next, dataLeader: a.cluster.leaderFor("orders", 0) };
 }
 

@@ -331,6 +331,10 @@ export class KafkaCluster implements BrokerNetwork {
           ...producer,
           partition: { topic, partition },
         });
+        // The producer id's transaction a held marker ends (its end acknowledged) is still open on this
+        // writable partition until the next housekeeping pass: appended to now, the batch would join it, and
+        // the held marker would end both. Written first (or the produce fails and is retried).
+        this.writeHeldTxnMarkers({ topic, partition, producerId: producer.producerId });
         return true;
       },
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
@@ -473,16 +477,20 @@ export class KafkaCluster implements BrokerNetwork {
    * Each held marker (see `HeldTxnMarker`) whose transaction is still open where it was held: written once
    * its partition is writable again (a re-add or failback removed before its truncation), kept while it is
    * read-only, dropped once the transaction is no longer open there (a truncation cut it). A partition
-   * without a leader now is tried again on the next pass.
+   * without a leader now is tried again on the next pass. With `only`, the markers of that producer id on
+   * that partition alone, before its produce: one that cannot be written throws.
    */
-  private writeHeldTxnMarkers(): void {
-    for (const key of this.cutWhileReadOnly) {
+  private writeHeldTxnMarkers(only?: TopicPartition & { producerId: bigint }): void {
+    const held = only === undefined ? this.heldTxnMarkers.all() : this.heldTxnMarkers.on(only);
+    if (held.length === 0) return;
+    for (const key of only === undefined ? this.cutWhileReadOnly : []) {
       const [topic, partition] = key.split("\u0000");
       const meta = this.controller.image.partition(topic!, Number(partition));
       const mirrorName = this.controller.image.topic(topic!)?.configs.get(MIRROR_NAME_CONFIG);
       if (!meta || !isMirrorReadOnly(meta, mirrorName)) this.cutWhileReadOnly.delete(key);
     }
-    for (const m of this.heldTxnMarkers.all()) {
+    for (const m of held) {
+      if (only !== undefined && m.producerId !== only.producerId) continue;
       const { topic, partition } = m.partition;
       // The topic was deleted (maybe created again under the name): nothing of it to end.
       if (this.controller.image.topic(topic)?.topicId !== m.topicId) {
@@ -519,8 +527,9 @@ export class KafkaCluster implements BrokerNetwork {
         );
         // Released on the next pass, which finds the transaction closed: a leader lost before its followers
         // copied the marker leaves it open on the next one, and the marker is written again there.
-      } catch {
+      } catch (error) {
         // A full disk, a lost leadership: the next pass writes it.
+        if (only !== undefined) throw error;
       }
     }
   }

@@ -53,3 +53,23 @@ describe("end markers held back from a read-only partition", () => {
     expect(kinds()).toEqual(["data", ControlRecordType.ABORT]);
   });
 });
+
+describe("a held marker and the transactional id's next transaction", () => {
+  it("written before its producer's next transaction appends to the writable partition, not over both", async () => {
+    const { t, kinds } = await heldCommit();
+    t.cluster.controller.setMirrorReadOnly("t", 0, false);
+    t.settle();
+    // Writable again, before the housekeeping pass: the transactional id (its commit acknowledged) opens
+    // its next transaction on t and aborts it.
+    const producer = t.kafka.producer({ transactionalId: "tx" });
+    await producer.connect();
+    const next = await t.run(producer.transaction());
+    await t.run(next.send({ topic: "t", messages: [{ value: "t2" }] }));
+    await t.run(next.abort());
+    // t1's COMMIT (acknowledged) first: the ABORT ends t2 alone.
+    expect(kinds()).toEqual(["data", ControlRecordType.COMMIT, "data", ControlRecordType.ABORT]);
+    t.settle(15_000);
+    expect(t.cluster.heldTxnMarkers.all()).toEqual([]);
+    expect(kinds()).toEqual(["data", ControlRecordType.COMMIT, "data", ControlRecordType.ABORT]);
+  });
+});

@@ -162,6 +162,30 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
           ),
         },
       ]);
+      await runRegressions(property(3), [
+        {
+          bug: "soak FC_SEED=357 x10 run 63 (a simulator bug): c1 failed over from c0 (planned) with c0's acknowledged write, c0 failed back from c1, then c1 failed back onto c2 with --truncate-local-writes and took c2's log from offset 0 (c2 had failed over before the write); c0, following c1, was still checked for the planned failover's promise",
+          simSeed: 973441,
+          steps: [
+            "failback(317)",
+            "failover(182,1)",
+            "crashAfterAck(936,969,518,4673,8)",
+            "produce(352,546,2)",
+            "txnAbort",
+            "slowReplication(820,0)",
+            "failback(596)",
+            "failback(30)",
+            "pause(303)",
+            "txnBegin(144,413)",
+          ],
+          reaches: reachesSteps(
+            "no failback of c1 onto c2 that may truncate c1 from offset 0 after c0 failed back from c1",
+            "planned failover c1-from-c0 orders: STOPPED",
+            "failback c0-from-c1 orders",
+            "failback --truncate-local-writes c1-from-c2 orders (may truncate from 0@0,1@0)",
+          ),
+        },
+      ]);
       await runRegressions(property(5), [
         {
           bug: "soak FC_SEED=11 x100 (a simulator bug): c2 failed over from c1, then c1 from c0, then c1 failed back from c2 with --truncate-local-writes and took c2's log from offset 0; the offset identity of the old hop c0->c1 was still checked up to c1's failover point",

@@ -15,6 +15,7 @@ import {
   crash,
   crashAfterAck,
   crashOnCommit,
+  crashOnReAdd,
   crashSoon,
   cutLink,
   deleteRecords,
@@ -113,6 +114,7 @@ const ACTIONS = {
   crashSoon: (s, [c, b, d, ms]) => crashSoon(s, c!, b!, d!, ms!),
   diskFull: (s, [c, b, d, ms]) => diskFull(s, c!, b!, d!, ms!),
   crashOnCommit: (s, [t, d, ms]) => crashOnCommit(s, t!, d!, ms!),
+  crashOnReAdd: (s, [d, ms]) => crashOnReAdd(s, d!, ms!),
   crashAfterAck: (s, [t, p, l, ms, how]) => crashAfterAck(s, t!, p!, l!, ms!, how),
   bounceLeader: (s, [c, t]) => bounceLeader(s, c!, t!),
   readd: (s, [i, t]) => readd(s, i!, (t ?? 0) % 2 === 1),
@@ -175,6 +177,7 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
     fc.integer({ min: 0, max: 200 }),
     fc.integer({ min: 50, max: 5_000 }),
   ),
+  crashOnReAdd: fc.tuple(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 50, max: 5_000 })),
   crashAfterAck: fc.tuple(
     n,
     n,

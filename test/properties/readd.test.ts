@@ -24,6 +24,7 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
           "advance",
           "advance",
           "crash",
+          "crashOnReAdd",
           "slowReplication",
         ],
         numRuns: 30,
@@ -33,7 +34,7 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
-    "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully; a barrier lost with its leader",
+    "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully; a barrier lost with its leader; a reload cleared a re-add's read-only flag",
     async () => {
       const p: TopologyProperty = {
         name: "readd",
@@ -92,6 +93,15 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
             sim.steps.some((s) => s.startsWith("t+") && s.includes("re-add b-from-a orders (may truncate"))
               ? undefined
               : "the plain re-add after the cancelled one was not accepted",
+        },
+        {
+          bug: "a coordinator that loaded a STOPPED partition again (its broker crashed right after a re-add's mirror.name, before its START) cleared the read-only flag the re-add had set (6 Dec review; found by crashOnReAdd and the metadata watch)",
+          simSeed: 0,
+          steps: ["produce(0,0,3)", "failover(0,0)", "crashOnReAdd(0,3000)", "readd(0,1)", "advance(5000)"],
+          reaches: (sim) =>
+            sim.steps.some((s) => s.includes("during its re-add"))
+              ? undefined
+              : "no coordinator crashed during the re-add",
         },
       ]);
     },

@@ -745,7 +745,7 @@ export class Broker {
         "UNKNOWN_TOPIC_OR_PARTITION",
         `${topic}-${partition} does not exist on this cluster; create the topic (or partition) first`,
       );
-    if (meta.mirrorReadOnly === readOnly) return;
+    if (meta.mirrorReadOnly === readOnly && !meta.mirrorReadOnlyByName) return;
     this.options.controller.setMirrorReadOnly(topic, partition, readOnly);
   }
 

@@ -396,10 +396,19 @@ export class Controller {
     }
     if (resource.type === "topic") {
       const topic = this.requireTopic(resource.name);
-      if (becomesMirror(current.get(MIRROR_NAME_CONFIG), next.get(MIRROR_NAME_CONFIG))) {
+      const before = current.get(MIRROR_NAME_CONFIG);
+      const after = next.get(MIRROR_NAME_CONFIG);
+      if (becomesMirror(before, after)) {
         // In the same batch as the config: no produce lands between "a mirror again" and read-only.
         for (const p of topic.partitions) {
-          if (p.mirrorReadOnly === false) records.push(mirrorReadOnly(topic.topicId, p.partition, true));
+          if (p.mirrorReadOnly === false)
+            records.push(mirrorReadOnly(topic.topicId, p.partition, true, true));
+        }
+      } else if (becomesMirror(after, before)) {
+        // Undone before its START (a re-add removed again): the engine, whose partitions are still STOPPED,
+        // never took these partitions over, so nothing else would make them writable again.
+        for (const p of topic.partitions) {
+          if (p.mirrorReadOnlyByName) records.push(mirrorReadOnly(topic.topicId, p.partition, false));
         }
       }
     }
@@ -409,12 +418,18 @@ export class Controller {
   /**
    * Sets or clears KIP-1279's read-only flag of one mirror partition in the metadata log (the mirror engine:
    * set from PREPARING on, cleared at STOPPED). Every replica derives ReadOnlyTopic from it, so it survives
-   * restarts and leader changes. Setting the value it already has writes nothing.
+   * restarts and leader changes. Setting the value it already has writes nothing, except that a set takes
+   * over a flag a `mirror.name` change set (a re-add starting: PREPARING). A clear leaves such a flag alone:
+   * the engine's STOPPED step runs again when a coordinator loads a STOPPED partition, and a re-add that set
+   * `mirror.name` meanwhile, its START still to come, must keep the topic read-only (produces landing now
+   * are local writes its truncation would drop unchecked). Undoing that `mirror.name` clears it.
    */
   setMirrorReadOnly(topic: string, partition: number, readOnly: boolean): void {
     const t = this.requireTopic(topic);
     const p = requirePartition(t, partition);
-    if (p.mirrorReadOnly === readOnly) return;
+    if (p.mirrorReadOnlyByName) {
+      if (!readOnly) return;
+    } else if (p.mirrorReadOnly === readOnly) return;
     this.checkAvailable(`${readOnly ? "set" : "clear"} the read-only flag of ${topic}-${partition}`);
     this.append([mirrorReadOnly(t.topicId, partition, readOnly)]);
   }
@@ -885,8 +900,13 @@ function change(
   };
 }
 
-function mirrorReadOnly(topicId: Uuid, partition: number, readOnly: boolean): MirrorReadOnlyRecord {
-  return { type: "MirrorReadOnly", topicId, partition, readOnly };
+function mirrorReadOnly(
+  topicId: Uuid,
+  partition: number,
+  readOnly: boolean,
+  byMirrorName = false,
+): MirrorReadOnlyRecord {
+  return { type: "MirrorReadOnly", topicId, partition, readOnly, ...(byMirrorName ? { byMirrorName } : {}) };
 }
 
 function requirePartition(topic: TopicMetadata, partition: number): PartitionMetadata {

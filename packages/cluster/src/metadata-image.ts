@@ -22,6 +22,11 @@ export interface PartitionMetadata {
    */
   mirrorReadOnly?: boolean;
   /**
+   * True while `mirrorReadOnly` was set by a `mirror.name` change (a re-add not yet started), not by the
+   * engine (see `MirrorReadOnlyRecord.byMirrorName`).
+   */
+  mirrorReadOnlyByName?: true;
+  /**
    * Truncations a mirror made on the leader that these replicas (by broker id) still owe: each must apply
    * its entry before it next fetches or leads (`ReplicaTruncationRecord`). Absent when none is owed.
    */
@@ -219,7 +224,10 @@ export class MetadataImage {
       }
       case "MirrorReadOnly": {
         const p = this.topicsById.get(record.topicId)?.partitions[record.partition];
-        if (p) p.mirrorReadOnly = record.readOnly;
+        if (!p) return;
+        p.mirrorReadOnly = record.readOnly;
+        if (record.byMirrorName === true) p.mirrorReadOnlyByName = true;
+        else delete p.mirrorReadOnlyByName;
         return;
       }
       case "ReplicaTruncation": {

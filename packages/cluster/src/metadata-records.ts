@@ -135,6 +135,13 @@ export interface MirrorReadOnlyRecord {
   topicId: Uuid;
   partition: number;
   readOnly: boolean;
+  /**
+   * Set by the controller because `mirror.name` made the topic a mirror again (a re-add), not by the engine:
+   * the engine's STOPPED step (a coordinator that loaded the STOPPED partition again) leaves it set, and
+   * the `mirror.name` change that undoes the re-add before its START clears it. The engine's own set (from
+   * PREPARING on) takes it over.
+   */
+  byMirrorName?: true;
 }
 
 /**

@@ -112,6 +112,65 @@ describe("KIP-1279 read-only flag in the metadata log (issue 11, item 1)", () =>
     expect(cluster.controller.metadataLog().length).toBe(before + 4);
   });
 
+  it("a re-add's flag survives the engine's STOPPED clear, and undoing its mirror.name clears it", async () => {
+    const { cluster, settle } = testCluster();
+    mirrorTopic(cluster);
+    settle();
+    cluster.broker(0)!.setReadOnly("m", 0, true);
+    setMirrorName(cluster, "dr.removed");
+    cluster.broker(0)!.setReadOnly("m", 0, false);
+    setMirrorName(cluster, "dr"); // the re-add: read-only again, its START still to come
+    // A coordinator that loads the STOPPED partition again runs STOPPED's clear: the re-add's flag stays.
+    cluster.broker(0)!.setReadOnly("m", 0, false);
+    expect(await tryProduce(cluster)).toBe("READ_ONLY_TOPIC");
+    // Removed again before its START: writable, in the same metadata batch as the config.
+    const before = cluster.controller.metadataLog().length;
+    setMirrorName(cluster, "dr.removed");
+    const written = cluster.controller.metadataLog().slice(before);
+    expect(written.map((e) => e.record.type)).toEqual(["Config", "MirrorReadOnly"]);
+    expect(await tryProduce(cluster)).toBe(0n);
+  });
+
+  it("once the engine sets the flag (PREPARING), STOPPED's clear clears it and a removal alone does not", async () => {
+    const { cluster, settle } = testCluster();
+    mirrorTopic(cluster);
+    settle();
+    cluster.broker(0)!.setReadOnly("m", 0, true);
+    setMirrorName(cluster, "dr.removed");
+    cluster.broker(0)!.setReadOnly("m", 0, false);
+    setMirrorName(cluster, "dr");
+    const before = cluster.controller.metadataLog().length;
+    cluster.broker(0)!.setReadOnly("m", 0, true); // the START's PREPARING takes the flag over
+    expect(cluster.controller.metadataLog().length).toBe(before + 1);
+    cluster.broker(0)!.setReadOnly("m", 0, true);
+    expect(cluster.controller.metadataLog().length).toBe(before + 1);
+    setMirrorName(cluster, "dr.removed"); // a failover now: STOPPING first, the flag stays
+    expect(await tryProduce(cluster)).toBe("READ_ONLY_TOPIC");
+    cluster.broker(0)!.setReadOnly("m", 0, false); // STOPPED
+    expect(await tryProduce(cluster)).toBe(0n);
+  });
+
+  it("a restart keeps whose flag it is", async () => {
+    const { cluster, settle } = testCluster();
+    mirrorTopic(cluster);
+    settle();
+    cluster.broker(0)!.setReadOnly("m", 0, true);
+    setMirrorName(cluster, "dr.removed");
+    cluster.broker(0)!.setReadOnly("m", 0, false);
+    setMirrorName(cluster, "dr");
+    const records = cluster.controller.metadataLog().map((e) => e.record);
+    const clock = new ManualClock(1_700_000_000_000);
+    const scheduler = new ManualScheduler(clock);
+    const restarted = new KafkaCluster({ brokers: 3, clock, scheduler, random: new SeededRandom(7) });
+    restarted.controller.replay(records);
+    for (const id of [0, 1, 2]) restarted.startBroker(id);
+    scheduler.run(1000);
+    restarted.broker(0)!.setReadOnly("m", 0, false);
+    expect(await tryProduce(restarted)).toBe("READ_ONLY_TOPIC");
+    setMirrorName(restarted, "dr.removed");
+    expect(await tryProduce(restarted)).toBe(0n);
+  });
+
   it("setting the flag it already has writes no record, so it needs no controller", () => {
     const { cluster, settle } = testCluster();
     mirrorTopic(cluster);

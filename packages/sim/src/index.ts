@@ -6,6 +6,7 @@
 
 export { checkNow, settleAndCheck } from "./checks";
 export { crashOnCommit } from "./crash-on-commit";
+export { crashOnReAdd } from "./crash-on-readd";
 export { deleteRecords } from "./delete-records";
 export {
   type CatchUpBarrier,

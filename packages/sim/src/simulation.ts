@@ -8,6 +8,7 @@ import { checkDurableTransition } from "./invariants/durable-commit";
 import { LogStartWatch, type MirrorSource } from "./invariants/log-start-follow";
 import { leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
+import { watchReadOnlyClears } from "./invariants/read-only";
 import { checkOrphanedCopy, orphanedIncarnation } from "./invariants/recreated-source";
 import { checkPartitionReplicasAgree } from "./invariants/replicas-agree";
 import { TxnMarkerWatch } from "./invariants/txn-markers";
@@ -110,6 +111,7 @@ export class Simulation {
     for (const name of spec.clusters) {
       const { cluster, mirroring } = this.node(name);
       this.markerWatches.set(name, new TxnMarkerWatch(name, cluster));
+      watchReadOnlyClears(name, cluster, (v) => this.report(v));
       installBrokerGuards(name, cluster, {
         readOnlyReason: (_node, topic, partition) =>
           readOnlyReason(cluster, mirroring.coordinators.describe(), topic, partition),

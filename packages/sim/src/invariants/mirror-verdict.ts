@@ -8,6 +8,8 @@ import { foldHistory, readMirrorStateHistory } from "./mirror-state-history";
  * own flag:
  * - the committed `__mirror_state` record of any mirror key of the partition (read from the log, plus the
  *   live coordinators' committed views when part of the log has no running leader) is not STOPPED;
+ * - its topic's `mirror.name` asks for mirroring (not `.removed`): a re-add made it a mirror again, its
+ *   START maybe still to come, or the topic was created as one;
  * - any running replica of the partition holds it read-only (the cluster disagrees with itself).
  * Internal topics (`__*`) are never mirrors.
  */
@@ -33,6 +35,9 @@ export function readOnlyReason(
     if (live) return `its committed mirror state (${live.key.mirror}, live coordinator) is ${live.state}`;
   }
   const mirrorName = meta.configs.get("mirror.name");
+  if (mirrorName !== undefined && !mirrorName.endsWith(".removed")) {
+    return `its topic's mirror.name (${mirrorName}) asks for mirroring`;
+  }
   for (const id of cluster.runningBrokers()) {
     if (cluster.broker(id)?.replica(topic, partition)?.isReadOnly(mirrorName)) {
       return `broker ${id} holds its replica read-only (mirror.name=${mirrorName ?? "unset"})`;

@@ -44,3 +44,29 @@ export async function probeReadOnly(
     throw error;
   }
 }
+
+/**
+ * A re-add keeps its topic read-only from its `mirror.name` on (spec §5): the controller sets the flag in the
+ * same metadata batch, and nothing may clear it while `mirror.name` still asks for mirroring, even before the
+ * re-add's START (a coordinator that loads the STOPPED partition again runs STOPPED's clear). Checked on
+ * every metadata record from now on, not between steps: such a window can last a millisecond, and produces
+ * landing in it are local writes the re-add then truncates unchecked.
+ */
+export function watchReadOnlyClears(
+  node: string,
+  cluster: KafkaCluster,
+  report: (violations: readonly Violation[]) => void,
+): () => void {
+  return cluster.controller.subscribe(({ record }) => {
+    if (record.type !== "MirrorReadOnly" || record.readOnly) return;
+    const topic = cluster.controller.image.topicsById.get(record.topicId);
+    const mirrorName = topic?.configs.get("mirror.name");
+    if (topic === undefined || mirrorName === undefined || mirrorName.endsWith(".removed")) return;
+    report([
+      {
+        invariant: "read-only",
+        message: `${node} ${topic.name}-${record.partition}: the read-only flag was cleared while mirror.name=${mirrorName} asks for mirroring`,
+      },
+    ]);
+  }, cluster.controller.metadataLog().length);
+}

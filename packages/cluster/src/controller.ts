@@ -8,7 +8,7 @@ import type {
   PartitionChangeRecord,
   RemoveAclRecord,
 } from "./metadata-records";
-import { becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
+import { asksForMirroring, becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
 import { TOPIC_CONFIGS, topicConfigValue, validateBrokerConfig, validateTopicConfig } from "./topic-configs";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
@@ -334,7 +334,15 @@ export class Controller {
     }
     const assignment = this.assign(totalCount - current, rf);
     this.checkAssignment(assignment);
-    this.append(assignment.map((replicas, i) => this.newPartition(topic.topicId, current + i, replicas)));
+    const records = assignment.map((replicas, i) => this.newPartition(topic.topicId, current + i, replicas));
+    // A failed-over topic (`.removed`, every partition writable): no engine will ever clear a new partition's
+    // flag, and without one its `mirror.name` alone would keep it read-only for good.
+    const mirrorName = topic.configs.get(MIRROR_NAME_CONFIG);
+    if (mirrorName?.endsWith(".removed") && topic.partitions.every((p) => p.mirrorReadOnly === false)) {
+      for (let i = 0; i < assignment.length; i++)
+        records.push(mirrorReadOnly(topic.topicId, current + i, false));
+    }
+    this.append(records);
   }
 
   /** Applies config changes to a topic or broker (all or nothing). */
@@ -404,12 +412,6 @@ export class Controller {
           if (p.mirrorReadOnly === false)
             records.push(mirrorReadOnly(topic.topicId, p.partition, true, true));
         }
-      } else if (becomesMirror(after, before)) {
-        // Undone before its START (a re-add removed again): the engine, whose partitions are still STOPPED,
-        // never took these partitions over, so nothing else would make them writable again.
-        for (const p of topic.partitions) {
-          if (p.mirrorReadOnlyByName) records.push(mirrorReadOnly(topic.topicId, p.partition, false));
-        }
       }
     }
     this.append(records);
@@ -419,17 +421,18 @@ export class Controller {
    * Sets or clears KIP-1279's read-only flag of one mirror partition in the metadata log (the mirror engine:
    * set from PREPARING on, cleared at STOPPED). Every replica derives ReadOnlyTopic from it, so it survives
    * restarts and leader changes. Setting the value it already has writes nothing, except that a set takes
-   * over a flag a `mirror.name` change set (a re-add starting: PREPARING). A clear leaves such a flag alone:
-   * the engine's STOPPED step runs again when a coordinator loads a STOPPED partition, and a re-add that set
-   * `mirror.name` meanwhile, its START still to come, must keep the topic read-only (produces landing now
-   * are local writes its truncation would drop unchecked). Undoing that `mirror.name` clears it.
+   * over a flag a `mirror.name` change set (a re-add starting: PREPARING). A clear leaves such a flag alone
+   * while `mirror.name` still asks for mirroring: the engine's STOPPED step runs again when a coordinator
+   * loads a STOPPED partition, and a re-add that set `mirror.name` meanwhile, its START still to come, must
+   * keep the topic read-only (produces landing now are local writes its truncation would drop unchecked).
+   * Once that re-add is removed again, the engine clears it (ordered with its commands: see
+   * `CoordinatorShard.clearReadOnlyIfStopped`).
    */
   setMirrorReadOnly(topic: string, partition: number, readOnly: boolean): void {
     const t = this.requireTopic(topic);
     const p = requirePartition(t, partition);
-    if (p.mirrorReadOnlyByName) {
-      if (!readOnly) return;
-    } else if (p.mirrorReadOnly === readOnly) return;
+    if (p.mirrorReadOnlyByName && !readOnly && asksForMirroring(t.configs.get(MIRROR_NAME_CONFIG))) return;
+    if (p.mirrorReadOnly === readOnly && !(readOnly && p.mirrorReadOnlyByName)) return;
     this.checkAvailable(`${readOnly ? "set" : "clear"} the read-only flag of ${topic}-${partition}`);
     this.append([mirrorReadOnly(t.topicId, partition, readOnly)]);
   }

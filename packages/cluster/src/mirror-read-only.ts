@@ -25,6 +25,10 @@ export function isMirrorReadOnly(
  * has even heard of the change (a failback's re-add).
  */
 export function becomesMirror(before: string | undefined, after: string | undefined): boolean {
-  const mirroring = (v: string | undefined) => v !== undefined && !v.endsWith(REMOVED_SUFFIX);
-  return mirroring(after) && !mirroring(before);
+  return asksForMirroring(after) && !asksForMirroring(before);
+}
+
+/** Whether a `mirror.name` value asks for mirroring (set, mirroring or paused, not `.removed`). */
+export function asksForMirroring(mirrorName: string | undefined): boolean {
+  return mirrorName !== undefined && !mirrorName.endsWith(REMOVED_SUFFIX);
 }

@@ -295,6 +295,8 @@ export interface DestinationCluster {
    * it the coordinator cannot tell, and trusts the name.
    */
   topicIdOf?(topic: string): Uuid | undefined;
+  /** A dynamic topic config's value, or undefined when unset (or no such topic). Optional. */
+  topicConfig?(topic: string, name: string): string | undefined;
   /**
    * Sets or clears a mirror partition's read-only flag in the cluster's metadata, which needs no partition
    * leader (setting the value it has writes nothing). Optional: without it the flag is set through the
@@ -412,4 +414,10 @@ export interface MirrorCoordinators {
   describe(mirror?: string): MirrorPartitionView[];
   /** Writes tombstones for every partition of a deleted mirror. */
   tombstoneMirror(mirror: string): Promise<void>;
+  /**
+   * Makes a partition of a removed topic writable when it is STOPPED with no change waiting, or has no state
+   * at all (see `CoordinatorShard.clearReadOnlyIfStopped`); nothing when its coordinator is not loaded here.
+   * Optional.
+   */
+  clearReadOnlyIfStopped?(key: MirrorPartitionKey): void;
 }

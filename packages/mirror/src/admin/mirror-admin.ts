@@ -10,7 +10,7 @@ import {
   mirrorTopics,
 } from "../metadata/mirror-topics";
 import { connectionFingerprint, SourceConnections } from "../metadata/source-connections";
-import { driveTopics, isCoordinatorLoading, viewsByPartition } from "../metadata/state-driver";
+import { driveTopics, isCoordinatorLoading, readOnlyIn, viewsByPartition } from "../metadata/state-driver";
 import type { PartitionOffsets } from "../metrics/mirror-metrics";
 import type {
   MirrorCoordinators,
@@ -943,7 +943,12 @@ export class MirrorAdmin {
     for (let attempt = 1; ; attempt++) {
       await this.awaitCoordinatorsOf(mirror, topics);
       const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
-      const result = await driveTopics(this.options.coordinators, topics, views);
+      const result = await driveTopics(
+        this.options.coordinators,
+        topics,
+        views,
+        readOnlyIn(this.controller.image),
+      );
       for (const s of result.sent) if (s.raced === undefined) commanded.add(s.key.topic);
       const first = result.failed[0];
       if (first === undefined) return { commanded, views };

@@ -171,6 +171,11 @@ export class CoordinatorRuntime {
     return this.activeShards().flatMap((s) => s.describe(mirror));
   }
 
+  /** See `CoordinatorShard.clearReadOnlyIfStopped`; nothing when this broker does not own the partition. */
+  clearReadOnlyIfStopped(key: MirrorPartitionKey): void {
+    this.shards.get(this.statePartitionOf(key))?.clearReadOnlyIfStopped(key);
+  }
+
   /** Tombstones every partition of `mirror` this broker coordinates. */
   async tombstoneMirror(mirror: string): Promise<void> {
     await Promise.all(this.activeShards().map((s) => s.tombstoneMirror(mirror)));

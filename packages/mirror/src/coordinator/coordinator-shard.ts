@@ -304,6 +304,27 @@ export class CoordinatorShard {
   }
 
   /**
+   * Runs STOPPED's step (clear the read-only flag) again for a partition of a removed topic that is STOPPED
+   * with no change waiting for its append, or that has no state at all: a re-add removed again before its
+   * START leaves the flag its `mirror.name` set, and a topic created as a mirror whose START never came is
+   * read-only by its `mirror.name` alone; nothing else would ever make them writable. Ordered with the
+   * partition's commands (all of this runs synchronously): a START waiting for its append is left to
+   * commit, and the removal's STOP that follows it ends in STOPPED, which clears the flag. Clearing it under
+   * that START instead would let produces land that its PREPARING then truncates. Nothing when this shard
+   * is not active.
+   */
+  clearReadOnlyIfStopped(key: MirrorPartitionKey): void {
+    const executor = this.executor;
+    if (this.state !== "ACTIVE" || executor === undefined) return;
+    const p = this.partitions.get(partitionKeyId(key));
+    if (p !== undefined) {
+      const s = p.isClosed ? undefined : p.snapshot;
+      if (s === undefined || s.context.record.state !== "STOPPED" || s.context.pending !== null) return;
+    }
+    executor.clearReadOnly(key);
+  }
+
+  /**
    * Writes tombstones for both records of every partition of `mirror` through the write path, then drops
    * their actors. Resolves once every tombstone is committed.
    */

@@ -14,6 +14,7 @@ import {
   KafkaError,
 } from "@cluster-mirror/protocol";
 import { isLive } from "../destination/live-transactions";
+import { MIRROR_NAME_CONFIG, parseMirrorNameConfig } from "../metadata/mirror-topics";
 import type {
   DestinationCluster,
   FetcherManager,
@@ -330,17 +331,9 @@ export class EffectExecutor {
       case "markReadOnly":
         this.leaderReplica(key).setReadOnly(true);
         return undefined;
-      case "clearReadOnly": {
-        // The flag is metadata: a STOPPED partition (a coordinator that loaded one again) clears it while
-        // its partition has no leader, rather than failing a topic its applications already write to.
-        const destination = this.ctx.destination;
-        if (destination.setMirrorReadOnly === undefined) this.leaderReplica(key).setReadOnly(false);
-        else {
-          this.requireSameTopic(key);
-          destination.setMirrorReadOnly(key.topic, key.partition, false);
-        }
+      case "clearReadOnly":
+        this.clearReadOnly(key);
         return undefined;
-      }
       case "addFetcher":
         this.fetchers(key).addPartition(key);
         return undefined;
@@ -519,6 +512,25 @@ export class EffectExecutor {
    * (deleted, maybe created again: ids are never reused): a step must not write a barrier or markers into,
    * truncate, or flip the read-only flag of another topic. The partition goes FAILED and stays there.
    */
+  /**
+   * STOPPED's step: clears the partition's read-only flag. The flag is metadata: a STOPPED partition (a
+   * coordinator that loaded one again) clears it while its partition has no leader, rather than failing a
+   * topic its applications already write to. Nothing while the topic is mirrored again under another
+   * mirror (re-added there): this mirror's STOPPED record no longer speaks for the flag, that mirror's
+   * steps own it. (Re-added under this mirror, the controller keeps the flag `mirror.name` set until the
+   * re-add's PREPARING takes it over.)
+   */
+  clearReadOnly(key: MirrorPartitionKey): void {
+    const destination = this.ctx.destination;
+    const asked = parseMirrorNameConfig(destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
+    if (asked !== undefined && asked.desired !== "REMOVED" && asked.mirror !== key.mirror) return;
+    if (destination.setMirrorReadOnly === undefined) this.leaderReplica(key).setReadOnly(false);
+    else {
+      this.requireSameTopic(key);
+      destination.setMirrorReadOnly(key.topic, key.partition, false);
+    }
+  }
+
   private requireSameTopic(key: MirrorPartitionKey): void {
     // A source topic from before Kafka 2.8 has no id (ZERO_UUID): its copy is known by name alone.
     if (this.ctx.destination.topicIdOf === undefined || key.topicId === ZERO_UUID) return;

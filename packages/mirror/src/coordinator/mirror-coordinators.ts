@@ -188,6 +188,10 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     await Promise.all([...this.runtimes.values()].map((r) => r.tombstoneMirror(mirror)));
   }
 
+  clearReadOnlyIfStopped(key: MirrorPartitionKey): void {
+    this.coordinatorAt(mirrorStatePartitionFor(key, this.numStatePartitions))?.clearReadOnlyIfStopped(key);
+  }
+
   epochObserved(key: MirrorPartitionKey, batchEpoch: number, localLeaderEpoch: number): void {
     this.deliver(key, { type: "EPOCH_OBSERVED", batchEpoch, localLeaderEpoch });
   }

@@ -15,6 +15,7 @@ import {
   isCoordinatorLoading,
   isStateRace,
   partitionKey,
+  readOnlyIn,
   viewsByPartition,
 } from "./state-driver";
 import { topicConfigSyncOps } from "./topic-configs";
@@ -208,7 +209,12 @@ export class MirrorMetadataManager {
       this.options.coordinators.describe(mirror),
       this.options.destination.controller.image,
     );
-    const result = await driveTopics(this.options.coordinators, topics, views);
+    const result = await driveTopics(
+      this.options.coordinators,
+      topics,
+      views,
+      readOnlyIn(this.options.destination.controller.image),
+    );
     for (const f of result.failed) {
       if (!isStateRace(f.error)) this.error(mirror, "MirrorStateCommandError", f.error);
     }
@@ -230,7 +236,14 @@ export class MirrorMetadataManager {
       this.options.coordinators.describe(mirror),
       this.options.destination.controller.image,
     );
-    const result = await this.track(driveTopics(this.options.coordinators, topics, views));
+    const result = await this.track(
+      driveTopics(
+        this.options.coordinators,
+        topics,
+        views,
+        readOnlyIn(this.options.destination.controller.image),
+      ),
+    );
     for (const f of result.failed) {
       if (!isStateRace(f.error) && !isCoordinatorLoading(f.error)) {
         this.error(mirror, "MirrorStateCommandError", f.error);

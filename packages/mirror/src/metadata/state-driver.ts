@@ -71,6 +71,19 @@ export function viewsByPartition(
   return out;
 }
 
+/**
+ * Whether a mirror topic's partition refuses produces, as the destination's metadata `image` says: its
+ * read-only flag, or its `mirror.name` alone when no mirror ever set the flag (for {@link driveTopics}).
+ */
+export function readOnlyIn(image: {
+  partition(topic: string, partition: number): { mirrorReadOnly?: boolean } | undefined;
+}): (topic: string, partition: number) => boolean {
+  return (topic, partition) => {
+    const meta = image.partition(topic, partition);
+    return meta !== undefined && meta.mirrorReadOnly !== false;
+  };
+}
+
 /** The key of one partition of a mirror topic. */
 export function partitionKey(topic: MirrorTopic, partition: number): MirrorPartitionKey {
   return { mirror: topic.mirror, topic: topic.name, topicId: topic.topicId, partition };
@@ -101,11 +114,16 @@ const driving = new WeakMap<MirrorCoordinators, Map<string, Promise<unknown>>>()
  * `mirror.name` changes, and in a failover the second STOP could only be refused (pendingTo STOPPING, an
  * error built with its stack) and read as {@link alreadyThere}: 3-6% of a failover's CPU. Shared, the
  * outcome means the same to both: resolved once the change is committed, or the one real refusal.
+ *
+ * A partition of a removed topic that needs no command (STOPPED, or no state: its START never came) but
+ * that `readOnly` says refuses produces is made writable by its coordinator, if nothing is waiting there
+ * (`clearReadOnlyIfStopped`): a re-add removed again before its START.
  */
 export async function driveTopics(
   coordinators: MirrorCoordinators,
   topics: readonly MirrorTopic[],
   views: ReadonlyMap<string, MirrorPartitionView>,
+  readOnly?: (topic: string, partition: number) => boolean,
 ): Promise<DriveResult> {
   let inFlight = driving.get(coordinators);
   if (inFlight === undefined) {
@@ -115,8 +133,17 @@ export async function driveTopics(
   const commands: { key: MirrorPartitionKey; command: MirrorCommandType; outcome: Promise<unknown> }[] = [];
   for (const topic of topics) {
     for (let p = 0; p < topic.partitionCount; p++) {
-      const command = commandFor(topic.desired, views.get(`${topic.name}:${p}`));
-      if (!command) continue;
+      const view = views.get(`${topic.name}:${p}`);
+      const command = commandFor(topic.desired, view);
+      if (!command) {
+        if (
+          topic.desired === "REMOVED" &&
+          (view === undefined || view.state === "STOPPED") &&
+          readOnly?.(topic.name, p)
+        )
+          coordinators.clearReadOnlyIfStopped?.(partitionKey(topic, p));
+        continue;
+      }
       const key = partitionKey(topic, p);
       commands.push({ key, command, outcome: sendOnce(coordinators, inFlight, key, command) });
     }

@@ -159,17 +159,7 @@ export class KafkaCluster implements BrokerNetwork {
           return;
         }
         this.cutWhileReadOnly.delete(`${topic}\u0000${partition}`);
-        const info = leader.appendControlBatch(
-          topic,
-          partition,
-          encodeEndTxnMarkerBatch({
-            type: m.result === "COMMIT" ? 1 : 0,
-            producerId: m.producerId,
-            producerEpoch: m.producerEpoch,
-            coordinatorEpoch: m.coordinatorEpoch,
-            timestamp: BigInt(this.clock.now()),
-          }),
-        );
+        const info = this.appendTxnMarker(leader, topic, partition, m);
         const marker = info.lastOffset!;
         if ((leader.replica(topic, partition)?.log.highWatermark ?? -1n) > marker) return;
         return leader.awaitReplicated(topic, partition, marker);
@@ -514,17 +504,7 @@ export class KafkaCluster implements BrokerNetwork {
       }
       if (replica.isReadOnly(this.controller.image.topic(topic)?.configs.get(MIRROR_NAME_CONFIG))) continue;
       try {
-        leader.appendControlBatch(
-          topic,
-          partition,
-          encodeEndTxnMarkerBatch({
-            type: m.result === "COMMIT" ? 1 : 0,
-            producerId: m.producerId,
-            producerEpoch: m.producerEpoch,
-            coordinatorEpoch: m.coordinatorEpoch,
-            timestamp: BigInt(this.clock.now()),
-          }),
-        );
+        this.appendTxnMarker(leader, topic, partition, m);
         // Released on the next pass, which finds the transaction closed: a leader lost before its followers
         // copied the marker leaves it open on the next one, and the marker is written again there.
       } catch (error) {
@@ -532,6 +512,26 @@ export class KafkaCluster implements BrokerNetwork {
         if (only !== undefined) throw error;
       }
     }
+  }
+
+  /** Appends the marker (COMMIT or ABORT) that ends `m`'s transaction on the partition's leader log. */
+  private appendTxnMarker(
+    leader: Broker,
+    topic: string,
+    partition: number,
+    m: Pick<HeldTxnMarker, "result" | "producerId" | "producerEpoch" | "coordinatorEpoch">,
+  ) {
+    return leader.appendControlBatch(
+      topic,
+      partition,
+      encodeEndTxnMarkerBatch({
+        type: m.result === "COMMIT" ? 1 : 0,
+        producerId: m.producerId,
+        producerEpoch: m.producerEpoch,
+        coordinatorEpoch: m.coordinatorEpoch,
+        timestamp: BigInt(this.clock.now()),
+      }),
+    );
   }
 
   private dataDir(brokerId: number): DataDir {

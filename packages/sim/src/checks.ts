@@ -187,7 +187,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     }
   }
   for (const c of sim.model.commits) {
-    if (c.rejoined || sim.model.diverged.has(partitionId(c.node, c.topic, c.partition))) continue;
+    if (sim.mayBeReplaced(c) || sim.model.diverged.has(partitionId(c.node, c.topic, c.partition))) continue;
     out.push(...checkCommittedTxns(`${c.node} (its own)`, sim.node(c.node).cluster, [c]));
   }
   for (const f of sim.model.failovers) {

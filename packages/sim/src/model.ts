@@ -37,7 +37,10 @@ export interface CommittedTxn {
   offset: bigint;
   /** Virtual time at which `commit()` returned. */
   decidedAt: number;
-  /** Set when `node` later re-added the topic as a mirror (a failback may replace its own transactions). */
+  /**
+   * Set when `node` later re-added the topic as a mirror (a failback may replace its own transactions): see
+   * `Simulation.mayBeReplaced` for when that excuses a commit from the checks.
+   */
   rejoined?: boolean;
 }
 
@@ -101,6 +104,8 @@ export interface Truncation {
   offset: bigint;
   /** Virtual time of the cut. */
   at: number;
+  /** The whole log was dropped (`truncateFullyAndStartAt`). */
+  full?: true;
 }
 
 /**

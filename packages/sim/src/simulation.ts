@@ -16,6 +16,7 @@ import { UnmirroredFailoverWatch } from "./invariants/unmirrored-failover";
 import type { Violation } from "./invariants/violation";
 import type { LinkOptions } from "./link";
 import {
+  type CommittedTxn,
   type DeletedIncarnation,
   type EdgeTopicState,
   emptyModel,
@@ -120,7 +121,14 @@ export class Simulation {
           this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full));
           const end = leaderLog(cluster, topic, partition)?.logEndOffset;
           if (full || end === undefined || offset < end)
-            this.model.truncations.push({ node, topic, partition, offset, at: this.world.clock.now() });
+            this.model.truncations.push({
+              node,
+              topic,
+              partition,
+              offset,
+              at: this.world.clock.now(),
+              ...(full ? { full: true as const } : {}),
+            });
           for (const f of this.model.failovers) {
             if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
             if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;
@@ -167,9 +175,32 @@ export class Simulation {
   checkTxnMarkers(): void {
     const now = this.world.clock.now();
     const commits = this.model.commits.filter(
-      (c) => !c.rejoined && !this.model.diverged.has(partitionId(c.node, c.topic, c.partition)),
+      (c) => !this.mayBeReplaced(c) && !this.model.diverged.has(partitionId(c.node, c.topic, c.partition)),
     );
     for (const watch of this.markerWatches.values()) this.report(watch.check(commits, now));
+  }
+
+  /**
+   * Whether a re-add (or failback) of its topic on its node may have replaced a committed transaction: the
+   * topic is a mirror there now (its log is to become the source's), or a mirror's cut on the partition since
+   * the commit reached its data. A re-add removed again before its truncation excuses nothing: the commit
+   * must still read as committed, its marker written once the partition is writable again.
+   */
+  mayBeReplaced(c: CommittedTxn): boolean {
+    if (!c.rejoined) return false;
+    const mirrored = this.edges.some((e) => {
+      const state = e.to === c.node ? this.edgeState(e, c.topic) : undefined;
+      return state !== undefined && state !== "REMOVED";
+    });
+    if (mirrored) return true;
+    return this.model.truncations.some(
+      (t) =>
+        t.node === c.node &&
+        t.topic === c.topic &&
+        t.partition === c.partition &&
+        t.at >= c.decidedAt &&
+        (t.full === true || t.offset <= c.offset),
+    );
   }
 
   /** The source `node`'s copy of `topic` is mirrored from, by the edge its `mirror.name` names. */

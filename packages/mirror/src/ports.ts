@@ -417,7 +417,7 @@ export interface MirrorCoordinators {
   /**
    * Makes a partition of a removed topic writable when it is STOPPED with no change waiting, or has no state
    * at all (see `CoordinatorShard.clearReadOnlyIfStopped`); nothing when its coordinator is not loaded here.
-   * Optional.
+   * Optional. True when a change waits there for its append (the caller sends STOP to follow it).
    */
-  clearReadOnlyIfStopped?(key: MirrorPartitionKey): void;
+  clearReadOnlyIfStopped?(key: MirrorPartitionKey): boolean;
 }

@@ -938,10 +938,13 @@ export class MirrorAdmin {
    */
   private async drive(mirror: string, names: readonly string[]): Promise<Driven> {
     const named = new Set(names);
-    const topics = mirrorTopics(this.controller.image, mirror).filter((t) => named.has(t.name));
+    const current = () => mirrorTopics(this.controller.image, mirror).filter((t) => named.has(t.name));
     const commanded = new Set<string>();
     for (let attempt = 1; ; attempt++) {
-      await this.awaitCoordinatorsOf(mirror, topics);
+      await this.awaitCoordinatorsOf(mirror, current());
+      // What mirror.name asks for now, not before the wait: a topic removed meanwhile (kafka-configs) and
+      // made writable by the metadata manager's drive must not be sent this add's START.
+      const topics = current();
       const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
       const result = await driveTopics(
         this.options.coordinators,

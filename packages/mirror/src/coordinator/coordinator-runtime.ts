@@ -172,8 +172,8 @@ export class CoordinatorRuntime {
   }
 
   /** See `CoordinatorShard.clearReadOnlyIfStopped`; nothing when this broker does not own the partition. */
-  clearReadOnlyIfStopped(key: MirrorPartitionKey): void {
-    this.shards.get(this.statePartitionOf(key))?.clearReadOnlyIfStopped(key);
+  clearReadOnlyIfStopped(key: MirrorPartitionKey): boolean {
+    return this.shards.get(this.statePartitionOf(key))?.clearReadOnlyIfStopped(key) ?? false;
   }
 
   /** Tombstones every partition of `mirror` this broker coordinates. */

@@ -311,17 +311,30 @@ export class CoordinatorShard {
    * partition's commands (all of this runs synchronously): a START waiting for its append is left to
    * commit, and the removal's STOP that follows it ends in STOPPED, which clears the flag. Clearing it under
    * that START instead would let produces land that its PREPARING then truncates. Nothing when this shard
-   * is not active.
+   * is not active. Returns true when a change waits there (a START appended, or queued for an actor not
+   * spawned yet): the committed view the caller read says STOPPED (or nothing), so it would send no STOP,
+   * and the START would go on to MIRRORING under a removed `mirror.name`; the caller sends STOP, which waits
+   * behind that change.
    */
-  clearReadOnlyIfStopped(key: MirrorPartitionKey): void {
+  clearReadOnlyIfStopped(key: MirrorPartitionKey): boolean {
     const executor = this.executor;
-    if (this.state !== "ACTIVE" || executor === undefined) return;
+    if (this.state !== "ACTIVE" || executor === undefined) return false;
     const p = this.partitions.get(partitionKeyId(key));
     if (p !== undefined) {
-      const s = p.isClosed ? undefined : p.snapshot;
-      if (s === undefined || s.context.record.state !== "STOPPED" || s.context.pending !== null) return;
+      if (p.isClosed) return false;
+      const s = p.snapshot;
+      if (s === undefined || s.context.pending !== null) return true;
+      if (s.context.record.state !== "STOPPED") return false;
     }
-    executor.clearReadOnly(key);
+    try {
+      executor.clearReadOnly(key);
+    } catch (error) {
+      // The controller failing over (NOT_CONTROLLER), say: the next drive tries again. Thrown out of the
+      // drive, it would cut short the commands of every partition after this one.
+      const why = error instanceof Error ? error.message : String(error);
+      this.options.warn(`could not clear the read-only flag of ${key.topic}-${key.partition}: ${why}`);
+    }
+    return false;
   }
 
   /**

@@ -188,8 +188,9 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     await Promise.all([...this.runtimes.values()].map((r) => r.tombstoneMirror(mirror)));
   }
 
-  clearReadOnlyIfStopped(key: MirrorPartitionKey): void {
-    this.coordinatorAt(mirrorStatePartitionFor(key, this.numStatePartitions))?.clearReadOnlyIfStopped(key);
+  clearReadOnlyIfStopped(key: MirrorPartitionKey): boolean {
+    const runtime = this.coordinatorAt(mirrorStatePartitionFor(key, this.numStatePartitions));
+    return runtime?.clearReadOnlyIfStopped(key) ?? false;
   }
 
   epochObserved(key: MirrorPartitionKey, batchEpoch: number, localLeaderEpoch: number): void {

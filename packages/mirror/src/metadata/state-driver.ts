@@ -134,15 +134,16 @@ export async function driveTopics(
   for (const topic of topics) {
     for (let p = 0; p < topic.partitionCount; p++) {
       const view = views.get(`${topic.name}:${p}`);
-      const command = commandFor(topic.desired, view);
+      let command = commandFor(topic.desired, view);
       if (!command) {
         if (
           topic.desired === "REMOVED" &&
           (view === undefined || view.state === "STOPPED") &&
-          readOnly?.(topic.name, p)
+          readOnly?.(topic.name, p) &&
+          coordinators.clearReadOnlyIfStopped?.(partitionKey(topic, p)) === true
         )
-          coordinators.clearReadOnlyIfStopped?.(partitionKey(topic, p));
-        continue;
+          command = "STOP"; // a START waits there: the STOP follows it (see clearReadOnlyIfStopped)
+        else continue;
       }
       const key = partitionKey(topic, p);
       commands.push({ key, command, outcome: sendOnce(coordinators, inFlight, key, command) });

@@ -120,6 +120,29 @@ export async function mirroredOrders(options: { partitions?: number } = {}) {
   return { t, a, b };
 }
 
+/**
+ * Topics (`t` by default, one partition, RF 3) on a, mirrored to b by `dr` until caught up, then failed over
+ * on b (STOPPED, writable): where the re-add scenarios start.
+ */
+export async function failedOverOnB(options: { seed?: number; topics?: string[] } = {}) {
+  const topics = options.topics ?? ["t"];
+  const t = topology(["a", "b"], { seed: options.seed ?? 7 });
+  const a = t.node("a");
+  const b = t.node("b");
+  await t.run(
+    a.kafka.admin().createTopics({
+      topics: topics.map((topic) => ({ topic, numPartitions: 1, replicationFactor: 3 })),
+    }),
+  );
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  for (const topic of topics) await t.run(b.mirroring.admin.addTopics("dr", topic));
+  await t.run(b.mirroring.whenCaughtUp("dr"));
+  for (const topic of topics) await t.run(b.mirroring.admin.removeTopics("dr", topic));
+  await t.run(b.mirroring.whenState("dr", "STOPPED"));
+  await t.advance(1000);
+  return { t, a, b };
+}
+
 /** Every batch of a partition on its leader, as hex, by base offset. */
 export function leaderBatches(cluster: KafkaCluster, topic: string, partition: number) {
   const leader = cluster.leaderFor(topic, partition);

@@ -1,24 +1,13 @@
 import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
 import { batch } from "../../packages/cluster/test/helpers";
-import { topology } from "./helpers";
+import { failedOverOnB, topology } from "./helpers";
 
 const MIRROR_NAME_CONFIG = "mirror.name";
 
 describe("a re-add under another mirror", () => {
   it("a re-add under another mirror stays read-only when the old mirror's STOPPED partition is loaded again", async () => {
-    const t = topology(["a", "b"], { seed: 3 });
-    const a = t.node("a");
-    const b = t.node("b");
-    await t.run(
-      a.kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1, replicationFactor: 3 }] }),
-    );
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "t"));
-    await t.run(b.mirroring.whenCaughtUp("dr"));
-    await t.run(b.mirroring.admin.removeTopics("dr", "t"));
-    await t.run(b.mirroring.whenState("dr", "STOPPED"));
-    await t.advance(1000);
+    const { t, b } = await failedOverOnB({ seed: 3 });
     // Re-added under another mirror of the same source (a failback through a second mirror definition).
     await t.run(b.mirroring.admin.createMirror("dr2", { "bootstrap.servers": "a:9092" }));
     await t.run(b.mirroring.admin.addTopics("dr2", "t", { truncateLocalWrites: true }));
@@ -49,23 +38,6 @@ describe("a re-add under another mirror", () => {
   });
 });
 
-/** t (1 partition) mirrored a -> b under dr, then failed over on b (STOPPED, writable). */
-async function failedOver(seed = 7) {
-  const t = topology(["a", "b"], { seed });
-  const a = t.node("a");
-  const b = t.node("b");
-  await t.run(
-    a.kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1, replicationFactor: 3 }] }),
-  );
-  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-  await t.run(b.mirroring.admin.addTopics("dr", "t"));
-  await t.run(b.mirroring.whenCaughtUp("dr"));
-  await t.run(b.mirroring.admin.removeTopics("dr", "t"));
-  await t.run(b.mirroring.whenState("dr", "STOPPED"));
-  await t.advance(1000);
-  return { t, a, b };
-}
-
 async function produceTo(
   node: ReturnType<ReturnType<typeof topology>["node"]>,
   run: <T>(w: Promise<T>) => Promise<T>,
@@ -89,7 +61,7 @@ async function produceTo(
 
 describe("read-only flags that nothing but the removal would ever clear", () => {
   it("a re-add that raised the partition count, removed again before its START, leaves every partition writable", async () => {
-    const { t, a, b } = await failedOver();
+    const { t, a, b } = await failedOverOnB();
     // The source grew a partition meanwhile.
     await t.run(a.kafka.admin().createPartitions({ topicPartitions: [{ topic: "t", count: 2 }] }));
     // The re-add's first changes (addTopicsNow: the partitions first, then mirror.name), its START not sent yet.
@@ -127,7 +99,7 @@ describe("read-only flags that nothing but the removal would ever clear", () => 
   });
 
   it("a partition added to a failed-over topic is writable", async () => {
-    const { t, b } = await failedOver();
+    const { t, b } = await failedOverOnB();
     await t.run(b.kafka.admin().createPartitions({ topicPartitions: [{ topic: "t", count: 2 }] }));
     await t.advance(1000);
     expect(await produceTo(b, t.run, 0)).toBe(0);
@@ -137,7 +109,7 @@ describe("read-only flags that nothing but the removal would ever clear", () => 
 
 describe("a removal that lands between a re-add's START and PREPARING's read-only step", () => {
   it("a write acknowledged after the removal is not truncated by the re-add's PREPARING", async () => {
-    const { t, b } = await failedOver();
+    const { t, b } = await failedOverOnB();
     const coordinators = b.mirroring.coordinators;
     const original = coordinators.command.bind(coordinators);
     let produced: Promise<{ baseOffset: bigint } | string> | undefined;

@@ -1,26 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { topology } from "./helpers";
+import { failedOverOnB, type topology } from "./helpers";
 
 const MIRROR_NAME_CONFIG = "mirror.name";
-
-/** t (1 partition) mirrored a -> b under dr, then failed over on b (STOPPED, writable). */
-async function failedOver(seed = 7, topics = ["t"]) {
-  const t = topology(["a", "b"], { seed });
-  const a = t.node("a");
-  const b = t.node("b");
-  await t.run(
-    a.kafka.admin().createTopics({
-      topics: topics.map((topic) => ({ topic, numPartitions: 1, replicationFactor: 3 })),
-    }),
-  );
-  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-  for (const topic of topics) await t.run(b.mirroring.admin.addTopics("dr", topic));
-  await t.run(b.mirroring.whenCaughtUp("dr"));
-  for (const topic of topics) await t.run(b.mirroring.admin.removeTopics("dr", topic));
-  await t.run(b.mirroring.whenState("dr", "STOPPED"));
-  await t.advance(1000);
-  return { t, a, b };
-}
 
 const setMirrorName = (b: ReturnType<ReturnType<typeof topology>["node"]>, topic: string, value: string) =>
   b.cluster.controller.incrementalAlterConfigs({ type: "topic", name: topic }, [
@@ -29,7 +10,7 @@ const setMirrorName = (b: ReturnType<ReturnType<typeof topology>["node"]>, topic
 
 describe("a removal racing a re-add's START", () => {
   it("a removal (kafka-configs) that lands while the re-add's START waits for its append is followed by a STOP", async () => {
-    const { t, b } = await failedOver();
+    const { t, b } = await failedOverOnB();
     const coordinators = b.mirroring.coordinators;
     const original = coordinators.command.bind(coordinators);
     let removed = false;
@@ -52,7 +33,7 @@ describe("a removal racing a re-add's START", () => {
   });
 
   it("a flag clear the controller refuses (failing over) does not cut short the removal's other STOPs", async () => {
-    const { t, b } = await failedOver(7, ["t", "u"]);
+    const { t, b } = await failedOverOnB({ topics: ["t", "u"] });
     await t.run(b.mirroring.admin.addTopics("dr", "u", { truncateLocalWrites: true }));
     await t.run(b.mirroring.whenCaughtUp("dr"));
     const stateOf = (topic: string) =>
@@ -73,7 +54,7 @@ describe("a removal racing a re-add's START", () => {
   });
 
   it("an add whose drive waits for a loading coordinator does not START a topic removed meanwhile", async () => {
-    const { t, b } = await failedOver(7);
+    const { t, b } = await failedOverOnB();
     const image = () => b.cluster.controller.image;
     // The coordinators the add's drive waits for take 2 s to load once t is a mirror again (a big
     // __mirror_state partition loading after an election: the drive's awaitCoordinatorsOf).

@@ -1,23 +1,12 @@
 import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
-import { topology } from "./helpers";
+import { failedOverOnB } from "./helpers";
 
 const MIRROR_NAME_CONFIG = "mirror.name";
 
 /** t mirrored a -> b, then failed over (STOPPED, writable), and the re-add's first change made on b. */
 async function reAddStarted() {
-  const t = topology(["a", "b"], { seed: 7 });
-  const a = t.node("a");
-  const b = t.node("b");
-  await t.run(
-    a.kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1, replicationFactor: 3 }] }),
-  );
-  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-  await t.run(b.mirroring.admin.addTopics("dr", "t"));
-  await t.run(b.mirroring.whenCaughtUp("dr"));
-  await t.run(b.mirroring.admin.removeTopics("dr", "t"));
-  await t.run(b.mirroring.whenState("dr", "STOPPED"));
-  await t.advance(1000);
+  const { t, a, b } = await failedOverOnB();
   // The re-add's first change (addTopics' setMirrorName): t is a mirror again, read-only at once.
   b.cluster.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
     { name: MIRROR_NAME_CONFIG, op: "SET", value: "dr" },

@@ -32,6 +32,30 @@ function setMirrorName(cluster: Cluster, value: string): void {
   ]);
 }
 
+/** A mirror topic `m` failed over (writable) and re-added under `dr`: read-only by its mirror.name, no START yet. */
+function reAdded(): Cluster {
+  const { cluster, settle } = testCluster();
+  mirrorTopic(cluster);
+  settle();
+  cluster.broker(0)!.setReadOnly("m", 0, true);
+  setMirrorName(cluster, "dr.removed");
+  cluster.broker(0)!.setReadOnly("m", 0, false);
+  setMirrorName(cluster, "dr");
+  return cluster;
+}
+
+/** A cluster started from `cluster`'s metadata log (a whole-node restart). */
+function restartedFrom(cluster: Cluster): Cluster {
+  const records = cluster.controller.metadataLog().map((e) => e.record);
+  const clock = new ManualClock(1_700_000_000_000);
+  const scheduler = new ManualScheduler(clock);
+  const restarted = new KafkaCluster({ brokers: 3, clock, scheduler, random: new SeededRandom(7) });
+  restarted.controller.replay(records);
+  for (const id of [0, 1, 2]) restarted.startBroker(id);
+  scheduler.run(1000);
+  return restarted;
+}
+
 describe("KIP-1279 read-only flag in the metadata log (issue 11, item 1)", () => {
   it("a restarted leader still refuses produces after mirror.name got .removed, until the flag is cleared", async () => {
     const { cluster, settle } = testCluster();
@@ -113,13 +137,7 @@ describe("KIP-1279 read-only flag in the metadata log (issue 11, item 1)", () =>
   });
 
   it("a re-add's flag survives the engine's STOPPED clear until its mirror.name is undone", async () => {
-    const { cluster, settle } = testCluster();
-    mirrorTopic(cluster);
-    settle();
-    cluster.broker(0)!.setReadOnly("m", 0, true);
-    setMirrorName(cluster, "dr.removed");
-    cluster.broker(0)!.setReadOnly("m", 0, false);
-    setMirrorName(cluster, "dr"); // the re-add: read-only again, its START still to come
+    const cluster = reAdded(); // read-only again, its START still to come
     // A coordinator that loads the STOPPED partition again runs STOPPED's clear: the re-add's flag stays.
     cluster.broker(0)!.setReadOnly("m", 0, false);
     expect(await tryProduce(cluster)).toBe("READ_ONLY_TOPIC");
@@ -135,13 +153,7 @@ describe("KIP-1279 read-only flag in the metadata log (issue 11, item 1)", () =>
   });
 
   it("once the engine sets the flag (PREPARING), STOPPED's clear clears it and a removal alone does not", async () => {
-    const { cluster, settle } = testCluster();
-    mirrorTopic(cluster);
-    settle();
-    cluster.broker(0)!.setReadOnly("m", 0, true);
-    setMirrorName(cluster, "dr.removed");
-    cluster.broker(0)!.setReadOnly("m", 0, false);
-    setMirrorName(cluster, "dr");
+    const cluster = reAdded();
     const before = cluster.controller.metadataLog().length;
     cluster.broker(0)!.setReadOnly("m", 0, true); // the START's PREPARING takes the flag over
     expect(cluster.controller.metadataLog().length).toBe(before + 1);
@@ -154,20 +166,7 @@ describe("KIP-1279 read-only flag in the metadata log (issue 11, item 1)", () =>
   });
 
   it("a restart keeps whose flag it is", async () => {
-    const { cluster, settle } = testCluster();
-    mirrorTopic(cluster);
-    settle();
-    cluster.broker(0)!.setReadOnly("m", 0, true);
-    setMirrorName(cluster, "dr.removed");
-    cluster.broker(0)!.setReadOnly("m", 0, false);
-    setMirrorName(cluster, "dr");
-    const records = cluster.controller.metadataLog().map((e) => e.record);
-    const clock = new ManualClock(1_700_000_000_000);
-    const scheduler = new ManualScheduler(clock);
-    const restarted = new KafkaCluster({ brokers: 3, clock, scheduler, random: new SeededRandom(7) });
-    restarted.controller.replay(records);
-    for (const id of [0, 1, 2]) restarted.startBroker(id);
-    scheduler.run(1000);
+    const restarted = restartedFrom(reAdded());
     restarted.broker(0)!.setReadOnly("m", 0, false);
     expect(await tryProduce(restarted)).toBe("READ_ONLY_TOPIC");
     setMirrorName(restarted, "dr.removed");
@@ -195,13 +194,6 @@ describe("KIP-1279 read-only flag in the metadata log (issue 11, item 1)", () =>
     settle();
     cluster.broker(0)!.setReadOnly("m", 0, true);
     setMirrorName(cluster, "dr.removed");
-    const records = cluster.controller.metadataLog().map((e) => e.record);
-    const clock = new ManualClock(1_700_000_000_000);
-    const scheduler = new ManualScheduler(clock);
-    const restarted = new KafkaCluster({ brokers: 3, clock, scheduler, random: new SeededRandom(7) });
-    restarted.controller.replay(records);
-    for (const id of [0, 1, 2]) restarted.startBroker(id);
-    scheduler.run(1000);
-    expect(await tryProduce(restarted)).toBe("READ_ONLY_TOPIC");
+    expect(await tryProduce(restartedFrom(cluster))).toBe("READ_ONLY_TOPIC");
   });
 });

@@ -1,6 +1,7 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { MIRROR_STATE_TOPIC, type MirrorPartitionKey, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { crashBroker, downBrokers } from "./faults";
+import { OneShotWatch } from "./one-shot-watch";
 import type { Simulation } from "./simulation";
 
 /**
@@ -80,28 +81,18 @@ export function crashOnCommit(sim: Simulation, triggerChoice: number, delayMs: n
       return;
     }
   }
-  const until = sim.world.clock.now() + ARMED_MS;
-  let armed = true;
-  const stops: (() => void)[] = [];
-  // Unsubscribed from the scheduler, never from inside the coordinator's commit callback.
-  const disarm = () => {
-    armed = false;
-    sim.world.scheduler.schedule(() => {
-      for (const stop of stops) stop();
-    }, 0);
-  };
+  const watch = new OneShotWatch(sim, ARMED_MS);
   for (const node of sim.world.spec.clusters) {
     const { cluster, mirroring } = sim.node(node);
-    stops.push(
+    watch.add(
       mirroring.subscribeTransitions((t) => {
-        if (!armed) return;
-        if (sim.world.clock.now() > until) return disarm();
+        if (!watch.armed) return;
         if (
           !trigger.at(t.record.state, t.previous.state) ||
           coordinatorAndLeader(cluster, t.key) === undefined
         )
           return;
-        disarm();
+        watch.disarm();
         crashLater(node, { ...t.key });
       }),
     );

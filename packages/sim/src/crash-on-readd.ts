@@ -2,6 +2,7 @@ import type { MetadataLogEntry } from "@cluster-mirror/cluster";
 import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { crashBroker, downBrokers } from "./faults";
+import { OneShotWatch } from "./one-shot-watch";
 import type { Simulation } from "./simulation";
 
 /** How long (virtual ms) the watch stays armed without a re-add: it belongs to the commands around it. */
@@ -25,16 +26,7 @@ function mirroring(value: string | null | undefined): value is string {
  * busy cluster (a broker already down) skips the crash; the watch disarms after `ARMED_MS` without a match.
  */
 export function crashOnReAdd(sim: Simulation, delayMs: number, downMs: number): void {
-  const until = sim.world.clock.now() + ARMED_MS;
-  let armed = true;
-  const stops: (() => void)[] = [];
-  // Unsubscribed from the scheduler, never from inside the controller's publish.
-  const disarm = () => {
-    armed = false;
-    sim.world.scheduler.schedule(() => {
-      for (const stop of stops) stop();
-    }, 0);
-  };
+  const watch = new OneShotWatch(sim, ARMED_MS);
   for (const node of sim.world.spec.clusters) {
     const { cluster } = sim.node(node);
     // Whether each topic's mirror.name asked for a removal before the record being published.
@@ -43,21 +35,20 @@ export function crashOnReAdd(sim: Simulation, delayMs: number, downMs: number): 
       removed.set(t.name, t.configs.get("mirror.name")?.endsWith(".removed") ?? false);
     }
     const listener = ({ record }: MetadataLogEntry) => {
-      if (!armed || record.type !== "Config" || record.resourceType !== "topic") return;
+      if (record.type !== "Config" || record.resourceType !== "topic" || !watch.armed) return;
       if (record.name !== "mirror.name") return;
       const topic = record.resourceName;
       const wasRemoved = removed.get(topic) ?? false;
       removed.set(topic, record.value?.endsWith(".removed") ?? false);
-      if (sim.world.clock.now() > until) return disarm();
       if (!wasRemoved || !mirroring(record.value)) return;
       const mirrorName = record.value;
-      disarm();
+      watch.disarm();
       const crash = () => crashCoordinatorOf(sim, node, topic, mirrorName, downMs);
       // 0: before the re-add's next step (its START is sent after an await); not from inside the publish.
       if (delayMs === 0) queueMicrotask(crash);
       else sim.world.scheduler.schedule(crash, delayMs);
     };
-    stops.push(cluster.controller.subscribe(listener, cluster.controller.metadataLog().length));
+    watch.add(cluster.controller.subscribe(listener, cluster.controller.metadataLog().length));
   }
   sim.step(
     `crash the re-added topic's coordinator (the next re-add) ${delayMs} ms after its mirror.name, for ${downMs} ms`,

@@ -42,6 +42,8 @@ export interface CommittedTxn {
    * `Simulation.mayBeReplaced` for when that excuses a commit from the checks.
    */
   rejoined?: boolean;
+  /** A leader truncation of its partition on `node` since it was decided reached its data or its marker. */
+  cut?: true;
 }
 
 /** What a completed failover on an edge left behind, per partition. */
@@ -104,8 +106,6 @@ export interface Truncation {
   offset: bigint;
   /** Virtual time of the cut. */
   at: number;
-  /** The whole log was dropped (`truncateFullyAndStartAt`). */
-  full?: true;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Producer, Transaction } from "@cluster-mirror/cluster";
+import type { KafkaCluster, Producer, Transaction } from "@cluster-mirror/cluster";
 import { SOURCE_TOPIC_DELETED } from "@cluster-mirror/mirror";
 import { completeFailovers, type PendingFailover } from "./failover-completion";
 import { installBrokerGuards } from "./guards";
@@ -11,6 +11,7 @@ import { readOnlyReason } from "./invariants/mirror-verdict";
 import { watchReadOnlyClears } from "./invariants/read-only";
 import { checkOrphanedCopy, orphanedIncarnation } from "./invariants/recreated-source";
 import { checkPartitionReplicasAgree } from "./invariants/replicas-agree";
+import { transactionMarkerOffset } from "./invariants/transactions";
 import { TxnMarkerWatch } from "./invariants/txn-markers";
 import { UnmirroredFailoverWatch } from "./invariants/unmirrored-failover";
 import type { Violation } from "./invariants/violation";
@@ -119,16 +120,10 @@ export class Simulation {
         beforeTruncate: (node, topic, partition, offset, full) => {
           if (full) this.logStarts.restart(cluster, node, topic, partition, offset);
           this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full));
+          this.markCutCommits(cluster, node, topic, partition, offset, full);
           const end = leaderLog(cluster, topic, partition)?.logEndOffset;
           if (full || end === undefined || offset < end)
-            this.model.truncations.push({
-              node,
-              topic,
-              partition,
-              offset,
-              at: this.world.clock.now(),
-              ...(full ? { full: true as const } : {}),
-            });
+            this.model.truncations.push({ node, topic, partition, offset, at: this.world.clock.now() });
           for (const f of this.model.failovers) {
             if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
             if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;
@@ -183,8 +178,9 @@ export class Simulation {
   /**
    * Whether a re-add (or failback) of its topic on its node may have replaced a committed transaction: the
    * topic is a mirror there now (its log is to become the source's), or a mirror's cut on the partition since
-   * the commit reached its data. A re-add removed again before its truncation excuses nothing: the commit
-   * must still read as committed, its marker written once the partition is writable again.
+   * the commit reached its data or its marker (see `markCutCommits`). A re-add removed again before its
+   * truncation excuses nothing: the commit must still read as committed, its marker written once the
+   * partition is writable again.
    */
   mayBeReplaced(c: CommittedTxn): boolean {
     if (!c.rejoined) return false;
@@ -192,15 +188,31 @@ export class Simulation {
       const state = e.to === c.node ? this.edgeState(e, c.topic) : undefined;
       return state !== undefined && state !== "REMOVED";
     });
-    if (mirrored) return true;
-    return this.model.truncations.some(
-      (t) =>
-        t.node === c.node &&
-        t.topic === c.topic &&
-        t.partition === c.partition &&
-        t.at >= c.decidedAt &&
-        (t.full === true || t.offset <= c.offset),
-    );
+    return mirrored || c.cut === true;
+  }
+
+  /**
+   * Marks the commits (already decided) of `node`'s partition that a leader truncation at `offset` is about
+   * to reach: their data batch, or their marker (an unplanned failover may have copied the data of a commit
+   * and not its marker, and a failback then cuts between the two, at the LME).
+   */
+  private markCutCommits(
+    cluster: KafkaCluster,
+    node: string,
+    topic: string,
+    partition: number,
+    offset: bigint,
+    full: boolean,
+  ): void {
+    const log = leaderLog(cluster, topic, partition);
+    for (const c of this.model.commits) {
+      if (c.cut || c.node !== node || c.topic !== topic || c.partition !== partition) continue;
+      if (full || c.offset >= offset) c.cut = true;
+      else if (log) {
+        const marker = transactionMarkerOffset(log, c.producerId, c.offset);
+        if (marker !== undefined && marker >= offset) c.cut = true;
+      }
+    }
   }
 
   /** The source `node`'s copy of `topic` is mirrored from, by the edge its `mirror.name` names. */

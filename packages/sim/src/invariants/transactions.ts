@@ -1,4 +1,5 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
+import type { PartitionLog } from "@cluster-mirror/log";
 import { ControlRecordType } from "@cluster-mirror/protocol";
 import type { CommittedTxn } from "../model";
 import { leaderLog } from "./logs";
@@ -26,6 +27,24 @@ export function transactionOutcome(
     return b.controlType === ControlRecordType.COMMIT ? "COMMITTED" : "ABORTED";
   }
   return found ? "OPEN" : "MISSING";
+}
+
+/** Offset of the marker that ends the transaction whose data batch is at `offset`, if the log holds both. */
+export function transactionMarkerOffset(
+  log: PartitionLog,
+  producerId: bigint,
+  offset: bigint,
+): bigint | undefined {
+  let found = false;
+  for (const b of log.batches()) {
+    if (!found) {
+      if (b.baseOffset === offset && b.producerId === producerId && !b.isControl) found = true;
+      else if (b.baseOffset > offset) return undefined;
+      continue;
+    }
+    if (b.isControl && b.producerId === producerId) return b.baseOffset;
+  }
+  return undefined;
 }
 
 /**

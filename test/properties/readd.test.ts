@@ -1,5 +1,11 @@
 import { describe, it } from "vitest";
-import { PROPERTY_TIMEOUT_MS, runRegressions, runTopologyProperty, type TopologyProperty } from "./harness";
+import {
+  PROPERTY_TIMEOUT_MS,
+  reachesSteps,
+  runRegressions,
+  runTopologyProperty,
+  type TopologyProperty,
+} from "./harness";
 import { activePassive, failoverAlignment } from "./sim";
 
 describe("property: re-adding a failed-over topic (A -> B)", () => {
@@ -25,6 +31,7 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
           "advance",
           "crash",
           "crashOnReAdd",
+          "readdRemoveRace",
           "slowReplication",
         ],
         numRuns: 30,
@@ -102,6 +109,16 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
             sim.steps.some((s) => s.includes("during its re-add"))
               ? undefined
               : "no coordinator crashed during the re-add",
+        },
+        {
+          bug: "a removal (kafka-configs) while a re-add's START waited for its append: a controller that cleared the flag with the .removed let a write in that the START's PREPARING then truncated (6 Dec review; found again by readdRemoveRace with that clear seeded back)",
+          simSeed: 0,
+          steps: ["produce(0,0,3)", "failover(0,0)", "readdRemoveRace(0,9)", "advance(5000)"],
+          reaches: reachesSteps(
+            "the removal did not land right after the re-add's START, or no write was acknowledged after it",
+            "kafka-configs removal right after its START -> ok, a write after it acknowledged",
+            "the removal came last",
+          ),
         },
       ]);
     },

@@ -134,6 +134,7 @@ export {
   loopAdd,
   promoteRace,
   readd,
+  readdRemoveRace,
   restartNode,
   txnFence,
 } from "./transition-commands";

@@ -5,7 +5,7 @@ import { crashBroker, downBrokers } from "./faults";
 import { leaderLog } from "./invariants/logs";
 import { transactionOutcome } from "./invariants/transactions";
 import { resolveRacedLoop } from "./loop-race";
-import { allowDownstream, localWrites, rejoin, sourcePromises } from "./operator";
+import { allowDownstream, allowRejoinTruncation, localWrites, rejoin, sourcePromises } from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
 import { describeError, pick, rawWrite } from "./workload";
@@ -157,6 +157,137 @@ export async function concurrent(
     return;
   }
   await race(sim, a, b, kindA, choiceB);
+}
+
+/**
+ * When `readdRemoveRace`'s removal lands: right after the re-add's `mirror.name` (a microtask later), right
+ * after its START was handed to the coordinator (waiting for its append), or this many virtual ms after the
+ * re-add starts.
+ */
+const REMOVAL_TRIGGERS = ["mirror.name", "START", 0, 2, 10, 30, 100, 300] as const;
+
+/**
+ * A re-add (`--add`, with `--truncate-local-writes` when `choice` says so) of a failed-over topic and, some
+ * milliseconds after it starts, the operator's removal of the same topic through its config
+ * (kafka-configs: `mirror.name=NAME.removed`, outside the mirror's command queue). The removal lands
+ * anywhere in the re-add: before its `mirror.name`, between it and its START, while the START waits for its
+ * append, during PREPARING, or after. Whichever wins, nothing acknowledged may be lost but what the re-add
+ * may truncate, the read-only flag may not clear while `mirror.name` asks for mirroring, and a topic that
+ * ends removed must end writable (the workload's next write there checks it).
+ */
+export async function readdRemoveRace(sim: Simulation, choice: number, delayChoice: number): Promise<void> {
+  const et = pick(
+    sim.edgeTopics((s) => s === "REMOVED").filter(({ edge, topic }) => sim.holds(edge.from, topic)),
+    choice,
+  );
+  if (!et) {
+    sim.step("re-add/remove race: nothing failed over");
+    return;
+  }
+  const { edge, topic } = et;
+  if (sim.openTxn?.node === edge.to && sim.openTxn.topic === topic) {
+    sim.step(`re-add/remove race ${edge.mirror} ${topic}: a transaction is open there`);
+    return;
+  }
+  const trigger = REMOVAL_TRIGGERS[Math.abs(delayChoice) % REMOVAL_TRIGGERS.length]!;
+  const truncateLocalWrites = Math.abs(delayChoice) >= REMOVAL_TRIGGERS.length;
+  const node = sim.node(edge.to);
+  const allowances = allowRejoinTruncation(sim, edge, topic, "re-add", !truncateLocalWrites);
+  // A re-add that may truncate local writes may cut this node's own transactions of the topic.
+  if (truncateLocalWrites)
+    for (const c of sim.model.commits) if (c.node === edge.to && c.topic === topic) c.rejoined = true;
+  // The removal, then an application's write (acks=all, straight to the leader), retried while refused.
+  let written: bigint | undefined;
+  let refusal = "";
+  let removeNow: () => void = () => {};
+  const removal = new Promise<void>((resolve, reject) => {
+    let done = false;
+    removeNow = () => {
+      if (done) return;
+      done = true;
+      try {
+        node.cluster.controller.incrementalAlterConfigs({ type: "topic", name: topic }, [
+          { name: "mirror.name", op: "SET", value: `${edge.mirror}.removed` },
+        ]);
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      // An application retrying every 5 ms for up to 300 ms: acknowledged once the topic is writable.
+      let attempts = 0;
+      const write = () =>
+        rawWrite(sim, edge.to, topic, 0, -1).then(
+          (offset) => {
+            written = offset;
+            resolve();
+          },
+          (error: unknown) => {
+            refusal = describeError(error);
+            if (++attempts < 60) sim.world.scheduler.schedule(write, 5);
+            else resolve();
+          },
+        );
+      void write();
+    };
+  });
+  const coordinators = node.mirroring.coordinators;
+  const command = coordinators.command;
+  let stopWatch = () => {};
+  if (typeof trigger === "number") sim.world.scheduler.schedule(() => removeNow(), trigger);
+  else if (trigger === "START") {
+    // The START of the re-added topic is in the coordinator's hands (its record waits for its append).
+    coordinators.command = (key, c) => {
+      const sent = command.call(coordinators, key, c);
+      if (c.type === "START" && key.topic === topic) removeNow();
+      return sent;
+    };
+    stopWatch = () => {
+      coordinators.command = command;
+    };
+  } else {
+    stopWatch = node.cluster.controller.subscribe(({ record }) => {
+      if (record.type === "Config" && record.resourceName === topic && record.value === edge.mirror)
+        queueMicrotask(removeNow); // not from inside the controller's publish
+    }, node.cluster.controller.metadataLog().length);
+  }
+  const add = node.mirroring.admin.addTopics(edge.mirror, topic, { truncateLocalWrites });
+  // A re-add refused before its mirror.name: the removal goes ahead alone.
+  void add.then(undefined, () => queueMicrotask(removeNow));
+  let outcomes: PromiseSettledResult<unknown>[];
+  try {
+    outcomes = await sim.world.time.run(Promise.allSettled([add, removal]), 240_000);
+  } finally {
+    stopWatch();
+  }
+  const [added, removed] = outcomes.map((o) => (o.status === "fulfilled" ? "ok" : describeError(o.reason)));
+  const flag = truncateLocalWrites ? " --truncate-local-writes" : "";
+  const wrote = written === undefined ? `refused (${refusal})` : `acknowledged at ${written}`;
+  sim.step(
+    `re-add${flag} ${edge.mirror} ${topic} -> ${added} | kafka-configs removal ${typeof trigger === "number" ? `${trigger} ms later` : `right after its ${trigger}`} -> ${removed}, a write after it ${wrote}`,
+  );
+  // The metadata manager follows the last mirror.name (a removal, unless it landed before the re-add's).
+  await sim.world.time.advance(5_000);
+  const final = sim.syncEdgeState(edge, topic);
+  sim.step(
+    `re-add/remove race ${edge.mirror} ${topic}: ${final === "ACTIVE" ? "the re-add" : "the removal"} came last`,
+  );
+  if (final === "ACTIVE") return;
+  // The removal was the last word: nothing may have cut the write acknowledged after it.
+  const log = leaderLog(node.cluster, topic, 0);
+  if (written !== undefined && log !== undefined) {
+    const kept = [...log.batches()].some((b) => b.baseOffset === written && !b.isControl);
+    if (!kept) {
+      sim.report([
+        {
+          invariant: "acked-after-removal",
+          message: `${edge.to} ${topic}-0: the write acknowledged (acks=all) at offset ${written} right after the re-add's removal is gone (log ${log.logStartOffset}..${log.logEndOffset})`,
+        },
+      ]);
+    }
+  }
+  // Removed in the end: the re-add's truncations, if any, happened by now (each checked as it happened).
+  sim.prefix.cancel(edge.to, topic);
+  for (const a of allowances) sim.prefix.withdraw(a);
 }
 
 /**

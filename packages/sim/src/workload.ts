@@ -335,6 +335,7 @@ export async function rawWrite(
   node: string,
   topic: string,
   partition: number,
+  acks: 1 | -1 = 1,
 ): Promise<bigint> {
   const cluster = sim.node(node).cluster;
   const batch = encodeRecordBatch({
@@ -350,7 +351,7 @@ export async function rawWrite(
       },
     ],
   });
-  const r = await cluster.leaderFor(topic, partition).produce({ topic, partition, batch, acks: 1 });
+  const r = await cluster.leaderFor(topic, partition).produce({ topic, partition, batch, acks });
   recordAck(sim, node, topic, partition, r.baseOffset, 1);
   return r.baseOffset;
 }

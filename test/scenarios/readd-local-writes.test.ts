@@ -9,7 +9,7 @@ const hexesOf = (log: { batches(): Iterable<{ buffer: Buffer }> }) =>
  * A -> B mirroring `orders` (1 partition, 5 records), failed over on B. `holdLmeLookups` is awaited before
  * A answers each LME lookup (a slow source).
  */
-async function failedOver(holdLmeLookups?: () => Promise<void>) {
+async function failedOver(holdLmeLookups?: () => Promise<void>, partitions = 1) {
   const t = topology(["a", "b"]);
   const a = t.node("a");
   const b = t.node("b");
@@ -24,7 +24,7 @@ async function failedOver(holdLmeLookups?: () => Promise<void>) {
       },
     });
   }
-  await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1 }] }));
+  await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: partitions }] }));
   await t.advance(200);
   const producer = a.kafka.producer({ idempotent: true });
   await t.run(producer.connect());
@@ -198,6 +198,47 @@ describe("re-adding a failed-over topic (issue 11 item 8)", () => {
 
     // Failing back again would align A with B's copy of its history: A's three writes would go.
     await refusedThenTruncated(t, a.mirroring, "back", logOnA, logOnB, 3n);
+  });
+
+  it("refuses a re-add when records land on a partition it counted while it asks the source about the next", async () => {
+    let lookups = 0;
+    let duringSecondLookup: (() => Promise<void>) | undefined;
+    const { t, a, b } = await failedOver(async () => {
+      if (++lookups === 2) await duringSecondLookup?.();
+    }, 2);
+    const producerB = b.kafka.producer({ idempotent: true });
+    await t.run(producerB.connect());
+    for (const partition of [0, 1]) {
+      await t.run(producerB.send({ topic: "orders", messages: [{ value: "on b", partition }], acks: -1 }));
+    }
+    // a fails back from b (copying "on b"), then fails over again: b's writes are on a, not at risk.
+    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+    await t.run(a.mirroring.admin.addTopics("back", "orders"));
+    await t.run(a.mirroring.whenCaughtUp("back"));
+    await t.run(a.mirroring.admin.removeTopics("back", "orders"));
+    await t.run(a.mirroring.whenState("back", "STOPPED"));
+    // b re-adds from a. It counts orders-0's local writes (none at risk), then asks a about orders-1;
+    // meanwhile an application still writes to orders-0.
+    let late: bigint | undefined;
+    lookups = 0;
+    duringSecondLookup = async () => {
+      const sent = await producerB.send({
+        topic: "orders",
+        messages: [{ value: "late", partition: 0 }],
+        acks: -1,
+      });
+      late = BigInt(sent[0]!.baseOffset);
+    };
+    const refusal = t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await expect(refusal).rejects.toMatchObject({
+      errorName: "UNSAFE_TRUNCATION",
+      partitions: [{ topic: "orders", partition: 0, records: 1n }],
+    });
+    expect(late).toBeDefined();
+    await t.advance(10_000);
+    const log = b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+    const data = [...log.batches()].filter((x) => !x.isControl).map((x) => x.baseOffset);
+    expect(data).toContain(late);
   });
 
   it("fails back without the option: the old primary wrote nothing after the failover", async () => {

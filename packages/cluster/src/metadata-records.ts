@@ -137,9 +137,9 @@ export interface MirrorReadOnlyRecord {
   readOnly: boolean;
   /**
    * Set by the controller because `mirror.name` made the topic a mirror again (a re-add), not by the engine:
-   * the engine's STOPPED step (a coordinator that loaded the STOPPED partition again) leaves it set, and
-   * the `mirror.name` change that undoes the re-add before its START clears it. The engine's own set (from
-   * PREPARING on) takes it over.
+   * the engine's STOPPED step (a coordinator that loaded the STOPPED partition again) leaves it set while
+   * `mirror.name` asks for mirroring. The engine's own set (from PREPARING on) takes it over; a removal of
+   * the re-add before its START has the partition's coordinator clear it (`clearReadOnlyIfStopped`).
    */
   byMirrorName?: true;
 }

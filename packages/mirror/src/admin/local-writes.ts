@@ -12,6 +12,13 @@ export interface LocalWritesAtRisk {
   records: bigint;
 }
 
+/** A partition's log end when `localWritesAtRisk` last read it (see `writtenSince`). */
+export interface CheckedLogEnd {
+  topic: string;
+  partition: number;
+  logEndOffset: bigint;
+}
+
 /** What a partition's log must answer for the check. */
 interface CheckedLog {
   logEndOffset: bigint;
@@ -35,6 +42,8 @@ interface CheckedLog {
  * tail the failback drops by design) or with nothing local beyond the cut are left out. A failover from
  * FAILED over a log without mirrored data writes no PID reset: its own LME (often -1) alone tells the local
  * writes. LEADER_NOT_AVAILABLE (retriable) when a partition has no running leader to read.
+ * Each partition failed over here is added to `checked` with its log end as counted: the check awaits the
+ * source, so records written meanwhile are counted by `writtenSince`.
  */
 export async function localWritesAtRisk(
   cluster: KafkaCluster,
@@ -45,12 +54,17 @@ export async function localWritesAtRisk(
     leaderEpoch: number,
   ) => Promise<{ leaderEpoch: number; endOffset: bigint }>,
   ownLastMirrorEpoch?: (partition: number) => number | undefined,
+  checked: CheckedLogEnd[] = [],
 ): Promise<LocalWritesAtRisk[]> {
   const out: LocalWritesAtRisk[] = [];
   for (let p = 0; p < topic.partitionCount; p++) {
     const log = leaderLogOf(cluster, topic.name, p);
     const floor = localWritesStart(log, ownLastMirrorEpoch?.(p));
-    if (floor === undefined || floor >= log.logEndOffset) continue;
+    if (floor === undefined) continue;
+    if (floor >= log.logEndOffset) {
+      checked.push({ topic: topic.name, partition: p, logEndOffset: log.logEndOffset });
+      continue;
+    }
     const lme = alignmentLastMirrorEpoch(
       await lastMirrorEpoch(topic.topicId, p),
       ownLastMirrorEpoch?.(p) ?? -1,
@@ -70,6 +84,8 @@ export async function localWritesAtRisk(
     const cut = end < 0n ? -1n : end; // -1: truncated fully
     const from = cut > floor ? cut : floor;
     const records = dataRecordsFrom(log, from);
+    // Read after the awaits, with `records`: a write landing later is one `writtenSince` counts.
+    checked.push({ topic: topic.name, partition: p, logEndOffset: log.logEndOffset });
     if (records > 0n) out.push({ topic: topic.name, partition: p, fromOffset: from, records });
   }
   return out;
@@ -111,6 +127,24 @@ function leaderLogOf(cluster: KafkaCluster, topic: string, partition: number): C
     );
   }
   return log;
+}
+
+/**
+ * The records written to the partitions `localWritesAtRisk` checked since it read them (`checked`): it
+ * awaited the source meanwhile, so an application still writing there could add records it never counted,
+ * which the add would then truncate unasked. Called with nothing awaited between it and the `mirror.name`
+ * change that makes the topics read-only, so nothing can land after it either.
+ */
+export function writtenSince(cluster: KafkaCluster, checked: readonly CheckedLogEnd[]): LocalWritesAtRisk[] {
+  const out: LocalWritesAtRisk[] = [];
+  for (const c of checked) {
+    const log = leaderLogOf(cluster, c.topic, c.partition);
+    if (log.logEndOffset <= c.logEndOffset) continue;
+    const records = dataRecordsFrom(log, c.logEndOffset);
+    if (records > 0n)
+      out.push({ topic: c.topic, partition: c.partition, fromOffset: c.logEndOffset, records });
+  }
+  return out;
 }
 
 /** Data records at offsets >= `from` (offsets of a batch counted within its range). */

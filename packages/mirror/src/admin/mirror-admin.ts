@@ -32,7 +32,7 @@ import {
   UnsafeTruncationError,
 } from "./errors";
 import { type FailoverPreviewRow, previewFailover } from "./failover-preview";
-import { type LocalWritesAtRisk, localWritesAtRisk } from "./local-writes";
+import { type CheckedLogEnd, type LocalWritesAtRisk, localWritesAtRisk, writtenSince } from "./local-writes";
 import { MirrorChanges } from "./mirror-changes";
 import { MirrorCommandQueue } from "./mirror-command-queue";
 import {
@@ -450,9 +450,10 @@ export class MirrorAdmin {
     checkPartitionStates("START", readded, views, ["UNKNOWN", "STOPPED"]);
     await this.checkFailedOverElsewhere(mirror, matched);
     await this.checkNoLoop(def, matched);
+    const checked: CheckedLogEnd[] = [];
     if (!options.truncateLocalWrites) {
       const local = matched.filter((_, i) => existing[i] === undefined || existing[i]?.desired === "REMOVED");
-      await this.checkNoLocalWritesLost(def, local, views);
+      await this.checkNoLocalWritesLost(def, local, views, checked);
     }
     // What the changes below could refuse, checked before the first: refused half way, an add left the
     // topics before changed (soak `active-passive` FC_SEED=24 x100: a re-add's new partition could not be
@@ -462,6 +463,9 @@ export class MirrorAdmin {
     for (const source of matched) this.checkAddable(mirror, source);
     this.checkFailedOverElsewhereNow(mirror, matched);
     for (const [i, source] of matched.entries()) this.validateTopicChanges(def, existing[i], source, options);
+    // Records written while the check above awaited the source: from the mirror.name below on, none can be.
+    const late = writtenSince(this.options.destination, checked);
+    if (late.length > 0) throw new UnsafeTruncationError(def.name, late);
     for (const [i, source] of matched.entries()) {
       const current = existing[i];
       if (current === undefined && !this.controller.image.topic(source.name)) {
@@ -859,6 +863,7 @@ export class MirrorAdmin {
     def: MirrorDefinition,
     topics: readonly SourceTopicInfo[],
     views: ReadonlyMap<string, MirrorPartitionView>,
+    checked: CheckedLogEnd[],
   ): Promise<void> {
     const atRisk: LocalWritesAtRisk[] = [];
     for (const t of topics) {
@@ -879,6 +884,7 @@ export class MirrorAdmin {
               ? view.lastMirrorEpoch
               : undefined;
           },
+          checked,
         )),
       );
     }

@@ -508,11 +508,6 @@ export class EffectExecutor {
   }
 
   /**
-   * Throws, not retriable, when the destination's topic of that name is no longer the mirror partition's
-   * (deleted, maybe created again: ids are never reused): a step must not write a barrier or markers into,
-   * truncate, or flip the read-only flag of another topic. The partition goes FAILED and stays there.
-   */
-  /**
    * STOPPED's step: clears the partition's read-only flag. The flag is metadata: a STOPPED partition (a
    * coordinator that loaded one again) clears it while its partition has no leader, rather than failing a
    * topic its applications already write to. Nothing while the topic is mirrored again under another
@@ -531,6 +526,11 @@ export class EffectExecutor {
     }
   }
 
+  /**
+   * Throws, not retriable, when the destination's topic of that name is no longer the mirror partition's
+   * (deleted, maybe created again: ids are never reused): a step must not write a barrier or markers into,
+   * truncate, or flip the read-only flag of another topic. The partition goes FAILED and stays there.
+   */
   private requireSameTopic(key: MirrorPartitionKey): void {
     // A source topic from before Kafka 2.8 has no id (ZERO_UUID): its copy is known by name alone.
     if (this.ctx.destination.topicIdOf === undefined || key.topicId === ZERO_UUID) return;

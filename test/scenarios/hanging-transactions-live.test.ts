@@ -40,6 +40,21 @@ async function failedOverThenLocalTransactionOverTwoTopics() {
   return { t, a, b, g, tx, txProducer, auditBroker };
 }
 
+/** B's orders holds A's a-0, the failover's PID reset and local-tx's b-tx-1 with its COMMIT: nothing open. */
+async function expectLocalCommitRead(t: Setup["t"], b: Setup["b"]): Promise<void> {
+  const log = b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
+  expect(log.ongoingTransactions()).toEqual([]);
+  expect({
+    layout: layout(b, "orders"),
+    readCommitted: await read(t, b, "orders", "read_committed"),
+  }).toEqual({
+    layout: ["data@0", "MIRROR_PID_RESET", "data@2", "COMMIT"],
+    readCommitted: ["0:a-0", "2:b-tx-1"],
+  });
+}
+
+type Setup = Awaited<ReturnType<typeof failedOverThenLocalTransactionOverTwoTopics>>;
+
 describe("a removal before the re-add's truncation leaves a transaction its coordinator is committing alone", () => {
   it("committed while PREPARING, audit's marker pending: the removal does not abort it on orders", async () => {
     const { t, b, g, tx, auditBroker } = await failedOverThenLocalTransactionOverTwoTopics();
@@ -65,15 +80,7 @@ describe("a removal before the re-add's truncation leaves a transaction its coor
     expect(b.cluster.transactions.describeTransaction("local-tx")?.state).toBe("CompleteCommit");
 
     // The commit was acknowledged: read_committed consumers of orders read its record.
-    const log = b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
-    expect(log.ongoingTransactions()).toEqual([]);
-    expect({
-      layout: layout(b, "orders"),
-      readCommitted: await read(t, b, "orders", "read_committed"),
-    }).toEqual({
-      layout: ["data@0", "MIRROR_PID_RESET", "data@2", "COMMIT"],
-      readCommitted: ["0:a-0", "2:b-tx-1"],
-    });
+    await expectLocalCommitRead(t, b);
   });
 
   it("committed while PREPARING, its marker on orders held back, then its transactional id went on: orders still gets its COMMIT", async () => {
@@ -96,15 +103,7 @@ describe("a removal before the re-add's truncation leaves a transaction its coor
     g.open();
     await t.advance(15_000);
 
-    const log = b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log;
-    expect(log.ongoingTransactions()).toEqual([]);
-    expect({
-      layout: layout(b, "orders"),
-      readCommitted: await read(t, b, "orders", "read_committed"),
-    }).toEqual({
-      layout: ["data@0", "MIRROR_PID_RESET", "data@2", "COMMIT"],
-      readCommitted: ["0:a-0", "2:b-tx-1"],
-    });
+    await expectLocalCommitRead(t, b);
   });
 
   it("committed while PREPARING, then the re-add goes on: the held marker is dropped, and the copy is A's", async () => {

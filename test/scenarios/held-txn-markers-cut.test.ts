@@ -29,6 +29,19 @@ function onCut(f: Awaited<ReturnType<typeof failedOverThenNextTransactionOnA>>, 
   return () => cuts > 0;
 }
 
+/** The failback is removed (before its cut was recorded), then A's coordinator broker comes back. */
+async function removeAndRecover(
+  f: Awaited<ReturnType<typeof failedOverThenNextTransactionOnA>>,
+  coordinatorBroker: number,
+): Promise<void> {
+  const { t, a, g } = f;
+  await t.run(a.mirroring.admin.removeTopics("back", "orders"));
+  await t.run(a.mirroring.whenState("back", "STOPPED", { timeoutMs: 120_000 }));
+  g.open();
+  a.cluster.startBroker(coordinatorBroker);
+  await t.advance(15_000);
+}
+
 describe("a marker held back from a failback's PREPARING, then the truncation cut, unrecorded, then removed", () => {
   it("committed before the cut: the held marker does not keep the transaction the cut reopened (same producer id) open", async () => {
     const f = await failedOverThenNextTransactionOnA();
@@ -55,11 +68,7 @@ describe("a marker held back from a failback's PREPARING, then the truncation cu
     g.open();
     await t.until(cut, "the PREPARING truncation's cut");
     expect(layout(a, "orders")).toEqual(["data@0", "data@1"]);
-    await t.run(a.mirroring.admin.removeTopics("back", "orders"));
-    await t.run(a.mirroring.whenState("back", "STOPPED", { timeoutMs: 120_000 }));
-    g.open();
-    a.cluster.startBroker(coordinatorBroker);
-    await t.advance(15_000);
+    await removeAndRecover(f, coordinatorBroker);
 
     // Nothing ends a-tx-1's transaction but the failover's abort: it must not hang.
     expect(log().ongoingTransactions()).toEqual([]);
@@ -86,11 +95,7 @@ describe("a marker held back from a failback's PREPARING, then the truncation cu
     await t.run(third.send({ topic: "audit", messages: [{ value: "a-tx-3" }] }));
     await t.run(third.commit());
 
-    await t.run(a.mirroring.admin.removeTopics("back", "orders"));
-    await t.run(a.mirroring.whenState("back", "STOPPED", { timeoutMs: 120_000 }));
-    g.open();
-    a.cluster.startBroker(coordinatorBroker);
-    await t.advance(15_000);
+    await removeAndRecover(f, coordinatorBroker);
 
     // a-tx-1 was aborted by A's application (and by B's failover): read_committed never reads it.
     expect(log().ongoingTransactions()).toEqual([]);

@@ -27,3 +27,8 @@ export {
   type PersistentClusterOptions,
   startPersistentCluster,
 } from "./persistence/persistent-cluster";
+export {
+  readTransactionState,
+  TRANSACTION_STATE_FILE,
+  writeTransactionState,
+} from "./persistence/transaction-state-file";

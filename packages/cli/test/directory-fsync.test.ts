@@ -50,6 +50,10 @@ describe("a node on a data dir with fsync on: new and renamed files survive a po
       });
       // group-offsets.json's rename.
       expect(synced.dirs).toContain(dir);
+      synced.dirs.length = 0;
+      node.cluster.transactions.initProducerId({ transactionalId: "tx" });
+      // transactions.json's rename.
+      expect(synced.dirs).toContain(dir);
     } finally {
       node.close();
     }

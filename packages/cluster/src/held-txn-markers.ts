@@ -1,4 +1,13 @@
-import type { TopicPartition } from "./transaction-coordinator";
+import type { TopicPartition, TransactionMetadata } from "./transaction-coordinator";
+
+/**
+ * What a cluster's transactions need to survive a restart (Kafka keeps it in `__transaction_state`): each
+ * transactional id's state, and the end markers held back from mirror partitions.
+ */
+export interface TransactionState {
+  transactions: TransactionMetadata[];
+  heldMarkers: HeldTxnMarker[];
+}
 
 /**
  * A transaction's end marker that could not go on its partition's log when its coordinator wrote it: the
@@ -21,13 +30,21 @@ export interface HeldTxnMarker {
 /** The markers a cluster holds back from read-only mirror partitions, one per open transaction. */
 export class HeldTxnMarkers {
   private readonly held = new Map<string, HeldTxnMarker>();
+  /** Hears every change (the whole list after it), e.g. to store it. */
+  onChange: ((markers: HeldTxnMarker[]) => void) | undefined;
 
   hold(marker: HeldTxnMarker): void {
     this.held.set(keyOf(marker), marker);
+    this.onChange?.(this.all());
   }
 
   release(marker: HeldTxnMarker): void {
-    this.held.delete(keyOf(marker));
+    if (this.held.delete(keyOf(marker))) this.onChange?.(this.all());
+  }
+
+  /** Loads stored markers (after a restart), adding them to those held. */
+  load(markers: readonly HeldTxnMarker[]): void {
+    for (const m of markers) this.held.set(keyOf(m), { ...m, partition: { ...m.partition } });
   }
 
   /** Every held marker (a copy of the list). */

@@ -134,6 +134,7 @@ export {
   offsetKey,
   type PartitionCount,
 } from "./group-coordinator";
+export type { HeldTxnMarker, TransactionState } from "./held-txn-markers";
 export {
   formatHighWatermarks,
   HIGH_WATERMARK_CHECKPOINT,

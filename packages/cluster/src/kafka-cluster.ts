@@ -10,7 +10,7 @@ import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { DataDirLock } from "./data-dir-lock";
 import { ClusterClosedError, ClusterError, requireLatencyMs } from "./errors";
 import { GroupCoordinator, type GroupCoordinatorOptions } from "./group-coordinator";
-import { type HeldTxnMarker, HeldTxnMarkers } from "./held-txn-markers";
+import { type HeldTxnMarker, HeldTxnMarkers, type TransactionState } from "./held-txn-markers";
 import { type ClusterLogger, CONSOLE_LOGGER } from "./logger";
 import { isMirrorReadOnly, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
@@ -53,6 +53,12 @@ export interface KafkaClusterOptions {
   groupSessionCheckIntervalMs?: number;
   /** Hears every change of a group's committed offsets (its whole offset map), e.g. to persist them. */
   onGroupOffsetsChanged?: GroupCoordinatorOptions["onOffsetsChanged"];
+  /**
+   * Stores the transactions' state (see `TransactionState`) after each change, before the request that
+   * made it is answered; `loadTransactionState` gives it back after a restart. A throw fails the request
+   * that made the change (retriable, nothing changed).
+   */
+  onTransactionStateChanged?: (state: TransactionState) => void;
   /** Where brokers report log recoveries that dropped data (default: stderr). */
   logger?: ClusterLogger;
 }
@@ -132,9 +138,13 @@ export class KafkaCluster implements BrokerNetwork {
       if (record.type === "Acl" || record.type === "RemoveAcl") this.authorizer.apply(record);
     });
     this.quotas = new ClientQuotaManager({ clock: options.clock });
+    const store = options.onTransactionStateChanged;
     this.transactions = new TransactionCoordinator({
       clock: options.clock,
       scheduler: options.scheduler,
+      ...(store && {
+        persist: (transactions) => store({ transactions, heldMarkers: this.heldTxnMarkers.all() }),
+      }),
       nextProducerId: () => this.nextProducerId(),
       // Kafka's WriteTxnMarkers: the leader appends the marker and answers once its in-sync replicas have it
       // (acks=all), so a marker lost with its leader is written again on the next one.
@@ -179,6 +189,7 @@ export class KafkaCluster implements BrokerNetwork {
         }
       },
     });
+    if (store) this.heldTxnMarkers.onChange = (heldMarkers) => this.storeHeldMarkers(store, heldMarkers);
     this.groups = new GroupCoordinator({
       clock: options.clock,
       partitionCount: (topic) => this.controller.image.topic(topic)?.partitions.length ?? 0,
@@ -195,6 +206,29 @@ export class KafkaCluster implements BrokerNetwork {
         if (name !== undefined) this.groups.onTopicDeleted(name);
       }
     });
+  }
+
+  /**
+   * Loads the transactions' state stored by `onTransactionStateChanged` (a restart), after the metadata
+   * replay and before the brokers start: decided transactions write their markers again, ongoing ones
+   * are aborted once past their timeout, and held markers are written once their partitions are writable.
+   */
+  loadTransactionState(state: TransactionState): void {
+    this.transactions.load(state.transactions);
+    this.heldTxnMarkers.load(state.heldMarkers);
+  }
+
+  /** Stores a change of the held markers; a failure is reported, and the next change stores all again. */
+  private storeHeldMarkers(store: (state: TransactionState) => void, heldMarkers: HeldTxnMarker[]): void {
+    try {
+      store({ transactions: this.transactions.listTransactions(), heldMarkers });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      (this.options.logger ?? CONSOLE_LOGGER).warn(
+        { event: "transactions.store_failed", error: message },
+        `the held transaction markers could not be stored: ${message}. They are kept in memory and stored with the next change; a restart before then forgets this change.`,
+      );
+    }
   }
 
   /** Starts a cluster with all its brokers running. */

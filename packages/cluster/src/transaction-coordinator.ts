@@ -80,6 +80,14 @@ export interface TransactionCoordinatorOptions {
    * are retried on the transactional id's next request and on each housekeeping pass.
    */
   scheduler?: Scheduler;
+  /**
+   * Stores the coordinator's whole state (Kafka's `__transaction_state`): called with every transactional
+   * id's metadata after each change, before the request that made it is answered and before any marker of
+   * a decision is written. A throw from a request's change undoes the change and fails the request with
+   * the retriable COORDINATOR_NOT_AVAILABLE; after a change the coordinator makes on its own (a marker
+   * acknowledged) it is ignored, and the next change stores the whole state again.
+   */
+  persist?: (transactions: TransactionMetadata[]) => void;
 }
 
 const MAX_EPOCH = 32767;
@@ -136,6 +144,7 @@ export class TransactionCoordinator {
         pendingMarkers: [],
       };
       this.transactions.set(transactionalId, fresh);
+      this.storeOrUndo(transactionalId, () => this.transactions.delete(transactionalId));
       return { producerId: fresh.producerId, producerEpoch: 0 };
     }
     this.retryPendingMarkers(existing);
@@ -149,8 +158,11 @@ export class TransactionCoordinator {
       // Kafka's handleInitProducerId: fence the old producer by bumping the epoch of the same producer id,
       // and abort its transaction with markers at that epoch, so the partitions' producer state refuses
       // its batches. The new producer then gets a further epoch, and starts a clean transaction.
-      this.fenceEpoch(existing);
-      this.complete(existing, "ABORT");
+      this.change(existing, () => {
+        this.fenceEpoch(existing);
+        this.prepare(existing, "ABORT");
+      });
+      this.retryPendingMarkers(existing);
       if ((existing.state as TransactionStateName) === "PrepareAbort") {
         throw new ClusterError(
           "CONCURRENT_TRANSACTIONS",
@@ -158,8 +170,10 @@ export class TransactionCoordinator {
         );
       }
     }
-    this.bumpEpoch(existing);
-    existing.transactionTimeoutMs = timeout;
+    this.change(existing, () => {
+      this.bumpEpoch(existing);
+      existing.transactionTimeoutMs = timeout;
+    });
     return { producerId: existing.producerId, producerEpoch: existing.producerEpoch };
   }
 
@@ -178,17 +192,23 @@ export class TransactionCoordinator {
         `transactional id '${txn.transactionalId}' is still completing its last transaction; retry shortly`,
       );
     }
-    if (txn.state !== "Ongoing") {
-      txn.state = "Ongoing";
-      txn.lastEnd = undefined;
-      txn.partitions = [];
-      txn.txnStartTimestamp = this.options.clock.now();
-    }
-    for (const tp of request.partitions) {
-      if (!txn.partitions.some((p) => p.topic === tp.topic && p.partition === tp.partition)) {
-        txn.partitions.push({ topic: tp.topic, partition: tp.partition });
+    const added = request.partitions.filter(
+      (tp) => !txn.partitions.some((p) => p.topic === tp.topic && p.partition === tp.partition),
+    );
+    if (txn.state === "Ongoing" && added.length === 0) return;
+    this.change(txn, () => {
+      if (txn.state !== "Ongoing") {
+        txn.state = "Ongoing";
+        txn.lastEnd = undefined;
+        txn.partitions = [];
+        txn.txnStartTimestamp = this.options.clock.now();
       }
-    }
+      for (const tp of request.partitions) {
+        if (!txn.partitions.some((p) => p.topic === tp.topic && p.partition === tp.partition)) {
+          txn.partitions.push({ topic: tp.topic, partition: tp.partition });
+        }
+      }
+    });
   }
 
   /**
@@ -271,11 +291,32 @@ export class TransactionCoordinator {
       this.restoreLostMarkers(txn);
       if (txn.state !== "Ongoing" || now - txn.txnStartTimestamp < txn.transactionTimeoutMs) continue;
       // Kafka bumps the epoch so the timed-out producer is fenced from continuing.
-      this.fenceEpoch(txn);
-      this.complete(txn, "ABORT");
+      try {
+        this.change(txn, () => {
+          this.fenceEpoch(txn);
+          this.prepare(txn, "ABORT");
+        });
+      } catch {
+        continue; // not stored: the next pass tries again
+      }
+      void this.retryPendingMarkers(txn);
       aborted.push(txn.transactionalId);
     }
     return aborted;
+  }
+
+  /**
+   * Loads a stored state (after a restart, before any request): every transactional id as it was stored.
+   * A transaction decided but not yet complete (PrepareCommit, PrepareAbort) writes its markers again (one
+   * written before the restart changes nothing when written twice); an ongoing one is aborted once past its
+   * timeout, as before the restart.
+   */
+  load(transactions: readonly TransactionMetadata[]): void {
+    for (const stored of transactions) {
+      const txn = structuredClone(stored);
+      this.transactions.set(txn.transactionalId, txn);
+      if (txn.state === "PrepareCommit" || txn.state === "PrepareAbort") this.retryLater(txn);
+    }
   }
 
   /** Stops retrying markers (the cluster shuts down): nothing is scheduled any more. */
@@ -335,10 +376,54 @@ export class TransactionCoordinator {
     } else txn.producerEpoch++;
   }
 
+  /** Decides the transaction's end and writes its markers: the decision is stored before any marker. */
   private complete(txn: TransactionMetadata, result: "COMMIT" | "ABORT"): Promise<void> {
+    this.change(txn, () => this.prepare(txn, result));
+    return this.retryPendingMarkers(txn);
+  }
+
+  private prepare(txn: TransactionMetadata, result: "COMMIT" | "ABORT"): void {
     txn.state = result === "COMMIT" ? "PrepareCommit" : "PrepareAbort";
     txn.pendingMarkers = [...txn.partitions];
-    return this.retryPendingMarkers(txn);
+  }
+
+  /**
+   * Applies a request's change to `txn` and stores the state; if it cannot be stored, the change is undone
+   * and the request fails with the retriable COORDINATOR_NOT_AVAILABLE (Kafka answers so when its
+   * `__transaction_state` append fails).
+   */
+  private change(txn: TransactionMetadata, apply: () => void): void {
+    const before = structuredClone(txn);
+    apply();
+    this.storeOrUndo(txn.transactionalId, () => Object.assign(txn, before));
+  }
+
+  /** Stores the state; if that fails, runs `undo` and throws COORDINATOR_NOT_AVAILABLE (see `change`). */
+  private storeOrUndo(transactionalId: string, undo: () => void): void {
+    try {
+      this.store();
+    } catch (error) {
+      undo();
+      throw new ClusterError(
+        "COORDINATOR_NOT_AVAILABLE",
+        `transactional id '${transactionalId}': the transaction state could not be stored (${error instanceof Error ? error.message : String(error)}); nothing changed, retry once the disk is writable`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** Stores the whole state, if a store is set; throws what it throws. */
+  private store(): void {
+    this.options.persist?.(this.listTransactions());
+  }
+
+  /** Stores the state after a change the coordinator made on its own: a failure waits for the next change. */
+  private storeQuietly(): void {
+    try {
+      this.store();
+    } catch {
+      // The stored state is the one before: its markers are written again after a restart, which is harmless.
+    }
   }
 
   /**
@@ -443,6 +528,7 @@ export class TransactionCoordinator {
     };
     txn.partitions = [];
     txn.txnStartTimestamp = -1;
+    this.storeQuietly();
   }
 
   /** Writes the transaction's pending markers again after the backoff (once per transaction at a time). */

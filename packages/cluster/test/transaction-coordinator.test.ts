@@ -5,6 +5,7 @@ import {
   ManualScheduler,
   type TopicPartition,
   TransactionCoordinator,
+  type TransactionMetadata,
 } from "../src/index";
 
 interface Marker {
@@ -14,7 +15,7 @@ interface Marker {
   result: "COMMIT" | "ABORT";
 }
 
-function setup() {
+function setup(persist?: (transactions: TransactionMetadata[]) => void) {
   const clock = new ManualClock(0);
   const markers: Marker[] = [];
   const down = new Set<string>();
@@ -26,6 +27,7 @@ function setup() {
       if (down.has(`${m.partition.topic}-${m.partition.partition}`)) throw new Error("leader not available");
       markers.push(m);
     },
+    ...(persist && { persist }),
   });
   return { clock, markers, down, tc };
 }
@@ -236,5 +238,84 @@ describe("coordinator housekeeping on the cluster's scheduler", () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(cluster.transactions.describeTransaction("slow")?.state).toBe("CompleteAbort");
     cluster.close();
+  });
+
+  it("stores each change before answering, and the commit decision before its first marker", () => {
+    let stored: TransactionMetadata[] = [];
+    const { tc, markers } = setup((transactions) => {
+      stored = transactions;
+    });
+    const pid = tc.initProducerId({ transactionalId: "tx" });
+    expect(stored).toEqual([expect.objectContaining({ transactionalId: "tx", ...pid, state: "Empty" })]);
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...pid, partitions: [tp("a")] });
+    expect(stored[0]).toMatchObject({ state: "Ongoing", partitions: [tp("a")] });
+    const atMarker: string[] = [];
+    const seen = markers.push.bind(markers);
+    markers.push = (...m: Marker[]) => {
+      atMarker.push(stored[0]!.state);
+      return seen(...m);
+    };
+    tc.endTxn({ transactionalId: "tx", ...pid, commit: true });
+    expect(atMarker).toEqual(["PrepareCommit"]);
+    expect(stored[0]).toMatchObject({ state: "CompleteCommit", partitions: [] });
+  });
+
+  it("a change that cannot be stored is undone and refused as retriable; the next one goes through", () => {
+    let failing = true;
+    let stored: TransactionMetadata[] = [];
+    const { tc, markers } = setup((transactions) => {
+      if (failing) throw new Error("ENOSPC: no space left on device");
+      stored = transactions;
+    });
+    const error = (() => {
+      try {
+        tc.initProducerId({ transactionalId: "tx" });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ClusterError);
+    expect(error).toMatchObject({ errorName: "COORDINATOR_NOT_AVAILABLE", retriable: true });
+    expect((error as Error).message).toMatch(/could not be stored \(ENOSPC.*nothing changed/);
+    expect(tc.listTransactions()).toEqual([]);
+    failing = false;
+    const pid = tc.initProducerId({ transactionalId: "tx" });
+    tc.addPartitionsToTxn({ transactionalId: "tx", ...pid, partitions: [tp("a")] });
+    failing = true;
+    // A commit that cannot be stored writes no marker and leaves the transaction open, as it was.
+    expect(errorName(() => tc.endTxn({ transactionalId: "tx", ...pid, commit: true }))).toBe(
+      "COORDINATOR_NOT_AVAILABLE",
+    );
+    expect(markers).toEqual([]);
+    expect(tc.describeTransaction("tx")).toMatchObject({ state: "Ongoing", pendingMarkers: [] });
+    failing = false;
+    tc.endTxn({ transactionalId: "tx", ...pid, commit: true });
+    expect(markers.map((m) => m.result)).toEqual(["COMMIT"]);
+    expect(stored[0]?.state).toBe("CompleteCommit");
+  });
+
+  it("loads a stored state: a decided transaction's markers are written again, an ongoing one aborts at its timeout", () => {
+    const first = setup();
+    const a = first.tc.initProducerId({ transactionalId: "decided" });
+    first.tc.addPartitionsToTxn({ transactionalId: "decided", ...a, partitions: [tp("a")] });
+    first.down.add("a-0");
+    first.tc.endTxn({ transactionalId: "decided", ...a, commit: true });
+    const b = first.tc.initProducerId({ transactionalId: "open", transactionTimeoutMs: 5000 });
+    first.tc.addPartitionsToTxn({ transactionalId: "open", ...b, partitions: [tp("b")] });
+    const stored = first.tc.listTransactions();
+
+    const second = setup();
+    second.tc.load(stored);
+    expect(second.tc.isInTransaction("open", tp("b"))).toBe(true);
+    second.tc.abortTimedOutTransactions();
+    expect(second.markers.map((m) => [m.partition.topic, m.result])).toEqual([["a", "COMMIT"]]);
+    second.clock.advance(5000);
+    second.tc.abortTimedOutTransactions();
+    expect(second.markers.map((m) => [m.partition.topic, m.result])).toEqual([
+      ["a", "COMMIT"],
+      ["b", "ABORT"],
+    ]);
+    expect(second.tc.describeTransaction("decided")?.state).toBe("CompleteCommit");
+    expect(second.tc.describeTransaction("open")?.state).toBe("CompleteAbort");
   });
 });

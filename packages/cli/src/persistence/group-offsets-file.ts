@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
-import { type CommittedOffset, syncDirectory } from "@cluster-mirror/cluster";
+import type { CommittedOffset } from "@cluster-mirror/cluster";
+import { writeFileAtomically } from "./atomic-file";
 
 /** File name of the persisted committed offsets inside a cluster's data dir. */
 export const GROUP_OFFSETS_FILE = "group-offsets.json";
@@ -33,10 +33,7 @@ export function readGroupOffsets(file: string): GroupOffsetsSnapshot {
   return snapshot;
 }
 
-/**
- * Writes the committed offsets of every group atomically (temp file, fsync, rename), so a crash leaves
- * either the old or the new file.
- */
+/** Writes the committed offsets of every group atomically (see `writeFileAtomically`). */
 export function writeGroupOffsets(file: string, snapshot: GroupOffsetsSnapshot, fsync: boolean): void {
   const stored: Record<string, Record<string, StoredOffset>> = {};
   for (const [groupId, offsets] of snapshot) {
@@ -45,15 +42,5 @@ export function writeGroupOffsets(file: string, snapshot: GroupOffsetsSnapshot, 
     for (const [key, o] of offsets) group[key] = { ...o, offset: o.offset.toString() };
     stored[groupId] = group;
   }
-  const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, "w");
-  try {
-    fs.writeSync(fd, JSON.stringify(stored));
-    if (fsync) fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  // Durable once the directory is: a power loss could otherwise bring back the old offsets.
-  if (fsync) syncDirectory(path.dirname(file));
+  writeFileAtomically(file, JSON.stringify(stored), fsync);
 }

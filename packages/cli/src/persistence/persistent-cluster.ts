@@ -11,10 +11,15 @@ import {
 import { readClusterId, writeClusterId } from "./cluster-id-file";
 import { GROUP_OFFSETS_FILE, readGroupOffsets, writeGroupOffsets } from "./group-offsets-file";
 import { METADATA_LOG_FILE, MetadataLogWriter, readMetadataLog } from "./metadata-log-file";
+import {
+  readTransactionState,
+  TRANSACTION_STATE_FILE,
+  writeTransactionState,
+} from "./transaction-state-file";
 
 /** Settings of an embedded cluster whose whole state survives a restart on the same data dir. */
 export interface PersistentClusterOptions {
-  /** Where everything lives: `broker-N/` segment files, `metadata.log`, `group-offsets.json`, `meta.properties`. Omitted: in memory. */
+  /** Where everything lives: `broker-N/` segment files, `metadata.log`, `group-offsets.json`, `transactions.json`, `meta.properties`. Omitted: in memory. */
   dataDir?: string;
   brokers: number;
   clock: Clock;
@@ -38,7 +43,8 @@ export interface PersistentCluster {
 /**
  * Starts an embedded cluster that recovers everything from `dataDir` on restart: the cluster id
  * (`meta.properties`), the controller's metadata (topics, configs, mirrors, leaders, producer-id blocks:
- * `metadata.log`, replayed before any broker starts), committed group offsets (`group-offsets.json`) and
+ * `metadata.log`, replayed before any broker starts), committed group offsets (`group-offsets.json`), the
+ * transactions' state and held markers (`transactions.json`) and
  * the brokers' logs (their segment files; `__mirror_state` is one of them). Without `dataDir` it is an
  * ordinary in-memory cluster. The data dir is locked first and until `close()`: if another node holds it,
  * this throws DataDirLockedError and changes nothing in the dir.
@@ -69,6 +75,8 @@ function startOnDisk(
   const clusterId = readClusterId(dataDir);
   const offsetsFile = path.join(dataDir, GROUP_OFFSETS_FILE);
   const offsets = readGroupOffsets(offsetsFile);
+  const transactionsFile = path.join(dataDir, TRANSACTION_STATE_FILE);
+  const transactions = readTransactionState(transactionsFile);
   const cluster = new KafkaCluster({
     brokers,
     dataDir,
@@ -82,6 +90,7 @@ function startOnDisk(
       offsets.set(groupId, new Map<string, CommittedOffset>(changed));
       writeGroupOffsets(offsetsFile, offsets, fsync);
     },
+    onTransactionStateChanged: (state) => writeTransactionState(transactionsFile, state, fsync),
   });
   try {
     if (clusterId === undefined) writeClusterId(dataDir, cluster.clusterId);
@@ -105,6 +114,9 @@ function startOnDisk(
       for (const name of replayedNames) {
         if (cluster.controller.image.topic(name) === undefined) cluster.groups.onTopicDeleted(name);
       }
+      // After the replay (whose truncation records would drop held markers stored after them), before the
+      // brokers start: decided transactions write their markers once leaders are there.
+      cluster.loadTransactionState(transactions);
       for (let id = 0; id < brokers; id++) cluster.startBroker(id);
     } catch (error) {
       close();

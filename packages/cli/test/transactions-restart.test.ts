@@ -1,0 +1,179 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { EmbeddedKafka, type KafkaCluster, type ManualScheduler } from "@cluster-mirror/cluster";
+import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
+import { afterEach, describe, expect, it } from "vitest";
+import { type PersistentCluster, startPersistentCluster } from "../src/persistence/persistent-cluster";
+import { TRANSACTION_STATE_FILE } from "../src/persistence/transaction-state-file";
+import { tempDir } from "./cli-harness";
+import { persistentOptions } from "./persistent-options";
+
+/** A node's cluster on `dir` (a fresh process each call) with a client and a way to drive its clock. */
+function start(dir: string) {
+  const options = persistentOptions(dir);
+  const pc = startPersistentCluster(options);
+  open.push(pc);
+  const kafka = new EmbeddedKafka(pc.cluster, { clientId: "app" });
+  const { scheduler } = options;
+  return {
+    pc,
+    cluster: pc.cluster,
+    kafka,
+    run: <T>(work: Promise<T>) => drive(scheduler, work),
+    advance: (ms: number) => advance(scheduler, ms),
+  };
+}
+
+const open: PersistentCluster[] = [];
+afterEach(() => {
+  for (const pc of open.splice(0)) if (!pc.cluster.isClosed) pc.close();
+});
+
+/** Runs due tasks and promise continuations, moving virtual time on while idle, until `work` settles. */
+async function drive<T>(scheduler: ManualScheduler, work: Promise<T>): Promise<T> {
+  let done = false;
+  const settled = work.finally(() => {
+    done = true;
+  });
+  settled.catch(() => {});
+  for (let elapsed = 0; !done; ) {
+    const ran = scheduler.run(0, 10_000);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (done || ran > 0) continue;
+    elapsed += 10;
+    if (elapsed > 120_000) throw new Error("work did not settle within 120 s of virtual time");
+    scheduler.run(10, 10_000);
+  }
+  return work;
+}
+
+/** Moves virtual time on by `ms`, running what falls due. */
+async function advance(scheduler: ManualScheduler, ms: number): Promise<void> {
+  for (let t = 0; t < ms; t += 1000) {
+    scheduler.run(1000, 10_000);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+function log(cluster: KafkaCluster, topic: string) {
+  return cluster.leaderFor(topic, 0).replica(topic, 0)!.log;
+}
+
+const kinds = (cluster: KafkaCluster, topic: string) =>
+  [...log(cluster, topic).batches()].map((b) => (b.isControl ? controlTypeOf(b) : "data"));
+
+describe("transactions across a restart of the node's cluster", () => {
+  it("an open transaction is still known after a restart, and aborted at its timeout: read_committed moves on", async () => {
+    const dir = tempDir("cm-txn-open");
+    const first = start(dir);
+    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+    const producer = first.kafka.producer({ transactionalId: "tx", transactionTimeout: 30_000 });
+    await first.run(producer.connect());
+    const txn = await first.run(producer.transaction());
+    await first.run(txn.send({ topic: "t", messages: [{ value: "open" }] }));
+    const plain = first.kafka.producer({ idempotent: true });
+    await first.run(plain.connect());
+    await first.run(plain.send({ topic: "t", messages: [{ value: "after" }] }));
+    expect(log(first.cluster, "t").lastStableOffset).toBe(0n);
+    first.pc.close();
+
+    const second = start(dir);
+    expect(second.cluster.transactions.describeTransaction("tx")).toMatchObject({
+      state: "Ongoing",
+      partitions: [{ topic: "t", partition: 0 }],
+    });
+    // Before the restart the coordinator forgot it: the transaction hung, and read_committed stopped at
+    // offset 0 for good.
+    await second.advance(60_000);
+    expect(kinds(second.cluster, "t")).toEqual(["data", "data", ControlRecordType.ABORT]);
+    expect(log(second.cluster, "t").lastStableOffset).toBe(3n);
+    expect(second.cluster.transactions.describeTransaction("tx")?.state).toBe("CompleteAbort");
+  });
+
+  it("a commit decided while its partition had no leader is completed after a restart", async () => {
+    const dir = tempDir("cm-txn-prepare");
+    const first = start(dir);
+    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+    const producer = first.kafka.producer({ transactionalId: "tx" });
+    await first.run(producer.connect());
+    const txn = await first.run(producer.transaction());
+    await first.run(txn.send({ topic: "t", messages: [{ value: "committed" }] }));
+    const { producerId, producerEpoch } = first.cluster.transactions.describeTransaction("tx")!;
+    // The broker is gone when the commit is decided: EndTxn answers (the decision is made) and the COMMIT
+    // marker waits for a leader; then the process stops.
+    first.cluster.stopBroker(0);
+    await first.run(
+      first.cluster.transactions.endTxn({ transactionalId: "tx", producerId, producerEpoch, commit: true }),
+    );
+    expect(first.cluster.transactions.describeTransaction("tx")?.state).toBe("PrepareCommit");
+    first.pc.close();
+
+    const second = start(dir);
+    await second.advance(1000);
+    expect(kinds(second.cluster, "t")).toEqual(["data", ControlRecordType.COMMIT]);
+    expect(log(second.cluster, "t").lastStableOffset).toBe(2n);
+    expect(second.cluster.transactions.describeTransaction("tx")?.state).toBe("CompleteCommit");
+  });
+
+  it("a transactional id keeps its producer id: the next producer fences the one from before the restart", async () => {
+    const dir = tempDir("cm-txn-fence");
+    const first = start(dir);
+    const old = first.kafka.producer({ transactionalId: "tx" });
+    await first.run(old.connect());
+    await first.run(first.run(old.transaction()).then((txn) => txn.abort()));
+    const before = first.cluster.transactions.describeTransaction("tx")!;
+    first.pc.close();
+
+    const second = start(dir);
+    const producer = second.kafka.producer({ transactionalId: "tx" });
+    await second.run(producer.connect());
+    await second.run(producer.transaction());
+    const after = second.cluster.transactions.describeTransaction("tx")!;
+    expect(after.producerId).toBe(before.producerId);
+    expect(after.producerEpoch).toBe(before.producerEpoch + 1);
+    // The old producer's request (its epoch) is refused as fenced.
+    expect(() =>
+      second.cluster.transactions.addPartitionsToTxn({
+        transactionalId: "tx",
+        producerId: before.producerId,
+        producerEpoch: before.producerEpoch,
+        partitions: [{ topic: "t", partition: 0 }],
+      }),
+    ).toThrow(/fenced/);
+  });
+
+  it("keeps a marker held back from a read-only partition, and writes it once the partition is writable", async () => {
+    const dir = tempDir("cm-txn-held");
+    const first = start(dir);
+    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+    first.cluster.controller.createTopic({ name: "u", numPartitions: 1 });
+    const producer = first.kafka.producer({ transactionalId: "tx" });
+    await first.run(producer.connect());
+    const txn = await first.run(producer.transaction());
+    await first.run(txn.send({ topic: "t", messages: [{ value: "t1" }] }));
+    await first.run(txn.send({ topic: "u", messages: [{ value: "u1" }] }));
+    first.cluster.controller.setMirrorReadOnly("t", 0, true);
+    await first.run(txn.commit());
+    expect(first.cluster.heldTxnMarkers.all()).toHaveLength(1);
+    first.pc.close();
+
+    const second = start(dir);
+    expect(second.cluster.heldTxnMarkers.all()).toHaveLength(1);
+    second.cluster.controller.setMirrorReadOnly("t", 0, false);
+    await second.advance(15_000);
+    // The acknowledged commit stays committed on t: without the held marker its transaction hung there.
+    expect(kinds(second.cluster, "t")).toEqual(["data", ControlRecordType.COMMIT]);
+    expect(log(second.cluster, "t").lastStableOffset).toBe(2n);
+  });
+
+  it("refuses a corrupt state file by name and says what to do, changing nothing", () => {
+    const dir = tempDir("cm-txn-corrupt");
+    start(dir).pc.close();
+    const file = path.join(dir, TRANSACTION_STATE_FILE);
+    fs.writeFileSync(file, '{"transactions":[{"transactionalId":"tx"}],"heldMarkers":[]}');
+    expect(() => startPersistentCluster(persistentOptions(dir))).toThrow(
+      new RegExp(`${file.replace(/[/\\.]/g, "\\$&")} is corrupt .*restore it from a backup, or delete it`),
+    );
+    expect(fs.readFileSync(file, "utf8")).toContain('"tx"');
+  });
+});

@@ -325,6 +325,17 @@ export class KafkaCluster implements BrokerNetwork {
     return this.replicationLatencyMs;
   }
 
+  /** False while `setReachable(brokerId, false)` cuts the broker off from the others. */
+  isReachable(brokerId: number): boolean {
+    return !this.unreachable.has(brokerId);
+  }
+
+  /** True while broker `brokerId`'s in-memory disk is full (`setDiskFull`); false for a real directory. */
+  isDiskFull(brokerId: number): boolean {
+    const dir = this.dataDirs.get(brokerId);
+    return dir instanceof MemoryDataDir && dir.disk.full;
+  }
+
   /** Broker `brokerId`'s modelled disk latency in ms (0: none). */
   diskLatency(brokerId: number): number {
     return this.diskLatencies.get(brokerId) ?? 0;

@@ -272,6 +272,7 @@ export async function readdRemoveRace(sim: Simulation, choice: number, delayChoi
     `re-add/remove race ${edge.mirror} ${topic}: ${final === "ACTIVE" ? "the re-add" : "the removal"} came last`,
   );
   if (final === "ACTIVE") return;
+  await expectRemovalEnds(sim, edge, topic);
   // The removal was the last word: nothing may have cut the write acknowledged after it.
   const log = leaderLog(node.cluster, topic, 0);
   if (written !== undefined && log !== undefined) {
@@ -288,6 +289,48 @@ export async function readdRemoveRace(sim: Simulation, choice: number, delayChoi
   // Removed in the end: the re-add's truncations, if any, happened by now (each checked as it happened).
   sim.prefix.cancel(edge.to, topic);
   for (const a of allowances) sim.prefix.withdraw(a);
+}
+
+/** The latency of the slowest disk of `cluster`'s brokers, in ms (each fsync waits that long). */
+function slowestDiskMs(sim: Simulation, cluster: { diskLatency(broker: number): number }): number {
+  let slowest = 0;
+  for (let b = 0; b < sim.brokers; b++) slowest = Math.max(slowest, cluster.diskLatency(b));
+  return slowest;
+}
+
+/**
+ * Liveness of a removal that came last: on a healthy destination (controller up, every broker running,
+ * reachable, with disk space, at the check's start and end) every partition of the topic's copy is STOPPED
+ * within 15 s of virtual time after the race, plus four fsyncs of the slowest disk (see `restartNode`): well
+ * before the metadata manager's refresh (30 s), so a STOP that only a refresh would send is caught.
+ */
+async function expectRemovalEnds(sim: Simulation, edge: MirrorEdge, topic: string): Promise<void> {
+  const { cluster, mirroring } = sim.node(edge.to);
+  const healthy = () =>
+    cluster.controller.isAvailable &&
+    cluster.runningBrokers().length === sim.brokers &&
+    cluster.runningBrokers().every((b) => cluster.isReachable(b) && !cluster.isDiskFull(b));
+  if (!healthy()) return;
+  const topicId = cluster.controller.image.topic(topic)?.topicId;
+  const notStopped = () =>
+    mirroring.coordinators
+      .describe(edge.mirror)
+      .filter((v) => v.key.topic === topic && v.key.topicId === topicId && v.state !== "STOPPED");
+  const slowest = slowestDiskMs(sim, cluster);
+  const deadlineMs = 10_000 + 4 * slowest;
+  try {
+    await sim.world.time.until(() => notStopped().length === 0, "removal ends", deadlineMs, 100);
+  } catch {
+    if (!healthy()) return;
+    sim.report([
+      {
+        invariant: "removal-ends",
+        message: `${edge.to} ${edge.mirror} ${topic}: removed last, ${notStopped()
+          .map((v) => `${v.key.partition}:${v.state}`)
+          .join(",")} not STOPPED ${15_000 + 4 * slowest} ms after the race on a healthy cluster`,
+      },
+    ]);
+  }
 }
 
 /**
@@ -509,9 +552,7 @@ export async function restartNode(sim: Simulation, nodeChoice: number): Promise<
         ),
       )
       .filter((v) => v.state !== "STOPPED");
-  let slowest = 0;
-  for (let b = 0; b < sim.brokers; b++) slowest = Math.max(slowest, cluster.diskLatency(b));
-  const deadlineMs = 5_000 + 4 * slowest;
+  const deadlineMs = 5_000 + 4 * slowestDiskMs(sim, cluster);
   try {
     await sim.world.time.until(() => stillStopping().length === 0, "STOPPING resumes", deadlineMs, 100);
   } catch {

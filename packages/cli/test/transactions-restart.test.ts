@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EmbeddedKafka, type KafkaCluster, type ManualScheduler } from "@cluster-mirror/cluster";
-import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
+import { ControlRecordType, controlTypeOf, encodeRecordBatch } from "@cluster-mirror/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { type PersistentCluster, startPersistentCluster } from "../src/persistence/persistent-cluster";
 import { TRANSACTION_STATE_FILE } from "../src/persistence/transaction-state-file";
@@ -175,5 +175,186 @@ describe("transactions across a restart of the node's cluster", () => {
       new RegExp(`${file.replace(/[/\\.]/g, "\\$&")} is corrupt .*restore it from a backup, or delete it`),
     );
     expect(fs.readFileSync(file, "utf8")).toContain('"tx"');
+  });
+
+  it("refuses a stored transaction whose parts are damaged, naming it, rather than failing later", async () => {
+    const dir = tempDir("cm-txn-damaged");
+    const first = start(dir);
+    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+    const producer = first.kafka.producer({ transactionalId: "tx" });
+    await first.run(producer.connect());
+    const txn = await first.run(producer.transaction());
+    await first.run(txn.send({ topic: "t", messages: [{ value: "open" }] }));
+    first.pc.close();
+    const file = path.join(dir, TRANSACTION_STATE_FILE);
+    const good = fs.readFileSync(file, "utf8");
+    // A flipped byte that still parses: the partition's index is now a string.
+    fs.writeFileSync(file, good.replace('"partition":0', '"partition":"0"'));
+    expect(() => startPersistentCluster(persistentOptions(dir))).toThrow(
+      /is corrupt \(bad transaction entry "tx"\)/,
+    );
+    fs.writeFileSync(file, good);
+    expect(start(dir).cluster.transactions.describeTransaction("tx")?.state).toBe("Ongoing");
+  });
+});
+
+describe("review: transactions across a restart, edge cases", () => {
+  it("a transaction on a topic deleted before the restart still ends: its transactional id is not blocked for good", async () => {
+    const dir = tempDir("cm-txn-deleted-topic");
+    const first = start(dir);
+    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+    const producer = first.kafka.producer({ transactionalId: "tx", transactionTimeout: 30_000 });
+    await first.run(producer.connect());
+    const txn = await first.run(producer.transaction());
+    await first.run(txn.send({ topic: "t", messages: [{ value: "open" }] }));
+    first.cluster.controller.deleteTopic("t");
+    first.pc.close();
+
+    const second = start(dir);
+    await second.advance(60_000);
+    // Kafka's coordinator drops the marker of a partition that no longer exists and completes the abort.
+    expect(second.cluster.transactions.describeTransaction("tx")?.state).toBe("CompleteAbort");
+    const next = second.kafka.producer({ transactionalId: "tx" });
+    await second.run(next.connect());
+  });
+
+  it("a cut of a deleted topic's partition does not keep a topic created again under its name from holding a marker after a restart", async () => {
+    const dir = tempDir("cm-txn-cut-recreated");
+    const first = start(dir);
+    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+    first.cluster.controller.createTopic({ name: "u", numPartitions: 1 });
+    // The old t: a mirror partition whose truncation was recorded (a re-add's cut).
+    first.cluster.controller.setMirrorReadOnly("t", 0, true);
+    const meta = first.cluster.controller.image.partition("t", 0)!;
+    first.cluster.controller.recordReplicaTruncation("t", 0, {
+      leader: meta.leader,
+      leaderEpoch: meta.leaderEpoch,
+      truncationOffset: 0n,
+      full: false,
+      previousLogEndOffset: 0n,
+    });
+    first.cluster.controller.deleteTopic("t");
+    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+    // A transaction commits on the new, writable t: nothing of the old t's cut is left in memory.
+    const other = first.kafka.producer({ transactionalId: "other" });
+    await first.run(other.connect());
+    const o = await first.run(other.transaction());
+    await first.run(o.send({ topic: "t", messages: [{ value: "o" }] }));
+    await first.run(o.commit());
+    first.pc.close();
+
+    const second = start(dir);
+    const producer = second.kafka.producer({ transactionalId: "tx" });
+    await second.run(producer.connect());
+    const txn = await second.run(producer.transaction());
+    await second.run(txn.send({ topic: "t", messages: [{ value: "t1" }] }));
+    await second.run(txn.send({ topic: "u", messages: [{ value: "u1" }] }));
+    second.cluster.controller.setMirrorReadOnly("t", 0, true);
+    await second.run(txn.commit());
+    // As without the restart: the new t was never cut, so the acknowledged commit's marker is held...
+    expect(second.cluster.heldTxnMarkers.all()).toHaveLength(1);
+    second.cluster.controller.setMirrorReadOnly("t", 0, false);
+    await second.advance(15_000);
+    // ...and written once t is writable: t1 is not left open for good.
+    expect(kinds(second.cluster, "t")).toEqual([
+      "data",
+      ControlRecordType.COMMIT,
+      "data",
+      ControlRecordType.COMMIT,
+    ]);
+  });
+
+  it("a marker released by a mirror's cut stays released after a restart that came before the state file's write", async () => {
+    const dir = tempDir("cm-txn-held-cut");
+    const first = start(dir);
+    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+    first.cluster.controller.createTopic({ name: "u", numPartitions: 1 });
+    const producer = first.kafka.producer({ transactionalId: "tx" });
+    await first.run(producer.connect());
+    const txn = await first.run(producer.transaction());
+    await first.run(txn.send({ topic: "t", messages: [{ value: "t1" }] }));
+    await first.run(txn.send({ topic: "u", messages: [{ value: "u1" }] }));
+    first.cluster.controller.setMirrorReadOnly("t", 0, true);
+    await first.run(txn.commit());
+    const [held] = first.cluster.heldTxnMarkers.all();
+    expect(held).toMatchObject({ firstOffset: 0n });
+    // `tx` goes on elsewhere: its coordinator no longer names t (no lost-marker check of t is left).
+    const next = await first.run(producer.transaction());
+    await first.run(next.send({ topic: "u", messages: [{ value: "u2" }] }));
+    await first.run(next.commit());
+    const file = path.join(dir, TRANSACTION_STATE_FILE);
+    const beforeCut = fs.readFileSync(file);
+    // The mirror's truncation cuts t1 (recorded in metadata.log first: the held marker is released), and
+    // the log takes the source's batches: a transaction of the source's producer that has, by chance, the
+    // same producer id (each cluster hands them out from 0) at the same offset.
+    const leader = first.cluster.leaderFor("t", 0);
+    leader.truncateTo("t", 0, 0n);
+    expect(first.cluster.heldTxnMarkers.all()).toEqual([]);
+    leader.appendAsIs(
+      "t",
+      0,
+      encodeRecordBatch({
+        baseOffset: 0n,
+        partitionLeaderEpoch: 0,
+        isTransactional: true,
+        producerId: held!.producerId,
+        producerEpoch: 0,
+        baseSequence: 0,
+        records: [
+          {
+            attributes: 0,
+            offsetDelta: 0,
+            timestampDelta: 0n,
+            key: null,
+            value: Buffer.from("source"),
+            headers: [],
+          },
+        ],
+      }),
+    );
+    first.pc.close();
+    // The process died right after the truncation's metadata record, before transactions.json was written
+    // again (or that write failed: "stored with the next change").
+    fs.writeFileSync(file, beforeCut);
+
+    const second = start(dir);
+    // The re-add is removed: t is writable again.
+    second.cluster.controller.setMirrorReadOnly("t", 0, false);
+    await second.advance(15_000);
+    // This cluster's COMMIT of a transaction the cut removed must not end the source's transaction.
+    expect(kinds(second.cluster, "t")).toEqual(["data"]);
+    expect(second.cluster.heldTxnMarkers.all()).toEqual([]);
+  });
+
+  it("a closed node writes nothing more to transactions.json: the next node on the dir keeps its own state", async () => {
+    const dir = tempDir("cm-txn-late-write");
+    const options = { ...persistentOptions(dir), brokers: 3 };
+    const pc = startPersistentCluster(options);
+    open.push(pc);
+    const kafka = new EmbeddedKafka(pc.cluster, { clientId: "app" });
+    pc.cluster.controller.createTopic({ name: "t", numPartitions: 1, replicationFactor: 3 });
+    const producer = kafka.producer({ transactionalId: "tx" });
+    await drive(options.scheduler, producer.connect());
+    const txn = await drive(options.scheduler, producer.transaction());
+    await drive(options.scheduler, txn.send({ topic: "t", messages: [{ value: "x" }], acks: -1 }));
+    const { producerId, producerEpoch } = pc.cluster.transactions.describeTransaction("tx")!;
+    // The COMMIT marker waits for its followers when the node stops.
+    const commit = pc.cluster.transactions.endTxn({
+      transactionalId: "tx",
+      producerId,
+      producerEpoch,
+      commit: true,
+    });
+    pc.close();
+
+    // The next node takes the dir (its lock is free) and stores a transactional id of its own.
+    const second = start(dir);
+    const other = second.cluster.transactions.initProducerId({ transactionalId: "other" });
+    await commit;
+    for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+    second.pc.close();
+
+    const third = start(dir);
+    expect(third.cluster.transactions.describeTransaction("other")).toMatchObject(other);
   });
 });

@@ -25,6 +25,12 @@ export interface HeldTxnMarker {
   result: "COMMIT" | "ABORT";
   /** Where the transaction it ends starts on the partition's log (the open transaction it was held for). */
   firstOffset: bigint;
+  /**
+   * The controller's metadata log length when it was held: a cut of the partition recorded at or after
+   * it (a `ReplicaTruncation` record, kept as a `logRewrites` id) dropped it, even one a restart replayed
+   * before the marker was loaded.
+   */
+  heldAt?: number;
 }
 
 /** The markers a cluster holds back from read-only mirror partitions, one per open transaction. */

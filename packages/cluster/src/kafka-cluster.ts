@@ -122,6 +122,14 @@ export class KafkaCluster implements BrokerNetwork {
     // A mirror's truncation (a re-add's or failback's) drops the markers held for the partition: the
     // transactions they end were local writes it cut, or are no longer the log's.
     this.controller.subscribe(({ record }) => {
+      // A topic created (again) under a name: none of its partitions was cut, whatever a deleted topic of
+      // that name went through. (The replay after a restart sees the old topic's cut too: without this it
+      // would outlive the marker writes that had forgotten it before the restart.)
+      if (record.type === "Topic") {
+        for (const key of this.cutWhileReadOnly)
+          if (key.startsWith(`${record.name}\u0000`)) this.cutWhileReadOnly.delete(key);
+        return;
+      }
       if (record.type !== "ReplicaTruncation" && record.type !== "MirrorReadOnly") return;
       const topic = this.controller.image.topicsById.get(record.topicId)?.name;
       if (topic === undefined) return;
@@ -150,6 +158,10 @@ export class KafkaCluster implements BrokerNetwork {
       // (acks=all), so a marker lost with its leader is written again on the next one.
       writeTxnMarker: (m) => {
         const { topic, partition } = m.partition;
+        // Kafka's TransactionMarkerChannelManager: a partition that no longer exists (its topic deleted)
+        // gets no marker, and the transaction completes without it (otherwise it stays PrepareCommit or
+        // PrepareAbort for good, now across restarts too, and its transactional id is refused forever).
+        if (this.controller.image.partition(topic, partition) === undefined) return;
         const leader = this.leaderFor(topic, partition);
         // A partition that became a mirror partition again since the transaction wrote to it (a re-add or
         // failback) holds its source's log: this cluster's marker would be a batch the source does not
@@ -165,7 +177,12 @@ export class KafkaCluster implements BrokerNetwork {
           const open = replica.log.ongoingTransactions().find((t) => t.producerId === m.producerId);
           const topicId = this.controller.image.topic(topic)?.topicId;
           if (open && topicId !== undefined && !this.cutWhileReadOnly.has(`${topic}\u0000${partition}`))
-            this.heldTxnMarkers.hold({ ...m, topicId, firstOffset: open.firstOffset });
+            this.heldTxnMarkers.hold({
+              ...m,
+              topicId,
+              firstOffset: open.firstOffset,
+              heldAt: this.controller.metadataLog().length,
+            });
           return;
         }
         this.cutWhileReadOnly.delete(`${topic}\u0000${partition}`);
@@ -215,7 +232,16 @@ export class KafkaCluster implements BrokerNetwork {
    */
   loadTransactionState(state: TransactionState): void {
     this.transactions.load(state.transactions);
-    this.heldTxnMarkers.load(state.heldMarkers);
+    // A cut recorded after a marker was held released it (the subscription above); the replay ran before
+    // the markers were loaded, so a release whose store did not follow its metadata record (a crash in
+    // between, a failed store) would bring the marker back, to be written over the source's batches.
+    this.heldTxnMarkers.load(
+      state.heldMarkers.filter((m) => {
+        const p = this.controller.image.topicsById.get(m.topicId)?.partitions[m.partition.partition];
+        const heldAt = m.heldAt;
+        return heldAt === undefined || !(p?.logRewrites ?? []).some((r) => r.id >= heldAt);
+      }),
+    );
   }
 
   /** Stores a change of the held markers; a failure is reported, and the next change stores all again. */
@@ -446,6 +472,8 @@ export class KafkaCluster implements BrokerNetwork {
     for (const cancel of this.housekeeping.values()) cancel();
     this.housekeeping.clear();
     this.transactions.close();
+    // Nothing is stored after close (see TransactionCoordinator.close): the dir's lock is released below.
+    this.heldTxnMarkers.onChange = undefined;
     for (const id of this.runningBrokers()) this.stopBroker(id);
     this.controller.close(this.clusterId);
     this.closed = true;

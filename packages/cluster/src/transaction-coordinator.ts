@@ -319,7 +319,7 @@ export class TransactionCoordinator {
     }
   }
 
-  /** Stops retrying markers (the cluster shuts down): nothing is scheduled any more. */
+  /** Stops retrying markers and storing (the cluster shuts down): nothing is scheduled or stored any more. */
   close(): void {
     this.closed = true;
     for (const cancel of this.retries.values()) cancel();
@@ -414,6 +414,9 @@ export class TransactionCoordinator {
 
   /** Stores the whole state, if a store is set; throws what it throws. */
   private store(): void {
+    // Closed: the data dir (and its lock) may already belong to the next node, whose state this would
+    // overwrite (a marker acknowledged while the brokers shut down completes its transaction after close).
+    if (this.closed && this.options.persist) throw new Error("the transaction coordinator is closed");
     this.options.persist?.(this.listTransactions());
   }
 

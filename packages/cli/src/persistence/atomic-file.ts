@@ -10,7 +10,10 @@ export function writeFileAtomically(file: string, text: string, fsync: boolean):
   const tmp = `${file}.tmp`;
   const fd = fs.openSync(tmp, "w");
   try {
-    fs.writeSync(fd, text);
+    // write(2) may write less than asked (and say how much): a short write renamed into place would be a
+    // torn file that the next start refuses as corrupt, after the caller was told it was stored.
+    const bytes = Buffer.from(text, "utf8");
+    for (let done = 0; done < bytes.length; ) done += fs.writeSync(fd, bytes, done, bytes.length - done);
     if (fsync) fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);

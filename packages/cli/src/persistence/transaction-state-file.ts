@@ -48,22 +48,46 @@ function check(state: TransactionState): void {
   if (!Array.isArray(state?.transactions) || !Array.isArray(state.heldMarkers))
     throw new Error("expected {transactions: [...], heldMarkers: [...]}");
   for (const t of state.transactions) {
+    const end = t?.lastEnd;
     if (
       typeof t?.transactionalId !== "string" ||
-      typeof t.producerId !== "bigint" ||
-      !Number.isInteger(t.producerEpoch) ||
+      !isProducer(t) ||
       !STATES.has(t.state) ||
-      !Array.isArray(t.partitions) ||
-      !Array.isArray(t.pendingMarkers)
+      !Number.isInteger(t.transactionTimeoutMs) ||
+      !Number.isFinite(t.txnStartTimestamp) ||
+      !isPartitionList(t.partitions) ||
+      !isPartitionList(t.pendingMarkers) ||
+      (end !== undefined && (!isResult(end.result) || !isProducer(end) || !isPartitionList(end.partitions)))
     )
-      throw new Error(`bad transaction entry ${JSON.stringify(t?.transactionalId ?? t)}`);
+      throw new Error(`bad transaction entry ${JSON.stringify(t?.transactionalId ?? null)}`);
   }
   for (const m of state.heldMarkers) {
     if (
-      typeof m?.producerId !== "bigint" ||
+      !isProducer(m) ||
       typeof m.firstOffset !== "bigint" ||
-      typeof m.topicId !== "string"
+      typeof m.topicId !== "string" ||
+      !isPartition(m.partition) ||
+      !isResult(m.result) ||
+      !Number.isInteger(m.coordinatorEpoch) ||
+      (m.heldAt !== undefined && !Number.isInteger(m.heldAt))
     )
       throw new Error("bad held marker entry");
   }
+}
+
+function isProducer(p: { producerId?: unknown; producerEpoch?: unknown } | undefined): boolean {
+  return typeof p?.producerId === "bigint" && Number.isInteger(p.producerEpoch);
+}
+
+function isResult(result: unknown): boolean {
+  return result === "COMMIT" || result === "ABORT";
+}
+
+function isPartition(tp: unknown): boolean {
+  const p = tp as { topic?: unknown; partition?: unknown } | undefined;
+  return typeof p?.topic === "string" && Number.isInteger(p.partition) && (p.partition as number) >= 0;
+}
+
+function isPartitionList(list: unknown): boolean {
+  return Array.isArray(list) && list.every(isPartition);
 }

@@ -47,6 +47,8 @@ export interface KafkaClusterOptions {
   replicaLagTimeMaxMs?: number;
   /** How many producer ids the transaction coordinator takes from the controller at a time. */
   producerIdBlockSize?: number;
+  /** Kafka's transactional.id.expiration.ms (default 604800000, 7 days; see `TransactionCoordinatorOptions`). */
+  transactionalIdExpirationMs?: number;
   /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms (default 10000). */
   transactionAbortIntervalMs?: number;
   /** How often group members whose session timed out are removed (default 1000). */
@@ -150,6 +152,9 @@ export class KafkaCluster implements BrokerNetwork {
     this.transactions = new TransactionCoordinator({
       clock: options.clock,
       scheduler: options.scheduler,
+      ...(options.transactionalIdExpirationMs !== undefined && {
+        transactionalIdExpirationMs: options.transactionalIdExpirationMs,
+      }),
       ...(store && {
         persist: (transactions) => store({ transactions, heldMarkers: this.heldTxnMarkers.all() }),
       }),
@@ -505,6 +510,7 @@ export class KafkaCluster implements BrokerNetwork {
     };
     every("transaction-timeouts", this.options.transactionAbortIntervalMs ?? 10_000, () => {
       this.transactions.abortTimedOutTransactions();
+      this.transactions.expireTransactionalIds();
       this.writeHeldTxnMarkers();
     });
     every("group-sessions", this.options.groupSessionCheckIntervalMs ?? 1000, () =>

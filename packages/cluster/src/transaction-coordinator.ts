@@ -26,6 +26,12 @@ export interface TransactionMetadata {
   transactionTimeoutMs: number;
   /** When the current transaction started (its first partition was added), or -1. */
   txnStartTimestamp: number;
+  /**
+   * When the coordinator last changed this transactional id's state (Kafka's txnLastUpdateTimestamp): an id
+   * left Empty or complete this long ago expires (`transactionalIdExpirationMs`). Absent in a state stored
+   * without it: the load counts it as updated then.
+   */
+  txnLastUpdateTimestamp?: number;
   partitions: TopicPartition[];
   /**
    * Partitions whose end marker is not written yet: not acknowledged by their in-sync replicas, or their
@@ -74,6 +80,12 @@ export interface TransactionCoordinatorOptions {
   txnOpenOnLeader?: (partition: TopicPartition, producerId: bigint) => boolean;
   /** Kafka's `transaction.max.timeout.ms` (default 900000). */
   maxTransactionTimeoutMs?: number;
+  /**
+   * Kafka's `transactional.id.expiration.ms` (default 604800000, 7 days): a transactional id with no
+   * transaction in progress whose state did not change for this long is forgotten by the housekeeping
+   * pass (its next InitProducerId gets a new producer id), so the stored state does not grow forever.
+   */
+  transactionalIdExpirationMs?: number;
   coordinatorEpoch?: number;
   /**
    * Where markers whose write failed are retried, {@link MARKER_RETRY_BACKOFF_MS} later. Without it they
@@ -140,6 +152,7 @@ export class TransactionCoordinator {
         state: "Empty",
         transactionTimeoutMs: timeout,
         txnStartTimestamp: -1,
+        txnLastUpdateTimestamp: this.options.clock.now(),
         partitions: [],
         pendingMarkers: [],
       };
@@ -282,6 +295,31 @@ export class TransactionCoordinator {
     return this.complete(txn, request.commit ? "COMMIT" : "ABORT");
   }
 
+  /**
+   * Forgets the transactional ids with no transaction in progress (Empty, CompleteCommit, CompleteAbort)
+   * whose state last changed `transactionalIdExpirationMs` ago or more, as Kafka's coordinator removes
+   * expired ids; returns them. Stored at once; if that fails they are kept (the next pass tries again).
+   */
+  expireTransactionalIds(): string[] {
+    const now = this.options.clock.now();
+    const expiration = this.options.transactionalIdExpirationMs ?? 604_800_000;
+    const expired = [...this.transactions.values()].filter(
+      (t) =>
+        (t.state === "Empty" || t.state === "CompleteCommit" || t.state === "CompleteAbort") &&
+        !this.retries.has(t.transactionalId) &&
+        now - (t.txnLastUpdateTimestamp ?? now) >= expiration,
+    );
+    if (expired.length === 0) return [];
+    for (const t of expired) this.transactions.delete(t.transactionalId);
+    try {
+      this.store();
+    } catch {
+      for (const t of expired) this.transactions.set(t.transactionalId, t);
+      return [];
+    }
+    return expired.map((t) => t.transactionalId);
+  }
+
   /** Aborts every ongoing transaction older than its timeout; returns their transactional ids. */
   abortTimedOutTransactions(): string[] {
     const now = this.options.clock.now();
@@ -314,6 +352,7 @@ export class TransactionCoordinator {
   load(transactions: readonly TransactionMetadata[]): void {
     for (const stored of transactions) {
       const txn = structuredClone(stored);
+      txn.txnLastUpdateTimestamp ??= this.options.clock.now();
       this.transactions.set(txn.transactionalId, txn);
       if (txn.state === "PrepareCommit" || txn.state === "PrepareAbort") this.retryLater(txn);
     }
@@ -395,6 +434,7 @@ export class TransactionCoordinator {
   private change(txn: TransactionMetadata, apply: () => void): void {
     const before = structuredClone(txn);
     apply();
+    txn.txnLastUpdateTimestamp = this.options.clock.now();
     this.storeOrUndo(txn.transactionalId, () => Object.assign(txn, before));
   }
 
@@ -531,6 +571,7 @@ export class TransactionCoordinator {
     };
     txn.partitions = [];
     txn.txnStartTimestamp = -1;
+    txn.txnLastUpdateTimestamp = this.options.clock.now();
     this.storeQuietly();
   }
 

@@ -318,4 +318,38 @@ describe("coordinator housekeeping on the cluster's scheduler", () => {
     expect(second.tc.describeTransaction("decided")?.state).toBe("CompleteCommit");
     expect(second.tc.describeTransaction("open")?.state).toBe("CompleteAbort");
   });
+
+  it("forgets a transactional id idle for transactional.id.expiration.ms, never one with a transaction in progress", () => {
+    const stored: TransactionMetadata[][] = [];
+    const clock = new ManualClock(0);
+    let nextId = 1000n;
+    const tc = new TransactionCoordinator({
+      clock,
+      nextProducerId: () => nextId++,
+      writeTxnMarker: () => {},
+      transactionalIdExpirationMs: 60_000,
+      persist: (t) => stored.push(t),
+    });
+    const done = tc.initProducerId({ transactionalId: "done" });
+    tc.addPartitionsToTxn({ transactionalId: "done", ...done, partitions: [tp("a")] });
+    tc.endTxn({ transactionalId: "done", ...done, commit: true });
+    const open = tc.initProducerId({ transactionalId: "open", transactionTimeoutMs: 900_000 });
+    tc.addPartitionsToTxn({ transactionalId: "open", ...open, partitions: [tp("b")] });
+    clock.advance(59_999);
+    expect(tc.expireTransactionalIds()).toEqual([]);
+    clock.advance(1);
+    expect(tc.expireTransactionalIds()).toEqual(["done"]);
+    // Stored without it; the ongoing transaction (older than the expiration, younger than its timeout) stays.
+    expect(stored.at(-1)?.map((t) => t.transactionalId)).toEqual(["open"]);
+    expect(tc.isInTransaction("open", tp("b"))).toBe(true);
+    // The expired id starts over with a new producer id; its old producer is no longer known.
+    expect(tc.initProducerId({ transactionalId: "done" })).toEqual({ producerId: 1002n, producerEpoch: 0 });
+    expect(errorName(() => tc.endTxn({ transactionalId: "done", ...done, commit: true }))).toBe(
+      "INVALID_PRODUCER_ID_MAPPING",
+    );
+    // An id whose state changed since is not expired: each change counts as its last update.
+    clock.advance(59_999);
+    tc.abortTimedOutTransactions();
+    expect(tc.expireTransactionalIds()).toEqual([]);
+  });
 });

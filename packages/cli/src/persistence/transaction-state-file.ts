@@ -55,6 +55,7 @@ function check(state: TransactionState): void {
       !STATES.has(t.state) ||
       !Number.isInteger(t.transactionTimeoutMs) ||
       !Number.isFinite(t.txnStartTimestamp) ||
+      (t.txnLastUpdateTimestamp !== undefined && !Number.isFinite(t.txnLastUpdateTimestamp)) ||
       !isPartitionList(t.partitions) ||
       !isPartitionList(t.pendingMarkers) ||
       (end !== undefined && (!isResult(end.result) || !isProducer(end) || !isPartitionList(end.partitions)))

@@ -62,6 +62,25 @@ function log(cluster: KafkaCluster, topic: string) {
 const kinds = (cluster: KafkaCluster, topic: string) =>
   [...log(cluster, topic).batches()].map((b) => (b.isControl ? controlTypeOf(b) : "data"));
 
+/**
+ * A transaction of `tx` on t-0 and u-0, committed while t-0 is read-only (a mirror partition again): its
+ * t-0 marker is held. Creates t and u first unless `topicsExist`.
+ */
+async function commitWhileReadOnly(node: ReturnType<typeof start>, topicsExist = false) {
+  if (!topicsExist) {
+    node.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+    node.cluster.controller.createTopic({ name: "u", numPartitions: 1 });
+  }
+  const producer = node.kafka.producer({ transactionalId: "tx" });
+  await node.run(producer.connect());
+  const txn = await node.run(producer.transaction());
+  await node.run(txn.send({ topic: "t", messages: [{ value: "t1" }] }));
+  await node.run(txn.send({ topic: "u", messages: [{ value: "u1" }] }));
+  node.cluster.controller.setMirrorReadOnly("t", 0, true);
+  await node.run(txn.commit());
+  return producer;
+}
+
 describe("transactions across a restart of the node's cluster", () => {
   it("an open transaction is still known after a restart, and aborted at its timeout: read_committed moves on", async () => {
     const dir = tempDir("cm-txn-open");
@@ -145,15 +164,7 @@ describe("transactions across a restart of the node's cluster", () => {
   it("keeps a marker held back from a read-only partition, and writes it once the partition is writable", async () => {
     const dir = tempDir("cm-txn-held");
     const first = start(dir);
-    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
-    first.cluster.controller.createTopic({ name: "u", numPartitions: 1 });
-    const producer = first.kafka.producer({ transactionalId: "tx" });
-    await first.run(producer.connect());
-    const txn = await first.run(producer.transaction());
-    await first.run(txn.send({ topic: "t", messages: [{ value: "t1" }] }));
-    await first.run(txn.send({ topic: "u", messages: [{ value: "u1" }] }));
-    first.cluster.controller.setMirrorReadOnly("t", 0, true);
-    await first.run(txn.commit());
+    await commitWhileReadOnly(first);
     expect(first.cluster.heldTxnMarkers.all()).toHaveLength(1);
     first.pc.close();
 
@@ -244,13 +255,7 @@ describe("review: transactions across a restart, edge cases", () => {
     first.pc.close();
 
     const second = start(dir);
-    const producer = second.kafka.producer({ transactionalId: "tx" });
-    await second.run(producer.connect());
-    const txn = await second.run(producer.transaction());
-    await second.run(txn.send({ topic: "t", messages: [{ value: "t1" }] }));
-    await second.run(txn.send({ topic: "u", messages: [{ value: "u1" }] }));
-    second.cluster.controller.setMirrorReadOnly("t", 0, true);
-    await second.run(txn.commit());
+    await commitWhileReadOnly(second, true);
     // As without the restart: the new t was never cut, so the acknowledged commit's marker is held...
     expect(second.cluster.heldTxnMarkers.all()).toHaveLength(1);
     second.cluster.controller.setMirrorReadOnly("t", 0, false);
@@ -267,15 +272,7 @@ describe("review: transactions across a restart, edge cases", () => {
   it("a marker released by a mirror's cut stays released after a restart that came before the state file's write", async () => {
     const dir = tempDir("cm-txn-held-cut");
     const first = start(dir);
-    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
-    first.cluster.controller.createTopic({ name: "u", numPartitions: 1 });
-    const producer = first.kafka.producer({ transactionalId: "tx" });
-    await first.run(producer.connect());
-    const txn = await first.run(producer.transaction());
-    await first.run(txn.send({ topic: "t", messages: [{ value: "t1" }] }));
-    await first.run(txn.send({ topic: "u", messages: [{ value: "u1" }] }));
-    first.cluster.controller.setMirrorReadOnly("t", 0, true);
-    await first.run(txn.commit());
+    const producer = await commitWhileReadOnly(first);
     const [held] = first.cluster.heldTxnMarkers.all();
     expect(held).toMatchObject({ firstOffset: 0n });
     // `tx` goes on elsewhere: its coordinator no longer names t (no lost-marker check of t is left).

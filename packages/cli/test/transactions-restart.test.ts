@@ -62,6 +62,15 @@ function log(cluster: KafkaCluster, topic: string) {
 const kinds = (cluster: KafkaCluster, topic: string) =>
   [...log(cluster, topic).batches()].map((b) => (b.isControl ? controlTypeOf(b) : "data"));
 
+/** Creates t and leaves a transaction of `tx` (timing out after `timeoutMs`) open on it, one record "open". */
+async function leaveOpen(node: ReturnType<typeof start>, timeoutMs = 60_000) {
+  node.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
+  const producer = node.kafka.producer({ transactionalId: "tx", transactionTimeout: timeoutMs });
+  await node.run(producer.connect());
+  const txn = await node.run(producer.transaction());
+  await node.run(txn.send({ topic: "t", messages: [{ value: "open" }] }));
+}
+
 /**
  * A transaction of `tx` on t-0 and u-0, committed while t-0 is read-only (a mirror partition again): its
  * t-0 marker is held. Creates t and u first unless `topicsExist`.
@@ -85,11 +94,7 @@ describe("transactions across a restart of the node's cluster", () => {
   it("an open transaction is still known after a restart, and aborted at its timeout: read_committed moves on", async () => {
     const dir = tempDir("cm-txn-open");
     const first = start(dir);
-    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
-    const producer = first.kafka.producer({ transactionalId: "tx", transactionTimeout: 30_000 });
-    await first.run(producer.connect());
-    const txn = await first.run(producer.transaction());
-    await first.run(txn.send({ topic: "t", messages: [{ value: "open" }] }));
+    await leaveOpen(first, 30_000);
     const plain = first.kafka.producer({ idempotent: true });
     await first.run(plain.connect());
     await first.run(plain.send({ topic: "t", messages: [{ value: "after" }] }));
@@ -191,11 +196,7 @@ describe("transactions across a restart of the node's cluster", () => {
   it("refuses a stored transaction whose parts are damaged, naming it, rather than failing later", async () => {
     const dir = tempDir("cm-txn-damaged");
     const first = start(dir);
-    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
-    const producer = first.kafka.producer({ transactionalId: "tx" });
-    await first.run(producer.connect());
-    const txn = await first.run(producer.transaction());
-    await first.run(txn.send({ topic: "t", messages: [{ value: "open" }] }));
+    await leaveOpen(first);
     first.pc.close();
     const file = path.join(dir, TRANSACTION_STATE_FILE);
     const good = fs.readFileSync(file, "utf8");
@@ -213,11 +214,7 @@ describe("review: transactions across a restart, edge cases", () => {
   it("a transaction on a topic deleted before the restart still ends: its transactional id is not blocked for good", async () => {
     const dir = tempDir("cm-txn-deleted-topic");
     const first = start(dir);
-    first.cluster.controller.createTopic({ name: "t", numPartitions: 1 });
-    const producer = first.kafka.producer({ transactionalId: "tx", transactionTimeout: 30_000 });
-    await first.run(producer.connect());
-    const txn = await first.run(producer.transaction());
-    await first.run(txn.send({ topic: "t", messages: [{ value: "open" }] }));
+    await leaveOpen(first, 30_000);
     first.cluster.controller.deleteTopic("t");
     first.pc.close();
 

@@ -4,6 +4,7 @@ import {
   type IsolationLevel,
   KafkaStorageError,
   type LogAppendInfo,
+  type LogConfig,
   type LogStorage,
   PartitionLog,
   UNDEFINED_EPOCH,
@@ -846,6 +847,17 @@ export class Broker {
         if (topic) this.reconcilePartition(topic, record.partition, record.type === "MirrorReadOnly");
         return;
       }
+      case "Config": {
+        // A topic's dynamic config reaches its open logs at once, as in Kafka (a log opened by the replay
+        // took the configs of its Partition record's time: without this, a later change never applied).
+        if (record.resourceType !== "topic") return;
+        const id = this.image.topicIdsByName.get(record.resourceName);
+        const topic = id === undefined ? undefined : this.image.topicsById.get(id);
+        if (!topic) return;
+        for (let i = 0; i < topic.partitions.length; i++)
+          this.partitions.get(this.keyOf(topic.topicId, i))?.log.updateConfig(this.logConfigOf(topic));
+        return;
+      }
       case "RemoveTopic":
         if (removed) this.removeTopic(removed);
         // Replayed: its replicas were not opened. What a deletion interrupted by a crash left under the
@@ -902,19 +914,9 @@ export class Broker {
         const storage = this.options.dataDir.openLog(topic.name, index, topic.topicId);
         const bytesBefore = storedBytes(storage);
         try {
-          const log = PartitionLog.open(
-            storage,
-            {
-              clock: this.options.clock,
-              segmentBytes: Number(topicConfigValue(topic.configs, "segment.bytes")),
-              segmentMs: Number(topicConfigValue(topic.configs, "segment.ms")),
-              cleanupPolicy: topicConfigValue(topic.configs, "cleanup.policy")?.includes("compact")
-                ? "compact"
-                : "delete",
-              deleteRetentionMs: Number(topicConfigValue(topic.configs, "delete.retention.ms")),
-            },
-            { highWatermark: checkpointedHw },
-          );
+          const log = PartitionLog.open(storage, this.logConfigOf(topic), {
+            highWatermark: checkpointedHw,
+          });
           opened = { storage, bytesBefore, log };
         } catch (error) {
           storage.close();
@@ -968,6 +970,19 @@ export class Broker {
       // partition: no fetch round per replica for it).
       if (p.leaderId >= 0 && !(readOnlyOnly && existed && !wasLeader)) this.scheduleReplicaFetch(p, 0);
     }
+  }
+
+  /** The log settings a topic's configs give (segment.bytes, segment.ms, cleanup.policy, delete.retention.ms). */
+  private logConfigOf(topic: TopicMetadata): LogConfig {
+    return {
+      clock: this.options.clock,
+      segmentBytes: Number(topicConfigValue(topic.configs, "segment.bytes")),
+      segmentMs: Number(topicConfigValue(topic.configs, "segment.ms")),
+      cleanupPolicy: topicConfigValue(topic.configs, "cleanup.policy")?.includes("compact")
+        ? "compact"
+        : "delete",
+      deleteRetentionMs: Number(topicConfigValue(topic.configs, "delete.retention.ms")),
+    };
   }
 
   /** A WARN, once per partition and leader epoch, for a follower append the leader's data failed. */

@@ -150,7 +150,7 @@ export interface RecoveryInfo {
  * partition leader epoch in place (outside the CRC); the follower/mirror path changes nothing.
  */
 export class PartitionLog {
-  private readonly config: ResolvedLogConfig;
+  private config: ResolvedLogConfig;
   private readonly index = new BatchIndex();
   private readonly epochs: LeaderEpochCache;
   /** True while the leader epoch checkpoint lags the cache: its last write failed (see `saveEpochs`). */
@@ -236,6 +236,7 @@ export class PartitionLog {
     // change: a restart of a broker with thousands of partitions rewrote as many unchanged files.
     if (checkpoint === undefined || !sameEpochs(checkpoint, this.epochs.entries())) this.saveEpochs();
     this.storage.writeAbortedTxns?.(this.abortedForStorage);
+    this.activeCreatedMs = this.activeSegmentAge();
     this.recovery = { truncatedTail: torn, batches };
     this.updateHighWatermark(options.highWatermark ?? this.startOffset);
   }
@@ -682,6 +683,14 @@ export class PartitionLog {
     return this.epochs.entries();
   }
 
+  /**
+   * Takes a topic's changed configs (Kafka applies a topic's dynamic configs to its open logs): the next
+   * roll, compaction or retention pass uses them. Nothing stored changes.
+   */
+  updateConfig(config: LogConfig): void {
+    this.config = resolveLogConfig(config);
+  }
+
   /** Producer state, one entry per producer id, by ascending id. */
   producerStateSnapshot(): ProducerStateEntry[] {
     return this.producers.snapshot();
@@ -1105,6 +1114,22 @@ export class PartitionLog {
     for (let i = 0; i + 1 < segs.length && segs[i + 1]!.baseOffset <= this.startOffset; i++)
       out.push(segs[i]!);
     return out;
+  }
+
+  /**
+   * When a reopened log's active segment counts as created, for segment.ms: the max timestamp of its first
+   * batch, as Kafka's LogSegment.rollingBasedTimestamp (never later than now), so a restart does not make
+   * an old segment new again (a node restarted more often than segment.ms would never roll it, and
+   * retention, which deletes only closed segments, would never delete its records). Empty, or a first
+   * batch without a timestamp: now.
+   */
+  private activeSegmentAge(): number {
+    const now = this.config.clock.now();
+    if (this.activeSize === 0) return now;
+    const i = this.index.search(this.activeBase);
+    if (i >= this.index.length) return now;
+    const ts = this.batchAt(i).maxTimestamp;
+    return ts < 0n ? now : Math.min(now, Number(ts));
   }
 
   /** Largest record timestamp in a segment (-1 if it has none), from its batches' maxTimestamp. */

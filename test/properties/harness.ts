@@ -30,6 +30,7 @@ import {
   formatViolations,
   groupCommit,
   healLink,
+  livenessCounts,
   loopAdd,
   loopRace,
   moveStateLeader,
@@ -408,6 +409,12 @@ export async function runTopologyProperty(
     );
   }
   excused.delete(p.name);
+  if (process.env.LIVENESS_STATS === "1") {
+    console.log(
+      `${p.name}: liveness ${[...livenessCounts].map(([k, c]) => `${k} ${c.held}/${c.checked} held, ${c.dropped} dropped (${[...c.why].map(([w, n]) => `${n} ${w}`).join(", ")})`).join("; ")}`,
+    );
+    livenessCounts.clear();
+  }
   if (result.failed) {
     const report = fc.defaultReportMessage(result) ?? "";
     const replayPath = /replayPath="([^"]*)"/.exec(report)?.[1];

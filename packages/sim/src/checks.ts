@@ -54,6 +54,7 @@ function metadataFailures(sim: Simulation): Violation[] {
  * below the high watermark against its leader's, and no committed transaction left open on its leader.
  */
 export async function checkNow(sim: Simulation): Promise<Violation[]> {
+  sim.liveness.check();
   completeFailovers(sim);
   observeCommittedWrites(sim);
   sim.observePrefixes();
@@ -131,6 +132,8 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     await sim.world.time.advance(1_000);
     sim.checkTxnMarkers();
   }
+  // Past every deadline by now: the commands' liveness expectations (see `LivenessWatch`).
+  sim.liveness.finish();
   out.push(...(await awaitConvergence(sim)));
   out.push(...metadataFailures(sim));
   sim.step("settled");

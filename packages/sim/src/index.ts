@@ -82,6 +82,15 @@ export {
 } from "./invariants/unmirrored-failover";
 export { formatViolations, type Violation } from "./invariants/violation";
 export { Link, LinkedSourceCluster, LinkedSourceConnector, type LinkOptions } from "./link";
+export {
+  clusterHealthy,
+  expectRequested,
+  LIVENESS_BOUND_MS,
+  type LivenessRequest,
+  LivenessWatch,
+  livenessCounts,
+  MIRRORING_STATES,
+} from "./liveness";
 export { loopRace } from "./loop-race";
 export {
   type AckedWrite,

@@ -24,6 +24,8 @@ export class Link {
   private extraLatencyMs = 0;
   /** Calls that reached the source, and calls refused by a cut or a timeout (for reports). */
   readonly stats = { delivered: 0, refused: 0, timedOut: 0 };
+  /** Hears every change of the link's behaviour (a cut, a heal, refused configs, a slowdown). */
+  onChange: ((why: string) => void) | undefined;
 
   constructor(
     readonly name: string,
@@ -40,10 +42,12 @@ export class Link {
   /** Cuts the link (a network partition between the two clusters). */
   cutLink(): void {
     this.cut = true;
+    this.onChange?.("link cut");
   }
 
   /** Heals a cut link. */
   heal(): void {
+    if (this.cut) this.onChange?.("link healed");
     this.cut = false;
   }
 
@@ -57,11 +61,13 @@ export class Link {
    * DescribeConfigs is refused (no DESCRIBE_CONFIGS on the topic), so the mirror sees them as unknown.
    */
   refuseConfigs(refuse: boolean): void {
+    if (refuse !== this.configsRefused) this.onChange?.("configs refused or answered again");
     this.configsRefused = refuse;
   }
 
   /** Adds `ms` of one-way latency (0 restores the configured latency); above the timeout, calls time out. */
   slowDown(ms: number): void {
+    if (Math.max(0, ms) !== this.extraLatencyMs) this.onChange?.(`link slowed by ${ms} ms`);
     this.extraLatencyMs = Math.max(0, ms);
   }
 

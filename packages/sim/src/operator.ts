@@ -7,6 +7,7 @@ import { stillAcknowledged } from "./invariants/durability";
 import { checkNoHangingTransaction } from "./invariants/failover";
 import { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
 import { commitMarkerCommitted } from "./invariants/transactions";
+import { MIRRORING_STATES } from "./liveness";
 import type { AckedWrite, FailoverRecord } from "./model";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
@@ -53,6 +54,14 @@ export async function pause(sim: Simulation, choice: number): Promise<void> {
     );
     sim.setEdgeState(et.edge, et.topic, "PAUSED");
     sim.step(`pause ${et.edge.mirror} ${et.topic}`);
+    sim.liveness.expect({
+      invariant: "pause-ends",
+      what: `pause ${et.edge.mirror} ${et.topic}`,
+      edge: et.edge,
+      topic: et.topic,
+      targets: ["PAUSED"],
+      needsSource: false,
+    });
   } catch (error) {
     checkRefusalLeftNoChange(sim, et.edge, et.topic, "pause", error);
   }
@@ -75,6 +84,15 @@ export async function resume(sim: Simulation, choice: number): Promise<void> {
     );
     sim.setEdgeState(et.edge, et.topic, "ACTIVE");
     sim.step(`resume ${et.edge.mirror} ${et.topic}`);
+    sim.liveness.expect({
+      invariant: "resume-mirrors",
+      what: `resume ${et.edge.mirror} ${et.topic}`,
+      edge: et.edge,
+      topic: et.topic,
+      targets: MIRRORING_STATES,
+      needsSource: true,
+      catchUp: true,
+    });
   } catch (error) {
     checkRefusalLeftNoChange(sim, et.edge, et.topic, "resume", error);
   }
@@ -240,6 +258,14 @@ export async function failoverTopic(
   // An add still under way is cancelled: the truncation it was allowed ends with its session.
   sim.prefix.cancel(edge.to, topic);
   const what = `${promote ? "promote" : barrier ? "planned" : "unplanned"} failover ${edge.mirror} ${topic}`;
+  sim.liveness.expect({
+    invariant: "failover-ends",
+    what: `${what} (${mode})`,
+    edge,
+    topic,
+    targets: ["STOPPED"],
+    needsSource: false,
+  });
   sim.pendingFailovers.push({ edge, topic, before, barrier, done: new Set() });
   if (mode.endsWith("nowait")) {
     sim.step(`${what}: removeTopics returned${refused} (not waiting for STOPPED)`);
@@ -394,6 +420,15 @@ export async function rejoin(
       120_000,
     );
     sim.setEdgeState(edge, topic, "ACTIVE");
+    sim.liveness.expect({
+      invariant: "add-mirrors",
+      what: `${what}${flag} ${edge.mirror} ${topic}`,
+      edge,
+      topic,
+      targets: MIRRORING_STATES,
+      needsSource: true,
+      catchUp: true,
+    });
     const floors = allowances
       .filter((a) => a.node === edge.to)
       .map((a) => `${a.partition}@${a.floor}`)

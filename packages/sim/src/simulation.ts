@@ -16,6 +16,7 @@ import { TxnMarkerWatch } from "./invariants/txn-markers";
 import { UnmirroredFailoverWatch } from "./invariants/unmirrored-failover";
 import type { Violation } from "./invariants/violation";
 import type { LinkOptions } from "./link";
+import { LivenessWatch, MIRRORING_STATES } from "./liveness";
 import {
   type CommittedTxn,
   type DeletedIncarnation,
@@ -89,6 +90,8 @@ export class Simulation {
   readonly prefix = new CommittedPrefix();
   /** Failovers whose partitions were not all checked at STOPPED yet (see `completeFailovers`). */
   readonly pendingFailovers: PendingFailover[] = [];
+  /** Liveness of operator commands on healthy clusters (see `LivenessWatch`). */
+  readonly liveness: LivenessWatch = new LivenessWatch(this);
   /** Called after a leader appended a control batch (see `GuardHooks.afterControlAppend`). */
   readonly controlAppendListeners = new Set<
     (node: string, brokerId: number, topic: string, partition: number) => void
@@ -110,6 +113,7 @@ export class Simulation {
   ) {
     this.brokers = options.brokers ?? spec.brokers ?? 3;
     this.world = new SimWorld({ ...spec, brokers: this.brokers }, seed, options.links);
+    this.world.linkListeners.add((from, to, why) => this.liveness.linkChanged(from, to, why));
     for (const name of spec.clusters) {
       const { cluster, mirroring } = this.node(name);
       this.markerWatches.set(name, new TxnMarkerWatch(name, cluster));
@@ -149,8 +153,10 @@ export class Simulation {
         },
         afterDeleteRecords: (node, topic, partition, logStart) =>
           this.logStarts.note(cluster, node, topic, partition, logStart),
-        afterHighWatermarkMove: (node, topic, partition, before) =>
-          this.report(checkPartitionReplicasAgree(node, cluster, topic, partition, before)),
+        afterHighWatermarkMove: (node, topic, partition, before) => {
+          this.report(checkPartitionReplicasAgree(node, cluster, topic, partition, before));
+          this.liveness.onHighWatermark(node, topic, partition);
+        },
         report: (v) => this.report(v),
       });
       // Checked the moment each transition commits, not between steps (see `checkDurableTransition`).
@@ -161,6 +167,7 @@ export class Simulation {
         this.report(unmirrored.onTransition(t));
       });
     }
+    this.liveness.install();
   }
 
   /**
@@ -481,6 +488,15 @@ export class Simulation {
             120_000,
           );
           this.setEdgeState(edge, topic, "ACTIVE");
+          this.liveness.expect({
+            invariant: "add-mirrors",
+            what: `add ${edge.mirror} ${topic}`,
+            edge,
+            topic,
+            targets: MIRRORING_STATES,
+            needsSource: true,
+            catchUp: true,
+          });
           progress = true;
         } catch (error) {
           this.step(`add ${topic} on ${edge.mirror} refused: ${String(error)}`);

@@ -49,6 +49,8 @@ export class SimWorld {
   readonly registry = new EmbeddedSourceRegistry();
   readonly nodes = new Map<string, SimNode>();
   private readonly links = new Map<string, Link>();
+  /** Hear every change of a link's behaviour (see `Link.onChange`), with the link's ends. */
+  readonly linkListeners = new Set<(from: string, to: string, why: string) => void>();
   /** Metadata records a broker failed to apply (a bug, or a storage fault inside a leader change). */
   readonly metadataFailures: string[] = [];
 
@@ -82,6 +84,7 @@ export class SimWorld {
         let link = this.links.get(key);
         if (!link) {
           link = new Link(key, this.scheduler, linkRandom, linkOptions);
+          this.watchLink(link, from, name);
           this.links.set(key, link);
         }
         return link;
@@ -120,9 +123,16 @@ export class SimWorld {
     let link = this.links.get(key);
     if (!link) {
       link = new Link(key, this.scheduler, new SeededRandom(this.seed + key.length));
+      this.watchLink(link, from, to);
       this.links.set(key, link);
     }
     return link;
+  }
+
+  private watchLink(link: Link, from: string, to: string): void {
+    link.onChange = (why) => {
+      for (const l of this.linkListeners) l(from, to, why);
+    };
   }
 
   /** Every link created so far. */

@@ -4,6 +4,7 @@ import type { CatchUpBarrier } from "./failover-completion";
 import { crashBroker, downBrokers } from "./faults";
 import { leaderLog } from "./invariants/logs";
 import { transactionOutcome } from "./invariants/transactions";
+import { clusterHealthy, expectRequested, slowestDisk } from "./liveness";
 import { resolveRacedLoop } from "./loop-race";
 import { allowDownstream, allowRejoinTruncation, localWrites, rejoin, sourcePromises } from "./operator";
 import type { Simulation } from "./simulation";
@@ -291,13 +292,6 @@ export async function readdRemoveRace(sim: Simulation, choice: number, delayChoi
   for (const a of allowances) sim.prefix.withdraw(a);
 }
 
-/** The latency of the slowest disk of `cluster`'s brokers, in ms (each fsync waits that long). */
-function slowestDiskMs(sim: Simulation, cluster: { diskLatency(broker: number): number }): number {
-  let slowest = 0;
-  for (let b = 0; b < sim.brokers; b++) slowest = Math.max(slowest, cluster.diskLatency(b));
-  return slowest;
-}
-
 /**
  * Liveness of a removal that came last: on a healthy destination (controller up, every broker running,
  * reachable, with disk space, at the check's start and end) every partition of the topic's copy is STOPPED
@@ -306,17 +300,14 @@ function slowestDiskMs(sim: Simulation, cluster: { diskLatency(broker: number): 
  */
 async function expectRemovalEnds(sim: Simulation, edge: MirrorEdge, topic: string): Promise<void> {
   const { cluster, mirroring } = sim.node(edge.to);
-  const healthy = () =>
-    cluster.controller.isAvailable &&
-    cluster.runningBrokers().length === sim.brokers &&
-    cluster.runningBrokers().every((b) => cluster.isReachable(b) && !cluster.isDiskFull(b));
+  const healthy = () => clusterHealthy(cluster, sim.brokers);
   if (!healthy()) return;
   const topicId = cluster.controller.image.topic(topic)?.topicId;
   const notStopped = () =>
     mirroring.coordinators
       .describe(edge.mirror)
       .filter((v) => v.key.topic === topic && v.key.topicId === topicId && v.state !== "STOPPED");
-  const slowest = slowestDiskMs(sim, cluster);
+  const slowest = slowestDisk(cluster, sim.brokers);
   const deadlineMs = 10_000 + 4 * slowest;
   try {
     await sim.world.time.until(() => notStopped().length === 0, "removal ends", deadlineMs, 100);
@@ -418,6 +409,15 @@ async function race(
     if (op.before === "REMOVED" && after === "ACTIVE") anyRejoined = true;
   }
   if (!anyRejoined) for (const al of allowances) sim.prefix.withdraw(al);
+  // Each accepted call's topic must then reach what its mirror.name asks for now (whichever came last).
+  const expected = new Set<string>();
+  for (const [i, op] of [a, b].entries()) {
+    if (outcomes[i]!.status !== "fulfilled" || op.label.startsWith("write")) continue;
+    const id = `${op.edge.mirror}\0${op.topic}`;
+    if (expected.has(id)) continue;
+    expected.add(id);
+    expectRequested(sim, op.edge, op.topic, `concurrent ${a.label} | ${b.label}`);
+  }
   // Two re-adds of one topic on the two mirrors between the same clusters, both accepted: a loop raced
   // from both sides, resolved as `loopRace` resolves it (soak `failback` FC_SEED=12 x100).
   const loop =
@@ -552,7 +552,7 @@ export async function restartNode(sim: Simulation, nodeChoice: number): Promise<
         ),
       )
       .filter((v) => v.state !== "STOPPED");
-  const deadlineMs = 5_000 + 4 * slowestDiskMs(sim, cluster);
+  const deadlineMs = 5_000 + 4 * slowestDisk(cluster, sim.brokers);
   try {
     await sim.world.time.until(() => stillStopping().length === 0, "STOPPING resumes", deadlineMs, 100);
   } catch {

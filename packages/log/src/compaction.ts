@@ -39,6 +39,9 @@ export interface CleanedSegment {
   bytes: Buffer;
 }
 
+/** Kafka's Long.MAX_VALUE, the largest delete horizon a batch can hold. */
+const INT64_MAX = 2n ** 63n - 1n;
+
 /**
  * Kafka's LogCleaner for one log, in one pass over the cleanable segments:
  * - latest record per key: the offset map is built from non-aborted data batches of the cleanable range;
@@ -133,7 +136,9 @@ function cleanBatch(
   let rebased = keep;
   if (needsHorizon) {
     // KIP-534: baseTimestamp becomes the delete horizon; deltas are shifted so record timestamps stay.
-    const newBase = BigInt(ctx.nowMs + ctx.deleteRetentionMs);
+    // At most Long.MAX: delete.retention.ms may be as large as a long (as a double, even past it).
+    const horizon = BigInt(ctx.nowMs) + BigInt(Math.trunc(ctx.deleteRetentionMs));
+    const newBase = horizon > INT64_MAX ? INT64_MAX : horizon;
     const shift = baseTimestamp - newBase;
     rebased = keep.map((r) => ({ ...r, timestampDelta: r.timestampDelta + shift }));
     baseTimestamp = newBase;

@@ -19,6 +19,7 @@ const {
   LAST_OFFSET_DELTA_OFFSET,
   LOG_OVERHEAD,
   MAGIC_OFFSET,
+  MAX_TIMESTAMP_OFFSET,
   PARTITION_LEADER_EPOCH_OFFSET,
   PRODUCER_EPOCH_OFFSET,
   PRODUCER_ID_OFFSET,
@@ -47,6 +48,8 @@ export class FollowerAppendPlan {
   bytes: Buffer | readonly Buffer[] = [];
   /** True when `bytes` is a copy the log owns. */
   copied = false;
+  /** The largest maxTimestamp of the whole batches (-1: none has one), for segment.ms (Kafka's RollParams). */
+  maxTimestamp = -1;
   base = new Float64Array(256);
   last = new Float64Array(256);
   size = new Float64Array(256);
@@ -191,6 +194,7 @@ export function walkFetchedBatches(
   plan.count = 0;
   plan.validBytes = 0;
   plan.copied = false;
+  plan.maxTimestamp = -1;
   plan.release();
   // Written over, not emptied: keeping its capacity spares a growing array per append. Entries past the
   // last slice are stale and never read (every slice search stops at the last slice, which ends at `total`).
@@ -330,6 +334,10 @@ export function walkFetchedBatches(
     const lastOffset = base + delta;
     if (lastOffset > Number.MAX_SAFE_INTEGER) return false;
     previousLast = lastOffset;
+    const maxTimestamp =
+      fields.getInt32(at + MAX_TIMESTAMP_OFFSET) * 0x100000000 +
+      fields.getUint32(at + MAX_TIMESTAMP_OFFSET + 4);
+    if (maxTimestamp > plan.maxTimestamp) plan.maxTimestamp = maxTimestamp;
     const ordinal = plan.push(
       base,
       lastOffset,

@@ -168,6 +168,12 @@ export class PartitionLog {
   private activeSize = 0;
   private activeCreatedMs: number | undefined;
   /**
+   * Kafka's rollingBasedTimestamp of an active segment this log reopened (the max timestamp of its first
+   * batch), undefined for a segment created since the log was opened (or without timestamps): such a segment
+   * also rolls once the appended records' max timestamp is segment.ms past it (LogSegment.timeWaitedForRoll).
+   */
+  private activeFirstTimestamp: number | undefined;
+  /**
    * Control type of the last stored batch (undefined: a data batch, or no batch), kept as batches are
    * appended and rebuilt with the index, so asking costs nothing instead of a scan of the whole log.
    */
@@ -236,7 +242,7 @@ export class PartitionLog {
     // change: a restart of a broker with thousands of partitions rewrote as many unchanged files.
     if (checkpoint === undefined || !sameEpochs(checkpoint, this.epochs.entries())) this.saveEpochs();
     this.storage.writeAbortedTxns?.(this.abortedForStorage);
-    this.activeCreatedMs = this.activeSegmentAge();
+    this.activeFirstTimestamp = this.activeSegmentFirstTimestamp();
     this.recovery = { truncatedTail: torn, batches };
     this.updateHighWatermark(options.highWatermark ?? this.startOffset);
   }
@@ -443,7 +449,7 @@ export class PartitionLog {
       const type = controlTypeOf(plan.producerBatch(j));
       if (plan.producerOrdinals[j] === count - 1) lastControlType = type;
     }
-    this.rollAndAppend(plan.validBytes, firstOffset, plan.bytes, owned);
+    this.rollAndAppend(plan.validBytes, firstOffset, plan.bytes, owned, plan.maxTimestamp);
     const segment = Number(this.activeBase);
     let position = this.activeSize;
     let epochsChanged = false;
@@ -812,6 +818,7 @@ export class PartitionLog {
     this.epochs.clear();
     this.saveEpochs();
     this.activeCreatedMs = undefined;
+    this.activeFirstTimestamp = undefined;
     this.refreshSegments();
     this.hw = offset;
   }
@@ -950,8 +957,13 @@ export class PartitionLog {
     // Read before anything is stored: a control record too corrupt to type, anywhere in the append,
     // must not half-append (the producer state reads each one after the bytes are in).
     let lastControlType: number | undefined;
-    for (const batch of batches) lastControlType = controlTypeOfStored(batch);
-    this.rollAndAppend(size, bases[0]!, bytes, transferOwnership);
+    let maxTimestamp = -1;
+    for (const batch of batches) {
+      lastControlType = controlTypeOfStored(batch);
+      const ts = Number(batch.maxTimestamp);
+      if (ts > maxTimestamp) maxTimestamp = ts;
+    }
+    this.rollAndAppend(size, bases[0]!, bytes, transferOwnership, maxTimestamp);
     const segment = this.activeBase;
     let position = this.activeSize;
     let epochsChanged = false;
@@ -984,11 +996,17 @@ export class PartitionLog {
     firstOffset: bigint,
     bytes: Buffer | readonly Buffer[],
     transferOwnership: boolean,
+    appendMaxTimestamp: number,
   ): void {
     // A stale leader epoch checkpoint is brought up to date before any bytes go in (see `saveEpochs`).
     if (this.epochCheckpointStale) this.writeEpochCheckpoint();
-    const before = { base: this.activeBase, size: this.activeSize, createdMs: this.activeCreatedMs };
-    const rolled = this.maybeRoll(appendSize, firstOffset);
+    const before = {
+      base: this.activeBase,
+      size: this.activeSize,
+      createdMs: this.activeCreatedMs,
+      firstTimestamp: this.activeFirstTimestamp,
+    };
+    const rolled = this.maybeRoll(appendSize, firstOffset, appendMaxTimestamp);
     try {
       this.storage.append(bytes, transferOwnership ? TRANSFER : undefined);
     } catch (error) {
@@ -998,6 +1016,7 @@ export class PartitionLog {
           this.activeBase = before.base;
           this.activeSize = before.size;
           this.activeCreatedMs = before.createdMs;
+          this.activeFirstTimestamp = before.firstTimestamp;
           // The roll's checkpoint holds the state before `firstOffset`; appends below it come first now.
           // (Its producer snapshot file is left: only Kafka's tools read those, and a roll there rewrites it.)
           this.checkpoints = this.checkpoints.filter((c) => c.offset < firstOffset);
@@ -1011,13 +1030,16 @@ export class PartitionLog {
   }
 
   /**
-   * Kafka's shouldRoll: the append would overflow segment.bytes, or the segment is older than segment.ms.
-   * True when it rolled.
+   * Kafka's shouldRoll: the append would overflow segment.bytes, or the segment is older than segment.ms:
+   * by the clock since it was created (or reopened), or, for a reopened segment, by the appended records'
+   * max timestamp against its first batch's (Kafka's timeWaitedForRoll). True when it rolled.
    */
-  private maybeRoll(appendSize: number, firstOffset: bigint): boolean {
+  private maybeRoll(appendSize: number, firstOffset: bigint, appendMaxTimestamp: number): boolean {
     if (this.activeSize === 0) return false;
     const now = this.config.clock.now();
-    const age = now - (this.activeCreatedMs ?? now);
+    let age = now - (this.activeCreatedMs ?? now);
+    if (this.activeFirstTimestamp !== undefined && appendMaxTimestamp >= 0)
+      age = Math.max(age, appendMaxTimestamp - this.activeFirstTimestamp);
     if (this.activeSize + appendSize > this.config.segmentBytes || age >= this.config.segmentMs) {
       // Kafka snapshots the producer state on every roll, named by the new segment.
       this.storage.writeProducerSnapshot?.(firstOffset, this.producers.snapshot());
@@ -1027,6 +1049,7 @@ export class PartitionLog {
       this.activeBase = firstOffset;
       this.activeSize = 0;
       this.activeCreatedMs = now;
+      this.activeFirstTimestamp = undefined;
       return true;
     }
     return false;
@@ -1117,19 +1140,20 @@ export class PartitionLog {
   }
 
   /**
-   * When a reopened log's active segment counts as created, for segment.ms: the max timestamp of its first
-   * batch, as Kafka's LogSegment.rollingBasedTimestamp (never later than now), so a restart does not make
-   * an old segment new again (a node restarted more often than segment.ms would never roll it, and
-   * retention, which deletes only closed segments, would never delete its records). Empty, or a first
-   * batch without a timestamp: now.
+   * Kafka's LogSegment.rollingBasedTimestamp of a reopened log's active segment: the max timestamp of its
+   * first batch (undefined when empty or without a timestamp). A restart does not make an old segment new
+   * again: it rolls once the records appended to it are segment.ms younger than its first (a node restarted
+   * more often than segment.ms would otherwise never roll it, and retention, which deletes only closed
+   * segments, would never delete its records). Data time against data time, as Kafka: records stamped long
+   * ago (a mirror of an old topic, a backfill) do not roll at every restart, nor do records stamped ahead
+   * of this clock stop rolling.
    */
-  private activeSegmentAge(): number {
-    const now = this.config.clock.now();
-    if (this.activeSize === 0) return now;
+  private activeSegmentFirstTimestamp(): number | undefined {
+    if (this.activeSize === 0) return undefined;
     const i = this.index.search(this.activeBase);
-    if (i >= this.index.length) return now;
+    if (i >= this.index.length) return undefined;
     const ts = this.batchAt(i).maxTimestamp;
-    return ts < 0n ? now : Math.min(now, Number(ts));
+    return ts < 0n ? undefined : Number(ts);
   }
 
   /** Largest record timestamp in a segment (-1 if it has none), from its batches' maxTimestamp. */
@@ -1270,9 +1294,12 @@ export class PartitionLog {
     this.endOffset = afterLast > activeBase ? afterLast : activeBase;
     if (this.activeCreatedMs === undefined || activeBase !== this.activeBase) {
       this.activeCreatedMs = this.config.clock.now();
+      this.activeFirstTimestamp = undefined;
     }
     this.activeBase = activeBase;
     this.activeSize = active?.sizeInBytes ?? 0;
+    // A truncation that empties the active segment: its first batch is gone (Kafka resets it too).
+    if (this.activeSize === 0) this.activeFirstTimestamp = undefined;
   }
 
   /**

@@ -1407,7 +1407,17 @@ export class Broker {
   private every(name: string, intervalMs: number, task: () => void): void {
     const tick = () => {
       if (!this.running) return;
-      task();
+      try {
+        task();
+      } catch (error) {
+        // As Kafka's scheduler: a task that throws is reported and runs again at its next interval (a
+        // throw used to end the loop for good, silently: one bad partition stopped the cleaner everywhere).
+        const message = error instanceof Error ? error.message : String(error);
+        this.logger.warn(
+          { event: "broker.task_failed", broker: this.brokerId, task: name, error: message },
+          `broker ${this.brokerId}: its ${name} task failed (${message}); it runs again in ${intervalMs} ms`,
+        );
+      }
       this.loops.set(name, this.options.scheduler.schedule(tick, intervalMs));
     };
     this.loops.set(name, this.options.scheduler.schedule(tick, intervalMs));

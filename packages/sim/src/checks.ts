@@ -42,7 +42,10 @@ function mirroredInto(sim: Simulation, node: string, states?: readonly string[])
 
 /** Every metadata record a broker failed to apply: each one is a broker that missed a change. */
 function metadataFailures(sim: Simulation): Violation[] {
-  return sim.world.metadataFailures.map((message) => ({ invariant: "metadata-applied", message }));
+  return [
+    ...sim.world.metadataFailures.map((message) => ({ invariant: "metadata-applied", message })),
+    ...sim.world.taskFailures.map((message) => ({ invariant: "broker-task", message })),
+  ];
 }
 
 /**

@@ -53,6 +53,8 @@ export class SimWorld {
   readonly linkListeners = new Set<(from: string, to: string, why: string) => void>();
   /** Metadata records a broker failed to apply (a bug, or a storage fault inside a leader change). */
   readonly metadataFailures: string[] = [];
+  /** Scheduled broker tasks that threw (`broker.task_failed`): reported as violations. */
+  readonly taskFailures: string[] = [];
 
   constructor(
     readonly spec: TopologySpec,
@@ -73,6 +75,8 @@ export class SimWorld {
         logger: {
           warn: (fields, message) => {
             if (fields.event === "metadata.apply_failed") this.metadataFailures.push(`${name}: ${message}`);
+            // A broker task that threw (a bug: storage errors are handled inside) runs again, reported.
+            if (fields.event === "broker.task_failed") this.taskFailures.push(`${name}: ${message}`);
             console.warn(message);
           },
         },

@@ -1,5 +1,7 @@
 import {
   type AbortedTxn,
+  compacts,
+  deletesByRetention,
   divergenceTruncationOffset,
   type IsolationLevel,
   KafkaStorageError,
@@ -7,6 +9,7 @@ import {
   type LogConfig,
   type LogStorage,
   PartitionLog,
+  parseCleanupPolicy,
   UNDEFINED_EPOCH,
   UnexpectedAppendOffsetError,
 } from "@cluster-mirror/log";
@@ -751,8 +754,9 @@ export class Broker {
   }
 
   /**
-   * One pass of Kafka's log cleaner and retention over every hosted replica: compacted topics are
-   * compacted, the others lose whole segments past `retention.ms` / `retention.bytes`.
+   * One pass of Kafka's log cleaner and retention over every hosted replica: topics with `delete` in their
+   * cleanup.policy lose whole segments past `retention.ms` / `retention.bytes`, those with `compact` are
+   * compacted (`compact,delete`: both).
    */
   runLogCleaner(): void {
     for (const p of this.partitions.values()) {
@@ -760,13 +764,15 @@ export class Broker {
       if (!t) continue;
       // A storage error (a full disk) skips this partition until the next pass; the others are cleaned.
       this.retryingStorageWrite(`log cleaner on ${p.name}`, () => {
-        if (topicConfigValue(t.configs, "cleanup.policy")?.includes("compact")) p.log.compact();
-        else {
+        const policy = parseCleanupPolicy(topicConfigValue(t.configs, "cleanup.policy"));
+        // compact,delete (Kafka): old segments go by retention, and what is left is compacted.
+        if (deletesByRetention(policy)) {
           p.log.applyRetention({
             retentionMs: Number(topicConfigValue(t.configs, "retention.ms")),
             retentionBytes: Number(topicConfigValue(t.configs, "retention.bytes")),
           });
         }
+        if (compacts(policy)) p.log.compact();
       });
     }
   }
@@ -978,9 +984,7 @@ export class Broker {
       clock: this.options.clock,
       segmentBytes: Number(topicConfigValue(topic.configs, "segment.bytes")),
       segmentMs: Number(topicConfigValue(topic.configs, "segment.ms")),
-      cleanupPolicy: topicConfigValue(topic.configs, "cleanup.policy")?.includes("compact")
-        ? "compact"
-        : "delete",
+      cleanupPolicy: parseCleanupPolicy(topicConfigValue(topic.configs, "cleanup.policy")),
       deleteRetentionMs: Number(topicConfigValue(topic.configs, "delete.retention.ms")),
     };
   }

@@ -44,7 +44,15 @@ export {
   LEADER_EPOCH_CHECKPOINT_FILE,
   parseLeaderEpochCheckpoint,
 } from "./leader-epoch-checkpoint";
-export { type CleanupPolicy, type LogConfig, type ResolvedLogConfig, resolveLogConfig } from "./log-config";
+export {
+  type CleanupPolicy,
+  compacts,
+  deletesByRetention,
+  type LogConfig,
+  parseCleanupPolicy,
+  type ResolvedLogConfig,
+  resolveLogConfig,
+} from "./log-config";
 export { scanLog, type TornTail } from "./log-loader";
 export {
   formatOffsetCheckpoint,

@@ -1,7 +1,27 @@
 import type { Clock } from "./clock";
 
-/** Kafka's cleanup.policy, as far as the log is concerned. */
-export type CleanupPolicy = "delete" | "compact";
+/**
+ * Kafka's cleanup.policy, as far as the log is concerned: `compact,delete` compacts and also deletes old
+ * segments by retention.ms / retention.bytes, as Kafka does for that combination.
+ */
+export type CleanupPolicy = "delete" | "compact" | "compact,delete";
+
+/** Whether the log is compacted (`compact` or `compact,delete`). */
+export function compacts(policy: CleanupPolicy): boolean {
+  return policy !== "delete";
+}
+
+/** Whether time and size retention delete the log's old segments (`delete` or `compact,delete`). */
+export function deletesByRetention(policy: CleanupPolicy): boolean {
+  return policy !== "compact";
+}
+
+/** The policy a topic's `cleanup.policy` value (a comma-separated list) names; default `delete`. */
+export function parseCleanupPolicy(value: string | undefined): CleanupPolicy {
+  const parts = new Set((value ?? "delete").split(",").map((p) => p.trim()));
+  if (parts.has("compact")) return parts.has("delete") ? "compact,delete" : "compact";
+  return "delete";
+}
 
 /** Per-log configuration, with Kafka's topic config names in the TSDoc. */
 export interface LogConfig {

@@ -20,7 +20,13 @@ import {
 } from "./errors";
 import { FollowerAppendPlan, walkFetchedBatches } from "./follower-append";
 import { type EpochEndOffset, type EpochEntry, LeaderEpochCache } from "./leader-epoch-cache";
-import { type LogConfig, type ResolvedLogConfig, resolveLogConfig } from "./log-config";
+import {
+  compacts,
+  deletesByRetention,
+  type LogConfig,
+  type ResolvedLogConfig,
+  resolveLogConfig,
+} from "./log-config";
 import { scanLog, type TornTail } from "./log-loader";
 import type { CompletedTxn, ProducerStateEntry } from "./producer-state-entry";
 import {
@@ -858,8 +864,8 @@ export class PartitionLog {
    * - `retentionBytes` (retention.bytes): while the log (active segment included) is larger than
    *   `retentionBytes` by at least the oldest segment's size;
    * and then any segment wholly below the log start offset. -1 (the default) disables a limit. As in
-   * Kafka, time and size retention apply only to logs whose cleanup policy is `delete`; a compacted log
-   * only loses segments below its log start. The log start moves to the first remaining segment and is
+   * Kafka, time and size retention apply only to logs whose cleanup policy is `delete` or `compact,delete`;
+   * a log that is only compacted loses segments below its log start alone. The log start moves to the first remaining segment and is
    * persisted; epochs and producer state follow as for `deleteRecordsBefore`.
    */
   applyRetention(options: RetentionOptions = {}): RetentionResult {
@@ -868,7 +874,7 @@ export class PartitionLog {
     const segs = this.storage.segments();
     const deletable = this.segmentsBelowHighWatermark(segs);
     let count = 0;
-    if (this.config.cleanupPolicy === "delete") {
+    if (deletesByRetention(this.config.cleanupPolicy)) {
       if (retentionMs >= 0) {
         const now = this.config.clock.now();
         while (count < deletable.length) {
@@ -902,7 +908,7 @@ export class PartitionLog {
   compact(): CompactionStats {
     const cleanableEnd = minOffset(this.lastStableOffset, this.activeBase);
     const none = { segmentsCleaned: 0, batchesRemoved: 0, recordsRemoved: 0, bytesBefore: 0, bytesAfter: 0 };
-    if (this.config.cleanupPolicy !== "compact") return { ...none, cleanableEndOffset: cleanableEnd };
+    if (!compacts(this.config.cleanupPolicy)) return { ...none, cleanableEndOffset: cleanableEnd };
     const segs = this.storage.segments();
     const cleanable: CleanableSegment[] = [];
     for (let i = 0; i + 1 < segs.length; i++) {

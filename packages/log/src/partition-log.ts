@@ -18,7 +18,7 @@ import {
   OffsetOutOfRangeError,
   UnexpectedAppendOffsetError,
 } from "./errors";
-import { FollowerAppendPlan, walkFetchedBatches } from "./follower-append";
+import { FollowerAppendPlan, maxTimestampOf, walkFetchedBatches } from "./follower-append";
 import { type EpochEndOffset, type EpochEntry, LeaderEpochCache } from "./leader-epoch-cache";
 import {
   compacts,
@@ -455,7 +455,9 @@ export class PartitionLog {
       const type = controlTypeOf(plan.producerBatch(j));
       if (plan.producerOrdinals[j] === count - 1) lastControlType = type;
     }
-    this.rollAndAppend(plan.validBytes, firstOffset, plan.bytes, owned, plan.maxTimestamp);
+    // Record timestamps matter to the roll only while the active segment is one the log reopened.
+    const maxTimestamp = this.activeFirstTimestamp === undefined ? -1 : maxTimestampOf(plan.bytes);
+    this.rollAndAppend(plan.validBytes, firstOffset, plan.bytes, owned, maxTimestamp);
     const segment = Number(this.activeBase);
     let position = this.activeSize;
     let epochsChanged = false;

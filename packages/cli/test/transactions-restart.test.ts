@@ -210,7 +210,7 @@ describe("transactions across a restart of the node's cluster", () => {
   });
 });
 
-describe("review: transactions across a restart, edge cases", () => {
+describe("transactions across a restart: deleted and recreated topics, cuts, closing, torn writes", () => {
   it("a transaction on a topic deleted before the restart still ends: its transactional id is not blocked for good", async () => {
     const dir = tempDir("cm-txn-deleted-topic");
     const first = start(dir);

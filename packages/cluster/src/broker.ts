@@ -765,14 +765,15 @@ export class Broker {
       // A storage error (a full disk) skips this partition until the next pass; the others are cleaned.
       this.retryingStorageWrite(`log cleaner on ${p.name}`, () => {
         const policy = parseCleanupPolicy(topicConfigValue(t.configs, "cleanup.policy"));
-        // compact,delete (Kafka): old segments go by retention, and what is left is compacted.
+        // compact,delete: compacted first, then old segments go by retention, as Kafka's cleaner thread
+        // (cleanFilthiestLog, then deleteOldSegments): retention.bytes measures the compacted log.
+        if (compacts(policy)) p.log.compact();
         if (deletesByRetention(policy)) {
           p.log.applyRetention({
             retentionMs: Number(topicConfigValue(t.configs, "retention.ms")),
             retentionBytes: Number(topicConfigValue(t.configs, "retention.bytes")),
           });
         }
-        if (compacts(policy)) p.log.compact();
       });
     }
   }

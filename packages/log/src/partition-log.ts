@@ -179,6 +179,8 @@ export class PartitionLog {
    * also rolls once the appended records' max timestamp is segment.ms past it (LogSegment.timeWaitedForRoll).
    */
   private activeFirstTimestamp: number | undefined;
+  /** True when `activeFirstTimestamp` is still to be read from an older segment made active again. */
+  private activeFirstTimestampUnread = false;
   /**
    * Control type of the last stored batch (undefined: a data batch, or no batch), kept as batches are
    * appended and rebuilt with the index, so asking costs nothing instead of a scan of the whole log.
@@ -249,6 +251,7 @@ export class PartitionLog {
     if (checkpoint === undefined || !sameEpochs(checkpoint, this.epochs.entries())) this.saveEpochs();
     this.storage.writeAbortedTxns?.(this.abortedForStorage);
     this.activeFirstTimestamp = this.activeSegmentFirstTimestamp();
+    this.activeFirstTimestampUnread = false;
     this.recovery = { truncatedTail: torn, batches };
     this.updateHighWatermark(options.highWatermark ?? this.startOffset);
   }
@@ -456,6 +459,7 @@ export class PartitionLog {
       if (plan.producerOrdinals[j] === count - 1) lastControlType = type;
     }
     // Record timestamps matter to the roll only while the active segment is one the log reopened.
+    this.loadActiveFirstTimestamp();
     const maxTimestamp = this.activeFirstTimestamp === undefined ? -1 : maxTimestampOf(plan.bytes);
     this.rollAndAppend(plan.validBytes, firstOffset, plan.bytes, owned, maxTimestamp);
     const segment = Number(this.activeBase);
@@ -827,6 +831,7 @@ export class PartitionLog {
     this.saveEpochs();
     this.activeCreatedMs = undefined;
     this.activeFirstTimestamp = undefined;
+    this.activeFirstTimestampUnread = false;
     this.refreshSegments();
     this.hw = offset;
   }
@@ -879,10 +884,17 @@ export class PartitionLog {
     if (deletesByRetention(this.config.cleanupPolicy)) {
       if (retentionMs >= 0) {
         const now = this.config.clock.now();
-        while (count < deletable.length) {
-          const largest = this.largestTimestampOf(deletable[count]!);
+        // A segment compaction emptied (compact,delete) has no timestamp, and holds nothing to keep: Kafka
+        // dates it by its file's mtime (its records' time, kept by the cleaner), so it goes with the older
+        // segments around it. It must not stop time retention for good.
+        for (let scan = count; scan < deletable.length; ) {
+          if (deletable[scan]!.sizeInBytes === 0) {
+            scan++;
+            continue;
+          }
+          const largest = this.largestTimestampOf(deletable[scan]!);
           if (largest < 0 || now - largest <= retentionMs) break;
-          count++;
+          count = ++scan;
         }
       }
       if (retentionBytes >= 0) {
@@ -1008,6 +1020,7 @@ export class PartitionLog {
   ): void {
     // A stale leader epoch checkpoint is brought up to date before any bytes go in (see `saveEpochs`).
     if (this.epochCheckpointStale) this.writeEpochCheckpoint();
+    this.loadActiveFirstTimestamp();
     const before = {
       base: this.activeBase,
       size: this.activeSize,
@@ -1058,9 +1071,17 @@ export class PartitionLog {
       this.activeSize = 0;
       this.activeCreatedMs = now;
       this.activeFirstTimestamp = undefined;
+      this.activeFirstTimestampUnread = false;
       return true;
     }
     return false;
+  }
+
+  /** Reads the first batch's max timestamp of an older segment a truncation made active again. */
+  private loadActiveFirstTimestamp(): void {
+    if (!this.activeFirstTimestampUnread) return;
+    this.activeFirstTimestampUnread = false;
+    this.activeFirstTimestamp = this.activeSize === 0 ? undefined : this.activeSegmentFirstTimestamp();
   }
 
   /** Checkpoints the producer state at segment start `offset`, dropping older checkpoints as retention says. */
@@ -1300,14 +1321,19 @@ export class PartitionLog {
     const afterLast = lastBatch ? lastBatch.lastOffset + 1n : this.startOffset;
     const activeBase = active?.baseOffset ?? 0n;
     this.endOffset = afterLast > activeBase ? afterLast : activeBase;
-    if (this.activeCreatedMs === undefined || activeBase !== this.activeBase) {
-      this.activeCreatedMs = this.config.clock.now();
-      this.activeFirstTimestamp = undefined;
-    }
+    const activeChanged = this.activeCreatedMs === undefined || activeBase !== this.activeBase;
+    if (activeChanged) this.activeCreatedMs = this.config.clock.now();
     this.activeBase = activeBase;
     this.activeSize = active?.sizeInBytes ?? 0;
     // A truncation that empties the active segment: its first batch is gone (Kafka resets it too).
-    if (this.activeSize === 0) this.activeFirstTimestamp = undefined;
+    if (this.activeSize === 0) {
+      this.activeFirstTimestamp = undefined;
+      this.activeFirstTimestampUnread = false;
+    }
+    // An older segment active again (a truncation removed the ones after it) is not new: as a reopened
+    // one, it rolls by its first batch's timestamp (Kafka loads rollingBasedTimestamp from the segment).
+    // Read at the next append (Kafka's loadFirstBatchTimestamp), so a truncation reads nothing more.
+    else if (activeChanged) this.activeFirstTimestampUnread = true;
   }
 
   /**

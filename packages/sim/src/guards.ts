@@ -19,6 +19,11 @@ export interface GuardHooks {
    * reports the follower's log end): what the move committed is checked at once against the in-sync replicas.
    */
   afterHighWatermarkMove(node: string, topic: string, partition: number, before: bigint): void;
+  /**
+   * A leader's log was emptied to start at an offset (`truncateFullyAndStartAt`: a mirror's copy reset to
+   * its source's log start): its high watermark jumped there without an append.
+   */
+  afterTruncateFully(node: string, topic: string, partition: number): void;
   /** A leader's log start was raised by DeleteRecords (whoever sent it). */
   afterDeleteRecords(node: string, topic: string, partition: number, logStart: bigint): void;
   report(violations: readonly Violation[]): void;
@@ -131,6 +136,7 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
     broker.truncateFullyAndStartAt = (topic, partition, offset) => {
       hooks.beforeTruncate(node, topic, partition, offset, true);
       truncateFully(topic, partition, offset);
+      hooks.afterTruncateFully(node, topic, partition);
     };
   };
   for (const id of cluster.runningBrokers()) wrap(cluster.broker(id));

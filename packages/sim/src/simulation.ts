@@ -143,6 +143,9 @@ export class Simulation {
           if (move.logStartAfter > move.logStartBefore) this.stats.logStartFollows++;
           // A middle hop of a chain is the next hop's source: its followed log start bounds that hop's.
           this.logStarts.note(cluster, name, move.topic, move.partition, move.logStartAfter);
+          // A copy that follows its source's log start may reach the source's end by it (all it had to copy
+          // was deleted there): its high watermark moved without an append.
+          this.liveness.onHighWatermark(move.node, move.topic, move.partition);
           this.report(
             this.logStarts.check(
               move,
@@ -151,6 +154,7 @@ export class Simulation {
             ),
           );
         },
+        afterTruncateFully: (node, topic, partition) => this.liveness.onHighWatermark(node, topic, partition),
         afterDeleteRecords: (node, topic, partition, logStart) =>
           this.logStarts.note(cluster, node, topic, partition, logStart),
         afterHighWatermarkMove: (node, topic, partition, before) => {

@@ -1,41 +1,12 @@
-import { EmbeddedKafka, type KafkaCluster, type ManualScheduler } from "@cluster-mirror/cluster";
+import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { decodeRecords } from "@cluster-mirror/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { type PersistentCluster, startPersistentCluster } from "../src/persistence/persistent-cluster";
 import { tempDir } from "./cli-harness";
-import { persistentOptions } from "./persistent-options";
+import { closePersistentNodes, leaderLog, startPersistentNode } from "./persistent-node";
 
-const open: PersistentCluster[] = [];
-afterEach(() => {
-  for (const pc of open.splice(0)) if (!pc.cluster.isClosed) pc.close();
-});
-
-function start(dir: string) {
-  const options = persistentOptions(dir);
-  const pc = startPersistentCluster(options);
-  open.push(pc);
-  const kafka = new EmbeddedKafka(pc.cluster, { clientId: "app" });
-  return { pc, cluster: pc.cluster, kafka, run: <T>(w: Promise<T>) => drive(options.scheduler, w), options };
-}
-
-async function drive<T>(scheduler: ManualScheduler, work: Promise<T>): Promise<T> {
-  let done = false;
-  const settled = work.finally(() => {
-    done = true;
-  });
-  settled.catch(() => {});
-  for (let elapsed = 0; !done; ) {
-    const ran = scheduler.run(0, 10_000);
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    if (done || ran > 0) continue;
-    elapsed += 10;
-    if (elapsed > 120_000) throw new Error("work did not settle within 120 s of virtual time");
-    scheduler.run(10, 10_000);
-  }
-  return work;
-}
-
-const log = (cluster: KafkaCluster, topic: string) => cluster.leaderFor(topic, 0).replica(topic, 0)!.log;
+const start = startPersistentNode;
+afterEach(closePersistentNodes);
+const log = leaderLog;
 
 /** The values the log holds, oldest first. */
 const values = (cluster: KafkaCluster, topic: string) =>
@@ -131,17 +102,15 @@ describe("segment.ms across a restart", () => {
     // `old` is in a closed segment that retention deletes once it is older than retention.ms. The restart
     // reset the segment's age to 0: no roll, and `old` stays readable for as long as the node restarts
     // more often than segment.ms (the active segment is never deleted).
-    const options = persistentOptions(dir);
-    options.clock.advance(15_000);
-    const pc = startPersistentCluster(options);
-    open.push(pc);
-    const kafka = new EmbeddedKafka(pc.cluster, { clientId: "app" });
-    const run = <T>(w: Promise<T>) => drive(options.scheduler, w);
-    const p2 = kafka.producer({ idempotent: true });
-    await run(p2.connect());
-    await run(p2.send({ topic: "t", messages: [{ key: "k", value: "new" }] }));
-    options.clock.advance(5_000);
-    pc.cluster.localBroker(0)!.runLogCleaner();
-    expect(values(pc.cluster, "t")).toEqual(["new"]);
+    const second = start(dir, (o) => {
+      o.clock.advance(15_000);
+      return o;
+    });
+    const p2 = second.kafka.producer({ idempotent: true });
+    await second.run(p2.connect());
+    await second.run(p2.send({ topic: "t", messages: [{ key: "k", value: "new" }] }));
+    second.options.clock.advance(5_000);
+    second.cluster.localBroker(0)!.runLogCleaner();
+    expect(values(second.cluster, "t")).toEqual(["new"]);
   });
 });

@@ -1,63 +1,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { EmbeddedKafka, type KafkaCluster, type ManualScheduler } from "@cluster-mirror/cluster";
+import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { ControlRecordType, controlTypeOf, encodeRecordBatch } from "@cluster-mirror/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { type PersistentCluster, startPersistentCluster } from "../src/persistence/persistent-cluster";
+import { startPersistentCluster } from "../src/persistence/persistent-cluster";
 import { TRANSACTION_STATE_FILE } from "../src/persistence/transaction-state-file";
 import { tempDir } from "./cli-harness";
+import { closePersistentNodes, leaderLog, startPersistentNode } from "./persistent-node";
 import { persistentOptions } from "./persistent-options";
 
-/** A node's cluster on `dir` (a fresh process each call) with a client and a way to drive its clock. */
-function start(dir: string) {
-  const options = persistentOptions(dir);
-  const pc = startPersistentCluster(options);
-  open.push(pc);
-  const kafka = new EmbeddedKafka(pc.cluster, { clientId: "app" });
-  const { scheduler } = options;
-  return {
-    pc,
-    cluster: pc.cluster,
-    kafka,
-    run: <T>(work: Promise<T>) => drive(scheduler, work),
-    advance: (ms: number) => advance(scheduler, ms),
-  };
-}
-
-const open: PersistentCluster[] = [];
-afterEach(() => {
-  for (const pc of open.splice(0)) if (!pc.cluster.isClosed) pc.close();
-});
-
-/** Runs due tasks and promise continuations, moving virtual time on while idle, until `work` settles. */
-async function drive<T>(scheduler: ManualScheduler, work: Promise<T>): Promise<T> {
-  let done = false;
-  const settled = work.finally(() => {
-    done = true;
-  });
-  settled.catch(() => {});
-  for (let elapsed = 0; !done; ) {
-    const ran = scheduler.run(0, 10_000);
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    if (done || ran > 0) continue;
-    elapsed += 10;
-    if (elapsed > 120_000) throw new Error("work did not settle within 120 s of virtual time");
-    scheduler.run(10, 10_000);
-  }
-  return work;
-}
-
-/** Moves virtual time on by `ms`, running what falls due. */
-async function advance(scheduler: ManualScheduler, ms: number): Promise<void> {
-  for (let t = 0; t < ms; t += 1000) {
-    scheduler.run(1000, 10_000);
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-}
-
-function log(cluster: KafkaCluster, topic: string) {
-  return cluster.leaderFor(topic, 0).replica(topic, 0)!.log;
-}
+const start = startPersistentNode;
+afterEach(closePersistentNodes);
+const log = leaderLog;
 
 const kinds = (cluster: KafkaCluster, topic: string) =>
   [...log(cluster, topic).batches()].map((b) => (b.isControl ? controlTypeOf(b) : "data"));
@@ -322,15 +276,13 @@ describe("transactions across a restart: deleted and recreated topics, cuts, clo
 
   it("a closed node writes nothing more to transactions.json: the next node on the dir keeps its own state", async () => {
     const dir = tempDir("cm-txn-late-write");
-    const options = { ...persistentOptions(dir), brokers: 3 };
-    const pc = startPersistentCluster(options);
-    open.push(pc);
-    const kafka = new EmbeddedKafka(pc.cluster, { clientId: "app" });
+    const node = start(dir, (o) => ({ ...o, brokers: 3 }));
+    const { pc, kafka } = node;
     pc.cluster.controller.createTopic({ name: "t", numPartitions: 1, replicationFactor: 3 });
     const producer = kafka.producer({ transactionalId: "tx" });
-    await drive(options.scheduler, producer.connect());
-    const txn = await drive(options.scheduler, producer.transaction());
-    await drive(options.scheduler, txn.send({ topic: "t", messages: [{ value: "x" }], acks: -1 }));
+    await node.run(producer.connect());
+    const txn = await node.run(producer.transaction());
+    await node.run(txn.send({ topic: "t", messages: [{ value: "x" }], acks: -1 }));
     const { producerId, producerEpoch } = pc.cluster.transactions.describeTransaction("tx")!;
     // The COMMIT marker waits for its followers when the node stops.
     const commit = pc.cluster.transactions.endTxn({

@@ -1,21 +1,5 @@
-import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
-import { testCluster } from "./helpers";
-
-const record = (key: string, value: string | null, ts: number) =>
-  encodeRecordBatch({
-    baseTimestamp: BigInt(ts),
-    records: [
-      {
-        attributes: 0,
-        offsetDelta: 0,
-        timestampDelta: 0n,
-        key: Buffer.from(key),
-        value: value === null ? null : Buffer.from(value),
-        headers: [],
-      },
-    ],
-  });
+import { keyedRecord, testCluster } from "./helpers";
 
 describe("delete.retention.ms altered to its largest value on a compacted topic", () => {
   it("the log cleaner keeps running (and keeps the tombstone)", async () => {
@@ -37,7 +21,7 @@ describe("delete.retention.ms altered to its largest value on a compacted topic"
       ["a", null],
       ["b", "1"],
     ] as const) {
-      await leader.produce({ topic: "t", partition: 0, batch: record(k, v, clock.now()), acks: 1 });
+      await leader.produce({ topic: "t", partition: 0, batch: keyedRecord(k, v, clock.now()), acks: 1 });
       clock.advance(2_000);
     }
     // The cleaner threw a RangeError (a delete horizon past int64) out of runLogCleaner: the broker's

@@ -94,3 +94,20 @@ export function sourceBatch(baseOffset: bigint, epoch: number, value: string | r
     })),
   });
 }
+
+/** One record with a key (a tombstone when `value` is null) at timestamp `ts`, as one batch. */
+export function keyedRecord(key: string, value: string | null, ts: number): Buffer {
+  return encodeRecordBatch({
+    baseTimestamp: BigInt(ts),
+    records: [
+      {
+        attributes: 0,
+        offsetDelta: 0,
+        timestampDelta: 0n,
+        key: Buffer.from(key),
+        value: value === null ? null : Buffer.from(value),
+        headers: [],
+      },
+    ],
+  });
+}

@@ -233,6 +233,7 @@ export class Broker {
       options.controller,
       options.scheduler,
       options.replicaFetchBackoffMs ?? 100,
+      options.dataDir,
     );
   }
 
@@ -246,6 +247,7 @@ export class Broker {
     if (this.running) return;
     this.running = true;
     this.checkpointedHw = parseHighWatermarks(this.options.dataDir.readCheckpoint(HIGH_WATERMARK_CHECKPOINT));
+    this.owedTruncations.load();
     // Replaying the feed opens (and recovers) every hosted log before the broker registers, so the
     // controller hears which replicas lost data before it lets this broker lead anything.
     this.replaying = true;
@@ -542,7 +544,10 @@ export class Broker {
       key: this.keyOf(p.topicId, p.partition),
       log: p.log,
     };
-    const changed = this.owedTruncations.apply(replica, owed);
+    const changed = this.owedTruncations.apply(replica, owed, (key, id) => {
+      const other = this.partitions.get(key);
+      return other !== undefined && this.owedTruncation(other)?.id === id;
+    });
     const stillOwed = () =>
       this.running && this.partitions.get(replica.key) === p && this.owedTruncation(p)?.id === owed.id;
     this.owedTruncations.report(replica, owed, stillOwed, deferReport);

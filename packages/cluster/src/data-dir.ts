@@ -170,7 +170,9 @@ export class FileDataDir implements DataDir {
     try {
       const fd = fs.openSync(tmp, "w");
       try {
-        fs.writeSync(fd, text);
+        // write(2) may write less than asked: a short write renamed into place would be a torn checkpoint.
+        const bytes = Buffer.from(text, "utf8");
+        for (let done = 0; done < bytes.length; ) done += fs.writeSync(fd, bytes, done, bytes.length - done);
         if (this.options.fsync ?? true) fs.fsyncSync(fd);
       } finally {
         fs.closeSync(fd);

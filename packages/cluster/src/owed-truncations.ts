@@ -1,5 +1,6 @@
 import type { PartitionLog } from "@cluster-mirror/log";
 import type { Controller } from "./controller";
+import type { DataDir } from "./data-dir";
 import type { PendingTruncation } from "./metadata-image";
 import type { Cancel, Scheduler } from "./scheduler";
 
@@ -19,12 +20,15 @@ export interface TruncatingReplica {
  * while the leader stores the source's batches at the same offsets, of the same epochs: KIP-320's
  * epoch check sees no divergence and the replica rejoins the ISR with other content.
  *
- * Each record is applied once (tracked in memory by its metadata offset) and then reported to the
- * controller, which clears it. A report the controller cannot hear is sent again until it lands; a broker
- * that restarts before then truncates again, dropping only what it fetched since, which it fetches again.
+ * Each record is applied once and then reported to the controller, which clears it. A report the controller
+ * cannot hear is sent again until it lands. Which record each replica applied last (its metadata offset) is
+ * stored in the data dir (`APPLIED_TRUNCATIONS_CHECKPOINT`) before the replica fetches or leads again: a
+ * broker restarted before its report landed must not cut again, since what it fetched (or took as leader)
+ * since may be committed, and no other replica may hold it any more.
  */
 export class OwedTruncations {
-  private readonly applied = new Set<string>();
+  /** Replica key -> metadata offset of the last truncation record it applied, as stored. */
+  private applied = new Map<string, number>();
   private readonly retrying = new Map<string, Cancel>();
 
   constructor(
@@ -32,17 +36,32 @@ export class OwedTruncations {
     private readonly controller: Controller,
     private readonly scheduler: Scheduler,
     private readonly retryMs: number,
+    private readonly dataDir: Pick<DataDir, "readCheckpoint" | "writeCheckpoint">,
   ) {}
 
+  /** Reads what this data dir's replicas applied (the broker starts); a damaged file counts as none. */
+  load(): void {
+    this.applied = parseAppliedTruncations(this.dataDir.readCheckpoint(APPLIED_TRUNCATIONS_CHECKPOINT));
+  }
+
   /**
-   * Cuts the replica's log as `owed` says, once per record. True when the log changed. A cut that throws (a
-   * full disk: `KafkaStorageError`) is not applied: it is tried again on the next call, and never reported.
+   * Cuts the replica's log as `owed` says, once per record, and stores that it did. True when the log
+   * changed. `stillOwed(key, id)` tells which other stored entries to keep (a record no longer owed is
+   * never owed again: a later cut has a larger id). A cut or a store that throws (a full disk:
+   * `KafkaStorageError`) counts as not applied: the caller neither fetches nor leads, and the next call cuts
+   * again (nothing was appended since) and stores again; nothing is reported before that.
    */
-  apply(replica: TruncatingReplica, owed: PendingTruncation): boolean {
-    const id = `${replica.key}@${owed.id}`;
-    if (this.applied.has(id)) return false;
+  apply(
+    replica: TruncatingReplica,
+    owed: PendingTruncation,
+    stillOwed: (key: string, id: number) => boolean,
+  ): boolean {
+    if ((this.applied.get(replica.key) ?? -1) >= owed.id) return false;
     const changed = cut(replica.log, owed);
-    this.applied.add(id);
+    const next = new Map([...this.applied].filter(([key, id]) => key !== replica.key && stillOwed(key, id)));
+    next.set(replica.key, owed.id);
+    this.dataDir.writeCheckpoint(APPLIED_TRUNCATIONS_CHECKPOINT, formatAppliedTruncations(next));
+    this.applied = next;
     return changed;
   }
 
@@ -72,9 +91,9 @@ export class OwedTruncations {
     else attempt();
   }
 
-  /** Forgets what was applied and stops retrying (the broker stopped: its next start learns from the feed). */
+  /** Stops retrying (the broker stopped: its next start reloads what was applied and learns from the feed). */
   clear(): void {
-    this.applied.clear();
+    this.applied = new Map();
     for (const cancel of this.retrying.values()) cancel();
     this.retrying.clear();
   }
@@ -90,4 +109,24 @@ function cut(log: PartitionLog, owed: PendingTruncation): boolean {
   if (log.logEndOffset <= owed.offset) return false;
   log.truncateTo(owed.offset);
   return true;
+}
+
+/** Name of the file a broker stores which truncation record each replica applied last in. */
+export const APPLIED_TRUNCATIONS_CHECKPOINT = "replica-truncation-checkpoint";
+
+/** Version line, count, then `replicaKey truncationId` per line, as Kafka's offset checkpoints. */
+function formatAppliedTruncations(applied: ReadonlyMap<string, number>): string {
+  const lines = [...applied].map(([key, id]) => `${key} ${id}`);
+  return `0\n${lines.length}\n${lines.join("\n")}${lines.length ? "\n" : ""}`;
+}
+
+function parseAppliedTruncations(text: string | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  const lines = text?.split("\n").filter((l) => l.length > 0) ?? [];
+  if (lines[0] !== "0") return out;
+  for (const line of lines.slice(2)) {
+    const m = /^(\S+) (\d+)$/.exec(line);
+    if (m && Number.isSafeInteger(Number(m[2]))) out.set(m[1]!, Number(m[2]));
+  }
+  return out;
 }

@@ -90,6 +90,35 @@ describe("a mirror's truncation of the leader reaches every replica (ReplicaTrun
     expect(owed()?.get(leader)).toBeUndefined();
   });
 
+  it("a replica restarted before its report landed does not cut again what it fetched since", () => {
+    const { cluster, settle, hex, owed } = mirroredPartition();
+    cluster.broker(0)!.truncateTo("m", 0, 1n);
+    cluster.controller.setAvailable(false);
+    settle();
+    cluster.broker(0)!.appendAsIs("m", 0, sourceBatch(1n, 0, "B"));
+    settle(1000);
+    // Every replica cut and then fetched "B", now committed; the controller heard none of it.
+    expect(hex(1)).toEqual(hex(0));
+    expect(hex(2)).toEqual(hex(0));
+    expect(cluster.broker(0)!.replica("m", 0)!.log.highWatermark).toBe(2n);
+    expect([...(owed()?.keys() ?? [])].sort()).toEqual([1, 2]);
+    // Every broker crashes; the followers come back first and one of them is elected: it still owes the
+    // cut on the controller's books, but it applied it already (stored on its disk), so "B" stays.
+    for (const id of [0, 1, 2]) cluster.crashBroker(id);
+    cluster.startBroker(1);
+    cluster.startBroker(2);
+    cluster.controller.setAvailable(true);
+    settle(1000);
+    const leader = cluster.controller.image.partition("m", 0)!.leader;
+    expect([1, 2]).toContain(leader);
+    expect(batchesOf(cluster, leader, "m").map((b) => b.buffer.toString("hex"))).toEqual([
+      sourceBatch(0n, 0, "a").toString("hex"),
+      sourceBatch(1n, 0, "B").toString("hex"),
+    ]);
+    expect(hex(1)).toEqual(hex(2));
+    expect(owed()).toBeUndefined();
+  });
+
   it("an idle follower's report the controller missed is sent again until heard", () => {
     const { cluster, settle, hex, owed } = mirroredPartition();
     cluster.broker(0)!.truncateTo("m", 0, 1n);

@@ -30,6 +30,7 @@ import { MetadataImage, type PendingTruncation, type TopicMetadata } from "./met
 import type { MetadataLogEntry } from "./metadata-records";
 import { OwedTruncations } from "./owed-truncations";
 import { Partition, type PartitionConfig, type RecoveryLoss, type ReplicaFetchResult } from "./partition";
+import { settlesAny } from "./pending-truncation";
 import type { Cancel, Scheduler } from "./scheduler";
 import { topicConfigValue } from "./topic-configs";
 import type { Uuid } from "./uuid";
@@ -546,7 +547,7 @@ export class Broker {
     };
     const changed = this.owedTruncations.apply(replica, owed, (key, id) => {
       const other = this.partitions.get(key);
-      return other !== undefined && this.owedTruncation(other)?.id === id;
+      return other !== undefined && settlesAny(this.owedTruncation(other), id);
     });
     const stillOwed = () =>
       this.running && this.partitions.get(replica.key) === p && this.owedTruncation(p)?.id === owed.id;

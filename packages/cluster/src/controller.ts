@@ -9,6 +9,7 @@ import type {
   RemoveAclRecord,
 } from "./metadata-records";
 import { asksForMirroring, becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
+import { settlesAny } from "./pending-truncation";
 import type { Random } from "./random";
 import { TOPIC_CONFIGS, topicConfigValue, validateBrokerConfig, validateTopicConfig } from "./topic-configs";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
@@ -476,7 +477,7 @@ export class Controller {
   completeReplicaTruncation(topic: string, partition: number, replica: number, truncationId: number): void {
     const t = this.requireTopic(topic);
     const p = requirePartition(t, partition);
-    if (p.pendingTruncations?.get(replica)?.id !== truncationId) return;
+    if (!settlesAny(p.pendingTruncations?.get(replica), truncationId)) return;
     this.checkAvailable(`record that broker ${replica} truncated ${topic}-${partition}`);
     this.append([{ type: "ReplicaTruncationDone", topicId: t.topicId, partition, replica, truncationId }]);
   }

@@ -1,5 +1,8 @@
 import type { MetadataRecord } from "./metadata-records";
+import { addTruncation, type PendingTruncation, settlesAny, settleTruncations } from "./pending-truncation";
 import type { Uuid } from "./uuid";
+
+export type { PendingTruncation } from "./pending-truncation";
 
 /** One partition as the metadata log describes it. */
 export interface PartitionMetadata {
@@ -88,28 +91,6 @@ function rangeGap(a: LogRewrite, b: LogRewrite): bigint {
   const [low, high] = a.offset <= b.offset ? [a, b] : [b, a];
   if (low.endOffset === undefined || low.endOffset >= high.offset) return 0n;
   return high.offset - low.endOffset;
-}
-
-/** A truncation a replica still owes (see `PartitionMetadata.pendingTruncations`). */
-export interface PendingTruncation {
-  /** The offset to truncate to, or to restart the emptied log at (`full`). */
-  offset: bigint;
-  full: boolean;
-  /** The metadata offset of the record that set it: a replica applies each id once. */
-  id: number;
-}
-
-/**
- * The truncation a replica owes after `next` when it still owes `owed`: a full truncation wins (the replica's
- * whole log is stale), else the deeper cut (what it holds past either cut is stale).
- */
-export function combineTruncations(
-  owed: PendingTruncation | undefined,
-  next: PendingTruncation,
-): PendingTruncation {
-  if (owed === undefined || next.full) return next;
-  if (owed.full) return { ...owed, id: next.id };
-  return { offset: owed.offset < next.offset ? owed.offset : next.offset, full: false, id: next.id };
 }
 
 /** One topic as the metadata log describes it. */
@@ -236,7 +217,7 @@ export class MetadataImage {
         const pending = p.pendingTruncations ?? new Map<number, PendingTruncation>();
         const next = { offset: record.truncationOffset, full: record.full, id: offset };
         for (const replica of record.replicas)
-          pending.set(replica, combineTruncations(pending.get(replica), next));
+          pending.set(replica, addTruncation(pending.get(replica), next));
         if (pending.size > 0) p.pendingTruncations = pending;
         p.logRewrites = addLogRewrite(p.logRewrites, {
           id: offset,
@@ -247,8 +228,11 @@ export class MetadataImage {
       }
       case "ReplicaTruncationDone": {
         const p = this.topicsById.get(record.topicId)?.partitions[record.partition];
-        if (p?.pendingTruncations?.get(record.replica)?.id !== record.truncationId) return;
-        p.pendingTruncations.delete(record.replica);
+        const owed = p?.pendingTruncations?.get(record.replica);
+        if (!p?.pendingTruncations || !owed || !settlesAny(owed, record.truncationId)) return;
+        const rest = settleTruncations(owed, record.truncationId);
+        if (rest) p.pendingTruncations.set(record.replica, rest);
+        else p.pendingTruncations.delete(record.replica);
         if (p.pendingTruncations.size === 0) p.pendingTruncations = undefined;
         return;
       }

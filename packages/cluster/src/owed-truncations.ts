@@ -1,7 +1,7 @@
 import type { PartitionLog } from "@cluster-mirror/log";
 import type { Controller } from "./controller";
 import type { DataDir } from "./data-dir";
-import type { PendingTruncation } from "./metadata-image";
+import { cutsAfter, type PendingTruncation, type ReplicaCut } from "./pending-truncation";
 import type { Cancel, Scheduler } from "./scheduler";
 
 /** The replica a truncation is owed by, as the broker knows it. */
@@ -45,9 +45,10 @@ export class OwedTruncations {
   }
 
   /**
-   * Cuts the replica's log as `owed` says, once per record, and stores that it did. True when the log
-   * changed. `stillOwed(key, id)` tells which other stored entries to keep (a record no longer owed is
-   * never owed again: a later cut has a larger id). A cut or a store that throws (a full disk:
+   * Cuts the replica's log as the cuts of `owed` it has not applied yet say (combined), and stores that it
+   * applied them all. True when the log changed. `stillOwed(key, id)` tells which other stored entries to
+   * keep: those whose replica still owes a cut up to `id` (a cut settled is never owed again: a later one has
+   * a larger id). A cut or a store that throws (a full disk:
    * `KafkaStorageError`) counts as not applied: the caller neither fetches nor leads, and the next call cuts
    * again (nothing was appended since) and stores again; nothing is reported before that.
    */
@@ -56,8 +57,9 @@ export class OwedTruncations {
     owed: PendingTruncation,
     stillOwed: (key: string, id: number) => boolean,
   ): boolean {
-    if ((this.applied.get(replica.key) ?? -1) >= owed.id) return false;
-    const changed = cut(replica.log, owed);
+    const due = cutsAfter(owed, this.applied.get(replica.key) ?? -1);
+    if (due === undefined) return false;
+    const changed = cut(replica.log, due);
     const next = new Map([...this.applied].filter(([key, id]) => key !== replica.key && stillOwed(key, id)));
     next.set(replica.key, owed.id);
     this.dataDir.writeCheckpoint(APPLIED_TRUNCATIONS_CHECKPOINT, formatAppliedTruncations(next));
@@ -100,7 +102,7 @@ export class OwedTruncations {
 }
 
 /** Cuts `log` as `owed` says; true when the log changed. */
-function cut(log: PartitionLog, owed: PendingTruncation): boolean {
+function cut(log: PartitionLog, owed: ReplicaCut): boolean {
   if (owed.full) {
     if (log.logEndOffset === log.logStartOffset && log.logStartOffset === owed.offset) return false;
     log.truncateFullyAndStartAt(owed.offset);

@@ -119,6 +119,35 @@ describe("a mirror's truncation of the leader reaches every replica (ReplicaTrun
     expect(owed()).toBeUndefined();
   });
 
+  it("a second cut recorded before the first one's report landed does not cut what was fetched between", () => {
+    const { cluster, settle, owed } = mirroredPartition();
+    const leader = cluster.broker(0)!;
+    leader.truncateTo("m", 0, 1n);
+    cluster.controller.setAvailable(false);
+    settle();
+    // Both followers cut at 1 and fetched "B" and "C", now committed; the controller heard no report.
+    leader.appendAsIs("m", 0, [sourceBatch(1n, 0, "B"), sourceBatch(2n, 0, "C")]);
+    settle(1000);
+    expect(leader.replica("m", 0)!.log.highWatermark).toBe(3n);
+    // The controller is back and the mirror cuts again, at 2, before a retried report lands. A replica that
+    // applied neither would cut at 1; these applied the first, so they owe only the cut at 2.
+    cluster.controller.setAvailable(true);
+    leader.truncateTo("m", 0, 2n);
+    expect(
+      owed()
+        ?.get(1)
+        ?.cuts.map((c) => c.offset),
+    ).toEqual([1n, 2n]);
+    cluster.crashBroker(0);
+    settle(1000);
+    const next = cluster.controller.image.partition("m", 0)!.leader;
+    expect(batchesOf(cluster, next, "m").map((b) => b.buffer.toString("hex"))).toEqual([
+      sourceBatch(0n, 0, "a").toString("hex"),
+      sourceBatch(1n, 0, "B").toString("hex"),
+    ]);
+    expect(owed()?.get(next)).toBeUndefined();
+  });
+
   it("an idle follower's report the controller missed is sent again until heard", () => {
     const { cluster, settle, hex, owed } = mirroredPartition();
     cluster.broker(0)!.truncateTo("m", 0, 1n);

@@ -270,6 +270,13 @@ export async function uncleanElection(sim: Simulation, target: number): Promise<
     sim.model.acked = sim.model.acked.filter(
       (w) => !(w.node === t.node && w.topic === t.topic && w.partition === partition && w.offset >= end),
     );
+    // A failover onto this node promised its source's writes below the HW it had then; the election lost
+    // its log from `end` on, those included (soak faults FC_SEED=384: orders-1 of a new primary, elected
+    // uncleanly along with partition 0 since the setting is the topic's).
+    for (const f of sim.model.failovers) {
+      if (f.node !== t.node || f.topic !== t.topic || f.partition !== partition) continue;
+      if (f.rewrittenFrom === undefined || end < f.rewrittenFrom) f.rewrittenFrom = end;
+    }
   }
   const others = outcome.unclean
     .filter((u) => u.partition !== 0)

@@ -277,10 +277,18 @@ export class Broker {
     }
     // A replica that leads on the replayed image (its fencing is still queued) follows what it owes first,
     // then records its current epoch as a leader does (the replay recorded none).
+    // One whose cut fails (a full disk) does not lead until it succeeds (`reconcileLater`): the replay made it
+    // leader already, over the batches the mirror cut.
     for (const p of this.partitions.values()) {
       const meta = this.image.topicsById.get(p.topicId)?.partitions[p.partition];
-      if (p.isLeader && meta && this.settleBeforeLeading(p)) {
-        p.updateMetadata(meta, this.image.topicsById.get(p.topicId)?.configs.get("mirror.name"));
+      if (!p.isLeader || !meta) continue;
+      const mirrorName = this.image.topicsById.get(p.topicId)?.configs.get("mirror.name");
+      if (this.settleBeforeLeading(p)) {
+        p.updateMetadata(meta, mirrorName);
+      } else {
+        p.updateMetadata({ ...meta, leader: -1 }, mirrorName, true);
+        this.failWaiters(p);
+        this.emitLeadership(p, false, false);
       }
     }
     const lossy = this.replicas()
@@ -395,6 +403,7 @@ export class Broker {
         );
       }
     }
+    this.settleOwnCut(p);
     const info = p.appendAsLeader(request.batch, request.acks, this.partitionConfig(t));
     const throttleTimeMs = this.options.quotas.record(
       "produce",
@@ -422,6 +431,7 @@ export class Broker {
   appendControlBatch(topic: string, partition: number, batch: Buffer): LogAppendInfo {
     this.checkRunning();
     const p = this.leaderReplica(topic, partition);
+    this.settleOwnCut(p);
     const info = p.appendAsLeader(batch, 1, this.partitionConfig(this.image.topic(topic)!), "coordinator");
     this.afterLeaderAppend(p);
     return info;
@@ -446,6 +456,7 @@ export class Broker {
   ): LogAppendInfo {
     this.checkRunning();
     const p = this.leaderReplica(topic, partition);
+    this.settleOwnCut(p);
     const info = p.appendAsIsAsLeader(batches, options.transferOwnership ?? false);
     this.afterLeaderAppend(p);
     return info;
@@ -495,6 +506,7 @@ export class Broker {
     const p = this.leaderReplica(topic, partition);
     if (p.cutDrops(offset, false)) this.recordTruncation(p, offset, false);
     p.truncateAsLeader(offset);
+    this.settleOwedTruncation(p, false);
     this.notifyFollowers(p);
   }
 
@@ -505,11 +517,14 @@ export class Broker {
     // Also an empty log restarted below its end: a copy downstream may still hold what it had there.
     if (p.cutDrops(offset, true)) this.recordTruncation(p, offset, true);
     p.truncateFullyAsLeader(offset);
+    // The leader owes its own cut too (see `recordTruncation`): made, it stores and reports it.
+    this.settleOwedTruncation(p, false);
     this.notifyFollowers(p);
   }
 
   /**
-   * Before a mirror cuts the leader's log, the controller records that every other replica owes the same
+   * Before a mirror cuts the leader's log, the controller records that every replica (the leader too, which
+   * stores and reports it once its own cut is made) owes the same
    * cut (`ReplicaTruncationRecord`), so one that is down or outside the ISR now cannot come back holding
    * batches the leader dropped. Nothing is recorded when the leader's log loses nothing: a replica holding
    * more than the leader learns it from its next fetch (OFFSET_OUT_OF_RANGE).
@@ -537,6 +552,8 @@ export class Broker {
    * delivery of a record, so the report waits for a scheduled task: `deferReport`). True when the log changed.
    */
   private settleOwedTruncation(p: Partition, deferReport: boolean): boolean {
+    // Replaying, the image is not current: which stored cuts to keep cannot be told (see below).
+    if (this.replaying) return false;
     const owed = this.owedTruncation(p);
     if (owed === undefined) return false;
     const replica = {
@@ -545,14 +562,29 @@ export class Broker {
       key: this.keyOf(p.topicId, p.partition),
       log: p.log,
     };
+    // Another replica's stored cut is kept while the image says it may still be owed, whether its log is
+    // open or not (one whose opening failed, a failing disk, opens later and must not cut again). One of a
+    // topic the image no longer has goes: a topic created again under its id records later (larger) ids.
     const changed = this.owedTruncations.apply(replica, owed, (key, id) => {
-      const other = this.partitions.get(key);
-      return other !== undefined && settlesAny(this.owedTruncation(other), id);
+      const sep = key.lastIndexOf(":");
+      const meta = this.image.topicsById.get(key.slice(0, sep) as Uuid)?.partitions[
+        Number(key.slice(sep + 1))
+      ];
+      return meta !== undefined && settlesAny(meta.pendingTruncations?.get(this.brokerId), id);
     });
     const stillOwed = () =>
       this.running && this.partitions.get(replica.key) === p && this.owedTruncation(p)?.id === owed.id;
     this.owedTruncations.report(replica, owed, stillOwed, deferReport);
     return changed;
+  }
+
+  /**
+   * Before a leader appends: a cut it owes that it made but could not store (its own, the store failed on a
+   * full disk) is stored first, so that a restart does not make it again over what it appends now (nothing
+   * was appended since, so the cut itself changes nothing). Throws while the store fails: no append.
+   */
+  private settleOwnCut(p: Partition): void {
+    if (this.owedTruncation(p) !== undefined) this.settleOwedTruncation(p, true);
   }
 
   /**

@@ -460,12 +460,15 @@ export class Controller {
     const p = requirePartition(t, partition);
     this.checkLeader(topic, p, request);
     // Recorded with no other replica too: mirrors downstream of this cluster learn of the cut from it.
+    // The leader owes it too: its own cut may fail after this record (a full disk), and a leader that
+    // then dies must not come back holding the batches the others dropped (the source's replace them at
+    // the same offsets and epochs). It reports at once once its cut is made and stored.
     this.append([
       {
         type: "ReplicaTruncation",
         topicId: t.topicId,
         partition,
-        replicas: p.replicas.filter((r) => r !== request.leader),
+        replicas: [...p.replicas],
         truncationOffset: request.truncationOffset,
         full: request.full,
         previousLogEndOffset: request.previousLogEndOffset,

@@ -148,9 +148,10 @@ export interface MirrorReadOnlyRecord {
  * A mirror truncated a partition's leader log (KIP-1279: aligning with its source). Every other replica may
  * hold records past the cut that the leader no longer has, and the leader soon stores other batches there,
  * possibly of the same epochs (the source's), which KIP-320's epoch check cannot tell apart. So each replica
- * in `replicas` (all but the leader) must truncate the same way before it next fetches or leads, including
- * one that is down or outside the ISR now. A replica that still owes an earlier truncation owes the deeper of
- * the two (a full one wins).
+ * in `replicas` must truncate the same way before it next fetches or leads, including one that is down or
+ * outside the ISR now. The leader is listed too (records written before: all but the leader): its own cut
+ * follows the record and may fail (a full disk), and it reports once it made it. A replica that still owes an
+ * earlier truncation owes the deeper of the two (a full one wins), unless it applied the earlier one.
  */
 export interface ReplicaTruncationRecord {
   type: "ReplicaTruncation";

@@ -22,11 +22,18 @@ export interface PendingTruncation extends ReplicaCut {
 }
 
 /**
- * The most cuts kept per replica: beyond it the two oldest merge into one (with the later's id), so a
- * replica that applied exactly the older of those two before its report was lost cuts deeper than it needs
- * to. It takes more cuts than that while one replica's reports go unheard.
+ * The most cuts kept per replica, as long as two adjacent ones can merge without loss: beyond it the oldest
+ * pair whose later cut covers the earlier one (a full truncation, or a cut at most as deep as a partial one)
+ * merges into the later. Merging any other pair would make a replica that applied exactly the older one
+ * (its report lost) cut deeper than it owes, dropping what it fetched since: committed, maybe held by no
+ * other replica. Such cuts (each shallower than the one before) are all kept.
  */
 export const MAX_PENDING_CUTS = 16;
+
+/** True when a replica that applied `a` owes, for `a` then `b`, just what it owes for `b`. */
+function covers(a: ReplicaCut, b: ReplicaCut): boolean {
+  return b.full || (!a.full && b.offset <= a.offset);
+}
 
 /**
  * The cut `b` made after `a`, as one: a full truncation wins (the replica's whole log is stale; a later
@@ -47,7 +54,10 @@ function pending(cuts: readonly ReplicaCut[]): PendingTruncation | undefined {
 /** What a replica owes once `next` is recorded on top of `owed`. */
 export function addTruncation(owed: PendingTruncation | undefined, next: ReplicaCut): PendingTruncation {
   const cuts = [...(owed?.cuts ?? []), next];
-  if (cuts.length > MAX_PENDING_CUTS) cuts.splice(0, 2, combine(cuts[0]!, cuts[1]!));
+  if (cuts.length > MAX_PENDING_CUTS) {
+    const i = cuts.findIndex((c, j) => j + 1 < cuts.length && covers(c, cuts[j + 1]!));
+    if (i >= 0) cuts.splice(i, 2, combine(cuts[i]!, cuts[i + 1]!));
+  }
   return pending(cuts)!;
 }
 

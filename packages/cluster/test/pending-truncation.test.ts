@@ -48,3 +48,26 @@ describe("the cuts a replica owes", () => {
     expect(owed).toMatchObject({ id: MAX_PENDING_CUTS + 1, offset: BigInt(100 - MAX_PENDING_CUTS) });
   });
 });
+
+describe("the cap on the cuts a replica owes (review)", () => {
+  it("never merges a cut with a later, shallower one: a replica that applied it would cut the later one deeper", () => {
+    // Each cut shallower than the one before (the mirror re-aligned what it appended after the last one).
+    const cuts = Array.from({ length: MAX_PENDING_CUTS + 2 }, (_, i) => cut(i + 1, BigInt(10 + i)));
+    const owed = owing(...cuts);
+    expect(owed.cuts).toEqual(cuts);
+    expect(cutsAfter(owed, 1)).toMatchObject({ id: MAX_PENDING_CUTS + 2, offset: 11n });
+  });
+
+  it("merges the oldest pair whose later cut covers the earlier one", () => {
+    const cuts = [
+      cut(1, 10n),
+      cut(2, 20n),
+      ...Array.from({ length: MAX_PENDING_CUTS - 1 }, (_, i) => cut(i + 3, 30n)),
+    ];
+    const owed = owing(...cuts);
+    expect(owed.cuts).toHaveLength(MAX_PENDING_CUTS);
+    expect(owed.cuts.slice(0, 3)).toEqual([cut(1, 10n), cut(2, 20n), cut(4, 30n)]);
+    expect(cutsAfter(owed, 1)).toMatchObject({ offset: 20n });
+    expect(cutsAfter(owed, 2)).toMatchObject({ offset: 30n });
+  });
+});

@@ -74,11 +74,18 @@ export function selectMirrorTopics(
       elsewhere.length === 0
         ? "the pattern must match whole topic names"
         : `it matches ${elsewhere.map((t) => `${t.name} (${DESIRED_WORDS[t.desired]})`).join(", ")}, and this command takes only ${taken} topics`;
+    // Matching only topics failed over (or failing over, e.g. after a crash inside a --promote): adding them
+    // would mirror them again (a failback), not finish the failover, so that is not the advice.
+    const removed = elsewhere.length > 0 && elsewhere.every((t) => t.desired === "REMOVED");
+    const advice = removed
+      ? `${orList(elsewhere.map((t) => t.name))} ${elsewhere.length === 1 ? "was" : "were"} failed over already (a --remove or --promote began it, and it completes on its own): ` +
+        `wait for STOPPED with --describe --mirror ${mirror}. (--add would mirror ${elsewhere.length === 1 ? "it" : "them"} again, a failback.)`
+      : `Add topics with --add --topic REGEX --mirror ${mirror}.`;
     throw new ClusterError(
       "UNKNOWN_TOPIC_OR_PARTITION",
       `No topic of mirror '${mirror}' matches '${regex}' (${why}; ` +
         `${taken} topics in the mirror: ${inMirror.length === 0 ? "none" : inMirror.join(", ")}). ` +
-        `Add topics with --add --topic REGEX --mirror ${mirror}.${patternHint(regex)}`,
+        `${advice}${patternHint(regex)}`,
     );
   }
   return selected;

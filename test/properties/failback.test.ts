@@ -104,7 +104,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "crashSoon(795,956,113,4167)",
             "txnCommit",
             "crashAfterAck(977,708,1243,2734,3)",
-            "restartNode(514)",
+            "restartBrokers(514)",
             "crashOnCommit(2,65,2874)",
             "controllerFailover(2,6440,997)",
             "concurrent(397,848,764,102)",
@@ -155,7 +155,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
         {
           bug: "soak FC_SEED=195: a node restarted in STOPPING replayed an old leader record of the topic (from before it became a mirror) and put that epoch at the log end of the mirror partition, which the failover then captured as its LME",
           simSeed: 0,
-          steps: ["restartNode(0)", "cycle(0)", "failover(21,2)", "restartNode(0)", "failover(0,0)"],
+          steps: ["restartBrokers(0)", "cycle(0)", "failover(21,2)", "restartBrokers(0)", "failover(0,0)"],
         },
         {
           bug: "soak FC_SEED=194: a failover whose log ended with the source's own barrier (mirrored after the failback) took it for its own and wrote none; the LME was that barrier's epoch, above every batch before it",
@@ -198,7 +198,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
         {
           bug: "soak FC_SEED=70 (the model): a node restarted in STOPPING with a 1.7 s disk finished its failover in 5.1 s; the 5 s bound is for a healthy cluster, each replicated write of the failover waits for the slow fsync",
           simSeed: 0,
-          steps: ["slowDisk(135,0,1661)", "failover(0,2)", "restartNode(13)", "groupCommit(0,0,0)"],
+          steps: ["slowDisk(135,0,1661)", "failover(0,2)", "restartBrokers(13)", "groupCommit(0,0,0)"],
           reaches: (sim) =>
             sim.steps.some((s) => s.includes("slow disk b broker 0: 1661 ms")) &&
             sim.steps.some((s) => s.includes("2 partition(s) were STOPPING"))
@@ -246,7 +246,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
         {
           bug: "soak FC_SEED=12 x100 (a simulator bug): `concurrent` re-added orders on both mirrors at once (b-from-a and a-from-b), a loop raced from both sides; the engine refused it in PREPARING (FAILED) but the simulator expected both sides to mirror and never resolved the loop",
           simSeed: 0,
-          steps: ["cycle(0)", "cycle(0)", "failover(0,2)", "concurrent(733,0,733,230)", "restartNode(0)"],
+          steps: ["cycle(0)", "cycle(0)", "failover(0,2)", "concurrent(733,0,733,230)", "restartBrokers(0)"],
           reaches: reachesSteps(
             "no loop raced by two concurrent re-adds",
             "concurrent: readd b-from-a orders -> ok | readd a-from-b orders -> ok",
@@ -259,7 +259,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           steps: [
             "produce(351,597,2)",
             "crashOnCommit(1,0,1629)",
-            "restartNode(411)",
+            "restartBrokers(411)",
             "restart(242)",
             "concurrent(946,159,944,920)",
             "failover(448,1)",
@@ -299,7 +299,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           bug: "soak FC_SEED=25 x100: b failed over with nothing mirrored and wrote at epoch 1, a leader election on b then recorded epoch 2 at the log end; a mirrored b, failed over (LME 1), and b failed back: the LME's end was b's log end, so PREPARING cut nothing and kept epoch 2 in b's cache, and b's failover 100 ms later (before a fetch) persisted LME 2, an epoch no batch carries. Since the failover bump went from 1 to 10 the replay takes another path (b's failback is refused with UNSAFE_TRUNCATION, then truncated) and no longer reaches that bug, which effect-executor-truncate.test.ts and local-replica-latest-epoch.test.ts guard (soaks with props-22/23, seeds 25-42 at 60-100x, found no new counterexample); it still checks a failover of b right after a truncating failback, before b's fetcher ran",
           simSeed: 515367,
           steps: [
-            "restartNode(746)",
+            "restartBrokers(746)",
             "crashOnCommit(3,54,2230)",
             "cycle(371)",
             "slowDisk(474,241,1280)",

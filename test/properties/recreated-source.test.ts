@@ -96,7 +96,7 @@ describe("property: a source topic deleted and created again under its name", ()
           // RemoveTopic deleted them: with every broker restarted, no replica kept the new topic's records.
           bug: "a's orders, deleted and created again, lost its acknowledged records when every broker of a restarted",
           simSeed: 1,
-          steps: ["produce(0,0,3)", "recreateTopic(0,0,3)", "restartNode(0)"],
+          steps: ["produce(0,0,3)", "recreateTopic(0,0,3)", "restartBrokers(0)"],
           reaches: reachesSteps(
             "orders was not created again and written before every broker of a restarted",
             "recreate a/orders: id",

@@ -112,7 +112,7 @@ describe("property: faults inside transitions (A -> B)", () => {
             "loopRace(339,0,0,1)",
             "controllerFailover(954,7889,529)",
             "txnBegin(604,277)",
-            "restartNode(792)",
+            "restartBrokers(792)",
             "controllerFailover(700,8493,859)",
             "electPreferred(185)",
             "txnCommit",
@@ -130,7 +130,7 @@ describe("property: faults inside transitions (A -> B)", () => {
         {
           bug: "issue 11 item 11: after a node restart in STOPPING a repeated remove was refused",
           simSeed: 0,
-          steps: ["failover(0,3)", "restartNode(1)"],
+          steps: ["failover(0,3)", "restartBrokers(1)"],
         },
         {
           bug: "found by loopRace: a broker crash unloaded a coordinator while removeTopics drove its partitions, and the remove answered NOT_COORDINATOR after it had moved mirror.name to .removed (a refused call that changed state)",
@@ -189,7 +189,7 @@ describe("property: faults inside transitions (A -> B)", () => {
             "txnBegin(303,0)",
             "bounceLeader(63,0)",
             "loopRace(561,0,1,1)",
-            "restartNode(45)",
+            "restartBrokers(45)",
             "crashSoon(0,0,0,50)",
           ],
           reaches: (sim) =>
@@ -207,7 +207,7 @@ describe("property: faults inside transitions (A -> B)", () => {
             "cutLink(15)",
             "txnBegin(0,0)",
             "loopRace(189,0,0,0)",
-            "restartNode(0)",
+            "restartBrokers(0)",
           ],
           reaches: reachesUnmirroredFailover("a", "a-from-b", "orders", 0),
         },

@@ -29,6 +29,12 @@ export interface KafkaClusterOptions {
   dataDir?: string;
   /** The lock of `dataDir` if the caller took it before touching the dir; the cluster releases it on close. */
   dataDirLock?: DataDirLock;
+  /**
+   * The brokers' disks in memory, by broker id, when the caller keeps them (without `dataDir`): a new
+   * cluster given the disks of a killed one starts on them, as a node restarted on the same machine finds
+   * its logs and checkpoints. A broker without one here gets a new empty disk.
+   */
+  memoryDataDirs?: readonly MemoryDataDir[];
   /** fsync file writes (default true). */
   fsync?: boolean;
   /**
@@ -621,7 +627,7 @@ export class KafkaCluster implements BrokerNetwork {
             fsync: this.options.fsync,
             ...(this.fileHandles ? { fileHandles: this.fileHandles } : {}),
           })
-        : new MemoryDataDir();
+        : (this.options.memoryDataDirs?.[brokerId] ?? new MemoryDataDir());
       this.dataDirs.set(brokerId, dir);
     }
     return dir;
@@ -643,6 +649,12 @@ function lockDataDir(options: KafkaClusterOptions): DataDirLock | undefined {
   if (dataDir === undefined) {
     if (dataDirLock) throw new ClusterError("INVALID_REQUEST", "dataDirLock was given without a dataDir");
     return undefined;
+  }
+  if (options.memoryDataDirs) {
+    throw new ClusterError(
+      "INVALID_REQUEST",
+      "memoryDataDirs and dataDir were both given; a broker has one disk",
+    );
   }
   if (!dataDirLock) return DataDirLock.acquire(dataDir);
   if (path.resolve(dataDirLock.dir) !== path.resolve(dataDir)) {

@@ -1,4 +1,5 @@
 import type { MirrorPartitionKey } from "@cluster-mirror/mirror";
+import { checkAbandonedTxns } from "./abandoned-txns";
 import { awaitConvergence } from "./convergence";
 import { completeFailovers } from "./failover-completion";
 import { restartAll } from "./faults";
@@ -45,6 +46,10 @@ function metadataFailures(sim: Simulation): Violation[] {
   return [
     ...sim.world.metadataFailures.map((message) => ({ invariant: "metadata-applied", message })),
     ...sim.world.taskFailures.map((message) => ({ invariant: "broker-task", message })),
+    ...[...new Set(sim.world.tasksAfterKill)].map((node) => ({
+      invariant: "killed-process-quiet",
+      message: `${node}'s killed process scheduled a task after the kill (the node restarted: its old process must do nothing more)`,
+    })),
   ];
 }
 
@@ -135,6 +140,8 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     await sim.world.time.advance(1_000);
     sim.checkTxnMarkers();
   }
+  // Past their timeout (waiting for it if needed): transactions whose producer died in a node restart.
+  out.push(...(await checkAbandonedTxns(sim)));
   // Past every deadline by now: the commands' liveness expectations (see `LivenessWatch`).
   sim.liveness.finish();
   out.push(...(await awaitConvergence(sim)));

@@ -52,8 +52,9 @@ export function coordinatorAndLeader(cluster: KafkaCluster, key: MirrorPartition
 export function crashOnCommit(sim: Simulation, triggerChoice: number, delayMs: number, downMs: number): void {
   const trigger = TRIGGERS[Math.abs(triggerChoice) % TRIGGERS.length]!;
   const crashLater = (node: string, key: MirrorPartitionKey): void => {
-    const { cluster } = sim.node(node);
     sim.world.scheduler.schedule(() => {
+      // The node's current process (a node restart may have replaced it meanwhile).
+      const { cluster } = sim.node(node);
       if (downBrokers(cluster, sim.brokers).length > 0) return;
       // Leadership may have moved during the delay: crash only if one broker still holds both roles.
       const broker = coordinatorAndLeader(cluster, key);
@@ -62,7 +63,7 @@ export function crashOnCommit(sim: Simulation, triggerChoice: number, delayMs: n
       sim.step(
         `crash ${node} broker ${broker} (coordinator and leader of ${key.mirror} ${key.topic}-${key.partition})`,
       );
-      sim.world.scheduler.schedule(() => cluster.startBroker(broker), downMs);
+      sim.world.scheduler.schedule(() => sim.node(node).cluster.startBroker(broker), downMs);
     }, delayMs);
   };
   const label = `crash the broker coordinating and leading a partition at ${trigger.name}`;

@@ -74,7 +74,8 @@ function crashCoordinatorOf(
   if (coordinator === undefined || coordinator < 0) return;
   crashBroker(cluster, coordinator);
   sim.step(`crash ${node} broker ${coordinator} (coordinator of ${key.mirror} ${topic}-0) during its re-add`);
-  sim.world.scheduler.schedule(() => cluster.startBroker(coordinator), downMs);
+  // The node's current process: a node restart meanwhile started every broker of a new one.
+  sim.world.scheduler.schedule(() => sim.node(node).cluster.startBroker(coordinator), downMs);
   const end = sim.world.clock.now() + PROBE_FOR_MS;
   const probe = () => {
     const now = cluster.controller.image.topic(topic);

@@ -46,15 +46,17 @@ export async function txnCommitCrash(
   if (!sim.openTxn) await txnBegin(sim, target, partition);
   const open = sim.openTxn;
   if (!open) return;
-  const cluster = sim.node(open.node).cluster;
   const atAppend = when % 2 === 0;
+  // The node's current process at each moment (a node restart may replace it while the crash waits).
+  const current = () => sim.node(open.node).cluster;
   const crash = (brokerId: number) => {
+    const cluster = current();
     if (downBrokers(cluster, sim.brokers).length > 0 || !cluster.broker(brokerId)) return;
     crashBroker(cluster, brokerId);
     sim.step(
       `crashed ${open.node} broker ${brokerId}, leader of ${open.topic}-${open.partition}, ${delayMs} ms after ${atAppend ? "it appended the marker" : "the commit returned"}`,
     );
-    sim.world.scheduler.schedule(() => cluster.startBroker(brokerId), downMs);
+    sim.world.scheduler.schedule(() => current().startBroker(brokerId), downMs);
   };
   const crashSoon = (brokerId: number) => {
     if (delayMs === 0) crash(brokerId);
@@ -72,7 +74,7 @@ export async function txnCommitCrash(
     sim.controlAppendListeners.delete(armed);
   }
   if (atAppend) return;
-  const leader = cluster.controller.image.partition(open.topic, open.partition)?.leader ?? -1;
+  const leader = current().controller.image.partition(open.topic, open.partition)?.leader ?? -1;
   if (leader >= 0) crashSoon(leader);
 }
 
@@ -91,15 +93,16 @@ export function crashSoon(
   downMs: number,
 ): void {
   const node = pick(sim.world.spec.clusters, nodeChoice)!;
-  const cluster = sim.node(node).cluster;
   const choose = () => faultBroker(sim, node, brokerChoice);
+  // The node's current process when each lands (a node restart may replace it meanwhile).
   sim.world.scheduler.schedule(() => {
+    const cluster = sim.node(node).cluster;
     if (downBrokers(cluster, sim.brokers).length > 0) return;
     const broker = choose();
     if (broker === undefined) return;
     crashBroker(cluster, broker);
     sim.world.scheduler.schedule(() => {
-      cluster.startBroker(broker);
+      sim.node(node).cluster.startBroker(broker);
     }, downMs);
   }, delayMs);
   sim.step(`crash ${node} broker (choice ${brokerChoice}) in ${delayMs} ms for ${downMs} ms`);
@@ -141,15 +144,15 @@ export function diskFull(
   fullMs: number,
 ): void {
   const node = pick(sim.world.spec.clusters, nodeChoice)!;
-  const cluster = sim.node(node).cluster;
+  // The node's current process when each lands (the disk outlives a node restart, its process does not).
   sim.world.scheduler.schedule(() => {
     const broker = faultBroker(sim, node, brokerChoice);
     if (broker === undefined) return;
-    cluster.setDiskFull(broker, true);
+    sim.node(node).cluster.setDiskFull(broker, true);
     sim.stats.fullDisks++;
     sim.step(`disk of ${node} broker ${broker} full`);
     sim.world.scheduler.schedule(() => {
-      cluster.setDiskFull(broker, false);
+      sim.node(node).cluster.setDiskFull(broker, false);
       sim.step(`disk of ${node} broker ${broker} has space again`);
     }, fullMs);
   }, delayMs);

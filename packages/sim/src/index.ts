@@ -4,6 +4,7 @@
  * workloads, operator actions and invariant checkers. Every export is documented where it is declared.
  */
 
+export { abandonedDeadline, checkAbandonedTxns } from "./abandoned-txns";
 export { checkNow, settleAndCheck } from "./checks";
 export { crashOnCommit } from "./crash-on-commit";
 export { crashOnReAdd } from "./crash-on-readd";
@@ -144,9 +145,11 @@ export {
   promoteRace,
   readd,
   readdRemoveRace,
+  restartBrokers,
   restartNode,
   txnFence,
 } from "./transition-commands";
+export { txnCommitKill } from "./txn-commit-kill";
 export {
   LIVELOCK_TASKS,
   type RunnableScheduler,

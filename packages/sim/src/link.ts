@@ -119,12 +119,19 @@ export class Link {
   }
 }
 
-/** A `SourceCluster` whose every call crosses a `Link`. */
+/**
+ * A `SourceCluster` whose every call crosses a `Link`. `source` is asked for the connection as each call
+ * arrives at the source, so a call made before the source's node restarted reaches the new process.
+ */
 export class LinkedSourceCluster implements SourceCluster {
   constructor(
-    private readonly inner: SourceCluster,
+    private readonly source: SourceCluster | (() => SourceCluster),
     readonly link: Link,
   ) {}
+
+  private get inner(): SourceCluster {
+    return typeof this.source === "function" ? this.source() : this.source;
+  }
 
   clusterId(): ReturnType<SourceCluster["clusterId"]> {
     return this.link.carry("clusterId", () => this.inner.clusterId());
@@ -182,14 +189,30 @@ export class LinkedSourceConnector implements SourceConnector {
   constructor(
     private readonly inner: SourceConnector,
     private readonly linkFor: (bootstrapServers: string) => Link,
+    /** What answers at an address now (a node's current process): a change reconnects (see `connect`). */
+    private readonly answering?: (bootstrapServers: string) => unknown,
   ) {}
 
+  /**
+   * Connects through the link. When what answers at the address changes (the node there was restarted:
+   * a new process), the next call connects again, as a Kafka client reconnects to the same host and port
+   * once the old connection died; the old process answers nothing more.
+   */
   connect(
     mirrorName: string,
     configs: Readonly<Record<string, string>>,
     options?: SourceConnectOptions,
   ): SourceCluster {
-    const source = this.inner.connect(mirrorName, configs, options);
-    return new LinkedSourceCluster(source, this.linkFor(configs["bootstrap.servers"] ?? ""));
+    const bootstrap = configs["bootstrap.servers"] ?? "";
+    const open = () => ({
+      process: this.answering?.(bootstrap),
+      source: this.inner.connect(mirrorName, configs, options),
+    });
+    let current = open();
+    const source = () => {
+      if (this.answering && this.answering(bootstrap) !== current.process) current = open();
+      return current.source;
+    };
+    return new LinkedSourceCluster(this.answering ? source : current.source, this.linkFor(bootstrap));
   }
 }

@@ -114,59 +114,62 @@ export class LivenessWatch {
 
   /** Hooks the watch to every cluster of the world (called once, at the simulation's construction). */
   install(): void {
+    for (const name of this.sim.world.spec.clusters) this.installOn(name);
+  }
+
+  /** Hooks the watch to the node of cluster `name` (again after a node restart: a new process). */
+  installOn(name: string): void {
     const sim = this.sim;
-    for (const name of sim.world.spec.clusters) {
-      const { cluster, mirroring } = sim.node(name);
-      cluster.onBrokerChange((id, running) =>
-        this.disturb(name, `broker ${id} of ${name} ${running ? "started" : "stopped"}`),
-      );
-      // Each fault setter, patched to say when it changes something (the settle's heals of healthy
-      // clusters change nothing).
-      const patch = <K extends "setDiskFull" | "setDiskLatency" | "setReachable">(
-        method: K,
-        read: (id: number) => unknown,
-        why: string,
-      ) => {
-        const original = cluster[method].bind(cluster) as (id: number, value: never) => void;
-        (cluster as unknown as Record<K, (id: number, value: never) => void>)[method] = (id, value) => {
-          const before = read(id);
-          original(id, value);
-          if (read(id) !== before) this.disturb(name, `${why} (broker ${id} of ${name})`);
-        };
+    const { cluster, mirroring } = sim.node(name);
+    cluster.onBrokerChange((id, running) =>
+      this.disturb(name, `broker ${id} of ${name} ${running ? "started" : "stopped"}`),
+    );
+    // Each fault setter, patched to say when it changes something (the settle's heals of healthy
+    // clusters change nothing).
+    const patch = <K extends "setDiskFull" | "setDiskLatency" | "setReachable">(
+      method: K,
+      read: (id: number) => unknown,
+      why: string,
+    ) => {
+      const original = cluster[method].bind(cluster) as (id: number, value: never) => void;
+      (cluster as unknown as Record<K, (id: number, value: never) => void>)[method] = (id, value) => {
+        const before = read(id);
+        original(id, value);
+        if (read(id) !== before) this.disturb(name, `${why} (broker ${id} of ${name})`);
       };
-      patch("setDiskFull", (id) => cluster.isDiskFull(id), "disk full or freed");
-      patch("setDiskLatency", (id) => cluster.diskLatency(id), "disk latency changed");
-      patch("setReachable", (id) => cluster.isReachable(id), "broker reachability changed");
-      const controller = cluster.controller;
-      const setAvailable = controller.setAvailable.bind(controller);
-      controller.setAvailable = (available: boolean) => {
-        const before = controller.isAvailable;
-        setAvailable(available);
-        if (controller.isAvailable !== before)
-          this.disturb(name, `controller of ${name} ${available ? "back" : "unavailable"}`);
-      };
-      controller.subscribe(({ record }) => {
-        if (record.type === "Config" && record.resourceType === "topic" && record.name === "mirror.name") {
-          this.supersede(name, record.resourceName, record.value ?? undefined);
-        } else if (record.type === "RemoveTopic") {
-          // The copy deleted, or (when the source is needed) its source topic: a recreated source topic
-          // fails its copies for good after two refreshes, retrying meanwhile.
-          for (const e of this.pending) {
-            if (e.topicId !== String(record.topicId)) continue;
-            if (e.node === name) this.drop(e, "topic deleted");
-            else if (e.needsSource && e.edge.from === name) this.drop(e, "source topic deleted");
-          }
-        }
-      }, controller.metadataLog().length);
-      mirroring.subscribeTransitions((t) => {
-        const now = sim.world.clock.now();
+    };
+    patch("setDiskFull", (id) => cluster.isDiskFull(id), "disk full or freed");
+    patch("setDiskLatency", (id) => cluster.diskLatency(id), "disk latency changed");
+    patch("setReachable", (id) => cluster.isReachable(id), "broker reachability changed");
+    const controller = cluster.controller;
+    const setAvailable = controller.setAvailable.bind(controller);
+    controller.setAvailable = (available: boolean) => {
+      const before = controller.isAvailable;
+      setAvailable(available);
+      if (controller.isAvailable !== before)
+        this.disturb(name, `controller of ${name} ${available ? "back" : "unavailable"}`);
+    };
+    controller.subscribe(({ record }) => {
+      if (record.type === "Config" && record.resourceType === "topic" && record.name === "mirror.name") {
+        this.supersede(name, record.resourceName, record.value ?? undefined);
+      } else if (record.type === "RemoveTopic") {
+        // The copy deleted, or (when the source is needed) its source topic: a recreated source topic
+        // fails its copies for good after two refreshes, retrying meanwhile.
         for (const e of this.pending) {
-          if (e.node !== name || e.edge.mirror !== t.key.mirror || e.topicId !== t.key.topicId) continue;
-          if (now > e.deadline || e.reached.has(t.key.partition)) continue;
-          if (e.targets.includes(t.record.state)) e.reached.set(t.key.partition, now);
+          if (e.topicId !== String(record.topicId)) continue;
+          if (e.node === name) this.drop(e, "topic deleted");
+          else if (e.needsSource && e.edge.from === name) this.drop(e, "source topic deleted");
         }
-      });
-    }
+      }
+    }, controller.metadataLog().length);
+    mirroring.subscribeTransitions((t) => {
+      const now = sim.world.clock.now();
+      for (const e of this.pending) {
+        if (e.node !== name || e.edge.mirror !== t.key.mirror || e.topicId !== t.key.topicId) continue;
+        if (now > e.deadline || e.reached.has(t.key.partition)) continue;
+        if (e.targets.includes(t.record.state)) e.reached.set(t.key.partition, now);
+      }
+    });
   }
 
   /** Whether the edge's copy of a partition holds (high watermark) what its source held at `end`. */

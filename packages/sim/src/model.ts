@@ -127,6 +127,24 @@ export interface DeletedIncarnation {
   copies: Map<string, Map<number, Map<bigint, string>>>;
 }
 
+/**
+ * A transaction of the workload open when its node was killed (see `Simulation.restartNode`): its producer
+ * died with the connection, so nobody commits it; the coordinator of the new process must abort it once
+ * its timeout passed, or its partition's last stable offset stays behind it for good.
+ */
+export interface AbandonedTxn {
+  node: string;
+  topic: string;
+  partition: number;
+  producerId: bigint;
+  /** Offset of its data batch. */
+  offset: bigint;
+  /** Virtual time it began (its timeout counts from about then). */
+  beganAt: number;
+  /** Virtual time its node was killed. */
+  abandonedAt: number;
+}
+
 /** The simulation's model of the world. */
 export interface SimModel {
   topics: Map<string, TopicModel>;
@@ -139,6 +157,8 @@ export interface SimModel {
   acked: AckedWrite[];
   /** Transactions committed by the workload. */
   commits: CommittedTxn[];
+  /** Transactions whose producer died in a node restart (never committed by the workload). */
+  abandonedTxns: AbandonedTxn[];
   failovers: FailoverRecord[];
   /** `node\0groupId` of every commit the workload made on a source (those groups are synced elsewhere). */
   sourceGroups: Set<string>;
@@ -169,6 +189,7 @@ export function emptyModel(): SimModel {
     truncations: [],
     acked: [],
     commits: [],
+    abandonedTxns: [],
     failovers: [],
     sourceGroups: new Set(),
     activeGroups: [],

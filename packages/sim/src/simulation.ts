@@ -6,7 +6,7 @@ import { CommittedPrefix } from "./invariants/committed-prefix";
 import { ConfigsKeptWatch } from "./invariants/configs-kept";
 import { checkDurableTransition } from "./invariants/durable-commit";
 import { LogStartWatch, type MirrorSource } from "./invariants/log-start-follow";
-import { leaderLog } from "./invariants/logs";
+import { batchesByOffset, leaderLog } from "./invariants/logs";
 import { readOnlyReason } from "./invariants/mirror-verdict";
 import { watchReadOnlyClears } from "./invariants/read-only";
 import { checkOrphanedCopy, orphanedIncarnation } from "./invariants/recreated-source";
@@ -18,6 +18,7 @@ import type { Violation } from "./invariants/violation";
 import type { LinkOptions } from "./link";
 import { LivenessWatch, MIRRORING_STATES } from "./liveness";
 import {
+  type AbandonedTxn,
   type CommittedTxn,
   type DeletedIncarnation,
   type EdgeTopicState,
@@ -48,6 +49,8 @@ export interface SimStats {
   fullDisks: number;
   /** Log starts a mirror raised to follow its source (see `LogStartWatch`). */
   logStartFollows: number;
+  /** Whole-node restarts (see `restartNode`). */
+  nodeRestarts: number;
 }
 
 /** An open transaction of the workload. */
@@ -58,6 +61,8 @@ export interface OpenTxn {
   partition: number;
   /** Offset of its data batch. */
   offset: bigint;
+  /** Virtual time it began (its timeout counts from about then). */
+  beganAt: number;
   producer: Producer;
   txn: Transaction;
 }
@@ -84,6 +89,7 @@ export class Simulation {
     slowDisks: 0,
     fullDisks: 0,
     logStartFollows: 0,
+    nodeRestarts: 0,
   };
   openTxn: OpenTxn | undefined;
   /** The HW-committed prefix of every partition (checked on every step and at every mirror truncation). */
@@ -102,6 +108,8 @@ export class Simulation {
   readonly configsKept = new ConfigsKeptWatch();
   /** Per cluster: how long committed transactions read as open on their leaders (see `checkTxnMarkers`). */
   private readonly markerWatches = new Map<string, TxnMarkerWatch>();
+  /** Per cluster: failovers without mirrored data, across node restarts (see `UnmirroredFailoverWatch`). */
+  private readonly unmirroredWatches = new Map<string, UnmirroredFailoverWatch>();
   private readonly reported = new Set<string>();
   private txnCount = 0;
   private topicCount = 0;
@@ -115,63 +123,131 @@ export class Simulation {
     this.world = new SimWorld({ ...spec, brokers: this.brokers }, seed, options.links);
     this.world.linkListeners.add((from, to, why) => this.liveness.linkChanged(from, to, why));
     for (const name of spec.clusters) {
-      const { cluster, mirroring } = this.node(name);
-      this.markerWatches.set(name, new TxnMarkerWatch(name, cluster));
-      watchReadOnlyClears(name, cluster, (v) => this.report(v));
-      installBrokerGuards(name, cluster, {
-        readOnlyReason: (_node, topic, partition) =>
-          readOnlyReason(cluster, mirroring.coordinators.describe(), topic, partition),
-        beforeTruncate: (node, topic, partition, offset, full) => {
-          if (full) this.logStarts.restart(cluster, node, topic, partition, offset);
-          this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full));
-          this.markCutCommits(cluster, node, topic, partition, offset, full);
-          const end = leaderLog(cluster, topic, partition)?.logEndOffset;
-          if (full || end === undefined || offset < end)
-            this.model.truncations.push({ node, topic, partition, offset, at: this.world.clock.now() });
-          for (const f of this.model.failovers) {
-            if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
-            if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;
-          }
-        },
-        beforeProduce: (_node, topic) => {
-          if (!topic.startsWith("__")) completeFailovers(this);
-        },
-        afterControlAppend: (node, brokerId, topic, partition) => {
-          for (const listener of [...this.controlAppendListeners]) listener(node, brokerId, topic, partition);
-        },
-        afterFollowLogStart: (move) => {
-          if (move.logStartAfter > move.logStartBefore) this.stats.logStartFollows++;
-          // A middle hop of a chain is the next hop's source: its followed log start bounds that hop's.
-          this.logStarts.note(cluster, name, move.topic, move.partition, move.logStartAfter);
-          // A copy that follows its source's log start may reach the source's end by it (all it had to copy
-          // was deleted there): its high watermark moved without an append.
-          this.liveness.onHighWatermark(move.node, move.topic, move.partition);
-          this.report(
-            this.logStarts.check(
-              move,
-              readOnlyReason(cluster, mirroring.coordinators.describe(), move.topic, move.partition),
-              this.mirrorSourceOf(name, move.topic),
-            ),
-          );
-        },
-        afterTruncateFully: (node, topic, partition) => this.liveness.onHighWatermark(node, topic, partition),
-        afterDeleteRecords: (node, topic, partition, logStart) =>
-          this.logStarts.note(cluster, node, topic, partition, logStart),
-        afterHighWatermarkMove: (node, topic, partition, before) => {
-          this.report(checkPartitionReplicasAgree(node, cluster, topic, partition, before));
-          this.liveness.onHighWatermark(node, topic, partition);
-        },
-        report: (v) => this.report(v),
-      });
-      // Checked the moment each transition commits, not between steps (see `checkDurableTransition`).
-      // Issue 11 item 5b: a failover from FAILED over a log without mirrored data writes no barrier.
-      const unmirrored = new UnmirroredFailoverWatch(name, cluster);
-      mirroring.subscribeTransitions((t) => {
-        this.report(checkDurableTransition(name, cluster, t));
-        this.report(unmirrored.onTransition(t));
-      });
+      this.watchCluster(name, this.node(name).cluster);
+      this.watchMirroring(name);
     }
     this.liveness.install();
+  }
+
+  /**
+   * Installs the guards and watches of cluster `name` on `cluster` (at construction, and on the new process
+   * after a node restart, before its brokers start).
+   */
+  private watchCluster(name: string, cluster: KafkaCluster): void {
+    this.markerWatches.set(name, new TxnMarkerWatch(name, cluster));
+    watchReadOnlyClears(name, cluster, (v) => this.report(v));
+    installBrokerGuards(name, cluster, {
+      readOnlyReason: (_node, topic, partition) =>
+        readOnlyReason(cluster, this.node(name).mirroring.coordinators.describe(), topic, partition),
+      beforeTruncate: (node, topic, partition, offset, full) => {
+        if (full) this.logStarts.restart(cluster, node, topic, partition, offset);
+        this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full));
+        this.markCutCommits(cluster, node, topic, partition, offset, full);
+        const end = leaderLog(cluster, topic, partition)?.logEndOffset;
+        if (full || end === undefined || offset < end)
+          this.model.truncations.push({ node, topic, partition, offset, at: this.world.clock.now() });
+        for (const f of this.model.failovers) {
+          if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
+          if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;
+        }
+      },
+      beforeProduce: (_node, topic) => {
+        if (!topic.startsWith("__")) completeFailovers(this);
+      },
+      afterControlAppend: (node, brokerId, topic, partition) => {
+        for (const listener of [...this.controlAppendListeners]) listener(node, brokerId, topic, partition);
+      },
+      afterFollowLogStart: (move) => {
+        if (move.logStartAfter > move.logStartBefore) this.stats.logStartFollows++;
+        // A middle hop of a chain is the next hop's source: its followed log start bounds that hop's.
+        this.logStarts.note(cluster, name, move.topic, move.partition, move.logStartAfter);
+        // A copy that follows its source's log start may reach the source's end by it (all it had to copy
+        // was deleted there): its high watermark moved without an append.
+        this.liveness.onHighWatermark(move.node, move.topic, move.partition);
+        this.report(
+          this.logStarts.check(
+            move,
+            readOnlyReason(
+              cluster,
+              this.node(name).mirroring.coordinators.describe(),
+              move.topic,
+              move.partition,
+            ),
+            this.mirrorSourceOf(name, move.topic),
+          ),
+        );
+      },
+      afterTruncateFully: (node, topic, partition) => this.liveness.onHighWatermark(node, topic, partition),
+      afterDeleteRecords: (node, topic, partition, logStart) =>
+        this.logStarts.note(cluster, node, topic, partition, logStart),
+      afterHighWatermarkMove: (node, topic, partition, before) => {
+        this.report(checkPartitionReplicasAgree(node, cluster, topic, partition, before));
+        this.liveness.onHighWatermark(node, topic, partition);
+      },
+      report: (v) => this.report(v),
+    });
+  }
+
+  /** Watches the committed transitions of `name`'s mirroring (at construction and after a node restart). */
+  private watchMirroring(name: string): void {
+    const { cluster, mirroring } = this.node(name);
+    // Checked the moment each transition commits, not between steps (see `checkDurableTransition`).
+    // Issue 11 item 5b: a failover from FAILED over a log without mirrored data writes no barrier. One
+    // watch per node: a failover that STOPPING began before a node restart ends after it.
+    let unmirrored = this.unmirroredWatches.get(name);
+    if (!unmirrored) {
+      unmirrored = new UnmirroredFailoverWatch(name, () => this.node(name).cluster);
+      this.unmirroredWatches.set(name, unmirrored);
+    }
+    const watch = unmirrored;
+    mirroring.subscribeTransitions((t) => {
+      this.report(checkDurableTransition(name, cluster, t));
+      this.report(watch.onTransition(t));
+    });
+  }
+
+  /**
+   * Kills the node of cluster `name` and starts a new process on its disks (see `SimWorld.restartNode`),
+   * then re-attaches what the simulation held of the old one: guards and watches, the liveness watch, the
+   * workload's clients (they connect again), and the consumers of active groups (they join again). An open
+   * transaction of the workload there lost its producer: it is abandoned, for the coordinator to abort at
+   * its timeout (see `checkAbandonedTxns`), and never counts as committed.
+   */
+  restartNode(name: string): SimNode {
+    const open = this.openTxn?.node === name ? this.openTxn : undefined;
+    const abandoned = open && this.abandon(open);
+    const node = this.world.restartNode(name, (cluster) => this.watchCluster(name, cluster));
+    this.stats.nodeRestarts++;
+    if (open) this.openTxn = undefined;
+    if (abandoned) this.model.abandonedTxns.push(abandoned);
+    this.watchMirroring(name);
+    this.liveness.installOn(name);
+    this.producers.delete(name);
+    for (const g of this.model.activeGroups) {
+      if (g.node !== name) continue;
+      node.cluster.groups.joinGroup({
+        groupId: g.groupId,
+        topics: [g.topic],
+        sessionTimeoutMs: 1_000_000_000,
+      });
+    }
+    return node;
+  }
+
+  /** The open transaction as an abandoned one (its producer id read from its leader's log), if found. */
+  private abandon(open: OpenTxn): AbandonedTxn | undefined {
+    const log = leaderLog(this.node(open.node).cluster, open.topic, open.partition);
+    const b = log ? batchesByOffset(log).get(open.offset) : undefined;
+    if (!b) return undefined;
+    return {
+      node: open.node,
+      topic: open.topic,
+      partition: open.partition,
+      producerId: b.producerId,
+      offset: open.offset,
+      beganAt: open.beganAt,
+      abandonedAt: this.world.clock.now(),
+    };
   }
 
   /**

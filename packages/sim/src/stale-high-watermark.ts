@@ -63,7 +63,8 @@ export async function crashAfterAck(
   if (up) {
     observeCommittedWrites(sim);
     crashBroker(cluster, leader);
-    sim.world.scheduler.schedule(() => cluster.startBroker(leader), downMs);
+    // The node's current process: a node restart meanwhile started every broker of a new one.
+    sim.world.scheduler.schedule(() => sim.node(t.node).cluster.startBroker(leader), downMs);
   }
   for (const link of cut) link.heal();
   if (!up) {

@@ -1,4 +1,14 @@
-import { EmbeddedKafka, KafkaCluster, ManualClock, SeededRandom } from "@cluster-mirror/cluster";
+import {
+  type CommittedOffset,
+  EmbeddedKafka,
+  KafkaCluster,
+  ManualClock,
+  MemoryDataDir,
+  type MetadataRecord,
+  type Scheduler,
+  SeededRandom,
+  type TransactionState,
+} from "@cluster-mirror/cluster";
 import { ClusterMirroring, EmbeddedSourceConnector, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
 import { Link, LinkedSourceConnector, type LinkOptions } from "./link";
 import { SeededScheduler } from "./seeded-scheduler";
@@ -32,6 +42,54 @@ export interface SimNode {
   kafka: EmbeddedKafka;
 }
 
+/** What a node keeps on its disks across a kill (what `startPersistentCluster` keeps in files). */
+interface NodeDisks {
+  /** Each broker's data dir, by broker id. */
+  dataDirs: MemoryDataDir[];
+  /** The last stored committed offsets of each group. */
+  groupOffsets: Map<string, Map<string, CommittedOffset>>;
+  /** The last stored transaction state (undefined: none stored yet). */
+  transactions: TransactionState | undefined;
+}
+
+/**
+ * Recovers a new process's cluster from what its node stored, before its brokers start, in
+ * `startPersistentCluster`'s order: the metadata log, then the group offsets (a topic deleted before the
+ * kill whose offsets store did not follow loses them now), then the transaction state.
+ */
+function recover(cluster: KafkaCluster, records: readonly MetadataRecord[], disks: NodeDisks): void {
+  if (records.length > 0) cluster.controller.replay(records);
+  for (const [groupId, offsets] of disks.groupOffsets) cluster.groups.loadOffsets(groupId, offsets);
+  const replayedNames = new Set(records.flatMap((r) => (r.type === "Topic" ? [r.name] : [])));
+  for (const topic of replayedNames) {
+    if (cluster.controller.image.topic(topic) === undefined) cluster.groups.onTopicDeleted(topic);
+  }
+  if (disks.transactions) cluster.loadTransactionState(disks.transactions);
+}
+
+/**
+ * The world's scheduler as one node's process uses it (its cluster, coordinators, mirror engine). A kill -9
+ * ends every timer of the process: a task it queued before the kill never runs (what was due is lost with
+ * it, whatever `close()` did about it). A task it schedules after the kill is skipped too and reported
+ * (`onAfterKill`): the process was not stopped whole, and what it did then no real node could have done.
+ * Same tasks, same order as the world's scheduler: the seeded interleaving is unchanged.
+ */
+function processScheduler(
+  scheduler: Scheduler,
+  process: { alive: boolean },
+  onAfterKill: () => void,
+): Scheduler {
+  return {
+    schedule: (task, delayMs) => {
+      const queuedAlive = process.alive;
+      return scheduler.schedule(() => {
+        if (process.alive) task();
+        else if (!queuedAlive) onAfterKill();
+      }, delayMs);
+    },
+  };
+}
+
 /** The mirror name of the edge `from -> to`. */
 export function mirrorName(from: string, to: string): string {
   return `${to}-from-${from}`;
@@ -55,6 +113,17 @@ export class SimWorld {
   readonly metadataFailures: string[] = [];
   /** Scheduled broker tasks that threw (`broker.task_failed`): reported as violations. */
   readonly taskFailures: string[] = [];
+  /** Tasks a killed node's process scheduled after its kill (see `processScheduler`): each names its node. */
+  readonly tasksAfterKill: string[] = [];
+  /** Hear each transaction state a node stored, right after it is stored (a fault may kill the node there). */
+  readonly transactionStoreListeners = new Set<(node: string, state: TransactionState) => void>();
+
+  /** Per cluster: what its node keeps on disk across a kill (see `restartNode`). */
+  private readonly disks = new Map<string, NodeDisks>();
+  /** Per cluster: how its node reaches its sources (its links outlive its process). */
+  private readonly connectors = new Map<string, LinkedSourceConnector>();
+  /** Per cluster: its node's process, ended by a kill (see `restartNode`). */
+  private readonly processes = new Map<string, { alive: boolean; incarnation: number }>();
 
   constructor(
     readonly spec: TopologySpec,
@@ -66,52 +135,146 @@ export class SimWorld {
     this.time = new VirtualTime(this.clock, this.scheduler);
     const connector = new EmbeddedSourceConnector(this.registry);
     spec.clusters.forEach((name, i) => {
-      const cluster = KafkaCluster.start({
-        brokers: spec.brokers ?? 3,
-        clock: this.clock,
-        scheduler: this.scheduler,
-        random: new SeededRandom(seed * 1000 + i),
-        replicaLagTimeMaxMs: 10_000,
-        logger: {
-          warn: (fields, message) => {
-            if (fields.event === "metadata.apply_failed") this.metadataFailures.push(`${name}: ${message}`);
-            // A broker task that threw (a bug: storage errors are handled inside) runs again, reported.
-            if (fields.event === "broker.task_failed") this.taskFailures.push(`${name}: ${message}`);
-            console.warn(message);
-          },
-        },
-      });
       const linkRandom = new SeededRandom(seed * 1000 + 500 + i);
-      const sources = new LinkedSourceConnector(connector, (bootstrap) => {
-        const from = bootstrap.split(":")[0] ?? bootstrap;
-        const key = `${from}->${name}`;
-        let link = this.links.get(key);
-        if (!link) {
-          link = new Link(key, this.scheduler, linkRandom, linkOptions);
-          this.watchLink(link, from, name);
-          this.links.set(key, link);
-        }
-        return link;
-      });
-      const mirroring = ClusterMirroring.start({
-        cluster,
-        sources,
-        random: new SeededRandom(seed * 1000 + 100 + i),
-        numStatePartitions: 4,
-      });
-      const bootstrap = `${name}:9092`;
-      // Each cluster is its own deployment and the links between them are networks: fetched bytes are
-      // copied, as a socket read copies them. Zero-copy views would let a fault on one cluster's stored
-      // bytes (a corrupt replica) change another cluster's copy, which no real deployment can do.
-      this.registry.register(bootstrap, cluster, { ...mirroring.asSource(), copyOnFetch: true });
-      this.nodes.set(name, {
-        name,
-        bootstrap,
-        cluster,
-        mirroring,
-        kafka: new EmbeddedKafka(cluster, { clientId: `app-${name}`, random: new SeededRandom(seed + i) }),
-      });
+      const sources = new LinkedSourceConnector(
+        connector,
+        (bootstrap) => {
+          const from = bootstrap.split(":")[0] ?? bootstrap;
+          const key = `${from}->${name}`;
+          let link = this.links.get(key);
+          if (!link) {
+            link = new Link(key, this.scheduler, linkRandom, linkOptions);
+            this.watchLink(link, from, name);
+            this.links.set(key, link);
+          }
+          return link;
+        },
+        (bootstrap) => this.registry.resolve(bootstrap)?.cluster,
+      );
+      this.connectors.set(name, sources);
+      const dataDirs = Array.from({ length: spec.brokers ?? 3 }, () => new MemoryDataDir());
+      this.disks.set(name, { dataDirs, groupOffsets: new Map(), transactions: undefined });
+      this.startNode(name, 0);
     });
+  }
+
+  /**
+   * Kills the node of cluster `name` (kill -9 of its process: every broker, the controller, the
+   * coordinators and the mirror engine at once) and starts a new process on its disks, as a restarted
+   * machine does. What survives is what a node stores (see `startPersistentCluster`): the metadata log,
+   * each broker's data dir, the last stored group offsets and transaction state, the cluster id
+   * (meta.properties). `prepare` runs on the new cluster after its recovery, before its brokers start (to
+   * install watches). Returns the new node, registered at the same address.
+   */
+  restartNode(name: string, prepare: (cluster: KafkaCluster) => void): SimNode {
+    const old = this.node(name);
+    const process = this.processes.get(name)!;
+    // The instant of the kill: what is stored now is all the new process finds.
+    const records = old.cluster.controller.metadataLog().map((e) => e.record);
+    // A slow disk stays slow, and a slow network slow, across the restart: they are not the process's.
+    const brokers = this.spec.brokers ?? 3;
+    const diskLatencies = Array.from({ length: brokers }, (_, b) => old.cluster.diskLatency(b));
+    const replicationLatency = old.cluster.replicationLatency();
+    process.alive = false;
+    // Nothing of the old process may run again. Its controller dies with it: no election reacts to the
+    // brokers' deaths below (a broker that outlived another by a moment would lead its partitions). Crashed
+    // (no clean shutdown: no checkpoint is written, no leadership handed over), then closed, which finds no
+    // broker to stop and only cancels the coordinators' timers; its stores were cut off above, so nothing
+    // it does now is kept.
+    old.cluster.controller.setAvailable(false);
+    for (const b of old.cluster.runningBrokers()) old.cluster.crashBroker(b);
+    old.mirroring.close();
+    old.cluster.close();
+    return this.startNode(name, process.incarnation + 1, {
+      clusterId: old.cluster.clusterId,
+      records,
+      prepare: (cluster) => {
+        for (const [b, ms] of diskLatencies.entries()) cluster.setDiskLatency(b, ms);
+        cluster.setReplicationLatency(replicationLatency);
+        prepare(cluster);
+      },
+    });
+  }
+
+  /** How many times the node of `name` was restarted (see `restartNode`). */
+  restarts(name: string): number {
+    return this.processes.get(name)?.incarnation ?? 0;
+  }
+
+  /**
+   * Starts the process of cluster `name` on its disks: incarnation 0 is the first start; later ones recover
+   * from `recovered` as `startPersistentCluster` does (metadata replay, group offsets, transaction state).
+   */
+  private startNode(
+    name: string,
+    incarnation: number,
+    recovered?: {
+      clusterId: string;
+      records: readonly MetadataRecord[];
+      prepare: (cluster: KafkaCluster) => void;
+    },
+  ): SimNode {
+    const i = this.spec.clusters.indexOf(name);
+    const disks = this.disks.get(name)!;
+    const process = { alive: true, incarnation };
+    this.processes.set(name, process);
+    // Incarnation 0 keeps the seeds a world without restarts always had.
+    const seed = (base: number) => base + 1_000_000 * incarnation;
+    const brokers = this.spec.brokers ?? 3;
+    const cluster = new KafkaCluster({
+      brokers,
+      clock: this.clock,
+      scheduler: processScheduler(this.scheduler, process, () => this.tasksAfterKill.push(name)),
+      random: new SeededRandom(seed(this.seed * 1000 + i)),
+      replicaLagTimeMaxMs: 10_000,
+      memoryDataDirs: disks.dataDirs,
+      ...(recovered && { clusterId: recovered.clusterId }),
+      // The node's stores, written synchronously before the change is answered (as the cli's fsynced files).
+      onGroupOffsetsChanged: (groupId, offsets) => {
+        if (process.alive) disks.groupOffsets.set(groupId, structuredClone(new Map(offsets)));
+      },
+      onTransactionStateChanged: (state) => {
+        if (!process.alive) return;
+        disks.transactions = structuredClone(state);
+        for (const listener of [...this.transactionStoreListeners]) listener(name, state);
+      },
+      logger: {
+        warn: (fields, message) => {
+          if (fields.event === "metadata.apply_failed") this.metadataFailures.push(`${name}: ${message}`);
+          // A broker task that threw (a bug: storage errors are handled inside) runs again, reported.
+          if (fields.event === "broker.task_failed") this.taskFailures.push(`${name}: ${message}`);
+          console.warn(message);
+        },
+      },
+    });
+    if (recovered) recover(cluster, recovered.records, disks);
+    recovered?.prepare(cluster);
+    for (let id = 0; id < brokers; id++) cluster.startBroker(id);
+    const mirroring = ClusterMirroring.start({
+      cluster,
+      sources: this.connectors.get(name)!,
+      random: new SeededRandom(seed(this.seed * 1000 + 100 + i)),
+      numStatePartitions: 4,
+    });
+    const bootstrap = `${name}:9092`;
+    // Each cluster is its own deployment and the links between them are networks: fetched bytes are
+    // copied, as a socket read copies them. Zero-copy views would let a fault on one cluster's stored
+    // bytes (a corrupt replica) change another cluster's copy, which no real deployment can do.
+    this.registry.register(bootstrap, cluster, { ...mirroring.asSource(), copyOnFetch: true });
+    const node: SimNode = {
+      name,
+      bootstrap,
+      cluster,
+      mirroring,
+      // The workload's clients are applications, not part of the node's process: their waits outlive it.
+      kafka: new EmbeddedKafka(cluster, {
+        clientId: `app-${name}`,
+        random: new SeededRandom(seed(this.seed + i)),
+        scheduler: this.scheduler,
+      }),
+    };
+    this.nodes.set(name, node);
+    return node;
   }
 
   /** The node called `name`. */

@@ -1,4 +1,4 @@
-import { exactTopicPattern, PromoteTimeoutError } from "@cluster-mirror/mirror";
+import { exactTopicPattern, type MirrorPartitionView, PromoteTimeoutError } from "@cluster-mirror/mirror";
 import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import type { CatchUpBarrier } from "./failover-completion";
 import { crashBroker, downBrokers } from "./faults";
@@ -488,19 +488,51 @@ export async function corruptReplica(
 }
 
 /**
- * Restarts a whole node (every broker crashes, kill -9, and comes back). Then every partition that was
- * STOPPING must finish its failover promptly (within 5 s of virtual time on a healthy cluster, plus four
- * fsyncs of its slowest disk: the failover's replicated writes, its LME record, its markers and barrier and
- * its STOPPED record, each wait for that broker's fsync), and a repeated `removeTopics` of such a topic is
- * accepted (idempotent).
+ * Restarts every broker of a node (each crashes and comes back) in the same process: the coordinators' and
+ * the mirror engine's memory survive (see `restartNode` for a kill of the whole process). Then the checks of
+ * `checkStoppingResumes` hold.
  */
-export async function restartNode(sim: Simulation, nodeChoice: number): Promise<void> {
+export async function restartBrokers(sim: Simulation, nodeChoice: number): Promise<void> {
   const node = pick(sim.world.spec.clusters, nodeChoice)!;
   const { cluster, mirroring } = sim.node(node);
   const stopping = mirroring.coordinators.describe().filter((v) => v.state === "STOPPING");
   for (const b of cluster.runningBrokers()) crashBroker(cluster, b);
   for (let b = 0; b < sim.brokers; b++) cluster.startBroker(b);
   sim.step(`restart every broker of ${node} (${stopping.length} partition(s) were STOPPING)`);
+  await checkStoppingResumes(sim, node, stopping);
+}
+
+/**
+ * Restarts a whole node: a kill -9 of its process (every broker, the controller, the transaction and group
+ * coordinators and the mirror engine die at once) and a new process on the same disks, which recovers what
+ * the node stored (see `Simulation.restartNode`). Then the checks of `checkStoppingResumes` hold.
+ */
+export async function restartNode(sim: Simulation, nodeChoice: number): Promise<void> {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const stopping = sim
+    .node(node)
+    .mirroring.coordinators.describe()
+    .filter((v) => v.state === "STOPPING");
+  const open = sim.openTxn?.node === node ? ` (its open transaction abandoned)` : "";
+  sim.restartNode(node);
+  sim.step(
+    `kill -9 node ${node}, then restart every broker of ${node} in a new process${open} (${stopping.length} partition(s) were STOPPING)`,
+  );
+  await checkStoppingResumes(sim, node, stopping);
+}
+
+/**
+ * After every broker of `node` restarted: every partition that was STOPPING (`stopping`) must finish its
+ * failover promptly (within 5 s of virtual time on a healthy cluster, plus four fsyncs of its slowest disk:
+ * the failover's replicated writes, its LME record, its markers and barrier and its STOPPED record, each
+ * wait for that broker's fsync), and a repeated `removeTopics` of such a topic is accepted (idempotent).
+ */
+async function checkStoppingResumes(
+  sim: Simulation,
+  node: string,
+  stopping: readonly MirrorPartitionView[],
+): Promise<void> {
+  const { cluster, mirroring } = sim.node(node);
   if (stopping.length === 0 || !cluster.controller.isAvailable) {
     await sim.world.time.advance(100);
     return;

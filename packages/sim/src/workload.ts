@@ -168,6 +168,7 @@ export async function txnBegin(sim: Simulation, target: number, partitionChoice:
     transactionalId,
     retry: { retries: 3, initialRetryTime: 100 },
   });
+  const beganAt = sim.world.clock.now();
   try {
     await producer.connect();
     const txn = await sim.world.time.run(producer.transaction(), 120_000);
@@ -176,7 +177,16 @@ export async function txnBegin(sim: Simulation, target: number, partitionChoice:
       120_000,
     );
     const offset = BigInt(meta[0]?.baseOffset ?? -1);
-    sim.openTxn = { node: t.node, topic: t.topic, transactionalId, partition, offset, producer, txn };
+    sim.openTxn = {
+      node: t.node,
+      topic: t.topic,
+      transactionalId,
+      partition,
+      offset,
+      beganAt,
+      producer,
+      txn,
+    };
     sim.step(`txn begin on ${t.node}/${t.topic}-${partition}`);
   } catch (error) {
     sim.step(`txn begin on ${t.node}/${t.topic}: ${describeError(error)}`);
@@ -184,7 +194,13 @@ export async function txnBegin(sim: Simulation, target: number, partitionChoice:
 }
 
 /** Records a committed transaction (its data batch's producer id read from the partition leader's log). */
-function recordCommit(sim: Simulation, node: string, topic: string, partition: number, offset: bigint): void {
+export function recordCommit(
+  sim: Simulation,
+  node: string,
+  topic: string,
+  partition: number,
+  offset: bigint,
+): void {
   const log = leaderLog(sim.node(node).cluster, topic, partition);
   const b = log ? batchesByOffset(log).get(offset) : undefined;
   if (b)

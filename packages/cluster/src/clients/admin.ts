@@ -125,7 +125,7 @@ export class Admin {
     private readonly client: ClientContext,
     config: AdminConfig,
   ) {
-    this.retrier = new Retrier(config.retry ?? client.retry, client.cluster.scheduler, client.random);
+    this.retrier = new Retrier(config.retry ?? client.retry, client.scheduler, client.random);
   }
 
   /** Nothing to open in process; ClusterClosedError once the cluster is closed. */
@@ -563,7 +563,7 @@ export class Admin {
           `topics [${topics.join(", ")}] have partitions without a running leader after ${timeoutMs} ms`,
         );
       }
-      await sleep(cluster.scheduler, 100);
+      await sleep(this.client.scheduler, 100);
     }
   }
 }

@@ -158,7 +158,7 @@ export class Consumer {
     private readonly client: ClientContext,
     private readonly config: ConsumerConfig,
   ) {
-    this.retrier = new Retrier(config.retry ?? client.retry, client.cluster.scheduler, client.random);
+    this.retrier = new Retrier(config.retry ?? client.retry, client.scheduler, client.random);
     this.isolation = config.isolation ?? (config.readUncommitted ? "read_uncommitted" : "read_committed");
   }
 
@@ -223,7 +223,7 @@ export class Consumer {
   async poll(): Promise<PolledMessage[]> {
     this.checkConnected();
     // The round runs as a scheduler step, after what is already due (replication, markers).
-    await sleep(this.client.cluster.scheduler, 0);
+    await sleep(this.client.scheduler, 0);
     const batches = await this.fetchRound();
     const out: PolledMessage[] = [];
     for (const b of batches) {
@@ -348,7 +348,7 @@ export class Consumer {
     let retries = 0;
     while (this.running) {
       // Each round starts on the scheduler, so a loop never starves the rest of the cluster.
-      await sleep(this.client.cluster.scheduler, 0);
+      await sleep(this.client.scheduler, 0);
       if (!this.running) break;
       try {
         const batches = await this.fetchRound();
@@ -365,7 +365,7 @@ export class Consumer {
         if (delivered === 0 && this.running) await this.idle();
       } catch (error) {
         if (isRetriable(error) && retries < 5) {
-          await sleep(this.client.cluster.scheduler, this.retrier.backoff(retries++));
+          await sleep(this.client.scheduler, this.retrier.backoff(retries++));
           continue;
         }
         this.running = false;
@@ -466,7 +466,7 @@ export class Consumer {
       const seen = state.highWatermark > state.position ? state.highWatermark : state.position;
       waits.push(leader.waitForData(state.topic, state.partition, seen, maxWait));
     }
-    if (waits.length === 0) waits.push(sleep(cluster.scheduler, Math.min(maxWait, 100)));
+    if (waits.length === 0) waits.push(sleep(this.client.scheduler, Math.min(maxWait, 100)));
     const woken = new Promise<void>((resolve) => {
       this.wake = resolve;
     });
@@ -496,7 +496,7 @@ export class Consumer {
     this.client.cluster.ensureOpen("consume");
     this.ensureMember();
     const wait = this.throttledUntil - this.client.cluster.clock.now();
-    if (wait > 0) await sleep(this.client.cluster.scheduler, wait);
+    if (wait > 0) await sleep(this.client.scheduler, wait);
     const { cluster } = this.client;
     const maxBytes = this.config.maxBytes ?? 10 * 1024 * 1024;
     const perPartition = this.config.maxBytesPerPartition ?? 1024 * 1024;

@@ -2,6 +2,7 @@ import { AdminHandler } from "../admin-handler";
 import type { RequestContext } from "../broker";
 import type { KafkaCluster } from "../kafka-cluster";
 import { type Random, SeededRandom } from "../random";
+import type { Scheduler } from "../scheduler";
 import { Admin, type AdminConfig } from "./admin";
 import { Consumer, type ConsumerConfig } from "./consumer";
 import { Producer, type ProducerConfig } from "./producer";
@@ -19,6 +20,12 @@ export interface EmbeddedKafkaConfig {
   retry?: RetryOptions;
   /** Randomness for retry jitter; defaults to a generator seeded from the client id, so runs repeat. */
   random?: Random;
+  /**
+   * Where the clients' own waits (retry backoffs, polls) run; default the cluster's scheduler. An
+   * application is a process of its own: a simulation that kills the cluster's node gives its clients
+   * the world's scheduler, so their timers outlive that node's.
+   */
+  scheduler?: Scheduler;
 }
 
 /** What the admin, producer and consumer share: the cluster, who they are, and how they retry. */
@@ -29,6 +36,8 @@ export interface ClientContext {
   readonly clientId: string;
   readonly retry: RetryOptions | undefined;
   readonly random: Random;
+  /** Where the clients' own waits run (see `EmbeddedKafkaConfig.scheduler`). */
+  readonly scheduler: Scheduler;
 }
 
 /**
@@ -53,6 +62,7 @@ export class EmbeddedKafka {
       clientId,
       retry: config.retry,
       random: config.random ?? new SeededRandom(seedOf(clientId)),
+      scheduler: config.scheduler ?? cluster.scheduler,
     };
   }
 

@@ -78,7 +78,7 @@ export class Producer {
     private readonly client: ClientContext,
     private readonly config: ProducerConfig,
   ) {
-    this.retrier = new Retrier(config.retry ?? client.retry, client.cluster.scheduler, client.random);
+    this.retrier = new Retrier(config.retry ?? client.retry, client.scheduler, client.random);
     this.partitioner = (config.createPartitioner ?? createDefaultPartitioner)();
     this.transactionalId = config.transactionalId;
     this.idempotent = (config.idempotent ?? false) || this.transactionalId !== undefined;
@@ -376,7 +376,7 @@ export class Producer {
 
   private async waitThrottle(): Promise<void> {
     const wait = this.throttledUntil - this.client.cluster.clock.now();
-    if (wait > 0) await sleep(this.client.cluster.scheduler, wait);
+    if (wait > 0) await sleep(this.client.scheduler, wait);
   }
 
   private checkUsable(): void {

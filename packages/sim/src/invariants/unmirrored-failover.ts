@@ -40,10 +40,15 @@ export class UnmirroredFailoverWatch {
   /** Log end of the data partition when its unmirrored STOPPING committed, by `mirror/topicId/partition`. */
   private readonly started = new Map<string, bigint>();
 
+  /** `cluster`: the node's current process (a node restart replaces it; a failover may span the restart). */
   constructor(
     private readonly label: string,
-    private readonly cluster: KafkaCluster,
+    private readonly currentCluster: () => KafkaCluster,
   ) {}
+
+  private get cluster(): KafkaCluster {
+    return this.currentCluster();
+  }
 
   /** Checks one committed transition; returns the violations it shows. */
   onTransition(t: PartitionTransition): Violation[] {

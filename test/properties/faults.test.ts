@@ -293,6 +293,23 @@ describe("property: coordinator moves and source divergence", () => {
                 : "orders-1 was not elected uncleanly",
           },
           {
+            bug: "the model held a new primary's orders-1 to what its failover promised after the unclean election on that node (the setting is the topic's) elected a replica without it (FC_SEED=384 soak)",
+            simSeed: 877048,
+            steps: [
+              "restart(912)",
+              "slowReplication(243,397)",
+              "restart(93)",
+              "failover(449,3)",
+              "produce(888,693,4)",
+              "failover(36,3)",
+              "unclean(995)",
+            ],
+            reaches: (sim) =>
+              sim.steps.some((s) => s.includes("(also unclean: 1@0)"))
+                ? undefined
+                : "orders-1 of b was not elected uncleanly at 0",
+          },
+          {
             bug: "a broker elected leader of profiles-0 while it started (the last ISR member) never started its fetcher: the engine attached after the election (FC_SEED=5 soak)",
             simSeed: 0,
             steps: ["failover(0,0)", "unclean(73)", "produce(22,0,1)"],

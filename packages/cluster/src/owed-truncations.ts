@@ -15,8 +15,8 @@ export interface TruncatingReplica {
 
 /**
  * KIP-1279 truncations this broker's replicas owe (`ReplicaTruncationRecord`): when a mirror truncates a
- * leader's log, every other replica must cut its own log the same way before it next fetches or leads, even
- * one that was down or outside the ISR then. Otherwise a replica could keep batches the leader dropped,
+ * leader's log, every replica must cut its own log the same way before it next fetches or leads, even one
+ * that was down or outside the ISR then (the leader too: its own cut may fail after the record). Otherwise a replica could keep batches the leader dropped,
  * while the leader stores the source's batches at the same offsets, of the same epochs: KIP-320's
  * epoch check sees no divergence and the replica rejoins the ISR with other content.
  *

@@ -1,32 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { ClusterLogger } from "../src/index";
-import { batchesOf, sourceBatch, testCluster } from "./helpers";
+import { sourceBatch } from "./helpers";
+import { mirroredPartition } from "./mirrored-partition";
 
-/** A read-only mirror partition `m-0` on brokers 0, 1, 2 (leader 0) holding three source batches of epoch 0. */
-function mirroredPartition() {
+/** `mirroredPartition` whose cluster's warnings are kept. */
+function mirroredPartitionWarning() {
   const warnings: { fields: Record<string, unknown>; message: string }[] = [];
   const logger: ClusterLogger = { warn: (fields, message) => warnings.push({ fields, message }) };
-  const t = testCluster({ logger });
-  t.cluster.controller.createTopic({
-    name: "m",
-    replicaAssignment: [[0, 1, 2]],
-    configs: { "mirror.name": "dr" },
-  });
-  t.settle();
-  t.cluster
-    .broker(0)!
-    .appendAsIs("m", 0, [sourceBatch(0n, 0, "a"), sourceBatch(1n, 0, "b"), sourceBatch(2n, 0, "c")]);
-  t.settle();
-  const hex = (id: number) => batchesOf(t.cluster, id, "m").map((b) => b.buffer.toString("hex"));
-  expect(hex(1)).toEqual(hex(0));
-  expect(hex(2)).toEqual(hex(0));
-  const owed = () => t.cluster.controller.image.partition("m", 0)?.pendingTruncations;
-  return { ...t, hex, owed, warnings };
+  return { ...mirroredPartition({ logger }), warnings };
 }
 
 describe("a truncation owed by a replica whose disk is full (KIP-1279 ReplicaTruncation)", () => {
   it("a follower keeps owing it until its cut succeeds: it never reports a cut it did not make", () => {
-    const { cluster, settle, hex, owed } = mirroredPartition();
+    const { cluster, settle, hex, owed } = mirroredPartitionWarning();
     cluster.setDiskFull(2, true);
     const leader = cluster.broker(0)!;
     // The mirror restarts the leader's log at 1 and stores the source's batches there, of the same epoch 0.
@@ -43,7 +29,7 @@ describe("a truncation owed by a replica whose disk is full (KIP-1279 ReplicaTru
   });
 
   it("a replica elected while it cannot cut leads only once it has cut (the record is not half applied)", () => {
-    const { cluster, settle, hex, owed, warnings } = mirroredPartition();
+    const { cluster, settle, hex, owed, warnings } = mirroredPartitionWarning();
     cluster.crashBroker(1);
     settle();
     cluster.setDiskFull(2, true);

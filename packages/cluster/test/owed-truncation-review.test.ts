@@ -4,26 +4,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_PENDING_CUTS } from "../src/pending-truncation";
 import { batchesOf, sourceBatch, testCluster } from "./helpers";
-
-/** A read-only mirror partition `m-0` on brokers 0, 1, 2 (leader 0) holding "a", "b", "c" (epoch 0). */
-function mirroredPartition(options: Parameters<typeof testCluster>[0] = {}) {
-  const t = testCluster(options);
-  t.cluster.controller.createTopic({
-    name: "m",
-    replicaAssignment: [[0, 1, 2]],
-    configs: { "mirror.name": "dr" },
-  });
-  t.settle();
-  t.cluster
-    .broker(0)!
-    .appendAsIs("m", 0, [sourceBatch(0n, 0, "a"), sourceBatch(1n, 0, "b"), sourceBatch(2n, 0, "c")]);
-  t.settle();
-  const hex = (id: number) => batchesOf(t.cluster, id, "m").map((b) => b.buffer.toString("hex"));
-  expect(hex(1)).toEqual(hex(0));
-  expect(hex(2)).toEqual(hex(0));
-  const owed = () => t.cluster.controller.image.partition("m", 0)?.pendingTruncations;
-  return { ...t, hex, owed };
-}
+import { mirroredPartition } from "./mirrored-partition";
 
 const h = (offset: bigint, v: string) => sourceBatch(offset, 0, v).toString("hex");
 

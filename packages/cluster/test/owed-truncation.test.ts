@@ -1,25 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { batchesOf, sourceBatch, testCluster } from "./helpers";
-
-/** A read-only mirror partition `m-0` on brokers 0, 1, 2 (leader 0) holding `batches` (three of epoch 0). */
-function mirroredPartition(
-  batches: readonly Buffer[] = [sourceBatch(0n, 0, "a"), sourceBatch(1n, 0, "b"), sourceBatch(2n, 0, "c")],
-) {
-  const t = testCluster();
-  t.cluster.controller.createTopic({
-    name: "m",
-    replicaAssignment: [[0, 1, 2]],
-    configs: { "mirror.name": "dr" },
-  });
-  t.settle();
-  t.cluster.broker(0)!.appendAsIs("m", 0, batches);
-  t.settle();
-  const hex = (id: number) => batchesOf(t.cluster, id, "m").map((b) => b.buffer.toString("hex"));
-  expect(hex(1)).toEqual(hex(0));
-  expect(hex(2)).toEqual(hex(0));
-  const owed = () => t.cluster.controller.image.partition("m", 0)?.pendingTruncations;
-  return { ...t, hex, owed };
-}
+import { batchesOf, sourceBatch } from "./helpers";
+import { mirroredPartition } from "./mirrored-partition";
 
 describe("a mirror's truncation of the leader reaches every replica (ReplicaTruncation records)", () => {
   it("a replica down while the leader truncated and stored other batches of the same epochs converges", () => {
@@ -208,7 +189,7 @@ describe("a mirror's truncation of the leader reaches every replica (ReplicaTrun
 
   it("a cut inside a batch counts each follower only up to where the leader's log really ends", () => {
     // "b", "c", "d" in one batch at offsets 1 to 3, replicated and committed.
-    const { cluster, settle, hex } = mirroredPartition([
+    const { cluster, settle, hex } = mirroredPartition({}, [
       sourceBatch(0n, 0, "a"),
       sourceBatch(1n, 0, ["b", "c", "d"]),
     ]);

@@ -97,6 +97,35 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           reaches: reachesSteps("a disk filled", /disk of \w+ broker \d full/, /has space again/),
         },
         {
+          // PREPARING's cut was made, then its tombstone's write failed on a full disk: the FAILED record
+          // (leaderEpoch 0) carries the cut, so the failover from FAILED writes its markers; the simulator
+          // took the log for the topic's own (it looked for the cut only in a STOPPING from PREPARING).
+          bug: "soak FC_SEED=398 x10 (a simulator bug): a failback that failed after its cut (the tombstone on a full disk) and was removed from FAILED wrote its PID reset, rightly",
+          simSeed: 723532,
+          steps: [
+            "cycle(225)",
+            "diskFull(780,789,4,753)",
+            "slowDisk(924,127,340)",
+            "cycle(404)",
+            "produce(38,769,4)",
+            "crashOnCommit(0,139,829)",
+            "txnAbort",
+            "cycle(614)",
+            "failover(451,1)",
+          ],
+          reaches: (sim) => {
+            const cluster = sim.node("a").cluster;
+            const topicId = cluster.controller.image.topic("profiles")?.topicId;
+            const a =
+              topicId === undefined
+                ? undefined
+                : failoverAlignment(cluster, { mirror: "a-from-b", topicId, partition: 0 });
+            return a?.resumedFrom === "FAILED" && a.cutInPreparing
+              ? undefined
+              : "a's profiles-0 did not fail over from FAILED after PREPARING's cut";
+          },
+        },
+        {
           bug: "followers out of the ISR of idle partitions never fetched again, so never rejoined (FC_SEED=291 x30)",
           simSeed: 12,
           steps: [

@@ -30,7 +30,8 @@ export interface FailoverAlignment {
    * The failover came from PREPARING after the engine learnt that PREPARING's truncation cut the log, though
    * no tombstone says so (the tombstone failed, or the coordinator was lost before it was durable and the
    * new one saw the cut in the log): the STOPPING record's leaderEpoch is >= 0 where the PREPARING record's,
-   * a new episode's, was -1. The log holds the source's producer state: the failover writes its markers.
+   * a new episode's, was -1, also when PREPARING failed after its cut (FAILED carries the epoch on) and the
+   * failover came from FAILED. The log holds the source's producer state: the failover writes its markers.
    */
   cutInPreparing: boolean;
 }
@@ -54,7 +55,9 @@ export function failoverAlignment(
   let lme = -1;
   let inFailover = false;
   let found: FailoverAlignment | undefined;
-  let stateLeaderEpoch = -1;
+  // The leaderEpoch of the PREPARING record that began the latest session (-1: a new episode on the topic's
+  // own log).
+  let preparingEpoch = -1;
   for (const e of history.entries) {
     if (e.keyId !== id) continue;
     if (e.kind === "LastMirrorEpochs") {
@@ -63,21 +66,26 @@ export function failoverAlignment(
       continue;
     }
     const s = e.state;
-    const before = stateLeaderEpoch;
-    stateLeaderEpoch = s?.leaderEpoch ?? -1;
     if (s === null) {
       aligned = false;
       inFailover = false;
       continue;
     }
     if (s.state === "PREPARING") {
+      // A retry of a FAILED one goes on with its session (and the epoch that session began with).
+      if (s.previousState !== "FAILED") preparingEpoch = s.leaderEpoch;
       aligned = s.previousState === "FAILED" && aligned;
       inFailover = false;
     } else if (s.state === "STOPPED") {
       aligned = false;
       inFailover = false;
     } else if (s.state === "STOPPING" && !inFailover) {
-      const cutInPreparing = s.previousState === "PREPARING" && before < 0 && s.leaderEpoch >= 0;
+      // From PREPARING, or from a FAILED that PREPARING failed into after its cut (its tombstone's write
+      // failed: readd-cut-fault FC_SEED=5, the leaderEpoch the FAILED and STOPPING records carry is >= 0).
+      const cutInPreparing =
+        (s.previousState === "PREPARING" || s.previousState === "FAILED") &&
+        preparingEpoch < 0 &&
+        s.leaderEpoch >= 0;
       found = {
         aligned,
         lmeBefore: lme,

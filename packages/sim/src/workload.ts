@@ -112,10 +112,14 @@ export function recordAck(
   const barrier = [...sim.model.failovers]
     .reverse()
     .find((f) => f.node === node && f.topic === topic && f.partition === partition);
-  // An unclean election on this partition may have lost the barrier with the rest of its tail.
+  // An unclean election on this partition may have lost the barrier with the rest of its tail; a mirror's
+  // cut at or below it (a re-add or failback since) removed it, and a failover of that add from PREPARING
+  // over a log holding no mirrored data writes none (readd-cut-fault FC_SEED=2: a re-add's full cut at 0,
+  // made by the leader's successor, then the topic removed again).
   if (
     barrier &&
     offset <= barrier.barrierOffset &&
+    (barrier.rewrittenFrom === undefined || barrier.rewrittenFrom > barrier.barrierOffset) &&
     !sim.model.diverged.has(partitionId(node, topic, partition))
   ) {
     sim.report([

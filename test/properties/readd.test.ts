@@ -41,6 +41,34 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
+    "a re-add's cut interrupted (a full disk and its leader's death, every broker restarted before the reports land) is made once by every replica",
+    async () => {
+      await runTopologyProperty({
+        name: "readd-cut-fault",
+        file: "test/properties/readd.test.ts",
+        topology: activePassive,
+        // Local writes on the promoted side, then a re-add that may cut them, with a fault armed to land
+        // inside that cut (`cutFault`), and time for the mirror to copy past the cut before the fault's
+        // crash or kill.
+        commands: [
+          "produce",
+          "failover",
+          "writePromoted",
+          "readd",
+          "readdCutFault",
+          "readdCutFault",
+          "readdCutFault",
+          "cutFault",
+          "advance",
+          "advance",
+        ],
+        numRuns: 20,
+        maxCommands: 14,
+      });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully; a barrier lost with its leader; a reload cleared a re-add's read-only flag",
     async () => {
       const p: TopologyProperty = {
@@ -52,6 +80,27 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
         maxCommands: 0,
       };
       await runRegressions(p, [
+        {
+          bug: "readd-cut-fault FC_SEED=2 (a simulator bug): a re-add's full cut at 0 (made by its leader's successor: the leader's disk was full) removed the earlier failover's barrier; the re-add, removed again from PREPARING over a log with no mirrored data, rightly wrote none, and the next local write at 0 was compared with the barrier that was gone",
+          simSeed: 0,
+          steps: [
+            "produce(0,0,1)",
+            "advance(500)",
+            "failover(0,1)",
+            "writePromoted(0,0,1)",
+            "produce(0,0,1)",
+            "cutFault(0,0,381,50)",
+            "readd(0,1)",
+            "produce(0,0,1)",
+            "advance(500)",
+            "failover(0,1)",
+          ],
+          reaches: reachesSteps(
+            "the re-add's cut did not fail on the leader's full disk before the failover",
+            /b orders-1 \(cut at 0, full, leader \d\): the leader's disk is full as it cuts/,
+            "unplanned failover b-from-a orders: STOPPED",
+          ),
+        },
         {
           bug: "a re-add (--truncate-local-writes) after a planned failover restarted b's log at 0 and copied the mirrored records again, though they were a's own: the source never failed over, so it answered LME -1 (FC_SEED=1)",
           simSeed: 0,

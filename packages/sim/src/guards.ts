@@ -8,6 +8,11 @@ export interface GuardHooks {
   readOnlyReason(node: string, topic: string, partition: number): string | undefined;
   /** A leader truncation of `node`'s partition is about to run (see `CommittedPrefix.onTruncate`). */
   beforeTruncate(node: string, topic: string, partition: number, offset: bigint, full: boolean): void;
+  /**
+   * A mirror is about to append fetched batches to `node`'s partition leader, at its log end (see
+   * `CommittedPrefix.beforeMirrorAppend`).
+   */
+  beforeMirrorAppend(node: string, topic: string, partition: number): void;
   /** Called before any produce reaches a broker: lets pending checks run before the log changes. */
   beforeProduce(node: string, topic: string, partition: number): void;
   /** A broker appended a control batch (a transaction marker) to its partition as leader. */
@@ -37,7 +42,8 @@ const guarded = new WeakSet<Broker>();
  * - a produce the leader appends (its log end moves) while `readOnlyReason` says the partition must refuse
  *   it is a `read-only` violation, whoever sent it (workload, probe, a late retry);
  * - `truncateTo` / `truncateFullyAndStartAt` (the mirror aligning a destination) are reported to the
- *   committed-prefix tracker before they run;
+ *   committed-prefix tracker before they run, and so is each mirror append (a committed batch that vanished
+ *   without a truncation is seen before the mirror copies it back);
  * - each control batch a leader appends (a transaction marker) is announced once it is on the log, so a
  *   fault can land right after it (`txnCommitCrash`);
  * - each log start a leader raises, to follow its mirror's source or by DeleteRecords, is announced with
@@ -115,10 +121,12 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
       return logStart;
     };
     const appendAsIs = broker.appendAsIs.bind(broker);
-    broker.appendAsIs = (topic, partition, batches, options) =>
-      withHighWatermarkWatch(broker, topic, partition, hooks, node, () =>
+    broker.appendAsIs = (topic, partition, batches, options) => {
+      hooks.beforeMirrorAppend(node, topic, partition);
+      return withHighWatermarkWatch(broker, topic, partition, hooks, node, () =>
         appendAsIs(topic, partition, batches, options),
       );
+    };
     const handleReplicaFetch = broker.handleReplicaFetch.bind(broker);
     broker.handleReplicaFetch = (topicId, partition, ...rest) => {
       const topic = broker.replicas().find((r) => r.topicId === topicId && r.partition === partition)?.topic;

@@ -8,6 +8,7 @@ export { abandonedDeadline, checkAbandonedTxns } from "./abandoned-txns";
 export { checkNow, settleAndCheck } from "./checks";
 export { crashOnCommit } from "./crash-on-commit";
 export { crashOnReAdd } from "./crash-on-readd";
+export { CUT_FAULT_MODES, cutFault, readdCutFault } from "./cut-fault";
 export { deleteRecords } from "./delete-records";
 export {
   type CatchUpBarrier,

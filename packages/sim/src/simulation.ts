@@ -102,6 +102,10 @@ export class Simulation {
   readonly controlAppendListeners = new Set<
     (node: string, brokerId: number, topic: string, partition: number) => void
   >();
+  /** Called before a mirror truncates a leader's log (see `GuardHooks.beforeTruncate`; `cutFault`). */
+  readonly truncateListeners = new Set<
+    (node: string, topic: string, partition: number, offset: bigint, full: boolean) => void
+  >();
   /** Every log start a mirror raised to follow its source, checked as it moves (see `LogStartWatch`). */
   readonly logStarts = new LogStartWatch();
   /** Copies' topic configs, checked never to lose a value the source still has (see `ConfigsKeptWatch`). */
@@ -150,6 +154,10 @@ export class Simulation {
           if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
           if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;
         }
+        for (const listener of [...this.truncateListeners]) listener(node, topic, partition, offset, full);
+      },
+      beforeMirrorAppend: (node, topic, partition) => {
+        this.report(this.prefix.beforeMirrorAppend(node, cluster, topic, partition));
       },
       beforeProduce: (_node, topic) => {
         if (!topic.startsWith("__")) completeFailovers(this);

@@ -120,6 +120,32 @@ export class CommittedPrefix {
   }
 
   /**
+   * A mirror is about to append to `node`'s partition leader, at its log end: a tracked (committed) batch at
+   * or above that end vanished without a truncation by the mirror (`onTruncate` sees those), so an allowance
+   * must explain it. Checked at each append, not only at the step's end, since the mirror copies the same
+   * batches back at once while its source still has them: a replica that made a cut it owed again after a
+   * restart, over batches it had fetched and committed since, would otherwise go unseen.
+   */
+  beforeMirrorAppend(node: string, cluster: KafkaCluster, topic: string, partition: number): Violation[] {
+    const entries = this.tracked.get(key(node, topic, partition));
+    if (!entries || entries.size === 0) return [];
+    const log = leaderLog(cluster, topic, partition);
+    if (!log) return [];
+    const end = log.logEndOffset;
+    const out: Violation[] = [];
+    for (const [base, t] of [...entries]) {
+      if (t.lastOffset < end) continue;
+      entries.delete(base);
+      if (t.lastOffset < log.logStartOffset || this.allowed(node, topic, partition, base)) continue;
+      out.push({
+        invariant: "committed-prefix",
+        message: `${node} ${topic}-${partition}: the committed batch at offset ${base} (below the high watermark) is gone as the mirror appends at the log end ${end} (log ${log.logStartOffset}..${end}, HW ${log.highWatermark}); no truncation by the mirror, failback, re-add or retention explains it`,
+      });
+    }
+    return out.slice(0, 3);
+  }
+
+  /**
    * One step's check on `node`: every tracked batch at or above the log start is still there, unchanged,
    * or an allowance explains it; then every batch now below the HW is tracked. `statesOf(topic, p)` gives
    * the partition's states there now, by mirror (MIRRORING ends `mirroring` allowances; STOPPED ends

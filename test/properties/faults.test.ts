@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   PROPERTY_TIMEOUT_MS,
+  reachesAbortAfterBarrier,
   reachesSteps,
   runRegressions,
   runTopologyProperty,
@@ -129,6 +130,37 @@ describe("property: coordinator moves and source divergence", () => {
         numRuns: 20,
         maxCommands: 8,
       });
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regression: a transaction begun on a topic failing over, its produce refused, aborted after the barrier (FC_SEED=398 soak, a simulator bug)",
+    async () => {
+      // The failover of orders does not wait; a transaction begun on b's orders adds orders-0 and is left
+      // open when its produce is refused (READ_ONLY_TOPIC). orders-0 reaches STOPPED (barrier at 4) during
+      // the settling, which a's abandoned transaction stretches past the timeout of b's: b's coordinator
+      // appends its ABORT at 5. The failover check ran only at the end of the settling and read that ABORT
+      // as the log end (no MIRROR_PID_RESET barrier); it now runs before every control batch append too.
+      await runRegressions({ ...stateLeaderRegressions, name: "txn-leader-crash" }, [
+        {
+          bug: "soak FC_SEED=398 txn-leader-crash: b's coordinator's ABORT (at the timeout of a transaction whose produce a failover refused) came before the STOPPED check",
+          simSeed: 14,
+          steps: [
+            "txnBegin(260,119)",
+            "produce(288,910,4)",
+            "restartNode(794)",
+            "failover(144,2)",
+            "txnBegin(479,598)",
+          ],
+          reaches: (sim) =>
+            reachesSteps(
+              "no transaction begun on b's orders while it failed over, after a's was abandoned",
+              "(its open transaction abandoned)",
+              "planned failover b-from-a orders: removeTopics returned (not waiting for STOPPED)",
+              "txn begin on b/orders: READ_ONLY_TOPIC",
+            )(sim) ?? reachesAbortAfterBarrier("b", "orders", 0)(sim),
+        },
+      ]);
     },
     PROPERTY_TIMEOUT_MS,
   );

@@ -1,3 +1,4 @@
+import { ControlRecordType } from "@cluster-mirror/protocol";
 import fc from "fast-check";
 import { expect } from "vitest";
 import { KNOWN_ENGINE_BUGS, runTaintedBy } from "./known-bugs";
@@ -32,6 +33,7 @@ import {
   formatViolations,
   groupCommit,
   healLink,
+  leaderLog,
   livenessCounts,
   loopAdd,
   loopRace,
@@ -340,6 +342,27 @@ export function reachesUnmirroredFailover(node: string, mirror: string, topic: s
     return failoverWithoutMirroredData(alignment) && alignment?.resumedFrom === "FAILED"
       ? undefined
       : `no failover of ${mirror} ${topic}-${partition} from FAILED over a log without mirrored data`;
+  };
+}
+
+/**
+ * `reaches` of a regression that needs an ABORT marker on `node`'s `topic`-`partition` after its failover's
+ * barrier (a transaction of `node`'s own aborted once the topic was writable), the failover checked at
+ * STOPPED before that marker landed (its point recorded in `sim.model.failovers`).
+ */
+export function reachesAbortAfterBarrier(node: string, topic: string, partition: number) {
+  return (sim: Simulation): string | undefined => {
+    const f = sim.model.failovers.find(
+      (x) => x.node === node && x.topic === topic && x.partition === partition,
+    );
+    if (!f) return `no failover of ${node} ${topic}-${partition} checked at STOPPED`;
+    const log = leaderLog(sim.node(node).cluster, topic, partition);
+    const after = [...(log?.batches() ?? [])].some(
+      (b) => b.isControl && b.controlType === ControlRecordType.ABORT && b.baseOffset > f.barrierOffset,
+    );
+    return after
+      ? undefined
+      : `no ABORT marker after the barrier at ${f.barrierOffset} of ${node} ${topic}-${partition}`;
   };
 }
 

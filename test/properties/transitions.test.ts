@@ -1,6 +1,7 @@
 import { describe, it } from "vitest";
 import {
   PROPERTY_TIMEOUT_MS,
+  reachesAbortAfterBarrier,
   reachesSteps,
   reachesUnmirroredFailover,
   runRegressions,
@@ -220,6 +221,24 @@ describe("property: faults inside transitions (A -> B)", () => {
             "bounce b broker",
             "produce 1 to b/orders-0: ok",
           ),
+        },
+        {
+          bug: "soak FC_SEED=398 (a simulator bug): a transaction begun on b's profiles while it was STOPPING (its produce refused, the partition added) was aborted by b's coordinator at its timeout after STOPPED; the failover check, run only at the end of the settling (stretched past that timeout by a's abandoned transaction), read that ABORT as the log end",
+          simSeed: 0,
+          steps: [
+            "slowDisk(51,66,1316)",
+            "concurrent(300,741,545,76)",
+            "txnBegin(283,764)",
+            "txnBegin(825,378)",
+            "restartNode(228)",
+          ],
+          reaches: (sim) =>
+            reachesSteps(
+              "no transaction begun on b's profiles while it failed over, then a's abandoned",
+              "concurrent: remove b-from-a profiles -> ok",
+              "txn begin on b/profiles: READ_ONLY_TOPIC",
+              "(its open transaction abandoned)",
+            )(sim) ?? reachesAbortAfterBarrier("b", "profiles", 0)(sim),
         },
         ...[
           [

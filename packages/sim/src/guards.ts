@@ -15,6 +15,12 @@ export interface GuardHooks {
   beforeMirrorAppend(node: string, topic: string, partition: number): void;
   /** Called before any produce reaches a broker: lets pending checks run before the log changes. */
   beforeProduce(node: string, topic: string, partition: number): void;
+  /**
+   * A broker is about to append a control batch (a transaction marker, a failover's barrier) to its
+   * partition as leader: as `beforeProduce`, lets pending checks run before the log changes. A transaction
+   * coordinator writes its markers without any produce (an abort at the transaction's timeout).
+   */
+  beforeControlAppend(node: string, topic: string, partition: number): void;
   /** A broker appended a control batch (a transaction marker) to its partition as leader. */
   afterControlAppend(node: string, brokerId: number, topic: string, partition: number): void;
   /** A leader's log start was raised to follow its mirror's source (see `LogStartWatch.check`). */
@@ -44,8 +50,8 @@ const guarded = new WeakSet<Broker>();
  * - `truncateTo` / `truncateFullyAndStartAt` (the mirror aligning a destination) are reported to the
  *   committed-prefix tracker before they run, and so is each mirror append (a committed batch that vanished
  *   without a truncation is seen before the mirror copies it back);
- * - each control batch a leader appends (a transaction marker) is announced once it is on the log, so a
- *   fault can land right after it (`txnCommitCrash`);
+ * - each control batch a leader appends (a transaction marker) is announced before it is appended (as a
+ *   produce is) and once it is on the log, so a fault can land right after it (`txnCommitCrash`);
  * - each log start a leader raises, to follow its mirror's source or by DeleteRecords, is announced with
  *   what the log held before;
  * - each high watermark move of a mirror's append (`appendAsIs`) or of a follower's fetch is announced as it happens,
@@ -76,6 +82,7 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
     };
     const appendControlBatch = broker.appendControlBatch.bind(broker);
     broker.appendControlBatch = (topic, partition, batch) => {
+      hooks.beforeControlAppend(node, topic, partition);
       const info = appendControlBatch(topic, partition, batch);
       hooks.afterControlAppend(node, broker.brokerId, topic, partition);
       return info;

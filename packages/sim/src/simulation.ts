@@ -162,6 +162,15 @@ export class Simulation {
       beforeProduce: (_node, topic) => {
         if (!topic.startsWith("__")) completeFailovers(this);
       },
+      // A marker is a write too: a transaction the workload left open on a topic that was failing over (its
+      // produce refused as READ_ONLY_TOPIC, the partition already added to it) is aborted by this node's
+      // coordinator at its timeout, an ABORT marker after the failover's barrier. The failover is checked
+      // before it (soak FC_SEED=398 `txn-leader-crash` and `transitions`: the check ran only at the end of
+      // the settling, which a node restart's abandoned transaction had stretched past that timeout). Not
+      // while a restarted node's new process starts (it is not the node's yet: its markers wait for it).
+      beforeControlAppend: (_node, topic) => {
+        if (!topic.startsWith("__") && this.node(name).cluster === cluster) completeFailovers(this);
+      },
       afterControlAppend: (node, brokerId, topic, partition) => {
         for (const listener of [...this.controlAppendListeners]) listener(node, brokerId, topic, partition);
       },

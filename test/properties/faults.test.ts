@@ -143,6 +143,22 @@ describe("property: coordinator moves and source divergence", () => {
       // as the log end (no MIRROR_PID_RESET barrier); it now runs before every control batch append too.
       await runRegressions({ ...stateLeaderRegressions, name: "txn-leader-crash" }, [
         {
+          bug: "soak FC_SEED=402 txn-leader-crash (a simulator bug): txnCommitKill's kill, 49 ms after the COMMIT marker, landed inside the next commands; a failover's removeTopics sent to the old process waited for good for its answer",
+          simSeed: 123497,
+          steps: [
+            "failover(902,3)",
+            "advance(6304)",
+            "txnCommitKill(62,533,1,49)",
+            "txnBegin(974,690)",
+            "failover(272,1)",
+          ],
+          reaches: reachesSteps(
+            "the node was not killed after the COMMIT marker",
+            /kill -9 node b 49 ms after the COMMIT marker/,
+            "unplanned failover b-from-a profiles: STOPPED",
+          ),
+        },
+        {
           bug: "soak FC_SEED=398 txn-leader-crash: b's coordinator's ABORT (at the timeout of a transaction whose produce a failover refused) came before the STOPPED check",
           simSeed: 14,
           steps: [

@@ -24,7 +24,10 @@ export async function txnCommitKill(
   const open = sim.openTxn;
   if (!open) return;
   let returned = false;
+  // Set once the kill is scheduled, cleared once it ran: the command waits for it (below).
+  let killPending = false;
   const kill = () => {
+    killPending = false;
     const state = sim.node(open.node).cluster.transactions.describeTransaction(open.transactionalId)?.state;
     // What the coordinator stored last is what the new process loads (its store is synchronous). Recorded
     // from the old process's log, before the kill, unless `commit()` returned first (recorded then).
@@ -40,6 +43,7 @@ export async function txnCommitKill(
     if (node !== open.node || topic !== open.topic || p !== open.partition) return;
     sim.controlAppendListeners.delete(armed);
     // A task of its own, not inside the append: the old process's call returns before the kill.
+    killPending = true;
     sim.world.scheduler.schedule(kill, delayMs);
   };
   const stored = (node: string, state: TransactionState) => {
@@ -58,6 +62,9 @@ export async function txnCommitKill(
     sim.controlAppendListeners.delete(armed);
     sim.world.transactionStoreListeners.delete(stored);
   }
+  // The kill lands inside this command, not inside the next one: a command talking to the old process
+  // when it dies would wait for good for an answer (soak faults FC_SEED=402: a failover's removeTopics).
+  if (killPending) await sim.world.time.advance(delayMs);
   // A commit recorded at the kill whose `commit()` still returned ok afterwards is recorded once.
   const added = sim.model.commits.slice(commits);
   if (added.length > 1) sim.model.commits.splice(commits + 1);

@@ -773,11 +773,19 @@ export class Controller {
     if (!Number.isInteger(numPartitions) || numPartitions < 1) {
       throw new ClusterError(
         "INVALID_PARTITIONS",
-        `number of partitions must be at least 1, got ${numPartitions}`,
+        `number of partitions must be at least 1, got ${shownNumber(numPartitions)}`,
       );
     }
     const rf = replicationFactor ?? Math.min(3, live.length);
-    if (!Number.isInteger(rf) || rf < 1 || rf > live.length) {
+    // Not a count at all (0, negative, fractional, a string): saying it "needs that many live brokers" would
+    // send the caller looking for brokers ("replication factor 3 needs that many live brokers; 3 are live").
+    if (!Number.isInteger(rf) || rf < 1) {
+      throw new ClusterError(
+        "INVALID_REPLICATION_FACTOR",
+        `replication factor must be an integer >= 1, got ${shownNumber(rf)}`,
+      );
+    }
+    if (rf > live.length) {
       throw new ClusterError(
         "INVALID_REPLICATION_FACTOR",
         `replication factor ${rf} needs that many live brokers; ${live.length} are live (${live.join(", ") || "none"})`,
@@ -962,4 +970,9 @@ function defaultFor(type: "topic" | "broker", name: string): string | undefined 
 
 function sameSet(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+/** A count as the caller gave it: `3`, or `"3" (a string)` when it is not a number. */
+function shownNumber(value: unknown): string {
+  return typeof value === "number" ? String(value) : `${JSON.stringify(value)} (a ${typeof value})`;
 }

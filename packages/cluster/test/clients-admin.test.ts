@@ -51,6 +51,27 @@ describe("admin: topics", () => {
     expect(cluster.controller.image.topic("m")!.partitions).toHaveLength(3);
   });
 
+  it("takes -1 as the default partition count and replication factor, and refuses any other value below 1", async () => {
+    const { kafka, run, cluster } = clientCluster();
+    const admin = kafka.admin();
+    await admin.connect();
+    expect(
+      await run(admin.createTopics({ topics: [{ topic: "d", numPartitions: -1, replicationFactor: -1 }] })),
+    ).toBe(true);
+    expect(cluster.controller.image.topic("d")!.partitions).toHaveLength(1);
+    // As Kafka's CreateTopics (INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR). Before, every negative
+    // value was taken for the default: -7 partitions created a topic of 1.
+    await expectKafkaError(
+      admin.createTopics({ topics: [{ topic: "p", numPartitions: -7 }] }),
+      "INVALID_PARTITIONS",
+    );
+    await expectKafkaError(
+      admin.createTopics({ topics: [{ topic: "r", replicationFactor: -2 }] }),
+      "INVALID_REPLICATION_FACTOR",
+    );
+    expect(await admin.listTopics()).toEqual(["d"]);
+  });
+
   it("creates topics (false when they already exist), with configs and replica assignment", async () => {
     const { kafka, run, cluster } = clientCluster();
     const admin = kafka.admin();

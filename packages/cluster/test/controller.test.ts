@@ -38,6 +38,26 @@ describe("Controller topics", () => {
     expect(c.image.topic("b")).toBeUndefined();
   });
 
+  it("says a replication factor or partition count that is no count at all is wrong, not short of brokers", () => {
+    const c = controller();
+    // Before: "replication factor 0 needs that many live brokers; 3 are live (0, 1, 2)", and for "3" (a
+    // JavaScript caller's string) "replication factor 3 needs that many live brokers; 3 are live".
+    for (const [rf, shown] of [
+      [0, "0"],
+      [-2, "-2"],
+      [1.5, "1.5"],
+      ["3", '"3" (a string)'],
+    ] as const) {
+      const refused = errorOf(() => c.createTopic({ name: "b", replicationFactor: rf as unknown as number }));
+      expect(refused.errorName).toBe("INVALID_REPLICATION_FACTOR");
+      expect(refused.message).toBe(`replication factor must be an integer >= 1, got ${shown}`);
+    }
+    const partitions = errorOf(() => c.createTopic({ name: "b", numPartitions: "2" as unknown as number }));
+    expect(partitions.errorName).toBe("INVALID_PARTITIONS");
+    expect(partitions.message).toBe('number of partitions must be at least 1, got "2" (a string)');
+    expect(c.image.topic("b")).toBeUndefined();
+  });
+
   it("adds partitions, never removes them, and deletes topics", () => {
     const c = controller();
     c.createTopic({ name: "t", numPartitions: 1, replicationFactor: 2 });

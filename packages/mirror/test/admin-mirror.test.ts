@@ -432,6 +432,28 @@ describe("MirrorAdmin: topics", () => {
     expect(env.destination.controller.image.topic("t")).toBeUndefined();
   });
 
+  it.each([
+    [-1, "-1"],
+    [0, "0"],
+    [1.5, "1.5"],
+    ["3", '"3" (a string)'],
+  ])("a replicationFactor of %j is refused as what it is, before anything changes", async (rf, shown) => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    // A JavaScript caller (no type check) or a typo; before, -1 and "3" reached the topic creation and came
+    // back as "replication factor 3 needs that many live brokers; 3 are live (0, 1, 2)".
+    const refused = await rejection(
+      env.admin.addTopics("m1", "t", { replicationFactor: rf as unknown as number }),
+    );
+    expect(refused.errorName).toBe("INVALID_REPLICATION_FACTOR");
+    expect(refused.message).toBe(
+      `replicationFactor (--replication-factor) must be an integer >= 1, got ${shown}; nothing was added. Give a number such as 3, or leave it out for the mirror's default.replication.factor.`,
+    );
+    expect(env.destination.controller.image.topic("t")).toBeUndefined();
+    expect(env.coordinators.take()).toEqual([]);
+  });
+
   it("refuses a re-add whose new partitions cannot be placed before changing anything", async () => {
     const env = mirrorEnv();
     sourceTopic(env.source, "t");

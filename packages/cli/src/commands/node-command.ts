@@ -39,6 +39,22 @@ export interface NodeFlags {
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 /**
+ * `--state-partitions`: `__mirror_state` is one topic the node creates at its first start, before it
+ * listens, so it is held to the node's limit for one topic's creation (`--max-partitions-per-request`).
+ * Unbounded, a typo such as 100000 kept the node busy for minutes (no log line, the port not open) while it
+ * filled the data dir with partition directories.
+ */
+function statePartitionsFlag(value: string, maxPartitionsPerRequest: number): number {
+  const n = intFlag("--state-partitions", value, 1);
+  if (n > maxPartitionsPerRequest) {
+    throw new UsageError(
+      `--state-partitions ${n} is more than the ${maxPartitionsPerRequest} partitions one topic may be created with (--max-partitions-per-request); pass at most ${maxPartitionsPerRequest} (the default is 50), or raise --max-partitions-per-request`,
+    );
+  }
+  return n;
+}
+
+/**
  * Runs the node until SIGTERM/SIGINT: the destination cluster (and `--source` clusters) on `--data-dir`,
  * mirroring, the admin endpoint and the metrics endpoint; JSON logs on stdout. Resolves when it stopped.
  */
@@ -52,6 +68,7 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
   const principals = flags.principals === undefined ? [] : readPrincipalsFile(flags.principals);
   // Every flag is checked before anything starts: a bad port must not be reported after the clusters
   // started (and wrote to the data dir).
+  const maxPartitionsPerRequest = intFlag("--max-partitions-per-request", flags.maxPartitionsPerRequest, 1);
   const options = {
     name: parseClusterName(flags.name),
     dataDir: flags.dataDir,
@@ -63,7 +80,7 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
     numStatePartitions:
       flags.statePartitions === undefined
         ? undefined
-        : intFlag("--state-partitions", flags.statePartitions, 1),
+        : statePartitionsFlag(flags.statePartitions, maxPartitionsPerRequest),
     ...(flags.failedRetryMaxAttempts === undefined
       ? {}
       : {
@@ -78,7 +95,7 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
     enforceAcls: flags.authorizer === "on" || (flags.authorizer === "auto" && principals.length > 0),
     limits: {
       ...DEFAULT_REQUEST_LIMITS,
-      maxPartitionsPerRequest: intFlag("--max-partitions-per-request", flags.maxPartitionsPerRequest, 1),
+      maxPartitionsPerRequest,
       maxPartitionsPerCluster: intFlag("--max-partitions-per-cluster", flags.maxPartitionsPerCluster, 1),
       maxProduceCount: intFlag("--max-produce-count", flags.maxProduceCount, 1),
     },

@@ -158,8 +158,12 @@ export class Admin {
       this.ctx,
       args.topics.map((t) => ({
         name: t.topic,
-        ...(t.numPartitions === undefined || t.numPartitions < 0 ? {} : { numPartitions: t.numPartitions }),
-        ...(t.replicationFactor === undefined || t.replicationFactor < 0
+        // As Kafka's CreateTopics: -1 (or none) is the default; any other value below 1 is refused
+        // (INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR), not taken for the default.
+        ...(t.numPartitions === undefined || t.numPartitions === -1
+          ? {}
+          : { numPartitions: t.numPartitions }),
+        ...(t.replicationFactor === undefined || t.replicationFactor === -1
           ? {}
           : { replicationFactor: t.replicationFactor }),
         ...(t.replicaAssignment && t.replicaAssignment.length > 0

@@ -550,6 +550,16 @@ export class MirrorAdmin {
     replicationFactor: number | undefined,
   ): void {
     if (replicationFactor === undefined) return;
+    if (!Number.isInteger(replicationFactor) || replicationFactor < 1) {
+      const shown =
+        typeof replicationFactor === "number"
+          ? String(replicationFactor)
+          : `${JSON.stringify(replicationFactor)} (a ${typeof replicationFactor})`;
+      throw new ClusterError(
+        "INVALID_REPLICATION_FACTOR",
+        `replicationFactor (--replication-factor) must be an integer >= 1, got ${shown}; nothing was added. Give a number such as 3, or leave it out for the mirror's default.replication.factor.`,
+      );
+    }
     const differing = matched.flatMap((t) => {
       const rf = this.controller.image.topic(t.name)?.partitions[0]?.replicas.length;
       return rf !== undefined && rf !== replicationFactor ? [`${t.name} (${rf})`] : [];

@@ -270,6 +270,13 @@ export class Controller {
     if (this.image.topic(request.name)) {
       throw new ClusterError("TOPIC_ALREADY_EXISTS", `topic '${request.name}' already exists`);
     }
+    const collides = this.image.collidingTopic(request.name);
+    if (collides !== undefined) {
+      throw new ClusterError(
+        "INVALID_TOPIC_EXCEPTION",
+        `topic '${request.name}' collides with existing topic '${collides}': Kafka reads '.' and '_' as the same in metric names, so topics may not differ only by them; pick another name`,
+      );
+    }
     // A validation draws no id (that would move the controller's random stream): it answers the given one,
     // or the zero UUID.
     const topicId = request.topicId ?? (options.validateOnly ? ZERO_UUID : this.newTopicId());

@@ -278,6 +278,14 @@ export class KafkaCluster implements BrokerNetwork {
         `brokers must be an integer >= 1, got ${typeof brokers === "number" ? String(brokers) : JSON.stringify(brokers)}; a cluster needs at least one broker`,
       );
     }
+    // Injected, never read from the process (determinism): a missing one otherwise fails deep inside.
+    const missing = (["clock", "scheduler", "random"] as const).filter((k) => options?.[k] === undefined);
+    if (missing.length > 0) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `KafkaCluster.start needs ${missing.join(", ")}: the cluster reads no time or randomness of its own. For real time pass clock: new SystemClock(), scheduler: new EventLoopScheduler() and random: new SeededRandom(<seed>) (all from @cluster-mirror/cluster)`,
+      );
+    }
     const cluster = new KafkaCluster(options);
     try {
       for (let id = 0; id < brokers; id++) cluster.startBroker(id);

@@ -117,6 +117,8 @@ export class MetadataImage {
   offset = -1;
   readonly topicsById = new Map<Uuid, TopicMetadata>();
   readonly topicIdsByName = new Map<string, Uuid>();
+  /** Topic names by their metric name ('.' read as '_'), where Kafka's names collide (see `collidingTopic`). */
+  private readonly topicNamesByMetricName = new Map<string, string>();
   readonly brokers = new Map<number, BrokerMetadata>();
   /** Dynamic broker configs by broker id as a string; "" holds cluster-wide defaults. */
   readonly brokerConfigs = new Map<string, Map<string, string>>();
@@ -124,6 +126,15 @@ export class MetadataImage {
   readonly mirrors = new Map<string, Readonly<Record<string, string>>>();
   /** First producer id not yet handed out. */
   nextProducerId = 0n;
+
+  /**
+   * An existing topic whose name differs from `name` only where one has '.' and the other '_' (Kafka
+   * refuses such a topic: the two would share their metric names), if any.
+   */
+  collidingTopic(name: string): string | undefined {
+    const other = this.topicNamesByMetricName.get(metricName(name));
+    return other === name ? undefined : other;
+  }
 
   /** The topic named `name`, if it exists. */
   topic(name: string): TopicMetadata | undefined {
@@ -170,6 +181,7 @@ export class MetadataImage {
           configs: new Map(),
         });
         this.topicIdsByName.set(record.name, record.topicId);
+        this.topicNamesByMetricName.set(metricName(record.name), record.name);
         return;
       case "Partition": {
         const topic = this.topicsById.get(record.topicId);
@@ -254,6 +266,7 @@ export class MetadataImage {
         if (!topic) return;
         this.topicsById.delete(record.topicId);
         this.topicIdsByName.delete(topic.name);
+        this.topicNamesByMetricName.delete(metricName(topic.name));
         return;
       }
     }
@@ -267,4 +280,9 @@ function getOrCreate(map: Map<string, Map<string, string>>, key: string): Map<st
     map.set(key, value);
   }
   return value;
+}
+
+/** A topic's name as Kafka's metrics spell it: '.' replaced by '_' (`Topic.unifyCollisionChars`). */
+function metricName(topic: string): string {
+  return topic.replaceAll(".", "_");
 }

@@ -14,6 +14,7 @@ import { MirrorAdmin } from "./admin/mirror-admin";
 import { announceAppends, MirrorChanges } from "./admin/mirror-changes";
 import { parseMirrorConfig } from "./admin/mirror-config";
 import { liveSourceHighWatermark } from "./admin/mirror-describe";
+import { checkMillis, shown } from "./admin/option-checks";
 import {
   CoordinatorLoadWaiters,
   DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS,
@@ -202,6 +203,7 @@ export class ClusterMirroring {
       );
     }
     if (options.lingerMs !== undefined) checkAppendLingerMs(options.lingerMs);
+    checkStartOptions(options);
     const requested = options.numStatePartitions ?? DEFAULT_MIRROR_STATE_PARTITIONS;
     // Every key's coordinator is hash % partition count: routing by any other count than the topic's
     // own would send commands to partitions nobody coordinates for them (NOT_COORDINATOR forever).
@@ -386,6 +388,7 @@ export class ClusterMirroring {
    * Sync errors do not reject: they are in the report's `errors` (and the sync-error metrics).
    */
   async whenSynced(mirror: string, options: { timeoutMs?: number } = {}): Promise<RefreshReport> {
+    checkMillis("timeoutMs", options.timeoutMs);
     this.requireMirror(mirror);
     return this.syncWaiters.next(mirror, options.timeoutMs ?? 120_000);
   }
@@ -439,6 +442,12 @@ export class ClusterMirroring {
     { timeoutMs = 60_000, intervalMs = 50 }: { timeoutMs?: number; intervalMs?: number },
   ): Promise<void> {
     if (this.closedWith) return Promise.reject(this.closedWith);
+    try {
+      checkMillis("timeoutMs", timeoutMs);
+      checkMillis("intervalMs", intervalMs);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const { clock, scheduler } = this.options.cluster;
     const deadline = clock.now() + timeoutMs;
     return new Promise((resolve, reject) => {
@@ -641,5 +650,32 @@ export class ClusterMirroring {
   private fetcherOf(key: MirrorPartitionKey): MirrorFetcherManager | undefined {
     const leader = this.destination.leaderOf(key.topic, key.partition);
     return this.nodes.get(leader)?.fetchers;
+  }
+}
+
+/** The largest `__mirror_state` a start creates: one topic's creation limit of the node (and Kafka's default). */
+const MAX_MIRROR_STATE_PARTITIONS = 1000;
+
+/**
+ * What `ClusterMirroring.start` needs before anything starts: a cluster, a source connector (without one the
+ * first `createMirror` fails as if the source were unreachable), randomness for the retries' jitter, and a
+ * `__mirror_state` size it can create (a typo such as 100000 kept the event loop busy for minutes).
+ */
+function checkStartOptions(options: ClusterMirroringOptions): void {
+  const invalid = (what: string) => new ClusterError("INVALID_REQUEST", `ClusterMirroring.start: ${what}`);
+  if (!options?.cluster) throw invalid("options.cluster is missing: pass the destination KafkaCluster");
+  if (typeof options.sources?.connect !== "function") {
+    throw invalid(
+      "options.sources is missing: pass a SourceConnector, e.g. new EmbeddedSourceConnector(registry) for embedded sources or new KafkajsSourceConnector() (@cluster-mirror/kafkajs) for Apache Kafka",
+    );
+  }
+  if (typeof options.random?.next !== "function") {
+    throw invalid("options.random is missing: pass new SeededRandom(<seed>) (@cluster-mirror/cluster)");
+  }
+  const n = options.numStatePartitions;
+  if (n !== undefined && (!Number.isSafeInteger(n) || n < 1 || n > MAX_MIRROR_STATE_PARTITIONS)) {
+    throw invalid(
+      `numStatePartitions (mirror.topic.num.partitions) must be a whole number from 1 to ${MAX_MIRROR_STATE_PARTITIONS}, got ${shown(n)}; leave it out for the default ${DEFAULT_MIRROR_STATE_PARTITIONS}`,
+    );
   }
 }

@@ -23,6 +23,7 @@ import type {
 import type { MirrorDescribeRow, MirrorListing } from "./describe-format";
 import {
   InvalidMirrorConfigError,
+  InvalidMirrorNameError,
   MirrorAlreadyExistsError,
   MirrorLoopError,
   MirrorStateError,
@@ -51,6 +52,7 @@ import {
 } from "./mirror-config";
 import { alterMirrorConfigs, type MirrorConfigChanges } from "./mirror-config-alter";
 import { describeMirrorPartitions } from "./mirror-describe";
+import { checkMillis, checkTopicSelection, shown } from "./option-checks";
 import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
 import {
   checkPartitionStates,
@@ -407,7 +409,12 @@ export class MirrorAdmin {
    * failover (UnsafeTruncationError).
    * Message: `Added N topic(s) to mirror NAME: [t1, t2]`, then `; M already in the mirror, left as they are: [t3 (PAUSED)]`.
    */
-  addTopics(mirror: string, regex: string, options: AddTopicsOptions = {}): Promise<MirrorTopicsResult> {
+  async addTopics(
+    mirror: string,
+    regex: string,
+    options: AddTopicsOptions = {},
+  ): Promise<MirrorTopicsResult> {
+    checkTopicSelection(regex);
     return this.commands.run(mirror, () => this.addTopicsNow(mirror, regex, options));
   }
 
@@ -551,13 +558,9 @@ export class MirrorAdmin {
   ): void {
     if (replicationFactor === undefined) return;
     if (!Number.isInteger(replicationFactor) || replicationFactor < 1) {
-      const shown =
-        typeof replicationFactor === "number"
-          ? String(replicationFactor)
-          : `${JSON.stringify(replicationFactor)} (a ${typeof replicationFactor})`;
       throw new ClusterError(
         "INVALID_REPLICATION_FACTOR",
-        `replicationFactor (--replication-factor) must be an integer >= 1, got ${shown}; nothing was added. Give a number such as 3, or leave it out for the mirror's default.replication.factor.`,
+        `replicationFactor (--replication-factor) must be an integer >= 1, got ${shown(replicationFactor)}; nothing was added. Give a number such as 3, or leave it out for the mirror's default.replication.factor.`,
       );
     }
     const differing = matched.flatMap((t) => {
@@ -609,7 +612,8 @@ export class MirrorAdmin {
    * a crash left short of STOPPING is sent STOP.
    * Message: `Removed N topic(s) from mirror NAME: [t1]`.
    */
-  removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+  async removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    checkTopicSelection(regex);
     return this.commands.run(mirror, () => this.removeTopicsNow(mirror, regex));
   }
 
@@ -651,6 +655,8 @@ export class MirrorAdmin {
    * Message: `Promoted N topic(s) of mirror NAME: [t1]; ...`.
    */
   async promoteTopics(mirror: string, regex: string, options: PromoteOptions = {}): Promise<PromoteResult> {
+    checkTopicSelection(regex);
+    checkMillis("timeoutMs", options.timeoutMs);
     this.requireMirror(mirror);
     return promoteTopics(
       {
@@ -677,6 +683,7 @@ export class MirrorAdmin {
    * bump, records a failback would truncate on the source. Changes nothing.
    */
   async previewFailover(mirror: string, regex: string): Promise<FailoverPreviewRow[]> {
+    checkTopicSelection(regex);
     this.requireMirror(mirror);
     return previewFailover(
       {
@@ -707,7 +714,8 @@ export class MirrorAdmin {
    * then `; M already paused: [t2]` and `; K unchanged: [t3 (PAUSING)]` for matched topics it left as they
    * were (see `topicsChangedMessage`).
    */
-  pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+  async pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    checkTopicSelection(regex);
     return this.commands.run(mirror, () => this.pauseTopicsNow(mirror, regex));
   }
 
@@ -734,7 +742,8 @@ export class MirrorAdmin {
    * Message: `Resumed mirroring for N topic(s): [t1]`, then `; M already mirroring: [t2]` and
    * `; K unchanged: [t3 (PREPARING)]` for matched topics it left as they were (see `topicsChangedMessage`).
    */
-  resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+  async resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    checkTopicSelection(regex);
     return this.commands.run(mirror, () => this.resumeTopicsNow(mirror, regex));
   }
 
@@ -778,6 +787,7 @@ export class MirrorAdmin {
   }
 
   private requireMirror(name: string): MirrorDefinition {
+    if (typeof name !== "string") throw new InvalidMirrorNameError(shown(name), "a mirror name is a string");
     const stored = this.controller.image.mirrors.get(name);
     if (!stored)
       throw new UnknownMirrorError(name, [...this.controller.image.mirrors.keys()].sort(compareStrings));

@@ -1,3 +1,4 @@
+import { ClusterError } from "@cluster-mirror/cluster";
 import { InvalidMirrorConfigError } from "./errors";
 import { checkMirrorConfigKeys, KNOWN_MIRROR_CONFIGS, MIRROR_CONFIG_KEYS } from "./mirror-config";
 
@@ -18,6 +19,21 @@ export function alterMirrorConfigs(
   stored: Readonly<Record<string, string>>,
   changes: MirrorConfigChanges,
 ): Record<string, string> {
+  // A wrong shape (null, a string for `delete`) otherwise fails as a TypeError or reads a string letter by
+  // letter ("Unknown mirror config 't'").
+  const isRecord = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
+  if (!isRecord(changes) || (changes.set !== undefined && !isRecord(changes.set))) {
+    throw new ClusterError(
+      "INVALID_REQUEST",
+      `mirror config changes must be { set?: { key: "value" }, delete?: ["key"] }, got ${JSON.stringify(changes) ?? String(changes)}`,
+    );
+  }
+  if (changes.delete !== undefined && !Array.isArray(changes.delete)) {
+    throw new ClusterError(
+      "INVALID_REQUEST",
+      `mirror config changes: delete must be an array of config names, such as ["${String(changes.delete)}"], got ${JSON.stringify(changes.delete)}`,
+    );
+  }
   const set = changes.set ?? {};
   const deleted = changes.delete ?? [];
   checkMirrorConfigKeys(set);

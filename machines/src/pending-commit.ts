@@ -50,8 +50,15 @@ function pauseRequestedAfter(context: MirrorPartitionContext, to: LifecycleState
           (committed.previousState === "PAUSING" || committed.previousState === "PAUSED"))
       );
     case "MIRRORING":
-    case "FAILED":
       return context.pauseRequested;
+    case "FAILED":
+      // A failure that replaces a PAUSING change still waiting for its append (a failed append retries
+      // after a backoff, and a failure meanwhile commits FAILED at once) keeps the pause: the FAILED record's
+      // previousState is the committed MIRRORING, so without it the retry resumed MIRRORING with a fetcher,
+      // the PAUSE command was answered by the FAILED commit, and only the metadata manager's next refresh
+      // paused the topic (soak faults FC_SEED=506: a full disk failed the PAUSING append, then the fetcher's).
+      // A recovered coordinator reads the same from the topic's `.paused` `mirror.name`.
+      return context.pauseRequested || context.pending?.to === "PAUSING";
     default:
       return false;
   }

@@ -234,6 +234,34 @@ describe("Critical: FAILED retries go to the right place", () => {
     expect(end.effects.flat().map((e) => e.type)).not.toContain("addFetcher");
   });
 
+  // Soak faults FC_SEED=506 (disk-full): b's full disk failed the PAUSING append, then the fetcher's append
+  // failed the partition while that append waited for its retry. FAILED committed in its place (previousState
+  // MIRRORING, the committed state), the PAUSE command was answered by that commit, and the retry resumed
+  // MIRRORING with a fetcher: the topic paused only at the metadata manager's refresh, 21 s later.
+  it("a failure that replaces a PAUSING change still waiting for its append keeps the pause: the retry ends PAUSED", () => {
+    const commitFailed: TestEvent = { type: "COMMIT_FAILED", message: "KAFKA_STORAGE_ERROR", random: 0.5 };
+    // The failure while the append waits for its retry (committed at once), and while it is in flight
+    // (deferred, committed when the append fails).
+    for (const events of [
+      [{ type: "PAUSE" }, commitFailed, fail(true)],
+      [{ type: "PAUSE" }, fail(true), commitFailed],
+    ] satisfies TestEvent[][]) {
+      const failed = drive(mirroring(), [...events, COMMITTED]);
+      expect(lifecycleStateOf(failed.snapshot)).toBe("FAILED");
+      expect(toStateRecord(failed.snapshot).previousState).toBe("MIRRORING");
+      const retry = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+      // MIRRORING commits (the record the retry appended) and PAUSING is asked for at once, with no fetcher.
+      expect(retry.snapshot.context.pending?.to).toBe("PAUSING");
+      const end = drive(retry.snapshot, [
+        COMMITTED,
+        { type: "FETCHER_REMOVED", latestMirroredEpoch: 0 },
+        COMMITTED,
+      ]);
+      expect(lifecycleStateOf(end.snapshot)).toBe("PAUSED");
+      expect([...retry.effects, ...end.effects].flat().map((e) => e.type)).not.toContain("addFetcher");
+    }
+  });
+
   it("a retry of a MIRRORING (or EPOCH_FENCING) partition resumes MIRRORING from the local log end", () => {
     const failed = drive(mirroring(), [fail(true), COMMITTED]);
     const back = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);

@@ -7,7 +7,7 @@ import {
   runTopologyProperty,
   type TopologyProperty,
 } from "./harness";
-import { activePassive, mixed } from "./sim";
+import { activePassive, keyIdOf, mixed, readMirrorStateHistory } from "./sim";
 
 /** The state-leader-moves property's topology for stored regressions (their steps are explicit). */
 const stateLeaderRegressions: TopologyProperty = {
@@ -104,6 +104,46 @@ describe("property: coordinator moves and source divergence", () => {
           simSeed: 0,
           steps: ["advance(349)", "diskFull(0,0,178,4323)", "advance(100)"],
           reaches: reachesSteps("a's disk filled", /disk of a broker \d full/),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
+    "regression: a pause whose PAUSING append failed, overtaken by a failure of the partition, still ends PAUSED (FC_SEED=506 soak)",
+    async () => {
+      // b's full disk failed profiles-0's PAUSING append; while it waited for its retry the fetcher's append
+      // failed too and FAILED (previousState MIRRORING) committed in its place, answering the PAUSE. The retry
+      // resumed MIRRORING with a fetcher, and only the metadata manager's refresh paused it, 21 s later.
+      await runRegressions({ ...stateLeaderRegressions, name: "disk-full" }, [
+        {
+          bug: "a failure that replaced a pending PAUSING change dropped the pause: the retry resumed MIRRORING",
+          simSeed: 614609,
+          steps: [
+            "failover(542,0)",
+            "diskFull(777,147,88,4044)",
+            "txnBegin(403,169)",
+            "txnCommit",
+            "advance(139)",
+            "pause(247)",
+          ],
+          reaches: (sim) => {
+            if (!sim.steps.some((s) => s.endsWith("pause b-from-a profiles")))
+              return "the pause of profiles was not accepted";
+            const b = sim.node("b").cluster;
+            const topicId = b.controller.image.topic("profiles")?.topicId ?? "";
+            const id = keyIdOf("b-from-a", topicId, 0);
+            const states = readMirrorStateHistory(b).entries.flatMap((e) =>
+              e.keyId === id && e.kind === "MirrorPartitionState" && e.state ? [e.state] : [],
+            );
+            // The PAUSE's change (MIRRORING -> PAUSING) got a FAILED record from MIRRORING in its place.
+            const i = states.findIndex((s) => s.state === "FAILED" && s.previousState === "MIRRORING");
+            return i > 0 &&
+              states[i - 1]?.state === "MIRRORING" &&
+              !states.slice(0, i).some((s) => s.state === "PAUSING")
+              ? undefined
+              : "profiles-0 did not fail from MIRRORING before its PAUSING commit";
+          },
         },
       ]);
     },

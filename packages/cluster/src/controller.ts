@@ -783,6 +783,13 @@ export class Controller {
         `number of partitions must be at least 1, got ${shownNumber(numPartitions)}`,
       );
     }
+    if (replicationFactor === undefined && live.length === 0) {
+      // The default below would be 0: not the caller's replication factor (they gave none), no broker to place on.
+      throw new ClusterError(
+        "INVALID_REPLICATION_FACTOR",
+        "the default replication factor, min(3, live brokers), needs at least one live broker; none are live",
+      );
+    }
     const rf = replicationFactor ?? Math.min(3, live.length);
     // Not a count at all (0, negative, fractional, a string): saying it "needs that many live brokers" would
     // send the caller looking for brokers ("replication factor 3 needs that many live brokers; 3 are live").

@@ -58,6 +58,21 @@ describe("Controller topics", () => {
     expect(c.image.topic("b")).toBeUndefined();
   });
 
+  it("with no live broker, a topic asked for with the default replication factor is refused for the brokers, not its replication factor", () => {
+    // Review s54: the default replication factor is min(3, live brokers), 0 with none live, and the check
+    // for a replication factor that is no count answered "replication factor must be an integer >= 1, got 0"
+    // to a caller who gave none.
+    const c = controller(0);
+    const refused = errorOf(() => c.createTopic({ name: "b" }));
+    expect(refused.errorName).toBe("INVALID_REPLICATION_FACTOR");
+    expect(refused.message).toBe(
+      "the default replication factor, min(3, live brokers), needs at least one live broker; none are live",
+    );
+    const validated = errorOf(() => c.createTopic({ name: "b" }, { validateOnly: true }));
+    expect(validated.message).toBe(refused.message);
+    expect(c.image.topic("b")).toBeUndefined();
+  });
+
   it("adds partitions, never removes them, and deletes topics", () => {
     const c = controller();
     c.createTopic({ name: "t", numPartitions: 1, replicationFactor: 2 });

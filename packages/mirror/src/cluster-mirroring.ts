@@ -29,6 +29,7 @@ import {
   DEFAULT_MIRROR_STATE_PARTITIONS,
   EmbeddedStateLog,
   ensureMirrorStateTopic,
+  MAX_MIRROR_STATE_PARTITIONS,
   MIRROR_STATE_TOPIC,
 } from "./destination/embedded-state-log";
 import { type MirrorFetcherConfig, MirrorFetcherManager } from "./fetcher/mirror-fetcher-manager";
@@ -195,6 +196,8 @@ export class ClusterMirroring {
 
   /** Starts mirroring on every running broker of `options.cluster` (creating `__mirror_state` if needed). */
   static start(options: ClusterMirroringOptions): ClusterMirroring {
+    // First: with no options at all, the checks below would fail as a TypeError.
+    checkStartOptions(options);
     if (RUNNING.has(options.cluster)) {
       // Two engines would both coordinate and fetch the same partitions, racing on every append.
       throw new ClusterError(
@@ -203,7 +206,6 @@ export class ClusterMirroring {
       );
     }
     if (options.lingerMs !== undefined) checkAppendLingerMs(options.lingerMs);
-    checkStartOptions(options);
     const requested = options.numStatePartitions ?? DEFAULT_MIRROR_STATE_PARTITIONS;
     // Every key's coordinator is hash % partition count: routing by any other count than the topic's
     // own would send commands to partitions nobody coordinates for them (NOT_COORDINATOR forever).
@@ -652,9 +654,6 @@ export class ClusterMirroring {
     return this.nodes.get(leader)?.fetchers;
   }
 }
-
-/** The largest `__mirror_state` a start creates: one topic's creation limit of the node (and Kafka's default). */
-const MAX_MIRROR_STATE_PARTITIONS = 1000;
 
 /**
  * What `ClusterMirroring.start` needs before anything starts: a cluster, a source connector (without one the

@@ -75,6 +75,7 @@ export {
   DEFAULT_MIRROR_STATE_PARTITIONS,
   EmbeddedStateLog,
   ensureMirrorStateTopic,
+  MAX_MIRROR_STATE_PARTITIONS,
   MIRROR_STATE_TOPIC,
 } from "./destination/embedded-state-log";
 export { fetcherIndexFor, mirrorFetcherClientId } from "./fetcher/client-id";

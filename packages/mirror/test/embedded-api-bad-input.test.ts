@@ -97,6 +97,10 @@ describe("the library refuses bad input with a typed error that says what to pas
     const start = (options: object) => () =>
       ClusterMirroring.start({ cluster, random: new SeededRandom(2), ...options } as never);
     expect(start({})).toThrow(/options.sources is missing: pass a SourceConnector/);
+    // Review s54: no options at all was a TypeError ("Cannot read properties of undefined (reading 'cluster')").
+    expect(() => ClusterMirroring.start(undefined as never)).toThrow(
+      /ClusterMirroring.start: options.cluster is missing/,
+    );
     const sources = new EmbeddedSourceConnector(new EmbeddedSourceRegistry());
     for (const numStatePartitions of [0, 1e6, 2.5, "4"]) {
       expect(start({ sources, numStatePartitions })).toThrow(

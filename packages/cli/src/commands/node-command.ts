@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_BACKOFF } from "@cluster-mirror/mirror";
+import { DEFAULT_RETRY_BACKOFF, MAX_MIRROR_STATE_PARTITIONS } from "@cluster-mirror/mirror";
 import { pino } from "pino";
 import { startNodeRuntime } from "../node/node-runtime";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
@@ -46,6 +46,14 @@ const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
  */
 function statePartitionsFlag(value: string, maxPartitionsPerRequest: number): number {
   const n = intFlag("--state-partitions", value, 1);
+  // The engine's own bound (`ClusterMirroring.start` refuses more): checked here too, or a raised
+  // --max-partitions-per-request let it through and the node failed only after it created the data dir.
+  if (n > MAX_MIRROR_STATE_PARTITIONS) {
+    const most = Math.min(maxPartitionsPerRequest, MAX_MIRROR_STATE_PARTITIONS);
+    throw new UsageError(
+      `--state-partitions ${n} is more than the ${MAX_MIRROR_STATE_PARTITIONS} partitions __mirror_state may have; pass at most ${most} (the default is 50)`,
+    );
+  }
   if (n > maxPartitionsPerRequest) {
     throw new UsageError(
       `--state-partitions ${n} is more than the ${maxPartitionsPerRequest} partitions one topic may be created with (--max-partitions-per-request); pass at most ${maxPartitionsPerRequest} (the default is 50), or raise --max-partitions-per-request`,

@@ -8,6 +8,9 @@ export const MIRROR_STATE_TOPIC = "__mirror_state";
 /** Kafka's default for `mirror.topic.num.partitions` (as `offsets.topic.num.partitions`). */
 export const DEFAULT_MIRROR_STATE_PARTITIONS = 50;
 
+/** The largest `__mirror_state` a start creates (`ClusterMirroring.start`'s `numStatePartitions`). */
+export const MAX_MIRROR_STATE_PARTITIONS = 1000;
+
 /**
  * Creates `__mirror_state` (compacted, `numPartitions` partitions, replication factor min(3, live brokers))
  * unless it exists; returns its partition count.

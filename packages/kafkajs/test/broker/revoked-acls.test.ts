@@ -51,6 +51,25 @@ describe("a secured source: the mirror's ACLs on a mirrored topic revoked (and r
   const revoke = (topic: string, operations = [READ, DESCRIBE]) =>
     admin.deleteAcls({ filters: operations.map((o) => acl(topic, o)) });
 
+  /**
+   * Waits until the mirror's principal sees `topic` in its listing (`visible`) or no longer does. An ACL
+   * change reaches the broker's authorizer through the metadata log a moment after createAcls or
+   * deleteAcls answered: a sync run right away may still see the old ACLs (on a loaded machine, CI).
+   */
+  async function principalSees(topic: string, visible: boolean): Promise<void> {
+    const probe = new KafkajsSourceCluster("acl-probe", mirrorUser);
+    try {
+      await until(async () => {
+        const seen = (await probe.describeTopics()).some((t) => t.name === topic);
+        return seen === visible
+          ? undefined
+          : `the principal ${visible ? "does not see" : "still sees"} ${topic}`;
+      });
+    } finally {
+      await probe.close();
+    }
+  }
+
   async function produce(topic: string, values: string[]): Promise<void> {
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
@@ -127,6 +146,7 @@ describe("a secured source: the mirror's ACLs on a mirrored topic revoked (and r
     await dest.mirroring.admin.pauseTopics("rev-paused", topic);
     await until(async () => ((await row("rev-paused")).state === "PAUSED" ? undefined : "not paused"));
     await revoke(topic);
+    await principalSees(topic, false);
     await dest.mirroring.refreshNow("rev-paused");
     const report = await dest.mirroring.refreshNow("rev-paused");
     expect(report.deletedTopics).toEqual([]);
@@ -174,8 +194,10 @@ describe("a secured source: the mirror's ACLs on a mirrored topic revoked (and r
     await dest.mirroring.admin.pauseTopics("restored", topic);
     await until(async () => ((await row("restored")).state === "PAUSED" ? undefined : "not paused"));
     await revoke(topic);
+    await principalSees(topic, false);
     await dest.mirroring.refreshNow("restored"); // one sync misses it
     await grant(topic);
+    await principalSees(topic, true);
     await dest.mirroring.refreshNow("restored");
     await dest.mirroring.refreshNow("restored");
     expect(await row("restored")).toMatchObject({ state: "PAUSED" });

@@ -366,6 +366,39 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "planned failover a-from-b orders",
           ),
         },
+        {
+          // a's workload transaction on orders-1 (producer 0, data at 0) was abandoned by a kill -9 of node a;
+          // the new process's coordinator loaded it Ongoing, to abort at its 60 s timeout. a failed back and
+          // failed over again before PREPARING's truncation: a failover over the topic's own log aborts only
+          // KIP-664's hanging transactions and rightly left this live one to its coordinator (it did, 60 s
+          // later); the simulator checked LSO == HW at STOPPED with no exception for it.
+          bug: "soak FC_SEED=408 x10 (a simulator bug): an abandoned transaction of a's own coordinator, open on the log a failback removed before its truncation kept, was reported hanging at STOPPED",
+          simSeed: 737213,
+          steps: [
+            "txnBegin(972,941)",
+            "readd(374,1)",
+            "restartNode(318)",
+            "crash(285,677)",
+            "crash(353,448)",
+            "slowDisk(541,353,1448)",
+            "restart(474)",
+            "cycle(60)",
+            "cycle(949)",
+          ],
+          // The bug needs a's failover of orders-1 from PREPARING before the truncation, the abandoned
+          // transaction still open on its log at STOPPED.
+          reaches: (sim) => {
+            const cluster = sim.node("a").cluster;
+            const topicId = cluster.controller.image.topic("orders")?.topicId ?? "";
+            const a = failoverAlignment(cluster, { mirror: "a-from-b", topicId, partition: 1 });
+            const open =
+              /a\/orders-1: the abandoned transaction of producer \d+ \(data at 0\) is open after STOPPED/;
+            const stillOpen = sim.steps.some((s) => open.test(s));
+            return a?.stoppedFrom === "PREPARING" && !a.aligned && stillOpen
+              ? undefined
+              : "no failover of a's orders-1 before the truncation with its abandoned transaction open at STOPPED";
+          },
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

@@ -52,6 +52,31 @@ export async function checkAbandonedTxns(sim: Simulation): Promise<Violation[]> 
   return out;
 }
 
+/**
+ * The transaction abandoned by a restart of `node` that is open on `topic`-`partition` from `firstOffset`
+ * (by `producerId`), if the log still holds it as written. It does not hang: `node`'s own coordinator
+ * still runs it (stored in its transaction state) and aborts it at its timeout, which `checkAbandonedTxns`
+ * checks. A failover over the topic's own log (a failback removed before its truncation) rightly leaves it
+ * to that coordinator: an ABORT marker of the failover's would end a transaction the coordinator runs.
+ */
+export function abandonedTxnOpen(
+  sim: Simulation,
+  node: string,
+  topic: string,
+  partition: number,
+  open: { producerId: bigint; firstOffset: bigint },
+): AbandonedTxn | undefined {
+  return sim.model.abandonedTxns.find(
+    (t) =>
+      t.node === node &&
+      t.topic === topic &&
+      t.partition === partition &&
+      t.producerId === open.producerId &&
+      t.offset === open.firstOffset &&
+      !replaced(sim, t),
+  );
+}
+
 /** Whether the partition's log may no longer hold `t` as it was written (see `checkAbandonedTxns`). */
 function replaced(sim: Simulation, t: AbandonedTxn): boolean {
   if (sim.model.diverged.has(partitionId(t.node, t.topic, t.partition))) return true;

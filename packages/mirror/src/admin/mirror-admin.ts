@@ -609,7 +609,9 @@ export class MirrorAdmin {
    * topics (mirroring or paused), drops `regex` from `topics.include` when it is there verbatim (so it is not
    * rediscovered), and sends STOP: the partitions go STOPPING -> STOPPED and become writable. Idempotent:
    * topics already removed (STOPPING or STOPPED) match as well and answer success; any of their partitions
-   * a crash left short of STOPPING is sent STOP.
+   * a crash left short of STOPPING is sent STOP. When the coordinators of the partitions do not load
+   * within `coordinatorLoadTimeoutMs` (a `__mirror_state` partition without a leader), a retriable
+   * COORDINATOR_NOT_AVAILABLE and nothing changed.
    * Message: `Removed N topic(s) from mirror NAME: [t1]`.
    */
   async removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
@@ -617,15 +619,32 @@ export class MirrorAdmin {
     return this.commands.run(mirror, () => this.removeTopicsNow(mirror, regex));
   }
 
-  private async removeTopicsNow(mirror: string, regex: string): Promise<MirrorTopicsResult> {
-    const def = this.requireMirror(mirror);
+  /** `beforeChange` runs once the coordinators loaded, right before the first change, and may refuse it by throwing. */
+  private async removeTopicsNow(
+    mirror: string,
+    regex: string,
+    beforeChange?: () => void,
+  ): Promise<MirrorTopicsResult> {
     // Removed topics match too: a repeated `--remove` (after a timeout, or a crash half way) is accepted,
     // changes no config, and sends STOP only to the partitions that have not begun STOPPING yet.
-    const topics = selectMirrorTopics(mirror, regex, mirrorTopics(this.controller.image, mirror), [
-      "ACTIVE",
-      "PAUSED",
-      "REMOVED",
-    ]);
+    const select = () =>
+      selectMirrorTopics(mirror, regex, mirrorTopics(this.controller.image, mirror), [
+        "ACTIVE",
+        "PAUSED",
+        "REMOVED",
+      ]);
+    this.requireMirror(mirror);
+    // The coordinators first, as pause and resume do: one whose `__mirror_state` partition has no leader
+    // refuses the removal (COORDINATOR_NOT_AVAILABLE) before any `mirror.name` is set. Waited for after
+    // the change (in `drive`), the refusal came with the topic already `.removed`, to be failed over
+    // whenever that partition came back (soak `readd` FC_SEED=407: the only in-sync replica of
+    // `__mirror_state-2` crashed right before an unplanned failover).
+    await this.awaitCoordinatorsOf(mirror, select());
+    // A promote checks its deadline and cancellation again: the wait may have outlasted them.
+    beforeChange?.();
+    // Read again after the wait: the mirror's config and topics as they are now.
+    const def = this.requireMirror(mirror);
+    const topics = select();
     for (const t of topics) if (t.desired !== "REMOVED") this.setMirrorName(t.name, mirror, "REMOVED");
     if (def.topicsInclude.includes(regex)) {
       this.putConfig(
@@ -668,7 +687,7 @@ export class MirrorAdmin {
         removeTopics: (m, r, beforeRemoval) =>
           this.commands.run(m, async () => {
             beforeRemoval();
-            return this.removeTopicsNow(m, r);
+            return this.removeTopicsNow(m, r, beforeRemoval);
           }),
       },
       mirror,

@@ -1,12 +1,13 @@
 import { describe, it } from "vitest";
 import {
+  latestFailover,
   PROPERTY_TIMEOUT_MS,
   reachesSteps,
   runRegressions,
   runTopologyProperty,
   type TopologyProperty,
 } from "./harness";
-import { activePassive, failoverAlignment } from "./sim";
+import { activePassive } from "./sim";
 
 describe("property: active-passive A -> B", () => {
   const property: TopologyProperty = {
@@ -117,9 +118,7 @@ describe("property: active-passive A -> B", () => {
           // and may no longer fail in the bounce: what stays needed is a failover of t1-0 from PREPARING over
           // a log without mirrored data, which the simulator must not expect a barrier from.
           reaches: (sim) => {
-            const cluster = sim.node("b").cluster;
-            const topicId = cluster.controller.image.topic("t1")?.topicId ?? "";
-            const a = failoverAlignment(cluster, { mirror: "b-from-a", topicId, partition: 0 });
+            const a = latestFailover(sim, "b", "b-from-a", "t1", 0);
             return a?.stoppedFrom === "PREPARING" && !a.aligned
               ? undefined
               : `no failover of t1-0 from PREPARING before its truncation (${JSON.stringify(a)})`;

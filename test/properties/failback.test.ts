@@ -1,5 +1,6 @@
 import { describe, it } from "vitest";
 import {
+  latestFailover,
   PROPERTY_TIMEOUT_MS,
   reachesSteps,
   reachesUnmirroredFailover,
@@ -7,17 +8,7 @@ import {
   runTopologyProperty,
   type TopologyProperty,
 } from "./harness";
-import { activePassive, failoverAlignment, type Simulation } from "./sim";
-
-/**
- * The latest failover of `mirror`'s `orders-0` on `node`, from the `__mirror_state` history: a failover over
- * the topic's own log (a failback stopped before its truncation) records no failover point in the model.
- */
-function latestFailover(sim: Simulation, node: string, mirror: string) {
-  const cluster = sim.node(node).cluster;
-  const topicId = cluster.controller.image.topic("orders")?.topicId ?? "";
-  return failoverAlignment(cluster, { mirror, topicId, partition: 0 });
-}
+import { activePassive } from "./sim";
 
 describe("property: failback A <-> B, repeated failover/failback cycles", () => {
   const property: TopologyProperty = {
@@ -114,12 +105,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "failover(451,1)",
           ],
           reaches: (sim) => {
-            const cluster = sim.node("a").cluster;
-            const topicId = cluster.controller.image.topic("profiles")?.topicId;
-            const a =
-              topicId === undefined
-                ? undefined
-                : failoverAlignment(cluster, { mirror: "a-from-b", topicId, partition: 0 });
+            const a = latestFailover(sim, "a", "a-from-b", "profiles", 0);
             return a?.resumedFrom === "FAILED" && a.cutInPreparing
               ? undefined
               : "a's profiles-0 did not fail over from FAILED after PREPARING's cut";
@@ -158,7 +144,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           // Such a failover keeps the topic's own log and producer state (no barrier): the model records no
           // failover point for it, so the `__mirror_state` history tells it.
           reaches: (sim) => {
-            const a = latestFailover(sim, "a", "a-from-b");
+            const a = latestFailover(sim, "a", "a-from-b", "orders", 0);
             const log = sim.node("a").cluster.leaderFor("orders", 0).replica("orders", 0)?.log;
             const local = (log?.logEndOffset ?? 0n) > 0n;
             return a?.stoppedFrom === "PREPARING" && !a.aligned && local
@@ -220,7 +206,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           // The bug needs the last failover to start from PREPARING while the link to the source is cut.
           reaches: (sim) =>
             sim.steps.some((s) => /cut link a->b/.test(s)) &&
-            latestFailover(sim, "b", "b-from-a")?.stoppedFrom === "PREPARING"
+            latestFailover(sim, "b", "b-from-a", "orders", 0)?.stoppedFrom === "PREPARING"
               ? undefined
               : "no failover on b from PREPARING with the link a->b cut",
         },
@@ -388,9 +374,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           // The bug needs a's failover of orders-1 from PREPARING before the truncation, the abandoned
           // transaction still open on its log at STOPPED.
           reaches: (sim) => {
-            const cluster = sim.node("a").cluster;
-            const topicId = cluster.controller.image.topic("orders")?.topicId ?? "";
-            const a = failoverAlignment(cluster, { mirror: "a-from-b", topicId, partition: 1 });
+            const a = latestFailover(sim, "a", "a-from-b", "orders", 1);
             const open =
               /a\/orders-1: the abandoned transaction of producer \d+ \(data at 0\) is open after STOPPED/;
             const stillOpen = sim.steps.some((s) => open.test(s));

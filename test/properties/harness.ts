@@ -331,14 +331,28 @@ export function reachesSteps(missing: string, ...patterns: (string | RegExp)[]) 
 }
 
 /**
+ * The latest failover of `mirror`'s `topic`-`partition` on `node`, from the `__mirror_state` history (a
+ * failover over the topic's own log records no failover point in the model); undefined when none.
+ */
+export function latestFailover(
+  sim: Simulation,
+  node: string,
+  mirror: string,
+  topic: string,
+  partition: number,
+) {
+  const cluster = sim.node(node).cluster;
+  const topicId = cluster.controller.image.topic(topic)?.topicId ?? "";
+  return failoverAlignment(cluster, { mirror, topicId, partition });
+}
+
+/**
  * `reaches` of a regression that needs a failover from FAILED over a log that held no mirrored data in its
  * session (`failoverWithoutMirroredData`, read from `node`'s `__mirror_state` history).
  */
 export function reachesUnmirroredFailover(node: string, mirror: string, topic: string, partition: number) {
   return (sim: Simulation): string | undefined => {
-    const cluster = sim.node(node).cluster;
-    const topicId = cluster.controller.image.topic(topic)?.topicId ?? "";
-    const alignment = failoverAlignment(cluster, { mirror, topicId, partition });
+    const alignment = latestFailover(sim, node, mirror, topic, partition);
     return failoverWithoutMirroredData(alignment) && alignment?.resumedFrom === "FAILED"
       ? undefined
       : `no failover of ${mirror} ${topic}-${partition} from FAILED over a log without mirrored data`;

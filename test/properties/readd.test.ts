@@ -1,12 +1,13 @@
 import { describe, it } from "vitest";
 import {
+  latestFailover,
   PROPERTY_TIMEOUT_MS,
   reachesSteps,
   runRegressions,
   runTopologyProperty,
   type TopologyProperty,
 } from "./harness";
-import { activePassive, failoverAlignment } from "./sim";
+import { activePassive } from "./sim";
 
 describe("property: re-adding a failed-over topic (A -> B)", () => {
   it(
@@ -130,12 +131,7 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
           // Such a failover keeps the topic's own log and producer state (no barrier): it is not among the
           // failovers the model records, so the `__mirror_state` history tells it.
           reaches: (sim) => {
-            const cluster = sim.node("b").cluster;
-            const topicId = cluster.controller.image.topic("orders")?.topicId;
-            const a =
-              topicId === undefined
-                ? undefined
-                : failoverAlignment(cluster, { mirror: "b-from-a", topicId, partition: 0 });
+            const a = latestFailover(sim, "b", "b-from-a", "orders", 0);
             return a?.stoppedFrom === "PREPARING" && !a.aligned
               ? undefined
               : "no failover of b orders before its re-add's truncation";

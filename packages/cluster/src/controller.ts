@@ -11,6 +11,7 @@ import type {
 import { asksForMirroring, becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import { settlesAny } from "./pending-truncation";
 import type { Random } from "./random";
+import { shownValue } from "./shown-value";
 import { TOPIC_CONFIGS, topicConfigValue, validateBrokerConfig, validateTopicConfig } from "./topic-configs";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
 
@@ -780,7 +781,7 @@ export class Controller {
     if (!Number.isInteger(numPartitions) || numPartitions < 1) {
       throw new ClusterError(
         "INVALID_PARTITIONS",
-        `number of partitions must be at least 1, got ${shownNumber(numPartitions)}`,
+        `number of partitions must be at least 1, got ${shownValue(numPartitions)}`,
       );
     }
     if (replicationFactor === undefined && live.length === 0) {
@@ -796,7 +797,7 @@ export class Controller {
     if (!Number.isInteger(rf) || rf < 1) {
       throw new ClusterError(
         "INVALID_REPLICATION_FACTOR",
-        `replication factor must be an integer >= 1, got ${shownNumber(rf)}`,
+        `replication factor must be an integer >= 1, got ${shownValue(rf)}`,
       );
     }
     if (rf > live.length) {
@@ -984,9 +985,4 @@ function defaultFor(type: "topic" | "broker", name: string): string | undefined 
 
 function sameSet(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
-}
-
-/** A count as the caller gave it: `3`, or `"3" (a string)` when it is not a number. */
-function shownNumber(value: unknown): string {
-  return typeof value === "number" ? String(value) : `${JSON.stringify(value)} (a ${typeof value})`;
 }

@@ -184,6 +184,7 @@ export {
   type ManualSchedulerOptions,
   type Scheduler,
 } from "./scheduler";
+export { shownValue } from "./shown-value";
 export { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
 export {
   type TopicPartition,

@@ -5,6 +5,7 @@ import {
   type LeadershipChange,
   murmur2,
   type Random,
+  shownValue,
   toPositive,
 } from "@cluster-mirror/cluster";
 import { isLifecycleState, LIFECYCLE_STATES, type RetryBackoffOptions } from "@cluster-mirror/machines";
@@ -14,7 +15,7 @@ import { MirrorAdmin } from "./admin/mirror-admin";
 import { announceAppends, MirrorChanges } from "./admin/mirror-changes";
 import { parseMirrorConfig } from "./admin/mirror-config";
 import { liveSourceHighWatermark } from "./admin/mirror-describe";
-import { checkMillis, shown } from "./admin/option-checks";
+import { checkMillis } from "./admin/option-checks";
 import {
   CoordinatorLoadWaiters,
   DEFAULT_COORDINATOR_LOAD_TIMEOUT_MS,
@@ -674,7 +675,7 @@ function checkStartOptions(options: ClusterMirroringOptions): void {
   const n = options.numStatePartitions;
   if (n !== undefined && (!Number.isSafeInteger(n) || n < 1 || n > MAX_MIRROR_STATE_PARTITIONS)) {
     throw invalid(
-      `numStatePartitions (mirror.topic.num.partitions) must be a whole number from 1 to ${MAX_MIRROR_STATE_PARTITIONS}, got ${shown(n)}; leave it out for the default ${DEFAULT_MIRROR_STATE_PARTITIONS}`,
+      `numStatePartitions (mirror.topic.num.partitions) must be a whole number from 1 to ${MAX_MIRROR_STATE_PARTITIONS}, got ${shownValue(n)}; leave it out for the default ${DEFAULT_MIRROR_STATE_PARTITIONS}`,
     );
   }
 }

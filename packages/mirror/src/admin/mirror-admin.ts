@@ -1,4 +1,4 @@
-import { ClusterError, type KafkaCluster, type KafkaErrorName } from "@cluster-mirror/cluster";
+import { ClusterError, type KafkaCluster, type KafkaErrorName, shownValue } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { createMirrorTopic, sourcePartitionCount } from "../metadata/mirror-topic-factory";
 import {
@@ -52,7 +52,7 @@ import {
 } from "./mirror-config";
 import { alterMirrorConfigs, type MirrorConfigChanges } from "./mirror-config-alter";
 import { describeMirrorPartitions } from "./mirror-describe";
-import { checkMillis, checkTopicSelection, shown } from "./option-checks";
+import { checkMillis, checkTopicSelection } from "./option-checks";
 import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
 import {
   checkPartitionStates,
@@ -560,7 +560,7 @@ export class MirrorAdmin {
     if (!Number.isInteger(replicationFactor) || replicationFactor < 1) {
       throw new ClusterError(
         "INVALID_REPLICATION_FACTOR",
-        `replicationFactor (--replication-factor) must be an integer >= 1, got ${shown(replicationFactor)}; nothing was added. Give a number such as 3, or leave it out for the mirror's default.replication.factor.`,
+        `replicationFactor (--replication-factor) must be an integer >= 1, got ${shownValue(replicationFactor)}; nothing was added. Give a number such as 3, or leave it out for the mirror's default.replication.factor.`,
       );
     }
     const differing = matched.flatMap((t) => {
@@ -806,7 +806,8 @@ export class MirrorAdmin {
   }
 
   private requireMirror(name: string): MirrorDefinition {
-    if (typeof name !== "string") throw new InvalidMirrorNameError(shown(name), "a mirror name is a string");
+    if (typeof name !== "string")
+      throw new InvalidMirrorNameError(shownValue(name), "a mirror name is a string");
     const stored = this.controller.image.mirrors.get(name);
     if (!stored)
       throw new UnknownMirrorError(name, [...this.controller.image.mirrors.keys()].sort(compareStrings));

@@ -1,4 +1,4 @@
-import { ClusterError } from "@cluster-mirror/cluster";
+import { ClusterError, shownValue as shown } from "@cluster-mirror/cluster";
 
 /**
  * A caller's `timeoutMs` (or another wait in milliseconds): a whole number of 0 or more. NaN, a string or a
@@ -28,12 +28,4 @@ export function checkTopicSelection(value: unknown): void {
     "INVALID_REQUEST",
     `the topics to select must be a string, got ${shown(value)}${hint}`,
   );
-}
-
-/** A value as the caller gave it, with its type when it is not a number. */
-export function shown(value: unknown): string {
-  if (typeof value === "number") return String(value);
-  if (value instanceof RegExp) return `${String(value)} (a RegExp)`;
-  if (value === null || value === undefined) return String(value);
-  return `${JSON.stringify(value) ?? String(value)} (a ${typeof value})`;
 }

@@ -23,7 +23,7 @@ import type {
   ScheduleRetryParams,
   TruncateToEpochParams,
 } from "./mirror-partition.types";
-import { buildPendingCommit, causeOf, startsNewEpisode } from "./pending-commit";
+import { buildPendingCommit, causeOf, retryPauseRequested, startsNewEpisode } from "./pending-commit";
 import { retryBackoffDelayMs } from "./retry-backoff";
 
 type Args = { readonly context: MirrorPartitionContext; readonly event: MirrorPartitionEvent };
@@ -662,9 +662,17 @@ export const mirrorPartitionMachine = setup({
     recoversTo: ({ context }, params: { route: RecoveryRoute }) => recoveryRoute(context) === params.route,
     previousStateWasFailover: ({ context }) =>
       context.record.previousState === "STOPPING" || context.record.previousState === "STOPPED",
-    retryResumesMirroring: ({ context }) =>
-      context.aligned && RESUMES_MIRRORING.has(context.record.previousState),
-    retryResumesPaused: ({ context }) => context.aligned && RESUMES_PAUSED.has(context.record.previousState),
+    // A log still a copy of the source resumes MIRRORING or PAUSED, as the topic's `mirror.name` asks as the
+    // timer fires: a pause or resume asked for while FAILED (or overtaken by the failure) is not undone.
+    // MIRRORING with a pause asked for commits with `pauseRequested` and asks PAUSING at once, no fetcher.
+    retryResumesMirroring: ({ context, event }) =>
+      context.aligned &&
+      (RESUMES_MIRRORING.has(context.record.previousState) ||
+        (RESUMES_PAUSED.has(context.record.previousState) && !retryPauseRequested(context, event))),
+    retryResumesPaused: ({ context, event }) =>
+      context.aligned &&
+      RESUMES_PAUSED.has(context.record.previousState) &&
+      retryPauseRequested(context, event),
     alignedLog: ({ context }) => context.aligned,
     // Spec §4's failover writes its markers to close the producer state mirrored from the source; a partition
     // removed while FAILED, or while PREPARING before its truncation (a re-add or failback cancelled), writes

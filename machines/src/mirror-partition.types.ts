@@ -43,7 +43,16 @@ export type MirrorPartitionEffectResult =
   | { readonly type: "LME_RECORDED"; readonly stateEpoch: number }
   | { readonly type: "TXNS_ABORTED"; readonly stateEpoch: number }
   | { readonly type: "PID_RESET_APPENDED"; readonly stateEpoch: number }
-  | { readonly type: "RETRY_TIMER_FIRED"; readonly stateEpoch: number }
+  | {
+      readonly type: "RETRY_TIMER_FIRED";
+      readonly stateEpoch: number;
+      /**
+       * Whether the topic's `mirror.name` asks for a pause as the timer fires (the runtime reads it then), or
+       * undefined when not known: the retry of a log still a copy of the source then ends PAUSED or
+       * MIRRORING as the operator asks now, not as the partition was when it failed.
+       */
+      readonly pauseRequested?: boolean;
+    }
   | ({ readonly type: "EFFECT_FAILED"; readonly stateEpoch: number } & MirrorPartitionFailure);
 
 /**
@@ -131,7 +140,10 @@ export interface MirrorPartitionContext {
   readonly sourceLastMirrorEpoch: number;
   /** `minLeaderEpoch` of the proactive bump in flight while MIRRORING, or null (so a bump is asked once). */
   readonly proactiveBumpMin: number | null;
-  /** Go to PAUSED (not MIRRORING) once PREPARING completes: a retry of a paused partition. */
+  /**
+   * Go to PAUSED (not MIRRORING) once PREPARING completes: a retry of a paused partition. In FAILED: whether
+   * the retry ends paused, when its timer does not say (`RETRY_TIMER_FIRED.pauseRequested`).
+   */
   readonly pauseRequested: boolean;
   /** A failure that arrived while a commit was in flight; applied once the commit settles. */
   readonly deferredFailure: MirrorPartitionFailure | null;

@@ -10,7 +10,7 @@ import { retryAttemptsExhausted } from "./retry-backoff";
 /** Why a lifecycle change is made: a failure, a FAILED retry, or anything else. */
 export type CommitCause =
   | { readonly kind: "failure"; readonly failure: MirrorPartitionFailure }
-  | { readonly kind: "retry" }
+  | { readonly kind: "retry"; readonly pauseRequested: boolean | undefined }
   | { readonly kind: "plain" };
 
 /** The cause an event gives a lifecycle change. */
@@ -22,7 +22,7 @@ export function causeOf(event: MirrorPartitionEvent): CommitCause {
     case "MIRROR_LOOP_FOUND":
       return { kind: "failure", failure: { message: event.message, retryable: false, random: 0 } };
     case "RETRY_TIMER_FIRED":
-      return { kind: "retry" };
+      return { kind: "retry", pauseRequested: event.pauseRequested };
     default:
       return { kind: "plain" };
   }
@@ -38,27 +38,43 @@ export function startsNewEpisode(context: MirrorPartitionContext, to: LifecycleS
   return to === "PREPARING" && (context.record.state === "STOPPED" || context.record.state === "UNKNOWN");
 }
 
+/**
+ * Whether a FAILED partition's retry should end paused: what the topic's `mirror.name` asks for as the
+ * retry timer fires (`RETRY_TIMER_FIRED.pauseRequested`), or, when the event does not say, what FAILED
+ * kept (`pauseRequested`, see `pauseRequestedAfter`). Any other event: the context's flag.
+ */
+export function retryPauseRequested(context: MirrorPartitionContext, event: MirrorPartitionEvent): boolean {
+  if (event.type === "RETRY_TIMER_FIRED" && event.pauseRequested !== undefined) return event.pauseRequested;
+  return context.pauseRequested;
+}
+
 /** Whether `pauseRequested` holds once the change to `to` commits. */
-function pauseRequestedAfter(context: MirrorPartitionContext, to: LifecycleState): boolean {
+function pauseRequestedAfter(
+  context: MirrorPartitionContext,
+  to: LifecycleState,
+  cause: CommitCause,
+): boolean {
   const committed = context.record;
   switch (to) {
     case "PREPARING":
-      // A retry (or START) of a partition that failed while pausing or paused must end PAUSED again.
-      return (
-        context.pauseRequested ||
-        (committed.state === "FAILED" &&
-          (committed.previousState === "PAUSING" || committed.previousState === "PAUSED"))
-      );
     case "MIRRORING":
+      // A retry (or START) of a partition that failed while pausing or paused ends PAUSED again, unless the
+      // operator has resumed it since; FAILED keeps which (below), and the retry's timer reads it afresh.
+      if (cause.kind === "retry" && cause.pauseRequested !== undefined) return cause.pauseRequested;
       return context.pauseRequested;
     case "FAILED":
+      if (committed.state === "FAILED") return context.pauseRequested;
       // A failure that replaces a PAUSING change still waiting for its append (a failed append retries
       // after a backoff, and a failure meanwhile commits FAILED at once) keeps the pause: the FAILED record's
       // previousState is the committed MIRRORING, so without it the retry resumed MIRRORING with a fetcher,
       // the PAUSE command was answered by the FAILED commit, and only the metadata manager's next refresh
       // paused the topic (soak faults FC_SEED=506: a full disk failed the PAUSING append, then the fetcher's).
-      // A recovered coordinator reads the same from the topic's `.paused` `mirror.name`.
-      return context.pauseRequested || context.pending?.to === "PAUSING";
+      // Likewise a failure that replaces a resume (PAUSED -> MIRRORING still waiting) keeps the resume: the
+      // record's previousState is the committed PAUSED, and the retry went back to PAUSED.
+      // A recovered coordinator reads the same from the topic's `mirror.name`.
+      if (context.pending?.to === "PAUSING") return true;
+      if (context.pending?.to === "MIRRORING") return false;
+      return context.pauseRequested || committed.state === "PAUSING" || committed.state === "PAUSED";
     default:
       return false;
   }
@@ -107,5 +123,5 @@ export function buildPendingCommit(
     // A failure while FAILED keeps the state that first failed, so the retry goes back to the right place.
     previousState: from === "FAILED" && to === "FAILED" ? committed.previousState : from,
   };
-  return { to, record, retryJitter, pauseRequested: pauseRequestedAfter(context, to) };
+  return { to, record, retryJitter, pauseRequested: pauseRequestedAfter(context, to, cause) };
 }

@@ -262,6 +262,76 @@ describe("Critical: FAILED retries go to the right place", () => {
     }
   });
 
+  // The same gap for a resume: the failure replaced the MIRRORING change of a RESUME still waiting for its
+  // append, the FAILED record's previousState was the committed PAUSED, and the retry went back to PAUSED:
+  // only the metadata manager's next refresh (up to 30 s) resumed the topic.
+  it("a failure that replaces a RESUME still waiting for its append keeps the resume: the retry ends MIRRORING", () => {
+    const commitFailed: TestEvent = { type: "COMMIT_FAILED", message: "KAFKA_STORAGE_ERROR", random: 0.5 };
+    const paused = drive(mirroring(), [
+      { type: "PAUSE" },
+      COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 0 },
+      COMMITTED,
+    ]).snapshot;
+    for (const events of [
+      [{ type: "RESUME" }, commitFailed, fail(true)],
+      [{ type: "RESUME" }, fail(true), commitFailed],
+    ] satisfies TestEvent[][]) {
+      const failed = drive(paused, [...events, COMMITTED]);
+      expect(lifecycleStateOf(failed.snapshot)).toBe("FAILED");
+      expect(toStateRecord(failed.snapshot).previousState).toBe("PAUSED");
+      const retry = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+      expect(lifecycleStateOf(retry.snapshot)).toBe("MIRRORING");
+      expect(retry.effects.flat().map((e) => e.type)).toContain("addFetcher");
+    }
+    // A failure of a PAUSED partition with no resume waiting still retries to PAUSED.
+    const failed = drive(paused, [fail(true), COMMITTED]);
+    const retry = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(lifecycleStateOf(retry.snapshot)).toBe("PAUSED");
+  });
+
+  it("a retry ends PAUSED or MIRRORING as the topic asks when its timer fires, not as it was when it failed", () => {
+    const timer = (pauseRequested: boolean): TestEvent => ({ type: "RETRY_TIMER_FIRED", pauseRequested });
+    // Paused while FAILED (from MIRRORING): MIRRORING commits and asks PAUSING at once, with no fetcher.
+    const failedMirroring = drive(mirroring(), [fail(true), COMMITTED]).snapshot;
+    const paused = drive(failedMirroring, [
+      timer(true),
+      COMMITTED,
+      COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 0 },
+      COMMITTED,
+    ]);
+    expect(lifecycleStateOf(paused.snapshot)).toBe("PAUSED");
+    expect(paused.effects.flat().map((e) => e.type)).not.toContain("addFetcher");
+    // Resumed while FAILED (from PAUSED): MIRRORING with a fetcher.
+    const failedPaused = drive(paused.snapshot, [fail(true), COMMITTED]).snapshot;
+    expect(toStateRecord(failedPaused).previousState).toBe("PAUSED");
+    const resumed = drive(failedPaused, [timer(false), COMMITTED]);
+    expect(lifecycleStateOf(resumed.snapshot)).toBe("MIRRORING");
+    expect(resumed.effects.flat().map((e) => e.type)).toContain("addFetcher");
+    // Not aligned (failed in PREPARING): PREPARING, then PAUSED or MIRRORING as the timer said.
+    const failedPreparing = drive(fresh(), [{ type: "START" }, COMMITTED, fail(true), COMMITTED]).snapshot;
+    for (const pause of [true, false]) {
+      const end = drive(failedPreparing, [
+        timer(pause),
+        COMMITTED,
+        { type: "MIRROR_LOOP_CHECKED" },
+        { type: "LME_FOUND", lme: -1 },
+        { type: "TRUNCATED" },
+        { type: "ISR_TRUNCATED" },
+        COMMITTED,
+      ]);
+      expect(lifecycleStateOf(end.snapshot)).toBe("MIRRORING");
+      expect(end.snapshot.context.pending?.to ?? null).toBe(pause ? "PAUSING" : null);
+      expect(
+        end.effects
+          .flat()
+          .map((e) => e.type)
+          .includes("addFetcher"),
+      ).toBe(!pause);
+    }
+  });
+
   it("a retry of a MIRRORING (or EPOCH_FENCING) partition resumes MIRRORING from the local log end", () => {
     const failed = drive(mirroring(), [fail(true), COMMITTED]);
     const back = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);

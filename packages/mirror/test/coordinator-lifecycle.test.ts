@@ -133,6 +133,39 @@ describe("coordinator runtime: lifecycle scenarios of the seeds", () => {
     ).rejects.toThrow(/read-only/);
   });
 
+  // The retry of a FAILED partition whose log is still a copy of the source ends PAUSED or MIRRORING as the
+  // topic's mirror.name asks when its timer fires (no metadata manager runs here: nothing else would move it).
+  it("a FAILED retry reads mirror.name as it fires: paused while FAILED ends PAUSED, resumed ends MIRRORING", async () => {
+    const env = await mirrorEnv();
+    const key = await env.createTopic();
+    void env.router.command(key, { type: "START" });
+    await env.settle(1000);
+    const leader = env.destination.leaderOf(TOPIC, 0);
+    const fail = () =>
+      Promise.all([
+        env.router.command(key, { type: "FAIL", message: "source down", retryable: true, random: 0.5 }),
+        env.settle(100),
+      ]);
+    const setMirrorName = (value: string) =>
+      env.dest.controller.incrementalAlterConfigs({ type: "topic", name: TOPIC }, [
+        { name: "mirror.name", op: "SET", value },
+      ]);
+    await fail();
+    expect(env.stateOf(key)).toMatchObject({ state: "FAILED", previousState: "MIRRORING" });
+    setMirrorName(`${MIRROR}.paused`);
+    await env.settle(5000);
+    expect(env.stateOf(key)?.state).toBe("PAUSED");
+    // Removed on FAILED's entry; never added back.
+    expect(env.fetcherOf(leader).calls).toEqual([`add ${TOPIC}-0`, `remove ${TOPIC}-0`, `remove ${TOPIC}-0`]);
+
+    await fail();
+    expect(env.stateOf(key)).toMatchObject({ state: "FAILED", previousState: "PAUSED" });
+    setMirrorName(MIRROR);
+    await env.settle(5000);
+    expect(env.stateOf(key)?.state).toBe("MIRRORING");
+    expect(env.fetcherOf(leader).calls.at(-1)).toBe(`add ${TOPIC}-0`);
+  });
+
   it("FAILED (non-retryable) refuses START; remove (STOP) then add back (START) recovers", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic();

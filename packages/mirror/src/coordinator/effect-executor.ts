@@ -97,10 +97,11 @@ export class EffectExecutor {
         this.writeLastMirrorEpoch(p, effect.params.stateEpoch, null);
         return;
       case "scheduleRetry":
-        this.arm(p, "retry", effect.params.delayMs, {
+        this.arm(p, "retry", effect.params.delayMs, () => ({
           type: "RETRY_TIMER_FIRED",
           stateEpoch: effect.params.stateEpoch,
-        });
+          pauseRequested: this.pauseRequested(p.key),
+        }));
         return;
       case "scheduleCommitRetry":
         this.arm(p, "commitRetry", effect.params.delayMs, {
@@ -164,16 +165,34 @@ export class EffectExecutor {
     });
   }
 
-  private arm(p: PartitionRuntime, timer: Timer, delayMs: number, event: MirrorPartitionEvent): void {
+  /** Arms `timer`; `event` is sent when it fires (a function builds it then, from what holds at that time). */
+  private arm(
+    p: PartitionRuntime,
+    timer: Timer,
+    delayMs: number,
+    event: MirrorPartitionEvent | (() => MirrorPartitionEvent),
+  ): void {
     this.cancel(p, timer);
     const id = `${p.id}\u0000${timer}`;
     this.timers.set(
       id,
       this.ctx.scheduler.schedule(() => {
         this.timers.delete(id);
-        p.send(event);
+        p.send(typeof event === "function" ? event() : event);
       }, delayMs),
     );
+  }
+
+  /**
+   * Whether the topic's `mirror.name` asks this mirror to pause it now, read as a FAILED partition's retry
+   * fires: the retry then ends PAUSED or MIRRORING as the operator asks, not as the partition was when it
+   * failed (a pause or resume while FAILED, or one the failure overtook). Undefined when the topic's
+   * `mirror.name` speaks for no mirror or for another one (the partition keeps what it knew).
+   */
+  private pauseRequested(key: MirrorPartitionKey): boolean | undefined {
+    const asked = parseMirrorNameConfig(this.ctx.destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
+    if (asked === undefined || asked.mirror !== key.mirror || asked.desired === "REMOVED") return undefined;
+    return asked.desired === "PAUSED";
   }
 
   private cancel(p: PartitionRuntime, timer: Timer): void {

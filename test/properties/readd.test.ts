@@ -70,7 +70,7 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
-    "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully; a barrier lost with its leader; a reload cleared a re-add's read-only flag; a failover refused after its mirror.name",
+    "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully; a barrier lost with its leader; a reload cleared a re-add's read-only flag",
     async () => {
       const p: TopologyProperty = {
         name: "readd",
@@ -163,27 +163,6 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
             "the removal did not land right after the re-add's START, or no write was acknowledged after it",
             "kafka-configs removal right after its START -> ok, a write after it acknowledged",
             "the removal came last",
-          ),
-        },
-        {
-          bug: "soak readd FC_SEED=407 x10: an unplanned failover called while `__mirror_state-2` had no leader (its ISR had shrunk to broker 1, which then crashed) set mirror.name to .removed, then waited for the coordinator and answered COORDINATOR_NOT_AVAILABLE: a refused call that changed state, its failover left to whenever the partition came back",
-          simSeed: 127497,
-          steps: [
-            "readd(324,1)",
-            "slowReplication(469,79)",
-            "writePromoted(526,484,1)",
-            "failover(414,3)",
-            "failover(956,1)",
-            "readdRemoveRace(128,11)",
-            "advance(6067)",
-            "readd(516,1)",
-            "crash(317,721)",
-            "failover(383,1)",
-          ],
-          reaches: reachesSteps(
-            "the failover of profiles was not refused for a coordinator that could not load after b's broker 1 crashed",
-            "crash b broker 1",
-            /failover b-from-a profiles: COORDINATOR_NOT_AVAILABLE: .*__mirror_state-\d no running leader/,
           ),
         },
       ]);

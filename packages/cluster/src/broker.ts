@@ -768,10 +768,15 @@ export class Broker {
     return result;
   }
 
-  /** Wakes this broker's fetcher for a partition it follows (the leader has new data or a new HW). */
-  wakeReplicaFetch(topicId: Uuid, partition: number): void {
+  /**
+   * Wakes this broker's fetcher for a partition it follows (the leader has new data or a new HW). Returns
+   * whether it follows the partition and runs (its fetch would have been waiting at the leader).
+   */
+  wakeReplicaFetch(topicId: Uuid, partition: number): boolean {
     const p = this.partitions.get(this.keyOf(topicId, partition));
-    if (p && this.running && !p.isLeader) this.scheduleReplicaFetch(p, 0);
+    if (!p || !this.running || p.isLeader) return false;
+    this.scheduleReplicaFetch(p, 0);
+    return true;
   }
 
   /**
@@ -1307,7 +1312,9 @@ export class Broker {
   private notifyFollowers(p: Partition, except?: number): void {
     for (const r of p.replicas) {
       if (r === this.brokerId || r === except) continue;
-      this.options.network.broker(r, this.brokerId)?.wakeReplicaFetch(p.topicId, p.partition);
+      if (this.options.network.broker(r, this.brokerId)?.wakeReplicaFetch(p.topicId, p.partition) === true) {
+        p.answerParkedFetch(r);
+      }
     }
   }
 

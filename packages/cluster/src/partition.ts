@@ -23,6 +23,13 @@ interface FollowerState {
    * may hold batches the cut dropped, so it counts as at most the cut until the follower fetches again.
    */
   cutSinceFetch: boolean;
+  /**
+   * The follower's last fetch was at the leader's log end and got nothing: Kafka's follower would have that
+   * fetch parked at the leader until new data arrives (and sends another every `replica.fetch.wait.max.ms`
+   * while none does). Ours fetch when woken instead, so the leader counts such a follower as caught up until
+   * it wakes it (`answerParkedFetch`).
+   */
+  parkedAtEnd: boolean;
 }
 
 /** The answer to a follower's fetch: batches, or where the follower's log diverged from the leader's. */
@@ -171,6 +178,7 @@ export class Partition {
           lastFetchTimeMs: -1,
           lastCaughtUpTimeMs: this.clock.now(),
           cutSinceFetch: false,
+          parkedAtEnd: false,
         });
       }
     }
@@ -305,7 +313,8 @@ export class Partition {
     follower.logEndOffset = fetchOffset;
     follower.cutSinceFetch = false;
     follower.lastFetchTimeMs = this.clock.now();
-    if (fetchOffset >= this.log.logEndOffset) follower.lastCaughtUpTimeMs = this.clock.now();
+    follower.parkedAtEnd = fetchOffset >= this.log.logEndOffset;
+    if (follower.parkedAtEnd) follower.lastCaughtUpTimeMs = this.clock.now();
     this.maybeAdvanceHighWatermark();
     const data = this.log.read(fetchOffset, maxBytes, "read_uncommitted", { fetchUpTo: "log_end" });
     return {
@@ -350,10 +359,33 @@ export class Partition {
         f.logEndOffset >= this.log.highWatermark &&
         f.logEndOffset >= this.log.logEndOffset;
       if (!isr.has(id) && fetching && caughtUp) isr.add(id);
-      else if (isr.has(id) && now - f.lastCaughtUpTimeMs > config.replicaLagTimeMaxMs) isr.delete(id);
+      else if (isr.has(id) && this.lagging(f, now, config)) isr.delete(id);
     }
     const next = this.meta.replicas.filter((r) => isr.has(r));
     return sameMembers(next, this.meta.isr) ? undefined : next;
+  }
+
+  /**
+   * Whether an in-sync follower leaves the ISR (Kafka's `ReplicaState.isCaughtUp`, negated): a follower at the
+   * leader's log end is caught up however long ago it fetched (an idle partition's followers stay in sync);
+   * otherwise it must have reached the log end within `replicaLagTimeMaxMs`. A follower that has not fetched
+   * since a mirror cut this log is at the log end by the cut alone, so only the time counts for it.
+   */
+  private lagging(f: FollowerState, now: number, config: PartitionConfig): boolean {
+    if (!f.cutSinceFetch && f.logEndOffset >= this.log.logEndOffset) return false;
+    return now - f.lastCaughtUpTimeMs > config.replicaLagTimeMaxMs;
+  }
+
+  /**
+   * The leader wakes `follower` for new data (or a new high watermark): a fetch it had parked at the log end
+   * (`parkedAtEnd`) is answered now, as Kafka's delayed fetch completes when data arrives, so the follower
+   * was caught up until this moment. Called only for a follower the leader could reach.
+   */
+  answerParkedFetch(follower: number): void {
+    const f = this.followers.get(follower);
+    if (f === undefined || !f.parkedAtEnd) return;
+    f.parkedAtEnd = false;
+    if (!f.cutSinceFetch) f.lastCaughtUpTimeMs = this.clock.now();
   }
 
   /** Whether `proposedIsr` would propose anything: a follower joins or leaves, or the ISR is not a set of replicas. */
@@ -365,7 +397,7 @@ export class Partition {
     }
     for (const [id, f] of this.followers) {
       if (current.includes(id)) {
-        if (now - f.lastCaughtUpTimeMs > config.replicaLagTimeMaxMs) return true;
+        if (this.lagging(f, now, config)) return true;
       } else {
         const fetching = f.lastFetchTimeMs >= 0 && now - f.lastFetchTimeMs <= config.replicaLagTimeMaxMs / 2;
         const caughtUp =

@@ -1,5 +1,6 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
+import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import type { VirtualTime } from "./virtual-time";
 
 /**
@@ -61,8 +62,9 @@ export function electPreferredLeaders(cluster: KafkaCluster): void {
 
 /**
  * An unclean leader election on the source (divergence): with `unclean.leader.election.enable=true` on
- * the topic, one follower is cut off until it leaves the ISR, `writeWhileCut` writes records it will never
- * get, then the other follower and the leader crash, so the cut-off replica becomes leader without them.
+ * the topic, one follower is cut off and left behind by a write until it leaves the ISR (only that
+ * partition's: a follower at an idle leader's log end stays in sync), `writeWhileCut` writes records it
+ * will never get, then the other follower and the leader crash, so the cut-off replica becomes leader without them.
  * Everything is restarted and healed afterwards. Returns the new leader's log end offset at election (the
  * old leader's records at or above it are lost on the source), or why it could not force one (the
  * partition needs 3 running replicas and a leader; the cut-off replica must end up elected). Before the
@@ -90,8 +92,36 @@ export async function uncleanLeaderElection(
     { name: "unclean.leader.election.enable", op: "SET", value: "true" },
   ]);
   cluster.setReachable(f2, false);
+  // A follower at the leader's log end stays in sync however long it is cut off (Kafka's rule, and the
+  // controller still hears it): each partition of the topic that f2 follows takes a write f2 never gets
+  // (acks=1, tried every 500 ms while refused, e.g. read-only until a failover ends), so f2 falls behind and
+  // leaves its ISR after replica.lag.time.max.ms. These writes are lost with the election, as later ones are.
+  const followed = (cluster.controller.image.topic(topic)?.partitions ?? [])
+    .filter((p) => p.replicas.includes(f2) && p.leader >= 0 && p.leader !== f2)
+    .map((p) => p.partition);
+  const written = new Set<number>();
+  const writing = new Set<number>();
+  const isrHasF2 = (p: number) => cluster.controller.image.partition(topic, p)?.isr.includes(f2) ?? false;
+  const writeBehind = (p: number) => {
+    const broker = cluster.broker(cluster.controller.image.partition(topic, p)?.leader ?? -1);
+    if (broker === undefined || broker.brokerId === f2 || written.has(p) || writing.has(p)) return;
+    writing.add(p);
+    void (async () => {
+      try {
+        await broker.produce({ topic, partition: p, batch: probeBatch(time.now()), acks: 1 });
+        written.add(p);
+      } catch {
+        // refused (read-only, no leader): tried again at the next step
+      } finally {
+        writing.delete(p);
+      }
+    })();
+  };
   await time.until(
-    () => !(cluster.controller.image.partition(topic, partition)?.isr.includes(f2) ?? false),
+    () => {
+      for (const p of followed) writeBehind(p);
+      return written.has(partition) && [...written].every((p) => !isrHasF2(p));
+    },
     `broker ${f2} leaving the ISR of ${topic}-${partition}`,
     120_000,
     500,
@@ -134,3 +164,20 @@ export async function uncleanLeaderElection(
 export type UncleanElectionOutcome =
   | { newLeaderEnd: bigint; unclean: { partition: number; newLeaderEnd: bigint }[] }
   | { skipped: string };
+
+/** One plain record, written by `uncleanLeaderElection` so the cut-off follower falls behind. */
+function probeBatch(nowMs: number): Buffer {
+  return encodeRecordBatch({
+    baseTimestamp: BigInt(nowMs),
+    records: [
+      {
+        attributes: 0,
+        offsetDelta: 0,
+        timestampDelta: 0n,
+        key: null,
+        value: Buffer.from("unclean-election probe"),
+        headers: [],
+      },
+    ],
+  });
+}

@@ -70,7 +70,7 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
-    "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully; a barrier lost with its leader; a reload cleared a re-add's read-only flag",
+    "regressions: a re-add whose source knows no LME truncated the mirrored prefix fully; a barrier lost with its leader; a reload cleared a re-add's read-only flag; a failover refused after its mirror.name",
     async () => {
       const p: TopologyProperty = {
         name: "readd",
@@ -163,6 +163,26 @@ describe("property: re-adding a failed-over topic (A -> B)", () => {
             "the removal did not land right after the re-add's START, or no write was acknowledged after it",
             "kafka-configs removal right after its START -> ok, a write after it acknowledged",
             "the removal came last",
+          ),
+        },
+        {
+          bug: "soak readd FC_SEED=407 x10: an unplanned failover called while `__mirror_state-2` had no leader (its ISR had shrunk to broker 1, which then crashed) set mirror.name to .removed, then waited for the coordinator and answered COORDINATOR_NOT_AVAILABLE: a refused call that changed state, its failover left to whenever the partition came back. Rebuilt once idle followers stayed in the ISR: the disks of b's brokers 0 and 2 fill, so the re-add's writes to `__mirror_state-2` (led by broker 1) wait until those followers leave its ISR (replica.lag.time.max.ms); broker 1 crashes before they catch up",
+          simSeed: 127497,
+          steps: [
+            "failover(1,1)",
+            "diskFull(1,0,0,60000)",
+            "diskFull(1,2,1,60000)",
+            "readd(0,1)",
+            "advance(1000)",
+            "crash(1,1)",
+            "failover(1,1)",
+          ],
+          reaches: reachesSteps(
+            "the failover of profiles was not refused for a coordinator that could not load after b's broker 1 crashed, the disks of its brokers 0 and 2 full",
+            "disk of b broker 0 full",
+            "disk of b broker 2 full",
+            "crash b broker 1",
+            /failover b-from-a profiles: COORDINATOR_NOT_AVAILABLE: .*__mirror_state-2 no running leader/,
           ),
         },
       ]);

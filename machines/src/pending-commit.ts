@@ -62,8 +62,8 @@ function pauseRequestedAfter(
       // operator has resumed it since; FAILED keeps which (below), and the retry's timer reads it afresh.
       if (cause.kind === "retry" && cause.pauseRequested !== undefined) return cause.pauseRequested;
       return context.pauseRequested;
-    case "FAILED":
-      if (committed.state === "FAILED") return context.pauseRequested;
+    case "FAILED": {
+      const pending = context.pending;
       // A failure that replaces a PAUSING change still waiting for its append (a failed append retries
       // after a backoff, and a failure meanwhile commits FAILED at once) keeps the pause: the FAILED record's
       // previousState is the committed MIRRORING, so without it the retry resumed MIRRORING with a fetcher,
@@ -71,10 +71,15 @@ function pauseRequestedAfter(
       // paused the topic (soak faults FC_SEED=506: a full disk failed the PAUSING append, then the fetcher's).
       // Likewise a failure that replaces a resume (PAUSED -> MIRRORING still waiting) keeps the resume: the
       // record's previousState is the committed PAUSED, and the retry went back to PAUSED.
+      // A MIRRORING change asked to pause (PREPARING of a paused partition completed, or a retry whose timer
+      // read a pause) keeps its pause too; so does the retry of a FAILED partition to PREPARING, MIRRORING or
+      // PAUSED: it carries what the topic's `mirror.name` asked when its timer fired, newer than FAILED's.
       // A recovered coordinator reads the same from the topic's `mirror.name`.
-      if (context.pending?.to === "PAUSING") return true;
-      if (context.pending?.to === "MIRRORING") return false;
+      if (pending?.to === "PAUSING" || pending?.to === "PAUSED") return true;
+      if (pending?.to === "MIRRORING" || pending?.to === "PREPARING") return pending.pauseRequested;
+      if (committed.state === "FAILED") return context.pauseRequested;
       return context.pauseRequested || committed.state === "PAUSING" || committed.state === "PAUSED";
+    }
     default:
       return false;
   }

@@ -325,6 +325,74 @@ describe("Critical: FAILED retries go to the right place", () => {
     }
   });
 
+  // A failure that replaces a MIRRORING change still waiting for its append keeps that change's pause: the
+  // change of a paused partition's PREPARING (or of a retry whose timer read a pause) asks PAUSING at once.
+  // FAILED's previousState is the committed PREPARING, so a retry (or START) that is not told otherwise
+  // (RETRY_TIMER_FIRED without pauseRequested) ran PREPARING again without the pause and added a fetcher.
+  it("a failure that replaces a paused partition's MIRRORING change still waiting for its append keeps the pause", () => {
+    const commitFailed: TestEvent = { type: "COMMIT_FAILED", message: "KAFKA_STORAGE_ERROR", random: 0.5 };
+    const failedPreparing = drive(fresh(), [{ type: "START" }, COMMITTED, fail(true), COMMITTED]).snapshot;
+    const waiting = drive(failedPreparing, [
+      { type: "RETRY_TIMER_FIRED", pauseRequested: true },
+      COMMITTED,
+      { type: "MIRROR_LOOP_CHECKED" },
+      { type: "LME_FOUND", lme: -1 },
+      { type: "TRUNCATED" },
+      { type: "ISR_TRUNCATED" },
+    ]).snapshot;
+    expect(waiting.context.pending).toMatchObject({ to: "MIRRORING", pauseRequested: true });
+    for (const events of [
+      [commitFailed, fail(true)],
+      [fail(true), commitFailed],
+    ] satisfies TestEvent[][]) {
+      const failed = drive(waiting, [...events, COMMITTED]).snapshot;
+      expect(toStateRecord(failed)).toMatchObject({ state: "FAILED", previousState: "PREPARING" });
+      expect(failed.context.pauseRequested).toBe(true);
+      const retry = drive(failed, [
+        { type: "RETRY_TIMER_FIRED" },
+        COMMITTED,
+        { type: "MIRROR_LOOP_CHECKED" },
+        { type: "ISR_TRUNCATED" },
+        COMMITTED,
+      ]);
+      expect(retry.snapshot.context.pending?.to).toBe("PAUSING");
+      expect(retry.effects.flat().map((e) => e.type)).not.toContain("addFetcher");
+    }
+  });
+
+  // The same for a retry whose timer read the topic's mirror.name: the change it started is newer than what
+  // FAILED kept, so a failure that replaces it keeps what the timer read, for a later timer without an answer.
+  it("a failure that replaces a retry still waiting for its append keeps what the retry's timer read", () => {
+    const commitFailed: TestEvent = { type: "COMMIT_FAILED", message: "KAFKA_STORAGE_ERROR", random: 0.5 };
+    const timer = (pauseRequested: boolean): TestEvent => ({ type: "RETRY_TIMER_FIRED", pauseRequested });
+    // Failed while MIRRORING, paused while FAILED: the retry's MIRRORING (pause asked) is overtaken.
+    const failedMirroring = drive(mirroring(), [fail(true), COMMITTED]).snapshot;
+    const paused = drive(failedMirroring, [timer(true), commitFailed, fail(true), COMMITTED]).snapshot;
+    expect(toStateRecord(paused)).toMatchObject({ state: "FAILED", previousState: "MIRRORING" });
+    const pausedRetry = drive(paused, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(pausedRetry.snapshot.context.pending?.to).toBe("PAUSING");
+    expect(pausedRetry.effects.flat().map((e) => e.type)).not.toContain("addFetcher");
+    // Failed while PAUSED, resumed while FAILED: the retry's MIRRORING (no pause) is overtaken.
+    const pausedPartition = drive(pausedRetry.snapshot, [
+      COMMITTED,
+      { type: "FETCHER_REMOVED", latestMirroredEpoch: 0 },
+      COMMITTED,
+    ]).snapshot;
+    expect(lifecycleStateOf(pausedPartition)).toBe("PAUSED");
+    const failedPaused = drive(pausedPartition, [fail(true), COMMITTED]).snapshot;
+    const resumed = drive(failedPaused, [timer(false), commitFailed, fail(true), COMMITTED]).snapshot;
+    expect(toStateRecord(resumed)).toMatchObject({ state: "FAILED", previousState: "PAUSED" });
+    const resumedRetry = drive(resumed, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(lifecycleStateOf(resumedRetry.snapshot)).toBe("MIRRORING");
+    expect(resumedRetry.effects.flat().map((e) => e.type)).toContain("addFetcher");
+    // Then paused again while FAILED: the retry's PAUSED (from the timer's answer) is overtaken.
+    const pausedAgain = drive(resumed, [timer(true), commitFailed, fail(true), COMMITTED]).snapshot;
+    expect(toStateRecord(pausedAgain)).toMatchObject({ state: "FAILED", previousState: "PAUSED" });
+    const pausedAgainRetry = drive(pausedAgain, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);
+    expect(lifecycleStateOf(pausedAgainRetry.snapshot)).toBe("PAUSED");
+    expect(pausedAgainRetry.effects.flat().map((e) => e.type)).not.toContain("addFetcher");
+  });
+
   it("a retry of a MIRRORING (or EPOCH_FENCING) partition resumes MIRRORING from the local log end", () => {
     const failed = drive(mirroring(), [fail(true), COMMITTED]);
     const back = drive(failed.snapshot, [{ type: "RETRY_TIMER_FIRED" }, COMMITTED]);

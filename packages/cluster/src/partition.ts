@@ -379,13 +379,16 @@ export class Partition {
   /**
    * The leader wakes `follower` for new data (or a new high watermark): a fetch it had parked at the log end
    * (`parkedAtEnd`) is answered now, as Kafka's delayed fetch completes when data arrives, so the follower
-   * was caught up until this moment. Called only for a follower the leader could reach.
+   * was caught up until this moment. Called only for a follower the leader could reach. A mirror's cut
+   * answers it too (the leader wakes its followers after the cut, `cutSinceFetch` already set): the follower
+   * was at the log end until the cut, so it has `replicaLagTimeMaxMs` from now to fetch again, not from its
+   * last fetch before a quiet (the first follower to fetch after the cut had the others dropped at once).
    */
   answerParkedFetch(follower: number): void {
     const f = this.followers.get(follower);
     if (f === undefined || !f.parkedAtEnd) return;
     f.parkedAtEnd = false;
-    if (!f.cutSinceFetch) f.lastCaughtUpTimeMs = this.clock.now();
+    f.lastCaughtUpTimeMs = this.clock.now();
   }
 
   /** Whether `proposedIsr` would propose anything: a follower joins or leaves, or the ISR is not a set of replicas. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { batch, testCluster } from "./helpers";
+import { mirroredPartition } from "./mirrored-partition";
 
 /**
  * Kafka's followers fetch all the time (a fetch waits at the leader until data arrives, and another follows
@@ -55,4 +56,31 @@ describe("an idle partition keeps its caught-up followers in the ISR", () => {
     expect((await second).baseOffset).toBe(1n);
     expect(cluster.controller.image.partition("t", 0)!.isr).toEqual([0, 1]);
   });
+});
+
+describe("an idle mirror partition keeps its caught-up followers in the ISR through a cut", () => {
+  for (const latencyMs of [0, 300]) {
+    // The followers' fetches were parked at the log end through the quiet: the cut answers them (it wakes
+    // the followers), so they were caught up until the cut and have replica.lag.time.max.ms to fetch again.
+    // Their catch-up time was left at their last fetch before the quiet: the first follower to fetch after
+    // the cut had the other dropped from the ISR (it rejoined at its own fetch, a partition epoch later).
+    it(`a mirror's cut after a long quiet drops no follower (replication latency ${latencyMs} ms)`, () => {
+      const { cluster, settle, hex } = mirroredPartition({ replicaLagTimeMaxMs: 10_000 });
+      cluster.setReplicationLatency(latencyMs);
+      settle(45_000);
+      expect(cluster.controller.image.partition("m", 0)!.isr).toEqual([0, 1, 2]);
+      const epochBefore = cluster.controller.image.partition("m", 0)!.partitionEpoch;
+      cluster.broker(0)!.truncateTo("m", 0, 1n);
+      const isrChanges: string[] = [];
+      for (let t = 0; t < 20_000; t += 50) {
+        settle(50);
+        const p = cluster.controller.image.partition("m", 0)!;
+        if (p.isr.length < 3) isrChanges.push(`isr [${p.isr}]`);
+      }
+      expect(isrChanges).toEqual([]);
+      expect(cluster.controller.image.partition("m", 0)!.partitionEpoch).toBe(epochBefore);
+      expect(hex(1)).toEqual(hex(0));
+      expect(hex(2)).toEqual(hex(0));
+    });
+  }
 });

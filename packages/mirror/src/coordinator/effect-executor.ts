@@ -187,10 +187,14 @@ export class EffectExecutor {
    * Whether the topic's `mirror.name` asks this mirror to pause it now, read as a FAILED partition's retry
    * fires: the retry then ends PAUSED or MIRRORING as the operator asks, not as the partition was when it
    * failed (a pause or resume while FAILED, or one the failure overtook). Undefined when the topic's
-   * `mirror.name` speaks for no mirror or for another one (the partition keeps what it knew).
+   * `mirror.name` speaks for no mirror or for another one, or the topic of that name is another one (deleted
+   * and created again): the partition keeps what it knew.
    */
   private pauseRequested(key: MirrorPartitionKey): boolean | undefined {
-    const asked = parseMirrorNameConfig(this.ctx.destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
+    const destination = this.ctx.destination;
+    const id = destination.topicIdOf?.(key.topic);
+    if (id !== undefined && key.topicId !== ZERO_UUID && id !== key.topicId) return undefined;
+    const asked = parseMirrorNameConfig(destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
     if (asked === undefined || asked.mirror !== key.mirror || asked.desired === "REMOVED") return undefined;
     return asked.desired === "PAUSED";
   }

@@ -107,6 +107,7 @@ describe("property: chains c0 -> c1 -> ... (length 2 to 5)", () => {
             "crash(274,348)",
             "txnAbort",
             "addTopic(996,733)",
+            "advance(500)",
             "pause(848)",
           ],
           reaches: reachesSteps(

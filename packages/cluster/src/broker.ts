@@ -908,6 +908,12 @@ export class Broker {
           this.partitions.get(this.keyOf(topic.topicId, i))?.log.updateConfig(this.logConfigOf(topic));
         return;
       }
+      case "FenceBroker":
+        // What this broker's leaders knew of the fenced broker's fetches belongs to an incarnation that is
+        // gone (Kafka's leader admits to the ISR only an unfenced broker whose fetch carries its current
+        // broker epoch): it must fetch again before it may rejoin any ISR.
+        for (const p of this.partitions.values()) if (p.isLeader) p.forgetFollower(record.brokerId);
+        return;
       case "RemoveTopic":
         if (removed) this.removeTopic(removed);
         // Replayed: its replicas were not opened. What a deletion interrupted by a crash left under the
@@ -992,6 +998,10 @@ export class Broker {
           log,
           meta,
           recoveryLoss,
+          minInsyncReplicas: () => {
+            const current = this.image.topicsById.get(topic.topicId) ?? topic;
+            return Number(topicConfigValue(current.configs, "min.insync.replicas"));
+          },
         },
         this.options.clock,
       );

@@ -16,6 +16,8 @@ interface FollowerState {
   logEndOffset: bigint;
   /** Last time the follower fetched at all. */
   lastFetchTimeMs: number;
+  /** The leader's log end offset when it answered that fetch (Kafka's `lastFetchLeaderLogEndOffset`). */
+  lastFetchLeaderLogEndOffset: bigint;
   /** Last time the follower's fetch reached the leader's log end offset. */
   lastCaughtUpTimeMs: number;
   /**
@@ -82,6 +84,7 @@ export class Partition {
   private readonly followers = new Map<number, FollowerState>();
   /** What recovery dropped from this replica's log, until it is back in the ISR (see `recoveryLoss`). */
   private loss: RecoveryLoss | undefined;
+  private readonly minInsyncReplicas: () => number;
 
   constructor(
     init: {
@@ -93,10 +96,13 @@ export class Partition {
       meta: PartitionMetadata;
       /** What recovery dropped from this replica's log when it was opened, if anything. */
       recoveryLoss?: RecoveryLoss;
+      /** The topic's current `min.insync.replicas` (read at each use: a config change applies at once). */
+      minInsyncReplicas?: () => number;
     },
     private readonly clock: Clock,
   ) {
     this.loss = init.recoveryLoss;
+    this.minInsyncReplicas = init.minInsyncReplicas ?? (() => 1);
     this.topic = init.topic;
     this.topicId = init.topicId;
     this.partition = init.partition;
@@ -176,6 +182,7 @@ export class Partition {
         this.followers.set(r, {
           logEndOffset: -1n,
           lastFetchTimeMs: -1,
+          lastFetchLeaderLogEndOffset: -1n,
           lastCaughtUpTimeMs: this.clock.now(),
           cutSinceFetch: false,
           parkedAtEnd: false,
@@ -226,10 +233,11 @@ export class Partition {
     origin: "client" | "coordinator" = "client",
   ): LogAppendInfo {
     this.checkLeader();
-    if (acks === -1 && this.meta.isr.length < config.minInsyncReplicas) {
+    const minIsr = this.effectiveMinIsr(config.minInsyncReplicas);
+    if (acks === -1 && this.meta.isr.length < minIsr) {
       throw new ClusterError(
         "NOT_ENOUGH_REPLICAS",
-        `${this.name} has ${this.meta.isr.length} in-sync replicas, fewer than min.insync.replicas=${config.minInsyncReplicas}`,
+        `${this.name} has ${this.meta.isr.length} in-sync replicas, fewer than min.insync.replicas=${minIsr}`,
       );
     }
     // LogAppendTime: the leader stamps its clock into the batch (Kafka's LogValidator); followers and
@@ -310,11 +318,26 @@ export class Partition {
         `${this.name}: follower fetch offset ${fetchOffset} is below the log start ${this.log.logStartOffset}`,
       );
     }
+    const now = this.clock.now();
+    const leaderEnd = this.log.logEndOffset;
+    // Kafka's `ReplicaState.updateFetchStateOrThrow`: at the log end, caught up now; at the log end the
+    // previous fetch was answered with, caught up as of that fetch (a follower one round trip behind a busy
+    // leader never reaches its current end, yet keeps up).
+    if (fetchOffset >= leaderEnd) {
+      if (now > follower.lastCaughtUpTimeMs) follower.lastCaughtUpTimeMs = now;
+    } else if (
+      !follower.cutSinceFetch &&
+      follower.lastFetchTimeMs >= 0 &&
+      fetchOffset >= follower.lastFetchLeaderLogEndOffset &&
+      follower.lastFetchTimeMs > follower.lastCaughtUpTimeMs
+    ) {
+      follower.lastCaughtUpTimeMs = follower.lastFetchTimeMs;
+    }
     follower.logEndOffset = fetchOffset;
     follower.cutSinceFetch = false;
-    follower.lastFetchTimeMs = this.clock.now();
-    follower.parkedAtEnd = fetchOffset >= this.log.logEndOffset;
-    if (follower.parkedAtEnd) follower.lastCaughtUpTimeMs = this.clock.now();
+    follower.lastFetchTimeMs = now;
+    follower.lastFetchLeaderLogEndOffset = leaderEnd;
+    follower.parkedAtEnd = fetchOffset >= leaderEnd;
     this.maybeAdvanceHighWatermark();
     const data = this.log.read(fetchOffset, maxBytes, "read_uncommitted", { fetchUpTo: "log_end" });
     return {
@@ -354,15 +377,46 @@ export class Partition {
     for (const [id, f] of this.followers) {
       // Only a follower that is fetching now may rejoin: a crashed one keeps its last (caught-up) offsets.
       const fetching = f.lastFetchTimeMs >= 0 && now - f.lastFetchTimeMs <= config.replicaLagTimeMaxMs / 2;
-      const caughtUp =
-        !f.cutSinceFetch &&
-        f.logEndOffset >= this.log.highWatermark &&
-        f.logEndOffset >= this.log.logEndOffset;
+      const caughtUp = this.followerInSync(f);
       if (!isr.has(id) && fetching && caughtUp) isr.add(id);
       else if (isr.has(id) && this.lagging(f, now, config)) isr.delete(id);
     }
     const next = this.meta.replicas.filter((r) => isr.has(r));
     return sameMembers(next, this.meta.isr) ? undefined : next;
+  }
+
+  /**
+   * Whether an out-of-sync follower may join the ISR (Kafka's `isFollowerInSync`): its log end is at least
+   * the high watermark and the start offset of the leader's current epoch (the leader's log end when it was
+   * elected, which covers every record the previous leaders committed, even above this leader's high
+   * watermark). A follower one round trip behind a busy leader joins, though it never reaches the leader's
+   * current log end. Without the epoch's start in the cache (a read-only mirror partition records none, or
+   * a mirror cut it away), only a follower at the leader's log end joins, as before.
+   */
+  private followerInSync(f: FollowerState): boolean {
+    if (f.cutSinceFetch || f.logEndOffset < this.log.highWatermark) return false;
+    const epochStart = this.currentEpochStartOffset();
+    return epochStart === undefined ? f.logEndOffset >= this.log.logEndOffset : f.logEndOffset >= epochStart;
+  }
+
+  /** Where the leader's current epoch starts in its log, if its leader epoch cache holds that epoch. */
+  private currentEpochStartOffset(): bigint | undefined {
+    const entries = this.log.epochEntries();
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const e = entries[i]!;
+      if (e.epoch === this.meta.leaderEpoch) return e.startOffset;
+      if (e.epoch < this.meta.leaderEpoch) return undefined;
+    }
+    return undefined;
+  }
+
+  /**
+   * Kafka's `effectiveMinIsr`: min.insync.replicas, at most the replication factor (a larger value would
+   * refuse every acks=all write and hold the high watermark for good).
+   */
+  private effectiveMinIsr(minInsyncReplicas: number): number {
+    const rf = this.meta.replicas.length;
+    return minInsyncReplicas < rf ? minInsyncReplicas : rf;
   }
 
   /**
@@ -391,6 +445,23 @@ export class Partition {
     f.lastCaughtUpTimeMs = this.clock.now();
   }
 
+  /**
+   * The controller fenced `follower`'s broker (it stopped, or missed heartbeats): it is out of every ISR,
+   * and what it reported before belongs to an incarnation that is gone (a restart may recover a shorter
+   * log). Until it fetches again it counts as never having fetched, so it is not proposed for the ISR
+   * (Kafka's `isReplicaIsrEligible`: unfenced, and fetching with its current broker epoch), where the
+   * controller would refuse the whole proposal (INELIGIBLE_REPLICA) and keep out a follower that may join.
+   */
+  forgetFollower(follower: number): void {
+    const f = this.followers.get(follower);
+    if (f === undefined) return;
+    f.logEndOffset = -1n;
+    f.lastFetchTimeMs = -1;
+    f.lastFetchLeaderLogEndOffset = -1n;
+    f.lastCaughtUpTimeMs = this.clock.now();
+    f.parkedAtEnd = false;
+  }
+
   /** Whether `proposedIsr` would propose anything: a follower joins or leaves, or the ISR is not a set of replicas. */
   private isrWouldChange(config: PartitionConfig, now: number): boolean {
     const current = this.meta.isr;
@@ -403,10 +474,7 @@ export class Partition {
         if (this.lagging(f, now, config)) return true;
       } else {
         const fetching = f.lastFetchTimeMs >= 0 && now - f.lastFetchTimeMs <= config.replicaLagTimeMaxMs / 2;
-        const caughtUp =
-          !f.cutSinceFetch &&
-          f.logEndOffset >= this.log.highWatermark &&
-          f.logEndOffset >= this.log.logEndOffset;
+        const caughtUp = this.followerInSync(f);
         if (fetching && caughtUp) return true;
       }
     }
@@ -472,9 +540,16 @@ export class Partition {
     });
   }
 
-  /** HW = the smallest log end offset among the ISR (the leader's own included). */
+  /**
+   * HW = the smallest log end offset among the ISR (the leader's own included); it does not move while the
+   * ISR is smaller than the effective min.insync.replicas (Kafka's `maybeIncrementLeaderHW`, KAFKA-15583):
+   * a record held by fewer replicas is neither acknowledged to acks=all producers nor shown to consumers,
+   * and a replica fenced out of an ISR under min.insync.replicas (an eligible leader replica) holds
+   * everything below the high watermark.
+   */
   maybeAdvanceHighWatermark(): void {
     if (!this.isLeader) return;
+    if (this.meta.isr.length < this.effectiveMinIsr(this.minInsyncReplicas())) return;
     let hw = this.log.logEndOffset;
     for (const id of this.meta.isr) {
       if (id === this.brokerId) continue;

@@ -904,8 +904,20 @@ export class Broker {
         const id = this.image.topicIdsByName.get(record.resourceName);
         const topic = id === undefined ? undefined : this.image.topicsById.get(id);
         if (!topic) return;
-        for (let i = 0; i < topic.partitions.length; i++)
-          this.partitions.get(this.keyOf(topic.topicId, i))?.log.updateConfig(this.logConfigOf(topic));
+        for (let i = 0; i < topic.partitions.length; i++) {
+          const p = this.partitions.get(this.keyOf(topic.topicId, i));
+          if (!p) continue;
+          p.log.updateConfig(this.logConfigOf(topic));
+          // A lowered min.insync.replicas frees a high watermark held under the old value (Kafka's leader
+          // moves it at its followers' next fetch; ours fetch only when woken).
+          if (!p.isLeader || this.replaying) continue;
+          const hwBefore = p.log.highWatermark;
+          p.maybeAdvanceHighWatermark();
+          if (p.log.highWatermark !== hwBefore) {
+            this.releaseWaiters(p);
+            this.notifyFollowers(p);
+          }
+        }
         return;
       }
       case "FenceBroker":

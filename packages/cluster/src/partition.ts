@@ -85,6 +85,13 @@ export class Partition {
   /** What recovery dropped from this replica's log, until it is back in the ISR (see `recoveryLoss`). */
   private loss: RecoveryLoss | undefined;
   private readonly minInsyncReplicas: () => number;
+  /**
+   * Where this leader's epoch starts: its log end when it took the lead at that epoch (Kafka's
+   * `leaderEpochStartOffsetOpt`, set in `makeLeader`), at most where a mirror cut its log since. Kept here,
+   * not read from the leader epoch cache: a read-only mirror partition's cache holds the source's epochs,
+   * whose numbers may be this leader's epoch with a start far below (or a promoted one's, above its own).
+   */
+  private epochStart: { epoch: number; offset: bigint } | undefined;
 
   constructor(
     init: {
@@ -170,6 +177,9 @@ export class Partition {
     // once the replay is over.
     if (this.isLeader && !replaying && !this.isReadOnly(mirrorName))
       this.log.assignEpochStartOffset(meta.leaderEpoch, this.log.logEndOffset);
+    if (!this.isLeader) this.epochStart = undefined;
+    else if (!replaying && this.epochStart?.epoch !== meta.leaderEpoch)
+      this.epochStart = { epoch: meta.leaderEpoch, offset: this.log.logEndOffset };
     if (this.isLeader) this.maybeAdvanceHighWatermark();
   }
 
@@ -387,27 +397,16 @@ export class Partition {
 
   /**
    * Whether an out-of-sync follower may join the ISR (Kafka's `isFollowerInSync`): its log end is at least
-   * the high watermark and the start offset of the leader's current epoch (the leader's log end when it was
-   * elected, which covers every record the previous leaders committed, even above this leader's high
-   * watermark). A follower one round trip behind a busy leader joins, though it never reaches the leader's
-   * current log end. Without the epoch's start in the cache (a read-only mirror partition records none, or
-   * a mirror cut it away), only a follower at the leader's log end joins, as before.
+   * the high watermark and the start offset of the leader's current epoch (`epochStart`: the leader's log
+   * end when it was elected, which covers every record the previous leaders committed, even above this
+   * leader's high watermark). A follower one round trip behind a busy leader joins, though it never reaches
+   * the leader's current log end. Without an epoch start (not yet recorded), only a follower at the
+   * leader's log end joins.
    */
   private followerInSync(f: FollowerState): boolean {
     if (f.cutSinceFetch || f.logEndOffset < this.log.highWatermark) return false;
-    const epochStart = this.currentEpochStartOffset();
-    return epochStart === undefined ? f.logEndOffset >= this.log.logEndOffset : f.logEndOffset >= epochStart;
-  }
-
-  /** Where the leader's current epoch starts in its log, if its leader epoch cache holds that epoch. */
-  private currentEpochStartOffset(): bigint | undefined {
-    const entries = this.log.epochEntries();
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const e = entries[i]!;
-      if (e.epoch === this.meta.leaderEpoch) return e.startOffset;
-      if (e.epoch < this.meta.leaderEpoch) return undefined;
-    }
-    return undefined;
+    const start = this.epochStart?.epoch === this.meta.leaderEpoch ? this.epochStart.offset : undefined;
+    return start === undefined ? f.logEndOffset >= this.log.logEndOffset : f.logEndOffset >= start;
   }
 
   /**
@@ -507,7 +506,11 @@ export class Partition {
     try {
       cut();
     } finally {
-      this.markFollowersCut(offset < this.log.logEndOffset ? offset : this.log.logEndOffset);
+      const at = offset < this.log.logEndOffset ? offset : this.log.logEndOffset;
+      this.markFollowersCut(at);
+      // What the previous leaders committed past the cut is gone: a follower need not hold it to join.
+      if (this.epochStart && this.epochStart.offset > at)
+        this.epochStart = { ...this.epochStart, offset: at };
     }
   }
 

@@ -167,3 +167,37 @@ describe("min.insync.replicas above the replication factor", () => {
     expect(cluster.broker(0)!.replica("t", 0)!.log.highWatermark).toBe(1n);
   });
 });
+
+/**
+ * Kafka reads min.insync.replicas at each high watermark update, and its followers fetch again every
+ * replica.fetch.wait.max.ms even when idle, so lowering the config lets a held high watermark move within a
+ * fetch round. Ours fetch only when woken: the config change itself must move the high watermark.
+ */
+describe("min.insync.replicas lowered", () => {
+  it("moves a high watermark held under the old value and acknowledges the acks=all write that waited", async () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({
+      name: "t",
+      replicaAssignment: [[0, 1, 2]],
+      configs: { "min.insync.replicas": "3" },
+    });
+    settle();
+    const leader = cluster.broker(0)!;
+    const write = outcome(
+      leader.produce({ topic: "t", partition: 0, batch: batch(["a"]), acks: -1, timeoutMs: 30_000 }),
+    );
+    // Broker 2 dies before fetching it: broker 1 has it, the ISR is [0, 1], under min.insync.replicas=3.
+    cluster.crashBroker(2);
+    settle(1_000);
+    expect(cluster.controller.image.partition("t", 0)!.isr).toEqual([0, 1]);
+    expect(cluster.broker(1)!.replica("t", 0)!.log.logEndOffset).toBe(1n);
+    expect(leader.replica("t", 0)!.log.highWatermark).toBe(0n);
+    cluster.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+      { op: "SET", name: "min.insync.replicas", value: "2" },
+    ]);
+    settle(1_000);
+    expect(leader.replica("t", 0)!.log.highWatermark).toBe(1n);
+    settle(1_000);
+    expect(await write).toBe("acknowledged");
+  });
+});

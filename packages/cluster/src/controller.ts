@@ -690,8 +690,10 @@ export class Controller {
       if (isr.length === 0) {
         // The last ISR member: with no eligible replica, nothing is known to hold more, so it stays.
         if (elr.length === 0) continue;
+        // The eligible replica fenced last left the ISR last: it holds everything committed before it left,
+        // a superset of what those fenced earlier hold (the list is in fencing order).
         const live = new Set(this.image.liveBrokers());
-        const leader = p.replicas.find((b) => elr.includes(b) && live.has(b));
+        const leader = elr.findLast((b) => live.has(b));
         records.push(
           change(topic.topicId, p, {
             leader: leader ?? -1,

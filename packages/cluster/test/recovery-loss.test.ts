@@ -296,4 +296,25 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     c.registerBroker(1, null, [{ topicId, partition: 0 }]);
     expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1] });
   });
+
+  it("a last ISR member that lost data hands the lead to the eligible replica fenced last (it left the ISR last)", () => {
+    const { cluster, settle } = testCluster();
+    // Replica order puts broker 2 before broker 1, so an election in replica order would pick 2.
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 2, 1]] });
+    settle();
+    const topicId = cluster.controller.image.topic("t")!.topicId;
+    const c = cluster.controller;
+    // 2 is fenced first; writes committed after that may be on 0 and 1 only. Then 1, then the last member 0.
+    c.fenceBroker(2);
+    c.fenceBroker(1);
+    c.fenceBroker(0);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [0], elr: [2, 1] });
+    // 2 and 1 come back: the partition waits for its last ISR member.
+    c.registerBroker(2);
+    c.registerBroker(1);
+    expect(c.image.partition("t", 0)!.leader).toBe(-1);
+    // 0 returns without part of its log: 1, which left the ISR after 2, holds everything 2 holds and more.
+    c.registerBroker(0, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1] });
+  });
 });

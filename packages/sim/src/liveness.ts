@@ -109,6 +109,7 @@ export function slowestDisk(cluster: KafkaCluster, brokers: number): number {
 /** The pending liveness expectations of one simulation (see the module's comment). */
 export class LivenessWatch {
   private pending: Expectation[] = [];
+  private readonly faultWatchers = new Set<{ node: string; why: string | undefined }>();
 
   constructor(private readonly sim: Simulation) {}
 
@@ -328,8 +329,19 @@ export class LivenessWatch {
     ]);
   }
 
+  /**
+   * Watches `node` for faults from now on (for a check outside the expectations, such as a restart's
+   * STOPPING): `disturbed()` says why the first one came, or undefined while none did.
+   */
+  watchFaults(node: string): { disturbed(): string | undefined; stop(): void } {
+    const watcher = { node, why: undefined as string | undefined };
+    this.faultWatchers.add(watcher);
+    return { disturbed: () => watcher.why, stop: () => this.faultWatchers.delete(watcher) };
+  }
+
   /** Something went wrong with `node` (a fault): expectations on it, or needing it as a source, are dropped. */
   disturb(node: string, why: string): void {
+    for (const w of this.faultWatchers) if (w.node === node && w.why === undefined) w.why = why;
     for (const e of this.pending) {
       if (e.node === node || (e.needsSource && e.edge.from === node)) this.drop(e, why);
     }

@@ -118,6 +118,7 @@ const ACTIONS = {
   addPartition: (s, [t]) => addPartition(s, t!),
   unclean: (s, [t]) => uncleanElection(s, t!),
   slowDisk: (s, [c, b, ms]) => slowDisk(s, c!, b!, ms!),
+  laggingDisk: (s, [c, b, ms]) => slowDisk(s, c!, b!, ms!),
   fastDisk: (s, [c]) => fastDisk(s, c!),
   slowReplication: (s, [c, ms]) => slowReplication(s, c!, ms!),
   controllerFailover: (s, [c, ms, k]) => controllerFailover(s, c!, ms!, k!),
@@ -125,6 +126,11 @@ const ACTIONS = {
   cutFault: (s, [m, f, d, ms]) => cutFault(s, m!, f!, d!, ms!),
   readdCutFault: (s, [i, p, c, m, f, d, ms]) => readdCutFault(s, i!, p!, c!, m!, f!, d!, ms!),
   diskFull: (s, [c, b, d, ms]) => diskFull(s, c!, b!, d!, ms!),
+  longDiskFull: (s, [c, b, d, ms]) => diskFull(s, c!, b!, d!, ms!),
+  underMinIsr: (s, [c, b, k, ms]) => {
+    crash(s, c!, b!);
+    diskFull(s, c!, k!, 0, ms!);
+  },
   crashOnCommit: (s, [t, d, ms]) => crashOnCommit(s, t!, d!, ms!),
   crashOnReAdd: (s, [d, ms]) => crashOnReAdd(s, d!, ms!),
   crashAfterAck: (s, [t, p, l, ms, how]) => crashAfterAck(s, t!, p!, l!, ms!, how),
@@ -182,11 +188,20 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   addPartition: fc.tuple(n),
   unclean: fc.tuple(n),
   slowDisk: fc.tuple(n, n, fc.integer({ min: 10, max: 2_000 })),
+  // A disk slower than the simulation's replica.lag.time.max.ms (10 s): its broker's followers leave ISRs.
+  laggingDisk: fc.tuple(n, n, fc.integer({ min: 11_000, max: 30_000 })),
   fastDisk: fc.tuple(n),
   slowReplication: fc.tuple(n, fc.oneof(fc.constant(0), fc.integer({ min: 5, max: 500 }))),
   controllerFailover: fc.tuple(n, fc.integer({ min: 100, max: 15_000 }), n),
   crashSoon: fc.tuple(n, n, fc.integer({ min: 0, max: 400 }), fc.integer({ min: 50, max: 5_000 })),
   diskFull: fc.tuple(n, n, fc.integer({ min: 0, max: 400 }), fc.integer({ min: 50, max: 5_000 })),
+  // Full longer than replica.lag.time.max.ms (10 s): its broker's followers leave ISRs meanwhile. At most
+  // 30 s: one landing inside the settling (its delay) ends before the settling's 35 s pass.
+  longDiskFull: fc.tuple(n, n, fc.integer({ min: 0, max: 400 }), fc.integer({ min: 11_000, max: 30_000 })),
+  // A crash (unless a broker is down already) and, at once, a full disk (as `diskFull`'s choice: the leader
+  // of a `__mirror_state` partition or of a mirror partition, or a broker) on the same cluster: partitions
+  // whose third replica leads keep one in-sync replica, under min.insync.replicas=2.
+  underMinIsr: fc.tuple(n, n, n, fc.integer({ min: 11_000, max: 30_000 })),
   cutFault: fc.tuple(
     fc.nat(CUT_FAULT_MODES.length - 1),
     fc.nat(1),

@@ -85,6 +85,8 @@ export interface BrokerOptions {
   ) => boolean;
   /** Kafka's replica.lag.time.max.ms (default 30000). */
   replicaLagTimeMaxMs?: number;
+  /** Kafka's broker config min.insync.replicas: the value of a topic that sets none (default 1). */
+  minInsyncReplicas?: number;
   /** Kafka's replica.fetch.max.bytes (default 1 MiB). */
   replicaFetchMaxBytes?: number;
   /** Kafka's replica.fetch.backoff.ms, used when the leader is unreachable (default 100). */
@@ -1012,7 +1014,7 @@ export class Broker {
           recoveryLoss,
           minInsyncReplicas: () => {
             const current = this.image.topicsById.get(topic.topicId) ?? topic;
-            return Number(topicConfigValue(current.configs, "min.insync.replicas"));
+            return this.minInsyncReplicasOf(current);
           },
         },
         this.options.clock,
@@ -1455,9 +1457,16 @@ export class Broker {
     return p;
   }
 
+  /** The topic's min.insync.replicas: its own config, else the broker's (Kafka's broker default). */
+  private minInsyncReplicasOf(t: TopicMetadata): number {
+    const own = t.configs.get("min.insync.replicas");
+    if (own !== undefined) return Number(own);
+    return this.options.minInsyncReplicas ?? Number(topicConfigValue(t.configs, "min.insync.replicas"));
+  }
+
   private partitionConfig(t: TopicMetadata): PartitionConfig {
     return {
-      minInsyncReplicas: Number(topicConfigValue(t.configs, "min.insync.replicas")),
+      minInsyncReplicas: this.minInsyncReplicasOf(t),
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs ?? 30_000,
       messageTimestampType:
         topicConfigValue(t.configs, "message.timestamp.type") === "LogAppendTime"

@@ -51,6 +51,11 @@ export interface KafkaClusterOptions {
   authorizer?: AuthorizerConfig;
   /** Broker settings shared by every broker. */
   replicaLagTimeMaxMs?: number;
+  /**
+   * Kafka's broker config `min.insync.replicas` (default 1): the value of every topic that does not set its
+   * own, internal topics and mirror topics included.
+   */
+  minInsyncReplicas?: number;
   /** How many producer ids the transaction coordinator takes from the controller at a time. */
   producerIdBlockSize?: number;
   /** Kafka's transactional.id.expiration.ms (default 604800000, 7 days; see `TransactionCoordinatorOptions`). */
@@ -418,6 +423,7 @@ export class KafkaCluster implements BrokerNetwork {
         return true;
       },
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
+      minInsyncReplicas: this.options.minInsyncReplicas,
       logger: this.options.logger,
     });
     broker.setDiskLatency(this.diskLatency(brokerId));

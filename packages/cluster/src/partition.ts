@@ -32,6 +32,8 @@ interface FollowerState {
    * it wakes it (`answerParkedFetch`).
    */
   parkedAtEnd: boolean;
+  /** When the leader last proposed the follower for the ISR (see `lagging`). */
+  joinedIsrAtMs?: number;
 }
 
 /** The answer to a follower's fetch: batches, or where the follower's log diverged from the leader's. */
@@ -388,8 +390,10 @@ export class Partition {
       // Only a follower that is fetching now may rejoin: a crashed one keeps its last (caught-up) offsets.
       const fetching = f.lastFetchTimeMs >= 0 && now - f.lastFetchTimeMs <= config.replicaLagTimeMaxMs / 2;
       const caughtUp = this.followerInSync(f);
-      if (!isr.has(id) && fetching && caughtUp) isr.add(id);
-      else if (isr.has(id) && this.lagging(f, now, config)) isr.delete(id);
+      if (!isr.has(id) && fetching && caughtUp) {
+        isr.add(id);
+        f.joinedIsrAtMs = now;
+      } else if (isr.has(id) && this.lagging(f, now, config)) isr.delete(id);
     }
     const next = this.meta.replicas.filter((r) => isr.has(r));
     return sameMembers(next, this.meta.isr) ? undefined : next;
@@ -423,9 +427,14 @@ export class Partition {
    * leader's log end is caught up however long ago it fetched (an idle partition's followers stay in sync);
    * otherwise it must have reached the log end within `replicaLagTimeMaxMs`. A follower that has not fetched
    * since a mirror cut this log is at the log end by the cut alone, so only the time counts for it.
+   * A follower that joined less than `replicaLagTimeMaxMs / 2` ago stays: Kafka shrinks an ISR only in its
+   * `isr-expiration` task, that often, while fetches only expand it. Ours checks both at every fetch, so a
+   * follower that cannot catch up (a full disk) at a high watermark held under min.insync.replicas would
+   * rejoin (its end at the high watermark) and leave (caught up too long ago) in a loop at one instant.
    */
   private lagging(f: FollowerState, now: number, config: PartitionConfig): boolean {
     if (!f.cutSinceFetch && f.logEndOffset >= this.log.logEndOffset) return false;
+    if (f.joinedIsrAtMs !== undefined && now - f.joinedIsrAtMs < config.replicaLagTimeMaxMs / 2) return false;
     return now - f.lastCaughtUpTimeMs > config.replicaLagTimeMaxMs;
   }
 

@@ -201,3 +201,40 @@ describe("min.insync.replicas lowered", () => {
     expect(await write).toBe("acknowledged");
   });
 });
+
+/**
+ * Kafka shrinks an ISR only in its `isr-expiration` task (every replica.lag.time.max.ms / 2), while a fetch
+ * only expands it. Ours evaluates both at every fetch: a follower whose appends fail (a full disk) stays at
+ * a high watermark held under min.insync.replicas, so it rejoined at once by the join rule (its end at the
+ * high watermark) and left at once again (not caught up for replica.lag.time.max.ms), each ISR change
+ * waking its fetch again: a loop of ISR changes at one instant, with no time passing.
+ */
+describe("a follower at a held high watermark that cannot catch up", () => {
+  it("rejoins and leaves the ISR at most once per replica.lag.time.max.ms / 2, not in a loop", async () => {
+    const { cluster, settle } = testCluster({ replicaLagTimeMaxMs: 10_000 });
+    cluster.controller.createTopic({
+      name: "t",
+      replicaAssignment: [[0, 1, 2]],
+      configs: { "min.insync.replicas": "2" },
+    });
+    settle();
+    cluster.crashBroker(1);
+    cluster.setDiskFull(2, true);
+    settle(12_000);
+    let proposals = 0;
+    const alter = cluster.controller.alterPartition.bind(cluster.controller);
+    cluster.controller.alterPartition = (...args: Parameters<typeof alter>) => {
+      // Bounds the loop this test looks for (a refused proposal ends it).
+      if (++proposals > 500) throw new Error("too many ISR proposals");
+      return alter(...args);
+    };
+    await cluster.broker(0)!.produce({ topic: "t", partition: 0, batch: batch(["a"]), acks: 1 });
+    settle(30_000);
+    // Each join waits for a shrink and each shrink for the next expiration: a few changes in 30 s.
+    expect(proposals).toBeLessThan(20);
+    expect(cluster.broker(0)!.replica("t", 0)!.log.highWatermark).toBe(0n);
+    cluster.setDiskFull(2, false);
+    settle(10_000);
+    expect(cluster.broker(0)!.replica("t", 0)!.log.highWatermark).toBe(1n);
+  });
+});

@@ -66,6 +66,7 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
   completeFailovers(sim);
   observeCommittedWrites(sim);
   sim.observePrefixes();
+  sim.observeUnderMinIsr();
   sim.checkTxnMarkers();
   sim.checkOrphans();
   const out: Violation[] = metadataFailures(sim);

@@ -35,6 +35,13 @@ export interface SimulationOptions {
   links?: LinkOptions;
   /** Topics created on each root at setup: `orders` (2 partitions) and the compacted `profiles` (default). */
   topics?: { name: string; partitions: number; compacted?: boolean }[];
+  /**
+   * min.insync.replicas of every cluster (default: unset, Kafka's 1): set on each topic the workload
+   * creates and as the brokers' default, so `__mirror_state` and the mirror topics (whose copies never take
+   * the source's value, spec §7) hold it too. With the workload's acks=all producers, a partition whose ISR
+   * shrinks below it holds its high watermark and refuses writes (NOT_ENOUGH_REPLICAS).
+   */
+  minInsyncReplicas?: number;
 }
 
 /** Fault counters of one simulation run. */
@@ -51,6 +58,12 @@ export interface SimStats {
   logStartFollows: number;
   /** Whole-node restarts (see `restartNode`). */
   nodeRestarts: number;
+  /**
+   * Partitions found (at the check after each command) with a running leader and an ISR under
+   * min.insync.replicas: their high watermark held, acks=all writes refused (only with
+   * `SimulationOptions.minInsyncReplicas`).
+   */
+  underMinIsr: number;
 }
 
 /** An open transaction of the workload. */
@@ -90,6 +103,7 @@ export class Simulation {
     fullDisks: 0,
     logStartFollows: 0,
     nodeRestarts: 0,
+    underMinIsr: 0,
   };
   openTxn: OpenTxn | undefined;
   /** The HW-committed prefix of every partition (checked on every step and at every mirror truncation). */
@@ -124,7 +138,12 @@ export class Simulation {
     readonly options: SimulationOptions,
   ) {
     this.brokers = options.brokers ?? spec.brokers ?? 3;
-    this.world = new SimWorld({ ...spec, brokers: this.brokers }, seed, options.links);
+    this.world = new SimWorld(
+      { ...spec, brokers: this.brokers },
+      seed,
+      options.links,
+      options.minInsyncReplicas,
+    );
     this.world.linkListeners.add((from, to, why) => this.liveness.linkChanged(from, to, why));
     for (const name of spec.clusters) {
       this.watchCluster(name, this.node(name).cluster);
@@ -325,6 +344,21 @@ export class Simulation {
     const mirror = name?.replace(/\.(paused|removed)$/, "");
     const edge = this.edges.find((e) => e.to === node && e.mirror === mirror);
     return edge ? { node: edge.from, cluster: this.node(edge.from).cluster } : undefined;
+  }
+
+  /** Counts the partitions whose ISR is under min.insync.replicas now (`SimStats.underMinIsr`). */
+  observeUnderMinIsr(): void {
+    const minIsr = this.options.minInsyncReplicas;
+    if (minIsr === undefined) return;
+    for (const name of this.world.spec.clusters) {
+      const cluster = this.node(name).cluster;
+      for (const t of cluster.controller.image.topicsById.values()) {
+        t.partitions.forEach((p, i) => {
+          const log = leaderLog(cluster, t.name, i);
+          if (log && p.isr.length < Math.min(minIsr, p.replicas.length)) this.stats.underMinIsr++;
+        });
+      }
+    }
   }
 
   /** Checks the committed prefix of every partition of every cluster (see `CommittedPrefix.observe`). */
@@ -551,6 +585,8 @@ export class Simulation {
   /** Creates a topic on a root cluster and records it in the model. */
   async createTopic(root: string, name: string, partitions: number, compacted: boolean): Promise<void> {
     const configs = compacted ? [{ name: "cleanup.policy", value: "compact" }] : [];
+    const minIsr = this.options.minInsyncReplicas;
+    if (minIsr !== undefined) configs.push({ name: "min.insync.replicas", value: String(minIsr) });
     await this.world.time.run(
       this.node(root)
         .kafka.admin()

@@ -129,6 +129,8 @@ export class SimWorld {
     readonly spec: TopologySpec,
     readonly seed: number,
     linkOptions: LinkOptions = {},
+    /** Kafka's broker config min.insync.replicas on every cluster (see `SimulationOptions`). */
+    readonly minInsyncReplicas?: number,
   ) {
     this.clock = new ManualClock(1_700_000_000_000);
     this.scheduler = new SeededScheduler(this.clock, { seed });
@@ -227,6 +229,7 @@ export class SimWorld {
       scheduler: processScheduler(this.scheduler, process, () => this.tasksAfterKill.push(name)),
       random: new SeededRandom(seed(this.seed * 1000 + i)),
       replicaLagTimeMaxMs: 10_000,
+      ...(this.minInsyncReplicas !== undefined && { minInsyncReplicas: this.minInsyncReplicas }),
       memoryDataDirs: disks.dataDirs,
       ...(recovered && { clusterId: recovered.clusterId }),
       // The node's stores, written synchronously before the change is answered (as the cli's fsynced files).

@@ -584,10 +584,27 @@ async function checkStoppingResumesWhileHealthy(
   // Each replicated write (the LME record, the markers, the barrier, the STOPPED record) waits for a
   // follower's fetch and the next one that reports it: two trips of a slow network between brokers.
   const deadlineMs = 5_000 + 4 * slowestDisk(cluster, sim.brokers) + 8 * cluster.replicationLatency();
+  // A full disk, even one filled before the restart, is no healthy cluster: its broker, a follower, holds
+  // acks=all writes (the failover's) until it leaves the ISR (replica.lag.time.max.ms), or it leads and
+  // refuses them (min-insync failback FC_SEED=2 x20: a node restart started a broker whose disk stayed
+  // full for 25 s).
+  let fullDisk: string | undefined;
+  const noteFullDisks = () => {
+    for (let b = 0; b < sim.brokers; b++) if (cluster.isDiskFull(b)) fullDisk ??= `disk of broker ${b} full`;
+  };
+  noteFullDisks();
   try {
-    await sim.world.time.until(() => stillStopping().length === 0, "STOPPING resumes", deadlineMs, 100);
+    await sim.world.time.until(
+      () => {
+        noteFullDisks();
+        return stillStopping().length === 0;
+      },
+      "STOPPING resumes",
+      deadlineMs,
+      100,
+    );
   } catch {
-    const why = disturbed();
+    const why = disturbed() ?? fullDisk;
     if (why !== undefined) {
       sim.step(`STOPPING resumes: not checked, a fault on ${node} while it resumed (${why})`);
       return;

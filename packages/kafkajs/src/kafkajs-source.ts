@@ -33,12 +33,12 @@ import {
   API_FETCH,
   decodeConsumerGroupDescribeV0,
   decodeFetch,
-  decodeListOffsetsV4,
+  decodeListOffsetsV5,
   decodeMetadataV12,
   decodeOffsetsForLeaderEpochV3,
   encodeConsumerGroupDescribeV0,
   encodeFetch,
-  encodeListOffsetsV4,
+  encodeListOffsetsV5,
   encodeMetadataV12,
   encodeOffsetsForLeaderEpochV3,
   type FetchPartitionRequest,
@@ -636,8 +636,8 @@ export class KafkajsSourceCluster implements SourceCluster {
       }));
       const res = await sendRaw(
         broker,
-        encodeListOffsetsV4(first.isolationLevel, partitions),
-        decodeListOffsetsV4,
+        encodeListOffsetsV5(first.isolationLevel, partitions),
+        decodeListOffsetsV5,
       );
       for (const p of res.partitions) answers.set(partitionKey(p.topic, p.partition), p);
     } else {

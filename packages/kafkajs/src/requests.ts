@@ -8,7 +8,9 @@ import { Reader, Writer } from "./wire";
  *   UNKNOWN_TOPIC_ID instead of its new records. The records section is kept as the broker's bytes
  *   (kafkajs's own decoder flattens batches).
  * - Metadata v12: topic ids and leader epochs (kafkajs stops at v6, which has neither).
- * - OffsetsForLeaderEpoch v3 (kafkajs has none) and ListOffsets v4 (the current leader epoch check).
+ * - OffsetsForLeaderEpoch v3 (kafkajs has none) and ListOffsets v5 (the current leader epoch check, and
+ *   KIP-207's OFFSET_NOT_AVAILABLE: before v5 Kafka calls a new leader whose high watermark still lags its
+ *   epoch start LEADER_NOT_AVAILABLE, which the promote's catch-up barrier cannot tell from a real fault).
  * - ConsumerGroupDescribe v0 (KIP-848, Kafka 4; kafkajs has none): the classic DescribeGroups answers a
  *   group of the new consumer protocol as Dead with no members.
  * Flexible versions (Fetch v12+, Metadata v12) use request header v2 and response header v1: each is the
@@ -326,8 +328,12 @@ export interface ListOffsetsAnswer {
   leaderEpoch: number;
 }
 
-/** ListOffsets v4 (consumer, replica id -1): timestamp -2 earliest, -1 latest (HW or LSO by isolation). */
-export function encodeListOffsetsV4(
+/**
+ * ListOffsets v5 (consumer, replica id -1): timestamp -2 earliest, -1 latest (HW or LSO by isolation). The
+ * same fields as v4; v5 lets the broker answer OFFSET_NOT_AVAILABLE (KIP-207) where it answers v4 with
+ * LEADER_NOT_AVAILABLE: a leader whose high watermark has not reached its epoch's start yet.
+ */
+export function encodeListOffsetsV5(
   isolationLevel: number,
   partitions: readonly { topic: string; partition: number; currentLeaderEpoch: number; timestamp: bigint }[],
 ): RawRequest {
@@ -337,10 +343,10 @@ export function encodeListOffsetsV4(
       pw.int32(p.partition).int32(p.currentLeaderEpoch).int64(p.timestamp);
     });
   });
-  return { apiKey: API_LIST_OFFSETS, apiVersion: 4, apiName: "ListOffsets", body: w.finish() };
+  return { apiKey: API_LIST_OFFSETS, apiVersion: 5, apiName: "ListOffsets", body: w.finish() };
 }
 
-export function decodeListOffsetsV4(body: Buffer): {
+export function decodeListOffsetsV5(body: Buffer): {
   throttleTimeMs: number;
   partitions: ListOffsetsAnswer[];
 } {

@@ -1,6 +1,6 @@
 /**
  * Kafka protocol primitives for the requests kafkajs 2.2.4 does not have (Fetch v12, Metadata v12,
- * OffsetsForLeaderEpoch, ListOffsets v4): fixed-width integers, strings, arrays, and the "flexible" forms
+ * OffsetsForLeaderEpoch, ListOffsets v5): fixed-width integers, strings, arrays, and the "flexible" forms
  * (KIP-482: unsigned-varint lengths plus one, tagged-field sections). kafkajs carries the bytes (its
  * connection adds the size, api key, version, correlation id and client id).
  */

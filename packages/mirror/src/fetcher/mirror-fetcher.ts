@@ -37,6 +37,16 @@ const FETCHER_EFFECTS = [
   "closeFetcher",
 ] as const satisfies readonly FetcherEffect["type"][];
 
+/**
+ * Source answers after which Kafka's consumer refreshes its metadata and fetches again, as after
+ * NOT_LEADER_OR_FOLLOWER (`FetchCollector.handleInitializeErrors`): the partition's replica on that broker
+ * is offline (KAFKA_STORAGE_ERROR: a failed log dir, whose partitions the controller moves to other
+ * replicas) or absent (REPLICA_NOT_AVAILABLE). The chart re-routes them as a leader that is not available
+ * there; failed instead, the partition would be routed back to the broker the leader cache still names,
+ * and fail again until out of retries. (The chart's own KAFKA_STORAGE_ERROR is the destination's failure.)
+ */
+const SOURCE_REPLICA_GONE: ReadonlySet<string> = new Set(["KAFKA_STORAGE_ERROR", "REPLICA_NOT_AVAILABLE"]);
+
 /** The fetcher of each fetcher actor, for the effects the actor requests. */
 const FETCHERS = new WeakMap<AnyActorRef, MirrorFetcher>();
 
@@ -566,7 +576,7 @@ export class MirrorFetcher {
         } else {
           s.failure = { message: answer.error.message, retryable: answer.error.retriable, errorName: name };
         }
-        results.push({ partition: id, error: name });
+        results.push({ partition: id, error: SOURCE_REPLICA_GONE.has(name) ? "LEADER_NOT_AVAILABLE" : name });
         continue;
       }
       if (answer.highWatermark >= 0n) s.sourceHighWatermark = answer.highWatermark;

@@ -1046,7 +1046,10 @@ export class Broker {
     }
   }
 
-  /** The log settings a topic's configs give (segment.bytes, segment.ms, cleanup.policy, delete.retention.ms). */
+  /**
+   * The log settings a topic's configs give (segment.bytes, segment.ms, cleanup.policy, delete.retention.ms,
+   * min.compaction.lag.ms).
+   */
   private logConfigOf(topic: TopicMetadata): LogConfig {
     return {
       clock: this.options.clock,
@@ -1054,6 +1057,7 @@ export class Broker {
       segmentMs: Number(topicConfigValue(topic.configs, "segment.ms")),
       cleanupPolicy: parseCleanupPolicy(topicConfigValue(topic.configs, "cleanup.policy")),
       deleteRetentionMs: Number(topicConfigValue(topic.configs, "delete.retention.ms")),
+      minCompactionLagMs: Number(topicConfigValue(topic.configs, "min.compaction.lag.ms")),
     };
   }
 

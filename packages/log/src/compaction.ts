@@ -1,4 +1,5 @@
 import {
+  CorruptRecordError,
   decodeRecords,
   encodeRecordBatch,
   type Record,
@@ -57,20 +58,28 @@ const INT64_MAX = 2n ** 63n - 1n;
  *   RETAIN_EMPTY;
  * - rewritten batches keep baseOffset, lastOffsetDelta, partition leader epoch and producer fields, so
  *   offsets (and their gaps) never move; records keep their offset deltas;
- * - a compressed batch is rewritten with its own codec, as Kafka's cleaner does; one whose codec is not
- *   loaded (zstd before `loadCompressionCodecs()`) is left as it is and does not count in the offset map
- *   (so it only ever makes the cleaner keep more, never less).
+ * - a compressed batch is rewritten with its own codec, as Kafka's cleaner does; one whose records cannot
+ *   be read (codec not loaded, zstd before `loadCompressionCodecs()`; or a records section malformed under
+ *   a valid CRC) is left as it is and does not count in the offset map (so it only ever makes the cleaner
+ *   keep more, never less); tombstones above it are never dropped, as it may hold an older value of their
+ *   key.
  */
 export function compactSegments(
   segments: readonly CleanableSegment[],
   ctx: CompactionContext,
 ): { cleaned: CleanedSegment[]; stats: Omit<CompactionStats, "cleanableEndOffset"> } {
   const latest = new Map<string, bigint>();
+  /** Base offset of the first data batch left as it is, unread: tombstones above it stay (see `cleanBatch`). */
+  let firstUnread: bigint | undefined;
   for (const seg of segments) {
     for (const batch of seg.batches) {
-      if (batch.isControl || (batch.isTransactional && ctx.isAborted(batch))) continue;
+      if (batch.isControl) continue;
       const records = recordsOf(batch);
-      if (!records) continue;
+      if (!records) {
+        firstUnread ??= batch.baseOffset;
+        continue;
+      }
+      if (batch.isTransactional && ctx.isAborted(batch)) continue;
       const base = batch.baseOffset;
       for (const r of records) {
         if (r.key !== null) latest.set(r.key.toString("hex"), base + BigInt(r.offsetDelta));
@@ -84,7 +93,7 @@ export function compactSegments(
     let changed = false;
     for (const batch of seg.batches) {
       stats.bytesBefore += batch.sizeInBytes;
-      const kept = cleanBatch(batch, latest, ctx);
+      const kept = cleanBatch(batch, latest, ctx, firstUnread);
       if (kept !== batch.buffer) {
         changed = true;
         stats.recordsRemoved += batch.recordCount - (kept ? kept.readInt32BE(57) : 0);
@@ -103,11 +112,18 @@ export function compactSegments(
   return { cleaned, stats };
 }
 
-/** The batch's bytes after cleaning: the same buffer if unchanged, a new one if rewritten, or undefined. */
+/**
+ * The batch's bytes after cleaning: the same buffer if unchanged, a new one if rewritten, or undefined.
+ * A tombstone at or above `firstUnread` (a batch whose records cannot be read, left as it is) is kept
+ * past its delete horizon: that batch may hold an older value of its key, which nothing removed, and
+ * which would be the key's latest again once the tombstone is gone (Kafka's cleaner reads every batch,
+ * or gives up on the log).
+ */
 function cleanBatch(
   batch: RecordBatch,
   latest: Map<string, bigint>,
   ctx: CompactionContext,
+  firstUnread: bigint | undefined,
 ): Buffer | undefined {
   if (batch.isControl) return batch.buffer;
   const records = recordsOf(batch);
@@ -121,7 +137,8 @@ function cleanBatch(
     for (const r of records) {
       if (r.key !== null && latest.get(r.key.toString("hex")) !== base + BigInt(r.offsetDelta)) continue;
       if (r.key !== null && r.value === null) {
-        if (horizon !== undefined && BigInt(ctx.nowMs) >= horizon) continue;
+        const expired = horizon !== undefined && BigInt(ctx.nowMs) >= horizon;
+        if (expired && (firstUnread === undefined || base + BigInt(r.offsetDelta) < firstUnread)) continue;
         tombstones = true;
       }
       keep.push(r);
@@ -160,12 +177,18 @@ function cleanBatch(
   });
 }
 
-/** The batch's records, or undefined if its codec is not available here (the batch is then kept as is). */
+/**
+ * The batch's records, or undefined if they cannot be read here (the batch is then kept as is): its codec
+ * is not available, or its records section is malformed under a valid CRC (the leader checks only the
+ * CRC and the header, and a mirror copies what its source holds). Kafka's leader would have refused the
+ * latter and its cleaner skips such a log; throwing here failed every pass over the log, and the
+ * broker's whole cleaner pass with it.
+ */
 function recordsOf(batch: RecordBatch): Record[] | undefined {
   try {
     return decodeRecords(batch);
   } catch (err) {
-    if (err instanceof UnsupportedCompressionError) return undefined;
+    if (err instanceof UnsupportedCompressionError || err instanceof CorruptRecordError) return undefined;
     throw err;
   }
 }

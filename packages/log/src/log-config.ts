@@ -35,6 +35,11 @@ export interface LogConfig {
   cleanupPolicy?: CleanupPolicy;
   /** delete.retention.ms: how long tombstones survive after compaction first sees them. Default 1 day. */
   deleteRetentionMs?: number;
+  /**
+   * min.compaction.lag.ms: compaction stops at the first segment holding a record younger than this (by
+   * its timestamp), so every record stays readable, uncompacted, at least this long. Default 0.
+   */
+  minCompactionLagMs?: number;
 }
 
 /** `LogConfig` with every default filled in. */
@@ -44,6 +49,7 @@ export interface ResolvedLogConfig {
   segmentMs: number;
   cleanupPolicy: CleanupPolicy;
   deleteRetentionMs: number;
+  minCompactionLagMs: number;
 }
 
 /** Fills in Kafka's defaults. */
@@ -54,5 +60,6 @@ export function resolveLogConfig(config: LogConfig): ResolvedLogConfig {
     segmentMs: config.segmentMs ?? 7 * 24 * 60 * 60 * 1000,
     cleanupPolicy: config.cleanupPolicy ?? "delete",
     deleteRetentionMs: config.deleteRetentionMs ?? 24 * 60 * 60 * 1000,
+    minCompactionLagMs: config.minCompactionLagMs ?? 0,
   };
 }

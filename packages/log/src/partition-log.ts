@@ -915,21 +915,36 @@ export class PartitionLog {
 
   /**
    * One compaction pass (Kafka's LogCleaner, see `compactSegments` for the rules) over the segments wholly
-   * below min(active segment base, LSO): the active segment and anything not yet stable are never
-   * touched. Producer state and the aborted-transaction index are rebuilt from the result, so they equal
-   * what a reopened log would rebuild. A log whose cleanup policy is not `compact` is left alone.
+   * below min(active segment base, LSO, first segment holding a record younger than min.compaction.lag.ms):
+   * the active segment, anything not yet stable and records within the lag are never touched (Kafka's
+   * LogCleanerManager.cleanableOffsets). Producer state and the aborted-transaction index are rebuilt from
+   * the result, so they equal what a reopened log would rebuild. A log whose cleanup policy is not
+   * `compact` is left alone.
    */
   compact(): CompactionStats {
-    const cleanableEnd = minOffset(this.lastStableOffset, this.activeBase);
+    let cleanableEnd = minOffset(this.lastStableOffset, this.activeBase);
     const none = { segmentsCleaned: 0, batchesRemoved: 0, recordsRemoved: 0, bytesBefore: 0, bytesAfter: 0 };
     if (!compacts(this.config.cleanupPolicy)) return { ...none, cleanableEndOffset: cleanableEnd };
+    const lag = this.config.minCompactionLagMs;
+    const youngerThan = this.config.clock.now() - lag;
     const segs = this.storage.segments();
     const cleanable: CleanableSegment[] = [];
     for (let i = 0; i + 1 < segs.length; i++) {
       const seg = segs[i]!;
       if (segs[i + 1]!.baseOffset > cleanableEnd) break;
       const bytes = this.storage.read(seg.baseOffset, 0, seg.sizeInBytes);
-      cleanable.push({ baseOffset: seg.baseOffset, batches: [...recordBatches(bytes)] });
+      const batches = [...recordBatches(bytes)];
+      if (lag > 0 && batches.length > 0) {
+        // Kafka compares the segment's largest timestamp (its file's mtime when it has none: a segment
+        // without any timestamp here counts as young, so it is kept rather than compacted too early).
+        let largest = -1n;
+        for (const b of batches) if (b.maxTimestamp > largest) largest = b.maxTimestamp;
+        if (largest < 0n || Number(largest) > youngerThan) {
+          cleanableEnd = seg.baseOffset;
+          break;
+        }
+      }
+      cleanable.push({ baseOffset: seg.baseOffset, batches });
     }
     if (cleanable.length === 0) return { ...none, cleanableEndOffset: cleanableEnd };
     const lastData = new Map<bigint, bigint>();

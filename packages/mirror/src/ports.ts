@@ -355,6 +355,13 @@ export interface StateLog {
   append(records: { key: Buffer; value: Buffer | null }[], leaderEpoch: number): Promise<void>;
   /** Every record from the log start, in offset order (the compacted log). */
   readAll(): StateLogRecord[];
+  /**
+   * Whether the log holds records above its high watermark: an earlier leader's writes that not every
+   * in-sync replica has yet, which an election of such a replica would truncate. A coordinator loads only
+   * once there are none (they are committed then: this leader never truncates its own log), so it never
+   * acts on a state that the next leader does not have. Optional: a log that cannot tell is read as it is.
+   */
+  hasUncommittedTail?(): boolean;
 }
 
 /** The fetcher side, as the coordinator's effect executor drives it (spec §3 "Mirror fetcher"). */

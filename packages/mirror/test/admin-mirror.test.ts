@@ -167,6 +167,30 @@ describe("MirrorAdmin: mirrors", () => {
     expect(env.destination.controller.image.mirrors.has("m1")).toBe(false);
     expect(env.destination.controller.image.topic("t")!.configs.has("mirror.name")).toBe(false);
   });
+
+  it("runs a deletion in the mirror's command queue: a topic added meanwhile never keeps the deleted mirror's name", async () => {
+    const env = mirrorEnv();
+    sourceTopic(env.source, "t");
+    sourceTopic(env.source, "u");
+    await env.admin.createMirror("m1", MIRROR_CONFIG);
+    await env.admin.addTopics("m1", "t");
+    await env.admin.removeTopics("m1", "t");
+    env.coordinators.advance("STOPPING", "STOPPED");
+    // The tombstones take a while to be committed; a topic is added meanwhile.
+    let committed = (): void => undefined;
+    env.coordinators.tombstoneWait = new Promise<void>((resolve) => {
+      committed = resolve;
+    });
+    const deleted = env.admin.deleteMirror("m1");
+    const added = rejection(env.admin.addTopics("m1", "u"));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    committed();
+    await deleted;
+    expect((await added).errorName).toBe("UNKNOWN_MIRROR");
+    const image = env.destination.controller.image;
+    expect(image.mirrors.has("m1")).toBe(false);
+    for (const name of ["t", "u"]) expect(image.topic(name)?.configs.get("mirror.name")).toBeUndefined();
+  });
 });
 
 describe("MirrorAdmin: topics", () => {

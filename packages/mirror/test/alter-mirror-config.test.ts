@@ -150,7 +150,7 @@ describe("alterMirrorConfig (kafka-mirrors --alter)", () => {
     expect(e.config("bootstrap.servers")).toBe(e.source.bootstrap);
   }, 60_000);
 
-  it("a mirror deleted and created again while the change was tried keeps its new definition", async () => {
+  it("a deletion asked while a change is tried waits for it, so a mirror created again keeps its new definition", async () => {
     // Connections to `slow` hang on the cluster id until released.
     const held: (() => void)[] = [];
     const wrapSources = overrideSourceMethod("slow:9092", "clusterId", async (real) => {
@@ -164,13 +164,21 @@ describe("alterMirrorConfig (kafka-mirrors --alter)", () => {
     await admin.createMirror("m", { "bootstrap.servers": e.source.bootstrap });
     const altering = admin.alterMirrorConfig("m", { set: { "bootstrap.servers": "slow:9092" } });
     while (held.length === 0) await new Promise((r) => setTimeout(r, 5));
-    await admin.deleteMirror("m");
-    await admin.createMirror("m", { "bootstrap.servers": e.source.bootstrap, "topics.include": "orders" });
+    // The deletion runs in the mirror's command queue, after the change: the mirror still exists meanwhile.
+    let deleted = false;
+    const deleting = admin.deleteMirror("m").then(() => {
+      deleted = true;
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(deleted).toBe(false);
+    await expect(
+      admin.createMirror("m", { "bootstrap.servers": e.source.bootstrap, "topics.include": "orders" }),
+    ).rejects.toThrow(/already exists/);
     for (const release of held.splice(0)) release();
-    // Before: the alter stored its copy of the deleted mirror's definition over the new one.
-    await expect(altering).rejects.toThrow(
-      /was changed \(or deleted and created again\).*Nothing was changed/,
-    );
+    await altering;
+    await deleting;
+    await admin.createMirror("m", { "bootstrap.servers": e.source.bootstrap, "topics.include": "orders" });
+    // Before the queue: the change stored its copy of the deleted mirror's definition over the new one.
     const shown = admin.describeMirrorConfig("m").configs;
     expect(shown.find((c) => c.name === "bootstrap.servers")?.value).toBe(e.source.bootstrap);
     expect(shown.find((c) => c.name === "topics.include")?.value).toBe("orders");

@@ -119,6 +119,9 @@ export class FlakyStateLog implements StateLog {
   readAll() {
     return this.inner.readAll();
   }
+  hasUncommittedTail(): boolean {
+    return this.inner.hasUncommittedTail();
+  }
 }
 
 /** Hooks a test puts on the destination's replicas (to crash a broker between two steps). */

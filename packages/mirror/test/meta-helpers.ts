@@ -64,7 +64,11 @@ export class FakeCoordinators implements MirrorCoordinators {
     return [...this.states.values()].filter((v) => mirror === undefined || v.key.mirror === mirror);
   }
 
+  /** While set, tombstone writes wait for it (as appends waiting for their replicas). */
+  tombstoneWait: Promise<void> | undefined;
+
   async tombstoneMirror(mirror: string): Promise<void> {
+    await this.tombstoneWait;
     this.tombstoned.push(mirror);
     for (const [k, v] of this.states) if (v.key.mirror === mirror) this.states.delete(k);
   }

@@ -368,6 +368,12 @@ export class MirrorAdmin {
    * ordinary, writable) topics.
    */
   async deleteMirror(name: string): Promise<void> {
+    // In the mirror's command queue: a topic added while the tombstones are written would otherwise keep
+    // the deleted mirror's `mirror.name` (the list of topics to clear is read before that wait).
+    return this.commands.run(name, () => this.deleteMirrorNow(name));
+  }
+
+  private async deleteMirrorNow(name: string): Promise<void> {
     this.requireMirror(name);
     const topics = mirrorTopics(this.controller.image, name);
     const inMirror = topics.filter((t) => t.desired !== "REMOVED").map((t) => t.name);

@@ -20,6 +20,7 @@ import {
   UNKNOWN_PARTITION,
 } from "@cluster-mirror/machines";
 import { type Actor, type AnyActorRef, createActor } from "xstate";
+import { MirrorStateError } from "../admin/errors";
 import type { DestinationTopicLookup } from "../destination/embedded-destination";
 import type { LeaderEpochCheck } from "../destination/embedded-state-log";
 import type {
@@ -133,6 +134,11 @@ export class CoordinatorShard {
   private spawnQueue: Map<string, PartitionRuntime[]> | undefined;
   /** Removes the shard's actor system from the inspection hub; set while it is attached. */
   private detachInspection: (() => void) | undefined;
+  /**
+   * Mirrors whose tombstones are being written (how many deletions of each run): their partitions take no
+   * command or data-path event until then, so no record of theirs lands after the tombstones.
+   */
+  private readonly deleting = new Map<string, number>();
 
   constructor(private readonly options: CoordinatorShardOptions) {
     const actions: Record<string, (args: { self: AnyActorRef }, params: unknown) => void> = {};
@@ -208,6 +214,14 @@ export class CoordinatorShard {
    */
   command(key: MirrorPartitionKey, command: MirrorPartitionCommand): Promise<void> {
     this.requireActive(key);
+    if (this.deleting.has(key.mirror)) {
+      return Promise.reject(
+        new MirrorStateError(
+          key.mirror,
+          `Mirror '${key.mirror}' is being deleted: ${key.topic}-${key.partition} takes no ${command.type} while its state is tombstoned. Create the mirror again once the deletion completed.`,
+        ),
+      );
+    }
     const id = partitionKeyId(key);
     let p = this.partitions.get(id);
     if (p === undefined) {
@@ -279,7 +293,7 @@ export class CoordinatorShard {
 
   /** Delivers an observation or failure from the data path to a loaded partition (ignored otherwise). */
   observe(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
-    if (this.state !== "ACTIVE") return;
+    if (this.state !== "ACTIVE" || this.deleting.has(key.mirror)) return;
     this.partitions.get(partitionKeyId(key))?.send(event);
   }
 
@@ -339,16 +353,65 @@ export class CoordinatorShard {
 
   /**
    * Writes tombstones for both records of every partition of `mirror` through the write path, then drops
-   * their actors. Resolves once every tombstone is committed.
+   * their actors. Resolves once every tombstone is committed. NOT_COORDINATOR (or
+   * COORDINATOR_NOT_AVAILABLE while loading) when the shard is not ACTIVE: it would know none of the keys.
+   * INVALID_MIRROR_STATE, before anything is written, while a partition of the mirror is not at rest
+   * (a change waits for its append, or it is not STOPPED): its next records would land after the
+   * tombstones and bring it back at the next load. Until the tombstones are committed, the mirror's
+   * partitions take no command (`command` refuses) and no data-path event, for the same reason.
    */
   async tombstoneMirror(mirror: string): Promise<void> {
-    if (this.state !== "ACTIVE") return;
+    this.requireActive(undefined);
     const keys = new Map<string, MirrorPartitionKey>();
-    for (const [id, p] of this.partitions) if (p.key.mirror === mirror) keys.set(id, p.key);
+    const busy: string[] = [];
+    for (const [id, p] of this.partitions) {
+      if (p.key.mirror !== mirror || p.isClosed) continue;
+      keys.set(id, p.key);
+      const s = p.snapshot;
+      if (s === undefined || s.context.pending !== null)
+        busy.push(`${p.key.topic}-${p.key.partition} (a change waits)`);
+      else if (s.context.record.state !== "STOPPED" && s.context.record.state !== "UNKNOWN") {
+        busy.push(`${p.key.topic}-${p.key.partition} (${s.context.record.state})`);
+      }
+    }
+    if (busy.length > 0) {
+      throw new MirrorStateError(
+        mirror,
+        `Mirror '${mirror}' still has partitions that are not STOPPED: ${busy.join(", ")}. Wait until they are STOPPED, then delete the mirror.`,
+      );
+    }
     for (const [id, l] of this.lmes) if (l.key.mirror === mirror) keys.set(id, l.key);
     const writer = this.writer;
     if (writer === undefined || keys.size === 0) return;
     const generation = this.generation;
+    this.deleting.set(mirror, (this.deleting.get(mirror) ?? 0) + 1);
+    try {
+      await this.writeTombstones(mirror, keys, writer);
+    } finally {
+      const n = (this.deleting.get(mirror) ?? 1) - 1;
+      if (n > 0) this.deleting.set(mirror, n);
+      else this.deleting.delete(mirror);
+    }
+    if (generation !== this.generation) return;
+    for (const id of keys.keys()) {
+      const p = this.partitions.get(id);
+      if (p) {
+        this.executor?.cancelTimers(p);
+        p.close();
+      }
+      this.partitions.delete(id);
+      this.lmes.delete(id);
+    }
+    // Stopping the mirror's group stops its partition actors (one child of the shard, not one per key).
+    this.actor.send({ type: "STOP_MIRROR", mirror });
+  }
+
+  /** Appends both tombstones of every key; resolves once all are committed. */
+  private async writeTombstones(
+    mirror: string,
+    keys: Map<string, MirrorPartitionKey>,
+    writer: StateWriteBatcher,
+  ): Promise<void> {
     const writes: Promise<void>[] = [];
     for (const key of keys.values()) {
       for (const record of tombstones(key)) {
@@ -369,18 +432,6 @@ export class CoordinatorShard {
       }
     }
     await Promise.all(writes);
-    if (generation !== this.generation) return;
-    for (const id of keys.keys()) {
-      const p = this.partitions.get(id);
-      if (p) {
-        this.executor?.cancelTimers(p);
-        p.close();
-      }
-      this.partitions.delete(id);
-      this.lmes.delete(id);
-    }
-    // Stopping the mirror's group stops its partition actors (one child of the shard, not one per key).
-    this.actor.send({ type: "STOP_MIRROR", mirror });
   }
 
   /**
@@ -479,11 +530,28 @@ export class CoordinatorShard {
     executor.run(p, { type, params } as MirrorPartitionEffect);
   }
 
-  /** The replay runs as its own task so that a resignation or a newer election can abort it. */
+  /**
+   * The replay runs as its own task so that a resignation or a newer election can abort it. It waits (polling
+   * every `isrPollIntervalMs`) until the log holds nothing above its high watermark: records an earlier
+   * leader appended that not every in-sync replica has yet are truncated should one of those be elected
+   * next, and a partition actor rehydrated from one would run its effects (truncate a log, write a barrier)
+   * for a transition that never counted. This leader never truncates its own log, so once the high
+   * watermark reaches its end they are committed.
+   */
   private scheduleLoad(leaderEpoch: number): void {
     const generation = ++this.generation;
-    this.options.scheduler.schedule(() => {
+    const task = (): void => {
       if (generation !== this.generation || this.state !== "LOADING") return;
+      let uncommitted = false;
+      try {
+        uncommitted = this.options.stateLog.hasUncommittedTail?.() ?? false;
+      } catch {
+        // The load below reports what is wrong with the log.
+      }
+      if (uncommitted) {
+        this.options.scheduler.schedule(task, this.options.isrPollIntervalMs);
+        return;
+      }
       let loaded: Loaded;
       try {
         loaded = this.load(leaderEpoch);
@@ -500,7 +568,8 @@ export class CoordinatorShard {
       if ((this.state as CoordinatorShardState) !== "ACTIVE" || this.leaderEpoch !== leaderEpoch) return;
       this.attachSpawned(before);
       this.options.onActivated?.(this);
-    }, 0);
+    };
+    this.options.scheduler.schedule(task, 0);
   }
 
   private load(leaderEpoch: number): Loaded {

@@ -39,8 +39,12 @@ export interface LoadedPartitionState {
 /**
  * Folds a `__mirror_state` partition, read from its log start, into the last records per key (Kafka's
  * `CoordinatorShard.replay`): a tombstone deletes, a value replaces. Each value is complete, so the full
- * history and the compacted log fold to the same map. A record of an unknown type or version is skipped
- * and reported to `warn`; a corrupt record throws `CorruptRecordError` naming its offset (fail the load).
+ * history and the compacted log fold to the same map. A record of an unknown type (a key this broker has
+ * no use for) is skipped and reported to `warn`. A value of a known type in a version this broker cannot
+ * read throws `UnsupportedVersionError` naming its offset (fail the load): it replaced the key's earlier
+ * value, so skipping it would replay that older state from the full history and no state at all from the
+ * compacted log, and the coordinator would act on either. A corrupt record throws `CorruptRecordError`
+ * naming its offset (fail the load).
  */
 export function foldMirrorState(
   records: Iterable<StateLogRecord>,
@@ -68,6 +72,12 @@ export function foldMirrorState(
       apply(out, p, k, decodeValue(k, r.value));
     } catch (error) {
       if (error instanceof UnsupportedVersionError) {
+        if (kind !== undefined) {
+          throw new UnsupportedVersionError(
+            `__mirror_state offset ${r.offset} holds a value this broker cannot read (${error.message}), written by a newer broker; the coordinator cannot load this partition without losing that state. Upgrade this broker (or move the partition's leadership to an upgraded one)`,
+            { cause: error },
+          );
+        }
         warn(`__mirror_state offset ${r.offset} skipped: ${error.message} (written by a newer broker?)`);
         continue;
       }

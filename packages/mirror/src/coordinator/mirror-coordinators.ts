@@ -12,6 +12,7 @@ import type {
 } from "../ports";
 import type { CoordinatorLoadStatus } from "./coordinator-load-waiters";
 import type { CoordinatorRuntime } from "./coordinator-runtime";
+import type { CoordinatorShard } from "./coordinator-shard";
 import { mirrorStatePartitionFor } from "./mirror-state-partition";
 
 /**
@@ -184,8 +185,27 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     return best?.lastMirrorEpoch ?? -1;
   }
 
+  /**
+   * Tombstones every partition of `mirror` on the coordinator of each `__mirror_state` partition, which must
+   * all be ACTIVE: a partition of the mirror may hash to any of them, and one still loading (or leaderless,
+   * or FAILED) would keep its keys, so the deleted mirror's states, its LMEs among them, would come back
+   * with its next load. Refused before anything is written, with the retriable error `lastMirrorEpochOf`
+   * gives for that coordinator (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE); the deletion is
+   * then retried.
+   */
   async tombstoneMirror(mirror: string): Promise<void> {
-    await Promise.all([...this.runtimes.values()].map((r) => r.tombstoneMirror(mirror)));
+    const shards: CoordinatorShard[] = [];
+    for (let p = 0; p < this.numStatePartitions; p++) {
+      const shard = this.coordinatorAt(p)?.shardFor(p);
+      if (shard?.state === "ACTIVE") {
+        shards.push(shard);
+        continue;
+      }
+      const why = `the mirror coordinator of __mirror_state-${p} is ${shard === undefined ? "not running (no leader with a runtime)" : shard.state}, so the states of mirror '${mirror}' it may hold cannot be tombstoned; retry after its load`;
+      if (shard?.state === "LOADING") throw new KafkaError("COORDINATOR_LOAD_IN_PROGRESS", 14, true, why);
+      throw new ClusterError("COORDINATOR_NOT_AVAILABLE", why);
+    }
+    await Promise.all(shards.map((s) => s.tombstoneMirror(mirror)));
   }
 
   clearReadOnlyIfStopped(key: MirrorPartitionKey): boolean {

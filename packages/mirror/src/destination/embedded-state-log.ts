@@ -12,18 +12,39 @@ export const DEFAULT_MIRROR_STATE_PARTITIONS = 50;
 export const MAX_MIRROR_STATE_PARTITIONS = 1000;
 
 /**
- * Creates `__mirror_state` (compacted, `numPartitions` partitions, replication factor min(3, live brokers))
- * unless it exists; returns its partition count.
+ * `delete.retention.ms` of `__mirror_state`: Kafka's Long.MAX_VALUE, so the cleaner never drops a tombstone.
+ * A replica that was away while a mirror was deleted (or a LastMirrorEpochs value cleared) fetches from its
+ * own log end: a tombstone dropped meanwhile never reaches it, and the records it shadowed, still in that
+ * replica's log, would come back the day it leads. The partition keeps one record per key either way.
+ */
+export const MIRROR_STATE_DELETE_RETENTION_MS = "9223372036854775807";
+
+/**
+ * Creates `__mirror_state` (compacted, tombstones kept, `numPartitions` partitions, replication factor
+ * min(3, live brokers)) unless it exists; returns its partition count. One created by an earlier version,
+ * whose cleaner drops tombstones, gets `delete.retention.ms` set (while the controller is unavailable that
+ * waits for the next start).
  */
 export function ensureMirrorStateTopic(cluster: KafkaCluster, numPartitions: number): number {
   const existing = cluster.controller.image.topic(MIRROR_STATE_TOPIC);
-  if (existing) return existing.partitions.length;
+  if (existing) {
+    if (existing.configs.get("delete.retention.ms") !== MIRROR_STATE_DELETE_RETENTION_MS) {
+      try {
+        cluster.controller.incrementalAlterConfigs({ type: "topic", name: MIRROR_STATE_TOPIC }, [
+          { name: "delete.retention.ms", op: "SET", value: MIRROR_STATE_DELETE_RETENTION_MS },
+        ]);
+      } catch (error) {
+        if (!(error instanceof ClusterError)) throw error;
+      }
+    }
+    return existing.partitions.length;
+  }
   const live = cluster.controller.image.liveBrokers().length;
   cluster.controller.createTopic({
     name: MIRROR_STATE_TOPIC,
     numPartitions,
     replicationFactor: Math.max(1, Math.min(3, live)),
-    configs: { "cleanup.policy": "compact" },
+    configs: { "cleanup.policy": "compact", "delete.retention.ms": MIRROR_STATE_DELETE_RETENTION_MS },
   });
   return numPartitions;
 }
@@ -88,6 +109,11 @@ export class EmbeddedStateLog implements StateLog, LeaderEpochCheck {
       acks: -1,
       principal: INTERNAL_PRINCIPAL,
     });
+  }
+
+  hasUncommittedTail(): boolean {
+    const log = this.cluster.localBroker(this.brokerId)?.replica(MIRROR_STATE_TOPIC, this.partition)?.log;
+    return log !== undefined && log.highWatermark < log.logEndOffset;
   }
 
   readAll(): StateLogRecord[] {

@@ -251,7 +251,9 @@ export class Controller {
     const records: MetadataRecord[] = [{ type: "UnfenceBroker", brokerId }];
     for (const topic of this.image.topicsById.values()) {
       for (const p of topic.partitions) {
-        const eligible = p.elr?.includes(brokerId) === true;
+        // Only the eligible replica fenced last: one fenced earlier may miss what was committed after it
+        // left (it stays eligible until it rejoins, whatever the ISR kept), so the partition waits for it.
+        const eligible = p.elr !== undefined && p.elr.length > 0 && p.elr[p.elr.length - 1] === brokerId;
         if (p.leader === -1 && p.isr.includes(brokerId)) {
           records.push(change(topic.topicId, p, { leader: brokerId, leaderEpoch: p.leaderEpoch + 1 }));
         } else if (p.leader === -1 && p.isr.length === 0 && eligible) {
@@ -683,6 +685,17 @@ export class Controller {
               leaderEpoch: p.leaderEpoch + 1,
             }),
           );
+        } else if (p.leader === -1 && p.isr.length === 0) {
+          // It was the one the partition waited for: the eligible replica fenced before it leads if live.
+          const next = elr[elr.length - 1]!;
+          const live = this.image.liveBrokers().includes(next);
+          records.push(
+            change(
+              topic.topicId,
+              p,
+              live ? { leader: next, isr: [next], elr, leaderEpoch: p.leaderEpoch + 1 } : { elr },
+            ),
+          );
         } else records.push(change(topic.topicId, p, { elr }));
         continue;
       }
@@ -691,9 +704,10 @@ export class Controller {
         // The last ISR member: with no eligible replica, nothing is known to hold more, so it stays.
         if (elr.length === 0) continue;
         // The eligible replica fenced last left the ISR last: it holds everything committed before it left,
-        // a superset of what those fenced earlier hold (the list is in fencing order).
-        const live = new Set(this.image.liveBrokers());
-        const leader = elr.findLast((b) => live.has(b));
+        // a superset of what those fenced earlier hold (the list is in fencing order). While it is down the
+        // partition waits for it: one fenced earlier may miss what was committed after it left.
+        const last = elr[elr.length - 1]!;
+        const leader = this.image.liveBrokers().includes(last) ? last : undefined;
         records.push(
           change(topic.topicId, p, {
             leader: leader ?? -1,

@@ -157,9 +157,9 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     const { logger } = capturingLogger();
     const second = fileCluster(dataDir, logger, records);
     // Broker 0 is the only ISR member, but 1 and 2 left it only because they were fenced (eligible leader
-    // replicas, KIP-966): the first of them to register leads instead of the replica that lost data.
+    // replicas, KIP-966): the one fenced last (2) leads instead of the replica that lost data.
     const meta = second.cluster.controller.image.partition("t", 0)!;
-    expect(meta.leader).toBe(1);
+    expect(meta.leader).toBe(2);
     expect(meta.isr).not.toContain(0);
     second.settle(2000);
     // The followers keep every acknowledged record, and broker 0 fetches them back.
@@ -188,9 +188,11 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     settle(500);
     expect(lines.filter((l) => l.fields.event === "log.recovery_truncated")).toHaveLength(1);
     expect(cluster.controller.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [] });
+    // 1 comes back first, but 2 was fenced after it (it may hold what was committed after 1 left): wait.
     cluster.startBroker(1);
-    expect(cluster.controller.image.partition("t", 0)!.leader).toBe(1);
+    expect(cluster.controller.image.partition("t", 0)!.leader).toBe(-1);
     cluster.startBroker(2);
+    expect(cluster.controller.image.partition("t", 0)!.leader).toBe(2);
     settle(2000);
     for (const id of [1, 2, 0]) expect(valuesOn(cluster, id)).toEqual(acked);
     expect(cluster.controller.image.partition("t", 0)!.isr).toEqual([0, 1, 2]);
@@ -316,5 +318,56 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     // 0 returns without part of its log: 1, which left the ISR after 2, holds everything 2 holds and more.
     c.registerBroker(0, null, [{ topicId, partition: 0 }]);
     expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1] });
+  });
+});
+
+describe("an eligible replica fenced while the ISR still met min.insync.replicas", () => {
+  it("does not lead without what the ISR committed after it was fenced", async () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({
+      name: "t",
+      replicaAssignment: [[0, 1, 2]],
+      configs: { "min.insync.replicas": "2" },
+    });
+    settle();
+    const topicId = cluster.controller.image.topic("t")!.topicId;
+    // Broker 2 stops: the ISR [0, 1] still meets min.insync.replicas, and commits "a" without it.
+    cluster.crashBroker(2);
+    settle(100);
+    const write = cluster.broker(0)!.produce({ topic: "t", partition: 0, batch: batch(["a"]), acks: -1 });
+    settle(100);
+    await write;
+    // Broker 1 stops too (the ISR is broker 0 alone), then broker 0 comes back having lost its log.
+    cluster.crashBroker(1);
+    settle(100);
+    const c = cluster.controller;
+    c.fenceBroker(0);
+    c.registerBroker(0, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [], elr: [2, 1] });
+    // Broker 2 registers first: it must not lead, as it never had "a" (broker 1 has it).
+    cluster.startBroker(2);
+    expect(c.image.partition("t", 0)!.leader).not.toBe(2);
+    // The partition waits for broker 1, which left the ISR last, and which then leads.
+    cluster.startBroker(1);
+    settle(100);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1 });
+  });
+
+  it("an eligible replica fenced last that comes back without part of its log hands the wait to the one fenced before it", () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 2, 1]] });
+    settle();
+    const topicId = cluster.controller.image.topic("t")!.topicId;
+    const c = cluster.controller;
+    c.fenceBroker(2);
+    c.fenceBroker(1);
+    c.fenceBroker(0);
+    c.registerBroker(2);
+    c.registerBroker(0, null, [{ topicId, partition: 0 }]);
+    // 1 (fenced last) is down: the partition waits for it, though 2 is live.
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [], elr: [2, 1] });
+    // 1 comes back having lost data too: 2, fenced before it, is the best copy left, and leads.
+    c.registerBroker(1, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 2, isr: [2] });
   });
 });

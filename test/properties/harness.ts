@@ -39,7 +39,9 @@ import {
   loopRace,
   moveStateLeader,
   pause,
+  powerLoss,
   produce,
+  produceKeyed,
   promoteRace,
   readd,
   readdCutFault,
@@ -63,6 +65,7 @@ import {
   txnEnd,
   txnFence,
   uncleanElection,
+  underMinIsrWrites,
   writePromoted,
 } from "./sim";
 
@@ -90,6 +93,7 @@ type Action = (sim: Simulation, args: readonly number[]) => Promise<void> | void
 /** What each command does with its numeric arguments (a label `name(a,b)` replays through this table). */
 const ACTIONS = {
   produce: (s, [t, p, c]) => produce(s, t!, p!, c!),
+  produceKeyed: (s, [t, c]) => produceKeyed(s, t!, c!),
   writePromoted: (s, [t, p, c]) => writePromoted(s, t!, p!, c!),
   txnBegin: (s, [t, p]) => txnBegin(s, t!, p!),
   txnCommit: (s) => txnEnd(s, true),
@@ -131,6 +135,8 @@ const ACTIONS = {
     crash(s, c!, b!);
     diskFull(s, c!, k!, 0, ms!);
   },
+  powerLoss: (s, [c, p, d, ms]) => powerLoss(s, c!, p!, d!, ms!),
+  underMinIsrWrites: (s, [c, b, k, ms, t, m]) => underMinIsrWrites(s, c!, b!, k!, ms!, t!, m!),
   crashOnCommit: (s, [t, d, ms]) => crashOnCommit(s, t!, d!, ms!),
   crashOnReAdd: (s, [d, ms]) => crashOnReAdd(s, d!, ms!),
   crashAfterAck: (s, [t, p, l, ms, how]) => crashAfterAck(s, t!, p!, l!, ms!, how),
@@ -155,6 +161,7 @@ export type CommandName = keyof typeof ACTIONS;
 /** The arguments each command draws (shrinking towards small choices). */
 const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   produce: fc.tuple(n, n, fc.integer({ min: 1, max: 4 })),
+  produceKeyed: fc.tuple(n, fc.integer({ min: 1, max: 3 })),
   writePromoted: fc.tuple(n, n, fc.integer({ min: 1, max: 4 })),
   txnBegin: fc.tuple(n, n),
   txnCommit: fc.constant([]),
@@ -202,6 +209,23 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   // of a `__mirror_state` partition or of a mirror partition, or a broker) on the same cluster: partitions
   // whose third replica leads keep one in-sync replica, under min.insync.replicas=2.
   underMinIsr: fc.tuple(n, n, n, fc.integer({ min: 11_000, max: 30_000 })),
+  // Full for longer than its 11 s of load, so that the faults of the next commands land while it lasts. The
+  // disk fills at once, so the settling (which empties every disk first) always finds it full already.
+  underMinIsrWrites: fc.tuple(
+    n,
+    n,
+    n,
+    fc.integer({ min: 20_000, max: 40_000 }),
+    n,
+    fc.integer({ min: 1, max: 3 }),
+  ),
+  // Now or inside the next commands; back after a short outage (a restart) or a long one.
+  powerLoss: fc.tuple(
+    n,
+    n,
+    fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 15_000 })),
+    fc.integer({ min: 50, max: 20_000 }),
+  ),
   cutFault: fc.tuple(
     fc.nat(CUT_FAULT_MODES.length - 1),
     fc.nat(1),

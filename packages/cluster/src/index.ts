@@ -170,6 +170,7 @@ export type {
   UnfenceBrokerRecord,
 } from "./metadata-records";
 export {
+  highWatermarksHeldByMinIsr,
   Partition,
   type PartitionConfig,
   type RecoveryLoss,

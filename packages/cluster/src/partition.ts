@@ -561,7 +561,6 @@ export class Partition {
    */
   maybeAdvanceHighWatermark(): void {
     if (!this.isLeader) return;
-    if (this.meta.isr.length < this.effectiveMinIsr(this.minInsyncReplicas())) return;
     let hw = this.log.logEndOffset;
     for (const id of this.meta.isr) {
       if (id === this.brokerId) continue;
@@ -569,8 +568,25 @@ export class Partition {
       const leo = f?.logEndOffset ?? -1n;
       if (leo < hw) hw = leo;
     }
-    if (hw > this.log.highWatermark) this.log.updateHighWatermark(hw);
+    if (hw <= this.log.highWatermark) return;
+    if (this.meta.isr.length < this.effectiveMinIsr(this.minInsyncReplicas())) {
+      highWatermarksHeld++;
+      return;
+    }
+    this.log.updateHighWatermark(hw);
   }
+}
+
+/** See `highWatermarksHeldByMinIsr`. */
+let highWatermarksHeld = 0;
+
+/**
+ * How many times, in this process, a leader did not move its high watermark only because its ISR was
+ * smaller than min.insync.replicas (every in-sync replica held more): a process-wide count, as a metric, for
+ * tests that measure how often they reach that rule.
+ */
+export function highWatermarksHeldByMinIsr(): number {
+  return highWatermarksHeld;
 }
 
 function sameMembers(a: readonly number[], b: readonly number[]): boolean {

@@ -150,6 +150,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   sim.step("settled");
   completeFailovers(sim);
   observeCommittedWrites(sim);
+  sim.observeUnderMinIsr();
   sim.observePrefixes();
   sim.checkOrphans();
   for (const { edge, topic } of sim.edgeTopics()) {

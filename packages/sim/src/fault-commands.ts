@@ -11,7 +11,7 @@ import {
 } from "./faults";
 import { partitionId } from "./model";
 import type { Simulation } from "./simulation";
-import { pick, produce, txnBegin, txnEnd } from "./workload";
+import { pick, produce, produceKeyed, txnBegin, txnEnd } from "./workload";
 
 /** Crashes one broker of one cluster, keeping at most one broker down per cluster. */
 export function crash(sim: Simulation, nodeChoice: number, brokerChoice: number): void {
@@ -350,4 +350,146 @@ export async function controllerFailover(
   sim.step(
     `controller failover on ${node}: unavailable ${ms} ms${crashed === undefined ? "" : `, broker ${crashed} crashed meanwhile`}`,
   );
+}
+
+/**
+ * A power loss of one broker, `delayMs` from now (on the simulation's scheduler, so it lands inside whatever
+ * the next commands are doing), the broker back `downMs` later with any other broker of the cluster then
+ * down (the operator brings the cluster back). The broker dies without a clean shutdown, and its last write
+ * to one partition reached the disk only in part: that partition's last batch is torn (Kafka does not fsync
+ * each write, it counts on replication: a write still in the page cache is lost with the power). Its log
+ * recovery cuts the torn batch, so the controller takes the replica out of the ISR or, as the last ISR
+ * member, elects an eligible leader replica fenced out of the ISR (KIP-966).
+ *
+ * The broker is that partition's leader when the fault lands, the partition chosen among the cluster's
+ * (workload topics and mirror copies) by `partitionChoice`: 0 (mod 3) the one with the fewest in-sync
+ * replicas (where a power loss hurts most), 1 the one the workload wrote last (the broker taking the
+ * writes), else by index. It strikes even with another broker of the cluster down: with
+ * min.insync.replicas=2, every acks=all write acknowledged and every record below a high watermark is on a
+ * second replica, which must keep it. One such loss at a time: a power loss while another broker of the
+ * cluster still recovers from one (down, or a replica of it not back in its ISR) tears nothing, as if its
+ * writes had been synced (two replicas losing the same write is more than min.insync.replicas=2 promises to
+ * survive). Without min.insync.replicas a leader alone in its ISR commits alone, and this loses data for
+ * good (as it would in Kafka): for `SimulationOptions.minInsyncReplicas` worlds only.
+ */
+export function powerLoss(
+  sim: Simulation,
+  nodeChoice: number,
+  partitionChoice: number,
+  delayMs: number,
+  downMs: number,
+): void {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const land = () => {
+    const cluster = sim.node(node).cluster;
+    const image = cluster.controller.image;
+    const partitions = [...image.topicIdsByName.keys()]
+      .filter((t) => !t.startsWith("__"))
+      .sort()
+      .flatMap((topic) =>
+        (image.topic(topic)?.partitions ?? []).map((_, partition) => ({ topic, partition })),
+      );
+    const last = sim.lastWrite;
+    const exposed = partitions
+      .map((x) => ({ ...x, meta: image.partition(x.topic, x.partition) }))
+      .filter((x) => x.meta && x.meta.leader >= 0)
+      .sort((x, y) => x.meta!.isr.length - y.meta!.isr.length)[0];
+    const target =
+      partitionChoice % 3 === 0 && exposed
+        ? exposed
+        : partitionChoice % 3 === 1 && last && image.partition(last.topic, last.partition)
+          ? last
+          : pick(partitions, Math.floor(partitionChoice / 3));
+    if (!target) return;
+    const leader = image.partition(target.topic, target.partition)?.leader ?? -1;
+    const log =
+      leader >= 0 ? cluster.broker(leader)?.replica(target.topic, target.partition)?.log : undefined;
+    if (!log) return;
+    let tail: { baseOffset: bigint; sizeInBytes: number } | undefined;
+    for (const b of log.batches()) tail = b;
+    // Another broker of the cluster still recovering from a power loss (down, or a replica not yet back in
+    // its ISR) may miss the same writes: min.insync.replicas=2 survives one such loss at a time, not two.
+    const recovering = Array.from({ length: sim.brokers }, (_, b) => b).find(
+      (b) =>
+        b !== leader &&
+        (sim.tornBrokers.has(`${node}/${b}`) ||
+          (cluster
+            .localBroker(b)
+            ?.replicas()
+            .some((r) => r.recoveryLoss !== undefined) ??
+            false)),
+    );
+    crashBroker(cluster, leader);
+    // The torn write: the active segment ends inside its last batch.
+    const storage = sim.world.dataDir(node, leader)?.openLog(target.topic, target.partition);
+    const segment = storage?.segments().at(-1);
+    let torn = "";
+    if (recovering !== undefined) torn = ` (nothing torn: broker ${recovering} is still recovering from one)`;
+    else if (
+      storage &&
+      segment &&
+      tail &&
+      segment.baseOffset <= tail.baseOffset &&
+      segment.sizeInBytes >= tail.sizeInBytes
+    ) {
+      storage.truncate(segment.baseOffset, segment.sizeInBytes - Math.ceil(tail.sizeInBytes / 2));
+      sim.tornBrokers.add(`${node}/${leader}`);
+      torn = `, its last batch (${tail.baseOffset}) torn`;
+    }
+    sim.stats.powerLosses++;
+    sim.step(`power loss of ${node} broker ${leader}, leader of ${target.topic}-${target.partition}${torn}`);
+    sim.world.scheduler.schedule(() => {
+      sim.tornBrokers.delete(`${node}/${leader}`);
+      const now = sim.node(node).cluster;
+      // The operator brings the cluster back: this broker, then any other one down. A partition whose last
+      // in-sync replica lost data waits for an eligible leader replica, which may be one of those.
+      const down = downBrokers(now, sim.brokers);
+      if (down.length === 0) return;
+      now.startBroker(leader);
+      for (const b of down) now.startBroker(b);
+      sim.step(`power back on ${node}: brokers [${down.join(",")}] start`);
+    }, downMs);
+  };
+  if (delayMs === 0) land();
+  else sim.world.scheduler.schedule(land, delayMs);
+  sim.step(`power loss on ${node} (choice ${partitionChoice}) in ${delayMs} ms for ${downMs} ms`);
+}
+
+/**
+ * A cluster under load loses a broker and another broker's disk fills (for `fullMs`) while the producers
+ * keep writing: a keyed acks=all produce to writable target `target` (`produceKeyed`, awaited), then
+ * replica.lag.time.max.ms of virtual time (11 s, the simulation's 10 s and one more) as the load goes on.
+ * Partitions led by the third broker get writes that neither follower can take: their ISR falls to the
+ * leader alone, under min.insync.replicas=2, with the writes in flight, whose acknowledgements must wait
+ * (the high watermark held) until a follower is back. A broker of the cluster already down counts as the
+ * crashed one; the disk that fills is one of the two others' (`fullChoice`).
+ */
+export async function underMinIsrWrites(
+  sim: Simulation,
+  nodeChoice: number,
+  brokerChoice: number,
+  fullChoice: number,
+  fullMs: number,
+  target: number,
+  count: number,
+): Promise<void> {
+  const node = pick(sim.world.spec.clusters, nodeChoice)!;
+  const cluster = sim.node(node).cluster;
+  const down = downBrokers(cluster, sim.brokers)[0] ?? Math.abs(brokerChoice) % sim.brokers;
+  if (cluster.runningBrokers().includes(down)) {
+    crashBroker(cluster, down);
+    sim.step(`crash ${node} broker ${down}`);
+  }
+  const others = Array.from({ length: sim.brokers }, (_, b) => b).filter((b) => b !== down);
+  const full = others[Math.abs(fullChoice) % others.length]!;
+  cluster.setDiskFull(full, true);
+  sim.stats.fullDisks++;
+  sim.step(`disk of ${node} broker ${full} full for ${fullMs} ms`);
+  sim.world.scheduler.schedule(() => {
+    sim.node(node).cluster.setDiskFull(full, false);
+    sim.step(`disk of ${node} broker ${full} has space again`);
+  }, fullMs);
+  await produceKeyed(sim, target, count);
+  await sim.world.time.advance(11_000);
+  sim.step("11000 ms of load under min.insync.replicas");
 }

@@ -27,12 +27,14 @@ export {
   fastDisk,
   healLink,
   moveStateLeader,
+  powerLoss,
   refuseConfigs,
   restart,
   slowDisk,
   slowReplication,
   txnCommitCrash,
   uncleanElection,
+  underMinIsrWrites,
 } from "./fault-commands";
 export {
   crashBroker,
@@ -166,6 +168,7 @@ export {
   groupCommit,
   pick,
   produce,
+  produceKeyed,
   rawWrite,
   recordAck,
   txnBegin,

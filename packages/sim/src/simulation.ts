@@ -1,4 +1,9 @@
-import type { KafkaCluster, Producer, Transaction } from "@cluster-mirror/cluster";
+import {
+  highWatermarksHeldByMinIsr,
+  type KafkaCluster,
+  type Producer,
+  type Transaction,
+} from "@cluster-mirror/cluster";
 import { SOURCE_TOPIC_DELETED } from "@cluster-mirror/mirror";
 import { completeFailovers, type PendingFailover } from "./failover-completion";
 import { installBrokerGuards } from "./guards";
@@ -64,6 +69,14 @@ export interface SimStats {
    * `SimulationOptions.minInsyncReplicas`).
    */
   underMinIsr: number;
+  /**
+   * Times a leader kept its high watermark only because its ISR was under min.insync.replicas (every in-sync
+   * replica held more), at any moment of the run (`highWatermarksHeldByMinIsr`): a leader that moved it
+   * regardless would have committed, and acknowledged, records held by fewer replicas than it requires.
+   */
+  heldHighWatermarks: number;
+  /** Power losses that struck a broker (see `powerLoss`; not every one tears a write). */
+  powerLosses: number;
 }
 
 /** An open transaction of the workload. */
@@ -104,8 +117,14 @@ export class Simulation {
     logStartFollows: 0,
     nodeRestarts: 0,
     underMinIsr: 0,
+    heldHighWatermarks: 0,
+    powerLosses: 0,
   };
   openTxn: OpenTxn | undefined;
+  /** Brokers (`node/id`) down after a power loss tore their last write, until they start again (`powerLoss`). */
+  readonly tornBrokers = new Set<string>();
+  /** The partition the workload's latest produce went to (acknowledged or not), for `powerLoss`. */
+  lastWrite: { topic: string; partition: number } | undefined;
   /** The HW-committed prefix of every partition (checked on every step and at every mirror truncation). */
   readonly prefix = new CommittedPrefix();
   /** Failovers whose partitions were not all checked at STOPPED yet (see `completeFailovers`). */
@@ -129,6 +148,8 @@ export class Simulation {
   /** Per cluster: failovers without mirrored data, across node restarts (see `UnmirroredFailoverWatch`). */
   private readonly unmirroredWatches = new Map<string, UnmirroredFailoverWatch>();
   private readonly reported = new Set<string>();
+  /** `highWatermarksHeldByMinIsr` when this run began (see `SimStats.heldHighWatermarks`). */
+  private readonly heldBefore = highWatermarksHeldByMinIsr();
   private txnCount = 0;
   private topicCount = 0;
 
@@ -346,8 +367,12 @@ export class Simulation {
     return edge ? { node: edge.from, cluster: this.node(edge.from).cluster } : undefined;
   }
 
-  /** Counts the partitions whose ISR is under min.insync.replicas now (`SimStats.underMinIsr`). */
+  /**
+   * Counts the partitions whose ISR is under min.insync.replicas now (`SimStats.underMinIsr`), and brings
+   * `SimStats.heldHighWatermarks` up to date.
+   */
   observeUnderMinIsr(): void {
+    this.stats.heldHighWatermarks = highWatermarksHeldByMinIsr() - this.heldBefore;
     const minIsr = this.options.minInsyncReplicas;
     if (minIsr === undefined) return;
     for (const name of this.world.spec.clusters) {

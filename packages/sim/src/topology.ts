@@ -198,6 +198,11 @@ export class SimWorld {
     });
   }
 
+  /** Broker `brokerId`'s disk on the node of `name` (it outlives the node's processes); see `powerLoss`. */
+  dataDir(name: string, brokerId: number): MemoryDataDir | undefined {
+    return this.disks.get(name)?.dataDirs[brokerId];
+  }
+
   /** How many times the node of `name` was restarted (see `restartNode`). */
   restarts(name: string): number {
     return this.processes.get(name)?.incarnation ?? 0;

@@ -49,6 +49,7 @@ export async function produceAcked(
   const cluster = sim.node(t.node).cluster;
   const partitions = cluster.controller.image.topic(t.topic)?.partitions.length ?? topic.partitions;
   const partition = Math.abs(partitionChoice) % partitions;
+  sim.lastWrite = { topic: t.topic, partition };
   const messages = Array.from({ length: Math.max(1, count) }, (_, i) => ({
     key: topic.compacted ? `k${i % 3}` : `k${sim.steps.length}-${i}`,
     value: `${t.node}-${sim.steps.length}-${i}`,
@@ -67,6 +68,44 @@ export async function produceAcked(
     sim.step(`produce to ${t.node}/${t.topic}-${partition}: ${describeError(error)}`);
     reportWrongRefusal(sim, t.node, t.topic, partition, error);
     return undefined;
+  }
+}
+
+/**
+ * Produces `count` records to every partition of a writable (node, topic) in one send, acks=all, as a
+ * producer of keyed records does (its partitioner spreads them over the topic's partitions): one batch per
+ * partition, each acknowledged once its partition's ISR has it. Recorded as `produce` records its batches.
+ * A refusal (of any partition: the send fails whole) is logged; the batches acknowledged then are not recorded.
+ */
+export async function produceKeyed(sim: Simulation, target: number, count: number): Promise<void> {
+  const t = pick(sim.writableTargets(), target);
+  if (!t) {
+    sim.step("produce keyed: nothing writable");
+    return;
+  }
+  const topic = sim.model.topics.get(t.topic)!;
+  const partitions =
+    sim.node(t.node).cluster.controller.image.topic(t.topic)?.partitions.length ?? topic.partitions;
+  const messages = Array.from({ length: partitions }, (_, partition) =>
+    Array.from({ length: Math.max(1, count) }, (_, i) => ({
+      key: topic.compacted ? `k${i % 3}` : `k${sim.steps.length}-${partition}-${i}`,
+      value: `${t.node}-${sim.steps.length}-${partition}-${i}`,
+      partition,
+    })),
+  ).flat();
+  sim.lastWrite = { topic: t.topic, partition: partitions - 1 };
+  try {
+    const meta = await sim.world.time.run(
+      (await sim.producer(t.node)).send({ topic: t.topic, messages, acks: -1 }),
+      120_000,
+    );
+    for (const m of meta) recordAck(sim, t.node, t.topic, m.partition, BigInt(m.baseOffset));
+    sim.step(
+      `produce ${count} to each partition of ${t.node}/${t.topic}: ok at ${meta.map((m) => `${m.partition}@${m.baseOffset}`).join(",")}`,
+    );
+  } catch (error) {
+    // Which partition refused is not known here: `produce` checks a READ_ONLY_TOPIC refusal.
+    sim.step(`produce keyed to ${t.node}/${t.topic}: ${describeError(error)}`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { ControlRecordType } from "@cluster-mirror/protocol";
 import { describe, it } from "vitest";
 import {
   latestFailover,
@@ -8,7 +9,7 @@ import {
   runTopologyProperty,
   type TopologyProperty,
 } from "./harness";
-import { activePassive } from "./sim";
+import { activePassive, leaderLog } from "./sim";
 
 describe("property: failback A <-> B, repeated failover/failback cycles", () => {
   const property: TopologyProperty = {
@@ -400,6 +401,49 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             return a?.stoppedFrom === "PREPARING" && !a.aligned && stillOpen
               ? undefined
               : "no failover of a's orders-1 before the truncation with its abandoned transaction open at STOPPED";
+          },
+        },
+        {
+          // The same transaction (a's, abandoned by a kill -9 of node a, loaded Ongoing by the new process's
+          // coordinator), on every sim seed. a's failback PREPARING cut orders-1 fully at 0 while a's controller
+          // was failing over: the broker could not record the cut (ReplicaTruncation) and refused it before
+          // cutting; PREPARING went FAILED and retried, six times, each refused the same way, and a's failover
+          // then went from FAILED over the topic's own log (LME -1 kept), leaving the transaction to a's
+          // coordinator (which aborted it at its timeout). The simulator's `beforeTruncate` hook had recorded
+          // each refused cut in `model.truncations` before it ran, so the abandoned transaction read as cut
+          // away (`replaced`): not excused at STOPPED, and never checked by `checkAbandonedTxns`.
+          bug: "helper h2 (a simulator bug): a failback's truncation refused during a controller failover (no controller to record it) was taken as made; the abandoned transaction it never removed was reported hanging after the failover from FAILED",
+          simSeed: 0,
+          steps: [
+            "txnBegin(534,411)",
+            "restartNode(908)",
+            "cycle(978)",
+            "controllerFailover(386,7275,880)",
+            "cycle(749)",
+          ],
+          // The bug needs a's failover of orders-1 from FAILED before any cut, the abandoned transaction (data
+          // at 0) still on its log at STOPPED and aborted later by a's coordinator, no cut of it recorded.
+          reaches: (sim) => {
+            const a = latestFailover(sim, "a", "a-from-b", "orders", 1);
+            const open =
+              /a\/orders-1: the abandoned transaction of producer \d+ \(data at 0\) is open after STOPPED/;
+            const log = leaderLog(sim.node("a").cluster, "orders", 1);
+            const batches = [...(log?.batches() ?? [])];
+            const txn = batches[0];
+            const aborted =
+              txn?.isTransactional === true &&
+              batches.some(
+                (b) =>
+                  b.isControl && b.controlType === ControlRecordType.ABORT && b.producerId === txn.producerId,
+              );
+            const cut = sim.model.truncations.some((t) => t.node === "a" && t.partition === 1);
+            return a?.stoppedFrom === "FAILED" &&
+              !a.aligned &&
+              sim.steps.some((s) => open.test(s)) &&
+              aborted &&
+              !cut
+              ? undefined
+              : "no failover of a's orders-1 from FAILED before any cut, its abandoned transaction open at STOPPED and aborted later";
           },
         },
       ]);

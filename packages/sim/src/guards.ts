@@ -6,8 +6,18 @@ import type { Violation } from "./invariants/violation";
 export interface GuardHooks {
   /** Why `node`'s partition must refuse produces now (undefined: it may accept them). */
   readOnlyReason(node: string, topic: string, partition: number): string | undefined;
-  /** A leader truncation of `node`'s partition is about to run (see `CommittedPrefix.onTruncate`). */
-  beforeTruncate(node: string, topic: string, partition: number, offset: bigint, full: boolean): void;
+  /**
+   * A leader truncation of `node`'s partition is about to run (see `CommittedPrefix.onTruncate`). Returns
+   * what to record once the cut is made: it may fail before cutting anything (the controller that records
+   * it is failing over, a broker stopping), and the engine then retries it, or fails over without it.
+   */
+  beforeTruncate(
+    node: string,
+    topic: string,
+    partition: number,
+    offset: bigint,
+    full: boolean,
+  ): (() => void) | undefined;
   /**
    * A mirror is about to append fetched batches to `node`'s partition leader, at its log end (see
    * `CommittedPrefix.beforeMirrorAppend`).
@@ -144,13 +154,13 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
     };
     const truncateTo = broker.truncateTo.bind(broker);
     broker.truncateTo = (topic, partition, offset) => {
-      hooks.beforeTruncate(node, topic, partition, offset, false);
-      truncateTo(topic, partition, offset);
+      const made = hooks.beforeTruncate(node, topic, partition, offset, false);
+      cutting(cluster, broker, topic, partition, () => truncateTo(topic, partition, offset), made);
     };
     const truncateFully = broker.truncateFullyAndStartAt.bind(broker);
     broker.truncateFullyAndStartAt = (topic, partition, offset) => {
-      hooks.beforeTruncate(node, topic, partition, offset, true);
-      truncateFully(topic, partition, offset);
+      const made = hooks.beforeTruncate(node, topic, partition, offset, true);
+      cutting(cluster, broker, topic, partition, () => truncateFully(topic, partition, offset), made);
       hooks.afterTruncateFully(node, topic, partition);
     };
   };
@@ -161,6 +171,37 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
     wrap(broker);
     return broker;
   };
+}
+
+/**
+ * Runs a leader truncation `cut` of `broker`'s partition, then `made` once the cut holds: when it returns,
+ * or when it throws after the log changed (a cut that failed part way) or after the controller recorded it
+ * (every replica owes it then, the leader too: made when it leads next, `Broker.settleOwedTruncation`). A
+ * truncation refused before either (no active controller to record it: `Broker.truncateFullyAndStartAt`)
+ * leaves the log as it was, and the simulation must not take what it holds for cut (failback regression
+ * "a failback's truncation refused during a controller failover": the abandoned transaction it never
+ * removed was taken for gone, so not excused as its coordinator's, and reported hanging after the failover).
+ */
+function cutting(
+  cluster: KafkaCluster,
+  broker: Broker,
+  topic: string,
+  partition: number,
+  cut: () => void,
+  made: (() => void) | undefined,
+): void {
+  const shape = () => {
+    const log = broker.replica(topic, partition)?.log;
+    return `${cluster.controller.metadataLog().length} ${log ? `${log.logStartOffset}..${log.logEndOffset}` : "none"}`;
+  };
+  const before = shape();
+  try {
+    cut();
+  } catch (error) {
+    if (shape() !== before) made?.();
+    throw error;
+  }
+  made?.();
 }
 
 function readOnlyReasonSafe(hooks: GuardHooks, node: string, topic: string, partition: number) {

@@ -186,15 +186,21 @@ export class Simulation {
       beforeTruncate: (node, topic, partition, offset, full) => {
         if (full) this.logStarts.restart(cluster, node, topic, partition, offset);
         this.report(this.prefix.onTruncate(node, cluster, topic, partition, offset, full));
-        this.markCutCommits(cluster, node, topic, partition, offset, full);
+        // What the model records of the cut (read on the log before it), only once it is made: a cut
+        // refused before it cut anything (no active controller to record it) leaves the log as it was.
+        const cut = this.commitsCutBy(cluster, node, topic, partition, offset, full);
         const end = leaderLog(cluster, topic, partition)?.logEndOffset;
-        if (full || end === undefined || offset < end)
-          this.model.truncations.push({ node, topic, partition, offset, at: this.world.clock.now() });
-        for (const f of this.model.failovers) {
-          if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
-          if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;
-        }
+        const at = this.world.clock.now();
         for (const listener of [...this.truncateListeners]) listener(node, topic, partition, offset, full);
+        return () => {
+          for (const c of cut) c.cut = true;
+          if (full || end === undefined || offset < end)
+            this.model.truncations.push({ node, topic, partition, offset, at });
+          for (const f of this.model.failovers) {
+            if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
+            if (f.rewrittenFrom === undefined || offset < f.rewrittenFrom) f.rewrittenFrom = offset;
+          }
+        };
       },
       beforeMirrorAppend: (node, topic, partition) => {
         this.report(this.prefix.beforeMirrorAppend(node, cluster, topic, partition));
@@ -322,7 +328,7 @@ export class Simulation {
   /**
    * Whether a re-add (or failback) of its topic on its node may have replaced a committed transaction: the
    * topic is a mirror there now (its log is to become the source's), or a mirror's cut on the partition since
-   * the commit reached its data or its marker (see `markCutCommits`). A re-add removed again before its
+   * the commit reached its data or its marker (see `commitsCutBy`). A re-add removed again before its
    * truncation excuses nothing: the commit must still read as committed, its marker written once the
    * partition is writable again.
    */
@@ -336,27 +342,29 @@ export class Simulation {
   }
 
   /**
-   * Marks the commits (already decided) of `node`'s partition that a leader truncation at `offset` is about
-   * to reach: their data batch, or their marker (an unplanned failover may have copied the data of a commit
-   * and not its marker, and a failback then cuts between the two, at the LME).
+   * The commits (already decided) of `node`'s partition that a leader truncation at `offset` is about to
+   * reach: their data batch, or their marker (an unplanned failover may have copied the data of a commit
+   * and not its marker, and a failback then cuts between the two, at the LME). Marked `cut` once it is made.
    */
-  private markCutCommits(
+  private commitsCutBy(
     cluster: KafkaCluster,
     node: string,
     topic: string,
     partition: number,
     offset: bigint,
     full: boolean,
-  ): void {
+  ): CommittedTxn[] {
     const log = leaderLog(cluster, topic, partition);
+    const out: CommittedTxn[] = [];
     for (const c of this.model.commits) {
       if (c.cut || c.node !== node || c.topic !== topic || c.partition !== partition) continue;
-      if (full || c.offset >= offset) c.cut = true;
+      if (full || c.offset >= offset) out.push(c);
       else if (log) {
         const marker = transactionMarkerOffset(log, c.producerId, c.offset);
-        if (marker !== undefined && marker >= offset) c.cut = true;
+        if (marker !== undefined && marker >= offset) out.push(c);
       }
     }
+    return out;
   }
 
   /** The source `node`'s copy of `topic` is mirrored from, by the edge its `mirror.name` names. */

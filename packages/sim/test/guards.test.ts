@@ -1,6 +1,13 @@
 import { encodeRecordBatch } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
-import { activePassive, corruptReplica, leaderLog, produce, Simulation } from "../src/index";
+import {
+  activePassive,
+  corruptReplica,
+  leaderLog,
+  produce,
+  Simulation,
+  setControllerAvailable,
+} from "../src/index";
 
 function probeBatch(now: number): Buffer {
   return encodeRecordBatch({
@@ -40,6 +47,32 @@ describe("broker guards and the committed prefix", () => {
     b.broker(leader)!.truncateFullyAndStartAt("orders", 0, 0n);
     await sim.world.time.advance(5_000);
     expect(sim.violations.map((v) => v.invariant)).toContain("committed-prefix");
+  });
+
+  it("a mirror truncation refused before it cut (no controller to record it) is not taken as made; one owed is", async () => {
+    // A failback's PREPARING cut of a's orders-1 during a controller failover: the broker refused it before
+    // cutting, and the model took the abandoned transaction on it for cut away (failback regression "a
+    // failback's truncation refused during a controller failover").
+    const sim = await Simulation.create(activePassive(), 4);
+    await produce(sim, 0, 0, 3);
+    await sim.world.time.advance(2_000);
+    const a = sim.node("a").cluster;
+    const end = leaderLog(a, "orders", 0)!.logEndOffset;
+    expect(end).toBeGreaterThan(0n);
+    const leader = a.broker(a.controller.image.partition("orders", 0)!.leader)!;
+    const cuts = () => sim.model.truncations.filter((t) => t.node === "a" && t.topic === "orders");
+    setControllerAvailable(a, false);
+    expect(() => leader.truncateFullyAndStartAt("orders", 0, 0n)).toThrow(/controller is failing over/);
+    expect(() => leader.truncateTo("orders", 0, 0n)).toThrow(/controller is failing over/);
+    expect(leaderLog(a, "orders", 0)!.logEndOffset).toBe(end);
+    expect(cuts()).toEqual([]);
+    setControllerAvailable(a, true);
+    // Recorded by the controller, then failed on a full disk before cutting: every replica owes the cut
+    // then (the leader too, made once it can), so it counts as made.
+    a.setDiskFull(leader.brokerId, true);
+    expect(() => leader.truncateFullyAndStartAt("orders", 0, 1n)).toThrow();
+    expect(leaderLog(a, "orders", 0)!.logEndOffset).toBe(end);
+    expect(cuts().map((t) => t.offset)).toEqual([1n]);
   });
 
   it("a high watermark that moves over a batch an in-sync follower holds differently is seen as it moves", async () => {

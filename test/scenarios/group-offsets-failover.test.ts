@@ -16,7 +16,7 @@ async function produce(t: Topology, n: Node, count: number, tag: string): Promis
   await t.run(producer.disconnect());
 }
 
-const committed = (n: Node) => n.cluster.groups.fetchOffsets("app").get("orders:0")?.offset;
+const committed = (n: Node, group = "app") => n.cluster.groups.fetchOffsets(group).get("orders:0")?.offset;
 const hw = (n: Node) => n.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.highWatermark;
 
 /**
@@ -76,9 +76,10 @@ describe("consumer group offsets across failover and failback", () => {
       const [row] = await a.mirroring.admin.describe("back");
       return row?.state === "MIRRORING" && row.lag === 0n && offset === bEnd;
     }, "back caught up with B's offsets");
-    // Until the first refresh A keeps its own consumers' offset on its divergent tail (18), past the 10
-    // records its failback truncation keeps: what the --promote test below shows a final sync must replace.
-    expect(trace[0]).toBe(18n);
+    // A's own consumers' offset on its divergent tail (18) is moved back to the failback's cut (10) as the
+    // tail is cut, never left past it until the first refresh brings B's offset (bEnd).
+    expect(trace.filter((o) => o !== bEnd).every((o) => o <= 10n)).toBe(true);
+    expect(trace[0]).toBe(10n);
   });
 
   it("failback then --promote: A's consumers resume at B's offsets, not at A's stale ones past B's records", async () => {
@@ -103,5 +104,35 @@ describe("consumer group offsets across failover and failback", () => {
     await t.run(a.mirroring.admin.promoteTopics("back", "orders"));
     // The consumers resume on A where they were on B: at 12, not at 18 (records b1..b6 skipped).
     expect(committed(a)).toBe(12n);
+  });
+
+  it("failback: a group only the old primary has loses its offset past the cut, never skips the new primary's records there", async () => {
+    // Unplanned failover to B at 10. A, cut off, took 8 more records, read by a group B never heard of.
+    const { t, a, b } = await syncedThenFailedOver(10n);
+    await produce(t, a, 8, "divergent");
+    a.cluster.groups.commitOffsets({
+      groupId: "audit",
+      offsets: [{ topic: "orders", partition: 0, offset: hw(a) }],
+    });
+    expect(committed(a, "audit")).toBe(18n);
+    await produce(t, b, 8, "b");
+    expect(b.cluster.groups.fetchOffsets("audit").size).toBe(0);
+
+    // Failback: A's divergent tail [10, 18) is cut and B's records take those offsets.
+    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092", ...FAST }));
+    await t.run(a.mirroring.admin.addTopics("back", "orders", { truncateLocalWrites: true }));
+    let highest = 0n;
+    await t.until(async () => {
+      const [row] = await a.mirroring.admin.describe("back");
+      const offset = committed(a, "audit");
+      // Never past what A holds once its tail was cut (nothing of B's there was read by the group).
+      if (row?.state === "MIRRORING" && offset !== undefined && offset > hw(a)) highest = offset;
+      return row?.state === "MIRRORING" && row.lag === 0n;
+    }, "back caught up");
+    await t.advance(3_000);
+    // The group read A's records up to 18, of which [10, 18) are gone: it resumes at the cut, at B's
+    // records, never at 18 (B's barrier and records b0..b6, which it never read, skipped).
+    expect(committed(a, "audit")).toBe(10n);
+    expect(highest).toBe(0n);
   });
 });

@@ -221,6 +221,26 @@ export class GroupCoordinator {
     }
   }
 
+  /**
+   * The partition's log was cut at `end` (a mirror's failback or re-add truncation): every group's committed
+   * offset past it is moved back to `end`, with `leaderEpoch` (the epoch of the record before `end` in the
+   * cut log, or -1). The records the group read there are gone and others will take their offsets; left
+   * alone, its consumers would resume past records they never read. Membership is not asked (as
+   * `onTopicDeleted`): the offset is wrong whoever committed it. Returns the groups changed.
+   */
+  clampOffsets(tp: TopicPartition, end: bigint, leaderEpoch: number): string[] {
+    const changed: string[] = [];
+    const k = key(tp);
+    for (const group of this.groups.values()) {
+      const committed = group.offsets.get(k);
+      if (committed === undefined || committed.offset <= end) continue;
+      group.offsets.set(k, { ...committed, offset: end, leaderEpoch });
+      changed.push(group.groupId);
+      this.options.onOffsetsChanged?.(group.groupId, group.offsets);
+    }
+    return changed;
+  }
+
   /** Every group with its state. */
   listGroups(): { groupId: string; state: GroupStateName }[] {
     return [...this.groups.values()].map((g) => ({ groupId: g.groupId, state: stateOf(g) }));

@@ -135,3 +135,30 @@ describe("GroupCoordinator", () => {
     expect([...cluster.groups.fetchOffsets("g").keys()]).toEqual(["other:0"]);
   });
 });
+
+describe("GroupCoordinator.clampOffsets (a log cut below committed offsets)", () => {
+  it("moves every group's offset past the cut back to it, members or not, and persists the change", () => {
+    const { gc, persisted } = setup();
+    gc.commitOffsets({
+      groupId: "past",
+      offsets: [
+        { topic: "orders", partition: 0, offset: 18n, leaderEpoch: 4, metadata: "m" },
+        { topic: "orders", partition: 1, offset: 18n },
+      ],
+    });
+    gc.commitOffsets({ groupId: "below", offsets: [{ topic: "orders", partition: 0, offset: 7n }] });
+    gc.commitOffsets({ groupId: "busy", offsets: [{ topic: "orders", partition: 0, offset: 12n }] });
+    gc.joinGroup({ groupId: "busy", topics: ["orders"] });
+    persisted.clear();
+    expect(gc.clampOffsets({ topic: "orders", partition: 0 }, 10n, 2).sort()).toEqual(["busy", "past"]);
+    expect(gc.fetchOffsets("past").get("orders:0")).toMatchObject({
+      offset: 10n,
+      leaderEpoch: 2,
+      metadata: "m",
+    });
+    expect(gc.fetchOffsets("past").get("orders:1")?.offset).toBe(18n);
+    expect(gc.fetchOffsets("below").get("orders:0")?.offset).toBe(7n);
+    expect(gc.fetchOffsets("busy").get("orders:0")?.offset).toBe(10n);
+    expect([...persisted.keys()].sort()).toEqual(["busy", "past"]);
+  });
+});

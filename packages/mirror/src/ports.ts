@@ -315,6 +315,13 @@ export interface DestinationCluster {
     topic: string,
     partition: number,
   ): { producerId: bigint; producerEpoch: number }[] | undefined;
+  /**
+   * Moves every consumer group's committed offset past the partition leader's log end back to it: after
+   * PREPARING's truncation (the source's records take the cut ones' offsets) and before STOPPED makes the
+   * partition writable (local writes take them), so no group resumes past records it never read.
+   * Optional: without it committed offsets are left as they are.
+   */
+  clampGroupOffsets?(topic: string, partition: number): void;
   /** Creates a mirror topic with the source's id and partition count (read-only from birth: mirror.name set). */
   createMirrorTopic(request: {
     name: string;

@@ -4,7 +4,7 @@ import { awaitConvergence } from "./convergence";
 import { completeFailovers } from "./failover-completion";
 import { restartAll } from "./faults";
 import { checkPromisedWrites } from "./invariants/durability";
-import { checkGroupOffsets } from "./invariants/group-offsets";
+import { checkGroupOffsets, checkGroupOffsetsInLog } from "./invariants/group-offsets";
 import { checkLeaderEpoch } from "./invariants/leader-epoch";
 import { readMirrorStateHistory } from "./invariants/mirror-state-history";
 import { checkOffsetIdentity } from "./invariants/offset-identity";
@@ -59,7 +59,8 @@ function metadataFailures(sim: Simulation): Violation[] {
  * until STOPPED (a probe produce to every mirror partition not STOPPED, besides the produce guard that
  * sees every produce), valid-from plus StateEpoch steps over each cluster's `__mirror_state` history,
  * every replica's `endsWithPidReset()` answer against what it stores, every in-sync replica's batches
- * below the high watermark against its leader's, and no committed transaction left open on its leader.
+ * below the high watermark against its leader's, no committed transaction left open on its leader, and no
+ * group's committed offset on a mirror partition past its log end (`checkGroupOffsetsInLog`).
  */
 export async function checkNow(sim: Simulation): Promise<Violation[]> {
   sim.liveness.check();
@@ -82,9 +83,35 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
         })),
     ),
   );
+  // Partitions whose source had an unclean election: a copy cuts its log where the source did, below
+  // offsets synced from the source (whose own committed offsets point past its new log end as well).
+  const diverged = new Set([...sim.model.diverged].map((id) => id.slice(id.indexOf("/") + 1)));
   for (const name of sim.world.spec.clusters) {
     const { cluster, mirroring } = sim.node(name);
     for (const topic of mirroredInto(sim, name)) out.push(...checkLeaderEpoch(name, cluster, topic));
+    const local = new Set(
+      [...sim.model.sourceGroups].flatMap((k) => {
+        const [node, groupId] = k.split("\0") as [string, string];
+        return node === name ? [groupId] : [];
+      }),
+    );
+    out.push(
+      ...checkGroupOffsetsInLog(
+        name,
+        cluster,
+        mirroring.coordinators
+          .describe()
+          .filter(
+            (v) =>
+              cluster.controller.image.topic(v.key.topic)?.topicId === v.key.topicId &&
+              !diverged.has(`${v.key.topic}/${v.key.partition}`),
+          )
+          .map((v) => ({ topic: v.key.topic, partition: v.key.partition, state: v.state })),
+        local,
+        sim.model.activeGroups.filter((g) => g.node === name),
+        sim.model.groupCommitMax,
+      ),
+    );
     for (const v of mirroring.coordinators.describe()) {
       if (v.state === "STOPPED") continue;
       // A partition of a topic deleted here (the name may be another topic's now): nothing to probe.
@@ -246,7 +273,16 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
     const committedOn = [...sim.model.sourceGroups].map((k) => k.split("\0") as [string, string]);
     const local = new Set(committedOn.filter(([n]) => n === name).map(([, g]) => g));
     const synced = new Set(committedOn.map(([, g]) => g).filter((g) => !local.has(g)));
-    out.push(...checkGroupOffsets(name, cluster, synced, mirroredInto(sim, name, ["ACTIVE"]), active));
+    out.push(
+      ...checkGroupOffsets(
+        name,
+        cluster,
+        synced,
+        mirroredInto(sim, name, ["ACTIVE"]),
+        active,
+        sim.model.groupCommitMax,
+      ),
+    );
     out.push(...checkPidResetAnswers(name, cluster, sim.model.topics.keys()));
     out.push(...checkReplicasAgree(name, cluster));
     out.push(

@@ -162,6 +162,11 @@ export interface SimModel {
   failovers: FailoverRecord[];
   /** `node\0groupId` of every commit the workload made on a source (those groups are synced elsewhere). */
   sourceGroups: Set<string>;
+  /**
+   * `groupId\0topic:partition` -> the highest offset the workload ever committed for it on any cluster: no
+   * cluster's copy of the group may hold more (a sync copies a commit or clamps it down, never invents one).
+   */
+  groupCommitMax: Map<string, bigint>;
   activeGroups: ActiveGroup[];
   /** `node/topic/partition` of partitions that went through an unclean election (source-side data loss). */
   diverged: Set<string>;
@@ -192,6 +197,7 @@ export function emptyModel(): SimModel {
     abandonedTxns: [],
     failovers: [],
     sourceGroups: new Set(),
+    groupCommitMax: new Map(),
     activeGroups: [],
     diverged: new Set(),
     incarnations: new Map(),

@@ -292,6 +292,8 @@ export function groupCommit(sim: Simulation, target: number, group: number, offs
   try {
     cluster.groups.commitOffsets({ groupId, offsets: [{ topic: t.topic, partition: 0, offset }] });
     sim.model.sourceGroups.add(`${t.node}\0${groupId}`);
+    const max = `${groupId}\0${t.topic}:0`;
+    if ((sim.model.groupCommitMax.get(max) ?? -1n) < offset) sim.model.groupCommitMax.set(max, offset);
     sim.step(`group ${groupId} commits ${t.node}/${t.topic}-0 @${offset}`);
   } catch (error) {
     sim.step(`group ${groupId} commit on ${t.node}: ${describeError(error)}`);
@@ -327,6 +329,8 @@ export function activateDestinationGroup(sim: Simulation, target: number): void 
       offsets: [{ topic: et.topic, partition: 0, offset: 0n }],
     });
     sim.model.activeGroups.push({ node, groupId, topic: et.topic, partition: 0, offset: 0n });
+    const max = `${groupId}\0${et.topic}:0`;
+    if (!sim.model.groupCommitMax.has(max)) sim.model.groupCommitMax.set(max, 0n);
     sim.step(`group ${groupId} active on ${node} with ${et.topic}-0 @0`);
   } catch (error) {
     sim.step(`activate group on ${node}: ${describeError(error)}`);

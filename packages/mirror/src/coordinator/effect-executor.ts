@@ -355,7 +355,7 @@ export class EffectExecutor {
         this.leaderReplica(key).setReadOnly(true);
         return undefined;
       case "clearReadOnly":
-        this.clearReadOnly(key);
+        this.clearReadOnly(key, true);
         return undefined;
       case "addFetcher":
         this.fetchers(key).addPartition(key);
@@ -478,6 +478,7 @@ export class EffectExecutor {
           .listOffsets(key.topic, key.partition, -2n, key.topicId);
         if (!p.isStill(stateEpoch)) return undefined;
         this.leaderReplica(key).truncateFullyAndStartAt(start);
+        this.ctx.destination.clampGroupOffsets?.(key.topic, key.partition);
         p.noteTruncated();
         return { type: "TRUNCATED", stateEpoch };
       }
@@ -492,6 +493,7 @@ export class EffectExecutor {
             .listOffsets(key.topic, key.partition, -2n, key.topicId);
           if (!p.isStill(stateEpoch)) return undefined;
           this.leaderReplica(key).truncateFullyAndStartAt(start);
+          this.ctx.destination.clampGroupOffsets?.(key.topic, key.partition);
           p.noteTruncated();
           return { type: "TRUNCATED", stateEpoch };
         }
@@ -513,6 +515,10 @@ export class EffectExecutor {
         // the first fetch) though no mirrored batch carries it (soak `failback` FC_SEED=25).
         const now = this.leaderReplica(key);
         if (cut <= now.logEndOffset()) now.truncateTo(cut);
+        // Committed offsets past the cut name records that are gone (the local writes of an old primary, or
+        // what its consumers committed past its log end): the source's records will take those offsets, and
+        // a group resuming there would skip them. The cut is where it resumes (the sync may move it on).
+        this.ctx.destination.clampGroupOffsets?.(key.topic, key.partition);
         p.noteTruncated();
         return { type: "TRUNCATED", stateEpoch };
       }
@@ -536,12 +542,19 @@ export class EffectExecutor {
    * topic its applications already write to. Nothing while the topic is mirrored again under another
    * mirror (re-added there): this mirror's STOPPED record no longer speaks for the flag, that mirror's
    * steps own it. (Re-added under this mirror, the controller keeps the flag `mirror.name` set until the
-   * re-add's PREPARING takes it over.)
+   * re-add's PREPARING takes it over.) As STOPPED's step (`clampGroupOffsets`), it first moves committed
+   * offsets past the log end back to it (`DestinationCluster.clampGroupOffsets`).
    */
-  clearReadOnly(key: MirrorPartitionKey): void {
+  clearReadOnly(key: MirrorPartitionKey, clampGroupOffsets = false): void {
     const destination = this.ctx.destination;
     const asked = parseMirrorNameConfig(destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
     if (asked !== undefined && asked.desired !== "REMOVED" && asked.mirror !== key.mirror) return;
+    if (clampGroupOffsets) {
+      // Before the first local write: a committed offset past the log end (synced before an unclean
+      // election on this cluster cut the log below it) would make its group skip the records written there.
+      this.requireSameTopic(key);
+      destination.clampGroupOffsets?.(key.topic, key.partition);
+    }
     if (destination.setMirrorReadOnly === undefined) this.leaderReplica(key).setReadOnly(false);
     else {
       this.requireSameTopic(key);

@@ -1,4 +1,5 @@
 import type { KafkaCluster, Uuid } from "@cluster-mirror/cluster";
+import { epochBefore, leaderLog } from "../metadata/destination-logs";
 import type { DestinationCluster, LocalReplica } from "../ports";
 import { EmbeddedLocalReplica } from "./embedded-local-replica";
 import { type LiveTransaction, liveTransactionsOn } from "./live-transactions";
@@ -57,6 +58,13 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
 
   setMirrorReadOnly(topic: string, partition: number, readOnly: boolean): void {
     this.cluster.controller.setMirrorReadOnly(topic, partition, readOnly);
+  }
+
+  clampGroupOffsets(topic: string, partition: number): void {
+    const log = leaderLog(this.cluster, topic, partition);
+    if (log === undefined) return;
+    const end = log.logEndOffset;
+    this.cluster.groups.clampOffsets({ topic, partition }, end, epochBefore(log, end));
   }
 
   createMirrorTopic(request: {

@@ -196,6 +196,39 @@ describe("property: min.insync.replicas=2 with acks=all (held high watermarks)",
     PROPERTY_TIMEOUT_MS,
   );
   it(
+    "regression: an eligible leader replica fenced while the ISR still met min.insync.replicas",
+    async () => {
+      await runRegressions(activePassiveProperty, [
+        {
+          // a's orders-1: broker 2 crashed while the ISR [0, 1, 2] still met min.insync.replicas=2 (it stayed
+          // eligible); the write at 3 committed by 0 and 1; broker 1 left the ISR by lag on a slow disk (not
+          // eligible); broker 0, the last ISR member, lost power with its last batch torn, and broker 2 led
+          // without the write (soak FC_SEED=449). Kafka's ELR rule (KIP-966) elects broker 1.
+          bug: "an eligible leader replica without a committed write led after the last ISR member's power loss",
+          simSeed: 343350,
+          steps: [
+            "produce(431,642,1)",
+            "underMinIsrWrites(365,452,153,38087,562,3)",
+            "pause(114)",
+            "underMinIsrWrites(620,875,421,31324,972,3)",
+            "laggingDisk(888,343,18994)",
+            "laggingDisk(137,920,16752)",
+            "failover(436,2)",
+            "powerLoss(908,787,14148,14026)",
+            "produceKeyed(639,1)",
+            "restartNode(851)",
+          ],
+          reaches: reachesSteps(
+            "a's broker 0 did not lose power as leader of orders-1, its last batch torn",
+            /crash a broker 2/,
+            /power loss of a broker 0, leader of orders-1, its last batch \(\d+\) torn/,
+          ),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "regressions: checks that took a slow or full disk under min.insync.replicas for an engine fault",
     async () => {
       await runRegressions(failbackProperty, [

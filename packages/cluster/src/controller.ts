@@ -78,6 +78,8 @@ export interface ControllerOptions {
   random: Random;
   /** Called when a listener throws; the record is still applied and the others still hear it. */
   onListenerError?: (error: unknown, entry: MetadataLogEntry) => void;
+  /** The brokers' default min.insync.replicas (a topic's own config wins); Kafka's default 1 if unset. */
+  minInsyncReplicas?: number;
 }
 
 const TOPIC_NAME = /^[a-zA-Z0-9._-]+$/;
@@ -95,6 +97,7 @@ export class Controller {
   private readonly listeners = new Set<MetadataListener>();
   private readonly random: Random;
   private readonly onListenerError: (error: unknown, entry: MetadataLogEntry) => void;
+  private readonly minInsyncReplicas: number | undefined;
   /** Where record batches are made durable before they take effect (see `setJournal`). */
   private journal: MetadataJournal | undefined;
   private available = true;
@@ -111,6 +114,7 @@ export class Controller {
 
   constructor(options: ControllerOptions) {
     this.random = options.random;
+    this.minInsyncReplicas = options.minInsyncReplicas;
     this.onListenerError = options.onListenerError ?? (() => {});
   }
 
@@ -600,7 +604,28 @@ export class Controller {
       );
     }
     if (sameSet(isr, p.isr)) return;
-    this.append([change(t.topicId, p, { isr })]);
+    const minIsr = this.effectiveMinIsr(t, p);
+    if (minIsr <= 1) {
+      this.append([change(t.topicId, p, { isr })]);
+      return;
+    }
+    // KIP-966: a replica that leaves while the ISR falls under min.insync.replicas holds everything up to
+    // the high watermark, which stops moving with it: it is eligible. While the ISR meets min.insync.replicas
+    // the high watermark moves on, and no replica out of it is.
+    const removed = p.isr.filter((b) => !isr.includes(b));
+    const elr =
+      isr.length >= minIsr ? [] : [...(p.elr ?? []).filter((b) => !removed.includes(b)), ...removed];
+    this.append([change(t.topicId, p, { isr, elr })]);
+  }
+
+  /**
+   * The topic's min.insync.replicas (its own config, else the brokers' default, else 1), at most its
+   * replication factor (Kafka's `effectiveMinIsr`).
+   */
+  private effectiveMinIsr(topic: TopicMetadata, p: PartitionMetadata): number {
+    const own = topic.configs.get("min.insync.replicas");
+    const value = own !== undefined ? Number(own) : (this.minInsyncReplicas ?? 1);
+    return Math.min(value, p.replicas.length);
   }
 
   /**
@@ -737,8 +762,18 @@ export class Controller {
     live: ReadonlySet<number>,
   ): PartitionChangeRecord {
     const remaining = p.isr.filter((b) => b !== lost && live.has(b));
-    // Fenced out of the ISR, not lagging: they may hold every committed record (KIP-966's ELR).
-    const elr = [...(p.elr ?? []), ...p.isr.filter((b) => !remaining.includes(b) && !p.elr?.includes(b))];
+    const removed = p.isr.filter((b) => !remaining.includes(b) && !p.elr?.includes(b));
+    const minIsr = this.effectiveMinIsr(topic, p);
+    // Fenced out of the ISR: they may hold every committed record (KIP-966's ELR). Under
+    // min.insync.replicas=1 every one stays eligible (the last ISR member may come back without its log:
+    // issue 11's recovery). Above it, as in Kafka, only those that left while the ISR fell under it: while
+    // the ISR meets it, the high watermark moves on without them.
+    const elr =
+      minIsr <= 1
+        ? [...(p.elr ?? []), ...removed]
+        : remaining.length >= minIsr
+          ? []
+          : [...(p.elr ?? []), ...removed];
     if (p.leader !== lost) return change(topic.topicId, p, { isr: remaining, elr });
     const leader = p.replicas.find((b) => remaining.includes(b));
     if (leader !== undefined) {

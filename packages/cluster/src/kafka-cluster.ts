@@ -119,6 +119,7 @@ export class KafkaCluster implements BrokerNetwork {
     this.clusterId = options.clusterId ?? randomClusterId(options.random);
     this.controller = new Controller({
       random: options.random,
+      minInsyncReplicas: options.minInsyncReplicas,
       // Kafka's broker logs "Error publishing broker metadata" and goes on with the next record.
       onListenerError: (error, entry) => {
         const message = error instanceof Error ? error.message : String(error);

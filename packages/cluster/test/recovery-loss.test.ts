@@ -343,7 +343,8 @@ describe("an eligible replica fenced while the ISR still met min.insync.replicas
     const c = cluster.controller;
     c.fenceBroker(0);
     c.registerBroker(0, null, [{ topicId, partition: 0 }]);
-    expect(c.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [], elr: [2, 1] });
+    // Only broker 1 is eligible: broker 2 left while [0, 1] still met min.insync.replicas (KIP-966).
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [], elr: [1] });
     // Broker 2 registers first: it must not lead, as it never had "a" (broker 1 has it).
     cluster.startBroker(2);
     expect(c.image.partition("t", 0)!.leader).not.toBe(2);
@@ -351,6 +352,39 @@ describe("an eligible replica fenced while the ISR still met min.insync.replicas
     cluster.startBroker(1);
     settle(100);
     expect(c.image.partition("t", 0)).toMatchObject({ leader: 1 });
+  });
+
+  it("a replica that leaves by lag while the ISR falls under min.insync.replicas is eligible; one fenced while it met it is not", async () => {
+    const { cluster, settle } = testCluster();
+    cluster.controller.createTopic({
+      name: "t",
+      replicaAssignment: [[0, 1, 2]],
+      configs: { "min.insync.replicas": "2" },
+    });
+    settle();
+    const topicId = cluster.controller.image.topic("t")!.topicId;
+    const c = cluster.controller;
+    // Broker 2 stops while [0, 1] still meets min.insync.replicas: the high watermark moves on without it.
+    cluster.crashBroker(2);
+    settle(100);
+    const write = cluster.broker(0)!.produce({ topic: "t", partition: 0, batch: batch(["a"]), acks: -1 });
+    settle(100);
+    await write;
+    expect(c.image.partition("t", 0)!.elr ?? []).toEqual([]);
+    // The leader drops broker 1 by lag: the ISR falls under min.insync.replicas, the high watermark stops,
+    // and broker 1, which has everything up to it, is eligible.
+    const meta = c.image.partition("t", 0)!;
+    c.alterPartition("t", 0, { leader: 0, leaderEpoch: meta.leaderEpoch, isr: [0] });
+    expect(c.image.partition("t", 0)).toMatchObject({ isr: [0], elr: [1] });
+    // Broker 0, the last ISR member, comes back without its log: broker 1 leads, not broker 2.
+    c.fenceBroker(0);
+    c.registerBroker(0, null, [{ topicId, partition: 0 }]);
+    expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1] });
+    // The ISR meets min.insync.replicas again once broker 0 rejoins: nobody is eligible any more.
+    settle(2000);
+    const after = c.image.partition("t", 0)!;
+    expect([...after.isr].sort()).toEqual([0, 1]);
+    expect(after.elr ?? []).toEqual([]);
   });
 
   it("an eligible replica fenced last that comes back without part of its log hands the wait to the one fenced before it", () => {

@@ -91,6 +91,8 @@ export const COMMAND_TARGETS: { readonly [C in MirrorPartitionCommand["type"]]: 
   RESUME: "MIRRORING",
   STOP: "STOPPING",
   FAIL: "FAILED",
+  // Where the retry goes first unless the previous state is safe to resume (see `retryRoutes`).
+  RECOVER: "PREPARING",
 };
 
 function* descendants(node: AnyStateNode): Generator<AnyStateNode> {
@@ -116,6 +118,7 @@ export const COMMAND_ACCEPTED_IN: {
   RESUME: statesAccepting("RESUME"),
   STOP: statesAccepting("STOP"),
   FAIL: statesAccepting("FAIL"),
+  RECOVER: statesAccepting("RECOVER"),
 };
 
 /**

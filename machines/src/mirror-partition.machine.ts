@@ -410,6 +410,27 @@ function change<const To extends LifecycleState>(
 }
 
 /**
+ * Where a FAILED partition's retry goes (its timer, or the operator's recover). Spec §4: back to PREPARING
+ * "or the previous state where that is safe". A failover that failed (or a stopped topic that failed)
+ * resumes STOPPING: its steps are idempotent and it ends in STOPPED again. A log still a copy of the source
+ * resumes where it was, without truncating: MIRRORING fetches from the local log end (divergence handling
+ * trims any difference), a paused one stays PAUSED. Anything else (never aligned) starts over in PREPARING.
+ * `guards` hold for every route; `cancel` runs first on each (the retry timer a recover overtakes).
+ */
+function retryRoutes(guards: readonly ChangeGuard[], cancel?: "cancelRetryTimer") {
+  const route = <const To extends LifecycleState>(to: To, more: readonly ChangeGuard[]) => {
+    const c = change(to, [...guards, ...more]);
+    return cancel === undefined ? c : { ...c, actions: [fx(cancel), c.actions] as const };
+  };
+  return [
+    route("STOPPING", ["previousStateWasFailover"]),
+    route("MIRRORING", ["retryResumesMirroring"]),
+    route("PAUSED", ["retryResumesPaused"]),
+    route("PREPARING", []),
+  ];
+}
+
+/**
  * A lifecycle change handled by the lifecycle state itself, whatever step it is in. Unguarded: no change can
  * be waiting here, since `pending` is set exactly while the actor is in `committing` (every `prepareCommit`
  * enters it, every edge out of it applies the commit), and `committing` defers failures itself.
@@ -966,17 +987,9 @@ export const mirrorPartitionMachine = setup({
             }),
           },
           on: {
-            RETRY_TIMER_FIRED: [
-              // Spec §4: back to PREPARING "or the previous state where that is safe". A failover that failed
-              // (or a stopped topic that failed) resumes STOPPING: its steps are idempotent and it ends in
-              // STOPPED again. A log still a copy of the source resumes where it was, without truncating:
-              // MIRRORING fetches from the local log end (divergence handling trims any difference), a
-              // paused one stays PAUSED. Anything else (never aligned) starts over in PREPARING.
-              change("STOPPING", ["currentEpoch", "previousStateWasFailover"]),
-              change("MIRRORING", ["currentEpoch", "retryResumesMirroring"]),
-              change("PAUSED", ["currentEpoch", "retryResumesPaused"]),
-              change("PREPARING"),
-            ],
+            RETRY_TIMER_FIRED: retryRoutes(["currentEpoch"]),
+            // The operator's recover: the retry now, without waiting for the timer.
+            RECOVER: retryRoutes([], "cancelRetryTimer"),
             START: {
               target: "#mirrorPartition.committing",
               actions: [fx("cancelRetryTimer"), { type: "prepareCommit", params: { to: "PREPARING" } }],
@@ -986,7 +999,9 @@ export const mirrorPartitionMachine = setup({
           },
         },
         awaitingOperator: {
-          description: "Non-retryable or out of attempts: only remove (STOP), then add back, moves on.",
+          description:
+            "Non-retryable or out of attempts: the operator's recover retries it; or remove (STOP), then add back.",
+          on: { RECOVER: retryRoutes([]) },
         },
       },
       on: {

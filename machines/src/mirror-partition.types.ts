@@ -20,7 +20,17 @@ export type MirrorPartitionCommand =
   /** `.removed` suffix or source topic deleted: failover, -> STOPPING. */
   | { readonly type: "STOP" }
   /** A failure found outside the partition's own effects (e.g. source cluster id changed): -> FAILED. */
-  | ({ readonly type: "FAIL" } & MirrorPartitionFailure);
+  | ({ readonly type: "FAIL" } & MirrorPartitionFailure)
+  /**
+   * The operator's recover (the later KIP revision's RecoverMirrorTopics): a FAILED partition, retryable or
+   * not, retries now with a fresh attempt budget, where its retry timer would go. The caller checks first
+   * that the causes no retry gets past (source cluster id changed, source topic deleted) are gone.
+   */
+  | {
+      readonly type: "RECOVER";
+      /** Whether the topic's `mirror.name` asks for a pause now (as `RETRY_TIMER_FIRED.pauseRequested`). */
+      readonly pauseRequested?: boolean;
+    };
 
 /**
  * Results of the effects the machine requested, reported back by the runtime. Each carries the `stateEpoch`

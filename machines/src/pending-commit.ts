@@ -10,7 +10,12 @@ import { retryAttemptsExhausted } from "./retry-backoff";
 /** Why a lifecycle change is made: a failure, a FAILED retry, or anything else. */
 export type CommitCause =
   | { readonly kind: "failure"; readonly failure: MirrorPartitionFailure }
-  | { readonly kind: "retry"; readonly pauseRequested: boolean | undefined }
+  | {
+      readonly kind: "retry";
+      readonly pauseRequested: boolean | undefined;
+      /** An operator's recover: the retry starts a fresh attempt budget. */
+      readonly recovered?: boolean;
+    }
   | { readonly kind: "plain" };
 
 /** The cause an event gives a lifecycle change. */
@@ -23,6 +28,8 @@ export function causeOf(event: MirrorPartitionEvent): CommitCause {
       return { kind: "failure", failure: { message: event.message, retryable: false, random: 0 } };
     case "RETRY_TIMER_FIRED":
       return { kind: "retry", pauseRequested: event.pauseRequested };
+    case "RECOVER":
+      return { kind: "retry", pauseRequested: event.pauseRequested, recovered: true };
     default:
       return { kind: "plain" };
   }
@@ -40,11 +47,13 @@ export function startsNewEpisode(context: MirrorPartitionContext, to: LifecycleS
 
 /**
  * Whether a FAILED partition's retry should end paused: what the topic's `mirror.name` asks for as the
- * retry timer fires (`RETRY_TIMER_FIRED.pauseRequested`), or, when the event does not say, what FAILED
+ * retry timer fires or the operator recovers it (`pauseRequested` of RETRY_TIMER_FIRED and RECOVER), or,
+ * when the event does not say, what FAILED
  * kept (`pauseRequested`, see `pauseRequestedAfter`). Any other event: the context's flag.
  */
 export function retryPauseRequested(context: MirrorPartitionContext, event: MirrorPartitionEvent): boolean {
-  if (event.type === "RETRY_TIMER_FIRED" && event.pauseRequested !== undefined) return event.pauseRequested;
+  if ((event.type === "RETRY_TIMER_FIRED" || event.type === "RECOVER") && event.pauseRequested !== undefined)
+    return event.pauseRequested;
   return context.pauseRequested;
 }
 
@@ -113,8 +122,9 @@ export function buildPendingCommit(
         : failure.message;
     retryJitter = failure.random;
   } else if (cause.kind === "retry") {
-    // The retry in progress: if it fails again, FAILED schedules the next, longer, backoff.
-    retryAttempt = committed.retryAttempt + 1;
+    // The retry in progress: if it fails again, FAILED schedules the next, longer, backoff. An operator's
+    // recover starts over: a failure after it backs off from the first delay, with every attempt again.
+    retryAttempt = cause.recovered === true ? 0 : committed.retryAttempt + 1;
   }
 
   const record: MirrorPartitionStateRecord = {

@@ -35,6 +35,12 @@ export const partitionEventArb: fc.Arbitrary<TestEvent> = fc.oneof(
       { type: "STOP" },
     ),
   },
+  {
+    weight: 1,
+    arbitrary: fc
+      .option(fc.boolean(), { nil: undefined })
+      .map((pauseRequested): TestEvent => ({ type: "RECOVER", pauseRequested })),
+  },
   { weight: 1, arbitrary: failure.map((f): TestEvent => ({ type: "FAIL", ...f })) },
   { weight: 1, arbitrary: failure.map((f): TestEvent => ({ type: "EFFECT_FAILED", ...f })) },
   {

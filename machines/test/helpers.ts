@@ -17,7 +17,7 @@ export type TestEvent = DistributiveOmit<MirrorPartitionEvent, "stateEpoch"> & {
 };
 
 const COMMIT_RESULTS = new Set(["COMMITTED", "COMMIT_FAILED", "COMMIT_RETRY_TIMER_FIRED", "FENCED"]);
-const NO_EPOCH = new Set(["START", "PAUSE", "RESUME", "STOP", "FAIL", "EPOCH_OBSERVED"]);
+const NO_EPOCH = new Set(["START", "PAUSE", "RESUME", "STOP", "FAIL", "RECOVER", "EPOCH_OBSERVED"]);
 
 /** Puts the epoch a correct runtime would put on `e`: the pending record's for commit results, else the committed one. */
 export function withEpoch(s: MirrorPartitionSnapshot, e: TestEvent): MirrorPartitionEvent {

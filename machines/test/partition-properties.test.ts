@@ -60,6 +60,7 @@ const PROGRESS: readonly TestEvent[] = [
   { type: "TXNS_ABORTED" },
   { type: "PID_RESET_APPENDED" },
   { type: "RETRY_TIMER_FIRED" },
+  { type: "RECOVER" },
   { type: "FETCHER_REMOVED", latestMirroredEpoch: 2 },
   { type: "EPOCH_OBSERVED", batchEpoch: 70, localLeaderEpoch: 70 },
   { type: "EPOCH_BUMPED", leaderEpoch: 80 },
@@ -85,6 +86,8 @@ function concrete(s: MirrorPartitionSnapshot, e: TestEvent, stale: boolean): Mir
 // Spec §4 "Triggers": the states each command is accepted in. START from FAILED only when retryable.
 const ACCEPTED_IN: Record<MirrorPartitionCommand["type"], readonly LifecycleState[]> = {
   START: ["UNKNOWN", "STOPPED", "FAILED"],
+  // The operator's recover: any FAILED partition, retryable or not (the later revision's RecoverMirrorTopics).
+  RECOVER: ["FAILED"],
   PAUSE: ["MIRRORING"],
   RESUME: ["PAUSED"],
   STOP: ["PREPARING", "MIRRORING", "EPOCH_FENCING", "PAUSING", "PAUSED", "FAILED"],
@@ -238,6 +241,8 @@ describe("mirror partition properties", () => {
       { type: "TXNS_ABORTED" },
       { type: "PID_RESET_APPENDED" },
       { type: "RETRY_TIMER_FIRED" },
+      { type: "RECOVER" },
+      { type: "RECOVER", pauseRequested: true },
     ];
     const start = recoverPartition({ retry: RETRY }).snapshot;
     const queue = [start];

@@ -73,6 +73,7 @@ describe("property: coordinator moves and source divergence", () => {
           "diskFull",
           "diskFull",
           "crashSoon",
+          "recover",
           "advance",
         ],
         numRuns: 15,

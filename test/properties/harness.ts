@@ -47,6 +47,7 @@ import {
   readdCutFault,
   readdRecreate,
   readdRemoveRace,
+  recover,
   recreateTopic,
   refuseConfigs,
   restart,
@@ -105,6 +106,7 @@ const ACTIONS = {
   addTopic: (s, [r, p]) => addTopic(s, r!, p!),
   pause: (s, [i]) => pause(s, i!),
   resume: (s, [i]) => resume(s, i!),
+  recover: (s, [i]) => recover(s, i!),
   failover: (s, [i, m]) =>
     failover(s, i!, m === undefined ? "unplanned" : FAILOVER_MODES[m % FAILOVER_MODES.length]),
   failback: (s, [i]) => failback(s, i!),
@@ -178,6 +180,7 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   activeGroup: fc.tuple(n),
   addTopic: fc.tuple(n, n),
   pause: fc.tuple(n),
+  recover: fc.tuple(n),
   resume: fc.tuple(n),
   failover: fc.tuple(n, fc.nat(FAILOVER_MODES.length - 1)),
   failback: fc.tuple(n),

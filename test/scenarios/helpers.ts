@@ -5,7 +5,12 @@ import {
   ManualScheduler,
   SeededRandom,
 } from "@cluster-mirror/cluster";
-import { ClusterMirroring, EmbeddedSourceConnector, EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
+import {
+  ClusterMirroring,
+  EmbeddedSourceConnector,
+  EmbeddedSourceRegistry,
+  type RetryBackoffOptions,
+} from "@cluster-mirror/mirror";
 import { recordBatches } from "@cluster-mirror/protocol";
 
 /** Lets promise continuations run. */
@@ -17,7 +22,7 @@ export const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
  */
 export function topology(
   names: string[],
-  options: { brokers?: number; seed?: number; statePartitions?: number } = {},
+  options: { brokers?: number; seed?: number; statePartitions?: number; retry?: RetryBackoffOptions } = {},
 ) {
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
@@ -37,6 +42,7 @@ export function topology(
         sources: connector,
         random: new SeededRandom(seed * 100 + 50 + i),
         numStatePartitions: options.statePartitions ?? 4,
+        retry: options.retry,
       });
       registry.register(`${name}:9092`, cluster, mirroring.asSource());
       return [

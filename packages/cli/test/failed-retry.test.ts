@@ -35,5 +35,13 @@ describe("the node's FAILED retry settings (--failed-retry-max-attempts)", () =>
     // With the engine's default (10 attempts from 1 s up to 300 s) this would take minutes.
     await until("orders-0 FAILED for good after 2 attempts", async () => (await row())?.retryAttempt === -1);
     expect((await row())?.state).toBe("FAILED");
+
+    // The source's broker is back: --recover starts the partition over at once (it never aligned:
+    // PREPARING), with the attempts given again.
+    primary.startBroker(1);
+    const recovered = await admin.recoverTopics("m", "orders");
+    expect(recovered.message).toBe("Recovered 1 partition(s) of mirror m: [orders-0]");
+    await until("orders-0 MIRRORING after --recover", async () => (await row())?.state === "MIRRORING");
+    expect(await row()).toMatchObject({ retryAttempt: 0, errorMessage: null });
   }, 60_000);
 });

@@ -172,6 +172,10 @@ describe("kafka-mirrors against a running node", { timeout: CLI_TEST_TIMEOUT_MS 
       "Resumed mirroring for 1 topic(s): [orders]\n",
     );
     await waitForMirror(port, "my-mirror", { state: "MIRRORING" });
+    // --recover retries FAILED partitions only: none here.
+    expect((await mirrors(port, "--recover", "--topic", "orders", "--mirror", "my-mirror")).stdout).toBe(
+      "No partition of [orders] in mirror my-mirror is FAILED: nothing to recover.\n",
+    );
 
     // Read the mirror through the node, then fail over and write to it.
     const consumed = await cm(

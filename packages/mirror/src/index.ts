@@ -58,6 +58,7 @@ export {
   type PromoteResult,
 } from "./admin/promote";
 export { parseProperties } from "./admin/properties";
+export type { RecoveredPartition, RecoverResult } from "./admin/recover";
 export { exactTopicPattern } from "./admin/topic-selection";
 export type { MirrorVerification, VerifyCheck } from "./admin/verify";
 export { ClusterMirroring, type ClusterMirroringOptions, type MirrorWarningKind } from "./cluster-mirroring";

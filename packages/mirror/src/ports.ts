@@ -422,7 +422,8 @@ export interface MirrorCoordinators {
     key: MirrorPartitionKey,
     command:
       | { type: "START" | "PAUSE" | "RESUME" | "STOP" }
-      | { type: "FAIL"; message: string; retryable: boolean },
+      | { type: "FAIL"; message: string; retryable: boolean }
+      | { type: "RECOVER"; pauseRequested?: boolean },
   ): Promise<void>;
   /** Committed states of every partition of a mirror (all mirrors when omitted). */
   describe(mirror?: string): MirrorPartitionView[];

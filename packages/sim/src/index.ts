@@ -116,6 +116,7 @@ export {
   failover,
   failoverTopic,
   pause,
+  recover,
   rejoin,
   resume,
 } from "./operator";

@@ -103,6 +103,43 @@ export async function resume(sim: Simulation, choice: number): Promise<void> {
   }
 }
 
+/**
+ * `--recover` of a mirrored or paused topic: its FAILED partitions retry now, with a fresh retry budget,
+ * whether or not the fault that failed them is gone (they fail again if not). Nothing may change what the
+ * topic's `mirror.name` asks for, refused or not; every invariant is checked after it, as after any command.
+ */
+export async function recover(sim: Simulation, choice: number): Promise<void> {
+  const et = pick(
+    sim.edgeTopics((s) => s === "ACTIVE" || s === "PAUSED"),
+    choice,
+  );
+  if (!et) {
+    sim.step("recover: no mirrored edge topic");
+    return;
+  }
+  try {
+    const result = await sim.world.time.run(
+      sim.node(et.edge.to).mirroring.admin.recoverTopics(et.edge.mirror, et.topic),
+      120_000,
+    );
+    sim.stats.recoveredPartitions += result.partitions.length;
+    sim.step(`recover ${et.edge.mirror} ${et.topic}: ${result.message}`);
+  } catch (error) {
+    checkRefusalLeftNoChange(sim, et.edge, et.topic, "recover", error);
+    return;
+  }
+  const before = sim.edgeState(et.edge, et.topic);
+  const after = sim.syncEdgeState(et.edge, et.topic);
+  if (after !== before) {
+    sim.report([
+      {
+        invariant: "recover-keeps-mirror-name",
+        message: `${et.edge.to} recover ${et.edge.mirror} ${et.topic} moved the topic from ${before} to ${after}`,
+      },
+    ]);
+  }
+}
+
 /** How the operator fails over: with or without a catch-up barrier first, waiting for STOPPED or not. */
 export type FailoverMode = "planned" | "unplanned" | "planned-nowait" | "unplanned-nowait" | "promote";
 

@@ -77,6 +77,8 @@ export interface SimStats {
   heldHighWatermarks: number;
   /** Power losses that struck a broker (see `powerLoss`; not every one tears a write). */
   powerLosses: number;
+  /** FAILED partitions an operator's `--recover` sent back to work (see `recover`). */
+  recoveredPartitions: number;
 }
 
 /** An open transaction of the workload. */
@@ -119,6 +121,7 @@ export class Simulation {
     underMinIsr: 0,
     heldHighWatermarks: 0,
     powerLosses: 0,
+    recoveredPartitions: 0,
   };
   openTxn: OpenTxn | undefined;
   /** Brokers (`node/id`) down after a power loss tore their last write, until they start again (`powerLoss`). */

@@ -21,6 +21,7 @@ const ACTIONS = [
   "remove",
   "pause",
   "resume",
+  "recover",
   "start",
   "stop",
   "describe",
@@ -33,6 +34,7 @@ const TOPIC_ACTIONS: readonly Action[] = [
   "remove",
   "pause",
   "resume",
+  "recover",
   "start",
   "stop",
   "promote",
@@ -87,6 +89,10 @@ export function kafkaMirrorsProgram(): Command {
     .option("--remove", "remove topics from --mirror (failover: they become writable)")
     .option("--pause", "pause mirroring of topics (they stay read-only)")
     .option("--resume", "resume paused topics")
+    .option(
+      "--recover",
+      "retry the FAILED partitions of --topic now, with a fresh retry budget (out of retries or not); they stay read-only",
+    )
     .option("--start", "alias of --add")
     .option("--stop", "alias of --remove")
     .option("--describe", "describe mirror partitions: offsets, lag, state")

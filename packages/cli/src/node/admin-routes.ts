@@ -30,7 +30,7 @@ function mirrorTarget(
 }
 
 /** The topic actions of `kafka-mirrors` and the MirrorAdmin method each maps to. */
-export const TOPIC_ACTIONS = ["add", "remove", "pause", "resume", "start", "stop"] as const;
+export const TOPIC_ACTIONS = ["add", "remove", "pause", "resume", "recover", "start", "stop"] as const;
 /** One of {@link TOPIC_ACTIONS}. */
 export type TopicAction = (typeof TOPIC_ACTIONS)[number];
 
@@ -42,7 +42,7 @@ export type TopicAction = (typeof TOPIC_ACTIONS)[number];
  * - `GET /v1/mirrors`, `POST /v1/mirrors {name, configs}`, `DELETE /v1/mirrors/:name`,
  *   `GET /v1/mirrors/:name/config`, `PATCH /v1/mirrors/:name/config {set?, delete?}` (the config after);
  * - `POST /v1/mirrors/:name/topics/:action {topic, replicationFactor?, truncateLocalWrites?}` (add,
- *   remove, pause, resume, start, stop) -> `{topics, message}`;
+ *   remove, pause, resume, start, stop) -> `{topics, message}`; recover -> `{topics, partitions, message}`;
  * - `GET /v1/describe?mirror=&failed=` -> `{rows}` (offsets as decimal strings);
  * - `POST /v1/mirrors/:name/promote {topic, timeoutMs?}` -> `{topics, partitions, message}`;
  * - `GET /v1/mirrors/:name/failover-preview?topic=` -> `{rows}` (changes nothing);
@@ -128,6 +128,8 @@ export function registerAdminRoutes(app: FastifyInstance, node: MirrorNode): voi
         return admin.pauseTopics(mirror, topic);
       case "resume":
         return admin.resumeTopics(mirror, topic);
+      case "recover":
+        return admin.recoverTopics(mirror, topic);
       default:
         throw new BadRequestError(`unknown topic action '${action}'; use one of ${TOPIC_ACTIONS.join(", ")}`);
     }

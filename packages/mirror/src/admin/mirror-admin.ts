@@ -54,6 +54,7 @@ import { alterMirrorConfigs, type MirrorConfigChanges } from "./mirror-config-al
 import { describeMirrorPartitions } from "./mirror-describe";
 import { checkMillis, checkTopicSelection } from "./option-checks";
 import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
+import { type RecoverResult, recoverTopics } from "./recover";
 import {
   checkPartitionStates,
   patternHint,
@@ -787,6 +788,29 @@ export class MirrorAdmin {
     const driven = await this.driveOrRestore(mirror, names, paused, "resume");
     const unchanged = untouchedTopics(topics, driven, "ACTIVE", "MIRRORING");
     return { topics: names, message: topicsChangedMessage("Resumed", names, unchanged) };
+  }
+
+  /**
+   * `--recover` (the later revision's RecoverMirrorTopics; see {@link recoverTopics}): every FAILED partition
+   * of the mirror's topics matching `regex` retries now with a fresh attempt budget, out of attempts or not,
+   * once the source answers as the mirror's cluster and still holds the topics. The topics stay read-only.
+   * Message: `Recovered N partition(s) of mirror NAME: [t-0, t-1]`.
+   */
+  async recoverTopics(mirror: string, regex: string): Promise<RecoverResult> {
+    checkTopicSelection(regex);
+    return this.commands.run(mirror, () => {
+      const def = this.requireMirror(mirror);
+      return recoverTopics(
+        {
+          destination: this.options.destination,
+          coordinators: this.options.coordinators,
+          sourceCall: (call) => this.sourceCall(def, call),
+          awaitCoordinatorsOf: (topics) => this.awaitCoordinatorsOf(mirror, topics),
+        },
+        def,
+        regex,
+      );
+    });
   }
 
   /**

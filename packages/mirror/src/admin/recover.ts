@@ -1,0 +1,195 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { InvalidMirrorStateError } from "@cluster-mirror/machines";
+import { KafkaError } from "@cluster-mirror/protocol";
+import { type MirrorTopic, mirrorTopics } from "../metadata/mirror-topics";
+import { isCoordinatorLoading, viewsByPartition } from "../metadata/state-driver";
+import type { MirrorCoordinators, MirrorPartitionKey, SourceCluster } from "../ports";
+import { MirrorStateError } from "./errors";
+import type { MirrorDefinition } from "./mirror-config";
+import { selectMirrorTopics, topicList } from "./topic-selection";
+
+/** One partition a recover sent back to work. */
+export interface RecoveredPartition {
+  topic: string;
+  partition: number;
+}
+
+/** The answer of `--recover`: the topics matched (sorted), the partitions recovered, and the message. */
+export interface RecoverResult {
+  topics: string[];
+  partitions: RecoveredPartition[];
+  message: string;
+}
+
+/** What a recover needs of the admin API. */
+export interface RecoverDeps {
+  destination: KafkaCluster;
+  coordinators: MirrorCoordinators;
+  /** A call on the mirror's source, its failures turned into the admin API's (`MirrorAdmin.sourceCall`). */
+  sourceCall: <T>(call: (source: SourceCluster) => Promise<T>) => Promise<T>;
+  /** Waits until the coordinators of these topics' partitions have loaded. */
+  awaitCoordinatorsOf: (topics: readonly MirrorTopic[]) => Promise<void>;
+}
+
+/** How many rounds a recover sends commands refused only because their coordinator unloaded. */
+const RECOVER_ROUNDS = 3;
+
+/** How the source answers for a mirror topic now (by name and id). */
+type SourceTopicAnswer = "present" | "deleted" | KafkaError;
+
+/**
+ * `--recover` (the later KIP-1279 revision's RecoverMirrorTopics): every FAILED partition of the mirror's
+ * topics matching `regex` (mirroring or paused) retries now, whether it was backing off or waiting for an
+ * operator (out of attempts, or a failure no retry gets past), with a fresh attempt budget; it resumes where
+ * its retry timer would take it (spec §4: PREPARING, or the previous state where that is safe). Nothing is
+ * made writable, unlike a remove and add.
+ *
+ * First the causes that a retry would only repeat, or worse, are checked on the source: a source that does
+ * not answer (SourceUnreachableError), another cluster behind `bootstrap.servers` (its data would be
+ * mirrored into these topics), a source topic deleted or created again under another id, or one the
+ * mirror's principal may not read. Any of these refuses the whole call and nothing changes.
+ */
+export async function recoverTopics(
+  deps: RecoverDeps,
+  def: MirrorDefinition,
+  regex: string,
+): Promise<RecoverResult> {
+  const mirror = def.name;
+  const image = () => deps.destination.controller.image;
+  const topics = selectMirrorTopics(mirror, regex, mirrorTopics(image(), mirror), ["ACTIVE", "PAUSED"]);
+  const names = topics.map((t) => t.name);
+  await deps.awaitCoordinatorsOf(topics);
+  const failedNow = () => failedPartitions(deps, mirror, topics);
+  const failed = failedNow();
+  if (failed.length === 0) {
+    return {
+      topics: names,
+      partitions: [],
+      message: `No partition of ${topicList(names)} in mirror ${mirror} is FAILED: nothing to recover.`,
+    };
+  }
+  await checkSourceHolds(deps, def, [...new Set(failed.map((f) => f.topic.name))]);
+
+  const recovered: RecoveredPartition[] = [];
+  const refused: unknown[] = [];
+  let pending = failed;
+  for (let round = 1; pending.length > 0; round++) {
+    const outcomes = await Promise.all(
+      pending.map(({ key, topic }) =>
+        deps.coordinators.command(key, { type: "RECOVER", pauseRequested: topic.desired === "PAUSED" }).then(
+          () => undefined,
+          (error: unknown) => error ?? new Error("the recover was refused without a reason"),
+        ),
+      ),
+    );
+    const unloaded = new Set<string>();
+    outcomes.forEach((error, i) => {
+      const { key } = pending[i]!;
+      if (error === undefined) recovered.push({ topic: key.topic, partition: key.partition });
+      // Left FAILED between the look and the command (its retry timer fired, or a remove began): not ours.
+      else if (
+        error instanceof InvalidMirrorStateError &&
+        error.state !== "FAILED" &&
+        error.state !== "fenced"
+      )
+        return;
+      else if (movedCoordinator(error) && round < RECOVER_ROUNDS) unloaded.add(partitionName(key));
+      else refused.push(error);
+    });
+    if (unloaded.size === 0) break;
+    await deps.awaitCoordinatorsOf(topics);
+    pending = failedNow().filter((f) => unloaded.has(partitionName(f.key)));
+  }
+  recovered.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));
+  const list = topicList(recovered.map((p) => `${p.topic}-${p.partition}`));
+  const first = refused[0];
+  if (first !== undefined) {
+    const why = first instanceof Error ? first.message : String(first);
+    const done = recovered.length === 0 ? "" : `Recovered ${recovered.length} partition(s) ${list}, but `;
+    const message = `${done}${refused.length} FAILED partition(s) of mirror ${mirror} refused the recover: ${why}`;
+    throw first instanceof KafkaError
+      ? new KafkaError(first.errorName, first.code, first.retriable, message, { cause: first })
+      : new MirrorStateError(mirror, message);
+  }
+  return {
+    topics: names,
+    partitions: recovered,
+    message: `Recovered ${recovered.length} partition(s) of mirror ${mirror}: ${list}`,
+  };
+}
+
+/** The FAILED partitions of `topics`, as their coordinators describe them now. */
+function failedPartitions(
+  deps: RecoverDeps,
+  mirror: string,
+  topics: readonly MirrorTopic[],
+): { key: MirrorPartitionKey; topic: MirrorTopic }[] {
+  const views = viewsByPartition(deps.coordinators.describe(mirror), deps.destination.controller.image);
+  const out: { key: MirrorPartitionKey; topic: MirrorTopic }[] = [];
+  for (const topic of topics) {
+    for (let partition = 0; partition < topic.partitionCount; partition++) {
+      if (views.get(`${topic.name}:${partition}`)?.state !== "FAILED") continue;
+      out.push({ key: { mirror, topic: topic.name, topicId: topic.topicId, partition }, topic });
+    }
+  }
+  return out;
+}
+
+/**
+ * Refuses a recover that would repeat its failure or mirror the wrong data: the source must be the mirror's
+ * cluster (pinned id) and hold each topic under the mirrored id, readable by the mirror's principal.
+ */
+async function checkSourceHolds(deps: RecoverDeps, def: MirrorDefinition, topics: readonly string[]) {
+  const seen = await deps.sourceCall((source) => source.clusterId());
+  if (def.sourceClusterId !== undefined && seen !== def.sourceClusterId) {
+    throw new MirrorStateError(
+      def.name,
+      `Cannot recover partitions of mirror ${def.name}: bootstrap.servers=${def.bootstrapServers} now reaches cluster ${seen}, not the mirror's source ${def.sourceClusterId}, and a retry would copy that cluster's records into these topics. Point the mirror back at its source (kafka-mirrors --alter), or remove the topics and create a new mirror.`,
+    );
+  }
+  const image = deps.destination.controller.image;
+  const gone: string[] = [];
+  for (const name of topics) {
+    const topicId = image.topic(name)?.topicId;
+    if (topicId === undefined) continue;
+    const answer = await deps.sourceCall(
+      (source): Promise<SourceTopicAnswer> =>
+        source.listOffsets(name, 0, -1n, topicId).then(
+          () => "present",
+          (error: unknown) => {
+            if (!(error instanceof KafkaError)) throw error;
+            if (NO_SUCH_TOPIC.has(error.errorName)) return "deleted";
+            if (error.errorName.endsWith("_AUTHORIZATION_FAILED")) return error;
+            throw error;
+          },
+        ),
+    );
+    if (answer === "deleted") gone.push(name);
+    else if (answer instanceof KafkaError) {
+      throw new MirrorStateError(
+        def.name,
+        `Cannot recover partitions of ${name} in mirror ${def.name}: the source still refuses the mirror's principal (${answer.errorName}: ${answer.message}). Grant it DESCRIBE and READ on the topic on the source, then recover again.`,
+      );
+    }
+  }
+  if (gone.length > 0) {
+    throw new MirrorStateError(
+      def.name,
+      `Cannot recover partitions of ${topicList(gone)} in mirror ${def.name}: the source no longer has ${gone.length === 1 ? "that topic" : "those topics"} under the mirrored topic id (deleted, or created again). Nothing was recovered. Remove ${gone.length === 1 ? "it" : "them"} from the mirror (--remove makes ${gone.length === 1 ? "it" : "them"} writable), or recover the other topics with a narrower --topic.`,
+    );
+  }
+}
+
+/** The source's answers that mean it has no topic of that name and id. */
+const NO_SUCH_TOPIC = new Set(["UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID", "INCONSISTENT_TOPIC_ID"]);
+
+/** Refused only because the partition's coordinator unloaded or lost leadership on the way: send again. */
+function movedCoordinator(error: unknown): boolean {
+  return (
+    isCoordinatorLoading(error) || (error instanceof InvalidMirrorStateError && error.state === "fenced")
+  );
+}
+
+function partitionName(key: MirrorPartitionKey): string {
+  return `${key.topic}:${key.partition}`;
+}

@@ -1,0 +1,191 @@
+import { parseMirrorConfig, type SourceCluster } from "@cluster-mirror/mirror";
+import { describe, expect, it } from "vitest";
+import { type RecoverDeps, recoverTopics } from "../../packages/mirror/src/admin/recover";
+import { leaderBatches, topology } from "./helpers";
+
+type Topology = ReturnType<typeof topology>;
+type Node = ReturnType<Topology["node"]>;
+
+/** `orders` (1 partition, RF 3) on `a` with `n` records from an idempotent producer; returns the producer. */
+async function ordersOn(t: Topology, a: Node, n: number) {
+  await t.run(
+    a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
+  );
+  const producer = a.kafka.producer({ idempotent: true });
+  await t.run(producer.connect());
+  await produce(t, producer, 0, n);
+  return producer;
+}
+
+async function produce(
+  t: Topology,
+  producer: ReturnType<Node["kafka"]["producer"]>,
+  from: number,
+  n: number,
+) {
+  for (let i = from; i < from + n; i++)
+    await t.run(producer.send({ topic: "orders", messages: [{ key: `k${i}`, value: `v${i}` }], acks: -1 }));
+}
+
+async function rowOf(node: Node) {
+  const [row] = await node.mirroring.admin.describe("dr");
+  if (row === undefined) throw new Error("no partition in mirror dr");
+  return row;
+}
+
+/** b mirrors `orders` from a (`a:9092`) under `dr` until caught up. */
+async function mirrorUntilCaughtUp(t: Topology, b: Node) {
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await t.until(async () => {
+    const row = await rowOf(b);
+    return row.state === "MIRRORING" && row.lag === 0n;
+  }, "dr caught up");
+}
+
+const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => `${x.offset}:${x.hex}`);
+
+describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTopics)", () => {
+  it("a partition failed for good (the source denied the mirror's reads) resumes once the operator fixed the ACL", async () => {
+    const t = topology(["a", "b"]);
+    const [a, b] = [t.node("a"), t.node("b")];
+    const producer = await ordersOn(t, a, 3);
+    await mirrorUntilCaughtUp(t, b);
+
+    // The source starts refusing the mirror's principal its reads: FAILED, not retryable.
+    const deny = {
+      resourceType: "TOPIC",
+      resourceName: "orders",
+      patternType: "LITERAL",
+      principal: "User:ANONYMOUS",
+      host: "*",
+      operation: "READ",
+      permissionType: "DENY",
+    } as const;
+    a.cluster.authorizer.configure({ enabled: true, allowEveryoneIfNoAclFound: true });
+    // The producers on a write as the same principal: they keep every other operation.
+    a.cluster.authorizer.createAcls([{ ...deny, operation: "ALL", permissionType: "ALLOW" }, deny]);
+    await produce(t, producer, 3, 1);
+    await t.until(async () => (await rowOf(b)).state === "FAILED", "FAILED after the denied read");
+    expect(await rowOf(b)).toMatchObject({
+      retryAttempt: -1,
+      errorMessage: expect.stringMatching(/may not READ TOPIC .orders./),
+    });
+    await t.advance(60_000);
+    expect((await rowOf(b)).state).toBe("FAILED"); // no retry of its own
+
+    // The ACL is fixed, more records are written: the recover resumes where the copy stopped.
+    a.cluster.authorizer.deleteAcls([deny]);
+    await produce(t, producer, 4, 2);
+    const result = await t.run(b.mirroring.admin.recoverTopics("dr", "orders"));
+    expect(result.partitions).toEqual([{ topic: "orders", partition: 0 }]);
+    expect(result.message).toBe("Recovered 1 partition(s) of mirror dr: [orders-0]");
+    await t.until(async () => {
+      const row = await rowOf(b);
+      return row.state === "MIRRORING" && row.lag === 0n;
+    }, "dr caught up after the recover");
+    expect(await rowOf(b)).toMatchObject({ retryAttempt: 0, errorMessage: null });
+    expect(batches(b)).toEqual(batches(a));
+    expect(batches(b)).toHaveLength(6);
+    // Still read-only: a recover never fails the topic over.
+    const local = b.kafka.producer();
+    await t.run(local.connect());
+    await expect(t.run(local.send({ topic: "orders", messages: [{ value: "local" }] }))).rejects.toThrow(
+      /read-only/i,
+    );
+
+    // Nothing FAILED any more: said so, nothing sent.
+    const again = await t.run(b.mirroring.admin.recoverTopics("dr", "orders"));
+    expect(again.partitions).toEqual([]);
+    expect(again.message).toMatch(/No partition of \[orders\] in mirror dr is FAILED: nothing to recover/);
+  });
+
+  it("refuses while bootstrap.servers reaches another cluster: a retry would copy its records", async () => {
+    const t = topology(["a", "b"]);
+    const [a, b] = [t.node("a"), t.node("b")];
+    await ordersOn(t, a, 1);
+    await mirrorUntilCaughtUp(t, b);
+    await t.run(a.kafka.admin().deleteTopics({ topics: ["orders"] }));
+    await t.until(
+      async () => (await rowOf(b)).state === "FAILED",
+      "FAILED after the source topic's deletion",
+    );
+    const def = parseMirrorConfig("dr", b.cluster.controller.image.mirrors.get("dr")!);
+    const sent: string[] = [];
+    const deps = (clusterId: string): RecoverDeps => ({
+      destination: b.cluster,
+      coordinators: {
+        ...b.mirroring.coordinators,
+        describe: (m) => b.mirroring.coordinators.describe(m),
+        command: async (key, command) => {
+          sent.push(`${command.type} ${key.topic}-${key.partition}`);
+        },
+      } as RecoverDeps["coordinators"],
+      sourceCall: (call) =>
+        call({
+          clusterId: async () => clusterId,
+          listOffsets: async () => 0n,
+        } as unknown as SourceCluster),
+      awaitCoordinatorsOf: async () => {},
+    });
+    await expect(recoverTopics(deps("another-cluster"), def, "orders")).rejects.toThrow(
+      /bootstrap.servers=a:9092 now reaches cluster another-cluster, not the mirror's source/,
+    );
+    expect(sent).toEqual([]);
+    // The same call, the source being the mirror's: the command goes out.
+    await recoverTopics(deps(a.cluster.clusterId), def, "orders");
+    expect(sent).toEqual(["RECOVER orders-0"]);
+  });
+
+  it("a partition backing off after a full disk retries at once, without waiting out its backoff", async () => {
+    // A backoff far longer than the test: only the recover can bring the partition back in time.
+    const t = topology(["a", "b"], { retry: { baseMs: 3_600_000, capMs: 3_600_000, maxAttempts: 10 } });
+    const [a, b] = [t.node("a"), t.node("b")];
+    const producer = await ordersOn(t, a, 2);
+    await mirrorUntilCaughtUp(t, b);
+
+    // b's copy cannot append while every one of its brokers' disks is full.
+    const brokers = b.cluster.runningBrokers();
+    for (const id of brokers) b.cluster.setDiskFull(id, true);
+    await produce(t, producer, 2, 1);
+    await t.advance(20_000);
+    for (const id of brokers) b.cluster.setDiskFull(id, false);
+    await t.until(async () => (await rowOf(b)).state === "FAILED", "FAILED after the full disk");
+    expect((await rowOf(b)).retryAttempt).toBe(0);
+
+    const started = t.clock.now();
+    const result = await t.run(b.mirroring.admin.recoverTopics("dr", "orders"));
+    expect(result.partitions).toEqual([{ topic: "orders", partition: 0 }]);
+    await t.until(async () => {
+      const row = await rowOf(b);
+      return row.state === "MIRRORING" && row.lag === 0n;
+    }, "dr caught up after the recover");
+    expect(t.clock.now() - started).toBeLessThan(60_000);
+    // A retry from the timer would have counted attempt 1; the recover starts the budget over.
+    expect((await rowOf(b)).retryAttempt).toBe(0);
+    expect(batches(b)).toEqual(batches(a));
+  });
+
+  it("refuses a topic the source deleted, and a selection that matches no topic of the mirror", async () => {
+    const t = topology(["a", "b"]);
+    const [a, b] = [t.node("a"), t.node("b")];
+    await ordersOn(t, a, 1);
+    await mirrorUntilCaughtUp(t, b);
+    await t.run(a.kafka.admin().deleteTopics({ topics: ["orders"] }));
+    // The fetcher fails it first (retryable), the metadata sync's second look for good.
+    await t.until(async () => {
+      const row = await rowOf(b);
+      return row.state === "FAILED" && row.retryAttempt === -1;
+    }, "FAILED for good after the source topic's deletion");
+    await expect(t.run(b.mirroring.admin.recoverTopics("dr", "orders"))).rejects.toThrow(
+      /Cannot recover partitions of \[orders\] in mirror dr: the source no longer has that topic/,
+    );
+    expect(await rowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: -1 });
+    await expect(t.run(b.mirroring.admin.recoverTopics("dr", "payments"))).rejects.toThrow(
+      /No topic of mirror 'dr' matches 'payments'/,
+    );
+    await expect(t.run(b.mirroring.admin.recoverTopics("nope", "orders"))).rejects.toThrow(
+      /Mirror 'nope' does not exist/,
+    );
+  });
+});

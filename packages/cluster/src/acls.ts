@@ -34,8 +34,18 @@ export interface AclBinding {
   permissionType: AclPermissionType;
 }
 
+/**
+ * A filter's pattern type, as Kafka's `PatternType` in DescribeAcls / DeleteAcls: a stored one (LITERAL,
+ * PREFIXED), ANY (every pattern type, the resource name compared exactly) or MATCH (every binding that
+ * applies to the named resource: the LITERAL one of that name, the LITERAL `*` and the PREFIXED ones whose
+ * prefix starts the name, as `kafka-acls --list --resource-pattern-type match` shows them).
+ */
+export type AclPatternTypeFilter = AclPatternType | "ANY" | "MATCH";
+
 /** A filter over bindings: every field left out matches anything ("ANY"). */
-export type AclBindingFilter = Partial<AclBinding>;
+export type AclBindingFilter = Partial<Omit<AclBinding, "patternType">> & {
+  patternType?: AclPatternTypeFilter;
+};
 
 /** Authorizer settings. */
 export interface AuthorizerConfig {
@@ -53,6 +63,9 @@ export interface AuthorizerConfig {
  * client is comes from its authentication (the node's admin API maps tokens to principals).
  */
 export const INTERNAL_PRINCIPAL = "User:__internal";
+
+/** The name of the CLUSTER resource, the only one a CLUSTER binding may have (Kafka's `Resource.CLUSTER_NAME`). */
+export const CLUSTER_RESOURCE_NAME = "kafka-cluster";
 
 /** A request to authorize. */
 export interface AuthorizationRequest {
@@ -221,12 +234,35 @@ function resourceMatches(b: AclBinding, name: string): boolean {
   return b.resourceName === "*" || b.resourceName === name;
 }
 
+/** Kafka's `AclBindingFilter.matches`: the resource pattern as `ResourcePatternFilter.matches`, the rest exactly. */
 function matchesFilter(b: AclBinding, f: AclBindingFilter): boolean {
-  return (Object.keys(f) as (keyof AclBinding)[]).every((k) => f[k] === undefined || f[k] === b[k]);
+  const same = (k: Exclude<keyof AclBinding, "patternType" | "resourceName">) =>
+    f[k] === undefined || f[k] === b[k];
+  return (
+    same("resourceType") &&
+    same("principal") &&
+    same("host") &&
+    same("operation") &&
+    same("permissionType") &&
+    resourcePatternMatches(b, f.patternType, f.resourceName)
+  );
+}
+
+function resourcePatternMatches(
+  b: AclBinding,
+  patternType: AclPatternTypeFilter | undefined,
+  name: string | undefined,
+): boolean {
+  const type = patternType ?? "ANY";
+  if (type !== "ANY" && type !== "MATCH" && type !== b.patternType) return false;
+  if (name === undefined) return true;
+  if (type !== "MATCH") return name === b.resourceName;
+  // MATCH: the bindings that apply to the resource named `name`.
+  return resourceMatches(b, name);
 }
 
 function sameBinding(a: AclBinding, b: AclBinding): boolean {
-  return matchesFilter(a, b);
+  return bindingKey(a) === bindingKey(b);
 }
 
 function bindingKey(b: AclBinding): string {
@@ -265,6 +301,11 @@ function validateBinding(b: AclBinding): void {
   if (!/^[^:]+:.+$/.test(b.principal))
     problems.push(`principal '${b.principal}' (use Type:name, e.g. User:alice)`);
   if (b.resourceName === "") problems.push("an empty resource name");
+  // As Kafka's CreateAcls: the cluster is asked for under this one name, so any other would never apply.
+  else if (b.resourceType === "CLUSTER" && b.resourceName !== CLUSTER_RESOURCE_NAME)
+    problems.push(
+      `CLUSTER resource name '${b.resourceName}' (the only valid name for the CLUSTER resource is ${CLUSTER_RESOURCE_NAME})`,
+    );
   if (problems.length > 0) {
     throw new ClusterError("INVALID_REQUEST", `invalid ACL binding: ${problems.join(", ")}`);
   }

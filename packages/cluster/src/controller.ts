@@ -12,7 +12,7 @@ import { asksForMirroring, becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-re
 import { settlesAny } from "./pending-truncation";
 import type { Random } from "./random";
 import { shownValue } from "./shown-value";
-import { TOPIC_CONFIGS, topicConfigValue, validateBrokerConfig, validateTopicConfig } from "./topic-configs";
+import { topicConfigDef, topicConfigValue, validateBrokerConfig, validateTopicConfig } from "./topic-configs";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
 
 /** A request to create one topic. */
@@ -1031,7 +1031,7 @@ function checkBrokerConfig(broker: string, name: string, value: string): void {
 }
 
 function defaultFor(type: "topic" | "broker", name: string): string | undefined {
-  return type === "topic" ? (TOPIC_CONFIGS[name]?.defaultValue ?? undefined) : undefined;
+  return type === "topic" ? (topicConfigDef(name)?.defaultValue ?? undefined) : undefined;
 }
 
 function sameSet(a: readonly number[], b: readonly number[]): boolean {

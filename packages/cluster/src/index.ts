@@ -5,6 +5,7 @@ export {
   type AclBindingFilter,
   type AclOperation,
   type AclPatternType,
+  type AclPatternTypeFilter,
   type AclPermissionType,
   type AclResourceType,
   type AuthorizationRequest,
@@ -186,7 +187,7 @@ export {
   type Scheduler,
 } from "./scheduler";
 export { shownValue } from "./shown-value";
-export { TOPIC_CONFIGS, topicConfigValue, validateTopicConfig } from "./topic-configs";
+export { TOPIC_CONFIGS, topicConfigDef, topicConfigValue, validateTopicConfig } from "./topic-configs";
 export {
   type TopicPartition,
   TransactionCoordinator,

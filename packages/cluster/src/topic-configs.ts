@@ -54,10 +54,18 @@ export const TOPIC_CONFIGS: Readonly<Record<string, ConfigDef>> = {
 };
 
 /**
+ * The definition of a topic config this cluster knows, or undefined: own keys only, so a name such as
+ * `toString` or `constructor` (inherited by every object) is unknown, as Kafka calls it.
+ */
+export function topicConfigDef(name: string): (typeof TOPIC_CONFIGS)[string] | undefined {
+  return Object.hasOwn(TOPIC_CONFIGS, name) ? TOPIC_CONFIGS[name] : undefined;
+}
+
+/**
  * Checks one topic config; returns a message saying what is wrong, or undefined when the value is valid.
  */
 export function validateTopicConfig(name: string, value: string): string | undefined {
-  const def = TOPIC_CONFIGS[name];
+  const def = topicConfigDef(name);
   if (!def) {
     const known = Object.keys(TOPIC_CONFIGS);
     const close = closestName(name, known);
@@ -143,7 +151,7 @@ export function validateBrokerConfig(name: string, value: string): string | unde
 
 /** The effective value of a topic config: the dynamic value, else Kafka's default. */
 export function topicConfigValue(configs: ReadonlyMap<string, string>, name: string): string | undefined {
-  return configs.get(name) ?? TOPIC_CONFIGS[name]?.defaultValue ?? undefined;
+  return configs.get(name) ?? topicConfigDef(name)?.defaultValue ?? undefined;
 }
 
 /**

@@ -80,6 +80,61 @@ describe("Authorizer", () => {
     expect((err as ClusterError).message).toContain("User:alice");
   });
 
+  it("filters by pattern type as Kafka does: MATCH finds every binding that applies to a resource, ANY compares names", () => {
+    const a = new Authorizer({ enabled: true });
+    const literal = allow({ resourceName: "orders-eu" });
+    const wildcard = allow({ resourceName: "*", principal: "User:bob" });
+    const prefix = allow({ resourceName: "orders-", patternType: "PREFIXED", operation: "WRITE" });
+    const exactPrefix = allow({
+      resourceName: "orders-eu",
+      patternType: "PREFIXED",
+      principal: "User:carol",
+    });
+    const other = allow({ resourceName: "payments" });
+    const longerPrefix = allow({ resourceName: "orders-eu-1", patternType: "PREFIXED" });
+    const group = allow({ resourceType: "GROUP", resourceName: "orders-eu" });
+    a.createAcls([literal, wildcard, prefix, exactPrefix, other, longerPrefix, group]);
+    // What kafka-acls --list --topic orders-eu --resource-pattern-type match shows.
+    expect(
+      a.describeAcls({ resourceType: "TOPIC", resourceName: "orders-eu", patternType: "MATCH" }),
+    ).toEqual([literal, wildcard, prefix, exactPrefix]);
+    // ANY (and no pattern type): every pattern type, the name compared exactly.
+    expect(a.describeAcls({ resourceType: "TOPIC", resourceName: "orders-eu", patternType: "ANY" })).toEqual([
+      literal,
+      exactPrefix,
+    ]);
+    expect(a.describeAcls({ resourceType: "TOPIC", resourceName: "orders-eu" })).toEqual([
+      literal,
+      exactPrefix,
+    ]);
+    expect(a.describeAcls({ patternType: "MATCH" })).toHaveLength(7);
+    expect(
+      a.deleteAcls([{ resourceType: "TOPIC", resourceName: "orders-eu", patternType: "MATCH" }]),
+    ).toEqual([literal, wildcard, prefix, exactPrefix]);
+    expect(a.describeAcls()).toEqual([other, longerPrefix, group]);
+  });
+
+  it("refuses a CLUSTER binding not named kafka-cluster, as Kafka's CreateAcls does (it would never apply)", () => {
+    const a = new Authorizer({ enabled: true });
+    const onCluster = allow({ resourceType: "CLUSTER", resourceName: "my-cluster", operation: "ALTER" });
+    expect(() => a.createAcls([onCluster])).toThrowError(
+      expect.objectContaining({
+        errorName: "INVALID_REQUEST",
+        message: expect.stringContaining("the only valid name for the CLUSTER resource is kafka-cluster"),
+      }),
+    );
+    expect(a.describeAcls()).toEqual([]);
+    a.createAcls([{ ...onCluster, resourceName: "kafka-cluster" }]);
+    expect(
+      a.authorize({
+        principal: "User:alice",
+        operation: "ALTER",
+        resourceType: "CLUSTER",
+        resourceName: "kafka-cluster",
+      }),
+    ).toBe(true);
+  });
+
   it("check() throws the authorization error of the resource type", () => {
     const a = new Authorizer({ enabled: true });
     expect(() =>

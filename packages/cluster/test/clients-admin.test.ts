@@ -306,6 +306,44 @@ describe("admin: ACLs", () => {
     expect(await run(admin.listTopics())).toEqual([]);
   });
 
+  it("describes and deletes with the MATCH pattern type as Kafka does: every binding that applies to the resource", async () => {
+    const { as } = clientCluster({ authorizer: { enabled: true, superUsers: ["User:admin"] } });
+    const admin = as({ principal: "User:admin" }).admin();
+    const prefixed = {
+      ...allow(AclResourceTypes.TOPIC, "orders-", "User:bob", AclOperationTypes.WRITE),
+      resourcePatternType: ResourcePatternTypes.PREFIXED,
+    };
+    await admin.createAcls({
+      acl: [
+        allow(AclResourceTypes.TOPIC, "orders-eu", "User:alice", AclOperationTypes.READ),
+        allow(AclResourceTypes.TOPIC, "*", "User:carol", AclOperationTypes.READ),
+        prefixed,
+        allow(AclResourceTypes.TOPIC, "payments", "User:alice", AclOperationTypes.READ),
+      ],
+    });
+    const filter = {
+      resourceType: AclResourceTypes.TOPIC,
+      resourceName: "orders-eu",
+      resourcePatternType: ResourcePatternTypes.MATCH,
+      operation: AclOperationTypes.ANY,
+      permissionType: AclPermissionTypes.ANY,
+    };
+    const described = await admin.describeAcls(filter);
+    expect(described.resources.map((r) => [r.resourceName, r.resourcePatternType])).toEqual([
+      ["orders-eu", ResourcePatternTypes.LITERAL],
+      ["*", ResourcePatternTypes.LITERAL],
+      ["orders-", ResourcePatternTypes.PREFIXED],
+    ]);
+    const removed = await admin.deleteAcls({ filters: [filter] });
+    expect(removed.filterResponses[0]!.matchingAcls.map((a) => a.principal)).toEqual([
+      "User:alice",
+      "User:carol",
+      "User:bob",
+    ]);
+    const left = await admin.describeAcls({ ...filter, resourceName: null, resourcePatternType: 1 });
+    expect(left.resources.map((r) => r.resourceName)).toEqual(["payments"]);
+  });
+
   it("checks every admin call: CREATE, DELETE, ALTER, DESCRIBE(_CONFIGS), ALTER_CONFIGS, group ops", async () => {
     const { run, as } = clientCluster({ authorizer: { enabled: true, superUsers: ["User:admin"] } });
     const root = as({ principal: "User:admin" }).admin();

@@ -34,4 +34,18 @@ describe("an unknown topic config is refused with a did-you-mean hint", () => {
     expect(e.message).not.toContain("did you mean");
     expect(e.message).toContain("unknown topic config 'replication.factor'. Known configs are: ");
   });
+
+  it("refuses names every JavaScript object inherits (toString, constructor, __proto__) as unknown, as Kafka does", () => {
+    for (const name of ["toString", "constructor", "__proto__", "hasOwnProperty"]) {
+      const e = refusal({ [name]: "1" });
+      expect(e.errorName, name).toBe("INVALID_CONFIG");
+      expect(e.message).toContain(`unknown topic config '${name}'`);
+    }
+    const c = controller();
+    c.createTopic({ name: "t", configs: {} });
+    expect(() =>
+      c.incrementalAlterConfigs({ type: "topic", name: "t" }, [{ name: "valueOf", op: "SET", value: "1" }]),
+    ).toThrow(/unknown topic config 'valueOf'/);
+    expect(c.image.topic("t")!.configs.size).toBe(0);
+  });
 });

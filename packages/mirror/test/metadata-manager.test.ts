@@ -83,6 +83,31 @@ describe("MirrorMetadataManager: scheduling and triggers", () => {
     expect(env.skipped[0]!.why).not.toMatch(/Delete/);
   });
 
+  it("skips a matched topic whose name differs from a local one only by '.' and '_' (Kafka refuses it), without a sync error", async () => {
+    const env = mirrorEnv();
+    await env.admin.createMirror("m1", { ...MIRROR_CONFIG, "topics.include": "orders.eu|payments" });
+    sourceTopic(env.source, "orders.eu");
+    sourceTopic(env.source, "payments");
+    // Fan-in: another mirror (of another source) already copies its orders_eu here.
+    env.destination.controller.createTopic({
+      name: "orders_eu",
+      replicaAssignment: [[0]],
+      configs: { "mirror.name": "m2" },
+    });
+    const first = await env.manager.refresh("m1");
+    expect(first?.createdTopics).toEqual(["payments"]);
+    expect(first?.skippedTopics.map((s) => s.topic)).toEqual(["orders.eu"]);
+    expect(first?.errors).toEqual([]);
+    expect(env.skipped.map((s) => [s.mirror, s.topic])).toEqual([["m1", "orders.eu"]]);
+    expect(env.skipped[0]!.why).toMatch(
+      /topic 'orders_eu' \(of mirror 'm2'\).*'\.' and '_'.*topics\.exclude/,
+    );
+    const second = await env.manager.refresh("m1");
+    expect(second?.skippedTopics.map((s) => s.topic)).toEqual(["orders.eu"]);
+    expect(env.skipped).toHaveLength(1);
+    expect(env.metrics.syncErrors("m1")).toEqual([]);
+  });
+
   it("counts no sync error for a refresh that fails after its mirror was deleted", async () => {
     const env = mirrorEnv();
     await env.admin.createMirror("m1", MIRROR_CONFIG);
@@ -93,6 +118,52 @@ describe("MirrorMetadataManager: scheduling and triggers", () => {
     await refresh;
     expect(env.metrics.syncErrors()).toEqual([]);
     expect(env.errors).toEqual([]);
+  });
+
+  it("creates no topic for a mirror deleted while the refresh asked the source (it would stay read-only for good)", async () => {
+    const env = mirrorEnv();
+    await env.admin.createMirror("m1", { ...MIRROR_CONFIG, "topics.include": "orders.*" });
+    sourceTopic(env.source, "orders-new");
+    const refresh = env.manager.refresh("m1");
+    await env.admin.deleteMirror("m1");
+    expect((await refresh)?.createdTopics).toEqual([]);
+    expect(env.destination.controller.image.topic("orders-new")).toBeUndefined();
+    expect(env.coordinators.describe()).toEqual([]);
+    // Nor for the old source's topics once the name is a mirror of another cluster (created again while
+    // the old source's answer is on its way).
+    await env.admin.createMirror("m1", { ...MIRROR_CONFIG, "topics.include": "orders.*" });
+    const oldSource = env.sources.get("m1", env.destination.controller.image.mirrors.get("m1")!);
+    const describeTopics = oldSource.describeTopics.bind(oldSource);
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    oldSource.describeTopics = async (options) => {
+      const topics = await describeTopics(options);
+      await answered;
+      return topics;
+    };
+    const again = env.manager.refresh("m1");
+    await env.admin.deleteMirror("m1");
+    const other = mirrorEnv().source;
+    Object.defineProperty(other, "clusterId", { value: "another-cluster-CCCCCCC" });
+    env.network.target = other;
+    await env.admin.createMirror("m1", { ...MIRROR_CONFIG, "topics.include": "orders.*" });
+    expect(env.admin.listMirrors()).toHaveLength(1);
+    answer();
+    expect((await again)?.createdTopics).toEqual([]);
+    expect(env.destination.controller.image.topic("orders-new")).toBeUndefined();
+  });
+
+  it("applies topic patterns changed while the refresh asked the source: a topic just excluded is not created", async () => {
+    const env = mirrorEnv();
+    await env.admin.createMirror("m1", { ...MIRROR_CONFIG, "topics.include": "orders.*" });
+    sourceTopic(env.source, "orders-eu");
+    sourceTopic(env.source, "orders-tmp");
+    const refresh = env.manager.refresh("m1");
+    await env.admin.alterMirrorConfig("m1", { set: { "topics.exclude": "orders-tmp" } });
+    expect((await refresh)?.createdTopics).toEqual(["orders-eu"]);
+    expect(env.destination.controller.image.topic("orders-tmp")).toBeUndefined();
   });
 
   it("picks up mirrors created after start, with their own interval", async () => {

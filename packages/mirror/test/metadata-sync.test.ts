@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidMirrorConfigError } from "../src/admin/errors";
 import { MirrorMetadataManager } from "../src/metadata/mirror-metadata-manager";
+import { mirroredTopicConfigs, topicConfigSyncOps } from "../src/metadata/topic-configs";
 import { MirrorMetrics } from "../src/metrics/mirror-metrics";
 import { acl, appendRecords, MIRROR_CONFIG, mirrorEnv, sourceTopic } from "./meta-helpers";
 
@@ -114,6 +115,12 @@ describe("topic config sync", () => {
       "mirror.name": "m1",
     });
     expect((await env.manager.refresh("m1"))?.alteredConfigs).toEqual([]);
+  });
+
+  it("skips source configs this cluster does not know, including names every JavaScript object inherits", () => {
+    const source = { "retention.ms": "5", "local.retention.ms": "1", toString: "1", constructor: "1" };
+    expect(mirroredTopicConfigs(source)).toEqual({ "retention.ms": "5" });
+    expect(topicConfigSyncOps(source, new Map())).toEqual([{ name: "retention.ms", op: "SET", value: "5" }]);
   });
 
   it("honours configs.sync.enable=false and topic.properties.exclude", async () => {
@@ -290,6 +297,33 @@ describe("ACL sync", () => {
         .some((e) => e.record.type === "Acl" && e.record.owner === "m1"),
     ).toBe(true);
     restarted.close();
+  });
+
+  it("syncs no ACL while no topic is ACTIVE: GROUP bindings survive the old primary's clean-up after a failover, and a pause", async () => {
+    const env = await setup();
+    await mirrorTopic(env, "t");
+    const onGroup = acl("GROUP", "app");
+    const onTopic = acl("TOPIC", "t");
+    env.source.authorizer.createAcls([onGroup, onTopic]);
+    await env.manager.refresh("m1");
+    expect(env.destination.authorizer.describeAcls()).toEqual([onGroup, onTopic]);
+    // Paused: the source drops the group's binding; the destination keeps it until the topic resumes.
+    await env.admin.pauseTopics("m1", "t");
+    env.coordinators.advance("PAUSING", "PAUSED");
+    env.source.authorizer.deleteAcls([onGroup]);
+    expect((await env.manager.refresh("m1"))?.acls).toBeUndefined();
+    expect(env.destination.authorizer.describeAcls()).toEqual([onGroup, onTopic]);
+    await env.admin.resumeTopics("m1", "t");
+    env.coordinators.advance("PAUSED", "MIRRORING");
+    expect((await env.manager.refresh("m1"))?.acls).toEqual({ created: [], deleted: [onGroup] });
+    // Failed over: the clients moved here, and the old primary's ACLs are cleaned up. Theirs stay here.
+    env.source.authorizer.createAcls([onGroup]);
+    await env.manager.refresh("m1");
+    await env.admin.removeTopics("m1", "t");
+    env.coordinators.advance("STOPPING", "STOPPED");
+    env.source.authorizer.deleteAcls([onGroup, onTopic]);
+    await env.manager.refresh("m1");
+    expect(env.destination.authorizer.describeAcls()).toEqual([onTopic, onGroup]);
   });
 
   it("honours acls.sync.enable=false", async () => {

@@ -624,16 +624,17 @@ function fromBinding(b: AclBinding): AclEntry {
   };
 }
 
-/** kafkajs filter to ours: ANY (1) and null/undefined match anything; MATCH (2) is treated as ANY. */
+/**
+ * kafkajs filter to ours: ANY (1) and null/undefined match anything; MATCH (2) matches the bindings that
+ * apply to the named resource (its LITERAL one, the LITERAL `*`, PREFIXED ones whose prefix starts it).
+ */
 function toFilter(f: AclFilter): AclBindingFilter {
   const out: AclBindingFilter = {};
   if (f.resourceType !== AclResourceTypes.ANY)
     out.resourceType = named(RESOURCE_TYPE_NAMES, f.resourceType, "resource type");
   if (f.resourceName !== undefined && f.resourceName !== null) out.resourceName = f.resourceName;
-  if (
-    f.resourcePatternType !== ResourcePatternTypes.ANY &&
-    f.resourcePatternType !== ResourcePatternTypes.MATCH
-  )
+  if (f.resourcePatternType === ResourcePatternTypes.MATCH) out.patternType = "MATCH";
+  else if (f.resourcePatternType !== ResourcePatternTypes.ANY)
     out.patternType = named(PATTERN_NAMES, f.resourcePatternType, "pattern type");
   if (f.principal !== undefined && f.principal !== null) out.principal = f.principal;
   if (f.host !== undefined && f.host !== null) out.host = f.host;

@@ -65,8 +65,8 @@ export interface MirrorMetadataManagerOptions {
   onSyncError?: (mirror: string, kind: SyncErrorKind, error: unknown) => void;
   /**
    * Hears a source topic the mirror's patterns match that is not mirrored because this cluster already has
-   * a topic of that name (its own, or another mirror's): once per topic, and again only after the conflict
-   * cleared and came back.
+   * a topic of that name, or one differing from it only by '.' and '_' (its own, or another mirror's): once
+   * per topic, and again only after the conflict cleared and came back.
    */
   onTopicSkipped?: (mirror: string, topic: string, why: string) => void;
   /**
@@ -89,8 +89,9 @@ export interface RefreshReport {
   /** Mirror topics created for newly discovered source topics. */
   createdTopics: string[];
   /**
-   * Source topics the patterns match that are not mirrored: a topic of that name already exists on this
-   * cluster and is not this mirror's (every refresh lists them; `onTopicSkipped` hears each once).
+   * Source topics the patterns match that are not mirrored: a topic of that name (or of a name differing only
+   * by '.' and '_') already exists on this cluster and is not this mirror's (every refresh lists them;
+   * `onTopicSkipped` hears each once).
    */
   skippedTopics: { topic: string; why: string }[];
   /** Topics whose partition count was raised, with the new count. */
@@ -364,6 +365,13 @@ export class MirrorMetadataManager {
     }
     const byName = new Map(sourceTopics.map((t) => [t.name, t]));
     report.deletedTopics = await this.detectDeletedTopics(mirror, source, byName);
+    // The mirror as it is after those waits on the source: a mirror deleted meanwhile gets no topic (it would
+    // be read-only for good, its `mirror.name` naming no mirror), nor one created again under the name for
+    // another cluster (these are the old source's topics), and changed patterns apply at once (a topic just
+    // excluded is not created).
+    const current = this.currentDefinition(mirror);
+    if (current === undefined || current.sourceClusterId !== def.sourceClusterId) return report;
+    def = current;
     report.createdTopics = this.discoverTopics(def, sourceTopics, report);
     // The mirror's ACTIVE topics now: read again after each wait on the source, so a topic failed over
     // meanwhile (--remove, --promote) gets no offsets or ACLs written over what its new primary does.
@@ -377,6 +385,18 @@ export class MirrorMetadataManager {
     await this.syncAcls(def, source, activeNames, report);
     report.commands = await this.drive(mirror);
     return report;
+  }
+
+  /** The mirror's definition as stored now; undefined once it is deleted (or when its config is refused). */
+  private currentDefinition(mirror: string): MirrorDefinition | undefined {
+    const stored = this.options.destination.controller.image.mirrors.get(mirror);
+    if (stored === undefined) return undefined;
+    try {
+      return parseMirrorConfig(mirror, stored);
+    } catch (error) {
+      this.error(mirror, "TopicMetadataRefreshError", error);
+      return undefined;
+    }
   }
 
   /** Source cluster id changed: every partition of the mirror fails for good (every broker does this). */
@@ -500,8 +520,13 @@ export class MirrorMetadataManager {
     for (const topic of sourceTopics) {
       if (!filter.matches(topic.name) || ours.has(topic.name)) continue;
       const local = image.topic(topic.name);
-      if (local) {
-        const why = skippedTopicReason(topic, local);
+      // A name that differs from a local topic's only by '.' and '_' is refused by the controller as Kafka
+      // refuses it: a conflict like a same-named topic, not a sync error of every refresh.
+      const colliding = local ? undefined : image.collidingTopic(topic.name);
+      if (local || colliding !== undefined) {
+        const why = local
+          ? skippedTopicReason(topic, local)
+          : collidingTopicReason(topic.name, colliding!, image.topic(colliding!)?.configs);
         conflicts.add(topic.name);
         report.skippedTopics.push({ topic: topic.name, why });
         if (!reported.has(topic.name)) this.options.onTopicSkipped?.(def.name, topic.name, why);
@@ -576,15 +601,20 @@ export class MirrorMetadataManager {
     topics: () => ReadonlySet<string>,
     report: RefreshReport,
   ): Promise<void> {
-    if (!def.aclsSyncEnable) return;
+    // No ACTIVE topic (all paused, or all failed over): no ACL sync, as no group offset sync. The GROUP
+    // bindings are not tied to a topic, and the old primary's clean-up after a failover would otherwise
+    // delete the ones the new primary's consumers use.
+    if (!def.aclsSyncEnable || topics().size === 0) return;
     try {
       const acls = await source.describeAcls();
       // A source without an authorizer: its ACLs are unknown, not empty; the bindings here stay.
       if (acls === undefined) return;
+      const active = topics();
+      if (active.size === 0) return;
       // What the mirror owns lives with each binding in the destination's metadata log, not here.
       report.acls = reconcileAcls(this.options.destination.authorizer, acls, {
         mirror: def.name,
-        topics: topics(),
+        topics: active,
         groups: groupFilter(def),
         include: def.aclsInclude,
       });
@@ -613,6 +643,21 @@ export class MirrorMetadataManager {
     );
     return promise;
   }
+}
+
+/**
+ * Why a matched source topic is not mirrored when this cluster has a topic whose name differs from it only
+ * by '.' and '_' (Kafka refuses to create it: the two would share their metric names), and what to do.
+ */
+function collidingTopicReason(
+  topic: string,
+  colliding: string,
+  configs: ReadonlyMap<string, string> | undefined,
+): string {
+  const owner = parseMirrorNameConfig(configs?.get(MIRROR_NAME_CONFIG));
+  const whose =
+    owner !== undefined && owner.desired !== "REMOVED" ? ` (of mirror '${owner.mirror}')` : " of its own";
+  return `topic '${topic}' on the source matches the mirror's topics.include, but this cluster has topic '${colliding}'${whose}, whose name differs only by '.' and '_': Kafka refuses such a topic (the two would share their metric names), so it is not mirrored. Leave one of the two out with topics.exclude, or delete or rename the local topic.`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type AlterConfigOp, TOPIC_CONFIGS } from "@cluster-mirror/cluster";
+import { type AlterConfigOp, topicConfigDef } from "@cluster-mirror/cluster";
 import { isExcludedTopicConfig } from "../admin/mirror-config";
 
 /**
@@ -12,7 +12,7 @@ export function mirroredTopicConfigs(
 ): Record<string, string> {
   const result: Record<string, string> = {};
   for (const [name, value] of Object.entries(sourceConfigs)) {
-    if (isExcludedTopicConfig(name, extraExclude) || !(name in TOPIC_CONFIGS)) continue;
+    if (isExcludedTopicConfig(name, extraExclude) || topicConfigDef(name) === undefined) continue;
     result[name] = value;
   }
   return result;

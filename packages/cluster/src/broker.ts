@@ -192,6 +192,7 @@ export class Broker {
   private readonly leadershipListeners = new Set<(change: LeadershipChange) => void>();
   private readonly loops = new Map<string, Cancel>();
   private unsubscribe: (() => void) | undefined;
+  /** High watermarks of the checkpoint read at start, by `topic-partition`, until that log is opened. */
   private checkpointedHw = new Map<string, bigint>();
   /** Truncations refused because the leader lost data, by partition and leader epoch (logged once each). */
   private readonly refusedTruncations = new Set<string>();
@@ -998,10 +999,22 @@ export class Broker {
         return;
       }
       const { storage, bytesBefore, log } = opened!;
+      // The checkpoint describes the logs found at start: a log opened later under the name (the topic
+      // deleted and created again, the replica moved away and back) is another log, and its end below that
+      // value would read as a loss.
+      this.checkpointedHw.delete(`${topic.name}-${index}`);
       const bytesDropped = bytesBefore - storedBytes(storage);
+      // A log that ends below the high watermark this broker checkpointed lost acknowledged records too,
+      // though recovery cut nothing: a write lost whole with the power (no fsync) leaves no torn bytes, the
+      // segment just ends at an earlier batch. Led as it is, it would make the followers drop those records.
+      const endsBelowCheckpoint = checkpointedHw !== undefined && log.logEndOffset < checkpointedHw;
       const recoveryLoss =
-        bytesDropped > 0 || log.recovery.truncatedTail
-          ? { offset: log.logEndOffset, bytesDropped, reason: log.recovery.truncatedTail?.reason ?? "" }
+        bytesDropped > 0 || log.recovery.truncatedTail || endsBelowCheckpoint
+          ? {
+              offset: log.logEndOffset,
+              bytesDropped,
+              reason: log.recovery.truncatedTail?.reason ?? (bytesDropped > 0 ? "" : ENDS_BELOW_CHECKPOINT),
+            }
           : undefined;
       p = new Partition(
         {
@@ -1093,7 +1106,9 @@ export class Broker {
         checkpointedHighWatermark: checkpointedHw?.toString(),
         reason: loss.reason,
       },
-      `broker ${this.brokerId}: log recovery of ${p.name} truncated it to offset ${loss.offset}, dropping ${loss.bytesDropped} bytes (${loss.reason || "log start past the recovered end"}; checkpointed high watermark ${checkpointedHw ?? "none"}). The replica leaves the ISR and fetches the rest from the leader.`,
+      loss.bytesDropped === 0 && loss.reason === ENDS_BELOW_CHECKPOINT
+        ? `broker ${this.brokerId}: the log of ${p.name} ends at offset ${loss.offset}, below its checkpointed high watermark ${checkpointedHw}: acknowledged records are missing (lost whole, nothing torn). The replica leaves the ISR and fetches the rest from the leader.`
+        : `broker ${this.brokerId}: log recovery of ${p.name} truncated it to offset ${loss.offset}, dropping ${loss.bytesDropped} bytes (${loss.reason || "log start past the recovered end"}; checkpointed high watermark ${checkpointedHw ?? "none"}). The replica leaves the ISR and fetches the rest from the leader.`,
     );
   }
 
@@ -1508,6 +1523,9 @@ export class Broker {
     this.loops.set(name, this.options.scheduler.schedule(tick, intervalMs));
   }
 }
+
+/** `RecoveryLoss.reason` of a log that recovery cut nothing of, yet ends below its checkpointed high watermark. */
+const ENDS_BELOW_CHECKPOINT = "the log ends below the checkpointed high watermark";
 
 /** Bytes of raw batches in a log's segments. */
 function storedBytes(storage: LogStorage): number {

@@ -58,7 +58,10 @@ export interface RecoveryLoss {
   /** The recovered log end offset: records from here on were cut. */
   offset: bigint;
   bytesDropped: number;
-  /** Why the scan stopped (the corrupt batch), empty when the log start passed the recovered end. */
+  /**
+   * Why the scan stopped (the corrupt batch), that the log ends below the checkpointed high watermark, or
+   * empty when the log start passed the recovered end.
+   */
   reason: string;
 }
 

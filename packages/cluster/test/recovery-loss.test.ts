@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { decodeRecords } from "@cluster-mirror/protocol";
+import { decodeRecords, recordBatches } from "@cluster-mirror/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   type ClusterLogger,
@@ -135,6 +135,76 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     });
     expect(fetched.highWatermark).toBe(200n);
     expect(lines.filter((l) => l.fields.event === "replica.truncation_refused")).toEqual([]);
+  });
+
+  it("a leader whose segment lost its last writes whole (no torn bytes) does not make the followers drop them", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+    dirs.push(dataDir);
+    const first = fileCluster(dataDir, capturingLogger().logger);
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    const acked = await produceAll(first.cluster, first.settle, 20);
+    first.settle(6000); // high watermarks checkpointed: 200 on every broker
+    expect(first.cluster.leaderFor("t", 0).brokerId).toBe(0);
+    const records = first.cluster.controller.metadataLog().map((e) => e.record);
+    for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
+    first.cluster.close();
+    // A power loss without fsync: the leader's segment file ends where its last written-back append ended,
+    // a batch boundary, so recovery finds nothing torn; the last 10 batches (100 records) are gone.
+    const file = path.join(dataDir, "broker-0", "t-0", "00000000000000000000.log");
+    const sizes = [...recordBatches(fs.readFileSync(file))].map((b) => b.sizeInBytes);
+    fs.truncateSync(
+      file,
+      sizes.slice(0, 10).reduce((sum, size) => sum + size, 0),
+    );
+
+    const { logger, lines } = capturingLogger();
+    const second = fileCluster(dataDir, logger, records);
+    const recovery = lines.filter((l) => l.fields.event === "log.recovery_truncated");
+    expect(recovery.map((l) => l.fields)).toEqual([
+      expect.objectContaining({
+        brokerId: 0,
+        partition: "t-0",
+        offset: "100",
+        checkpointedHighWatermark: "200",
+      }),
+    ]);
+    expect(recovery[0]!.message).toContain("ends at offset 100, below its checkpointed high watermark 200");
+    expect(second.cluster.broker(0)!.replica("t", 0)!.recoveryLoss).toBeDefined();
+    // It leads no more and is out of the ISR; a replica with the full log leads.
+    const meta = second.cluster.controller.image.partition("t", 0)!;
+    expect(meta.leader).not.toBe(0);
+    expect(meta.isr).not.toContain(0);
+    second.settle(1000);
+    // Every acknowledged record is kept, and the replica that lost them fetches them back.
+    for (const id of [1, 2, 0]) expect(valuesOn(second.cluster, id)).toEqual(acked);
+  });
+
+  it("a topic deleted and created again after a restart is no loss, though the checkpoint named the old one", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+    dirs.push(dataDir);
+    const first = fileCluster(dataDir, capturingLogger().logger);
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    await produceAll(first.cluster, first.settle, 5);
+    first.settle(6000); // high watermarks checkpointed: 50
+    const records = first.cluster.controller.metadataLog().map((e) => e.record);
+    for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
+    first.cluster.close();
+
+    const { logger, lines } = capturingLogger();
+    const second = fileCluster(dataDir, logger, records);
+    second.cluster.controller.deleteTopic("t");
+    second.settle();
+    // Before any new checkpoint: the brokers still hold the 50 read at start for `t-0`.
+    second.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    second.settle();
+    expect(lines.filter((l) => l.fields.event === "log.recovery_truncated")).toEqual([]);
+    for (const id of [0, 1, 2])
+      expect(second.cluster.broker(id)!.replica("t", 0)!.recoveryLoss).toBeUndefined();
+    const acked = await produceAll(second.cluster, second.settle, 1);
+    second.settle(1000);
+    for (const id of [0, 1, 2]) expect(valuesOn(second.cluster, id)).toEqual(acked);
   });
 
   it("a last-ISR leader that lost data does not make out-of-sync followers drop acknowledged records", async () => {

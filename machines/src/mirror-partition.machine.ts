@@ -575,7 +575,12 @@ export const mirrorPartitionMachine = setup({
       if (event.type !== "FAIL" && event.type !== "EFFECT_FAILED") return {};
       const kept = context.deferredFailure;
       // Keep the first failure, unless a later one is non-retryable and the first is not.
-      const failure = { message: event.message, retryable: event.retryable, random: event.random };
+      const failure: MirrorPartitionFailure = {
+        message: event.message,
+        retryable: event.retryable,
+        random: event.random,
+        ...(event.afterProgress === true ? { afterProgress: true } : {}),
+      };
       return { deferredFailure: kept === null || (kept.retryable && !failure.retryable) ? failure : kept };
     }),
     noteCommitFailure: assign(({ event }) => ({

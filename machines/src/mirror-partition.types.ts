@@ -7,6 +7,12 @@ export interface MirrorPartitionFailure {
   readonly retryable: boolean;
   /** A number in [0, 1) from the runtime's Random, used for the retry's full jitter. */
   readonly random: number;
+  /**
+   * The partition mirrored (appended fetched batches) since its fetcher was last added: this failure is a
+   * new incident, not the retry before it failing again, so the attempt count starts over. Without it,
+   * incidents months apart added up until the partition stayed FAILED for good.
+   */
+  readonly afterProgress?: boolean;
 }
 
 /** Operator and metadata-manager commands (spec §4 "Triggers"). Refused with a typed error when invalid. */

@@ -113,7 +113,9 @@ export function buildPendingCommit(
       cause.kind === "failure"
         ? cause.failure
         : { message: "failed without a cause", retryable: false, random: context.retryJitter };
-    const attempt = committed.retryAttempt;
+    // A failure after the partition mirrored again starts a new count: the retries it took last time were
+    // for another incident. One that keeps failing before it appends anything keeps counting.
+    const attempt = failure.afterProgress === true && committed.retryAttempt > 0 ? 0 : committed.retryAttempt;
     const exhausted = attempt >= 0 && retryAttemptsExhausted(attempt, context.retry);
     retryAttempt = !failure.retryable || attempt < 0 || exhausted ? NON_RETRYABLE_ATTEMPT : attempt;
     errorMessage =

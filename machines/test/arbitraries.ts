@@ -5,11 +5,15 @@ import type { TestEvent } from "./helpers";
 export const random01 = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true });
 
 /** A FAIL / EFFECT_FAILED payload. */
-export const failure = fc.record({
-  message: fc.constantFrom("boom", "source topic deleted"),
-  retryable: fc.boolean(),
-  random: random01,
-});
+export const failure = fc.record(
+  {
+    message: fc.constantFrom("boom", "source topic deleted"),
+    retryable: fc.boolean(),
+    random: random01,
+    afterProgress: fc.boolean(),
+  },
+  { requiredKeys: ["message", "retryable", "random"] },
+);
 
 /** A leader epoch or LME, -1 (none) included. */
 export const epochArb = fc.integer({ min: -1, max: 60 });

@@ -395,8 +395,16 @@ export interface FetcherManager {
 export interface FetcherEvents {
   /** A fetched batch's leader epoch, with the local leader epoch (drives EPOCH_FENCING and proactive bumps). */
   epochObserved(key: MirrorPartitionKey, batchEpoch: number, localLeaderEpoch: number): void;
-  /** A partition-level failure the fetcher cannot handle itself (corrupt batch, unknown error...). */
-  partitionFailed(key: MirrorPartitionKey, message: string, retryable: boolean): void;
+  /**
+   * A partition-level failure the fetcher cannot handle itself (corrupt batch, unknown error...).
+   * `afterProgress`: this assignment appended batches before it failed (see `MirrorPartitionFailure`).
+   */
+  partitionFailed(
+    key: MirrorPartitionKey,
+    message: string,
+    retryable: boolean,
+    afterProgress?: boolean,
+  ): void;
 }
 
 /** A mirror partition's committed state, as `describe`, metrics and the visualizer read it. */

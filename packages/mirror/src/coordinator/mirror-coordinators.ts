@@ -217,8 +217,19 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     this.deliver(key, { type: "EPOCH_OBSERVED", batchEpoch, localLeaderEpoch });
   }
 
-  partitionFailed(key: MirrorPartitionKey, message: string, retryable: boolean): void {
-    this.deliver(key, { type: "FAIL", message, retryable, random: this.random.next() });
+  partitionFailed(
+    key: MirrorPartitionKey,
+    message: string,
+    retryable: boolean,
+    afterProgress?: boolean,
+  ): void {
+    const random = this.random.next();
+    this.deliver(
+      key,
+      afterProgress === true
+        ? { type: "FAIL", message, retryable, random, afterProgress }
+        : { type: "FAIL", message, retryable, random },
+    );
   }
 
   private deliver(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {

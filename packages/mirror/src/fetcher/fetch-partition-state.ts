@@ -54,6 +54,11 @@ export interface FetchPartitionState {
   destinationLogEndOffset: bigint;
   bytesMirrored: number;
   batchesMirrored: number;
+  /**
+   * `batchesMirrored` when the partition was last added: a failure after the assignment appended more is a
+   * new incident, not its retry failing again (`FetcherEvents.partitionFailed`'s `afterProgress`).
+   */
+  batchesAtAdd: number;
   /** Resolvers of `removePartition` calls waiting for the in-flight fetch. */
   removeWaiters: (() => void)[];
 }
@@ -88,6 +93,7 @@ export function newFetchPartitionState(
     destinationLogEndOffset: -1n,
     bytesMirrored: 0,
     batchesMirrored: 0,
+    batchesAtAdd: 0,
     removeWaiters: [],
   };
 }

@@ -116,6 +116,7 @@ export class MirrorFetcherManager implements FetcherManager {
     if (s.wanted && (s.fetcher || s.routing)) return;
     s.wanted = true;
     s.generation++;
+    s.batchesAtAdd = s.batchesMirrored;
     s.failure = undefined;
     s.corruptAt = undefined;
     s.checkedLogRewrite = -1;
@@ -368,7 +369,12 @@ export class MirrorFetcherManager implements FetcherManager {
           // A failed partition stays known, unassigned, until the coordinator removes or adds it again.
           const failure = s.failure ?? { message: `${s.id} failed`, retryable: true };
           if (s.wanted) {
-            o.events.partitionFailed(s.key, failure.message, failure.retryable);
+            o.events.partitionFailed(
+              s.key,
+              failure.message,
+              failure.retryable,
+              s.batchesMirrored > s.batchesAtAdd,
+            );
             o.onPartitionFailed?.(s.key, failure.errorName);
           }
           this.settleRemoval(s);

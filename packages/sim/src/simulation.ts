@@ -181,7 +181,7 @@ export class Simulation {
    * after a node restart, before its brokers start).
    */
   private watchCluster(name: string, cluster: KafkaCluster): void {
-    this.markerWatches.set(name, new TxnMarkerWatch(name, cluster));
+    this.markerWatches.set(name, new TxnMarkerWatch(name, cluster, () => this.world.clock.now()));
     watchReadOnlyClears(name, cluster, (v) => this.report(v));
     installBrokerGuards(name, cluster, {
       readOnlyReason: (_node, topic, partition) =>

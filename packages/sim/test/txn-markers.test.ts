@@ -57,6 +57,28 @@ describe("committed transactions are not left open on their leaders", () => {
     expect(timely(sim)).toHaveLength(1);
   });
 
+  it("a leader whose disk is full gets the bound from the moment its disk has space again", async () => {
+    // The embedded broker keeps leading on a full disk, whose appends (the marker's too) fail until it has
+    // space: the coordinator's retry can only land after that.
+    const sim = await Simulation.create(activePassive(), 9);
+    const { open } = await openButRecordedCommitted(sim, (now) => now);
+    const cluster = sim.node(open.node).cluster;
+    const leader = cluster.controller.image.partition(open.topic, open.partition)!.leader;
+    cluster.setDiskFull(leader, true);
+    sim.checkTxnMarkers();
+    await sim.world.time.advance(5 * MARKER_BOUND_MS);
+    sim.checkTxnMarkers();
+    expect(timely(sim)).toEqual([]);
+    cluster.setDiskFull(leader, false);
+    await sim.world.time.advance(MARKER_BOUND_MS - 100);
+    sim.checkTxnMarkers();
+    expect(timely(sim)).toEqual([]);
+    // Still open 2 s after the disk had space: a marker lost for good, which the watch reports.
+    await sim.world.time.advance(100);
+    sim.checkTxnMarkers();
+    expect(timely(sim)).toHaveLength(1);
+  });
+
   it("a transaction committed through the workload is never reported", async () => {
     const sim = await Simulation.create(activePassive(), 8);
     await txnBegin(sim, 0, 0);

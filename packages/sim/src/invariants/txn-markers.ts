@@ -13,21 +13,37 @@ export const MARKER_BOUND_MS = 2_000;
 
 /**
  * A committed transaction does not stay open on its partition's leader: once `commit()` returned, the
- * COMMIT marker is on the leader's log within {@link MARKER_BOUND_MS} of the later of the commit and the
- * leader's election. Meanwhile the partition's last stable offset stays behind the transaction, consumers
- * reading committed see nothing after it, and a mirror failing over in that window would end the
- * transaction with ABORT on its destination. The watch remembers, per partition, the leader epoch it saw
- * and since when; a leader it has not seen before counts from the check that first sees it, so checking
- * less often only makes the bound looser. Partitions whose log lost data (unclean elections) are skipped
- * by the caller: there the housekeeping pass restores markers.
+ * COMMIT marker is on the leader's log within {@link MARKER_BOUND_MS} of the latest of the commit, the
+ * leader's election and the moment the leader's disk last had space again. A full disk fails every append
+ * on the leader, the marker's too, and the embedded broker keeps leading on it (a difference from Kafka
+ * the README states: Kafka takes the log directory offline and moves the leadership), so the coordinator
+ * retries the marker until the disk has space; while the leader's disk is full nothing is checked.
+ * Meanwhile the partition's last stable offset stays behind the transaction, consumers reading committed
+ * see nothing after it, and a mirror failing over in that window would end the transaction with ABORT on
+ * its destination. The watch remembers, per partition, the leader epoch it saw and since when; a leader it
+ * has not seen before counts from the check that first sees it, so checking less often only makes the
+ * bound looser. Partitions whose log lost data (unclean elections) are skipped by the caller: there the
+ * housekeeping pass restores markers.
  */
 export class TxnMarkerWatch {
   private readonly leaders = new Map<string, { epoch: number; since: number }>();
+  /** Per broker: when its disk last went from full to having space again. */
+  private readonly diskFreedAt = new Map<number, number>();
 
   constructor(
     private readonly node: string,
     private readonly cluster: KafkaCluster,
-  ) {}
+    now: () => number,
+  ) {
+    // Every fault that fills or frees a disk goes through `setDiskFull`: the moment a leader's disk is freed
+    // is when its marker can be written again, which a check that runs later cannot see.
+    const setDiskFull = cluster.setDiskFull.bind(cluster);
+    cluster.setDiskFull = (brokerId, full) => {
+      const wasFull = cluster.isDiskFull(brokerId);
+      setDiskFull(brokerId, full);
+      if (wasFull && !cluster.isDiskFull(brokerId)) this.diskFreedAt.set(brokerId, now());
+    };
+  }
 
   check(commits: readonly CommittedTxn[], now: number): Violation[] {
     const out: Violation[] = [];
@@ -41,13 +57,15 @@ export class TxnMarkerWatch {
         seen = { epoch: meta.leaderEpoch, since: now };
         this.leaders.set(key, seen);
       }
-      const openFor = now - Math.max(c.decidedAt, seen.since);
+      if (this.cluster.isDiskFull(meta.leader)) continue;
+      const openFor =
+        now - Math.max(c.decidedAt, seen.since, this.diskFreedAt.get(meta.leader) ?? seen.since);
       if (openFor < MARKER_BOUND_MS) continue;
       if (transactionOutcome(this.cluster, c.topic, c.partition, c.producerId, c.offset) !== "OPEN") continue;
       // Once per transaction and leader: the message names neither the time nor how long it was open.
       out.push({
         invariant: "txn-marker-timely",
-        message: `${this.node} ${key}: the transaction of producer ${c.producerId} (data at offset ${c.offset}) still reads as open on leader ${meta.leader} (epoch ${meta.leaderEpoch}) ${MARKER_BOUND_MS} ms after its commit returned and the leader was elected: its COMMIT marker is not on the leader's log`,
+        message: `${this.node} ${key}: the transaction of producer ${c.producerId} (data at offset ${c.offset}) still reads as open on leader ${meta.leader} (epoch ${meta.leaderEpoch}) ${MARKER_BOUND_MS} ms after its commit returned, the leader was elected and its disk had space: its COMMIT marker is not on the leader's log`,
       });
     }
     return out;

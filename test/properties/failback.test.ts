@@ -63,6 +63,28 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
     async () => {
       await runRegressions(property, [
         {
+          // b failed profiles over (unplanned, not waiting) and a failed it back 30 ms later: a's PREPARING
+          // asked b for the LME while b was still STOPPING (MIRROR_FAILOVER_IN_PROGRESS), failed, and each
+          // retry's backoff grew (0.1, 1.2, 0.4, 0.5 s, then 15.9 s): b was STOPPED at 3.3 s, a mirrored only
+          // at 18.5 s. PREPARING now asks a busy source again every 500 ms instead of failing at once.
+          bug: "a failback's PREPARING failed on a source still failing over and backed off 16 s after it ended (soak FC_SEED=459 x10)",
+          simSeed: 120817,
+          steps: [
+            "failover(292,2)",
+            "failover(302,3)",
+            "fastDisk(282)",
+            "crashAfterAck(14,835,788,180,7)",
+            "cycle(817)",
+            "failover(193,0)",
+            "restartNode(823)",
+          ],
+          reaches: reachesSteps(
+            "a did not fail profiles back right after b's unplanned failover of it",
+            /unplanned failover b-from-a profiles: removeTopics returned \(not waiting/,
+            /failback a-from-b profiles/,
+          ),
+        },
+        {
           // The simulator's check, not the engine: b's network between brokers was slow (1,013 ms a trip), so
           // each of the resumed failover's replicated writes took two trips; the bound counted disks only.
           bug: "soak FC_SEED=430 x10 (a simulator bug): a failover resumed after a restart, on a slow network between brokers, was STOPPED 5.2 s after the restart and reported late",

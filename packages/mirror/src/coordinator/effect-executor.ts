@@ -49,6 +49,16 @@ export interface EffectExecutorContext {
 
 type Timer = "retry" | "commitRetry" | "isr";
 
+/** The source's answers to an LME lookup that mean "retry shortly": PREPARING waits them out. */
+const SOURCE_BUSY: ReadonlySet<string> = new Set([
+  "MIRROR_FAILOVER_IN_PROGRESS",
+  "COORDINATOR_LOAD_IN_PROGRESS",
+]);
+/** How long PREPARING asks a busy source again before it fails (retryable). */
+export const SOURCE_BUSY_WAIT_MS = 30_000;
+/** How often it asks meanwhile. */
+export const SOURCE_BUSY_POLL_MS = 500;
+
 /** Data-path effects that answer synchronously (or throw): run without a promise. */
 const SYNC_EFFECTS: ReadonlySet<string> = new Set([
   "markReadOnly",
@@ -203,6 +213,33 @@ export class EffectExecutor {
     const id = `${p.id}\u0000${timer}`;
     this.timers.get(id)?.();
     this.timers.delete(id);
+  }
+
+  /**
+   * The source's LME for the partition (PREPARING step 2). A source that says "retry shortly" (it is failing
+   * the partition over itself, a failback right after the other side's removal; or its coordinator is
+   * loading) is asked again every {@link SOURCE_BUSY_POLL_MS} for up to {@link SOURCE_BUSY_WAIT_MS}, the
+   * partition staying in PREPARING: failed at once, each retry's backoff grew (1, 2, 4, 8, 16 s...) and a
+   * failback waited up to 16 s after the source's failover had ended (soak `failback` FC_SEED=459). Longer
+   * than that, it fails as before (retryable, with the source's words). Undefined once the partition left
+   * this state or the coordinator lost its leadership.
+   */
+  private async lastMirrorEpochOnceAnswered(
+    p: PartitionRuntime,
+    stateEpoch: number,
+  ): Promise<number | undefined> {
+    const key = p.key;
+    const until = this.ctx.clock.now() + SOURCE_BUSY_WAIT_MS;
+    for (;;) {
+      try {
+        return await this.ctx.sources(key.mirror).lastMirrorEpoch(key.topicId, key.partition);
+      } catch (error) {
+        const name = error instanceof KafkaError ? error.errorName : undefined;
+        if (name === undefined || !SOURCE_BUSY.has(name) || this.ctx.clock.now() >= until) throw error;
+      }
+      await new Promise<void>((resolve) => this.ctx.scheduler.schedule(resolve, SOURCE_BUSY_POLL_MS));
+      if (!p.isStill(stateEpoch) || !this.ctx.stillCoordinator()) return undefined;
+    }
   }
 
   /** Checks `followersTruncated()` now and then every `isrPollIntervalMs` until it holds (or is cancelled). */
@@ -462,8 +499,8 @@ export class EffectExecutor {
         return { type: "TXNS_ABORTED", stateEpoch };
       }
       case "lookupLastMirrorEpoch": {
-        const lme = await this.ctx.sources(key.mirror).lastMirrorEpoch(key.topicId, key.partition);
-        return { type: "LME_FOUND", stateEpoch, lme };
+        const lme = await this.lastMirrorEpochOnceAnswered(p, stateEpoch);
+        return lme === undefined ? undefined : { type: "LME_FOUND", stateEpoch, lme };
       }
       // A truncation asked for by PREPARING runs only while PREPARING still holds: a removal that overtook it
       // while the source answered has made the partition writable (and may have written its PID reset

@@ -100,6 +100,50 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
     expect(again.message).toMatch(/No partition of \[orders\] in mirror dr is FAILED: nothing to recover/);
   });
 
+  it("refuses while the source denies the mirror's principal READ (a probe fetch) or DESCRIBE (ListOffsets), changing nothing", async () => {
+    const t = topology(["a", "b"]);
+    const [a, b] = [t.node("a"), t.node("b")];
+    const producer = await ordersOn(t, a, 2);
+    await mirrorUntilCaughtUp(t, b);
+    const acl = {
+      resourceType: "TOPIC",
+      resourceName: "orders",
+      patternType: "LITERAL",
+      principal: "User:ANONYMOUS",
+      host: "*",
+      permissionType: "DENY",
+    } as const;
+    const denyRead = { ...acl, operation: "READ" } as const;
+    const denyDescribe = { ...acl, operation: "DESCRIBE" } as const;
+    a.cluster.authorizer.configure({ enabled: true, allowEveryoneIfNoAclFound: true });
+    a.cluster.authorizer.createAcls([{ ...acl, operation: "ALL", permissionType: "ALLOW" }, denyRead]);
+    await produce(t, producer, 2, 1);
+    await t.until(async () => (await rowOf(b)).state === "FAILED", "FAILED after the denied read");
+
+    // READ alone denied: ListOffsets (DESCRIBE) passes, as on Kafka; the fetch a retry would send does not.
+    await expect(t.run(b.mirroring.admin.recoverTopics("dr", "orders"))).rejects.toThrow(
+      /Cannot recover partitions of orders in mirror dr: the source still refuses the mirror's principal \(TOPIC_AUTHORIZATION_FAILED: User:ANONYMOUS may not READ TOPIC 'orders'/,
+    );
+    expect(await rowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: -1 });
+
+    // DESCRIBE denied too: the source's ListOffsets refuses it (Kafka's KafkaApis.handleListOffsetRequest).
+    a.cluster.authorizer.createAcls([denyDescribe]);
+    await expect(t.run(b.mirroring.admin.recoverTopics("dr", "orders"))).rejects.toThrow(
+      /the source still refuses the mirror's principal \(TOPIC_AUTHORIZATION_FAILED: User:ANONYMOUS may not DESCRIBE TOPIC 'orders'/,
+    );
+    expect(await rowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: -1 });
+
+    a.cluster.authorizer.deleteAcls([denyRead, denyDescribe]);
+    const result = await t.run(b.mirroring.admin.recoverTopics("dr", "orders"));
+    expect(result.partitions).toEqual([{ topic: "orders", partition: 0 }]);
+    await t.until(async () => {
+      const row = await rowOf(b);
+      return row.state === "MIRRORING" && row.lag === 0n;
+    }, "dr caught up after the recover");
+    expect(batches(b)).toEqual(batches(a));
+    expect(batches(b)).toHaveLength(3);
+  });
+
   it("refuses while bootstrap.servers reaches another cluster: a retry would copy its records", async () => {
     const t = topology(["a", "b"]);
     const [a, b] = [t.node("a"), t.node("b")];

@@ -11,6 +11,7 @@ export {
   type AuthorizationRequest,
   Authorizer,
   type AuthorizerConfig,
+  CLUSTER_RESOURCE_NAME,
   INTERNAL_PRINCIPAL,
 } from "./acls";
 export {

@@ -96,6 +96,63 @@ describe("EmbeddedSourceCluster", () => {
     expect(await source.listOffsets(TOPIC, 0, -1n)).toBe(5n);
   });
 
+  it("ListOffsets and OffsetsForLeaderEpoch need DESCRIBE on the topic, as on Kafka (READ alone is not asked)", async () => {
+    const env = mirrorEnv();
+    await produce(env, valuesBatch(["a", "b"]));
+    const alice = new EmbeddedSourceCluster(env.source, { principal: "User:alice" });
+    const acl = {
+      resourceType: "TOPIC",
+      resourceName: TOPIC,
+      patternType: "LITERAL",
+      principal: "User:alice",
+      host: "*",
+      permissionType: "ALLOW",
+    } as const;
+    env.source.authorizer.configure({ enabled: true });
+    env.source.authorizer.createAcls([{ ...acl, operation: "DESCRIBE" }]);
+    // DESCRIBE without READ: offsets are listed, fetches refused.
+    expect(await alice.listOffsets(TOPIC, 0, -1n, env.topicId)).toBe(2n);
+    expect(await alice.endOffsetForEpoch(TOPIC, 0, 0, env.topicId)).toEqual({
+      leaderEpoch: 0,
+      endOffset: 2n,
+    });
+    const fetched = await alice.fetch({
+      clientId: "c",
+      brokerId: env.source.leaderFor(TOPIC, 0).brokerId,
+      maxBytes: 1024,
+      partitions: [
+        {
+          topic: TOPIC,
+          partition: 0,
+          fetchOffset: 0n,
+          lastFetchedEpoch: -1,
+          currentLeaderEpoch: -1,
+          maxBytes: 1024,
+        },
+      ],
+    });
+    expect(fetched.partitions[0]?.error?.errorName).toBe("TOPIC_AUTHORIZATION_FAILED");
+
+    env.source.authorizer.deleteAcls([{ ...acl, operation: "DESCRIBE" }]);
+    const refused = {
+      errorName: "TOPIC_AUTHORIZATION_FAILED",
+      message: expect.stringMatching(/User:alice may not DESCRIBE TOPIC/),
+    };
+    await expect(alice.listOffsets(TOPIC, 0, -1n, env.topicId)).rejects.toMatchObject(refused);
+    await expect(alice.endOffsetForEpoch(TOPIC, 0, 0, env.topicId)).rejects.toMatchObject(refused);
+    // Asked before the topic is looked up: a principal is not told which topics exist.
+    await expect(alice.listOffsets("missing", 0, -1n)).rejects.toMatchObject(refused);
+    // A broker's CLUSTER_ACTION is enough for OffsetsForLeaderEpoch (inter-broker before KIP-320), not ListOffsets.
+    env.source.authorizer.createAcls([
+      { ...acl, resourceType: "CLUSTER", resourceName: "kafka-cluster", operation: "CLUSTER_ACTION" },
+    ]);
+    expect(await alice.endOffsetForEpoch(TOPIC, 0, 0, env.topicId)).toEqual({
+      leaderEpoch: 0,
+      endOffset: 2n,
+    });
+    await expect(alice.listOffsets(TOPIC, 0, -1n, env.topicId)).rejects.toMatchObject(refused);
+  });
+
   it("lists group offsets with activity, ACLs, and LMEs / mirrors from providers", async () => {
     const env = mirrorEnv();
     const groups = env.source.groups;

@@ -211,6 +211,67 @@ describe("a secured source: the mirror's ACLs on a mirrored topic revoked (and r
     expect(hexOf(destinationBatches(dest.cluster, topic, 0))).toEqual(hexOf(storedBatches(topic, 0)));
   });
 
+  it("--recover of a partition failed on revoked READ and DESCRIBE: refused while denied, recovered once granted, byte for byte", async () => {
+    const topic = "acl-recover";
+    await mirrored("rec", topic);
+    await revoke(topic);
+    await failedForGood("rec");
+    await principalSees(topic, false);
+    // Kafka's ListOffsets answers TOPIC_AUTHORIZATION_FAILED without DESCRIBE: the recover changes nothing.
+    await expect(dest.mirroring.admin.recoverTopics("rec", topic)).rejects.toThrow(
+      /Cannot recover partitions of acl-recover in mirror rec: the source still refuses the mirror's principal \(TOPIC_AUTHORIZATION_FAILED/,
+    );
+    expect(await row("rec")).toMatchObject({ state: "FAILED", retryAttempt: -1 });
+
+    await grant(topic);
+    await principalSees(topic, true);
+    await produce(topic, ["three", "four"]);
+    const result = await dest.mirroring.admin.recoverTopics("rec", topic);
+    expect(result.partitions).toEqual([{ topic, partition: 0 }]);
+    await until(async () => {
+      const r = await row("rec");
+      return r.state === "MIRRORING" && r.lag === 0n ? undefined : `${r.state}: ${r.errorMessage}`;
+    });
+    await caughtUpWithBroker(dest.cluster, oracle, topic, [0]);
+    expect(await row("rec")).toMatchObject({ retryAttempt: 0, errorMessage: null });
+    expect(hexOf(destinationBatches(dest.cluster, topic, 0))).toEqual(hexOf(storedBatches(topic, 0)));
+    expect(destinationBatches(dest.cluster, topic, 0).map((b) => b.baseOffset)).toEqual([0n, 2n]);
+  });
+
+  it("--recover of a partition failed on revoked READ alone (DESCRIBE kept): refused while denied, recovered once granted", async () => {
+    const topic = "acl-recover-read";
+    await mirrored("rec-read", topic);
+    await revoke(topic, [READ]);
+    await failedForGood("rec-read");
+    // ListOffsets needs only DESCRIBE, which the principal kept: the source still lists its offsets.
+    const probe = new KafkajsSourceCluster("acl-probe", mirrorUser);
+    try {
+      expect(await probe.listOffsets(topic, 0, -1n)).toBe(2n);
+    } finally {
+      await probe.close();
+    }
+    await expect(dest.mirroring.admin.recoverTopics("rec-read", topic)).rejects.toThrow(
+      /Cannot recover partitions of acl-recover-read in mirror rec-read: the source still refuses the mirror's principal \(TOPIC_AUTHORIZATION_FAILED/,
+    );
+    expect(await row("rec-read")).toMatchObject({ state: "FAILED", retryAttempt: -1 });
+
+    await grant(topic, [READ]);
+    await produce(topic, ["three"]);
+    // The grant reaches the authorizer through the metadata log: a recover right away may still be refused.
+    await until(async () =>
+      dest.mirroring.admin.recoverTopics("rec-read", topic).then(
+        () => undefined,
+        (error: Error) => error.message,
+      ),
+    );
+    await until(async () => {
+      const r = await row("rec-read");
+      return r.state === "MIRRORING" && r.lag === 0n ? undefined : `${r.state}: ${r.errorMessage}`;
+    });
+    await caughtUpWithBroker(dest.cluster, oracle, topic, [0]);
+    expect(hexOf(destinationBatches(dest.cluster, topic, 0))).toEqual(hexOf(storedBatches(topic, 0)));
+  });
+
   it("a topic really deleted under the authorizer (the principal's ACLs kept) is still the source topic deleted", async () => {
     const topic = "acl-deleted";
     await mirrored("deleted", topic);

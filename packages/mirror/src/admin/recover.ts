@@ -6,6 +6,7 @@ import { isCoordinatorLoading, viewsByPartition } from "../metadata/state-driver
 import type { MirrorCoordinators, MirrorPartitionKey, SourceCluster } from "../ports";
 import { MirrorStateError } from "./errors";
 import type { MirrorDefinition } from "./mirror-config";
+import { sourceRefusesRead } from "./source-read-check";
 import { selectMirrorTopics, topicList } from "./topic-selection";
 
 /** One partition a recover sent back to work. */
@@ -155,7 +156,9 @@ async function checkSourceHolds(deps: RecoverDeps, def: MirrorDefinition, topics
     const answer = await deps.sourceCall(
       (source): Promise<SourceTopicAnswer> =>
         source.listOffsets(name, 0, -1n, topicId).then(
-          () => "present",
+          // ListOffsets needs DESCRIBE only: a principal denied READ alone gets this far.
+          async (highWatermark) =>
+            (await sourceRefusesRead(source, def.name, name, topicId, 0, highWatermark)) ?? "present",
           (error: unknown) => {
             if (!(error instanceof KafkaError)) throw error;
             if (NO_SUCH_TOPIC.has(error.errorName)) return "deleted";

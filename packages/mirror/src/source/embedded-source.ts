@@ -1,6 +1,7 @@
 import {
   type AclBinding,
   type Broker,
+  CLUSTER_RESOURCE_NAME,
   ClusterError,
   type KafkaCluster,
   offsetKey,
@@ -164,6 +165,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
 
   async listOffsets(topic: string, partition: number, timestamp: bigint, topicId?: Uuid): Promise<bigint> {
     this.requireRunningBroker();
+    this.checkDescribe(topic);
     this.checkTopicId(topic, partition, topicId);
     return this.cluster.leaderFor(topic, partition).listOffsets(topic, partition, timestamp).offset;
   }
@@ -197,6 +199,14 @@ export class EmbeddedSourceCluster implements SourceCluster {
     topicId?: Uuid,
   ): Promise<{ leaderEpoch: number; endOffset: bigint }> {
     this.requireRunningBroker();
+    // Kafka lets a broker (CLUSTER_ACTION) ask without DESCRIBE: the API was inter-broker before KIP-320.
+    const broker = {
+      operation: "CLUSTER_ACTION",
+      resourceType: "CLUSTER",
+      resourceName: CLUSTER_RESOURCE_NAME,
+    } as const;
+    if (!this.cluster.authorizer.authorize({ principal: this.principal(), ...broker }))
+      this.checkDescribe(topic);
     this.checkTopicId(topic, partition, topicId);
     const log = this.cluster.leaderFor(topic, partition).replica(topic, partition)?.log;
     if (!log) {
@@ -215,6 +225,24 @@ export class EmbeddedSourceCluster implements SourceCluster {
 
   async listMirrors(): Promise<SourceMirrorInfo[]> {
     return this.options.listMirrors ? await this.options.listMirrors() : [];
+  }
+
+  /**
+   * Kafka's ListOffsets and OffsetsForLeaderEpoch need DESCRIBE on the topic (READ implies it): without it
+   * TOPIC_AUTHORIZATION_FAILED, asked before the topic is looked up, so whether it exists is not told.
+   */
+  private checkDescribe(topic: string): void {
+    this.cluster.authorizer.check({
+      principal: this.principal(),
+      operation: "DESCRIBE",
+      resourceType: "TOPIC",
+      resourceName: topic,
+    });
+  }
+
+  /** Who the mirror's requests are from, for the source's authorizer. */
+  private principal(): string {
+    return this.options.principal ?? "User:ANONYMOUS";
   }
 
   /** Rejects with UNKNOWN_TOPIC_ID when `topicId` is given and the topic of this name has another id or none. */

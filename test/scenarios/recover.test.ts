@@ -1,3 +1,4 @@
+import { applyEvent, recoverPartition, sendCommand } from "@cluster-mirror/machines";
 import { parseMirrorConfig, type SourceCluster } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
 import { type RecoverDeps, recoverTopics } from "../../packages/mirror/src/admin/recover";
@@ -41,6 +42,10 @@ async function mirrorUntilCaughtUp(t: Topology, b: Node) {
     const row = await rowOf(b);
     return row.state === "MIRRORING" && row.lag === 0n;
   }, "dr caught up");
+}
+
+async function produceTo(t: Topology, producer: ReturnType<Node["kafka"]["producer"]>, partition: number) {
+  await t.run(producer.send({ topic: "orders", messages: [{ partition, value: "more" }], acks: -1 }));
 }
 
 const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => `${x.offset}:${x.hex}`);
@@ -181,6 +186,66 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
     expect(sent).toEqual(["RECOVER orders-0"]);
   });
 
+  it("a partition whose retry timer fired as the recover looked (the retry waits for its append) is not a refusal", async () => {
+    const t = topology(["a", "b"]);
+    const [a, b] = [t.node("a"), t.node("b")];
+    await ordersOn(t, a, 1);
+    await mirrorUntilCaughtUp(t, b);
+    const topicId = b.cluster.controller.image.topic("orders")!.topicId;
+    await t.run(
+      b.mirroring.coordinators.command(
+        { mirror: "dr", topic: "orders", topicId, partition: 0 },
+        { type: "FAIL", message: "append failed", retryable: true, random: 0.5 },
+      ),
+    );
+    expect((await rowOf(b)).state).toBe("FAILED");
+    // What the partition's coordinator answers a RECOVER once its retry timer fired: the retry's MIRRORING
+    // record waits for its append (a full __mirror_state disk retries it for minutes), FAILED still committed.
+    const failed = recoverPartition({
+      record: {
+        state: "FAILED",
+        previousState: "MIRRORING",
+        stateEpoch: 7,
+        leaderEpoch: 0,
+        retryAttempt: 0,
+        errorMessage: "append failed",
+        lastMirrorEpoch: -1,
+      },
+      retryJitter: 0.5,
+    }).snapshot;
+    const retrying = applyEvent(failed, { type: "RETRY_TIMER_FIRED", stateEpoch: 7 }).snapshot;
+    let refusal: unknown;
+    try {
+      sendCommand(retrying, { type: "RECOVER" });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({ state: "FAILED", pendingTo: "MIRRORING" });
+
+    const def = parseMirrorConfig("dr", b.cluster.controller.image.mirrors.get("dr")!);
+    const deps: RecoverDeps = {
+      destination: b.cluster,
+      coordinators: {
+        describe: (m?: string) => b.mirroring.coordinators.describe(m),
+        command: async () => {
+          throw refusal;
+        },
+      } as unknown as RecoverDeps["coordinators"],
+      sourceCall: (call) =>
+        call({
+          clusterId: async () => a.cluster.clusterId,
+          listOffsets: async () => 0n,
+        } as unknown as SourceCluster),
+      awaitCoordinatorsOf: async () => {},
+    };
+    // Its own retry is under way: the recover has nothing to do there, and is not an error.
+    const result = await recoverTopics(deps, def, "orders");
+    expect(result.partitions).toEqual([]);
+    expect(result.message).toBe(
+      "Recovered 0 partition(s) of mirror dr: []; 1 left FAILED meanwhile (its own retry, or a remove): [orders-0]",
+    );
+  });
+
   it("a partition backing off after a full disk retries at once, without waiting out its backoff", async () => {
     // A backoff far longer than the test: only the recover can bring the partition back in time.
     const t = topology(["a", "b"], { retry: { baseMs: 3_600_000, capMs: 3_600_000, maxAttempts: 10 } });
@@ -208,6 +273,68 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
     // A retry from the timer would have counted attempt 1; the recover starts the budget over.
     expect((await rowOf(b)).retryAttempt).toBe(0);
     expect(batches(b)).toEqual(batches(a));
+  });
+
+  it("a source partition without a leader right now does not refuse the recover of the topic's other partitions", async () => {
+    const t = topology(["a", "b"]);
+    const [a, b] = [t.node("a"), t.node("b")];
+    // orders-0 lives on a's broker 0 alone, orders-1 on broker 1 alone.
+    await t.run(
+      a.kafka.admin().createTopics({
+        topics: [
+          {
+            topic: "orders",
+            replicaAssignment: [
+              { partition: 0, replicas: [0] },
+              { partition: 1, replicas: [1] },
+            ],
+          },
+        ],
+      }),
+    );
+    const producer = a.kafka.producer({ idempotent: true });
+    await t.run(producer.connect());
+    for (const partition of [0, 1])
+      await t.run(
+        producer.send({ topic: "orders", messages: [{ partition, value: `v${partition}` }], acks: -1 }),
+      );
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    const rows = () => b.mirroring.admin.describe("dr");
+    await t.until(
+      async () => (await rows()).every((r) => r.state === "MIRRORING" && r.lag === 0n),
+      "dr caught up",
+    );
+
+    // orders-1 failed on a cause no retry gets past; then orders-0 loses its only source replica.
+    const topicId = b.cluster.controller.image.topic("orders")!.topicId;
+    const key = { mirror: "dr", topic: "orders", topicId, partition: 1 };
+    await t.run(
+      b.mirroring.coordinators.command(key, {
+        type: "FAIL",
+        message: "read denied",
+        retryable: false,
+        random: 0,
+      }),
+    );
+    a.cluster.crashBroker(0);
+    await t.advance(1_000);
+    expect((await rows()).find((r) => r.partition === 1)).toMatchObject({
+      state: "FAILED",
+      retryAttempt: -1,
+    });
+
+    // orders-1's source partition answers under the mirrored id: the topic is there, the recover goes on.
+    const result = await t.run(b.mirroring.admin.recoverTopics("dr", "orders"));
+    expect(result.partitions).toContainEqual({ topic: "orders", partition: 1 });
+    await produceTo(t, producer, 1);
+    await t.until(async () => {
+      const row = (await rows()).find((r) => r.partition === 1);
+      return row?.state === "MIRRORING" && row.lag === 0n;
+    }, "orders-1 caught up after the recover");
+    const hex1 = (node: Node) => leaderBatches(node.cluster, "orders", 1).map((x) => `${x.offset}:${x.hex}`);
+    expect(hex1(b)).toEqual(hex1(a));
+    expect(hex1(b)).toHaveLength(2);
   });
 
   it("refuses a topic the source deleted, and a selection that matches no topic of the mirror", async () => {

@@ -59,4 +59,45 @@ describe("FAILED retry budget: separate incidents do not add up", () => {
     expect(hex(b)).toEqual(hex(a));
     expect(hex(b)).toHaveLength(n);
   });
+
+  it("a failure on a new leader of the copy, after the old leader mirrored again, starts the count over too", async () => {
+    const t = topology(["a", "b"], { retry: { baseMs: 100, capMs: 200, maxAttempts: 1 } });
+    const [a, b] = [t.node("a"), t.node("b")];
+    await t.run(
+      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
+    );
+    const producer = a.kafka.producer({ idempotent: true });
+    await t.run(producer.connect());
+    let n = 0;
+    const write = () => producer.send({ topic: "orders", messages: [{ value: `v${n++}` }], acks: -1 });
+    await t.run(write());
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await caughtUp(t, b, "caught up");
+
+    // Incident 1, over: the retry got it mirroring, and its leader mirrored more since.
+    await fullDiskIncident(t, b, write);
+    await caughtUp(t, b, "caught up after incident 1");
+    await t.run(write());
+    await caughtUp(t, b, "mirrored more after incident 1");
+    expect((await rowOf(b)).retryAttempt).toBe(1);
+
+    // The copy's leader moves (its broker stops): the new leader fetches on, with nothing new to append.
+    const oldLeader = b.cluster.leaderFor("orders", 0).brokerId;
+    b.cluster.stopBroker(oldLeader);
+    await t.until(() => {
+      const leader = b.cluster.controller.image.partition("orders", 0)?.leader;
+      return leader !== undefined && leader >= 0 && leader !== oldLeader;
+    }, "a new leader of b's orders-0");
+    await caughtUp(t, b, "caught up on the new leader");
+
+    // Incident 2 hits the new leader before it appended anything: a new incident all the same, with its
+    // own retry, not "gave up after 1 retries" because of incident 1's.
+    await fullDiskIncident(t, b, write);
+    await caughtUp(t, b, "caught up after incident 2");
+    expect(await rowOf(b)).toMatchObject({ state: "MIRRORING", retryAttempt: 1, errorMessage: null });
+    const hex = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => `${x.offset}:${x.hex}`);
+    expect(hex(b)).toEqual(hex(a));
+    expect(hex(b)).toHaveLength(n);
+  });
 });

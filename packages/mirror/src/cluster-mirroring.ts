@@ -604,7 +604,7 @@ export class ClusterMirroring {
         return;
       }
       const view = this.coordinators.viewOf(key);
-      if (view && FETCHING_STATES.has(view.state)) fetchers.addPartition(key);
+      if (view && FETCHING_STATES.has(view.state)) fetchers.addPartition(key, { leaderMoved: true });
     };
     const unsubscribe = broker?.onLeadershipChange(followLeadership) ?? (() => {});
     // The broker started before this attach: partitions it was elected to lead while starting (the last

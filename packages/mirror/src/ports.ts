@@ -373,8 +373,11 @@ export interface StateLog {
 
 /** The fetcher side, as the coordinator's effect executor drives it (spec §3 "Mirror fetcher"). */
 export interface FetcherManager {
-  /** Starts fetching a partition from the local log end offset. */
-  addPartition(key: MirrorPartitionKey): void;
+  /**
+   * Starts fetching a partition from the local log end offset. `leaderMoved`: this broker became the
+   * partition's leader while it mirrors, not a lifecycle change of the partition (see `afterProgress`).
+   */
+  addPartition(key: MirrorPartitionKey, options?: { leaderMoved?: boolean }): void;
   /**
    * Stops fetching a partition; resolves once no fetch in flight includes it (nothing more will be
    * appended). The LME is then read on the partition's leader, wherever leadership has moved meanwhile.

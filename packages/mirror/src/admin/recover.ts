@@ -69,9 +69,10 @@ export async function recoverTopics(
       message: `No partition of ${topicList(names)} in mirror ${mirror} is FAILED: nothing to recover.`,
     };
   }
-  await checkSourceHolds(deps, def, [...new Set(failed.map((f) => f.topic.name))]);
+  await checkSourceHolds(deps, def, failed);
 
   const recovered: RecoveredPartition[] = [];
+  const leftOnTheirOwn: string[] = [];
   const refused: unknown[] = [];
   let pending = failed;
   for (let round = 1; pending.length > 0; round++) {
@@ -88,12 +89,7 @@ export async function recoverTopics(
       const { key } = pending[i]!;
       if (error === undefined) recovered.push({ topic: key.topic, partition: key.partition });
       // Left FAILED between the look and the command (its retry timer fired, or a remove began): not ours.
-      else if (
-        error instanceof InvalidMirrorStateError &&
-        error.state !== "FAILED" &&
-        error.state !== "fenced"
-      )
-        return;
+      else if (leftFailed(error)) leftOnTheirOwn.push(`${key.topic}-${key.partition}`);
       else if (movedCoordinator(error) && round < RECOVER_ROUNDS) unloaded.add(partitionName(key));
       else refused.push(error);
     });
@@ -112,11 +108,25 @@ export async function recoverTopics(
       ? new KafkaError(first.errorName, first.code, first.retriable, message, { cause: first })
       : new MirrorStateError(mirror, message);
   }
+  const left =
+    leftOnTheirOwn.length === 0
+      ? ""
+      : `; ${leftOnTheirOwn.length} left FAILED meanwhile (its own retry, or a remove): ${topicList(leftOnTheirOwn.sort())}`;
   return {
     topics: names,
     partitions: recovered,
-    message: `Recovered ${recovered.length} partition(s) of mirror ${mirror}: ${list}`,
+    message: `Recovered ${recovered.length} partition(s) of mirror ${mirror}: ${list}${left}`,
   };
+}
+
+/**
+ * A refusal of a partition that left FAILED since the look: in another state now, or still FAILED with
+ * another change waiting for its `__mirror_state` append (its retry timer fired, or a remove began).
+ * A failure committing FAILED again is not that: the partition stays FAILED, and the recover was refused.
+ */
+function leftFailed(error: unknown): boolean {
+  if (!(error instanceof InvalidMirrorStateError) || error.state === "fenced") return false;
+  return error.state !== "FAILED" || (error.pendingTo !== null && error.pendingTo !== "FAILED");
 }
 
 /** The FAILED partitions of `topics`, as their coordinators describe them now. */
@@ -140,7 +150,11 @@ function failedPartitions(
  * Refuses a recover that would repeat its failure or mirror the wrong data: the source must be the mirror's
  * cluster (pinned id) and hold each topic under the mirrored id, readable by the mirror's principal.
  */
-async function checkSourceHolds(deps: RecoverDeps, def: MirrorDefinition, topics: readonly string[]) {
+async function checkSourceHolds(
+  deps: RecoverDeps,
+  def: MirrorDefinition,
+  failed: readonly { key: MirrorPartitionKey; topic: MirrorTopic }[],
+) {
   const seen = await deps.sourceCall((source) => source.clusterId());
   if (def.sourceClusterId !== undefined && seen !== def.sourceClusterId) {
     throw new MirrorStateError(
@@ -150,23 +164,36 @@ async function checkSourceHolds(deps: RecoverDeps, def: MirrorDefinition, topics
   }
   const image = deps.destination.controller.image;
   const gone: string[] = [];
-  for (const name of topics) {
+  for (const { name, partitionCount } of new Set(failed.map((f) => f.topic))) {
     const topicId = image.topic(name)?.topicId;
     if (topicId === undefined) continue;
-    const answer = await deps.sourceCall(
-      (source): Promise<SourceTopicAnswer> =>
-        source.listOffsets(name, 0, -1n, topicId).then(
-          // ListOffsets needs DESCRIBE only: a principal denied READ alone gets this far.
-          async (highWatermark) =>
-            (await sourceRefusesRead(source, def.name, name, topicId, 0, highWatermark)) ?? "present",
-          (error: unknown) => {
-            if (!(error instanceof KafkaError)) throw error;
-            if (NO_SUCH_TOPIC.has(error.errorName)) return "deleted";
-            if (error.errorName.endsWith("_AUTHORIZATION_FAILED")) return error;
-            throw error;
-          },
-        ),
-    );
+    // Any partition that answers proves the topic and its id: the FAILED ones first, then the others. A
+    // partition without a leader on the source right now (or any other passing error) says neither, and
+    // must not refuse the recover of partitions whose source partitions are fine.
+    const failedHere = failed.filter((f) => f.topic.name === name).map((f) => f.key.partition);
+    const others = Array.from({ length: partitionCount }, (_, p) => p).filter((p) => !failedHere.includes(p));
+    const answer = await deps.sourceCall(async (source): Promise<SourceTopicAnswer> => {
+      let unanswered: KafkaError | undefined;
+      for (const partition of [...failedHere, ...others]) {
+        let highWatermark: bigint;
+        try {
+          highWatermark = await source.listOffsets(name, partition, -1n, topicId);
+        } catch (error) {
+          // Not a Kafka answer (a connection that failed, a timeout): asking on would only wait more.
+          if (!(error instanceof KafkaError)) throw error;
+          if (NO_SUCH_TOPIC.has(error.errorName)) return "deleted";
+          if (error.errorName.endsWith("_AUTHORIZATION_FAILED")) return error;
+          unanswered = error;
+          continue;
+        }
+        // ListOffsets needs DESCRIBE only: a principal denied READ alone gets this far.
+        return (
+          (await sourceRefusesRead(source, def.name, name, topicId, partition, highWatermark)) ?? "present"
+        );
+      }
+      // No partition answered (not one has a leader now): say why, refusing the call.
+      throw unanswered ?? new Error(`the source answered for no partition of ${name}`);
+    });
     if (answer === "deleted") gone.push(name);
     else if (answer instanceof KafkaError) {
       throw new MirrorStateError(

@@ -56,7 +56,8 @@ export interface FetchPartitionState {
   batchesMirrored: number;
   /**
    * `batchesMirrored` when the partition was last added: a failure after the assignment appended more is a
-   * new incident, not its retry failing again (`FetcherEvents.partitionFailed`'s `afterProgress`).
+   * new incident, not its retry failing again (`FetcherEvents.partitionFailed`'s `afterProgress`). -1 when
+   * the leadership moved here while the partition mirrors (any failure is then a new incident).
    */
   batchesAtAdd: number;
   /** Resolvers of `removePartition` calls waiting for the in-flight fetch. */

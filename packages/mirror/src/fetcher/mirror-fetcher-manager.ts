@@ -98,7 +98,7 @@ export class MirrorFetcherManager implements FetcherManager {
     this.host = this.createHost();
   }
 
-  addPartition(key: MirrorPartitionKey): void {
+  addPartition(key: MirrorPartitionKey, options: { leaderMoved?: boolean } = {}): void {
     if (this.closed) {
       throw new KafkaError(
         "BROKER_NOT_AVAILABLE",
@@ -116,7 +116,11 @@ export class MirrorFetcherManager implements FetcherManager {
     if (s.wanted && (s.fetcher || s.routing)) return;
     s.wanted = true;
     s.generation++;
-    s.batchesAtAdd = s.batchesMirrored;
+    // Leadership moved here while the partition mirrors: the assignment that a retry started ran on the old
+    // leader without failing, and its appends are not counted on this broker. A failure here is a new
+    // incident (afterProgress), or a partition that mirrored on for months would still count the retries
+    // of its last incident when its new leader fails before appending anything.
+    s.batchesAtAdd = options.leaderMoved === true ? -1 : s.batchesMirrored;
     s.failure = undefined;
     s.corruptAt = undefined;
     s.checkedLogRewrite = -1;

@@ -40,6 +40,7 @@ export function initialContext(input: MirrorPartitionInput | undefined): MirrorP
     retryJitter: input?.retryJitter ?? 0,
     commitAttempt: 0,
     commitJitter: 0,
+    commitMaybeAppended: false,
     pending: null,
     retry: input?.retry ?? DEFAULT_RETRY_BACKOFF,
   };

@@ -1,4 +1,4 @@
-import { and, assign, setup } from "xstate";
+import { and, assign, not, setup } from "xstate";
 import { alignmentLastMirrorEpoch } from "./alignment-epoch";
 import { effect } from "./effect";
 import { initialContext } from "./initial-context";
@@ -357,7 +357,10 @@ const committing = {
         COMMITTED: committedEdges(),
         COMMIT_FAILED: [
           {
-            guard: and(["pendingMatches", "hasDeferredFailure"]),
+            // Only when the record surely missed the log: one that may be there commits later, and a FAILED
+            // record at its stateEpoch would then follow it (soak min-insync FC_SEED=477: MIRRORING@2, then
+            // FAILED@2). That one is appended again first, and the failure follows its commit.
+            guard: and(["pendingMatches", "hasDeferredFailure", not("commitMayHaveLanded")]),
             target: "#mirrorPartition.committing",
             reenter: true,
             actions: "prepareDeferredFailure",
@@ -383,7 +386,15 @@ const committing = {
           target: "appending",
           actions: "noteCommitRetry",
         },
-        ...failNow("cancelCommitRetry"),
+        // A record that may be on the log already keeps its stateEpoch: the failure waits for its commit.
+        FAIL: [
+          { guard: and(["notFailingOver", "commitMayHaveLanded"]), actions: "deferFailure" },
+          failNow("cancelCommitRetry").FAIL,
+        ],
+        EFFECT_FAILED: [
+          { guard: and(["currentEpoch", "notFailingOver", "commitMayHaveLanded"]), actions: "deferFailure" },
+          failNow("cancelCommitRetry").EFFECT_FAILED,
+        ],
       },
     },
   },
@@ -543,6 +554,7 @@ export const mirrorPartitionMachine = setup({
     prepareCommit: assign(({ context, event }, params: { to: LifecycleState }) => ({
       pending: buildPendingCommit(context, params.to, causeOf(event)),
       commitAttempt: 0,
+      commitMaybeAppended: false,
     })),
     prepareDeferredFailure: assign(({ context }) => ({
       pending: buildPendingCommit(context, "FAILED", {
@@ -551,6 +563,7 @@ export const mirrorPartitionMachine = setup({
       }),
       deferredFailure: null,
       commitAttempt: 0,
+      commitMaybeAppended: false,
     })),
     applyCommit: assign(({ context }) => {
       const pending = context.pending as NonNullable<MirrorPartitionContext["pending"]>;
@@ -564,6 +577,7 @@ export const mirrorPartitionMachine = setup({
         pending: null,
         proactiveBumpMin: null,
         commitAttempt: 0,
+        commitMaybeAppended: false,
         // A new mirroring episode: the next failover captures its own LME. The recorded LME stays until the
         // truncation makes the log a copy of the source (TRUNCATED clears it); see `alignedOnPreparing`.
         lmeCaptured: preparing ? false : context.lmeCaptured,
@@ -583,8 +597,10 @@ export const mirrorPartitionMachine = setup({
       };
       return { deferredFailure: kept === null || (kept.retryable && !failure.retryable) ? failure : kept };
     }),
-    noteCommitFailure: assign(({ event }) => ({
+    noteCommitFailure: assign(({ context, event }) => ({
       commitJitter: event.type === "COMMIT_FAILED" ? event.random : 0,
+      commitMaybeAppended:
+        context.commitMaybeAppended || (event.type === "COMMIT_FAILED" && event.maybeAppended === true),
     })),
     noteCommitRetry: assign(({ context }) => ({ commitAttempt: context.commitAttempt + 1 })),
     appendStateRecord: effect<AppendStateRecordParams>(),
@@ -675,6 +691,8 @@ export const mirrorPartitionMachine = setup({
       "stateEpoch" in event &&
       event.stateEpoch === context.pending.record.stateEpoch,
     hasDeferredFailure: ({ context }) => context.deferredFailure !== null,
+    commitMayHaveLanded: ({ context, event }) =>
+      context.commitMaybeAppended || (event.type === "COMMIT_FAILED" && event.maybeAppended === true),
     // A failover waiting for its STOPPING record: a failure that arrives now belongs to the state it leaves
     // (e.g. PREPARING's mirror-loop check against a source that is down) and must neither fail nor undo
     // the failover, which needs nothing from the source (spec §4). STOPPING's own steps start after it.

@@ -90,6 +90,11 @@ export type MirrorPartitionCommitResult =
   /** A transient append failure: the same record is appended again after a backoff. */
   | {
       readonly type: "COMMIT_FAILED";
+      /**
+       * The append may have reached the log all the same (the in-sync replicas did not acknowledge it in
+       * time): the record may commit later, so no other record may take its stateEpoch.
+       */
+      readonly maybeAppended?: boolean;
       readonly stateEpoch: number;
       readonly message: string;
       /** A number in [0, 1) from the runtime's Random, for the commit retry's jitter. */
@@ -169,6 +174,11 @@ export interface MirrorPartitionContext {
   readonly commitAttempt: number;
   /** Jitter of the next commit retry (from COMMIT_FAILED). */
   readonly commitJitter: number;
+  /**
+   * A COMMIT_FAILED for the pending record said it may be on the log all the same: until it commits, a
+   * failure waits for it (deferred) instead of replacing it with a FAILED record of the same stateEpoch.
+   */
+  readonly commitMaybeAppended: boolean;
   /** The lifecycle change waiting for its append, or null. */
   readonly pending: PendingCommit | null;
   /** Retry backoff tuning. */

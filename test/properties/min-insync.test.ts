@@ -269,6 +269,35 @@ describe("property: min.insync.replicas=2 with acks=all (held high watermarks)",
     PROPERTY_TIMEOUT_MS,
   );
   it(
+    "regression: a state record that timed out on the log is not replaced by a FAILED one of its stateEpoch",
+    async () => {
+      await runRegressions(failbackProperty, [
+        {
+          // a's failback of orders: the MIRRORING@2 record timed out waiting for the in-sync replicas (a's
+          // broker 2's disk full under min.insync.replicas=2) but stayed on the log, and a failure deferred
+          // behind it was committed as FAILED@2 at once; the MIRRORING record committed too once the disk had
+          // space: two transitions at one stateEpoch (soak min-insync FC_SEED=477 x10).
+          bug: "a failure replaced a state record that timed out but was on the log: MIRRORING@2 then FAILED@2",
+          simSeed: 377619,
+          steps: [
+            "groupCommit(869,538,206)",
+            "slowDisk(349,594,1412)",
+            "txnAbort",
+            "crash(706,264)",
+            "cycle(334)",
+            "underMinIsrWrites(346,960,283,34797,498,1)",
+          ],
+          reaches: reachesSteps(
+            "a did not fail orders back while a broker's disk was full under min.insync.replicas",
+            /failback a-from-b orders/,
+            /disk of a broker 2 full/,
+          ),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "regressions: checks that took a slow or full disk under min.insync.replicas for an engine fault",
     async () => {
       await runRegressions(failbackProperty, [

@@ -158,7 +158,13 @@ export class EffectExecutor {
       case "fenced":
         return { type: "FENCED", stateEpoch, message: o.message };
       case "failed":
-        return { type: "COMMIT_FAILED", stateEpoch, message: o.message, random: this.ctx.random.next() };
+        return {
+          type: "COMMIT_FAILED",
+          stateEpoch,
+          message: o.message,
+          random: this.ctx.random.next(),
+          ...(o.maybeAppended ? { maybeAppended: true } : {}),
+        };
     }
   }
 

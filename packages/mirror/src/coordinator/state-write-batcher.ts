@@ -9,8 +9,17 @@ export type AppendOutcome =
   | { readonly kind: "committed" }
   /** The log refused the coordinator's epoch, or this broker no longer leads: stop writing. */
   | { readonly kind: "fenced"; readonly message: string }
-  /** Anything else (not enough replicas, a timeout...): the same record may be appended again. */
-  | { readonly kind: "failed"; readonly message: string; readonly retriable: boolean };
+  /**
+   * Anything else (not enough replicas, a timeout...): the same record may be appended again.
+   * `maybeAppended`: the leader appended it but the in-sync replicas did not acknowledge it in time, so it
+   * may commit all the same (REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND).
+   */
+  | {
+      readonly kind: "failed";
+      readonly message: string;
+      readonly retriable: boolean;
+      readonly maybeAppended: boolean;
+    };
 
 /** Hears how an append ended; `target` and `tag` are what `write` was given (no closure per record). */
 export type AppendCallback<T = unknown> = (outcome: AppendOutcome, target: T, tag: number) => void;
@@ -160,9 +169,16 @@ export class StateWriteBatcher {
   }
 }
 
+/** Produce errors after which the records are on the leader's log, unacknowledged: they may still commit. */
+const APPENDED_UNACKNOWLEDGED: ReadonlySet<string> = new Set([
+  "REQUEST_TIMED_OUT",
+  "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+]);
+
 function outcomeOf(error: unknown): AppendOutcome {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof KafkaError && FENCED_ERRORS.has(error.errorName)) return { kind: "fenced", message };
   const retriable = error instanceof KafkaError ? error.retriable : true;
-  return { kind: "failed", message, retriable };
+  const maybeAppended = error instanceof KafkaError && APPENDED_UNACKNOWLEDGED.has(error.errorName);
+  return { kind: "failed", message, retriable, maybeAppended };
 }

@@ -220,6 +220,35 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           steps: ["cycle(0)", "cycle(159)", "cycle(0)", "failover(651,0)"],
         },
         {
+          // The FC_SEED=194 steps above no longer reach that bug: a cycle now writes after each failover, so
+          // no log ends with a barrier when the other side copies it (sweep of 6 Dec). Here a's write after
+          // its failover is refused (its producer's state went with the failback's truncation), b copies a's
+          // barrier as the last batch of its log, then fails over.
+          bug: "seeded props-14: a failover whose log ended with the barrier it had mirrored from the source took it for its own and wrote none; the LME was that barrier's epoch, above every batch before it",
+          simSeed: 0,
+          steps: [
+            "cycle(0)",
+            "cycle(159)",
+            "cycle(0)",
+            "failover(651,0)",
+            "failback(1)",
+            "advance(20000)",
+            "failover(2,1)",
+          ],
+          // The bug needs b's failover over a log whose last mirrored batch is a's barrier.
+          reaches: (sim) => {
+            const f = sim.model.failovers.findLast(
+              (x) => x.node === "b" && x.topic === "orders" && x.partition === 0,
+            );
+            if (!f) return "no failover of b orders-0 checked at STOPPED";
+            const log = leaderLog(sim.node("b").cluster, "orders", 0);
+            const last = [...(log?.batches() ?? [])].find((b) => b.lastOffset === f.mirroredEnd - 1n);
+            return last?.isControl && last.controlType === ControlRecordType.MIRROR_PID_RESET
+              ? undefined
+              : `b orders-0's last mirrored batch (below ${f.mirroredEnd}) is not a barrier copied from a`;
+          },
+        },
+        {
           bug: "a leader crash around a failback left a MIRRORING partition with no fetcher on its destination leader, so records the source acknowledged never reached the destination",
           simSeed: 442908,
           steps: ["crashSoon(0,0,181,50)", "failover(0,3)", "failback(0)"],

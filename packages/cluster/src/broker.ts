@@ -1152,6 +1152,9 @@ export class Broker {
   /** Deletes the log directory of a partition of a deleted topic; a failure is logged, not thrown. */
   private deleteLogOf(topic: TopicMetadata, partition: number): void {
     const name = `${topic.name}-${partition}`;
+    // The high watermark checkpointed under the name was this log's: a topic created again under it (while
+    // this broker was down, say) starts empty, which is no loss.
+    this.checkpointedHw.delete(name);
     try {
       this.deleteLog(topic, partition);
     } catch (error) {

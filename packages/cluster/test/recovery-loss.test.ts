@@ -207,6 +207,31 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     for (const id of [0, 1, 2]) expect(valuesOn(second.cluster, id)).toEqual(acked);
   });
 
+  it("a broker down while its topic was deleted and created again takes no loss from the old topic's checkpoint", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+    dirs.push(dataDir);
+    const { logger, lines } = capturingLogger();
+    const first = fileCluster(dataDir, logger);
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    await produceAll(first.cluster, first.settle, 5);
+    first.settle(6000); // high watermarks checkpointed: 50
+    first.cluster.crashBroker(2);
+    first.cluster.controller.deleteTopic("t");
+    first.settle();
+    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+    first.settle();
+    // Broker 2 comes back: its replay deletes the old t-0, then opens the new one, empty, under the name
+    // its checkpoint gives 50 for. That 50 was the deleted topic's: nothing of the new one is missing.
+    first.cluster.startBroker(2);
+    first.settle(1000);
+    expect(lines.filter((l) => l.fields.event === "log.recovery_truncated")).toEqual([]);
+    expect(first.cluster.broker(2)!.replica("t", 0)!.recoveryLoss).toBeUndefined();
+    const acked = await produceAll(first.cluster, first.settle, 1);
+    first.settle(1000);
+    for (const id of [0, 1, 2]) expect(valuesOn(first.cluster, id)).toEqual(acked);
+  });
+
   it("a last-ISR leader that lost data does not make out-of-sync followers drop acknowledged records", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
     dirs.push(dataDir);

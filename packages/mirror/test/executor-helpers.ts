@@ -26,9 +26,15 @@ export function recordingPartition(
 /** An effect executor over a partial destination (and source, when the effects under test ask one). */
 export function executorOver(
   destination: Partial<DestinationCluster>,
-  options: { source?: Partial<SourceCluster>; stillCoordinator?: () => boolean } = {},
+  options: {
+    source?: Partial<SourceCluster>;
+    stillCoordinator?: () => boolean;
+    /** The executor's clock and scheduler, for a test that runs its timers. */
+    clock?: ManualClock;
+    scheduler?: ManualScheduler;
+  } = {},
 ): EffectExecutor {
-  const clock = new ManualClock(0);
+  const clock = options.clock ?? new ManualClock(0);
   return new EffectExecutor({
     brokerId: 0,
     destination: destination as DestinationCluster,
@@ -42,7 +48,7 @@ export function executorOver(
     },
     clock,
     random: new SeededRandom(1),
-    scheduler: new ManualScheduler(clock),
+    scheduler: options.scheduler ?? new ManualScheduler(clock),
     writer: {} as StateWriteBatcher,
     isrPollIntervalMs: 100,
     stillCoordinator: options.stillCoordinator ?? (() => true),

@@ -47,7 +47,7 @@ export interface EffectExecutorContext {
   readonly onLastMirrorEpochCommitted: (partition: PartitionRuntime, lme: number | null) => void;
 }
 
-type Timer = "retry" | "commitRetry" | "isr";
+type Timer = "retry" | "commitRetry" | "isr" | "sourceBusy";
 
 /** The source's answers to an LME lookup that mean "retry shortly": PREPARING waits them out. */
 const SOURCE_BUSY: ReadonlySet<string> = new Set([
@@ -138,7 +138,7 @@ export class EffectExecutor {
 
   /** Cancels a partition's timers (it was removed, or the shard unloads). */
   cancelTimers(p: PartitionRuntime): void {
-    for (const t of ["retry", "commitRetry", "isr"] as const) this.cancel(p, t);
+    for (const t of ["retry", "commitRetry", "isr", "sourceBusy"] as const) this.cancel(p, t);
   }
 
   /** Cancels every timer of the shard. */
@@ -243,7 +243,20 @@ export class EffectExecutor {
         const name = error instanceof KafkaError ? error.errorName : undefined;
         if (name === undefined || !SOURCE_BUSY.has(name) || this.ctx.clock.now() >= until) throw error;
       }
-      await new Promise<void>((resolve) => this.ctx.scheduler.schedule(resolve, SOURCE_BUSY_POLL_MS));
+      // A timer of the partition's, so that removing the partition or unloading the shard cancels it (the
+      // lookup then never ends: nothing is left to hear it) instead of keeping a closed cluster's process
+      // alive, or a test's ManualScheduler busy, for the rest of the wait.
+      const id = `${p.id}\u0000sourceBusy`;
+      await new Promise<void>((resolve) => {
+        this.cancel(p, "sourceBusy");
+        this.timers.set(
+          id,
+          this.ctx.scheduler.schedule(() => {
+            this.timers.delete(id);
+            resolve();
+          }, SOURCE_BUSY_POLL_MS),
+        );
+      });
       if (!p.isStill(stateEpoch) || !this.ctx.stillCoordinator()) return undefined;
     }
   }

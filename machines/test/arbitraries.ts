@@ -26,16 +26,14 @@ export const partitionEventArb: fc.Arbitrary<TestEvent> = fc.oneof(
   { weight: 6, arbitrary: fc.constant<TestEvent>({ type: "COMMITTED" }) },
   {
     weight: 1,
-    arbitrary: fc
-      .tuple(random01, fc.boolean())
-      .map(
-        ([random, maybeAppended]): TestEvent => ({
-          type: "COMMIT_FAILED",
-          message: "timeout",
-          random,
-          maybeAppended,
-        }),
-      ),
+    arbitrary: fc.tuple(random01, fc.boolean()).map(
+      ([random, maybeAppended]): TestEvent => ({
+        type: "COMMIT_FAILED",
+        message: "timeout",
+        random,
+        maybeAppended,
+      }),
+    ),
   },
   { weight: 1, arbitrary: fc.constant<TestEvent>({ type: "COMMIT_RETRY_TIMER_FIRED" }) },
   { weight: 1, arbitrary: fc.constant<TestEvent>({ type: "FENCED", message: "stale epoch" }) },

@@ -48,8 +48,8 @@ export function startsNewEpisode(context: MirrorPartitionContext, to: LifecycleS
 /**
  * Whether a FAILED partition's retry should end paused: what the topic's `mirror.name` asks for as the
  * retry timer fires or the operator recovers it (`pauseRequested` of RETRY_TIMER_FIRED and RECOVER), or,
- * when the event does not say, what FAILED
- * kept (`pauseRequested`, see `pauseRequestedAfter`). Any other event: the context's flag.
+ * when the event does not say, what FAILED kept (`pauseRequested`, see `pauseRequestedAfter`). Any other
+ * event: the context's flag.
  */
 export function retryPauseRequested(context: MirrorPartitionContext, event: MirrorPartitionEvent): boolean {
   if ((event.type === "RETRY_TIMER_FIRED" || event.type === "RECOVER") && event.pauseRequested !== undefined)

@@ -66,6 +66,33 @@ describe("property: faults inside transitions (A -> B)", () => {
       };
       await runRegressions(p, [
         {
+          // a's abort of a transaction on orders-1 met a full disk, then (at its retry) a read-only partition:
+          // a's loop-race re-add of orders, so the ABORT marker was held. The re-add failed on the loop and
+          // was removed while FAILED; its STOPPING left the transaction to the held marker, which only the
+          // next housekeeping pass wrote, 3.8 s after STOPPED: the new primary's LSO held meanwhile. Held
+          // markers are now written as their partition's read-only flag clears.
+          bug: "soak transitions FC_SEED=488: a held ABORT marker written only by the housekeeping pass after STOPPED",
+          simSeed: 1,
+          steps: [
+            "readd(71,1)",
+            "txnBegin(348,537)",
+            "controllerFailover(269,10454,858)",
+            "diskFull(882,724,79,3061)",
+            "loopRace(286,1,0,3)",
+            "loopAdd(943)",
+            "concurrent(31,554,638,957)",
+            "healLink(723)",
+            "promoteRace(798,90,397)",
+            "promoteRace(652,904,447)",
+          ],
+          reaches: reachesSteps(
+            "no abort met a's full disk before a loop race that was removed while FAILED",
+            /txn abort on a\/orders: ok/,
+            /loop race orders: b-from-a 1:FAILED/,
+            /unplanned failover a-from-b orders: STOPPED/,
+          ),
+        },
+        {
           bug: "issue 11 item 2: a diverging-epoch answer (-1, -1) after the source's unclean election truncated records the source still has",
           simSeed: 0,
           steps: ["produce(0,0,1)", "advance(24921)", "unclean(0)"],

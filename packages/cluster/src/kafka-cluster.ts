@@ -91,6 +91,8 @@ export class KafkaCluster implements BrokerNetwork {
   readonly heldTxnMarkers = new HeldTxnMarkers();
   /** Partitions (topic and index) a mirror's truncation cut since they were last seen writable. */
   private readonly cutWhileReadOnly = new Set<string>();
+  /** A held-marker pass scheduled because a partition holding markers became writable (see below). */
+  private heldMarkerPass: Cancel | undefined;
   readonly groups: GroupCoordinator;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
@@ -149,7 +151,14 @@ export class KafkaCluster implements BrokerNetwork {
       if (topic === undefined) return;
       // Writable again (STOPPED): a later re-add's read-only period starts with no cut.
       if (record.type === "MirrorReadOnly") {
-        if (!record.readOnly) this.cutWhileReadOnly.delete(`${topic}\u0000${record.partition}`);
+        if (record.readOnly) return;
+        this.cutWhileReadOnly.delete(`${topic}\u0000${record.partition}`);
+        // Its held markers are written now, not at the next housekeeping pass (up to 10 s later): until then
+        // a transaction whose end was acknowledged stays open on the writable partition, holding its last
+        // stable offset (soak transitions FC_SEED=488: an ABORT held while a re-add made the topic read-only,
+        // the re-add removed while FAILED, the transaction open for 3.8 s after STOPPED).
+        if (this.heldTxnMarkers.on({ topic, partition: record.partition }).length > 0)
+          this.writeHeldMarkersSoon();
         return;
       }
       this.cutWhileReadOnly.add(`${topic}\u0000${record.partition}`);
@@ -497,6 +506,8 @@ export class KafkaCluster implements BrokerNetwork {
   close(): void {
     for (const cancel of this.housekeeping.values()) cancel();
     this.housekeeping.clear();
+    this.heldMarkerPass?.();
+    this.heldMarkerPass = undefined;
     this.transactions.close();
     // Nothing is stored after close (see TransactionCoordinator.close): the dir's lock is released below.
     this.heldTxnMarkers.onChange = undefined;
@@ -570,6 +581,15 @@ export class KafkaCluster implements BrokerNetwork {
    * without a leader now is tried again on the next pass. With `only`, the markers of that producer id on
    * that partition alone, before its produce: one that cannot be written throws.
    */
+  /** One held-marker pass on the next turn of the scheduler (once the metadata that made it writable applied). */
+  private writeHeldMarkersSoon(): void {
+    if (this.heldMarkerPass !== undefined) return;
+    this.heldMarkerPass = this.scheduler.schedule(() => {
+      this.heldMarkerPass = undefined;
+      if (!this.closed) this.writeHeldTxnMarkers();
+    }, 0);
+  }
+
   private writeHeldTxnMarkers(only?: TopicPartition & { producerId: bigint }): void {
     const held = only === undefined ? this.heldTxnMarkers.all() : this.heldTxnMarkers.on(only);
     if (held.length === 0) return;

@@ -1,6 +1,7 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { InvalidMirrorStateError } from "@cluster-mirror/machines";
 import { KafkaError } from "@cluster-mirror/protocol";
+import { NO_SUCH_TOPIC } from "../metadata/mirror-metadata-manager";
 import { type MirrorTopic, mirrorTopics } from "../metadata/mirror-topics";
 import { isCoordinatorLoading, viewsByPartition } from "../metadata/state-driver";
 import type { MirrorCoordinators, MirrorPartitionKey, SourceCluster } from "../ports";
@@ -209,9 +210,6 @@ async function checkSourceHolds(
     );
   }
 }
-
-/** The source's answers that mean it has no topic of that name and id. */
-const NO_SUCH_TOPIC = new Set(["UNKNOWN_TOPIC_OR_PARTITION", "UNKNOWN_TOPIC_ID", "INCONSISTENT_TOPIC_ID"]);
 
 /** Refused only because the partition's coordinator unloaded or lost leadership on the way: send again. */
 function movedCoordinator(error: unknown): boolean {

@@ -37,7 +37,7 @@ export function sourceTopicNotAuthorized(topic: string, error: KafkaError): stri
 }
 
 /** The errors by which a source says it has no topic of that name (or not under that id). */
-const NO_SUCH_TOPIC: ReadonlySet<string> = new Set([
+export const NO_SUCH_TOPIC: ReadonlySet<string> = new Set([
   "UNKNOWN_TOPIC_OR_PARTITION",
   "UNKNOWN_TOPIC_ID",
   "INCONSISTENT_TOPIC_ID",

@@ -399,6 +399,26 @@ describe("property: coordinator moves and source divergence", () => {
                 : "orders-1 of b was not elected uncleanly at 0",
           },
           {
+            bug: "the model checked a new primary's orders-1 for its failover barrier after an unclean election on that node (the setting is the topic's) had emptied its log: orders-1 was still STOPPING when the crashes lost its barrier (FC_SEED=502 soak)",
+            simSeed: 999996,
+            steps: [
+              "advance(5909)",
+              "produce(966,529,1)",
+              "produce(728,308,1)",
+              "failover(52,3)",
+              "produce(5,312,1)",
+              "produce(951,866,4)",
+              "unclean(929)",
+              "unclean(2)",
+            ],
+            reaches: (sim) =>
+              sim.steps.some((s) =>
+                s.includes("b orders-1 STOPPED: failover checks skipped (an unclean election"),
+              )
+                ? undefined
+                : "orders-1 of b did not reach STOPPED after an unclean election lost its log end",
+          },
+          {
             bug: "a broker elected leader of profiles-0 while it started (the last ISR member) never started its fetcher: the engine attached after the election (FC_SEED=5 soak)",
             simSeed: 0,
             steps: ["failover(0,0)", "unclean(73)", "produce(22,0,1)"],

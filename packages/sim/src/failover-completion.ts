@@ -28,6 +28,8 @@ export interface PendingFailover {
   barrier: CatchUpBarrier | undefined;
   /** Partitions already checked at STOPPED. */
   done: Set<number>;
+  /** Partitions whose log end an unclean election on the destination lost before they were checked. */
+  lostByElection: Set<number>;
 }
 
 /**
@@ -103,6 +105,13 @@ export function completeFailoverPartition(
   const p = view.key.partition;
   const end = leaderLog(dest.cluster, topic, p)?.logEndOffset;
   if (end !== undefined) sim.model.stoppedEnds.set(`${edge.mirror}\0${topic}\0${p}`, end);
+  if (f.lostByElection.has(p)) {
+    // The destination's own loss (its committed-prefix allowance says so): its barrier may be gone with it.
+    sim.step(
+      `${edge.to} ${topic}-${p} STOPPED: failover checks skipped (an unclean election lost its log end)`,
+    );
+    return;
+  }
   const alignment = failoverAlignment(dest.cluster, view.key);
   if (failoverWithoutMirroredData(alignment)) {
     // Failed over from FAILED (or PREPARING before its truncation) over the topic's own log: no barrier,

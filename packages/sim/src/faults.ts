@@ -70,6 +70,7 @@ export function electPreferredLeaders(cluster: KafkaCluster): void {
  * partition needs 3 running replicas and a leader; the cut-off replica must end up elected). Before the
  * write the leader epoch is bumped (the leader re-elected), so the lost records carry an epoch the new
  * leader never had: a mirror that copied them must find the divergence without that epoch (KIP-320).
+ * `beforeCrash` runs right before the crashes (pending checks of what the election will lose).
  */
 export async function uncleanLeaderElection(
   cluster: KafkaCluster,
@@ -77,6 +78,7 @@ export async function uncleanLeaderElection(
   topic: string,
   partition: number,
   writeWhileCut: () => Promise<void>,
+  beforeCrash: () => void = () => {},
 ): Promise<UncleanElectionOutcome> {
   const meta = cluster.controller.image.partition(topic, partition);
   if (!meta) return { skipped: `${topic}-${partition} does not exist` };
@@ -136,6 +138,7 @@ export async function uncleanLeaderElection(
   // The setting is the topic's: every partition of it whose ISR f2 left is elected uncleanly too.
   const partitions = cluster.controller.image.topic(topic)?.partitions ?? [];
   const isrBefore = partitions.map((p) => [...p.isr]);
+  beforeCrash();
   cluster.crashBroker(f1);
   cluster.crashBroker(leader);
   const after = cluster.controller.image.partition(topic, partition);

@@ -308,7 +308,7 @@ export async function failoverTopic(
     targets: ["STOPPED"],
     needsSource: false,
   });
-  sim.pendingFailovers.push({ edge, topic, before, barrier, done: new Set() });
+  sim.pendingFailovers.push({ edge, topic, before, barrier, done: new Set(), lostByElection: new Set() });
   if (mode.endsWith("nowait")) {
     sim.step(`${what}: removeTopics returned${refused} (not waiting for STOPPED)`);
     // Applications start writing as soon as the operator says "Removed": each partition gets one produce

@@ -382,6 +382,7 @@ async function race(
           before: views.get(op.label) ?? new Map(),
           barrier: op === a && kept ? promised : undefined,
           done: new Set(),
+          lostByElection: new Set(),
         });
       }
     }

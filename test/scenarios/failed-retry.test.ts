@@ -1,21 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { leaderBatches, topology } from "./helpers";
+import { leaderBatches, ordersOn, topology } from "./helpers";
 
 type Topology = ReturnType<typeof topology>;
 type Node = ReturnType<Topology["node"]>;
-
-/** `orders` (1 partition, RF 3) on `a` with `n` records, one batch each, from an idempotent producer. */
-async function ordersOn(t: Topology, a: Node, n: number) {
-  await t.run(
-    a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
-  );
-  const producer = a.kafka.producer({ idempotent: true });
-  await t.run(producer.connect());
-  for (let i = 0; i < n; i++) {
-    await t.run(producer.send({ topic: "orders", messages: [{ key: `k${i}`, value: `v${i}` }], acks: -1 }));
-  }
-  return producer;
-}
 
 /** `dst` mirrors `orders` from `src` (registered as `<src>:9092`) under `mirror`, until caught up. */
 /**

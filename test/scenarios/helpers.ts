@@ -149,6 +149,37 @@ export async function failedOverOnB(options: { seed?: number; topics?: string[] 
   return { t, a, b };
 }
 
+type Topology = ReturnType<typeof topology>;
+type Node = ReturnType<Topology["node"]>;
+
+/** `orders` (1 partition, RF 3) on `a` with `n` records, one batch each, from an idempotent producer. */
+export async function ordersOn(t: Topology, a: Node, n: number) {
+  await t.run(
+    a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
+  );
+  const producer = a.kafka.producer({ idempotent: true });
+  await t.run(producer.connect());
+  for (let i = 0; i < n; i++) {
+    await t.run(producer.send({ topic: "orders", messages: [{ key: `k${i}`, value: `v${i}` }], acks: -1 }));
+  }
+  return producer;
+}
+
+/** The one partition of `mirror` on `node`, as describe shows it. */
+export async function onlyRowOf(node: Node, mirror = "dr") {
+  const [row] = await node.mirroring.admin.describe(mirror);
+  if (row === undefined) throw new Error(`no partition in mirror ${mirror}`);
+  return row;
+}
+
+/** Waits until the one partition of `mirror` on `node` is MIRRORING with lag 0 (a FAILED one may retry). */
+export function untilCaughtUp(t: Topology, node: Node, what: string, mirror = "dr") {
+  return t.until(async () => {
+    const row = await onlyRowOf(node, mirror);
+    return row.state === "MIRRORING" && row.lag === 0n;
+  }, what);
+}
+
 /** Every batch of a partition on its leader, as hex, by base offset. */
 export function leaderBatches(cluster: KafkaCluster, topic: string, partition: number) {
   const leader = cluster.leaderFor(topic, partition);

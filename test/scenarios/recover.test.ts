@@ -2,21 +2,10 @@ import { applyEvent, recoverPartition, sendCommand } from "@cluster-mirror/machi
 import { parseMirrorConfig, type SourceCluster } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
 import { type RecoverDeps, recoverTopics } from "../../packages/mirror/src/admin/recover";
-import { leaderBatches, topology } from "./helpers";
+import { leaderBatches, onlyRowOf, ordersOn, topology, untilCaughtUp } from "./helpers";
 
 type Topology = ReturnType<typeof topology>;
 type Node = ReturnType<Topology["node"]>;
-
-/** `orders` (1 partition, RF 3) on `a` with `n` records from an idempotent producer; returns the producer. */
-async function ordersOn(t: Topology, a: Node, n: number) {
-  await t.run(
-    a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 3 }] }),
-  );
-  const producer = a.kafka.producer({ idempotent: true });
-  await t.run(producer.connect());
-  await produce(t, producer, 0, n);
-  return producer;
-}
 
 async function produce(
   t: Topology,
@@ -28,24 +17,35 @@ async function produce(
     await t.run(producer.send({ topic: "orders", messages: [{ key: `k${i}`, value: `v${i}` }], acks: -1 }));
 }
 
-async function rowOf(node: Node) {
-  const [row] = await node.mirroring.admin.describe("dr");
-  if (row === undefined) throw new Error("no partition in mirror dr");
-  return row;
-}
-
 /** b mirrors `orders` from a (`a:9092`) under `dr` until caught up. */
 async function mirrorUntilCaughtUp(t: Topology, b: Node) {
   await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
   await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-  await t.until(async () => {
-    const row = await rowOf(b);
-    return row.state === "MIRRORING" && row.lag === 0n;
-  }, "dr caught up");
+  await untilCaughtUp(t, b, "dr caught up");
 }
 
 async function produceTo(t: Topology, producer: ReturnType<Node["kafka"]["producer"]>, partition: number) {
   await t.run(producer.send({ topic: "orders", messages: [{ partition, value: "more" }], acks: -1 }));
+}
+
+/** An ACL on `orders` for the mirror's principal (ANONYMOUS, as a's producers). */
+const ordersAcl = (operation: "ALL" | "READ" | "DESCRIBE", permissionType: "ALLOW" | "DENY" = "DENY") =>
+  ({
+    resourceType: "TOPIC",
+    resourceName: "orders",
+    patternType: "LITERAL",
+    principal: "User:ANONYMOUS",
+    host: "*",
+    operation,
+    permissionType,
+  }) as const;
+
+/** Turns a's authorizer on and denies the mirror's principal READ on `orders`: it keeps every other operation. */
+function denyReadOnSource(a: Node) {
+  const denyRead = ordersAcl("READ");
+  a.cluster.authorizer.configure({ enabled: true, allowEveryoneIfNoAclFound: true });
+  a.cluster.authorizer.createAcls([ordersAcl("ALL", "ALLOW"), denyRead]);
+  return denyRead;
 }
 
 const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => `${x.offset}:${x.hex}`);
@@ -58,26 +58,15 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
     await mirrorUntilCaughtUp(t, b);
 
     // The source starts refusing the mirror's principal its reads: FAILED, not retryable.
-    const deny = {
-      resourceType: "TOPIC",
-      resourceName: "orders",
-      patternType: "LITERAL",
-      principal: "User:ANONYMOUS",
-      host: "*",
-      operation: "READ",
-      permissionType: "DENY",
-    } as const;
-    a.cluster.authorizer.configure({ enabled: true, allowEveryoneIfNoAclFound: true });
-    // The producers on a write as the same principal: they keep every other operation.
-    a.cluster.authorizer.createAcls([{ ...deny, operation: "ALL", permissionType: "ALLOW" }, deny]);
+    const deny = denyReadOnSource(a);
     await produce(t, producer, 3, 1);
-    await t.until(async () => (await rowOf(b)).state === "FAILED", "FAILED after the denied read");
-    expect(await rowOf(b)).toMatchObject({
+    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED after the denied read");
+    expect(await onlyRowOf(b)).toMatchObject({
       retryAttempt: -1,
       errorMessage: expect.stringMatching(/may not READ TOPIC .orders./),
     });
     await t.advance(60_000);
-    expect((await rowOf(b)).state).toBe("FAILED"); // no retry of its own
+    expect((await onlyRowOf(b)).state).toBe("FAILED"); // no retry of its own
 
     // The ACL is fixed, more records are written: the recover resumes where the copy stopped.
     a.cluster.authorizer.deleteAcls([deny]);
@@ -85,11 +74,8 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
     const result = await t.run(b.mirroring.admin.recoverTopics("dr", "orders"));
     expect(result.partitions).toEqual([{ topic: "orders", partition: 0 }]);
     expect(result.message).toBe("Recovered 1 partition(s) of mirror dr: [orders-0]");
-    await t.until(async () => {
-      const row = await rowOf(b);
-      return row.state === "MIRRORING" && row.lag === 0n;
-    }, "dr caught up after the recover");
-    expect(await rowOf(b)).toMatchObject({ retryAttempt: 0, errorMessage: null });
+    await untilCaughtUp(t, b, "dr caught up after the recover");
+    expect(await onlyRowOf(b)).toMatchObject({ retryAttempt: 0, errorMessage: null });
     expect(batches(b)).toEqual(batches(a));
     expect(batches(b)).toHaveLength(6);
     // Still read-only: a recover never fails the topic over.
@@ -110,41 +96,28 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
     const [a, b] = [t.node("a"), t.node("b")];
     const producer = await ordersOn(t, a, 2);
     await mirrorUntilCaughtUp(t, b);
-    const acl = {
-      resourceType: "TOPIC",
-      resourceName: "orders",
-      patternType: "LITERAL",
-      principal: "User:ANONYMOUS",
-      host: "*",
-      permissionType: "DENY",
-    } as const;
-    const denyRead = { ...acl, operation: "READ" } as const;
-    const denyDescribe = { ...acl, operation: "DESCRIBE" } as const;
-    a.cluster.authorizer.configure({ enabled: true, allowEveryoneIfNoAclFound: true });
-    a.cluster.authorizer.createAcls([{ ...acl, operation: "ALL", permissionType: "ALLOW" }, denyRead]);
+    const denyRead = denyReadOnSource(a);
+    const denyDescribe = ordersAcl("DESCRIBE");
     await produce(t, producer, 2, 1);
-    await t.until(async () => (await rowOf(b)).state === "FAILED", "FAILED after the denied read");
+    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED after the denied read");
 
     // READ alone denied: ListOffsets (DESCRIBE) passes, as on Kafka; the fetch a retry would send does not.
     await expect(t.run(b.mirroring.admin.recoverTopics("dr", "orders"))).rejects.toThrow(
       /Cannot recover partitions of orders in mirror dr: the source still refuses the mirror's principal \(TOPIC_AUTHORIZATION_FAILED: User:ANONYMOUS may not READ TOPIC 'orders'/,
     );
-    expect(await rowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: -1 });
+    expect(await onlyRowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: -1 });
 
     // DESCRIBE denied too: the source's ListOffsets refuses it (Kafka's KafkaApis.handleListOffsetRequest).
     a.cluster.authorizer.createAcls([denyDescribe]);
     await expect(t.run(b.mirroring.admin.recoverTopics("dr", "orders"))).rejects.toThrow(
       /the source still refuses the mirror's principal \(TOPIC_AUTHORIZATION_FAILED: User:ANONYMOUS may not DESCRIBE TOPIC 'orders'/,
     );
-    expect(await rowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: -1 });
+    expect(await onlyRowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: -1 });
 
     a.cluster.authorizer.deleteAcls([denyRead, denyDescribe]);
     const result = await t.run(b.mirroring.admin.recoverTopics("dr", "orders"));
     expect(result.partitions).toEqual([{ topic: "orders", partition: 0 }]);
-    await t.until(async () => {
-      const row = await rowOf(b);
-      return row.state === "MIRRORING" && row.lag === 0n;
-    }, "dr caught up after the recover");
+    await untilCaughtUp(t, b, "dr caught up after the recover");
     expect(batches(b)).toEqual(batches(a));
     expect(batches(b)).toHaveLength(3);
   });
@@ -156,7 +129,7 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
     await mirrorUntilCaughtUp(t, b);
     await t.run(a.kafka.admin().deleteTopics({ topics: ["orders"] }));
     await t.until(
-      async () => (await rowOf(b)).state === "FAILED",
+      async () => (await onlyRowOf(b)).state === "FAILED",
       "FAILED after the source topic's deletion",
     );
     const def = parseMirrorConfig("dr", b.cluster.controller.image.mirrors.get("dr")!);
@@ -198,7 +171,7 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
         { type: "FAIL", message: "append failed", retryable: true, random: 0.5 },
       ),
     );
-    expect((await rowOf(b)).state).toBe("FAILED");
+    expect((await onlyRowOf(b)).state).toBe("FAILED");
     // What the partition's coordinator answers a RECOVER once its retry timer fired: the retry's MIRRORING
     // record waits for its append (a full __mirror_state disk retries it for minutes), FAILED still committed.
     const failed = recoverPartition({
@@ -259,19 +232,16 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
     await produce(t, producer, 2, 1);
     await t.advance(20_000);
     for (const id of brokers) b.cluster.setDiskFull(id, false);
-    await t.until(async () => (await rowOf(b)).state === "FAILED", "FAILED after the full disk");
-    expect((await rowOf(b)).retryAttempt).toBe(0);
+    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED after the full disk");
+    expect((await onlyRowOf(b)).retryAttempt).toBe(0);
 
     const started = t.clock.now();
     const result = await t.run(b.mirroring.admin.recoverTopics("dr", "orders"));
     expect(result.partitions).toEqual([{ topic: "orders", partition: 0 }]);
-    await t.until(async () => {
-      const row = await rowOf(b);
-      return row.state === "MIRRORING" && row.lag === 0n;
-    }, "dr caught up after the recover");
+    await untilCaughtUp(t, b, "dr caught up after the recover");
     expect(t.clock.now() - started).toBeLessThan(60_000);
     // A retry from the timer would have counted attempt 1; the recover starts the budget over.
-    expect((await rowOf(b)).retryAttempt).toBe(0);
+    expect((await onlyRowOf(b)).retryAttempt).toBe(0);
     expect(batches(b)).toEqual(batches(a));
   });
 
@@ -345,13 +315,13 @@ describe("--recover: an operator retries FAILED partitions now (RecoverMirrorTop
     await t.run(a.kafka.admin().deleteTopics({ topics: ["orders"] }));
     // The fetcher fails it first (retryable), the metadata sync's second look for good.
     await t.until(async () => {
-      const row = await rowOf(b);
+      const row = await onlyRowOf(b);
       return row.state === "FAILED" && row.retryAttempt === -1;
     }, "FAILED for good after the source topic's deletion");
     await expect(t.run(b.mirroring.admin.recoverTopics("dr", "orders"))).rejects.toThrow(
       /Cannot recover partitions of \[orders\] in mirror dr: the source no longer has that topic/,
     );
-    expect(await rowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: -1 });
+    expect(await onlyRowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: -1 });
     await expect(t.run(b.mirroring.admin.recoverTopics("dr", "payments"))).rejects.toThrow(
       /No topic of mirror 'dr' matches 'payments'/,
     );

@@ -58,6 +58,27 @@ function fileCluster(
   return { cluster, settle };
 }
 
+/** A fresh temp data dir (removed after the test) with a cluster started on it and topic `t` (RF 3) created. */
+function firstStart(logger: ClusterLogger = capturingLogger().logger) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
+  dirs.push(dataDir);
+  const first = fileCluster(dataDir, logger);
+  first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
+  first.settle();
+  return { dataDir, ...first };
+}
+
+/**
+ * The process dies: the brokers still running crash (0, 1, 2 in that order), the data dir lock goes with
+ * the process. Returns the metadata records its controller had, for the next start to replay.
+ */
+function processDies(cluster: KafkaCluster): MetadataRecord[] {
+  const records = cluster.controller.metadataLog().map((e) => e.record);
+  for (const id of [0, 1, 2]) if (cluster.runningBrokers().includes(id)) cluster.crashBroker(id);
+  cluster.close();
+  return records;
+}
+
 /** Every record value of a replica's log, in offset order, with its offset. */
 function valuesOn(cluster: KafkaCluster, brokerId: number, topic = "t"): string[] {
   const log = cluster.broker(brokerId)!.replica(topic, 0)!.log;
@@ -89,18 +110,12 @@ async function produceAll(cluster: KafkaCluster, settle: (ms?: number) => void, 
 
 describe("one corrupt replica must not destroy the healthy copies (issue 11, item 6)", () => {
   it("a leader whose segment is corrupt comes back as an out-of-sync follower and fetches everything back", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
-    dirs.push(dataDir);
-    const first = fileCluster(dataDir, capturingLogger().logger);
-    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
-    first.settle();
+    const { dataDir, ...first } = firstStart();
     const acked = await produceAll(first.cluster, first.settle, 20);
     expect(acked).toHaveLength(200);
     first.settle(6000); // high watermarks checkpointed
     expect(first.cluster.leaderFor("t", 0).brokerId).toBe(0);
-    const records = first.cluster.controller.metadataLog().map((e) => e.record);
-    for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
-    first.cluster.close(); // the process died: its data dir lock goes with it
+    const records = processDies(first.cluster);
     const size = flipByte(dataDir, 0);
 
     const { logger, lines } = capturingLogger();
@@ -138,17 +153,11 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
   });
 
   it("a leader whose segment lost its last writes whole (no torn bytes) does not make the followers drop them", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
-    dirs.push(dataDir);
-    const first = fileCluster(dataDir, capturingLogger().logger);
-    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
-    first.settle();
+    const { dataDir, ...first } = firstStart();
     const acked = await produceAll(first.cluster, first.settle, 20);
     first.settle(6000); // high watermarks checkpointed: 200 on every broker
     expect(first.cluster.leaderFor("t", 0).brokerId).toBe(0);
-    const records = first.cluster.controller.metadataLog().map((e) => e.record);
-    for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
-    first.cluster.close();
+    const records = processDies(first.cluster);
     // A power loss without fsync: the leader's segment file ends where its last written-back append ended,
     // a batch boundary, so recovery finds nothing torn; the last 10 batches (100 records) are gone.
     const file = path.join(dataDir, "broker-0", "t-0", "00000000000000000000.log");
@@ -181,16 +190,10 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
   });
 
   it("a topic deleted and created again after a restart is no loss, though the checkpoint named the old one", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
-    dirs.push(dataDir);
-    const first = fileCluster(dataDir, capturingLogger().logger);
-    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
-    first.settle();
+    const { dataDir, ...first } = firstStart();
     await produceAll(first.cluster, first.settle, 5);
     first.settle(6000); // high watermarks checkpointed: 50
-    const records = first.cluster.controller.metadataLog().map((e) => e.record);
-    for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
-    first.cluster.close();
+    const records = processDies(first.cluster);
 
     const { logger, lines } = capturingLogger();
     const second = fileCluster(dataDir, logger, records);
@@ -208,12 +211,8 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
   });
 
   it("a broker down while its topic was deleted and created again takes no loss from the old topic's checkpoint", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
-    dirs.push(dataDir);
     const { logger, lines } = capturingLogger();
-    const first = fileCluster(dataDir, logger);
-    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
-    first.settle();
+    const first = firstStart(logger);
     await produceAll(first.cluster, first.settle, 5);
     first.settle(6000); // high watermarks checkpointed: 50
     first.cluster.crashBroker(2);
@@ -233,20 +232,14 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
   });
 
   it("a last-ISR leader that lost data does not make out-of-sync followers drop acknowledged records", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
-    dirs.push(dataDir);
-    const first = fileCluster(dataDir, capturingLogger().logger);
-    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
-    first.settle();
+    const { dataDir, ...first } = firstStart();
     const acked = await produceAll(first.cluster, first.settle, 5);
     first.settle(6000);
     // Followers 1 and 2 stop and leave the ISR; broker 0 is the last member, then it is killed too.
     first.cluster.crashBroker(1);
     first.cluster.crashBroker(2);
     expect(first.cluster.controller.image.partition("t", 0)!.isr).toEqual([0]);
-    const records = first.cluster.controller.metadataLog().map((e) => e.record);
-    first.cluster.crashBroker(0);
-    first.cluster.close(); // the process died: its data dir lock goes with it
+    const records = processDies(first.cluster);
     flipByte(dataDir, 0);
 
     const { logger } = capturingLogger();
@@ -262,18 +255,13 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
   });
 
   it("a node restart with the corrupt last ISR member started first keeps every acknowledged record", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
-    dirs.push(dataDir);
-    const first = fileCluster(dataDir, capturingLogger().logger);
-    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
-    first.settle();
+    const { dataDir, ...first } = firstStart();
     const acked = await produceAll(first.cluster, first.settle, 5);
     // Every broker dies before the followers checkpoint their high watermarks; broker 0 goes last, so it
     // is the last ISR member, and its segment is the corrupt one.
     for (const id of [1, 2, 0]) first.cluster.crashBroker(id);
     expect(first.cluster.controller.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [0] });
-    const records = first.cluster.controller.metadataLog().map((e) => e.record);
-    first.cluster.close();
+    const records = processDies(first.cluster);
     flipByte(dataDir, 0);
 
     const { logger, lines } = capturingLogger();
@@ -294,11 +282,7 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
   });
 
   it("a replica's loss outlives the replay of an ISR it once left and rejoined (FC_SEED=12 soak)", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
-    dirs.push(dataDir);
-    const first = fileCluster(dataDir, capturingLogger().logger);
-    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
-    first.settle();
+    const { dataDir, ...first } = firstStart();
     const acked = await produceAll(first.cluster, first.settle, 2);
     // Broker 0 leaves the ISR and rejoins it: the metadata log now holds a rejoin of broker 0.
     first.cluster.crashBroker(0);
@@ -309,8 +293,7 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     // Broker 0 goes last: the last ISR member, and its segment is the corrupt one.
     for (const id of [1, 2, 0]) first.cluster.crashBroker(id);
     expect(first.cluster.controller.image.partition("t", 0)).toMatchObject({ leader: -1, isr: [0] });
-    const records = first.cluster.controller.metadataLog().map((e) => e.record);
-    first.cluster.close();
+    const records = processDies(first.cluster);
     flipByte(dataDir, 0);
 
     const { logger } = capturingLogger();
@@ -327,19 +310,13 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
   });
 
   it("followers without a checkpointed high watermark keep the records a lossy last-ISR leader lost", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cluster-mirror-loss-"));
-    dirs.push(dataDir);
-    const first = fileCluster(dataDir, capturingLogger().logger);
-    first.cluster.controller.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });
-    first.settle();
+    const { dataDir, ...first } = firstStart();
     const acked = await produceAll(first.cluster, first.settle, 5);
     // The leader shrinks the ISR to itself (lagging followers, not fenced ones: no eligible leader replica),
     // then the whole process dies before any high watermark checkpoint.
     const meta = first.cluster.controller.image.partition("t", 0)!;
     first.cluster.controller.alterPartition("t", 0, { leader: 0, leaderEpoch: meta.leaderEpoch, isr: [0] });
-    const records = first.cluster.controller.metadataLog().map((e) => e.record);
-    for (const id of [0, 1, 2]) first.cluster.crashBroker(id);
-    first.cluster.close();
+    const records = processDies(first.cluster);
     flipByte(dataDir, 0);
 
     const { logger, lines } = capturingLogger();

@@ -1,12 +1,22 @@
+import { ClusterError } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { topology } from "./helpers";
 
+/** a's own failover of the partition still running, as a failback right after it sees. */
+const failingOver = () =>
+  new KafkaError("MIRROR_FAILOVER_IN_PROGRESS", -1, true, "orders-0 is failing over (STOPPING)");
+/** a's mirror coordinator for the partition moving (its `__mirror_state` leader restarting), in a's words. */
+const coordinatorMoving = () =>
+  new ClusterError(
+    "COORDINATOR_NOT_AVAILABLE",
+    "the mirror coordinator of mirror 'dr', topic orders partition 0 (__mirror_state-1) is not available (no running leader); retry after its election",
+  );
+
 /**
- * a's LME lookups answer MIRROR_FAILOVER_IN_PROGRESS (a's own failover of the partition still running, as a
- * failback right after it sees) until `busyUntil` (virtual ms); then a answers as usual.
+ * a's LME lookups answer `busy()` until `busyUntil` (virtual ms); then a answers as usual.
  */
-function busySource(busyUntil: number) {
+function busySource(busyUntil: number, busy: () => Error = failingOver) {
   const t = topology(["a", "b"]);
   const a = t.node("a");
   const served = a.mirroring.asSource();
@@ -16,8 +26,7 @@ function busySource(busyUntil: number) {
     ...served,
     lastMirrorEpoch: async (topicId, partition) => {
       asked.push(t.clock.now());
-      if (t.clock.now() < busyUntil)
-        throw new KafkaError("MIRROR_FAILOVER_IN_PROGRESS", -1, true, "orders-0 is failing over (STOPPING)");
+      if (t.clock.now() < busyUntil) throw busy();
       return served.lastMirrorEpoch!(topicId, partition);
     },
   });
@@ -35,9 +44,13 @@ async function addOrders(
 }
 
 describe("PREPARING waits out a source that says 'retry shortly' for its LME", () => {
-  it("a source failing the partition over for 5 s: PREPARING asks again, never FAILED, mirrors once it answers", async () => {
+  it.each([
+    ["failing the partition over", failingOver],
+    // Before: FAILED at once, each retry's backoff growing (COORDINATOR_NOT_AVAILABLE was not waited out).
+    ["whose mirror coordinator is moving", coordinatorMoving],
+  ])("a source %s for 5 s: PREPARING asks again, never FAILED, mirrors once it answers", async (_, busy) => {
     const start = 1_700_000_000_000;
-    const { t, a, b, asked } = busySource(start + 5_000);
+    const { t, a, b, asked } = busySource(start + 5_000, busy);
     await addOrders(t, a, b);
     const states = new Set<string>();
     await t.until(async () => {

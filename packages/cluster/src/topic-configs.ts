@@ -99,7 +99,9 @@ export function validateTopicConfig(name: string, value: string): string | undef
         return `config '${name}' must be one of ${def.allowed.join(", ")}, got '${value}'`;
       return undefined;
     case "list": {
-      if (!def.allowed) return undefined;
+      // Kafka's ConfigDef parses a blank LIST value as the empty list, which ValidList accepts (it checks
+      // each element): Kafka 3.9 takes `cleanup.policy=""`, so a source topic may hold it.
+      if (!def.allowed || value.trim() === "") return undefined;
       const bad = value.split(",").filter((v) => !def.allowed!.includes(v.trim()));
       return bad.length === 0
         ? undefined

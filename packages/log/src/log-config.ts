@@ -2,22 +2,26 @@ import type { Clock } from "./clock";
 
 /**
  * Kafka's cleanup.policy, as far as the log is concerned: `compact,delete` compacts and also deletes old
- * segments by retention.ms / retention.bytes, as Kafka does for that combination.
+ * segments by retention.ms / retention.bytes, as Kafka does for that combination. `""` is the empty list,
+ * which Kafka 3.9 accepts (ConfigDef parses a blank LIST as empty, and ValidList checks each element) and
+ * reads as neither: the log is not compacted and keeps its segments whatever retention.ms and
+ * retention.bytes say (LogConfig's `compact` and `delete` are both false).
  */
-export type CleanupPolicy = "delete" | "compact" | "compact,delete";
+export type CleanupPolicy = "delete" | "compact" | "compact,delete" | "";
 
 /** Whether the log is compacted (`compact` or `compact,delete`). */
 export function compacts(policy: CleanupPolicy): boolean {
-  return policy !== "delete";
+  return policy === "compact" || policy === "compact,delete";
 }
 
 /** Whether time and size retention delete the log's old segments (`delete` or `compact,delete`). */
 export function deletesByRetention(policy: CleanupPolicy): boolean {
-  return policy !== "compact";
+  return policy === "delete" || policy === "compact,delete";
 }
 
 /** The policy a topic's `cleanup.policy` value (a comma-separated list) names; default `delete`. */
 export function parseCleanupPolicy(value: string | undefined): CleanupPolicy {
+  if (value !== undefined && value.trim() === "") return "";
   const parts = new Set((value ?? "delete").split(",").map((p) => p.trim()));
   if (parts.has("compact")) return parts.has("delete") ? "compact,delete" : "compact";
   return "delete";

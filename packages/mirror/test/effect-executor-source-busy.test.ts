@@ -1,4 +1,4 @@
-import { ManualClock, ManualScheduler } from "@cluster-mirror/cluster";
+import { ClusterError, ManualClock, ManualScheduler } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { SOURCE_BUSY_POLL_MS, SOURCE_BUSY_WAIT_MS } from "../src/coordinator/effect-executor";
@@ -46,6 +46,32 @@ describe("effect executor: PREPARING's LME lookup against a source that says 're
         message: expect.stringMatching(/failing over \(STOPPING\)/),
       }),
     ]);
+    expect(scheduler.pending).toBe(0);
+  });
+
+  it("waits out COORDINATOR_NOT_AVAILABLE (the source's mirror coordinator moving) and goes on once the source answers", async () => {
+    const asked: number[] = [];
+    const clock = new ManualClock(0);
+    const scheduler = new ManualScheduler(clock);
+    const source = {
+      lastMirrorEpoch: async () => {
+        asked.push(clock.now());
+        if (clock.now() < 2_000) {
+          throw new ClusterError(
+            "COORDINATOR_NOT_AVAILABLE",
+            "the mirror coordinator of __mirror_state-1 is not available (no running leader); retry after its election",
+          );
+        }
+        return 7;
+      },
+    };
+    const executor = executorOver({ clusterId: "destination" }, { source, clock, scheduler });
+    const p = recordingPartition("orders", 0);
+    executor.run(p.runtime, { type: "lookupLastMirrorEpoch", params: { stateEpoch: 3 } });
+    await runFor(scheduler, 3_000);
+    // Before: EFFECT_FAILED at once, on the first answer.
+    expect(asked).toEqual([0, 500, 1_000, 1_500, 2_000]);
+    expect(p.events).toEqual([{ type: "LME_FOUND", stateEpoch: 3, lme: 7 }]);
     expect(scheduler.pending).toBe(0);
   });
 

@@ -85,6 +85,25 @@ describe("what real Kafka writes: Kafka's Java producer, LogAppendTime, compacti
     expect(configs?.has("message.timestamp.type")).toBe(false);
   });
 
+  it('copies cleanup.policy="" (which Kafka accepts: neither compaction nor deletion) with the topic\'s other configs', async () => {
+    const topic = "no-cleanup-policy";
+    await createServedTopics(admin, [
+      {
+        topic,
+        numPartitions: 1,
+        configEntries: [
+          { name: "cleanup.policy", value: "" },
+          { name: "retention.ms", value: "86400000" },
+        ],
+      },
+    ]);
+    await mirrorAndCompare("k", topic, [0]);
+    // Before: the destination refused "" and, the creation being all or nothing, the topic was never added.
+    const configs = dest.cluster.controller.image.topic(topic)?.configs;
+    expect(configs?.get("cleanup.policy")).toBe("");
+    expect(configs?.get("retention.ms")).toBe("86400000");
+  });
+
   it("mirrors a compacted topic after the broker's cleaner ran: offset gaps and a batch emptied by compaction", async () => {
     const topic = "compacted";
     await createServedTopics(admin, [

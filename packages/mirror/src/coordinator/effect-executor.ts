@@ -49,10 +49,16 @@ export interface EffectExecutorContext {
 
 type Timer = "retry" | "commitRetry" | "isr" | "sourceBusy";
 
-/** The source's answers to an LME lookup that mean "retry shortly": PREPARING waits them out. */
+/**
+ * The source's answers to an LME lookup that mean "retry shortly": PREPARING waits them out.
+ * COORDINATOR_NOT_AVAILABLE is the source's mirror coordinator moving (its `__mirror_state` leader
+ * restarting, an election): retriable in Kafka, whose clients find the coordinator again and retry, as for
+ * COORDINATOR_LOAD_IN_PROGRESS (the admin client's CoordinatorStrategy treats the two alike).
+ */
 const SOURCE_BUSY: ReadonlySet<string> = new Set([
   "MIRROR_FAILOVER_IN_PROGRESS",
   "COORDINATOR_LOAD_IN_PROGRESS",
+  "COORDINATOR_NOT_AVAILABLE",
 ]);
 /** How long PREPARING asks a busy source again before it fails (retryable). */
 export const SOURCE_BUSY_WAIT_MS = 30_000;
@@ -224,11 +230,11 @@ export class EffectExecutor {
   /**
    * The source's LME for the partition (PREPARING step 2). A source that says "retry shortly" (it is failing
    * the partition over itself, a failback right after the other side's removal; or its coordinator is
-   * loading) is asked again every {@link SOURCE_BUSY_POLL_MS} for up to {@link SOURCE_BUSY_WAIT_MS}, the
-   * partition staying in PREPARING: failed at once, each retry's backoff grew (1, 2, 4, 8, 16 s...) and a
-   * failback waited up to 16 s after the source's failover had ended (soak `failback` FC_SEED=459). Longer
-   * than that, it fails as before (retryable, with the source's words). Undefined once the partition left
-   * this state or the coordinator lost its leadership.
+   * loading or moving) is asked again every {@link SOURCE_BUSY_POLL_MS} for up to
+   * {@link SOURCE_BUSY_WAIT_MS}, the partition staying in PREPARING: failed at once, each retry's backoff
+   * grew (1, 2, 4, 8, 16 s...) and a failback waited up to 16 s after the source's failover had ended (soak
+   * `failback` FC_SEED=459). Longer than that, it fails as before (retryable, with the source's words).
+   * Undefined once the partition left this state or the coordinator lost its leadership.
    */
   private async lastMirrorEpochOnceAnswered(
     p: PartitionRuntime,

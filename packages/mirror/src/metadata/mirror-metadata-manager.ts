@@ -7,6 +7,7 @@ import { reconcileAcls } from "./acl-sync";
 import { type GroupOffsetSyncResult, syncGroupOffsets } from "./group-offset-sync";
 import { createMirrorTopic, sourcePartitionCount } from "./mirror-topic-factory";
 import { MIRROR_NAME_CONFIG, type MirrorTopic, mirrorTopics, parseMirrorNameConfig } from "./mirror-topics";
+import { RefusedConfigReports, refusedConfigError } from "./refused-configs";
 import { SourceConnections } from "./source-connections";
 import {
   type DriveResult,
@@ -18,7 +19,7 @@ import {
   readOnlyIn,
   viewsByPartition,
 } from "./state-driver";
-import { topicConfigSyncOps } from "./topic-configs";
+import { refusedTopicConfigs, topicConfigSyncOps } from "./topic-configs";
 
 /** Message of a partition failed because its source topic disappeared (the POC's words). */
 export const SOURCE_TOPIC_DELETED = "The source topic is deleted.";
@@ -133,6 +134,8 @@ export class MirrorMetadataManager {
   private readonly missing = new Map<string, number>();
   /** The skipped topics already reported, by mirror (`onTopicSkipped`). */
   private readonly skipped = new Map<string, Set<string>>();
+  /** The source config values this cluster refused, reported once each. */
+  private readonly refusedConfigs = new RefusedConfigReports();
   /** Topics whose `mirror.name` changed, by mirror, to drive on the next scheduler turn (one drive each). */
   private readonly changed = new Map<string, Set<string>>();
   private unsubscribe: (() => void) | undefined;
@@ -285,6 +288,7 @@ export class MirrorMetadataManager {
       this.sources.drop(record.name);
       this.options.metrics?.forgetMirror(record.name);
       this.skipped.delete(record.name);
+      this.refusedConfigs.forgetMirror(record.name);
       for (const key of [...this.missing.keys()])
         if (key.startsWith(`${record.name}\u0000`)) this.missing.delete(key);
     } else if (
@@ -564,6 +568,16 @@ export class MirrorMetadataManager {
     // Unknown configs (not asked for: an --add made the topic a mirror while this refresh asked the source;
     // or refused by the source) change nothing: an empty set here would delete every synced config.
     if (!def.configsSyncEnable || source.configs === undefined) return;
+    // A value this cluster refuses is left out (`topicConfigSyncOps`), so that it does not block the topic's
+    // other configs (an alter is all or nothing), and is reported once, not on every refresh.
+    const refused = refusedTopicConfigs(source.configs, def.topicPropertiesExclude);
+    for (const r of this.refusedConfigs.newlyRefused(def.name, topic.name, refused)) {
+      this.error(
+        def.name,
+        "TopicConfigSyncError",
+        refusedConfigError(def.name, topic.name, r, topic.configs.get(r.name)),
+      );
+    }
     try {
       const ops = topicConfigSyncOps(source.configs, topic.configs, def.topicPropertiesExclude);
       if (ops.length === 0) return;

@@ -75,6 +75,8 @@ const DYNAMIC_TOPIC_CONFIG = 1;
 /** How long `close` waits for a broker to end a fetch session before leaving it to the broker's eviction. */
 const CLOSE_SESSION_TIMEOUT_MS = 2_000;
 const SECURITY_DISABLED = 54;
+/** DescribeGroups' answer for a group the principal may not DESCRIBE. */
+const GROUP_AUTHORIZATION_FAILED = 30;
 const UNKNOWN_TOPIC_ID = 100;
 
 /**
@@ -193,7 +195,10 @@ export class KafkajsSourceCluster implements SourceCluster {
     request: SourceFetchRequest,
   ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }> {
     const context = `${this.mirrorName}: fetch from source broker ${request.brokerId}`;
-    const session = this.session(request.brokerId, request.clientId);
+    // A one-off fetch (a probe) opens no session: one opened would stay on the broker until evicted.
+    const session = request.sessionless
+      ? new FetchSessionHandler({ enabled: false })
+      : this.session(request.brokerId, request.clientId);
     let sent: SessionFetch | undefined;
     let response: FetchResponse;
     try {
@@ -448,10 +453,12 @@ export class KafkajsSourceCluster implements SourceCluster {
       const context = `${this.mirrorName}: groups on source broker ${b.nodeId}`;
       const { groups } = await broker.listGroups().catch((e) => Promise.reject(asSourceError(e, context)));
       if (groups.length === 0) continue;
-      const described = await broker
-        .describeGroups({ groupIds: groups.map((g) => g.groupId) })
-        .catch((e) => Promise.reject(asSourceError(e, context)));
-      for (const g of described.groups) {
+      const described = await describableGroups(
+        broker,
+        groups.map((g) => g.groupId),
+        context,
+      );
+      for (const g of described) {
         if (g.errorCode !== 0 || topics.length === 0) continue;
         const fetched = await broker
           .offsetFetch({ groupId: g.groupId, topics })
@@ -794,6 +801,38 @@ export class KafkajsSourceCluster implements SourceCluster {
     this.brokers.delete(key);
     await broker?.disconnect().catch(() => {});
   }
+}
+
+/**
+ * DescribeGroups of these groups, without the ones the principal may not DESCRIBE. Kafka's ListGroups names
+ * every group to a principal with DESCRIBE on the CLUSTER (which the ACL sync needs), and its DescribeGroups
+ * answers GROUP_AUTHORIZATION_FAILED for each group the principal may not describe; kafkajs rejects the
+ * whole answer for one such group, so then each group is asked alone and the refused ones are left out, as
+ * Kafka leaves them out of a listing.
+ */
+async function describableGroups(
+  broker: KjsBroker,
+  groupIds: readonly string[],
+  context: string,
+): Promise<Awaited<ReturnType<KjsBroker["describeGroups"]>>["groups"]> {
+  const describe = (ids: readonly string[]) =>
+    broker.describeGroups({ groupIds: [...ids] }).catch((e) => Promise.reject(asSourceError(e, context)));
+  const refused = (error: unknown) =>
+    error instanceof KafkaError && error.code === GROUP_AUTHORIZATION_FAILED;
+  try {
+    return (await describe(groupIds)).groups;
+  } catch (error) {
+    if (!refused(error)) throw error;
+  }
+  const out: Awaited<ReturnType<KjsBroker["describeGroups"]>>["groups"] = [];
+  for (const groupId of groupIds) {
+    try {
+      out.push(...(await describe([groupId])).groups);
+    } catch (error) {
+      if (!refused(error)) throw error;
+    }
+  }
+  return out;
 }
 
 /** A partition an incremental answer left out: no records, the offsets the session last reported. */

@@ -112,6 +112,12 @@ export interface SourceFetchRequest {
   /** Response size limit over all partitions. */
   maxBytes: number;
   partitions: SourceFetchPartition[];
+  /**
+   * A one-off fetch outside any fetch session (KIP-227's sessionless fetch: session id 0, epoch -1): the
+   * source opens none for it, so none is left holding a slot of its session cache afterwards. For a probe;
+   * a fetcher leaves it unset, as its incremental sessions save bytes on every round.
+   */
+  sessionless?: boolean;
 }
 
 /** A source consumer group's committed offsets and whether it has active members. */

@@ -9,7 +9,8 @@ import type { SourceCluster } from "../ports";
  *
  * Kafka's ListOffsets needs only DESCRIBE, so a principal denied READ alone still lists offsets; only a
  * Fetch asks for READ. The probe fetches partition `partition` at `fetchOffset` (its high watermark, so no
- * records come back) under its own client id: a fetcher's fetch session is left alone.
+ * records come back) under its own client id, so a fetcher's fetch session is left alone, and sessionless,
+ * so it opens none of its own that the source would hold after the recover.
  */
 export async function sourceRefusesRead(
   source: SourceCluster,
@@ -26,6 +27,7 @@ export async function sourceRefusesRead(
       clientId: `cluster-mirror-${mirror}-recover`,
       brokerId: leader.leaderId,
       maxBytes: 1,
+      sessionless: true,
       partitions: [
         {
           topic,

@@ -164,6 +164,8 @@ async function fetchBatches(
     clientId: "cluster-mirror-verify",
     brokerId,
     maxBytes: FETCH_BYTES,
+    // One-off: a fetch session opened for it would stay on the source broker after the verify.
+    sessionless: true,
     partitions: [
       {
         topic,

@@ -1,5 +1,7 @@
 import {
   type AclBinding,
+  type AclOperation,
+  type AclResourceType,
   type Broker,
   CLUSTER_RESOURCE_NAME,
   ClusterError,
@@ -57,12 +59,19 @@ export class EmbeddedSourceCluster implements SourceCluster {
     return this.cluster.clusterId;
   }
 
-  /** Every topic whose name does not start with `__`, with partitions, leaders, epochs and dynamic configs. */
+  /**
+   * Every topic whose name does not start with `__` and that the principal may DESCRIBE (Kafka's Metadata
+   * for all topics silently leaves out the others), with partitions, leaders, epochs, and the dynamic configs
+   * of the wanted ones it may DESCRIBE_CONFIGS (Kafka's DescribeConfigs refuses the others: their configs
+   * stay unknown, never an empty set).
+   */
   async describeTopics(options: DescribeTopicsOptions = {}): Promise<SourceTopicInfo[]> {
     this.requireRunningBroker();
     const topics: SourceTopicInfo[] = [];
     for (const t of this.cluster.controller.image.topicsById.values()) {
-      if (t.name.startsWith("__")) continue;
+      if (t.name.startsWith("__") || !this.may("DESCRIBE", "TOPIC", t.name)) continue;
+      const configsWanted =
+        (options.configsOf?.(t.name) ?? true) && this.may("DESCRIBE_CONFIGS", "TOPIC", t.name);
       topics.push({
         name: t.name,
         topicId: t.topicId,
@@ -71,7 +80,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
           leaderId: p.leader,
           leaderEpoch: p.leaderEpoch,
         })),
-        ...((options.configsOf?.(t.name) ?? true) ? { configs: Object.fromEntries(t.configs) } : {}),
+        ...(configsWanted ? { configs: Object.fromEntries(t.configs) } : {}),
       });
     }
     return topics.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -89,10 +98,15 @@ export class EmbeddedSourceCluster implements SourceCluster {
     );
   }
 
+  /**
+   * The named topics' partition leaders. A topic the principal may not DESCRIBE is left out as an unknown
+   * one is (Kafka's Metadata answers it TOPIC_AUTHORIZATION_FAILED, without partitions).
+   */
   async partitionLeaders(topics: readonly string[]): Promise<SourcePartitionLeader[]> {
     const leaders: SourcePartitionLeader[] = [];
     const image = this.cluster.controller.image;
     for (const name of new Set(topics)) {
+      if (!this.may("DESCRIBE", "TOPIC", name)) continue;
       for (const p of image.topic(name)?.partitions ?? [])
         leaders.push({ topic: name, partition: p.partition, leaderId: p.leader, leaderEpoch: p.leaderEpoch });
     }
@@ -119,6 +133,13 @@ export class EmbeddedSourceCluster implements SourceCluster {
       const current = byId ? image.topic(p.topic)?.topicId : undefined;
       if (byId && p.topicId !== undefined && current !== p.topicId) {
         partitions.push(unknownTopicId(p.topic, p.partition, p.topicId, current));
+        continue;
+      }
+      // Kafka authorizes every partition of a fetch before it reads any: one the principal may not READ is
+      // refused even where the size limit leaves it no bytes, and without its offsets.
+      const refused = this.readRefusal(p.topic);
+      if (refused) {
+        partitions.push(refusedRead(p.topic, p.partition, refused));
         continue;
       }
       if (remaining <= 0) {
@@ -170,17 +191,22 @@ export class EmbeddedSourceCluster implements SourceCluster {
     return this.cluster.leaderFor(topic, partition).listOffsets(topic, partition, timestamp).offset;
   }
 
-  /** Groups with committed offsets; `active` when the group has members right now. */
+  /**
+   * Groups with committed offsets; `active` when the group has members right now. As on Kafka, only the
+   * groups the principal may DESCRIBE (DescribeGroups and OffsetFetch refuse the others), and only the
+   * offsets of topics it may DESCRIBE (OffsetFetch leaves the others out).
+   */
   async listGroupOffsets(): Promise<(SourceGroupOffsets & { active: boolean })[]> {
     const groups = this.cluster.groups;
     const out: (SourceGroupOffsets & { active: boolean })[] = [];
     for (const { groupId } of groups.listGroups()) {
+      if (!this.may("DESCRIBE", "GROUP", groupId)) continue;
       const committed = groups.fetchOffsets(groupId);
       if (committed.size === 0) continue;
       const offsets: SourceGroupOffsets["offsets"] = [];
       for (const [key, c] of committed) {
         const tp = parseOffsetKey(key);
-        if (!tp) continue;
+        if (!tp || !this.may("DESCRIBE", "TOPIC", tp.topic)) continue;
         offsets.push({ ...tp, offset: c.offset, leaderEpoch: c.leaderEpoch, metadata: c.metadata });
       }
       out.push({ groupId, offsets, active: groups.describeGroup(groupId).members.length > 0 });
@@ -188,7 +214,14 @@ export class EmbeddedSourceCluster implements SourceCluster {
     return out;
   }
 
+  /** Every binding; DescribeAcls needs DESCRIBE on the CLUSTER, as on Kafka (CLUSTER_AUTHORIZATION_FAILED). */
   async describeAcls(): Promise<AclBinding[]> {
+    this.cluster.authorizer.check({
+      principal: this.principal(),
+      operation: "DESCRIBE",
+      resourceType: "CLUSTER",
+      resourceName: CLUSTER_RESOURCE_NAME,
+    });
     return this.cluster.authorizer.describeAcls();
   }
 
@@ -240,6 +273,31 @@ export class EmbeddedSourceCluster implements SourceCluster {
     });
   }
 
+  /** The authorization error a Fetch of `topic` gets (no READ), or undefined when it may read it. */
+  private readRefusal(topic: string): KafkaError | undefined {
+    try {
+      this.cluster.authorizer.check({
+        principal: this.principal(),
+        operation: "READ",
+        resourceType: "TOPIC",
+        resourceName: topic,
+      });
+      return undefined;
+    } catch (error) {
+      return asKafkaError(error);
+    }
+  }
+
+  /** True when the source's authorizer allows the mirror's principal the operation. */
+  private may(operation: AclOperation, resourceType: AclResourceType, resourceName: string): boolean {
+    return this.cluster.authorizer.authorize({
+      principal: this.principal(),
+      operation,
+      resourceType,
+      resourceName,
+    });
+  }
+
   /** Who the mirror's requests are from, for the source's authorizer. */
   private principal(): string {
     return this.options.principal ?? "User:ANONYMOUS";
@@ -281,6 +339,19 @@ function unknownTopicId(
     lastStableOffset: -1n,
     logStartOffset: -1n,
     error: unknownTopicIdError(topic, partition, wanted, current),
+  };
+}
+
+/** Kafka's answer for a partition the principal may not READ: the error, no records, no offsets. */
+function refusedRead(topic: string, partition: number, error: KafkaError): SourceFetchPartitionResult {
+  return {
+    topic,
+    partition,
+    recordSlices: [],
+    highWatermark: -1n,
+    lastStableOffset: -1n,
+    logStartOffset: -1n,
+    error,
   };
 }
 

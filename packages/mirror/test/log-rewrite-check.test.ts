@@ -28,15 +28,17 @@ function replicaOf(batches: readonly Buffer[], start = 0n): LocalReplica {
 function sourceOf(
   batches: readonly Buffer[],
   options: { logStart?: bigint; error?: KafkaError } = {},
-): SourceCluster & { fetched: bigint[] } {
+): SourceCluster & { fetched: bigint[]; inSession: number } {
   const logStart = options.logStart ?? 0n;
   const end = BigInt(batches.length);
   const fetched: bigint[] = [];
-  return {
+  const out = {
     fetched,
+    inSession: 0,
     fetch: async (request: Parameters<SourceCluster["fetch"]>[0]) => {
       const p = request.partitions[0]!;
       fetched.push(p.fetchOffset);
+      if (request.sessionless !== true) out.inSession++;
       const base = { topic: p.topic, partition: p.partition, highWatermark: end, lastStableOffset: end };
       let answer: SourceFetchPartitionResult;
       if (options.error)
@@ -51,7 +53,8 @@ function sourceOf(
       } else answer = { ...base, logStartOffset: logStart, recordSlices: readFrom(batches, p.fetchOffset) };
       return { throttleTimeMs: 0, partitions: [answer] };
     },
-  } as unknown as SourceCluster & { fetched: bigint[] };
+  };
+  return out as unknown as SourceCluster & { fetched: bigint[]; inSession: number };
 }
 
 const target = (source: SourceCluster) => ({
@@ -78,6 +81,9 @@ describe("comparing a copy with its source where the source's mirror cut its log
     expect(await compareRewrittenRanges(target(source), copy, [cut(1n, 3n)])).toEqual({});
     // Only the rewritten range is read, from the cut on.
     expect(source.fetched).toEqual([1n]);
+    // Outside the fetcher's fetch session (same client id and broker): a one-partition fetch in it would
+    // make the source forget the session's other partitions, all sent again on the next round.
+    expect(source.inSession).toBe(0);
   });
 
   it("cuts at the first batch that differs, even of the same epoch and offset", async () => {

@@ -114,6 +114,9 @@ async function firstDifference(
       clientId: target.clientId,
       brokerId: target.brokerId,
       maxBytes: CHECK_BYTES,
+      // Outside the fetcher's fetch session (same client id and broker): as one of its rounds, this
+      // one-partition fetch would make the source forget the session's other partitions.
+      sessionless: true,
       partitions: [
         {
           topic: target.topic,

@@ -194,6 +194,8 @@ export class Broker {
   private unsubscribe: (() => void) | undefined;
   /** High watermarks of the checkpoint read at start, by `topic-partition`, until that log is opened. */
   private checkpointedHw = new Map<string, bigint>();
+  /** High watermarks as the checkpoint file holds them: its last successful write, or as read at start. */
+  private hwCheckpointOnDisk = new Map<string, bigint>();
   /** Truncations refused because the leader lost data, by partition and leader epoch (logged once each). */
   private readonly refusedTruncations = new Set<string>();
   /** Partition@leaderEpoch keys whose follower append failure was reported (one WARN per epoch). */
@@ -251,6 +253,7 @@ export class Broker {
     if (this.running) return;
     this.running = true;
     this.checkpointedHw = parseHighWatermarks(this.options.dataDir.readCheckpoint(HIGH_WATERMARK_CHECKPOINT));
+    this.hwCheckpointOnDisk = new Map(this.checkpointedHw);
     this.owedTruncations.load();
     // Replaying the feed opens (and recovers) every hosted log before the broker registers, so the
     // controller hears which replicas lost data before it lets this broker lead anything.
@@ -510,6 +513,7 @@ export class Broker {
     if (p.cutDrops(offset, false)) this.recordTruncation(p, offset, false);
     p.truncateAsLeader(offset);
     this.settleOwedTruncation(p, false);
+    this.checkpointAfterCut(p);
     this.notifyFollowers(p);
   }
 
@@ -522,6 +526,7 @@ export class Broker {
     p.truncateFullyAsLeader(offset);
     // The leader owes its own cut too (see `recordTruncation`): made, it stores and reports it.
     this.settleOwedTruncation(p, false);
+    this.checkpointAfterCut(p);
     this.notifyFollowers(p);
   }
 
@@ -578,6 +583,7 @@ export class Broker {
     const stillOwed = () =>
       this.running && this.partitions.get(replica.key) === p && this.owedTruncation(p)?.id === owed.id;
     this.owedTruncations.report(replica, owed, stillOwed, deferReport);
+    if (changed) this.checkpointAfterCut(p);
     return changed;
   }
 
@@ -838,9 +844,25 @@ export class Broker {
         p.log.retryEpochCheckpoint(),
       );
     }
-    this.retryingStorageWrite("the high watermark checkpoint", () =>
+    const written = this.retryingStorageWrite(HW_CHECKPOINT_WRITE, () =>
       this.options.dataDir.writeCheckpoint(HIGH_WATERMARK_CHECKPOINT, formatHighWatermarks(hws)),
     );
+    if (written) this.hwCheckpointOnDisk = hws;
+  }
+
+  /**
+   * After a cut that took `p`'s log below the high watermark last checkpointed for it (a mirror aligning
+   * its copy, a follower cutting the same, a divergence after an unclean election): the checkpoint is
+   * written now rather than at the next interval. A crash in between would otherwise reopen the log below
+   * its checkpointed high watermark, which counts as lost acknowledged records (`ENDS_BELOW_CHECKPOINT`):
+   * every replica of a partition a mirror had just aligned came back out of the ISR and unfit to lead.
+   */
+  private checkpointAfterCut(p: Partition): void {
+    const checkpointed = this.hwCheckpointOnDisk.get(p.name);
+    if (checkpointed === undefined || p.log.logEndOffset >= checkpointed) return;
+    // While the checkpoint cannot be written (a full disk), the periodic task retries it; not every fetch.
+    if (this.failingWrites.has(HW_CHECKPOINT_WRITE)) return;
+    this.checkpointHighWatermarks();
   }
 
   /**
@@ -1198,8 +1220,17 @@ export class Broker {
     this.fetchScheduled.delete(k);
   }
 
-  /** One follower fetch: truncate where the logs diverged, append what the leader sent, follow its HW. */
+  /** One follower fetch (see `followerFetch`), then the checkpoint a cut it made needs now. */
   private replicaFetchOnce(p: Partition): void {
+    try {
+      this.followerFetch(p);
+    } finally {
+      this.checkpointAfterCut(p);
+    }
+  }
+
+  /** One follower fetch: truncate where the logs diverged, append what the leader sent, follow its HW. */
+  private followerFetch(p: Partition): void {
     if (
       !this.running ||
       p.isLeader ||
@@ -1526,6 +1557,9 @@ export class Broker {
     this.loops.set(name, this.options.scheduler.schedule(tick, intervalMs));
   }
 }
+
+/** What a failed high watermark checkpoint write is reported as (and remembered by, until it succeeds). */
+const HW_CHECKPOINT_WRITE = "the high watermark checkpoint";
 
 /** `RecoveryLoss.reason` of a log that recovery cut nothing of, yet ends below its checkpointed high watermark. */
 const ENDS_BELOW_CHECKPOINT = "the log ends below the checkpointed high watermark";

@@ -231,6 +231,25 @@ describe("one corrupt replica must not destroy the healthy copies (issue 11, ite
     for (const id of [0, 1, 2]) expect(valuesOn(first.cluster, id)).toEqual(acked);
   });
 
+  it("a log cut below its high watermark on purpose (a mirror aligning it) is no loss after a crash right after the cut", async () => {
+    const first = firstStart();
+    const acked = await produceAll(first.cluster, first.settle, 5);
+    first.settle(6000); // high watermarks checkpointed: 50
+    // A mirror aligning the copy with its source cuts the leader's log at 20; the followers follow.
+    first.cluster.leaderFor("t", 0).truncateTo("t", 0, 20n);
+    first.settle(500);
+    for (const id of [0, 1, 2]) expect(valuesOn(first.cluster, id)).toEqual(acked.slice(0, 20));
+    // The process dies before the next periodic checkpoint (5 s): the file still said 50.
+    const records = processDies(first.cluster);
+
+    const { logger, lines } = capturingLogger();
+    const second = fileCluster(first.dataDir, logger, records);
+    expect(lines.filter((l) => l.fields.event === "log.recovery_truncated")).toEqual([]);
+    for (const id of [0, 1, 2])
+      expect(second.cluster.broker(id)!.replica("t", 0)!.recoveryLoss).toBeUndefined();
+    expect(second.cluster.controller.image.partition("t", 0)!.isr).toHaveLength(3);
+  });
+
   it("a last-ISR leader that lost data does not make out-of-sync followers drop acknowledged records", async () => {
     const { dataDir, ...first } = firstStart();
     const acked = await produceAll(first.cluster, first.settle, 5);

@@ -432,13 +432,16 @@ export class Broker {
 
   /**
    * Appends control batches (transaction markers, MIRROR_PID_RESET) on the leader on a coordinator's
-   * behalf: allowed on read-only mirror partitions, refused elsewhere than on the leader.
+   * behalf: allowed on read-only mirror partitions, refused elsewhere than on the leader. With `acks: -1`
+   * (transaction markers: Kafka's WriteTxnMarkers appends with requiredAcks=-1) it is refused with
+   * NOT_ENOUGH_REPLICAS, before anything is appended, while the ISR is under min.insync.replicas; waiting
+   * for the high watermark is the caller's.
    */
-  appendControlBatch(topic: string, partition: number, batch: Buffer): LogAppendInfo {
+  appendControlBatch(topic: string, partition: number, batch: Buffer, acks: 1 | -1 = 1): LogAppendInfo {
     this.checkRunning();
     const p = this.leaderReplica(topic, partition);
     this.settleOwnCut(p);
-    const info = p.appendAsLeader(batch, 1, this.partitionConfig(this.image.topic(topic)!), "coordinator");
+    const info = p.appendAsLeader(batch, acks, this.partitionConfig(this.image.topic(topic)!), "coordinator");
     this.afterLeaderAppend(p);
     return info;
   }

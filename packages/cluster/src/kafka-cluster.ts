@@ -15,7 +15,11 @@ import { type ClusterLogger, CONSOLE_LOGGER } from "./logger";
 import { isMirrorReadOnly, MIRROR_NAME_CONFIG } from "./mirror-read-only";
 import type { Random } from "./random";
 import type { Cancel, Scheduler } from "./scheduler";
-import { type TopicPartition, TransactionCoordinator } from "./transaction-coordinator";
+import {
+  MARKER_RETRY_BACKOFF_MS,
+  type TopicPartition,
+  TransactionCoordinator,
+} from "./transaction-coordinator";
 
 /** Settings of an embedded cluster. Clock, randomness and scheduling are injected; nothing else is global. */
 export interface KafkaClusterOptions {
@@ -581,13 +585,16 @@ export class KafkaCluster implements BrokerNetwork {
    * without a leader now is tried again on the next pass. With `only`, the markers of that producer id on
    * that partition alone, before its produce: one that cannot be written throws.
    */
-  /** One held-marker pass on the next turn of the scheduler (once the metadata that made it writable applied). */
-  private writeHeldMarkersSoon(): void {
+  /**
+   * One held-marker pass on the next turn of the scheduler (once the metadata that made it writable
+   * applied), or `delayMs` later.
+   */
+  private writeHeldMarkersSoon(delayMs = 0): void {
     if (this.heldMarkerPass !== undefined) return;
     this.heldMarkerPass = this.scheduler.schedule(() => {
       this.heldMarkerPass = undefined;
       if (!this.closed) this.writeHeldTxnMarkers();
-    }, 0);
+    }, delayMs);
   }
 
   private writeHeldTxnMarkers(only?: TopicPartition & { producerId: bigint }): void {
@@ -619,22 +626,37 @@ export class KafkaCluster implements BrokerNetwork {
         .ongoingTransactions()
         .some((t) => t.producerId === m.producerId && t.firstOffset === m.firstOffset);
       if (!open) {
-        this.heldTxnMarkers.release(m);
+        // Closed by a marker only the leader holds (above its high watermark, so the transaction still
+        // holds the last stable offset) it is kept: a leader lost before its followers copied the marker
+        // leaves the transaction open on the next one, where nothing else would end it once the
+        // transactional id starts its next transaction. Cut (the log ends at or before it): dropped.
+        const log = replica.log;
+        if (log.lastStableOffset > m.firstOffset || log.logEndOffset <= m.firstOffset)
+          this.heldTxnMarkers.release(m);
         continue;
       }
       if (replica.isReadOnly(this.controller.image.topic(topic)?.configs.get(MIRROR_NAME_CONFIG))) continue;
       try {
         this.appendTxnMarker(leader, topic, partition, m);
-        // Released on the next pass, which finds the transaction closed: a leader lost before its followers
-        // copied the marker leaves it open on the next one, and the marker is written again there.
+        // Released on a later pass, which finds the transaction closed below the high watermark: a leader
+        // lost before its followers copied the marker leaves it open on the next one, and the marker is
+        // written again there.
       } catch (error) {
-        // A full disk, a lost leadership: the next pass writes it.
         if (only !== undefined) throw error;
+        // An ISR under min.insync.replicas, a full disk, a lost leadership: tried again after the backoff, as
+        // the coordinator retries its markers, not only at the next housekeeping pass (up to 10 s later,
+        // while the open transaction holds the partition's last stable offset).
+        this.writeHeldMarkersSoon(MARKER_RETRY_BACKOFF_MS);
       }
     }
   }
 
-  /** Appends the marker (COMMIT or ABORT) that ends `m`'s transaction on the partition's leader log. */
+  /**
+   * Appends the marker (COMMIT or ABORT) that ends `m`'s transaction on the partition's leader log, as
+   * Kafka's WriteTxnMarkers does (acks=all): refused with NOT_ENOUGH_REPLICAS before it is appended while
+   * the ISR is under min.insync.replicas, and retried. Appended then, it would wait above the held high
+   * watermark, and each retry after the wait timed out would append another marker.
+   */
   private appendTxnMarker(
     leader: Broker,
     topic: string,
@@ -651,6 +673,7 @@ export class KafkaCluster implements BrokerNetwork {
         coordinatorEpoch: m.coordinatorEpoch,
         timestamp: BigInt(this.clock.now()),
       }),
+      -1,
     );
   }
 

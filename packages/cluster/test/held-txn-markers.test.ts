@@ -73,3 +73,41 @@ describe("a held marker and the transactional id's next transaction", () => {
     expect(kinds()).toEqual(["data", ControlRecordType.COMMIT, "data", ControlRecordType.ABORT]);
   });
 });
+
+describe("a held marker and a leader lost before its followers copied it", () => {
+  it("is kept until the ISR has the marker: the next leader, without it, gets it again", async () => {
+    const { t } = await heldCommit();
+    const kindsOn = (id: number) =>
+      batchesOf(t.cluster, id, "t").map((x) => (x.isControl ? controlTypeOf(x) : "data"));
+    // Followers get what the leader appends 20 s later (they stay in the ISR: replica.lag.time.max.ms is 30 s).
+    t.cluster.setReplicationLatency(20_000);
+    t.cluster.controller.setMirrorReadOnly("t", 0, false);
+    t.settle();
+    const leader = t.cluster.leaderFor("t", 0).brokerId;
+    expect(kindsOn(leader)).toEqual(["data", ControlRecordType.COMMIT]);
+    // The housekeeping pass finds the transaction closed on the leader, whose followers lack the marker.
+    t.settle(10_500);
+    const followers = [0, 1, 2].filter((id) => id !== leader);
+    expect(followers.map(kindsOn)).toEqual([["data"], ["data"]]);
+    expect(t.cluster.controller.image.partition("t", 0)?.isr).toHaveLength(3);
+    t.cluster.crashBroker(leader);
+    t.cluster.setReplicationLatency(0);
+    t.settle(100);
+    const next = t.cluster.leaderFor("t", 0).brokerId;
+    expect(followers).toContain(next);
+    // The transactional id's next transaction (on u alone) before the next housekeeping pass: the
+    // coordinator no longer checks the last transaction's partitions.
+    const producer = t.kafka.producer({ transactionalId: "tx" });
+    await producer.connect();
+    const txn = await t.run(producer.transaction());
+    await t.run(txn.send({ topic: "u", messages: [{ value: "u2" }] }));
+    await t.run(txn.commit());
+    t.settle(30_000);
+    // t1's transaction ends on the new leader: nothing holds its last stable offset.
+    expect(kindsOn(next)).toEqual(["data", ControlRecordType.COMMIT]);
+    const log = t.cluster.broker(next)!.replica("t", 0)!.log;
+    expect(log.ongoingTransactions()).toEqual([]);
+    expect(log.lastStableOffset).toBe(log.logEndOffset);
+    expect(t.cluster.heldTxnMarkers.all()).toEqual([]);
+  });
+});

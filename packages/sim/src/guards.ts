@@ -91,9 +91,9 @@ export function installBrokerGuards(node: string, cluster: KafkaCluster, hooks: 
       return result;
     };
     const appendControlBatch = broker.appendControlBatch.bind(broker);
-    broker.appendControlBatch = (topic, partition, batch) => {
+    broker.appendControlBatch = (topic, partition, batch, acks) => {
       hooks.beforeControlAppend(node, topic, partition);
-      const info = appendControlBatch(topic, partition, batch);
+      const info = appendControlBatch(topic, partition, batch, acks);
       hooks.afterControlAppend(node, broker.brokerId, topic, partition);
       return info;
     };

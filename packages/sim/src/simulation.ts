@@ -181,7 +181,10 @@ export class Simulation {
    * after a node restart, before its brokers start).
    */
   private watchCluster(name: string, cluster: KafkaCluster): void {
-    this.markerWatches.set(name, new TxnMarkerWatch(name, cluster, () => this.world.clock.now()));
+    this.markerWatches.set(
+      name,
+      new TxnMarkerWatch(name, cluster, () => this.world.clock.now(), this.options.minInsyncReplicas),
+    );
     watchReadOnlyClears(name, cluster, (v) => this.report(v));
     installBrokerGuards(name, cluster, {
       readOnlyReason: (_node, topic, partition) =>

@@ -5,6 +5,7 @@ import {
   leaderLog,
   MARKER_BOUND_MS,
   Simulation,
+  transactionOutcome,
   txnBegin,
   txnEnd,
 } from "../src/index";
@@ -77,6 +78,64 @@ describe("committed transactions are not left open on their leaders", () => {
     await sim.world.time.advance(100);
     sim.checkTxnMarkers();
     expect(timely(sim)).toHaveLength(1);
+  });
+
+  it("a partition whose ISR is under min.insync.replicas gets the bound from the moment its ISR is back", async () => {
+    // Its marker is refused while the ISR is under min.insync.replicas (Kafka's WriteTxnMarkers appends
+    // with acks=all): it can only land after the ISR grows back.
+    const sim = await Simulation.create(activePassive(), 9, { minInsyncReplicas: 2 });
+    const { open } = await openButRecordedCommitted(sim, (now) => now);
+    const cluster = sim.node(open.node).cluster;
+    const isr = () => cluster.controller.image.partition(open.topic, open.partition)!.isr;
+    const leader = cluster.controller.image.partition(open.topic, open.partition)!.leader;
+    const followers = cluster.controller.image
+      .partition(open.topic, open.partition)!
+      .replicas.filter((id) => id !== leader);
+    for (const id of followers) cluster.crashBroker(id);
+    await sim.world.time.advance(100);
+    expect(isr()).toEqual([leader]);
+    sim.checkTxnMarkers();
+    await sim.world.time.advance(5 * MARKER_BOUND_MS);
+    sim.checkTxnMarkers();
+    expect(timely(sim)).toEqual([]);
+    for (const id of followers) cluster.startBroker(id);
+    for (let i = 0; i < 100 && isr().length < 2; i++) await sim.world.time.advance(10);
+    expect(isr().length).toBeGreaterThanOrEqual(2);
+    await sim.world.time.advance(MARKER_BOUND_MS - 100);
+    sim.checkTxnMarkers();
+    expect(timely(sim)).toEqual([]);
+    // Still open 2 s after the ISR was back: a marker lost for good, which the watch reports.
+    await sim.world.time.advance(100);
+    sim.checkTxnMarkers();
+    expect(timely(sim)).toHaveLength(1);
+  });
+
+  it("a transaction committed through the workload while its ISR is under min.insync.replicas is committed once the ISR is back, and never reported", async () => {
+    const sim = await Simulation.create(activePassive(), 10, { minInsyncReplicas: 2 });
+    await txnBegin(sim, 0, 0);
+    const open = sim.openTxn!;
+    const cluster = sim.node(open.node).cluster;
+    const meta = () => cluster.controller.image.partition(open.topic, open.partition)!;
+    const followers = meta().replicas.filter((id) => id !== meta().leader);
+    for (const id of followers) cluster.crashBroker(id);
+    await sim.world.time.advance(100);
+    expect(meta().isr).toEqual([meta().leader]);
+    await txnEnd(sim, true);
+    expect(sim.model.commits).toHaveLength(1);
+    const c = sim.model.commits[0]!;
+    for (let i = 0; i < 3; i++) {
+      await sim.world.time.advance(MARKER_BOUND_MS);
+      sim.checkTxnMarkers();
+    }
+    // Refused, not appended above the held high watermark.
+    expect(transactionOutcome(cluster, c.topic, c.partition, c.producerId, c.offset)).toBe("OPEN");
+    for (const id of followers) cluster.startBroker(id);
+    for (let i = 0; i < 5; i++) {
+      await sim.world.time.advance(MARKER_BOUND_MS);
+      sim.checkTxnMarkers();
+    }
+    expect(transactionOutcome(cluster, c.topic, c.partition, c.producerId, c.offset)).toBe("COMMITTED");
+    expect(timely(sim)).toEqual([]);
   });
 
   it("a transaction committed through the workload is never reported", async () => {

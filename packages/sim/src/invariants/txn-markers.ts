@@ -14,10 +14,13 @@ export const MARKER_BOUND_MS = 2_000;
 /**
  * A committed transaction does not stay open on its partition's leader: once `commit()` returned, the
  * COMMIT marker is on the leader's log within {@link MARKER_BOUND_MS} of the latest of the commit, the
- * leader's election and the moment the leader's disk last had space again. A full disk fails every append
- * on the leader, the marker's too, and the embedded broker keeps leading on it (a difference from Kafka
- * the README states: Kafka takes the log directory offline and moves the leadership), so the coordinator
- * retries the marker until the disk has space; while the leader's disk is full nothing is checked.
+ * leader's election, the moment the leader's disk last had space again and the moment the partition's
+ * ISR last grew back to min.insync.replicas. The marker is appended as Kafka's WriteTxnMarkers does
+ * (acks=all): refused while the ISR is under min.insync.replicas, so nothing is checked then. A full disk
+ * fails every append on the leader, the marker's too, and the embedded broker keeps leading on it (a
+ * difference from Kafka the README states: Kafka takes the log directory offline and moves the
+ * leadership), so the coordinator retries the marker until the disk has space; while the leader's disk is
+ * full nothing is checked.
  * Meanwhile the partition's last stable offset stays behind the transaction, consumers reading committed
  * see nothing after it, and a mirror failing over in that window would end the transaction with ABORT on
  * its destination. The watch remembers, per partition, the leader epoch it saw and since when; a leader it
@@ -29,12 +32,28 @@ export class TxnMarkerWatch {
   private readonly leaders = new Map<string, { epoch: number; since: number }>();
   /** Per broker: when its disk last went from full to having space again. */
   private readonly diskFreedAt = new Map<number, number>();
+  /** Partitions (`topic-partition`) whose ISR is under min.insync.replicas. */
+  private readonly underMinIsr = new Set<string>();
+  /** Per partition: when its ISR last grew back to min.insync.replicas. */
+  private readonly minIsrMetAt = new Map<string, number>();
 
   constructor(
     private readonly node: string,
     private readonly cluster: KafkaCluster,
     now: () => number,
+    private readonly minInsyncReplicas = 1,
   ) {
+    // The moment an ISR grows back to min.insync.replicas is when a refused marker can be appended again;
+    // a check that runs later cannot see it. The replay of the metadata log at construction only loosens it.
+    cluster.controller.subscribe(({ record }) => {
+      if (record.type !== "Partition" && record.type !== "PartitionChange") return;
+      const topic = cluster.controller.image.topicsById.get(record.topicId);
+      const replicas = topic?.partitions[record.partition]?.replicas.length;
+      if (!topic || replicas === undefined) return;
+      const key = `${topic.name}-${record.partition}`;
+      if (record.isr.length < Math.min(this.minInsyncReplicas, replicas)) this.underMinIsr.add(key);
+      else if (this.underMinIsr.delete(key)) this.minIsrMetAt.set(key, now());
+    });
     // Every fault that fills or frees a disk goes through `setDiskFull`: the moment a leader's disk is freed
     // is when its marker can be written again, which a check that runs later cannot see.
     const setDiskFull = cluster.setDiskFull.bind(cluster);
@@ -58,8 +77,15 @@ export class TxnMarkerWatch {
         this.leaders.set(key, seen);
       }
       if (this.cluster.isDiskFull(meta.leader)) continue;
+      if (meta.isr.length < Math.min(this.minInsyncReplicas, meta.replicas.length)) continue;
       const openFor =
-        now - Math.max(c.decidedAt, seen.since, this.diskFreedAt.get(meta.leader) ?? seen.since);
+        now -
+        Math.max(
+          c.decidedAt,
+          seen.since,
+          this.diskFreedAt.get(meta.leader) ?? seen.since,
+          this.minIsrMetAt.get(key) ?? seen.since,
+        );
       if (openFor < MARKER_BOUND_MS) continue;
       if (transactionOutcome(this.cluster, c.topic, c.partition, c.producerId, c.offset) !== "OPEN") continue;
       // Once per transaction and leader: the message names neither the time nor how long it was open.

@@ -113,6 +113,7 @@ export { type MirrorPartitionActor, startMirrorPartitionActor } from "./partitio
 export { buildPendingCommit, type CommitCause, causeOf } from "./pending-commit";
 export { generateReadme } from "./readme";
 export {
+  COMMIT_RETRY_BACKOFF,
   DEFAULT_RETRY_BACKOFF,
   type RetryBackoffOptions,
   retryAttemptsExhausted,

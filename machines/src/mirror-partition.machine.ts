@@ -24,7 +24,7 @@ import type {
   TruncateToEpochParams,
 } from "./mirror-partition.types";
 import { buildPendingCommit, causeOf, retryPauseRequested, startsNewEpisode } from "./pending-commit";
-import { retryBackoffDelayMs } from "./retry-backoff";
+import { COMMIT_RETRY_BACKOFF, retryBackoffDelayMs } from "./retry-backoff";
 
 type Args = { readonly context: MirrorPartitionContext; readonly event: MirrorPartitionEvent };
 
@@ -377,7 +377,7 @@ const committing = {
         params: ({ context }: Args): ScheduleRetryParams => ({
           stateEpoch: pendingEpoch({ context, event: { type: "START" } }).stateEpoch,
           attempt: context.commitAttempt,
-          delayMs: retryBackoffDelayMs(context.commitAttempt, context.commitJitter, context.retry),
+          delayMs: retryBackoffDelayMs(context.commitAttempt, context.commitJitter, COMMIT_RETRY_BACKOFF),
         }),
       },
       on: {

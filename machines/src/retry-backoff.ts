@@ -25,6 +25,19 @@ export const DEFAULT_RETRY_BACKOFF: RetryBackoffOptions = Object.freeze({
   maxAttempts: 10,
 });
 
+/**
+ * The backoff of a `__mirror_state` append that failed (the commit step re-appends the same record): as
+ * Kafka's clients retry a coordinator's write, `retry.backoff.ms` 100 growing to `retry.backoff.max.ms`
+ * 1000 (KIP-580), never giving up. Not the FAILED retry's: that one grows to minutes, and a record refused
+ * through a long outage (a full disk, an ISR under min.insync.replicas) was appended again up to that long
+ * after the outage ended, holding the partition's change (a failover) back as long.
+ */
+export const COMMIT_RETRY_BACKOFF: RetryBackoffOptions = Object.freeze({
+  baseMs: 100,
+  capMs: 1000,
+  maxAttempts: 0,
+});
+
 /** Whether `attempt` retries have used up the budget (`maxAttempts` 0: never). */
 export function retryAttemptsExhausted(attempt: number, options: RetryBackoffOptions): boolean {
   return options.maxAttempts > 0 && attempt >= options.maxAttempts;

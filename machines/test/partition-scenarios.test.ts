@@ -1056,10 +1056,27 @@ describe("the commit protocol", () => {
       { type: "COMMIT_RETRY_TIMER_FIRED" },
     ]);
     expect(r.effects[0]).toEqual([
-      { type: "scheduleCommitRetry", params: { stateEpoch: 2, attempt: 0, delayMs: 500 } },
+      { type: "scheduleCommitRetry", params: { stateEpoch: 2, attempt: 0, delayMs: 50 } },
     ]);
     expect(r.effects[1]).toEqual([{ type: "appendStateRecord", params: appended }]);
     expect(lifecycleStateOf(drive(r.snapshot, [COMMITTED]).snapshot)).toBe("MIRRORING");
+  });
+
+  it("a record refused again and again is re-appended at least once a second (Kafka's retry.backoff.max.ms)", () => {
+    let s = drive(fresh(), [{ type: "START" }]).snapshot;
+    const delays: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const r = drive(s, [
+        { type: "COMMIT_FAILED", message: "NOT_ENOUGH_REPLICAS", random: 0.999 },
+        { type: "COMMIT_RETRY_TIMER_FIRED" },
+      ]);
+      const scheduled = r.effects[0]?.find((e) => e.type === "scheduleCommitRetry");
+      delays.push((scheduled?.params as { delayMs: number }).delayMs);
+      s = r.snapshot;
+    }
+    // 100 ms doubling, capped at 1 s: not the FAILED retry's backoff, which grows to 300 s.
+    expect(delays).toEqual([99, 199, 399, 799, 999, 999, 999, 999, 999, 999, 999, 999]);
+    expect(lifecycleStateOf(drive(s, [COMMITTED]).snapshot)).toBe("PREPARING");
   });
 
   it("a failure that arrives while a commit is in flight is applied once it settles", () => {

@@ -298,6 +298,34 @@ describe("property: min.insync.replicas=2 with acks=all (held high watermarks)",
     PROPERTY_TIMEOUT_MS,
   );
   it(
+    "regression: a __mirror_state record refused through a long full disk is appended again soon after it ends",
+    async () => {
+      await runRegressions(failbackProperty, [
+        {
+          // b's broker 0, leader of the `__mirror_state` partition, had a full disk for 11 s while profiles-0
+          // was STOPPING: its LME write failed, and so did each append of the FAILED record, re-tried on the
+          // FAILED retry's backoff (1, 2, 4, 8, 16 s... up to 300 s): it landed 27 s after the disk had
+          // space, and the promote's failover ended 19 s after the promote returned (helper run, FC_SEED=12
+          // x20; also on the code of 6 Dec).
+          bug: "a __mirror_state append re-tried on the FAILED retry's growing backoff",
+          simSeed: 79355,
+          steps: [
+            "longDiskFull(21,0,61,11149)",
+            "slowDisk(663,0,10)",
+            "failover(127,4)",
+            "produceKeyed(0,1)",
+          ],
+          reaches: reachesSteps(
+            "b did not promote profiles while its broker 0's disk was full",
+            /disk of b broker 0 full/,
+            /promote failover b-from-a profiles: STOPPED/,
+          ),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "regressions: checks that took a slow or full disk under min.insync.replicas for an engine fault",
     async () => {
       await runRegressions(failbackProperty, [
@@ -305,7 +333,9 @@ describe("property: min.insync.replicas=2 with acks=all (held high watermarks)",
           // b: broker 0 down, broker 2's disk 22 s per sync: each `__mirror_state` write of the failover
           // waited for broker 2 (min.insync.replicas=2), so removeTopics returned after the simulation's
           // 120 s wait and then completed; the simulator took its own timeout for a refusal (a simulator
-          // bug: a client's timeout leaves the outcome unknown). Also FC_SEED=4 x20.
+          // bug: a client's timeout leaves the outcome unknown). Also FC_SEED=4 x20. Since `__mirror_state`
+          // appends are retried within a second (not on the FAILED retry's growing backoff), the failover
+          // ends within the wait after the 28 s full disk the seed drew: the disk stays full for 128 s here.
           bug: "refused-op-atomic on the simulation's own timeout (min-insync failback FC_SEED=3 x20)",
           simSeed: 15,
           steps: [
@@ -315,7 +345,7 @@ describe("property: min.insync.replicas=2 with acks=all (held high watermarks)",
             "cycle(745)",
             "laggingDisk(745,875,22285)",
             "txnCommit",
-            "underMinIsr(635,702,823,28032)",
+            "underMinIsr(635,702,823,128032)",
             "cycle(650)",
             "laggingDisk(659,571,23611)",
           ],

@@ -172,15 +172,21 @@ export class FileLogStorage implements LogStorage {
         );
       done += n;
     }
-    if (position === 0 && length === seg.size && seg === this.segs[this.segs.length - 1]) {
-      this.sidecars.activeRead(baseOffset, out);
+    if (position === 0 && length === seg.size) {
+      this.sidecars.wholeRead(baseOffset, out, seg === this.segs[this.segs.length - 1]);
     }
     return out;
   }
 
   /** @inheritdoc */
   readSlices(baseOffset: bigint, position: number, length: number): Buffer[] {
-    return length === 0 ? [] : [this.read(baseOffset, position, length)];
+    if (length > 0) return [this.read(baseOffset, position, length)];
+    // A whole read of an empty segment (the log's recovery) checks its index files all the same.
+    const seg = this.segs.find((s) => s.baseOffset === baseOffset);
+    if (seg && position === 0 && seg.size === 0) {
+      this.sidecars.wholeRead(baseOffset, Buffer.alloc(0), seg === this.segs[this.segs.length - 1]);
+    }
+    return [];
   }
 
   /** @inheritdoc */

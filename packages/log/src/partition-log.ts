@@ -35,6 +35,7 @@ import {
   ProducerStateManager,
 } from "./producer-state-manager";
 import type { LogStorage, SegmentInfo } from "./storage";
+import { MAX_RELATIVE_OFFSET } from "./storage-segment-index";
 import type { IndexedAbortedTxn } from "./storage-transaction-index";
 import { type AbortedTxn, TransactionIndex } from "./transaction-index";
 
@@ -426,7 +427,10 @@ export class PartitionLog {
       if (
         this.index.compact &&
         this.endOffset <= MAX_EXACT_OFFSET &&
-        walkFetchedBatches(slices, Number(this.endOffset), copy, plan)
+        walkFetchedBatches(slices, Number(this.endOffset), copy, plan) &&
+        // More offsets than one segment can index: the general path splits the append between segments.
+        (plan.count === 0 ||
+          BigInt(plan.last[plan.count - 1]!) - BigInt(plan.base[0]!) <= MAX_RELATIVE_OFFSET)
       ) {
         return this.commitPlan(plan, transfer || plan.copied);
       }
@@ -461,7 +465,8 @@ export class PartitionLog {
     // Record timestamps matter to the roll only while the active segment is one the log reopened.
     this.loadActiveFirstTimestamp();
     const maxTimestamp = this.activeFirstTimestamp === undefined ? -1 : maxTimestampOf(plan.bytes);
-    this.rollAndAppend(plan.validBytes, firstOffset, plan.bytes, owned, maxTimestamp);
+    const appendLast = BigInt(plan.last[count - 1]!);
+    this.rollAndAppend(plan.validBytes, firstOffset, appendLast, plan.bytes, owned, maxTimestamp);
     const segment = Number(this.activeBase);
     let position = this.activeSize;
     let epochsChanged = false;
@@ -989,6 +994,33 @@ export class PartitionLog {
     size: number,
     transferOwnership: boolean,
   ): void {
+    let end = segmentRunEnd(batches, bases, 0);
+    if (end === batches.length) {
+      this.appendToSegment(batches, bases, bytes, size, transferOwnership);
+      return;
+    }
+    // The batches span more offsets than a segment can index (2^31; only a source segment Kafka itself
+    // never writes holds such a run): each run that fits goes to a segment of its own. Every control
+    // record is typed first, so a corrupt one fails the whole append; a storage error in a later run leaves
+    // the earlier ones appended, a prefix of the batches that the next fetch continues from.
+    for (const batch of batches) controlTypeOfStored(batch);
+    for (let start = 0; start < batches.length; start = end) {
+      end = segmentRunEnd(batches, bases, start);
+      const run = batches.slice(start, end);
+      const runBytes = run.map((b) => b.buffer);
+      const runSize = run.reduce((sum, b) => sum + b.sizeInBytes, 0);
+      this.appendToSegment(run, bases.slice(start, end), runBytes, runSize, transferOwnership);
+    }
+  }
+
+  /** Appends validated batches whose offsets one segment can index (see `segmentRunEnd`). */
+  private appendToSegment(
+    batches: readonly RecordBatch[],
+    bases: readonly bigint[],
+    bytes: Buffer | readonly Buffer[],
+    size: number,
+    transferOwnership: boolean,
+  ): void {
     // Read before anything is stored: a control record too corrupt to type, anywhere in the append,
     // must not half-append (the producer state reads each one after the bytes are in).
     let lastControlType: number | undefined;
@@ -998,7 +1030,9 @@ export class PartitionLog {
       const ts = Number(batch.maxTimestamp);
       if (ts > maxTimestamp) maxTimestamp = ts;
     }
-    this.rollAndAppend(size, bases[0]!, bytes, transferOwnership, maxTimestamp);
+    const lastBatch = batches[batches.length - 1]!;
+    const appendLast = bases[bases.length - 1]! + BigInt(lastBatch.lastOffsetDelta);
+    this.rollAndAppend(size, bases[0]!, appendLast, bytes, transferOwnership, maxTimestamp);
     const segment = this.activeBase;
     let position = this.activeSize;
     let epochsChanged = false;
@@ -1029,6 +1063,7 @@ export class PartitionLog {
   private rollAndAppend(
     appendSize: number,
     firstOffset: bigint,
+    lastOffset: bigint,
     bytes: Buffer | readonly Buffer[],
     transferOwnership: boolean,
     appendMaxTimestamp: number,
@@ -1042,7 +1077,7 @@ export class PartitionLog {
       createdMs: this.activeCreatedMs,
       firstTimestamp: this.activeFirstTimestamp,
     };
-    const rolled = this.maybeRoll(appendSize, firstOffset, appendMaxTimestamp);
+    const rolled = this.maybeRoll(appendSize, firstOffset, lastOffset, appendMaxTimestamp);
     try {
       this.storage.append(bytes, transferOwnership ? TRANSFER : undefined);
     } catch (error) {
@@ -1068,15 +1103,29 @@ export class PartitionLog {
   /**
    * Kafka's shouldRoll: the append would overflow segment.bytes, or the segment is older than segment.ms:
    * by the clock since it was created (or reopened), or, for a reopened segment, by the appended records'
-   * max timestamp against its first batch's (Kafka's timeWaitedForRoll). True when it rolled.
+   * max timestamp against its first batch's (Kafka's timeWaitedForRoll); or the append's last offset is too
+   * far above the segment's base for its 4-byte relative offsets (Kafka's canConvertToRelativeOffset: a
+   * follower of a compacted log can be handed batches more than 2^31 offsets apart). That last rule rolls
+   * an empty segment too, which then stays, empty, below the new one (as in Kafka). True when it rolled.
    */
-  private maybeRoll(appendSize: number, firstOffset: bigint, appendMaxTimestamp: number): boolean {
-    if (this.activeSize === 0) return false;
+  private maybeRoll(
+    appendSize: number,
+    firstOffset: bigint,
+    lastOffset: bigint,
+    appendMaxTimestamp: number,
+  ): boolean {
+    const offsetOverflow =
+      lastOffset - this.activeBase > MAX_RELATIVE_OFFSET && firstOffset > this.activeBase;
+    if (this.activeSize === 0 && !offsetOverflow) return false;
     const now = this.config.clock.now();
     let age = now - (this.activeCreatedMs ?? now);
     if (this.activeFirstTimestamp !== undefined && appendMaxTimestamp >= 0)
       age = Math.max(age, appendMaxTimestamp - this.activeFirstTimestamp);
-    if (this.activeSize + appendSize > this.config.segmentBytes || age >= this.config.segmentMs) {
+    if (
+      offsetOverflow ||
+      this.activeSize + appendSize > this.config.segmentBytes ||
+      age >= this.config.segmentMs
+    ) {
       // Kafka snapshots the producer state on every roll, named by the new segment.
       this.storage.writeProducerSnapshot?.(firstOffset, this.producers.snapshot());
       // Checkpoints are in memory (Kafka writes them to disk): a log of very many producers takes none.
@@ -1466,4 +1515,19 @@ class SlicedFetchDataInfo implements FetchDataInfo {
     }
     return this.joined;
   }
+}
+
+/**
+ * The end (exclusive) of the run of batches from `start` whose last offsets lie at most 2^31 - 1 above
+ * the base offset of batch `start`: what one segment rolled at that base can index. At least one batch.
+ */
+function segmentRunEnd(batches: readonly RecordBatch[], bases: readonly bigint[], start: number): number {
+  const base = bases[start]!;
+  let end = start + 1;
+  while (
+    end < batches.length &&
+    bases[end]! + BigInt(batches[end]!.lastOffsetDelta) - base <= MAX_RELATIVE_OFFSET
+  )
+    end++;
+  return end;
 }

@@ -16,7 +16,11 @@ export const OFFSET_INDEX_ENTRY_SIZE = 8;
 export const TIME_INDEX_ENTRY_SIZE = 12;
 /** Kafka's RecordBatch.NO_TIMESTAMP, the time index's "nothing yet". */
 const NO_TIMESTAMP = -1n;
-const MAX_RELATIVE_OFFSET = 0x7fffffffn;
+/**
+ * Kafka's largest offset relative to a segment's base (the indexes store it in 4 bytes): the log rolls a
+ * new segment before an append whose last offset lies further above the active segment's base.
+ */
+export const MAX_RELATIVE_OFFSET = 0x7fffffffn;
 /** Bytes of a batch header the index needs: up to and including maxTimestamp. */
 export const INDEX_HEADER_BYTES = MAX_TIMESTAMP_OFFSET + 8;
 
@@ -70,7 +74,8 @@ export interface IndexAppend {
  * with the same result, and Kafka's `DumpLogSegments --verify-index-only` accepts them.
  *
  * An offset too far above the segment base for a 4-byte relative offset ends the indexing of the segment
- * (Kafka would have rolled a new segment; an index may always omit entries).
+ * (the log rolls before such an append, as Kafka; a segment written before it did is indexed up to there,
+ * and an index may always omit entries).
  */
 export class SegmentIndexBuilder {
   /** Entries written so far. */

@@ -42,6 +42,12 @@ interface SegmentSidecarState {
   timeIndex: CachedFile;
   /** The active segment's index builder, made from its bytes on first need (undefined: not yet). */
   builder: SegmentIndexBuilder | undefined;
+  /**
+   * True once the index files are known to be what the segment's bytes give (written or checked here).
+   * Until then they are whatever the directory held: a crash between a compaction's rename of the `.log`
+   * and of its `.index` leaves the old segment's index next to the new bytes.
+   */
+  checked: boolean;
   /** Entries of the segment's `.txnindex` as on disk; undefined: not read yet. */
   txns: IndexedAbortedTxn[] | undefined;
 }
@@ -73,6 +79,7 @@ export class SegmentSidecars {
       offsetIndex: new CachedFile(file(OFFSET_INDEX_SUFFIX)),
       timeIndex: new CachedFile(file(TIME_INDEX_SUFFIX)),
       builder: undefined,
+      checked: false,
       txns: names.has(offsetFileName(baseOffset, TXN_INDEX_SUFFIX)) ? undefined : [],
     });
     const missing =
@@ -90,14 +97,17 @@ export class SegmentSidecars {
   }
 
   /**
-   * The whole active segment was just read (the log's recovery reads every segment): its indexes are
-   * made from these bytes if they were not yet, so the first append after a restart reads nothing more.
+   * A whole segment was just read (the log's recovery reads every segment as it opens): its indexes are
+   * made from these bytes if they were not yet, so the first append after a restart reads nothing more,
+   * and a rolled segment's index files left stale, torn or garbled by a crash are rewritten, as Kafka's
+   * loader rebuilds a corrupt index (Kafka's tools and brokers look offsets up in them).
    */
-  activeRead(baseOffset: bigint, bytes: Buffer): void {
+  wholeRead(baseOffset: bigint, bytes: Buffer, active: boolean): void {
     const state = this.segments.get(baseOffset);
-    if (!state || state.builder) return;
+    if (!state || (active ? state.builder : state.checked)) return;
     this.guard(baseOffset, () => {
-      state.builder = this.writeIndexes(baseOffset, bytes, true);
+      const builder = this.writeIndexes(baseOffset, bytes, active);
+      if (active) state.builder = builder;
     });
   }
 
@@ -144,6 +154,7 @@ export class SegmentSidecars {
         if (this.host.fsync) fs.fsyncSync(this.host.handles.fd(file, "a"));
       }
       state.builder = undefined;
+      state.checked = true;
     });
   }
 
@@ -273,8 +284,10 @@ export class SegmentSidecars {
   private writeIndexes(baseOffset: bigint, bytes: Buffer, active: boolean): SegmentIndexBuilder {
     const state = this.state(baseOffset);
     const built = buildSegmentIndexes(baseOffset, bytes, active);
+    state.checked = false; // unknown until both files are written
     this.replace(state.offsetIndex, built.offsetIndex, !active);
     this.replace(state.timeIndex, built.timeIndex, !active);
+    state.checked = true;
     return built.builder;
   }
 
@@ -339,6 +352,7 @@ export class SegmentSidecars {
       const state = this.segments.get(baseOffset);
       if (state) {
         state.builder = undefined;
+        state.checked = false;
         state.txns = undefined;
       }
     }

@@ -102,6 +102,17 @@ describe("a follower append with a control batch too corrupt to type", () => {
     expect(log.segments()[0]!.sizeInBytes).toBe(0);
   });
 
+  it("stores nothing when the append spans more offsets than one segment indexes (split between segments)", () => {
+    const log = PartitionLog.open(new MemoryLogStorage(), { clock: new ManualClock(0) });
+    const fetched = Buffer.concat([
+      dataBatch({ baseOffset: 10n, leaderEpoch: 0 }),
+      untypeableControlBatch(3_000_000_000n),
+    ]);
+    expect(() => log.appendAsFollower(fetched)).toThrow(CorruptRecordError);
+    expect(log.logEndOffset).toBe(0n);
+    expect(log.segments().map((s) => s.sizeInBytes)).toEqual([0]);
+  });
+
   it("is cut by recovery when a segment already holds one, and the log opens", () => {
     const at = dir();
     const good = dataBatch({ baseOffset: 0n, leaderEpoch: 0 });

@@ -1,7 +1,8 @@
-import type { AclBinding, KafkaCluster } from "@cluster-mirror/cluster";
+import { type AclBinding, ClusterError, type KafkaCluster } from "@cluster-mirror/cluster";
 import { afterEach, describe, expect, it } from "vitest";
 import { previewFailover } from "../src/admin/failover-preview";
 import { SourceConnections } from "../src/metadata/source-connections";
+import type { SourceCluster, SourceFetchRequest } from "../src/ports";
 import {
   addTopicsWhenReady,
   createTopic,
@@ -175,8 +176,7 @@ const ACL: AclBinding = {
   permissionType: "ALLOW",
 };
 
-async function mirroredEnv() {
-  const e = env();
+async function mirroredEnv(e = env()) {
   const { source, dest } = e;
   await source.kafka.admin().createTopics({
     topics: [
@@ -208,8 +208,8 @@ async function mirroredEnv() {
   });
   await addTopicsWhenReady(dest, "m", "orders");
   await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
-  for (let i = 0; i < 200 && !(await admin.verifyMirror("m")).ok; i++)
-    await new Promise((r) => setTimeout(r, 25));
+  const settled = async () => (await admin.verifyMirror("m")).checks.every((c) => c.ok || c.notCompared);
+  for (let i = 0; i < 200 && !(await settled()); i++) await new Promise((r) => setTimeout(r, 25));
   return e;
 }
 
@@ -297,5 +297,156 @@ describe("MirrorAdmin.verifyMirror (cluster-mirror verify)", () => {
     expect(byName.get("batches")!.ok).toBe(true);
     expect(byName.get("offsets")!.differences).toEqual(["orders-0: log start 0 here, 10 on the source"]);
     expect(v.ok).toBe(false);
+  }, 60_000);
+});
+
+describe("MirrorAdmin.verifyMirror: a copy that holds less than its source", () => {
+  it("reports a batch missing in the middle of the copy, though every batch it holds matches", async () => {
+    const { source, dest } = await mirroredEnv();
+    await produce(source, "orders", 0, 2); // offsets 10-11
+    await produce(source, "orders", 0, 2); // offsets 12-13
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    await dest.mirroring.admin.pauseTopics("m", "orders");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    // The copy loses the batch at 10-11 and keeps the one after it, at its offsets: a gap, as a lost append leaves.
+    const copy = log(dest, "orders", 0);
+    const last = [...copy.batches()].find((b) => b.baseOffset === 12n)!;
+    const bytes = Buffer.from(last.buffer);
+    copy.truncateTo(10n);
+    copy.appendAsIs(bytes);
+    copy.updateHighWatermark(14n);
+    expect([...copy.batches()].map((b) => b.baseOffset)).toEqual([0n, 12n]);
+
+    // Before: only the copy's own batches were looked up on the source, both equal, and the log ends
+    // agreed (14): verify said the mirror was whole.
+    const v = await dest.mirroring.admin.verifyMirror("m");
+    const byName = new Map(v.checks.map((c) => [c.check, c]));
+    expect(byName.get("batches")!.differences).toEqual([
+      "orders-0: batch at offset 10 of the source missing here",
+    ]);
+    expect(byName.get("offsets")!.ok).toBe(true);
+    expect(v.ok).toBe(false);
+  }, 60_000);
+});
+
+describe("MirrorAdmin.verifyMirror: a copy whose tail is not replicated yet", () => {
+  it("reports a high watermark below the log end, though the log end equals the source's", async () => {
+    const { source, dest } = await mirroredEnv();
+    // The destination's followers are slow: its leader holds the fetched tail before they have it.
+    dest.cluster.setReplicationLatency(60_000);
+    await produce(source, "orders", 0, 2); // offsets 10-11
+    const copy = log(dest, "orders", 0);
+    for (let i = 0; i < 400 && copy.logEndOffset !== 12n; i++) await new Promise((r) => setTimeout(r, 10));
+    expect([copy.logEndOffset, copy.highWatermark]).toEqual([12n, 10n]);
+
+    // Before: the batches check stopped at the high watermark (10) and the offsets check read the log
+    // end (12, as the source's): verify said the copy was whole, the tail neither compared nor replicated.
+    const v = await dest.mirroring.admin.verifyMirror("m");
+    const byName = new Map(v.checks.map((c) => [c.check, c]));
+    expect(byName.get("offsets")!.differences).toEqual([
+      "orders-0: high watermark 10 here, below its log end 12 (not yet replicated to the ISR), source high watermark 12",
+    ]);
+    expect(v.ok).toBe(false);
+  }, 60_000);
+});
+
+describe("MirrorAdmin.verifyMirror: a source whose leader moves while it runs", () => {
+  it("asks the partition's new leader instead of reporting a difference", async () => {
+    // Armed after the setup: verify's next two fetches reach a broker that no longer leads (it is gone,
+    // then it answers NOT_LEADER_OR_FOLLOWER), as in a source's leader election mid-run.
+    let moves = 0;
+    const moved = (real: SourceCluster, ...args: unknown[]) => {
+      const request = args[0] as SourceFetchRequest;
+      if (request.clientId !== "cluster-mirror-verify" || moves === 0) return real.fetch(request);
+      moves--;
+      if (moves === 1) throw new ClusterError("BROKER_NOT_AVAILABLE", "source broker 0 is not reachable");
+      const error = new ClusterError("NOT_LEADER_OR_FOLLOWER", "broker 0 does not lead orders-0");
+      return Promise.resolve({
+        throttleTimeMs: 0,
+        partitions: request.partitions.map((p) => ({
+          topic: p.topic,
+          partition: p.partition,
+          error,
+          recordSlices: [],
+          highWatermark: -1n,
+          lastStableOffset: -1n,
+          logStartOffset: -1n,
+        })),
+      });
+    };
+    const e = twoEngineClusters({ wrapSources: overrideSourceMethod("source:9092", "fetch", moved) });
+    closers.push(e.close);
+    const { dest } = await mirroredEnv(e);
+    moves = 2;
+
+    // Before: "orders-0: the source refused the fetch at offset 0: source broker 0 is not reachable"
+    // thrown out of verify as a whole (the broker gone), or listed as a difference (NOT_LEADER_OR_FOLLOWER).
+    const v = await dest.mirroring.admin.verifyMirror("m");
+    expect(moves).toBe(0);
+    expect(v.checks[0]).toMatchObject({ check: "batches", ok: true, differences: [] });
+    expect(v.ok).toBe(true);
+  }, 60_000);
+});
+
+describe("MirrorAdmin.verifyMirror: a source topic created again with fewer partitions", () => {
+  it("reports each partition the source lacks instead of failing as a whole", async () => {
+    const { source, dest } = await mirroredEnv();
+    await dest.mirroring.admin.pauseTopics("m", "orders");
+    await dest.mirroring.whenState("m", "PAUSED", { timeoutMs: 30_000 });
+    const admin = source.kafka.admin();
+    await admin.deleteTopics({ topics: ["orders"] });
+    await createTopic(source, "orders", 1);
+    await produce(source, "orders", 0, 10);
+
+    // Before: ListOffsets of orders-1, which the source no longer has, was thrown out of verify, as
+    // "Cannot reach the source cluster": no check answered.
+    const v = await dest.mirroring.admin.verifyMirror("m");
+    const byName = new Map(v.checks.map((c) => [c.check, c]));
+    expect(byName.get("topic ids")!.differences).toHaveLength(1);
+    expect(byName.get("topic ids")!.differences[0]).toMatch(/^orders: id \S+ here, \S+ on the source$/);
+    expect(byName.get("batches")!.differences).toEqual([
+      "orders-0: batch at offset 0 differs",
+      "orders-1: not on the source",
+    ]);
+    expect(byName.get("offsets")!.differences).toEqual(["orders-1: not on the source"]);
+    expect(v.ok).toBe(false);
+  }, 60_000);
+});
+
+describe("MirrorAdmin.verifyMirror: a source that refuses DescribeAcls", () => {
+  it("marks the ACLs not compared and still gives every other verdict", async () => {
+    // As Kafka (and the embedded source) answers a principal without DESCRIBE on the CLUSTER.
+    const refused = () => {
+      throw new ClusterError(
+        "CLUSTER_AUTHORIZATION_FAILED",
+        "User:mirror may not DESCRIBE CLUSTER 'kafka-cluster'",
+      );
+    };
+    const e = twoEngineClusters({
+      wrapSources: overrideSourceMethod("source:9092", "describeAcls", refused),
+    });
+    closers.push(e.close);
+    const { dest } = await mirroredEnv(e);
+
+    // Before: the refusal was thrown out of verify as a whole, and no check answered.
+    const v = await dest.mirroring.admin.verifyMirror("m");
+    expect(v.checks.map((c) => [c.check, c.ok])).toEqual([
+      ["batches", true],
+      ["offsets", true],
+      ["topic ids", true],
+      ["configs", true],
+      ["acls", false],
+      ["group offsets", true],
+    ]);
+    expect(v.checks[4]).toEqual({
+      check: "acls",
+      ok: false,
+      notCompared: true,
+      compared: "not compared (the source refused DescribeAcls: CLUSTER_AUTHORIZATION_FAILED)",
+      differences: [
+        "grant the mirror's principal DESCRIBE on the source's CLUSTER (the ACL sync needs it too), or set acls.sync.enable=false",
+      ],
+    });
+    expect(v.ok).toBe(false); // not everything was compared: not a clean bill
   }, 60_000);
 });

@@ -52,15 +52,27 @@ export function formatPreviewTable(mirror: string, rows: readonly FailoverPrevie
 export function formatVerifyTable(v: MirrorVerification): string {
   const t = table(["CHECK", "RESULT", "COMPARED", "DIFFERENCES"]);
   for (const c of v.checks) {
-    t.push([c.check, c.ok ? "OK" : "DIFFERS", c.compared, c.differences.join("\n") || "-"]);
+    const result = c.ok ? "OK" : c.notCompared ? "NOT COMPARED" : "DIFFERS";
+    t.push([c.check, result, c.compared, c.differences.join("\n") || "-"]);
   }
   const verdict =
     v.topics.length === 0
       ? "nothing to compare"
       : v.ok
         ? "source and destination agree"
-        : `${v.checks.filter((c) => !c.ok).length} check(s) differ`;
+        : verdictOfFailed(v.checks);
   return `Mirror ${v.mirror} (${v.topics.join(", ") || "no topics"}): ${verdict}\n${t.toString()}\n`;
+}
+
+/** "2 check(s) differ", "1 check(s) not compared", or both. */
+function verdictOfFailed(checks: MirrorVerification["checks"]): string {
+  const differ = checks.filter((c) => !c.ok && !c.notCompared).length;
+  const unknown = checks.filter((c) => c.notCompared).length;
+  const parts = [
+    ...(differ > 0 ? [`${differ} check(s) differ`] : []),
+    ...(unknown > 0 ? [`${unknown} check(s) not compared`] : []),
+  ];
+  return parts.join(", ");
 }
 
 /** A preview row as the node sends it (bigints as decimal strings, the node's wire format). */

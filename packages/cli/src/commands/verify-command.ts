@@ -34,17 +34,33 @@ const SYNCED_CHECKS = new Set(["configs", "acls", "group offsets"]);
  * kind, so a mirror that is merely behind is not mistaken for a broken one.
  */
 export function verifyFailureMessage(v: Pick<MirrorVerification, "mirror" | "checks">): string {
-  const failed = v.checks.filter((c) => !c.ok).map((c) => c.check);
+  const failed = v.checks.filter((c) => !c.ok && !c.notCompared).map((c) => c.check);
+  const unknown = v.checks.filter((c) => c.notCompared).map((c) => c.check);
   const why: string[] = [];
-  if (failed.some((c) => !SYNCED_CHECKS.has(c))) {
-    why.push("a mirror still catching up differs in offsets and batches until its lag is 0");
+  if (failed.includes("offsets")) {
+    why.push("a mirror still catching up differs in offsets until its lag is 0");
+  }
+  // Batches are compared only below the destination's high watermark: no lag explains a difference there.
+  if (failed.includes("batches")) {
+    why.push(
+      "differing batches are not lag: the copy holds other records than its source at those offsets, or a cleaner rewrote a compacted topic on one side; find out which before a failover",
+    );
+  }
+  if (failed.includes("topic ids")) {
+    why.push(
+      "a topic whose id differs was deleted and created again on the source: its copy is of the old topic",
+    );
   }
   if (failed.some((c) => SYNCED_CHECKS.has(c))) {
     why.push(
       "configs, ACLs and group offsets are copied by the metadata sync, every mirror.metadata.refresh.interval.ms (30000 by default): run verify again after one interval",
     );
   }
-  return `mirror ${v.mirror} differs from its source in ${failed.join(", ")}; see the table above (${why.join("; ")})`;
+  // A check the source refused is no difference found: say it was not compared, and not why it would lag.
+  const notCompared = unknown.length > 0 ? `could not compare ${unknown.join(", ")}` : "";
+  if (failed.length === 0) return `mirror ${v.mirror}: ${notCompared}; see the table above for what to do`;
+  const differs = `mirror ${v.mirror} differs from its source in ${failed.join(", ")}`;
+  return `${differs}${notCompared ? ` and ${notCompared}` : ""}; see the table above (${why.join("; ")})`;
 }
 
 /** The error line of a verify that had no topic to compare. */

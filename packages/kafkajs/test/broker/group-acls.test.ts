@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
-import { createServedTopics, kafkaClient, until } from "./helpers";
+import { createServedTopics, kafkaClient, startDestination, until } from "./helpers";
 
 // kafkajs's numeric ACL enums (AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes).
 const TOPIC = 2;
@@ -21,13 +21,15 @@ describe("a secured source: group offsets of the groups the mirror's principal m
   const kafka = kafkaClient("group-acls-test");
   const admin = kafka.admin();
   const topic = "group-acls";
-  const mirror = new KafkajsSourceCluster("group-acls", {
+  const mirrorUser = {
     "bootstrap.servers": inject("kafkaSaslBootstrap"),
     "security.protocol": "SASL_PLAINTEXT",
     "sasl.mechanism": "PLAIN",
     "sasl.jaas.config":
       'org.apache.kafka.common.security.plain.PlainLoginModule required username="mirror" password="mirror-secret";',
-  });
+  };
+  const mirror = new KafkajsSourceCluster("group-acls", mirrorUser);
+  const dest = startDestination(81);
   const allow = (resourceType: number, resourceName: string, operation: number) => ({
     resourceType,
     resourceName,
@@ -57,6 +59,7 @@ describe("a secured source: group offsets of the groups the mirror's principal m
   });
 
   afterAll(async () => {
+    await dest.close();
     await mirror.close();
     await admin.deleteAcls({
       filters: [
@@ -84,5 +87,38 @@ describe("a secured source: group offsets of the groups the mirror's principal m
       active: false,
       offsets: [{ topic, partition: 0, offset: 1n, leaderEpoch: -1, metadata: "" }],
     });
+  });
+  // This file alone grants the principal DESCRIBE on the CLUSTER, so taking it away here races no other file.
+  it("verify with DESCRIBE on the CLUSTER taken away: the ACLs not compared, the records still compared equal", async () => {
+    await dest.mirroring.admin.createMirror("verify-acls", {
+      ...mirrorUser,
+      "mirror.metadata.refresh.interval.ms": "3600000",
+    });
+    await dest.mirroring.admin.addTopics("verify-acls", topic);
+    await until(async () => {
+      const [row] = await dest.mirroring.admin.describe("verify-acls");
+      return row?.state === "MIRRORING" && row.lag === 0n ? undefined : `${row?.state} ${row?.lag}`;
+    });
+    await admin.deleteAcls({ filters: [allow(CLUSTER, "kafka-cluster", DESCRIBE)] });
+    await until(async () =>
+      mirror.describeAcls().then(
+        () => "DescribeAcls still allowed",
+        () => undefined,
+      ),
+    );
+    await expect(mirror.describeAcls()).rejects.toMatchObject({ errorName: "CLUSTER_AUTHORIZATION_FAILED" });
+
+    // Before: the refusal was thrown out of verify as a whole, as if the source could not be reached.
+    const v = await dest.mirroring.admin.verifyMirror("verify-acls");
+    const byName = new Map(v.checks.map((c) => [c.check, c]));
+    expect(byName.get("batches")).toMatchObject({ ok: true, differences: [] });
+    expect(byName.get("offsets")).toMatchObject({ ok: true, differences: [] });
+    expect(byName.get("topic ids")).toMatchObject({ ok: true, differences: [] });
+    expect(byName.get("acls")).toMatchObject({
+      ok: false,
+      notCompared: true,
+      compared: "not compared (the source refused DescribeAcls: CLUSTER_AUTHORIZATION_FAILED)",
+    });
+    expect(v.ok).toBe(false);
   });
 });

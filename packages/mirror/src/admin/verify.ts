@@ -1,5 +1,5 @@
 import { type AclBinding, type KafkaCluster, offsetKey } from "@cluster-mirror/cluster";
-import { recordBatches } from "@cluster-mirror/protocol";
+import { KafkaError, recordBatches } from "@cluster-mirror/protocol";
 import { aclInScope, aclKey } from "../metadata/acl-sync";
 import { clampOffset } from "../metadata/destination-logs";
 import { compareStrings, mirrorTopics } from "../metadata/mirror-topics";
@@ -13,8 +13,10 @@ export interface VerifyCheck {
   ok: boolean;
   /** What was compared, e.g. `5 partitions, 42 batches`. */
   compared: string;
-  /** Each difference found (empty when ok). */
+  /** Each difference found (empty when ok); for a check not compared, why and what to do. */
   differences: string[];
+  /** Set when the check could not be made (the source refused to describe what it compares): not ok. */
+  notCompared?: true;
 }
 
 /** The answer of `verifyMirror`: every check, and `ok` when all agree. */
@@ -35,15 +37,18 @@ const MAX_LISTED = 20;
  * Compares a mirror's destination with its source, reading both (the source through its port, as the
  * engine does, so a network source works too): for every topic of the mirror that is mirroring or paused,
  * - batches: every destination batch below the destination's high watermark equals, byte for byte, the
- *   source's batch at the same base offset;
- * - offsets: log start offsets equal, and the destination's log end equals the source's high watermark;
+ *   source's batch at the same base offset, and every source batch there (from the later of both log
+ *   starts) is in the destination;
+ * - offsets: log start offsets equal, and the destination's log end and high watermark equal the source's
+ *   high watermark;
  * - topic ids and partition counts equal;
  * - configs: dynamic topic configs equal, minus what the metadata sync never copies (`isExcludedTopicConfig`
  *   and `topic.properties.exclude`); skipped when `configs.sync.enable=false`;
  * - ACLs: the bindings the mirror syncs (`aclInScope`) equal on both sides; skipped when `acls.sync.enable=false`;
  * - group offsets: for the included groups, each source offset on these topics, clamped to the destination
  *   log as the sync clamps it, equals the destination's committed offset.
- * Reads only. Throws what the source throws when it does not answer.
+ * Reads only. Throws what the source throws when it does not answer, except a refused DescribeAcls: the
+ * ACL check is then `notCompared` (not ok) and the others still answer.
  */
 export async function verifyMirror(
   destination: KafkaCluster,
@@ -86,6 +91,15 @@ function leader(destination: KafkaCluster, topic: string, partition: number) {
   return destination.broker(meta.leader)?.replica(topic, partition)?.log;
 }
 
+/** The source's partition as it described it, undefined when it has no such topic or partition. */
+function sourcePartition(
+  sourceTopics: ReadonlyMap<string, SourceTopicInfo>,
+  topic: string,
+  partition: number,
+) {
+  return sourceTopics.get(topic)?.partitions.find((x) => x.partition === partition);
+}
+
 function partitionCount(destination: KafkaCluster, topic: string): number {
   return destination.controller.image.topic(topic)?.partitions.length ?? 0;
 }
@@ -108,40 +122,69 @@ async function batchesCheck(
         continue;
       }
       const hw = log.highWatermark;
-      // Below the source's log start the source has nothing to compare with (the offsets check reports it).
-      const sourceStart = sourceTopics.has(topic) ? await source.listOffsets(topic, p, -2n) : 0n;
-      const mine = [...log.batches()].filter((b) => b.lastOffset < hw && b.lastOffset >= sourceStart);
-      const leaderId = sourceTopics.get(topic)?.partitions.find((x) => x.partition === p)?.leaderId ?? -1;
-      if (mine.length > 0 && leaderId < 0) {
-        diffs.push(`${topic}-${p}: the source has no leader for it`);
+      // The source asked only about partitions it described with a leader: ListOffsets of any other throws,
+      // and one partition must not cost the verdict on all the others.
+      const described = sourcePartition(sourceTopics, topic, p);
+      if (!described || described.leaderId < 0) {
+        if (log.logStartOffset < hw)
+          diffs.push(`${topic}-${p}: ${described ? "the source has no leader for it" : "not on the source"}`);
         continue;
       }
+      let leaderId = described.leaderId;
+      // Below the source's log start the source has nothing to compare with, and below the destination's
+      // this one holds nothing by design (the offsets check reports either start that differs).
+      const sourceStart = await source.listOffsets(topic, p, -2n);
+      const from = sourceStart > log.logStartOffset ? sourceStart : log.logStartOffset;
+      const mine = [...log.batches()].filter((b) => b.lastOffset < hw && b.lastOffset >= sourceStart);
+      const mineBases = new Set(mine.map((b) => b.baseOffset));
+      // The source is walked from the start both hold up to the destination's high watermark, not only
+      // at the destination's batches: a batch missing here (a gap in the copy) must show as a difference.
       let i = 0;
-      while (i < mine.length) {
-        // A batch the source's log start falls inside (DeleteRecords) is fetched at that start: the source
-        // refuses offsets below it, and answers with the whole batch holding it.
-        const base = mine[i]!.baseOffset;
-        const at = base < sourceStart ? sourceStart : base;
-        const theirs = await fetchBatches(source, leaderId, topic, p, at);
+      let at = from;
+      while (at < hw) {
+        // A fetch at an offset inside a batch (a log start moved by DeleteRecords) answers the whole batch.
+        let theirs = await fetchBatches(source, leaderId, topic, p, at);
+        // The source's leader moved since it was described (a leader election, a broker restarting): ask the
+        // new one, as a consumer would, rather than report a difference that is not there.
+        for (let retry = 0; leaderMoved(theirs) && retry < LEADER_RETRIES; retry++) {
+          const now = (await source.partitionLeaders([topic])).find((x) => x.partition === p)?.leaderId;
+          if (now === undefined || now < 0) break;
+          leaderId = now;
+          theirs = await fetchBatches(source, leaderId, topic, p, at);
+        }
         if (theirs instanceof Error) {
           diffs.push(`${topic}-${p}: the source refused the fetch at offset ${at}: ${theirs.message}`);
           break;
         }
-        if (theirs.size === 0) {
+        if (theirs.length === 0) {
+          const left = mine.length - i;
           diffs.push(
-            `${topic}-${p}: ${mine.length - i} batch(es) from offset ${mine[i]!.baseOffset} not on the source`,
+            left > 0
+              ? `${topic}-${p}: ${left} batch(es) from offset ${mine[i]!.baseOffset} not on the source`
+              : `${topic}-${p}: the source holds nothing from offset ${at}, the destination up to ${hw}`,
           );
           break;
         }
-        const last = [...theirs.keys()].reduce((a, b) => (a > b ? a : b));
-        for (; i < mine.length && mine[i]!.baseOffset <= last; i++) {
+        const end = theirs[theirs.length - 1]!.lastOffset + 1n;
+        if (end <= at) {
+          // Nothing at or after the offset asked for: a source answering so would never move on.
+          diffs.push(`${topic}-${p}: the source answered no batch at or after offset ${at}`);
+          break;
+        }
+        const byBase = new Map(theirs.map((b) => [b.baseOffset, b.buffer]));
+        for (; i < mine.length && mine[i]!.baseOffset < end; i++) {
           const batch = mine[i]!;
-          const other = theirs.get(batch.baseOffset);
+          const other = byBase.get(batch.baseOffset);
           compared++;
           if (!other) diffs.push(`${topic}-${p}: batch at offset ${batch.baseOffset} not on the source`);
           else if (!other.equals(batch.buffer))
             diffs.push(`${topic}-${p}: batch at offset ${batch.baseOffset} differs`);
         }
+        for (const b of theirs) {
+          if (b.baseOffset < hw && b.lastOffset >= at && !mineBases.has(b.baseOffset))
+            diffs.push(`${topic}-${p}: batch at offset ${b.baseOffset} of the source missing here`);
+        }
+        at = end;
       }
     }
   }
@@ -152,36 +195,67 @@ async function batchesCheck(
   );
 }
 
-/** The source's whole batches from `offset` on (one fetch), by base offset; the partition's error if it failed. */
+/** Fetches of one offset sent again to the partition's current source leader after it moved. */
+const LEADER_RETRIES = 3;
+
+/** A fetch answer that means "ask the partition's current leader", as Kafka's consumers read these. */
+function leaderMoved(answer: SourceBatch[] | Error): boolean {
+  if (!(answer instanceof KafkaError)) return false;
+  return [
+    "NOT_LEADER_OR_FOLLOWER",
+    "LEADER_NOT_AVAILABLE",
+    "FENCED_LEADER_EPOCH",
+    "UNKNOWN_LEADER_EPOCH",
+    "BROKER_NOT_AVAILABLE",
+  ].includes(answer.errorName);
+}
+
+/** One whole batch as the source stores it. */
+interface SourceBatch {
+  baseOffset: bigint;
+  lastOffset: bigint;
+  buffer: Buffer;
+}
+
+/** The source's whole batches from `offset` on (one fetch), in offset order; the partition's error if it failed. */
 async function fetchBatches(
   source: SourceCluster,
   brokerId: number,
   topic: string,
   partition: number,
   offset: bigint,
-): Promise<Map<bigint, Buffer> | Error> {
-  const response = await source.fetch({
-    clientId: "cluster-mirror-verify",
-    brokerId,
-    maxBytes: FETCH_BYTES,
-    // One-off: a fetch session opened for it would stay on the source broker after the verify.
-    sessionless: true,
-    partitions: [
-      {
-        topic,
-        partition,
-        fetchOffset: offset,
-        lastFetchedEpoch: -1,
-        currentLeaderEpoch: -1,
-        maxBytes: FETCH_BYTES,
-      },
-    ],
-  });
+): Promise<SourceBatch[] | Error> {
+  let response: Awaited<ReturnType<SourceCluster["fetch"]>>;
+  try {
+    response = await source.fetch({
+      clientId: "cluster-mirror-verify",
+      brokerId,
+      maxBytes: FETCH_BYTES,
+      // One-off: a fetch session opened for it would stay on the source broker after the verify.
+      sessionless: true,
+      partitions: [
+        {
+          topic,
+          partition,
+          fetchOffset: offset,
+          lastFetchedEpoch: -1,
+          currentLeaderEpoch: -1,
+          maxBytes: FETCH_BYTES,
+        },
+      ],
+    });
+  } catch (error) {
+    // The broker it was sent to is gone (a leader moving with it): the caller asks the new leader.
+    if (error instanceof KafkaError && error.errorName === "BROKER_NOT_AVAILABLE") return error;
+    throw error;
+  }
   const result = response.partitions[0];
   if (result?.error) return result.error;
-  const out = new Map<bigint, Buffer>();
-  for (const b of recordBatches(Buffer.concat(result?.recordSlices ?? []))) out.set(b.baseOffset, b.buffer);
-  return out;
+  return [...recordBatches(Buffer.concat(result?.recordSlices ?? []))].map((b) => ({
+    baseOffset: b.baseOffset,
+    lastOffset: b.lastOffset,
+    buffer: b.buffer,
+  }));
 }
 
 async function offsetsCheck(
@@ -198,6 +272,11 @@ async function offsetsCheck(
     for (let p = 0; p < partitionCount(destination, topic); p++) {
       partitions++;
       const log = leader(destination, topic, p);
+      const described = sourcePartition(sourceTopics, topic, p);
+      if (!described || described.leaderId < 0) {
+        diffs.push(`${topic}-${p}: ${described ? "the source has no leader for it" : "not on the source"}`);
+        continue;
+      }
       const [start, end] = await Promise.all([
         source.listOffsets(topic, p, -2n),
         source.listOffsets(topic, p, -1n),
@@ -211,6 +290,12 @@ async function offsetsCheck(
         diffs.push(`${topic}-${p}: log start ${log.logStartOffset} here, ${start} on the source`);
       if (log.logEndOffset !== end)
         diffs.push(`${topic}-${p}: log end ${log.logEndOffset} here, source high watermark ${end}`);
+      // The batches check stops at the high watermark: a tail above it is neither compared nor replicated
+      // (a leader change would drop it), so a copy is whole only when its high watermark is there too.
+      else if (log.highWatermark !== end)
+        diffs.push(
+          `${topic}-${p}: high watermark ${log.highWatermark} here, below its log end ${end} (not yet replicated to the ISR), source high watermark ${end}`,
+        );
     }
   }
   return check(
@@ -286,7 +371,23 @@ async function aclsCheck(
   const groups = groupFilter(def);
   const inScope = (list: readonly AclBinding[]) =>
     new Map(list.filter((b) => aclInScope(b, scope, groups, def.aclsInclude)).map((b) => [aclKey(b), b]));
-  const described = await source.describeAcls();
+  let described: AclBinding[] | undefined;
+  try {
+    described = await source.describeAcls();
+  } catch (error) {
+    // The mirror's principal lacks DESCRIBE on the source's CLUSTER (Kafka's rule for DescribeAcls): the
+    // ACLs are unknown, which is no verdict on the records, so the other checks still answer.
+    if (!(error instanceof KafkaError && error.errorName === "CLUSTER_AUTHORIZATION_FAILED")) throw error;
+    return {
+      check: "acls",
+      ok: false,
+      notCompared: true,
+      compared: "not compared (the source refused DescribeAcls: CLUSTER_AUTHORIZATION_FAILED)",
+      differences: [
+        "grant the mirror's principal DESCRIBE on the source's CLUSTER (the ACL sync needs it too), or set acls.sync.enable=false",
+      ],
+    };
+  }
   if (described === undefined) return check("acls", "not compared (the source runs no authorizer)", []);
   const theirs = inScope(described);
   const mine = inScope(destination.authorizer.describeAcls());

@@ -32,7 +32,7 @@ describe("cluster-mirror verify's error line", () => {
       checks: [row("batches", false), row("offsets", true)],
     });
     expect(message).toBe(
-      "mirror m differs from its source in batches; see the table above (differing batches are not lag: the copy holds other records than its source at those offsets, or a cleaner rewrote a compacted topic on one side; find out which before a failover)",
+      "mirror m differs from its source in batches; see the table above (differing batches are not lag: the copy holds other records than its source at those offsets (for a compacted topic, another latest record of a key); find out why before a failover)",
     );
     expect(message).not.toContain("lag is 0");
   });

@@ -43,7 +43,7 @@ export function verifyFailureMessage(v: Pick<MirrorVerification, "mirror" | "che
   // Batches are compared only below the destination's high watermark: no lag explains a difference there.
   if (failed.includes("batches")) {
     why.push(
-      "differing batches are not lag: the copy holds other records than its source at those offsets, or a cleaner rewrote a compacted topic on one side; find out which before a failover",
+      "differing batches are not lag: the copy holds other records than its source at those offsets (for a compacted topic, another latest record of a key); find out why before a failover",
     );
   }
   if (failed.includes("topic ids")) {

@@ -1,10 +1,11 @@
 import { type AclBinding, type KafkaCluster, offsetKey } from "@cluster-mirror/cluster";
-import { KafkaError, recordBatches } from "@cluster-mirror/protocol";
+import { KafkaError, type RecordBatch, recordBatches } from "@cluster-mirror/protocol";
 import { aclInScope, aclKey } from "../metadata/acl-sync";
 import { clampOffset } from "../metadata/destination-logs";
 import { compareStrings, mirrorTopics } from "../metadata/mirror-topics";
 import type { SourceCluster, SourceTopicInfo } from "../ports";
 import { groupFilter, isExcludedTopicConfig, type MirrorDefinition } from "./mirror-config";
+import { compareLatestByKey, latestCommittedByKey } from "./verify-compacted";
 
 /** One line of `cluster-mirror verify`: what was compared, whether source and destination agree, and where not. */
 export interface VerifyCheck {
@@ -113,7 +114,9 @@ async function batchesCheck(
   const diffs: string[] = [];
   let partitions = 0;
   let compared = 0;
+  let byKey = 0;
   for (const topic of topics) {
+    const compacted = isCompacted(destination, topic);
     for (let p = 0; p < partitionCount(destination, topic); p++) {
       partitions++;
       const log = leader(destination, topic, p);
@@ -139,9 +142,15 @@ async function batchesCheck(
       const mineBases = new Set(mine.map((b) => b.baseOffset));
       // The source is walked from the start both hold up to the destination's high watermark, not only
       // at the destination's batches: a batch missing here (a gap in the copy) must show as a difference.
+      // A compacted topic's walk goes on to the source's high watermark: a key written again above the
+      // copy's is the copy's lag, not a difference, should the batches be compared by key (below).
+      const limit = compacted ? maxOf(hw, await source.listOffsets(topic, p, -1n)) : hw;
+      const partDiffs: string[] = [];
+      const theirAll: RecordBatch[] = [];
+      let complete = true;
       let i = 0;
       let at = from;
-      while (at < hw) {
+      while (at < limit) {
         // A fetch at an offset inside a batch (a log start moved by DeleteRecords) answers the whole batch.
         let theirs = await fetchBatches(source, leaderId, topic, p, at);
         // The source's leader moved since it was described (a leader election, a broker restarting): ask the
@@ -153,12 +162,14 @@ async function batchesCheck(
           theirs = await fetchBatches(source, leaderId, topic, p, at);
         }
         if (theirs instanceof Error) {
-          diffs.push(`${topic}-${p}: the source refused the fetch at offset ${at}: ${theirs.message}`);
+          partDiffs.push(`${topic}-${p}: the source refused the fetch at offset ${at}: ${theirs.message}`);
+          complete = false;
           break;
         }
         if (theirs.length === 0) {
+          if (at >= hw) break;
           const left = mine.length - i;
-          diffs.push(
+          partDiffs.push(
             left > 0
               ? `${topic}-${p}: ${left} batch(es) from offset ${mine[i]!.baseOffset} not on the source`
               : `${topic}-${p}: the source holds nothing from offset ${at}, the destination up to ${hw}`,
@@ -168,32 +179,60 @@ async function batchesCheck(
         const end = theirs[theirs.length - 1]!.lastOffset + 1n;
         if (end <= at) {
           // Nothing at or after the offset asked for: a source answering so would never move on.
-          diffs.push(`${topic}-${p}: the source answered no batch at or after offset ${at}`);
+          partDiffs.push(`${topic}-${p}: the source answered no batch at or after offset ${at}`);
+          complete = false;
           break;
         }
+        if (compacted) for (const b of theirs) theirAll.push(b.batch);
         const byBase = new Map(theirs.map((b) => [b.baseOffset, b.buffer]));
         for (; i < mine.length && mine[i]!.baseOffset < end; i++) {
           const batch = mine[i]!;
           const other = byBase.get(batch.baseOffset);
           compared++;
-          if (!other) diffs.push(`${topic}-${p}: batch at offset ${batch.baseOffset} not on the source`);
+          if (!other) partDiffs.push(`${topic}-${p}: batch at offset ${batch.baseOffset} not on the source`);
           else if (!other.equals(batch.buffer))
-            diffs.push(`${topic}-${p}: batch at offset ${batch.baseOffset} differs`);
+            partDiffs.push(`${topic}-${p}: batch at offset ${batch.baseOffset} differs`);
         }
         for (const b of theirs) {
           if (b.baseOffset < hw && b.lastOffset >= at && !mineBases.has(b.baseOffset))
-            diffs.push(`${topic}-${p}: batch at offset ${b.baseOffset} of the source missing here`);
+            partDiffs.push(`${topic}-${p}: batch at offset ${b.baseOffset} of the source missing here`);
         }
         at = end;
       }
+      if (!compacted || !complete || partDiffs.length === 0) {
+        diffs.push(...partDiffs);
+        continue;
+      }
+      // A compacted topic whose cleaner ran on one side after the copy differs byte for byte while both
+      // hold the same data: compared by the latest committed record of each key instead, as a consumer
+      // reading either to its end would see it (the same offset and value for every key).
+      byKey++;
+      const mineByKey = latestCommittedByKey(
+        [...log.batches()].filter((b) => b.lastOffset < hw),
+        from,
+        hw,
+      );
+      const theirsByKey = latestCommittedByKey(theirAll, from, limit);
+      const where = `${topic}-${p} (compacted, ${partDiffs.length} batch difference(s): compared by latest record per key)`;
+      diffs.push(...compareLatestByKey(mineByKey, theirsByKey, hw, where, MAX_LISTED));
     }
   }
+  const keyed =
+    byKey > 0 ? `, ${counted(byKey, "compacted partition")} whose cleaners rewrote one side by key` : "";
   return check(
     "batches",
-    `${counted(partitions, "partition")}, ${counted(compared, "batch", "batches")} byte for byte up to the destination HW`,
+    `${counted(partitions, "partition")}, ${counted(compared, "batch", "batches")} byte for byte up to the destination HW${keyed}`,
     diffs,
   );
 }
+
+/** Whether the destination topic is compacted (`cleanup.policy` names `compact`). */
+function isCompacted(destination: KafkaCluster, topic: string): boolean {
+  const policy = destination.controller.image.topic(topic)?.configs.get("cleanup.policy") ?? "";
+  return policy.split(",").some((p) => p.trim() === "compact");
+}
+
+const maxOf = (a: bigint, b: bigint) => (a > b ? a : b);
 
 /** Fetches of one offset sent again to the partition's current source leader after it moved. */
 const LEADER_RETRIES = 3;
@@ -215,6 +254,7 @@ interface SourceBatch {
   baseOffset: bigint;
   lastOffset: bigint;
   buffer: Buffer;
+  batch: RecordBatch;
 }
 
 /** The source's whole batches from `offset` on (one fetch), in offset order; the partition's error if it failed. */
@@ -255,6 +295,7 @@ async function fetchBatches(
     baseOffset: b.baseOffset,
     lastOffset: b.lastOffset,
     buffer: b.buffer,
+    batch: b,
   }));
 }
 

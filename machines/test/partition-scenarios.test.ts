@@ -1071,7 +1071,8 @@ describe("the commit protocol", () => {
         { type: "COMMIT_RETRY_TIMER_FIRED" },
       ]);
       const scheduled = r.effects[0]?.find((e) => e.type === "scheduleCommitRetry");
-      delays.push((scheduled?.params as { delayMs: number }).delayMs);
+      if (scheduled === undefined) throw new Error(`no commit retry scheduled at attempt ${i}`);
+      delays.push((scheduled.params as { delayMs: number }).delayMs);
       s = r.snapshot;
     }
     // 100 ms doubling, capped at 1 s: not the FAILED retry's backoff, which grows to 300 s.

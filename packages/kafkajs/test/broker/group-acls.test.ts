@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
-import { createServedTopics, kafkaClient, startDestination, until } from "./helpers";
+import {
+  ACL_ENUMS,
+  createServedTopics,
+  kafkaClient,
+  mirrorSaslConfig,
+  startDestination,
+  until,
+} from "./helpers";
 
-// kafkajs's numeric ACL enums (AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes).
-const TOPIC = 2;
-const GROUP = 3;
-const CLUSTER = 4;
-const LITERAL = 3;
-const READ = 3;
-const DESCRIBE = 8;
-const ALLOW = 3;
+const { TOPIC, GROUP, CLUSTER, LITERAL, READ, DESCRIBE, ALLOW } = ACL_ENUMS;
 
 /**
  * The mirror's principal may DESCRIBE the CLUSTER (the ACL sync needs it), so Kafka's ListGroups names every
@@ -21,13 +21,7 @@ describe("a secured source: group offsets of the groups the mirror's principal m
   const kafka = kafkaClient("group-acls-test");
   const admin = kafka.admin();
   const topic = "group-acls";
-  const mirrorUser = {
-    "bootstrap.servers": inject("kafkaSaslBootstrap"),
-    "security.protocol": "SASL_PLAINTEXT",
-    "sasl.mechanism": "PLAIN",
-    "sasl.jaas.config":
-      'org.apache.kafka.common.security.plain.PlainLoginModule required username="mirror" password="mirror-secret";',
-  };
+  const mirrorUser = mirrorSaslConfig();
   const mirror = new KafkajsSourceCluster("group-acls", mirrorUser);
   const dest = startDestination(81);
   const allow = (resourceType: number, resourceName: string, operation: number) => ({

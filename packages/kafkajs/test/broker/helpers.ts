@@ -249,3 +249,24 @@ export function startJava(program: string, args: readonly string[], stdin: "pipe
 export function javaGroupProtocol(): "consumer" | "classic" {
   return Number(inject("kafkaVersion").split(".")[0]) >= 4 ? "consumer" : "classic";
 }
+
+/** kafkajs's numeric ACL enums (AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes). */
+export const ACL_ENUMS = {
+  TOPIC: 2,
+  GROUP: 3,
+  CLUSTER: 4,
+  LITERAL: 3,
+  READ: 3,
+  DESCRIBE: 8,
+  ALLOW: 3,
+} as const;
+
+/** A mirror's settings for the broker's SASL/PLAIN listener as `User:mirror` (its password by default). */
+export function mirrorSaslConfig(password = "mirror-secret"): Record<string, string> {
+  return {
+    "bootstrap.servers": inject("kafkaSaslBootstrap"),
+    "security.protocol": "SASL_PLAINTEXT",
+    "sasl.mechanism": "PLAIN",
+    "sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="mirror" password="${password}";`,
+  };
+}

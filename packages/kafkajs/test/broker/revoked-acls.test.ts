@@ -2,22 +2,19 @@ import { SOURCE_TOPIC_DELETED } from "@cluster-mirror/mirror";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
 import {
+  ACL_ENUMS,
   caughtUpWithBroker,
   createServedTopics,
   destinationBatches,
   hexOf,
   kafkaClient,
+  mirrorSaslConfig,
   startDestination,
   storedBatches,
   until,
 } from "./helpers";
 
-// kafkajs's numeric ACL enums (AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes).
-const TOPIC = 2;
-const LITERAL = 3;
-const READ = 3;
-const DESCRIBE = 8;
-const ALLOW = 3;
+const { TOPIC, LITERAL, READ, DESCRIBE, ALLOW } = ACL_ENUMS;
 
 /**
  * The mirror's principal loses (or gets back) its ACLs on a source topic it mirrors, on a broker whose
@@ -30,13 +27,7 @@ describe("a secured source: the mirror's ACLs on a mirrored topic revoked (and r
   const admin = kafka.admin();
   const dest = startDestination(71);
   const oracle = new KafkajsSourceCluster("oracle", { "bootstrap.servers": inject("kafkaBootstrap") });
-  const mirrorUser = {
-    "bootstrap.servers": inject("kafkaSaslBootstrap"),
-    "security.protocol": "SASL_PLAINTEXT",
-    "sasl.mechanism": "PLAIN",
-    "sasl.jaas.config":
-      'org.apache.kafka.common.security.plain.PlainLoginModule required username="mirror" password="mirror-secret";',
-  };
+  const mirrorUser = mirrorSaslConfig();
   const acl = (resourceName: string, operation: number) => ({
     resourceType: TOPIC,
     resourceName,

@@ -1,36 +1,25 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { KafkajsSourceCluster } from "../../src/index";
 import {
+  ACL_ENUMS,
   caughtUpWithBroker,
   createServedTopics,
   destinationBatches,
   hexOf,
   kafkaClient,
+  mirrorSaslConfig,
   startDestination,
   storedBatches,
   until,
 } from "./helpers";
 
-// kafkajs's numeric ACL enums (AclResourceTypes, ResourcePatternTypes, AclOperationTypes, AclPermissionTypes).
-const TOPIC = 2;
-const LITERAL = 3;
-const READ = 3;
-const DESCRIBE = 8;
-const ALLOW = 3;
-
-const jaas = (password: string) =>
-  `org.apache.kafka.common.security.plain.PlainLoginModule required username="mirror" password="${password}";`;
+const { TOPIC, LITERAL, READ, DESCRIBE, ALLOW } = ACL_ENUMS;
 
 describe("a secured source: SASL/PLAIN and the broker's authorizer", () => {
   const kafka = kafkaClient("security-test");
   const admin = kafka.admin();
   const dest = startDestination(21);
-  const sasl = (password: string) => ({
-    "bootstrap.servers": inject("kafkaSaslBootstrap"),
-    "security.protocol": "SASL_PLAINTEXT",
-    "sasl.mechanism": "PLAIN",
-    "sasl.jaas.config": jaas(password),
-  });
+  const sasl = (password: string) => mirrorSaslConfig(password);
 
   beforeAll(async () => {
     await admin.connect();

@@ -139,7 +139,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
       // refused even where the size limit leaves it no bytes, and without its offsets.
       const refused = this.readRefusal(p.topic);
       if (refused) {
-        partitions.push(refusedRead(p.topic, p.partition, refused));
+        partitions.push(refusedPartition(p.topic, p.partition, refused));
         continue;
       }
       if (remaining <= 0) {
@@ -331,19 +331,14 @@ function unknownTopicId(
   wanted: Uuid,
   current: Uuid | undefined,
 ): SourceFetchPartitionResult {
-  return {
-    topic,
-    partition,
-    recordSlices: [],
-    highWatermark: -1n,
-    lastStableOffset: -1n,
-    logStartOffset: -1n,
-    error: unknownTopicIdError(topic, partition, wanted, current),
-  };
+  return refusedPartition(topic, partition, unknownTopicIdError(topic, partition, wanted, current));
 }
 
-/** Kafka's answer for a partition the principal may not READ: the error, no records, no offsets. */
-function refusedRead(topic: string, partition: number, error: KafkaError): SourceFetchPartitionResult {
+/**
+ * Kafka's answer for a partition it refuses before reading it (a topic id it does not know, no READ): the
+ * error, no records, no offsets.
+ */
+function refusedPartition(topic: string, partition: number, error: KafkaError): SourceFetchPartitionResult {
   return {
     topic,
     partition,

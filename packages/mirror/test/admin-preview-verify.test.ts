@@ -264,6 +264,28 @@ describe("MirrorAdmin.verifyMirror (cluster-mirror verify)", () => {
     expect(byName.get("group offsets")!.differences).toEqual(["billing orders-0: 3 here, 10 on the source"]);
   }, 60_000);
 
+  it("leaves a group with members on the destination to them, as the sync does, rather than reporting it", async () => {
+    const { source, dest } = await mirroredEnv();
+    // The group's consumers moved to the destination ahead of the failover; the source's offset moves back.
+    dest.cluster.groups.joinGroup({ groupId: "billing", topics: ["orders"] });
+    source.cluster.groups.commitOffsets({
+      groupId: "billing",
+      offsets: [{ topic: "orders", partition: 0, offset: 5n }],
+    });
+    const report = await dest.mirroring.refreshNow("m");
+    expect(report.groups?.skippedActive).toEqual(["billing"]);
+    expect(dest.cluster.groups.fetchOffsets("billing").get("orders:0")?.offset).toBe(10n);
+
+    const v = await dest.mirroring.admin.verifyMirror("m");
+    const groups = v.checks.find((c) => c.check === "group offsets")!;
+    expect(groups).toMatchObject({
+      ok: true,
+      differences: [],
+      compared: "0 groups, 0 committed offsets; 1 group with members here not compared",
+    });
+    expect(v.ok).toBe(true);
+  }, 60_000);
+
   it("agrees after a DeleteRecords inside a batch: the copy follows the log start, the batch holding it is compared", async () => {
     const { source, dest } = await mirroredEnv();
     // orders-0's ten records are one batch (offsets 0-9): the new log start falls inside it.

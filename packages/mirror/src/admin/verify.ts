@@ -452,11 +452,17 @@ async function groupOffsetsCheck(
   const diffs: string[] = [];
   let groups = 0;
   let offsets = 0;
+  let owned = 0;
   const all = (await source.listGroupOffsets()).sort((a, b) => compareStrings(a.groupId, b.groupId));
   for (const group of all) {
     if (!filter.matches(group.groupId)) continue;
     const wanted = group.offsets.filter((o) => scope.has(o.topic));
     if (wanted.length === 0) continue;
+    // The sync leaves a group with members here to them (spec §7): their own commits are not a difference.
+    if (destination.groups.describeGroup(group.groupId).state === "Stable") {
+      owned++;
+      continue;
+    }
     groups++;
     const mine = destination.groups.fetchOffsets(group.groupId);
     for (const o of wanted) {
@@ -470,9 +476,10 @@ async function groupOffsetsCheck(
         );
     }
   }
+  const notCompared = owned === 0 ? "" : `; ${counted(owned, "group")} with members here not compared`;
   return check(
     "group offsets",
-    `${counted(groups, "group")}, ${counted(offsets, "committed offset")}`,
+    `${counted(groups, "group")}, ${counted(offsets, "committed offset")}${notCompared}`,
     diffs,
   );
 }

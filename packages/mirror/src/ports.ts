@@ -452,4 +452,30 @@ export interface MirrorCoordinators {
    * Optional. True when a change waits there for its append (the caller sends STOP to follow it).
    */
   clearReadOnlyIfStopped?(key: MirrorPartitionKey): boolean;
+  /**
+   * What a failover of the partition starting now would decide from its actor's context (see
+   * {@link FailoverPlan}); undefined when its actor is not running here. Optional: `previewFailover` then
+   * guesses from the committed state.
+   */
+  failoverPlan?(key: MirrorPartitionKey): FailoverPlan | undefined;
+}
+
+/**
+ * The parts of a partition actor's context STOPPING decides by (spec §4 STOPPING steps 2 and 3), for
+ * `--failover-preview`: the committed state alone cannot tell them (a FAILED partition, or a PREPARING one
+ * whose truncation completed, may or may not hold a copy of the source).
+ */
+export interface FailoverPlan {
+  /** The log is a copy of the source and no LME was captured yet: the failover records the log's latest epoch. */
+  aligned: boolean;
+  /** The LME the failover records when not `aligned` (an earlier failover's, or -1). */
+  lastMirrorEpoch: number;
+  /** The log holds mirrored data: the failover aborts every open transaction, not only the hanging ones. */
+  holdsMirroredData: boolean;
+  /**
+   * The local leader epoch as the actor last learned it (from its fetcher or its own bumps; a leader
+   * election while no fetcher runs, e.g. PAUSED, is not seen): the failover's bump minimum is 10 above it
+   * or the LME.
+   */
+  localLeaderEpoch: number;
 }

@@ -5,6 +5,7 @@ import {
   SeededRandom,
   SystemClock,
 } from "@cluster-mirror/cluster";
+import type { AddTopicsOptions } from "../src/admin/mirror-admin";
 import { ClusterMirroring } from "../src/cluster-mirroring";
 import type { SourceCluster, SourceConnector } from "../src/ports";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/source/embedded-source-registry";
@@ -86,10 +87,15 @@ export async function produce(
  * `addTopics`, retried while the coordinators of a just-started cluster are still loading (the retriable
  * COORDINATOR_NOT_AVAILABLE right after start; another change makes addTopics wait for the load itself).
  */
-export async function addTopicsWhenReady(c: EngineCluster, mirror: string, regex: string): Promise<void> {
+export async function addTopicsWhenReady(
+  c: EngineCluster,
+  mirror: string,
+  regex: string,
+  options?: AddTopicsOptions,
+): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await c.mirroring.admin.addTopics(mirror, regex);
+      await c.mirroring.admin.addTopics(mirror, regex, options);
       return;
     } catch (error) {
       const retriable = (error as { retriable?: boolean }).retriable === true;

@@ -28,21 +28,26 @@ export function formatPreviewTable(mirror: string, rows: readonly FailoverPrevie
     "FAILBACK-TRUNCATES",
   ]);
   for (const r of rows) {
+    // No running leader on the destination: its log (open transactions, latest epoch, end) cannot be read,
+    // and the failover waits for a leader and reads it then. "none" or an LME of -1 would be a guess.
+    const unknown = r.destinationOffset === null ? "unknown (no leader)" : undefined;
     t.push([
       r.topic,
       String(r.partition),
       r.state,
       show(r.lag),
-      r.openTransactions.length === 0
-        ? "none"
-        : r.openTransactions.map((x) => `${x.producerId}/${x.producerEpoch}@${x.firstOffset}`).join(", "),
-      String(r.lastMirrorEpoch),
-      `${r.leaderEpoch} -> ${r.leaderEpochAfterBump}`,
+      unknown ??
+        (r.openTransactions.length === 0
+          ? "none"
+          : r.openTransactions.map((x) => `${x.producerId}/${x.producerEpoch}@${x.firstOffset}`).join(", ")),
+      unknown ?? String(r.lastMirrorEpoch),
+      `${r.leaderEpoch} -> ${unknown === undefined ? r.leaderEpochAfterBump : "?"}`,
       !r.failbackSupported
         ? "n/a (Kafka source)"
-        : r.failbackTruncation === null
-          ? "none"
-          : `${r.failbackTruncation.records} from offset ${r.failbackTruncation.fromOffset}`,
+        : (unknown ??
+          (r.failbackTruncation === null
+            ? "none"
+            : `${r.failbackTruncation.records} from offset ${r.failbackTruncation.fromOffset}`)),
     ]);
   }
   return `Failover preview of mirror ${mirror} (dry run: nothing was changed)\n${t.toString()}\n`;

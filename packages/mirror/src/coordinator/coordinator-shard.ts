@@ -25,6 +25,7 @@ import type { DestinationTopicLookup } from "../destination/embedded-destination
 import type { LeaderEpochCheck } from "../destination/embedded-state-log";
 import type {
   DestinationCluster,
+  FailoverPlan,
   FetcherManager,
   MirrorPartitionKey,
   MirrorPartitionView,
@@ -315,6 +316,19 @@ export class CoordinatorShard {
     const id = partitionKeyId(key);
     const p = this.partitions.get(id);
     return p === undefined || p.isClosed ? undefined : p.view(this.lmes.get(id)?.lme ?? -1);
+  }
+
+  /** See `MirrorCoordinators.failoverPlan`: read from the actor's context, undefined before it is spawned. */
+  failoverPlan(key: MirrorPartitionKey): FailoverPlan | undefined {
+    const p = this.partitions.get(partitionKeyId(key));
+    const c = p === undefined || p.isClosed ? undefined : p.snapshot?.context;
+    if (c === undefined) return undefined;
+    return {
+      aligned: c.aligned && !c.lmeCaptured,
+      lastMirrorEpoch: c.lastMirrorEpoch,
+      holdsMirroredData: c.holdsMirroredData,
+      localLeaderEpoch: c.localLeaderEpoch,
+    };
   }
 
   /**

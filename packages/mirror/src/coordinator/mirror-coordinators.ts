@@ -5,6 +5,7 @@ import { KafkaError } from "@cluster-mirror/protocol";
 import { MIRROR_STATE_TOPIC } from "../destination/embedded-state-log";
 import type {
   DestinationCluster,
+  FailoverPlan,
   FetcherEvents,
   MirrorCoordinators,
   MirrorPartitionKey,
@@ -211,6 +212,11 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
   clearReadOnlyIfStopped(key: MirrorPartitionKey): boolean {
     const runtime = this.coordinatorAt(mirrorStatePartitionFor(key, this.numStatePartitions));
     return runtime?.clearReadOnlyIfStopped(key) ?? false;
+  }
+
+  failoverPlan(key: MirrorPartitionKey): FailoverPlan | undefined {
+    const partition = mirrorStatePartitionFor(key, this.numStatePartitions);
+    return this.coordinatorAt(partition)?.shardFor(partition)?.failoverPlan(key);
   }
 
   epochObserved(key: MirrorPartitionKey, batchEpoch: number, localLeaderEpoch: number): void {

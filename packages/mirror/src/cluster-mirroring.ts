@@ -168,6 +168,7 @@ export class ClusterMirroring {
       destinationLogEndOffset: (key) => leaderLog(options.cluster, key.topic, key.partition)?.logEndOffset,
       liveSourceHighWatermark: (key) =>
         liveSourceHighWatermark({ destination: options.cluster, sources: this.sources }, key),
+      destinationTopicId: (topic) => options.cluster.controller.image.topic(topic)?.topicId,
     });
     this.changes = new MirrorChanges(options.cluster.scheduler);
     this.admin = new MirrorAdmin({

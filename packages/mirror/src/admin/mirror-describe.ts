@@ -1,4 +1,5 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { currentPartitionViews } from "../metadata/current-partition-views";
 import { leaderLog } from "../metadata/destination-logs";
 import { compareStrings, mirrorTopics } from "../metadata/mirror-topics";
 import type { SourceConnections } from "../metadata/source-connections";
@@ -36,7 +37,11 @@ export async function describeMirrorPartitions(
       keys.set(id(key), { key });
     }
   }
-  for (const v of deps.coordinators.describe(mirror)) keys.set(id(v.key), { key: v.key, view: v });
+  // One row per partition: the state a previous topic of the name left (failed over, deleted, added
+  // again with the source's new id) would otherwise replace the current one's, whichever came last.
+  const image = deps.destination.controller.image;
+  const views = currentPartitionViews(deps.coordinators.describe(mirror), (t) => image.topic(t)?.topicId);
+  for (const v of views) keys.set(id(v.key), { key: v.key, view: v });
   const wanted = [...keys.values()].filter(
     ({ view }) => !options.failedOnly || (view?.state ?? "UNKNOWN") === "FAILED",
   );

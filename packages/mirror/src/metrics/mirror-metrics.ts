@@ -1,6 +1,7 @@
 import { LIFECYCLE_STATES } from "@cluster-mirror/machines";
+import { currentPartitionViews } from "../metadata/current-partition-views";
 import { compareStrings } from "../metadata/mirror-topics";
-import type { MirrorCoordinators, MirrorPartitionKey } from "../ports";
+import type { MirrorCoordinators, MirrorPartitionKey, MirrorPartitionView } from "../ports";
 import { type PrometheusFamily, renderPrometheus } from "./prometheus";
 
 /**
@@ -31,10 +32,19 @@ export interface MirrorMetricsOptions {
   destinationLogEndOffset?: (key: MirrorPartitionKey) => bigint | undefined;
   /** The source's high watermark now (ListOffsets latest), null when it does not answer. */
   liveSourceHighWatermark?: (key: MirrorPartitionKey) => Promise<bigint | null>;
+  /**
+   * The id of the destination's topic of that name now (undefined when it has none): the state of a
+   * previous topic of the name (failed over, deleted, added again with the source's new id) is not counted.
+   */
+  destinationTopicId?: (topic: string) => string | undefined;
 }
 
-/** Lifecycle states without a fetcher whose lag is still reported (from the source's last known HW). */
-const LAG_WITHOUT_FETCHER_STATES = new Set(["PAUSED"]);
+/**
+ * Lifecycle states without a fetcher whose lag is still reported, from the source's high watermark asked
+ * live against the destination's log end now. A FAILED partition's fetcher may keep its last view, but
+ * that view froze when the partition failed while the source goes on growing.
+ */
+const LAG_WITHOUT_FETCHER_STATES = new Set(["PAUSED", "FAILED"]);
 
 /**
  * Metric names (Prometheus; JMX-style POC names in parentheses):
@@ -42,8 +52,9 @@ const LAG_WITHOUT_FETCHER_STATES = new Set(["PAUSED"]);
  *   state listed (`MirroringPartitionState`, `PausedPartitionState`, ... `FailedPartitionState`).
  * - `kafka_server_cluster_mirror_topic_count{mirror}` gauge (`MirrorTopicCount`).
  * - `kafka_server_cluster_mirror_lag{mirror,topic,partition}` gauge: source HW - destination LEO, for the
- *   partitions the fetchers know (`FetcherLagMetrics`) and for PAUSED ones (the source HW last seen by a
- *   fetcher or a live ListOffsets, against the destination's log end now).
+ *   partitions the fetchers know (`FetcherLagMetrics`) and for PAUSED and FAILED ones (the source HW last
+ *   seen by a fetcher or a live ListOffsets, against the destination's log end now; a FAILED one only while
+ *   the source answers).
  * - `kafka_server_cluster_mirror_sync_errors_total{mirror,kind}` counter, `kind` one of {@link SyncErrorKind}
  *   (`TopicMetadataRefreshError`, `TopicConfigSyncError`, `ConsumerGroupOffsetSyncError`, `AclSyncError`).
  * - `kafka_server_cluster_mirror_bytes_total{mirror,topic}` and `..._batches_total{mirror,topic}` counters:
@@ -78,6 +89,13 @@ export class MirrorMetrics {
 
   constructor(options: MirrorMetricsOptions) {
     this.options = options;
+  }
+
+  /** The committed views of the partitions that exist now (no state of a previous topic of a name). */
+  private views(): MirrorPartitionView[] {
+    const views = this.options.coordinators.describe();
+    const topicId = this.options.destinationTopicId;
+    return topicId ? currentPartitionViews(views, topicId) : views;
   }
 
   /** Counts one metadata-sync error of a mirror. */
@@ -137,7 +155,7 @@ export class MirrorMetrics {
   /** Partitions per lifecycle state per mirror (every state, zeros included), sorted. */
   partitionCounts(): { mirror: string; state: string; count: number }[] {
     const counts = new Map<string, Map<string, number>>();
-    for (const view of this.options.coordinators.describe()) {
+    for (const view of this.views()) {
       let perState = counts.get(view.key.mirror);
       if (!perState) {
         perState = new Map(LIFECYCLE_STATES.map((s) => [s, 0]));
@@ -152,13 +170,12 @@ export class MirrorMetrics {
 
   /**
    * Lag (source HW - destination LEO, at least 0) of every partition the fetchers report, and of every
-   * PAUSED partition whose source HW is known (last seen by a fetcher or a live query), sorted. For a PAUSED
-   * partition this also starts a live query of the source (answer used from the next call on);
+   * PAUSED or FAILED partition whose source HW is known (last seen by a fetcher or a live query), sorted. For
+   * such a partition this also starts a live query of the source (answer used from the next call on);
    * {@link refreshPausedLags} awaits those answers.
    */
   lags(): { mirror: string; topic: string; partition: number; lag: bigint }[] {
-    return this.options.coordinators
-      .describe()
+    return this.views()
       .flatMap((view) => {
         const o = this.offsetsOf(view.key, view.state);
         if (!o) return [];
@@ -172,14 +189,13 @@ export class MirrorMetrics {
   }
 
   /**
-   * Asks the source for the high watermark of every PAUSED partition now and resolves once the answers are
-   * in (a source that does not answer leaves the last known value), so the next {@link lags} is current.
+   * Asks the source for the high watermark of every PAUSED and FAILED partition now and resolves once the
+   * answers are in (a source that does not answer leaves a PAUSED partition's last known value, and a FAILED
+   * one without lag), so the next {@link lags} is current.
    */
   async refreshPausedLags(): Promise<void> {
-    const paused = this.options.coordinators
-      .describe()
-      .filter((v) => LAG_WITHOUT_FETCHER_STATES.has(v.state));
-    await Promise.all(paused.map((v) => this.askSource(v.key)));
+    const paused = this.views().filter((v) => LAG_WITHOUT_FETCHER_STATES.has(v.state));
+    await Promise.all(paused.map((v) => this.askSource(v.key, v.state)));
   }
 
   private offsetsOf(
@@ -188,20 +204,27 @@ export class MirrorMetrics {
   ): { sourceHighWatermark: bigint; destinationLogEndOffset: bigint } | undefined {
     const id = lagId(key);
     const fetched = this.options.offsets?.(key);
-    if (fetched) {
-      this.lastSourceHw.set(id, fetched.sourceHighWatermark);
+    if (!LAG_WITHOUT_FETCHER_STATES.has(state)) {
+      if (fetched) this.lastSourceHw.set(id, fetched.sourceHighWatermark);
       return fetched;
     }
-    if (!LAG_WITHOUT_FETCHER_STATES.has(state)) return undefined;
-    // No fetcher runs for a paused partition: its lag grows with the source while the destination stands.
-    void this.askSource(key);
+    // No fetcher runs for a paused or failed partition: its lag grows with the source while the
+    // destination stands. A failed partition's fetcher view froze when it failed: never taken as the source's.
+    if (fetched && state === "PAUSED" && !this.lastSourceHw.has(id)) {
+      this.lastSourceHw.set(id, fetched.sourceHighWatermark);
+    }
+    void this.askSource(key, state);
     const sourceHighWatermark = this.lastSourceHw.get(id);
     const destinationLogEndOffset = this.options.destinationLogEndOffset?.(key);
     if (sourceHighWatermark === undefined || destinationLogEndOffset === undefined) return undefined;
     return { sourceHighWatermark, destinationLogEndOffset };
   }
 
-  private askSource(key: MirrorPartitionKey): Promise<void> {
+  /**
+   * A FAILED partition's lag is only reported while the source answers, as describe does: its source topic
+   * may be gone for good (deleted, or another topic now), and the last value seen would stand forever.
+   */
+  private askSource(key: MirrorPartitionKey, state: string): Promise<void> {
     const live = this.options.liveSourceHighWatermark;
     if (!live) return Promise.resolve();
     const id = lagId(key);
@@ -211,7 +234,9 @@ export class MirrorMetrics {
       .then(
         (hw) => {
           // Only while still asked for: a mirror deleted meanwhile must not get its offset back.
-          if (hw !== null && this.asking.get(id) === ask) this.lastSourceHw.set(id, hw);
+          if (this.asking.get(id) !== ask) return;
+          if (hw !== null) this.lastSourceHw.set(id, hw);
+          else if (state === "FAILED") this.lastSourceHw.delete(id);
         },
         () => {},
       )
@@ -224,7 +249,7 @@ export class MirrorMetrics {
 
   /** Every metric in the Prometheus text format (names in {@link MIRROR_METRIC_NAMES}). */
   toPrometheusText(): string {
-    const views = this.options.coordinators.describe();
+    const views = this.views();
     const topics = new Map<string, Set<string>>();
     for (const v of views) {
       const set = topics.get(v.key.mirror) ?? new Set<string>();

@@ -158,6 +158,21 @@ describe("the latest committed record of each key (verify of compacted topics)",
     expect(values(latestCommittedByKey(batches, 1n, 7n))).toEqual({ a: "2:txn-committed" });
   });
 
+  it("takes a transaction committed past the copy's high watermark as lag, though its record is below it", () => {
+    // Source: k@0 "old", then k@1 in a transaction committed by the marker at 2. The copy's high watermark
+    // is 2: it holds the transaction's record but not yet its COMMIT, so k is still "old" there.
+    const source = [data(0n, [["k", "old"]]), data(1n, [["k", "new"]], 7n), marker(2n, 7n, 1)];
+    const copy = source.slice(0, 2);
+    const theirs = latestCommittedByKey(source, 0n, 3n);
+    expect(values(theirs)).toEqual({ k: "1:new" });
+    expect(values(latestCommittedByKey(copy, 0n, 2n))).toEqual({ k: "0:old" });
+    expect(compareLatestByKey(latestCommittedByKey(copy, 0n, 2n), theirs, 2n, "t-0", 20)).toEqual([]);
+    // Committed below the copy's high watermark, the same difference is one.
+    expect(compareLatestByKey(latestCommittedByKey(copy, 0n, 2n), theirs, 3n, "t-0", 20)).toEqual([
+      "t-0: key 'k': latest record at offset 0 here, at offset 1 on the source",
+    ]);
+  });
+
   it("takes a tombstone on one side and nothing on the other as equal, and a key written again past the copy as lag", () => {
     const at = (offset: bigint, value: string | null) => ({
       offset,

@@ -4,6 +4,8 @@ import { ControlRecordType, decodeRecords, type RecordBatch } from "@cluster-mir
 interface LatestRecord {
   offset: bigint;
   value: Buffer | null;
+  /** Where it became visible: its own offset, or its transaction's COMMIT marker's. */
+  committedAt?: bigint;
 }
 
 /**
@@ -20,8 +22,8 @@ export function latestCommittedByKey(
 ): Map<string, LatestRecord> {
   const latest = new Map<string, LatestRecord>();
   const open = new Map<bigint, { offset: bigint; key: string; value: Buffer | null }[]>();
-  const apply = (offset: bigint, key: string, value: Buffer | null) => {
-    if (offset >= from && offset < to) latest.set(key, { offset, value });
+  const apply = (offset: bigint, key: string, value: Buffer | null, committedAt = offset) => {
+    if (offset >= from && offset < to) latest.set(key, { offset, value, committedAt });
   };
   for (const batch of batches) {
     if (batch.baseOffset >= to) break;
@@ -29,7 +31,7 @@ export function latestCommittedByKey(
       const held = open.get(batch.producerId);
       open.delete(batch.producerId);
       if (held && batch.controlType === ControlRecordType.COMMIT)
-        for (const r of held) apply(r.offset, r.key, r.value);
+        for (const r of held) apply(r.offset, r.key, r.value, batch.baseOffset);
       continue;
     }
     for (const r of decodeRecords(batch)) {
@@ -57,7 +59,7 @@ function keyName(hex: string): string {
  * Compares a compacted topic's copy with its source by the latest committed record of each key, where a
  * cleaner rewrote one side's batches (so the byte for byte comparison cannot hold): `mine` below the
  * destination's high watermark `hw`, `theirs` up to the source's high watermark (a key the source wrote
- * again at or above `hw` is the copy's lag, which the offsets check reports). Equal: the same offset and
+ * again, or committed, at or above `hw` is the copy's lag, which the offsets check reports). Equal: the same offset and
  * value for every key. A tombstone on one side and nothing on the other is equal too (the other side's
  * cleaner removed it after `delete.retention.ms`). Returns the differences, at most `max`.
  */
@@ -74,7 +76,7 @@ export function compareLatestByKey(
     if (diffs.length >= max) break;
     const a = mine.get(key);
     const b = theirs.get(key);
-    if (b !== undefined && b.offset >= hw) continue;
+    if (b !== undefined && (b.committedAt ?? b.offset) >= hw) continue;
     if (a === undefined || b === undefined) {
       const held = a ?? b!;
       if (held.value === null) continue;

@@ -298,6 +298,37 @@ describe("property: min.insync.replicas=2 with acks=all (held high watermarks)",
     PROPERTY_TIMEOUT_MS,
   );
   it(
+    "regression: a failover from FAILED after a cut PREPARING made, whose tombstone a full disk refused",
+    async () => {
+      await runRegressions(failbackProperty, [
+        {
+          // a's failback of orders: PREPARING's (empty) cut completed, its LastMirrorEpochs tombstone failed on
+          // a full disk (FAILED@2 carries leader epoch 0, PREPARING@1 had -1), then the failover from FAILED
+          // recorded the log's latest epoch 0, as from an aligned state; the check expected the earlier
+          // LME -1 (a simulator false positive, soak FC_SEED=541 x10, surfaced by the faster commit retry).
+          bug: "[failover-lme] expected the earlier LME after a cut the engine knew of without its tombstone",
+          simSeed: 51443,
+          steps: [
+            "underMinIsrWrites(233,845,383,28743,876,2)",
+            "cycle(406)",
+            "fastDisk(872)",
+            "crash(554,319)",
+            "produce(993,541,3)",
+            "underMinIsr(682,927,668,25686)",
+            "restartNode(321)",
+            "cycle(493)",
+          ],
+          reaches: reachesSteps(
+            "a did not fail orders over after its failback hit a full disk",
+            /failback a-from-b orders/,
+            /unplanned failover a-from-b orders: STOPPED/,
+          ),
+        },
+      ]);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "regression: a __mirror_state record refused through a long full disk is appended again soon after it ends",
     async () => {
       await runRegressions(failbackProperty, [

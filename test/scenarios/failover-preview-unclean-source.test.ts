@@ -1,54 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { leaderBatches, topology } from "./helpers";
+import { uncleanSourceOrders } from "./unclean-source";
 
 describe("--failover-preview after an unclean election on the source (b paused, ahead of a)", () => {
   it("names the records a wrote in its new epoch, which the failback then truncates", async () => {
     const t = topology(["a", "b"]);
-    const a = t.node("a");
-    const b = t.node("b");
-    await t.run(
-      a.kafka.admin().createTopics({
-        topics: [
-          {
-            topic: "orders",
-            numPartitions: 1,
-            replicationFactor: 2,
-            configEntries: [{ name: "unclean.leader.election.enable", value: "true" }],
-          },
-        ],
-      }),
-    );
-    const producer = a.kafka.producer({ idempotent: false });
-    await t.run(producer.connect());
-    const send = async (value: string) =>
-      t.run(producer.send({ topic: "orders", messages: [{ value, partition: 0 }], acks: -1 }));
-    for (let i = 0; i < 5; i++) await send(`kept-${i}`);
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    const { a, b, send, leaderGoesOnAlone, electFollowerUncleanly } = await uncleanSourceOrders(t);
     const bEnd = () => b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.logEndOffset;
 
     // On a, the follower falls out of sync and the leader goes on alone in a new epoch; b mirrors that.
-    const meta = () => a.cluster.controller.image.partition("orders", 0)!;
     await t.until(() => bEnd() === 5n, "b has the first 5");
-    const [leader, follower] = [meta().leader, meta().replicas.find((r) => r !== meta().leader)!];
-    a.cluster.setReachable(follower, false);
-    a.cluster.controller.alterPartition("orders", 0, {
-      leader,
-      leaderEpoch: meta().leaderEpoch,
-      isr: [leader],
-    });
-    a.cluster.controller.bumpLeaderEpochs([
-      { topic: "orders", partition: 0, minLeaderEpoch: meta().leaderEpoch + 1 },
-    ]);
-    for (let i = 0; i < 3; i++) await send(`lost-${i}`);
+    await leaderGoesOnAlone();
     await t.until(() => bEnd() === 8n, "b has all 8");
     await t.run(b.mirroring.admin.pauseTopics("dr", "orders"));
     await t.run(b.mirroring.whenState("dr", "PAUSED"));
 
     // The out-of-sync follower is elected uncleanly (offsets 0-4 only) and a writes 2 records at 5-6.
-    a.cluster.setReachable(follower, true);
-    a.cluster.crashBroker(leader);
-    await t.until(() => meta().leader === follower, "unclean election on a");
+    await electFollowerUncleanly();
     for (let i = 0; i < 2; i++) await send(`after-${i}`);
     const onA = leaderBatches(a.cluster, "orders", 0);
     expect(onA.map((x) => x.offset)).toEqual([0n, 1n, 2n, 3n, 4n, 5n, 6n]);

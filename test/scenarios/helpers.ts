@@ -149,8 +149,8 @@ export async function failedOverOnB(options: { seed?: number; topics?: string[] 
   return { t, a, b };
 }
 
-type Topology = ReturnType<typeof topology>;
-type Node = ReturnType<Topology["node"]>;
+export type Topology = ReturnType<typeof topology>;
+export type Node = ReturnType<Topology["node"]>;
 
 /** `orders` (1 partition, RF 3) on `a` with `n` records, one batch each, from an idempotent producer. */
 export async function ordersOn(t: Topology, a: Node, n: number) {

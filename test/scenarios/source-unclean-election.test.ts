@@ -1,31 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
 import { leaderBatches, topology } from "./helpers";
+import { uncleanSourceOrders } from "./unclean-source";
 
 describe("a source leader elected without the mirror's latest epoch (issue 11, item 2)", () => {
   it("the destination keeps every record the source still has, and ends offset-identical", async () => {
     const t = topology(["a", "b"]);
-    const a = t.node("a");
-    const b = t.node("b");
-    await t.run(
-      a.kafka.admin().createTopics({
-        topics: [
-          {
-            topic: "orders",
-            numPartitions: 1,
-            replicationFactor: 2,
-            configEntries: [{ name: "unclean.leader.election.enable", value: "true" }],
-          },
-        ],
-      }),
-    );
-    const producer = a.kafka.producer({ idempotent: false });
-    await t.run(producer.connect());
-    const send = async (value: string) =>
-      t.run(producer.send({ topic: "orders", messages: [{ value, partition: 0 }], acks: -1 }));
-    for (let i = 0; i < 5; i++) await send(`kept-${i}`);
-
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    const { a, b, send, leaderGoesOnAlone, electFollowerUncleanly } = await uncleanSourceOrders(t);
     const caughtUp = async () => {
       const rows = await b.mirroring.admin.describe("dr");
       return rows.length === 1 && rows.every((r) => r.state === "MIRRORING" && r.lag === 0n);
@@ -33,18 +13,7 @@ describe("a source leader elected without the mirror's latest epoch (issue 11, i
     await t.until(caughtUp, "dr caught up");
 
     // On a, the follower falls out of sync and the leader goes on alone in a new epoch; b mirrors that.
-    const meta = () => a.cluster.controller.image.partition("orders", 0)!;
-    const [leader, follower] = [meta().leader, meta().replicas.find((r) => r !== meta().leader)!];
-    a.cluster.setReachable(follower, false);
-    a.cluster.controller.alterPartition("orders", 0, {
-      leader,
-      leaderEpoch: meta().leaderEpoch,
-      isr: [leader],
-    });
-    a.cluster.controller.bumpLeaderEpochs([
-      { topic: "orders", partition: 0, minLeaderEpoch: meta().leaderEpoch + 1 },
-    ]);
-    for (let i = 0; i < 3; i++) await send(`lost-${i}`);
+    await leaderGoesOnAlone();
     await t.until(
       async () =>
         (await caughtUp()) && b.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.logEndOffset === 8n,
@@ -70,9 +39,7 @@ describe("a source leader elected without the mirror's latest epoch (issue 11, i
     });
 
     // The out-of-sync follower is elected uncleanly: it has offsets 0-4 (epoch 0) and nothing of epoch 1.
-    a.cluster.setReachable(follower, true);
-    a.cluster.crashBroker(leader);
-    await t.until(() => meta().leader === follower, "unclean election on a");
+    await electFollowerUncleanly();
     // Before a writes anything in its new epoch, b meets the divergence (a's new leader has no batch of
     // epoch 2 yet, so only its election tells where epoch 1 ends) and drops what a lost.
     await t.until(() => log.logEndOffset === 5n, "b truncated what a lost");

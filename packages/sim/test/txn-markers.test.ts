@@ -32,16 +32,35 @@ async function openButRecordedCommitted(sim: Simulation, decidedAt: (now: number
   return { open, producerId };
 }
 
+type OpenTxn = NonNullable<Simulation["openTxn"]>;
+
+/** Crashes the followers of the open transaction's partition: its leader is left alone in the ISR. */
+async function leaderAloneInIsr(sim: Simulation, open: OpenTxn) {
+  const cluster = sim.node(open.node).cluster;
+  const meta = () => cluster.controller.image.partition(open.topic, open.partition)!;
+  const followers = meta().replicas.filter((id) => id !== meta().leader);
+  for (const id of followers) cluster.crashBroker(id);
+  await sim.world.time.advance(100);
+  expect(meta().isr).toEqual([meta().leader]);
+  return { cluster, followers, isr: () => meta().isr };
+}
+
+/** The bound runs from now: nothing is reported 100 ms before it ends, one transaction when it ends. */
+async function reportedWhenTheBoundEnds(sim: Simulation) {
+  await sim.world.time.advance(MARKER_BOUND_MS - 100);
+  sim.checkTxnMarkers();
+  expect(timely(sim)).toEqual([]);
+  await sim.world.time.advance(100);
+  sim.checkTxnMarkers();
+  expect(timely(sim)).toHaveLength(1);
+}
+
 describe("committed transactions are not left open on their leaders", () => {
   it("a transaction recorded as committed but open on its leader is reported once the bound has passed", async () => {
     const sim = await Simulation.create(activePassive(), 6);
     const { open, producerId } = await openButRecordedCommitted(sim, (now) => now);
     sim.checkTxnMarkers();
-    await sim.world.time.advance(MARKER_BOUND_MS - 100);
-    sim.checkTxnMarkers();
-    expect(timely(sim)).toEqual([]);
-    await sim.world.time.advance(100);
-    sim.checkTxnMarkers();
+    await reportedWhenTheBoundEnds(sim);
     expect(timely(sim).map((v) => v.message)).toEqual([
       expect.stringContaining(`${open.topic}-${open.partition}: the transaction of producer ${producerId}`),
     ]);
@@ -71,13 +90,8 @@ describe("committed transactions are not left open on their leaders", () => {
     sim.checkTxnMarkers();
     expect(timely(sim)).toEqual([]);
     cluster.setDiskFull(leader, false);
-    await sim.world.time.advance(MARKER_BOUND_MS - 100);
-    sim.checkTxnMarkers();
-    expect(timely(sim)).toEqual([]);
     // Still open 2 s after the disk had space: a marker lost for good, which the watch reports.
-    await sim.world.time.advance(100);
-    sim.checkTxnMarkers();
-    expect(timely(sim)).toHaveLength(1);
+    await reportedWhenTheBoundEnds(sim);
   });
 
   it("a partition whose ISR is under min.insync.replicas gets the bound from the moment its ISR is back", async () => {
@@ -85,15 +99,7 @@ describe("committed transactions are not left open on their leaders", () => {
     // with acks=all): it can only land after the ISR grows back.
     const sim = await Simulation.create(activePassive(), 9, { minInsyncReplicas: 2 });
     const { open } = await openButRecordedCommitted(sim, (now) => now);
-    const cluster = sim.node(open.node).cluster;
-    const isr = () => cluster.controller.image.partition(open.topic, open.partition)!.isr;
-    const leader = cluster.controller.image.partition(open.topic, open.partition)!.leader;
-    const followers = cluster.controller.image
-      .partition(open.topic, open.partition)!
-      .replicas.filter((id) => id !== leader);
-    for (const id of followers) cluster.crashBroker(id);
-    await sim.world.time.advance(100);
-    expect(isr()).toEqual([leader]);
+    const { cluster, followers, isr } = await leaderAloneInIsr(sim, open);
     sim.checkTxnMarkers();
     await sim.world.time.advance(5 * MARKER_BOUND_MS);
     sim.checkTxnMarkers();
@@ -101,25 +107,14 @@ describe("committed transactions are not left open on their leaders", () => {
     for (const id of followers) cluster.startBroker(id);
     for (let i = 0; i < 100 && isr().length < 2; i++) await sim.world.time.advance(10);
     expect(isr().length).toBeGreaterThanOrEqual(2);
-    await sim.world.time.advance(MARKER_BOUND_MS - 100);
-    sim.checkTxnMarkers();
-    expect(timely(sim)).toEqual([]);
     // Still open 2 s after the ISR was back: a marker lost for good, which the watch reports.
-    await sim.world.time.advance(100);
-    sim.checkTxnMarkers();
-    expect(timely(sim)).toHaveLength(1);
+    await reportedWhenTheBoundEnds(sim);
   });
 
   it("a transaction committed through the workload while its ISR is under min.insync.replicas is committed once the ISR is back, and never reported", async () => {
     const sim = await Simulation.create(activePassive(), 10, { minInsyncReplicas: 2 });
     await txnBegin(sim, 0, 0);
-    const open = sim.openTxn!;
-    const cluster = sim.node(open.node).cluster;
-    const meta = () => cluster.controller.image.partition(open.topic, open.partition)!;
-    const followers = meta().replicas.filter((id) => id !== meta().leader);
-    for (const id of followers) cluster.crashBroker(id);
-    await sim.world.time.advance(100);
-    expect(meta().isr).toEqual([meta().leader]);
+    const { cluster, followers } = await leaderAloneInIsr(sim, sim.openTxn!);
     await txnEnd(sim, true);
     expect(sim.model.commits).toHaveLength(1);
     const c = sim.model.commits[0]!;

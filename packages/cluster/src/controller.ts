@@ -12,7 +12,13 @@ import { asksForMirroring, becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-re
 import { settlesAny } from "./pending-truncation";
 import type { Random } from "./random";
 import { shownValue } from "./shown-value";
-import { topicConfigDef, topicConfigValue, validateBrokerConfig, validateTopicConfig } from "./topic-configs";
+import {
+  canonicalTopicConfigValue,
+  topicConfigDef,
+  topicConfigValue,
+  validateBrokerConfig,
+  validateTopicConfig,
+} from "./topic-configs";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
 
 /** A request to create one topic. */
@@ -297,8 +303,9 @@ export class Controller {
         `topic id ${topicId} is already used by topic '${holder.name}'; delete that topic or use another id`,
       );
     }
-    const configs = Object.entries(request.configs ?? {});
-    for (const [name, value] of configs) checkConfig(name, value);
+    const configs = Object.entries(request.configs ?? {}).map(
+      ([name, value]) => [name, checkConfig(name, value)] as const,
+    );
     if (options.validateOnly && request.replicaAssignment === undefined) {
       // The checks of `assign`, without drawing the random start a real assignment takes.
       this.checkPlacement(request.numPartitions ?? 1, request.replicationFactor);
@@ -389,8 +396,12 @@ export class Controller {
       else {
         const list = (next.get(op.name) ?? defaultFor(resource.type, op.name) ?? "")
           .split(",")
+          .map((v) => v.trim())
           .filter((v) => v);
-        const items = value.split(",").filter((v) => v);
+        const items = value
+          .split(",")
+          .map((v) => v.trim())
+          .filter((v) => v);
         const merged =
           op.op === "APPEND"
             ? [...list, ...items.filter((v) => !list.includes(v))]
@@ -398,7 +409,7 @@ export class Controller {
         next.set(op.name, merged.join(","));
       }
       if (op.op !== "DELETE") {
-        if (resource.type === "topic") checkConfig(op.name, next.get(op.name)!);
+        if (resource.type === "topic") next.set(op.name, checkConfig(op.name, next.get(op.name)!));
         else checkBrokerConfig(resource.name, op.name, next.get(op.name)!);
       }
     }
@@ -1016,9 +1027,14 @@ function validateTopicName(name: string): void {
   }
 }
 
-function checkConfig(name: string, value: string): void {
+/**
+ * Refuses an invalid topic config with INVALID_CONFIG; returns the value as Kafka describes it (parsed and
+ * written back: `+5` is `5`, `TRUE` is `true`), the form stored.
+ */
+function checkConfig(name: string, value: string): string {
   const problem = validateTopicConfig(name, value);
   if (problem) throw new ClusterError("INVALID_CONFIG", problem);
+  return canonicalTopicConfigValue(name, value);
 }
 
 /** Refuses an invalid dynamic config of broker `broker` ("" is the cluster default) with INVALID_CONFIG. */

@@ -188,7 +188,13 @@ export {
   type Scheduler,
 } from "./scheduler";
 export { shownValue } from "./shown-value";
-export { TOPIC_CONFIGS, topicConfigDef, topicConfigValue, validateTopicConfig } from "./topic-configs";
+export {
+  canonicalTopicConfigValue,
+  TOPIC_CONFIGS,
+  topicConfigDef,
+  topicConfigValue,
+  validateTopicConfig,
+} from "./topic-configs";
 export {
   type TopicPartition,
   TransactionCoordinator,

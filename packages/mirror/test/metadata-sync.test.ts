@@ -118,9 +118,22 @@ describe("topic config sync", () => {
   });
 
   it("skips source configs this cluster does not know, including names every JavaScript object inherits", () => {
-    const source = { "retention.ms": "5", "local.retention.ms": "1", toString: "1", constructor: "1" };
+    const source = { "retention.ms": "5", "log.future.feature": "1", toString: "1", constructor: "1" };
     expect(mirroredTopicConfigs(source)).toEqual({ "retention.ms": "5" });
     expect(topicConfigSyncOps(source, new Map())).toEqual([{ name: "retention.ms", op: "SET", value: "5" }]);
+  });
+
+  it("compares a source value with the copy's as Kafka describes both: `+5` and `TRUE` are in sync with `5` and `true`", () => {
+    const source = { "retention.ms": "+5", preallocate: "TRUE", "cleanup.policy": " compact , delete " };
+    expect(mirroredTopicConfigs(source)).toEqual({
+      "retention.ms": "5",
+      preallocate: "true",
+      "cleanup.policy": "compact,delete",
+    });
+    const copy = new Map(
+      Object.entries({ "retention.ms": "5", preallocate: "true", "cleanup.policy": "compact,delete" }),
+    );
+    expect(topicConfigSyncOps(source, copy)).toEqual([]);
   });
 
   it("honours configs.sync.enable=false and topic.properties.exclude", async () => {

@@ -1,4 +1,9 @@
-import { type AlterConfigOp, topicConfigDef, validateTopicConfig } from "@cluster-mirror/cluster";
+import {
+  type AlterConfigOp,
+  canonicalTopicConfigValue,
+  topicConfigDef,
+  validateTopicConfig,
+} from "@cluster-mirror/cluster";
 import { isExcludedTopicConfig } from "../admin/mirror-config";
 
 /** A source topic config whose value this cluster refuses, and why (the destination's own words). */
@@ -40,7 +45,8 @@ export function mirroredTopicConfigs(
   for (const [name, value] of Object.entries(sourceConfigs)) {
     if (isExcludedTopicConfig(name, extraExclude) || topicConfigDef(name) === undefined) continue;
     if (validateTopicConfig(name, value) !== undefined) continue;
-    result[name] = value;
+    // As this cluster stores and describes it (Kafka's form), so that an unchanged value is not set again.
+    result[name] = canonicalTopicConfigValue(name, value);
   }
   return result;
 }

@@ -339,9 +339,9 @@ export class PartitionLog {
    * producer's last five batches appends nothing and returns the original offsets (`duplicate: true`).
    *
    * Throws `CorruptRecordError` (2), `InvalidRecordError` (87: not exactly one batch, record count not
-   * matching the offset range, a control batch from a client), `FencedLeaderEpochError` (74: epoch below
-   * the cache's latest), `InvalidProducerEpochError` (47), `OutOfOrderSequenceError` (45),
-   * `UnknownProducerIdError` (59), `InvalidTxnStateError` (48).
+   * matching the offset range, a control batch from a client, a client batch with a producer id and no
+   * sequence), `FencedLeaderEpochError` (74: epoch below the cache's latest), `InvalidProducerEpochError`
+   * (47), `OutOfOrderSequenceError` (45), `UnknownProducerIdError` (59), `InvalidTxnStateError` (48).
    */
   appendAsLeader(
     batchBytes: Buffer,
@@ -366,6 +366,11 @@ export class PartitionLog {
     } else if (batch.recordCount < 1 || batch.recordCount !== batch.lastOffsetDelta + 1) {
       throw new InvalidRecordError(
         `batch holds ${batch.recordCount} records but spans ${batch.lastOffsetDelta + 1} offsets; a produced batch must be dense and non-empty`,
+      );
+    } else if (origin === "client" && batch.producerId >= 0n && batch.baseSequence < 0) {
+      // Kafka's LogValidator: taken, it would pass the producer's sequence and duplicate checks by.
+      throw new InvalidRecordError(
+        `batch of producer ${batch.producerId} has sequence ${batch.baseSequence}; an idempotent or transactional batch must carry its sequence (from 0), a plain one producer id -1`,
       );
     }
     if (!batch.isControl && batch.producerId >= 0n) {

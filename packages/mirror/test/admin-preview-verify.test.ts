@@ -320,6 +320,33 @@ describe("MirrorAdmin.verifyMirror (cluster-mirror verify)", () => {
     expect(byName.get("offsets")!.differences).toEqual(["orders-0: log start 0 here, 10 on the source"]);
     expect(v.ok).toBe(false);
   }, 60_000);
+
+  it("with log.start.offset.sync.enable=false, a copy that keeps what the source deleted agrees; one that lost more does not", async () => {
+    const { source, dest } = await mirroredEnv();
+    const admin = dest.mirroring.admin;
+    await admin.alterMirrorConfig("m", { set: { "log.start.offset.sync.enable": "false" } });
+    await source.kafka
+      .admin()
+      .deleteTopicRecords({ topic: "orders", partitions: [{ partition: 0, offset: "4" }] });
+    // The copy keeps offsets 0-3 as asked, while it goes on mirroring.
+    await produce(source, "orders", 0, 2);
+    await dest.mirroring.whenCaughtUp("m", { timeoutMs: 30_000 });
+    expect([log(dest, "orders", 0).logStartOffset, log(dest, "orders", 0).logEndOffset]).toEqual([0n, 12n]);
+
+    // Before: "orders-0: log start 0 here, 4 on the source", for good, though the mirror was told to keep them.
+    const v = await admin.verifyMirror("m");
+    const byName = new Map(v.checks.map((c) => [c.check, c]));
+    expect(byName.get("offsets")).toMatchObject({ ok: true, differences: [] });
+    expect(byName.get("batches")).toMatchObject({ ok: true, differences: [] });
+
+    // A copy that holds less than its source at the start (records the source still has) still differs.
+    log(dest, "orders", 1).deleteRecordsBefore(2n);
+    const lost = await admin.verifyMirror("m");
+    expect(lost.checks.find((c) => c.check === "offsets")!.differences).toEqual([
+      "orders-1: log start 2 here, 0 on the source",
+    ]);
+    expect(lost.ok).toBe(false);
+  }, 60_000);
 });
 
 describe("MirrorAdmin.verifyMirror: a copy that holds less than its source", () => {

@@ -25,8 +25,9 @@ export interface MirrorVerification {
  * - batches: every destination batch below the destination's high watermark equals, byte for byte, the
  *   source's batch at the same base offset, and every source batch there (from the later of both log
  *   starts) is in the destination;
- * - offsets: log start offsets equal, and the destination's log end and high watermark equal the source's
- *   high watermark;
+ * - offsets: log start offsets equal (with `log.start.offset.sync.enable=false`, a destination log start
+ *   below the source's is kept by design and not a difference), and the destination's log end and high
+ *   watermark equal the source's high watermark;
  * - topic ids and partition counts equal;
  * - configs: dynamic topic configs equal, minus what the metadata sync never copies (`isExcludedTopicConfig`
  *   and `topic.properties.exclude`); skipped when `configs.sync.enable=false`;
@@ -51,7 +52,7 @@ export async function verifyMirror(
   );
   const checks = [
     await batchesCheck(destination, source, names, sourceTopics),
-    await offsetsCheck(destination, source, names, sourceTopics),
+    await offsetsCheck(destination, source, names, sourceTopics, def.logStartOffsetSyncEnable),
     topicIdsCheck(destination, names, sourceTopics),
     configsCheck(destination, def, names, sourceTopics),
     await aclsCheck(destination, def, names, source),
@@ -65,6 +66,7 @@ async function offsetsCheck(
   source: SourceCluster,
   topics: readonly string[],
   sourceTopics: ReadonlyMap<string, SourceTopicInfo>,
+  followsLogStart: boolean,
 ): Promise<VerifyCheck> {
   const diffs: string[] = [];
   let partitions = 0;
@@ -88,7 +90,9 @@ async function offsetsCheck(
         diffs.push(`${topic}-${p}: no running leader on the destination`);
         continue;
       }
-      if (log.logStartOffset !== start)
+      // A mirror that does not follow its source's log start keeps what the source deleted (until its own
+      // retention drops it): a lower log start here is what it was asked for. A higher one is a loss.
+      if (followsLogStart ? log.logStartOffset !== start : log.logStartOffset > start)
         diffs.push(`${topic}-${p}: log start ${log.logStartOffset} here, ${start} on the source`);
       if (log.logEndOffset !== end)
         diffs.push(`${topic}-${p}: log end ${log.logEndOffset} here, source high watermark ${end}`);

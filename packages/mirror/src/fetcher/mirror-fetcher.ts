@@ -830,7 +830,7 @@ export class MirrorFetcher {
       .catch(() => {
         // Source or destination unavailable: the next response asks again.
       })
-      .finally(() => this.send({ type: "TRUNCATION_COMPLETED", partition: id }));
+      .finally(() => this.truncationCompleted(id, s, generation));
   }
 
   /**
@@ -879,7 +879,19 @@ export class MirrorFetcher {
       .catch(() => {
         // Source or destination unavailable: the next fetch tells again.
       })
-      .finally(() => this.send({ type: "TRUNCATION_COMPLETED", partition: id }));
+      .finally(() => this.truncationCompleted(id, s, generation));
+  }
+
+  /**
+   * Ends the truncation the partition's assignment `generation` waited for. Not once the partition was
+   * removed meanwhile: its removal ended the wait, and were it added again, the new assignment's own
+   * truncation (if any) is the one the chart waits for. Ended by this late answer, that assignment would
+   * fetch again before its truncation ran, meet the same answer and start a second truncation, which then
+   * cuts what was mirrored after the first (committed records, gone until fetched again).
+   */
+  private truncationCompleted(id: string, s: FetchPartitionState, generation: number): void {
+    if (this.assigned.get(id) !== s || s.generation !== generation) return;
+    this.send({ type: "TRUNCATION_COMPLETED", partition: id });
   }
 }
 

@@ -65,6 +65,7 @@ export { ClusterMirroring, type ClusterMirroringOptions, type MirrorWarningKind 
 export { CoordinatorRuntime, type CoordinatorRuntimeOptions } from "./coordinator/coordinator-runtime";
 export { CoordinatorShard, type CoordinatorShardOptions } from "./coordinator/coordinator-shard";
 export { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hub";
+export { foldMirrorState, type LoadedPartitionState } from "./coordinator/load-mirror-state";
 export { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 export { mirrorStatePartitionFor } from "./coordinator/mirror-state-partition";
 export { partitionStateRecord } from "./coordinator/state-records";

@@ -103,6 +103,8 @@ export class FakeSource implements SourceCluster {
 /** A StateLog wrapper whose appends can be made to fail (and that counts them). */
 export class FlakyStateLog implements StateLog {
   failWith: Error | undefined;
+  /** Appends go through, then fail with this once replicated (a timeout whose write landed all the same). */
+  failAfterAppendWith: Error | undefined;
   appends = 0;
   constructor(readonly inner: EmbeddedStateLog) {}
   get partition(): number {
@@ -114,6 +116,8 @@ export class FlakyStateLog implements StateLog {
   append(records: { key: Buffer; value: Buffer | null }[], leaderEpoch: number): Promise<void> {
     this.appends++;
     if (this.failWith) return Promise.reject(this.failWith);
+    const after = this.failAfterAppendWith;
+    if (after) return this.inner.append(records, leaderEpoch).then(() => Promise.reject(after));
     return this.inner.append(records, leaderEpoch);
   }
   readAll() {
@@ -166,7 +170,13 @@ export const TOPIC = "orders";
  * `statePartitions` partitions, a coordinator runtime per broker) and a 1-broker source holding `orders`.
  */
 export async function mirrorEnv(
-  options: { statePartitions?: number; lingerMs?: number; inspection?: InspectionHub } = {},
+  options: {
+    statePartitions?: number;
+    lingerMs?: number;
+    inspection?: InspectionHub;
+    /** Where the coordinators' warnings go (default: nowhere). */
+    warn?: (message: string) => void;
+  } = {},
 ) {
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
@@ -207,7 +217,7 @@ export async function mirrorEnv(
       scheduler,
       numStatePartitions,
       lingerMs: options.lingerMs ?? 10,
-      warn: () => {},
+      warn: options.warn ?? (() => {}),
       ...(options.inspection ? { inspection: options.inspection } : {}),
     });
     rt.start();

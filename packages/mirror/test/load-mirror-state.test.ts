@@ -16,6 +16,7 @@ const TOPIC_IDS = ["6ba7b810-9dad-11d1-80b4-00c04fd430c8", "00000000-0000-4000-8
 /** The fold as it is specified: decode every record whole, then a value replaces and a tombstone deletes. */
 function referenceFold(records: readonly StateLogRecord[]): Map<string, LoadedPartitionState> {
   const out = new Map<string, LoadedPartitionState>();
+  const tombstoned = new Set<string>();
   for (const r of records) {
     let d: ReturnType<typeof decodeMirrorStateRecord>;
     try {
@@ -30,8 +31,12 @@ function referenceFold(records: readonly StateLogRecord[]): Map<string, LoadedPa
       partition: d.key.partition,
     });
     let e = out.get(id);
+    const afterTombstone = e === undefined && tombstoned.delete(id);
     if (e === undefined) {
-      if (d.value === null) continue;
+      if (d.value === null) {
+        if (d.key.kind === "LastMirrorEpochs") tombstoned.add(id);
+        continue;
+      }
       e = {
         mirrorName: d.key.mirrorName,
         topicId: d.key.topicId,
@@ -39,7 +44,12 @@ function referenceFold(records: readonly StateLogRecord[]): Map<string, LoadedPa
         state: null,
         lastMirrorEpoch: -1,
         lastMirrorEpochSinceState: false,
-        alignedInSession: false,
+        // A LastMirrorEpochs tombstone that found no entry: the session's, when the state record that opens
+        // the entry carries a mirrored epoch (a compacted log), else a deleted mirror's.
+        alignedInSession:
+          afterTombstone &&
+          d.key.kind === "MirrorPartitionState" &&
+          (d.value as MirrorPartitionStateValue).leaderEpoch >= 0,
       };
       out.set(id, e);
     }
@@ -166,6 +176,72 @@ describe("foldMirrorState", () => {
     expect(at([...failback, clear, state("MIRRORING", "PREPARING"), state("STOPPED", "STOPPING")])).toBe(
       false,
     );
+  });
+
+  it("the compacted log gives the alignment the full history gives, its LME tombstone before the last state record", () => {
+    const state = (s: string, previousState: string | null, leaderEpoch: number, stateEpoch: number) => ({
+      kind: "MirrorPartitionState" as const,
+      value: {
+        state: s,
+        leaderEpoch,
+        stateEpoch,
+        errorMessage: s === "FAILED" ? "source unreachable" : null,
+        retryAttempt: 0,
+        previousState,
+      } as MirrorPartitionStateValue,
+    });
+    const lme = (n: number) => ({ kind: "LastMirrorEpochs" as const, value: { lastMirrorEpoch: n } });
+    const clear = { kind: "LastMirrorEpochs" as const, value: null };
+    const dropState = { kind: "MirrorPartitionState" as const, value: null };
+    /** What the cleaner keeps: the last record of each key, tombstones too, at their offsets. */
+    const compacted = (records: StateLogRecord[]) => {
+      const last = new Map<string, StateLogRecord>();
+      for (const r of records) last.set(r.key.toString("hex"), r);
+      return records.filter((r) => last.get(r.key.toString("hex")) === r);
+    };
+    const both = (whats: Rec["what"][]) => {
+      const records = encode(
+        whats.map((what) => ({ mirror: "m1", topicId: TOPIC_IDS[0]!, partition: 0, what })),
+      );
+      return {
+        full: foldMirrorState(records, () => {}),
+        compacted: foldMirrorState(compacted(records), () => {}),
+      };
+    };
+    const firstStart = [state("PREPARING", "UNKNOWN", -1, 1), clear];
+    const failback = [
+      state("STOPPED", "STOPPING", 4, 9),
+      lme(7),
+      state("PREPARING", "STOPPED", -1, 10),
+      clear,
+    ];
+    const histories: [Rec["what"][], boolean][] = [
+      // The truncation completed, then the partition failed before MIRRORING was recorded (a retry goes on
+      // without truncating again; a failover captures the log's epoch as its LME).
+      [[...firstStart, state("FAILED", "PREPARING", 0, 2)], true],
+      [[...failback, state("FAILED", "PREPARING", 0, 11), state("PREPARING", "FAILED", 0, 12)], true],
+      [[...failback, state("STOPPING", "PREPARING", 0, 11)], true],
+      [[...firstStart, state("MIRRORING", "PREPARING", 3, 2), state("FAILED", "MIRRORING", 3, 3)], true],
+      // A deleted mirror added again, not truncated yet: its history starts over.
+      [
+        [
+          ...failback,
+          state("STOPPED", "STOPPING", 4, 12),
+          lme(9),
+          dropState,
+          clear,
+          state("PREPARING", "UNKNOWN", -1, 1),
+          state("FAILED", "PREPARING", -1, 2),
+        ],
+        false,
+      ],
+      [[...failback, state("STOPPED", "STOPPING", 4, 12), lme(9), dropState, clear], false],
+    ];
+    for (const [whats, aligned] of histories) {
+      const { full, compacted } = both(whats);
+      expect(compacted).toEqual(full);
+      expect([...full.values()][0]?.alignedInSession ?? false).toBe(aligned);
+    }
   });
 
   it("refuses a corrupt record whose partition's key decoded before, naming its offset", () => {

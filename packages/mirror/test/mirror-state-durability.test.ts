@@ -1,4 +1,10 @@
-import { KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
+import {
+  ClusterError,
+  KafkaCluster,
+  ManualClock,
+  ManualScheduler,
+  SeededRandom,
+} from "@cluster-mirror/cluster";
 import { encodeMirrorStateRecord, UnsupportedVersionError } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { foldMirrorState } from "../src/coordinator/load-mirror-state";
@@ -216,6 +222,81 @@ describe("__mirror_state durability", () => {
     expect(env.router.describe("m1")).toEqual([]);
   });
 
+  it("a deletion whose tombstones timed out (they may have landed) takes no command of the mirror until it is retried", async () => {
+    const env = await mirrorEnv();
+    const key = await env.createTopic();
+    void env.router.command(key, { type: "START" });
+    await env.settle(1000);
+    void env.router.command(key, { type: "STOP" });
+    await env.settle(1000);
+    expect(env.stateOf(key)?.state).toBe("STOPPED");
+    const statePartition = env.router.coordinatorOf(key)!.statePartitionOf(key);
+    const outcome = (p: Promise<void>) =>
+      p.then(
+        () => "ok",
+        (e: { errorName?: string }) => e.errorName ?? String(e),
+      );
+    const folded = () => {
+      const leader = env.destination.leaderOf(MIRROR_STATE_TOPIC, statePartition);
+      return foldMirrorState(new EmbeddedStateLog(env.dest, leader, statePartition).readAll(), () => {});
+    };
+    for (const log of env.stateLogs.values()) {
+      log.failAfterAppendWith = new ClusterError(
+        "REQUEST_TIMED_OUT",
+        "test: the ISR did not acknowledge in time",
+      );
+    }
+    const deleted = outcome(env.router.tombstoneMirror("m1"));
+    await env.settle(1000);
+    expect(await deleted).toBe("REQUEST_TIMED_OUT");
+    for (const log of env.stateLogs.values()) log.failAfterAppendWith = undefined;
+    // The tombstones are in __mirror_state: the partition's state is gone there.
+    expect(folded().size).toBe(0);
+    // A re-add of the topic would start from a STOPPED state (and its LME) that the log no longer holds: a
+    // coordinator loading the log later would find a PREPARING without that LME.
+    const started = outcome(env.router.command(key, { type: "START" }));
+    await env.settle(1000);
+    expect(await started).toBe("INVALID_MIRROR_STATE");
+    expect(folded().size).toBe(0);
+    // The deletion, retried, completes.
+    const again = outcome(env.router.tombstoneMirror("m1"));
+    await env.settle(1000);
+    expect(await again).toBe("ok");
+    expect(env.router.describe("m1")).toEqual([]);
+    expect(folded().size).toBe(0);
+  });
+
+  it("a deletion whose coordinator stops before its tombstones are written fails with NOT_COORDINATOR, not never", async () => {
+    const env = await mirrorEnv();
+    const key = await env.createTopic();
+    void env.router.command(key, { type: "START" });
+    await env.settle(1000);
+    void env.router.command(key, { type: "STOP" });
+    await env.settle(1000);
+    let outcome = "pending";
+    void env.router.tombstoneMirror("m1").then(
+      () => {
+        outcome = "ok";
+      },
+      (e: { errorName?: string }) => {
+        outcome = e.errorName ?? String(e);
+      },
+    );
+    // The coordinator's broker dies with the tombstones waiting in its writer.
+    env.crash(env.coordinatorBroker(key));
+    await env.settle(2000);
+    expect(outcome).toBe("NOT_COORDINATOR");
+    // Nothing was written: the next coordinator still has the partition, and the deletion retried completes.
+    expect(env.stateOf(key)?.state).toBe("STOPPED");
+    let again = "pending";
+    void env.router.tombstoneMirror("m1").then(() => {
+      again = "ok";
+    });
+    await env.settle(2000);
+    expect(again).toBe("ok");
+    expect(env.router.describe("m1")).toEqual([]);
+  });
+
   it("a deletion is refused while a change of one of the mirror's partitions waits for its append", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic();
@@ -240,7 +321,8 @@ describe("__mirror_state durability", () => {
   });
 
   it("a value this broker cannot read fails only its shard's load, with a typed error; the other shards serve", async () => {
-    const env = await mirrorEnv();
+    const warnings: string[] = [];
+    const env = await mirrorEnv({ warn: (m) => warnings.push(m) });
     const key = await env.createTopic();
     void env.router.command(key, { type: "START" });
     await env.settle(1000);
@@ -268,9 +350,17 @@ describe("__mirror_state durability", () => {
     expect(shard.state).toBe("FAILED");
     expect(shard.errorMessage).toMatch(/cannot read/);
     expect(env.stateOf(key)).toBeUndefined();
+    // The operator hears why, in the log and in the refusal, with what to do (from the load's error).
+    expect(warnings.filter((w) => w.includes(`__mirror_state-${statePartition}`))).toEqual([
+      expect.stringMatching(/could not load .*cannot read.*Upgrade this broker/),
+    ]);
     await expect(env.router.command(key, { type: "PAUSE" })).rejects.toMatchObject({
       errorName: "NOT_COORDINATOR",
+      message: expect.stringMatching(
+        /could not load it.*offset \d+ holds a value this broker cannot read.*Upgrade/,
+      ),
     });
+    expect(env.router.loadStatusOf(key).state).toMatch(/^FAILED on broker \d+ \(.*cannot read/);
     // Every other __mirror_state partition is served.
     for (let p = 0; p < env.numStatePartitions; p++) {
       if (p === statePartition) continue;

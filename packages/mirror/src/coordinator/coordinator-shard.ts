@@ -38,7 +38,7 @@ import { foldMirrorState } from "./load-mirror-state";
 import { partitionKeyId } from "./mirror-state-partition";
 import { type MirrorPartitionRef, PartitionRuntime } from "./partition-runtime";
 import { tombstones } from "./state-records";
-import { StateWriteBatcher } from "./state-write-batcher";
+import { type AppendOutcome, StateWriteBatcher } from "./state-write-batcher";
 
 /** What a shard needs; the `CoordinatorRuntime` builds one per `__mirror_state` partition. */
 export interface CoordinatorShardOptions {
@@ -140,6 +140,16 @@ export class CoordinatorShard {
    * command or data-path event until then, so no record of theirs lands after the tombstones.
    */
   private readonly deleting = new Map<string, number>();
+  /**
+   * Mirrors whose deletion failed after some of its tombstones were (or may have been) appended: a write
+   * that timed out may still commit, as Kafka's transaction coordinator keeps a transition pending after
+   * REQUEST_TIMED_OUT or NOT_ENOUGH_REPLICAS_AFTER_APPEND. The states held here may be gone from the log,
+   * so the mirror's partitions take no command or data-path event until the deletion is retried and
+   * completes, or this shard loads again (it then reads what the log holds).
+   */
+  private readonly deletionsInDoubt = new Set<string>();
+  /** Rejects the deletions waiting for their tombstones when the shard unloads (its writer drops them). */
+  private readonly deletionAborts = new Set<(error: Error) => void>();
 
   constructor(private readonly options: CoordinatorShardOptions) {
     const actions: Record<string, (args: { self: AnyActorRef }, params: unknown) => void> = {};
@@ -223,6 +233,14 @@ export class CoordinatorShard {
         ),
       );
     }
+    if (this.deletionsInDoubt.has(key.mirror)) {
+      return Promise.reject(
+        new MirrorStateError(
+          key.mirror,
+          `Mirror '${key.mirror}' was being deleted and its tombstones may be in __mirror_state (their append failed after it reached the log): ${key.topic}-${key.partition} takes no ${command.type} until the deletion completes. Delete the mirror again.`,
+        ),
+      );
+    }
     const id = partitionKeyId(key);
     let p = this.partitions.get(id);
     if (p === undefined) {
@@ -294,7 +312,8 @@ export class CoordinatorShard {
 
   /** Delivers an observation or failure from the data path to a loaded partition (ignored otherwise). */
   observe(key: MirrorPartitionKey, event: MirrorPartitionEvent): void {
-    if (this.state !== "ACTIVE" || this.deleting.has(key.mirror)) return;
+    if (this.state !== "ACTIVE" || this.deleting.has(key.mirror) || this.deletionsInDoubt.has(key.mirror))
+      return;
     this.partitions.get(partitionKeyId(key))?.send(event);
   }
 
@@ -372,7 +391,10 @@ export class CoordinatorShard {
    * INVALID_MIRROR_STATE, before anything is written, while a partition of the mirror is not at rest
    * (a change waits for its append, or it is not STOPPED): its next records would land after the
    * tombstones and bring it back at the next load. Until the tombstones are committed, the mirror's
-   * partitions take no command (`command` refuses) and no data-path event, for the same reason.
+   * partitions take no command (`command` refuses) and no data-path event, for the same reason; after a
+   * failure that left some of them on the log (or may have: a timeout), until a retry of the deletion
+   * completes or the shard loads again. NOT_COORDINATOR, not a wait without end, when the shard unloads
+   * before every tombstone's append settled.
    */
   async tombstoneMirror(mirror: string): Promise<void> {
     this.requireActive(undefined);
@@ -407,6 +429,7 @@ export class CoordinatorShard {
       else this.deleting.delete(mirror);
     }
     if (generation !== this.generation) return;
+    this.deletionsInDoubt.delete(mirror);
     for (const id of keys.keys()) {
       const p = this.partitions.get(id);
       if (p) {
@@ -420,32 +443,42 @@ export class CoordinatorShard {
     this.actor.send({ type: "STOP_MIRROR", mirror });
   }
 
-  /** Appends both tombstones of every key; resolves once all are committed. */
-  private async writeTombstones(
+  /**
+   * Appends both tombstones of every key; resolves once all are committed. Rejects once every append
+   * settled when one failed (the mirror's deletion is then in doubt if another landed, or may have), and at
+   * once with NOT_COORDINATOR when the shard unloads first (its writer drops what it holds).
+   */
+  private writeTombstones(
     mirror: string,
     keys: Map<string, MirrorPartitionKey>,
     writer: StateWriteBatcher,
   ): Promise<void> {
-    const writes: Promise<void>[] = [];
-    for (const key of keys.values()) {
-      for (const record of tombstones(key)) {
-        writes.push(
-          new Promise((resolve, reject) =>
-            writer.write(record, (o) =>
-              o.kind === "committed"
-                ? resolve()
-                : reject(
-                    new ClusterError(
-                      o.kind === "fenced" ? "NOT_COORDINATOR" : "REQUEST_TIMED_OUT",
-                      `tombstone for mirror '${mirror}' not written: ${o.message}; retry the deletion`,
-                    ),
-                  ),
-            ),
-          ),
-        );
-      }
-    }
-    await Promise.all(writes);
+    return new Promise<void>((resolve, reject) => {
+      let waiting = keys.size * 2;
+      let landed = false;
+      let failure: Error | undefined;
+      const abort = (error: Error): void => {
+        this.deletionAborts.delete(abort);
+        reject(error);
+      };
+      this.deletionAborts.add(abort);
+      const done = (o: AppendOutcome): void => {
+        if (o.kind === "committed" || (o.kind === "failed" && o.maybeAppended)) landed = true;
+        if (o.kind !== "committed" && failure === undefined) {
+          failure = new ClusterError(
+            o.kind === "fenced" ? "NOT_COORDINATOR" : "REQUEST_TIMED_OUT",
+            `tombstone for mirror '${mirror}' not written: ${o.message}; retry the deletion`,
+          );
+        }
+        if (--waiting > 0 || !this.deletionAborts.delete(abort)) return;
+        if (failure === undefined) resolve();
+        else {
+          if (landed) this.deletionsInDoubt.add(mirror);
+          reject(failure);
+        }
+      };
+      for (const key of keys.values()) for (const record of tombstones(key)) writer.write(record, done);
+    });
   }
 
   /**
@@ -513,6 +546,13 @@ export class CoordinatorShard {
   private requireActive(key: MirrorPartitionKey | undefined): void {
     if (this.state === "ACTIVE") return;
     const what = key ? ` for ${key.mirror}/${key.topic}-${key.partition}` : "";
+    if (this.state === "FAILED") {
+      // Kafka answers NOT_COORDINATOR too; retrying elsewhere does not help until the load succeeds.
+      throw new ClusterError(
+        "NOT_COORDINATOR",
+        `broker ${this.options.brokerId} leads __mirror_state-${this.partition} but could not load it, so no coordinator serves its mirror partitions${what}: ${this.errorMessage ?? "no reason given"}`,
+      );
+    }
     throw new ClusterError(
       this.state === "LOADING" ? "COORDINATOR_NOT_AVAILABLE" : "NOT_COORDINATOR",
       `broker ${this.options.brokerId} is not an active coordinator of __mirror_state-${this.partition}${what} (state ${this.state}); retry on the partition's leader`,
@@ -571,6 +611,10 @@ export class CoordinatorShard {
         loaded = this.load(leaderEpoch);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
+        // Kafka's CoordinatorRuntime logs the failed load as an error: nothing else tells the operator.
+        this.options.warn(
+          `broker ${this.options.brokerId} could not load __mirror_state-${this.partition} (leader epoch ${leaderEpoch}); its mirror partitions have no coordinator until the partition loads (a new leader or election): ${message}`,
+        );
         this.dispatch({ type: "LOAD_FAILED", leaderEpoch, message });
         return;
       }
@@ -697,6 +741,16 @@ export class CoordinatorShard {
 
   private unload(): void {
     this.generation++;
+    // What this shard held is dropped; the next load reads what the log holds, the tombstones among it.
+    this.deletionsInDoubt.clear();
+    for (const abort of [...this.deletionAborts]) {
+      abort(
+        new ClusterError(
+          "NOT_COORDINATOR",
+          `broker ${this.options.brokerId} stopped coordinating __mirror_state-${this.partition} before the deletion's tombstones were acknowledged (some may still commit); retry the deletion on its new leader`,
+        ),
+      );
+    }
     this.writer?.close();
     this.writer = undefined;
     this.executor?.cancelAll();

@@ -30,8 +30,11 @@ export interface LoadedPartitionState {
    * log is a copy of the source. Read from the history as the simulator's `failoverAlignment` reads it: a
    * PREPARING record starts a session (aligned only when it retries an aligned FAILED one), the
    * LastMirrorEpochs tombstone PREPARING writes once truncated aligns it, an LME value (a failover's
-   * capture) or STOPPED ends it. (Once compaction drops that tombstone, after `delete.retention.ms`, a
-   * recovered partition counts as not aligned again: the safe side.)
+   * capture) or STOPPED ends it. The compacted log keeps only the last record of each key, so that tombstone
+   * comes before the last state record whenever later transitions replaced the PREPARING one, which no
+   * longer opens an entry: a tombstone that finds no entry is kept aside, and the partition's next state
+   * record reads it (see `pendingAlignment`), so both replays agree. (Once compaction drops that tombstone,
+   * after `delete.retention.ms`, a recovered partition counts as not aligned again: the safe side.)
    */
   alignedInSession: boolean;
 }
@@ -51,6 +54,8 @@ export function foldMirrorState(
   warn: (message: string) => void,
 ): Map<string, LoadedPartitionState> {
   const out = new Map<string, LoadedPartitionState>();
+  // Partitions whose last record so far is a LastMirrorEpochs tombstone that found no entry.
+  const tombstoned = new Set<string>();
   // A partition's keys repeat once per transition it went through, and its two keys (MirrorPartitionState,
   // LastMirrorEpochs) differ only in the leading record type: decode each partition's key bytes once (the
   // same bytes decode to the same fields) and look the rest up by their bytes. Keys that do not decode are
@@ -69,7 +74,7 @@ export function foldMirrorState(
         if (raw !== undefined) partitions.set(raw, p);
       }
       const k = kind ?? decodeMirrorStateKey(r.key).kind;
-      apply(out, p, k, decodeValue(k, r.value));
+      apply(out, tombstoned, p, k, decodeValue(k, r.value));
     } catch (error) {
       if (error instanceof UnsupportedVersionError) {
         if (kind !== undefined) {
@@ -116,16 +121,36 @@ function decodeValue(kind: MirrorStateKind, value: Buffer | null): MirrorPartiti
     : decodeLastMirrorEpochsValue(value).lastMirrorEpoch;
 }
 
+/**
+ * `alignedInSession` of a partition whose entry a state record opens right after a LastMirrorEpochs
+ * tombstone that found no entry. In the full history that tombstone is either PREPARING's, once its
+ * truncation made the log a copy of the source (its PREPARING record came before it), or a deleted
+ * mirror's (its state tombstone came before it). In the compacted log PREPARING's tombstone finds no entry
+ * once later transitions replaced the PREPARING record: the state record that follows is then of the
+ * same session (nothing ends a session before the next LME value, which would have replaced the tombstone:
+ * STOPPED comes only after STOPPING recorded one), and carries a `leaderEpoch` of at least 0 (TRUNCATED sets
+ * it, and a session keeps it). After a deleted mirror's tombstone the next record begins a new episode on
+ * the topic's own log, untruncated (truncating writes a tombstone of its own), whose `leaderEpoch` is -1.
+ */
+function pendingAlignment(state: MirrorPartitionStateValue): boolean {
+  return state.leaderEpoch >= 0;
+}
+
 /** Replays one record: a value replaces the partition's record of its kind, a tombstone deletes it. */
 function apply(
   out: Map<string, LoadedPartitionState>,
+  tombstoned: Set<string>,
   p: DecodedPartition,
   kind: MirrorStateKind,
   value: MirrorPartitionStateValue | number | null,
 ): void {
   let entry = out.get(p.id);
+  const afterTombstone = entry === undefined && tombstoned.delete(p.id);
   if (entry === undefined) {
-    if (value === null) return;
+    if (value === null) {
+      if (kind === "LastMirrorEpochs") tombstoned.add(p.id);
+      return;
+    }
     entry = {
       mirrorName: p.mirrorName,
       topicId: p.topicId,
@@ -133,7 +158,10 @@ function apply(
       state: null,
       lastMirrorEpoch: -1,
       lastMirrorEpochSinceState: false,
-      alignedInSession: false,
+      alignedInSession:
+        afterTombstone &&
+        kind === "MirrorPartitionState" &&
+        pendingAlignment(value as MirrorPartitionStateValue),
     };
     out.set(p.id, entry);
   }

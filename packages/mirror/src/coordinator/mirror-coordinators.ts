@@ -70,8 +70,11 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     const leader = this.destination.leaderOf(MIRROR_STATE_TOPIC, statePartition);
     const runtime = this.runtimes.get(leader);
     if (runtime === undefined) return { statePartition, state: "no running leader" };
-    const state = runtime.shardFor(statePartition)?.state ?? "not loaded";
-    return { statePartition, state: state === "ACTIVE" ? state : `${state} on broker ${leader}` };
+    const shard = runtime.shardFor(statePartition);
+    const state = shard?.state ?? "not loaded";
+    if (state === "ACTIVE") return { statePartition, state };
+    const why = state === "FAILED" && shard?.errorMessage ? ` (${shard.errorMessage})` : "";
+    return { statePartition, state: `${state} on broker ${leader}${why}` };
   }
 
   /**

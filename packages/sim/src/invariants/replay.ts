@@ -1,5 +1,12 @@
-import type { MirrorPartitionView } from "@cluster-mirror/mirror";
-import { compactHistory, foldHistory, keyIdOf, type MirrorStateHistory } from "./mirror-state-history";
+import { foldMirrorState, type MirrorPartitionView } from "@cluster-mirror/mirror";
+import { encodeMirrorStateRecord, type MirrorStateRecord } from "@cluster-mirror/protocol";
+import {
+  compactHistory,
+  foldHistory,
+  keyIdOf,
+  type MirrorStateEntry,
+  type MirrorStateHistory,
+} from "./mirror-state-history";
 import type { Violation } from "./violation";
 
 /**
@@ -23,6 +30,19 @@ export function checkReplayMatchesLive(
       out.push({
         invariant: "replay-compacted",
         message: `${label} ${id}: full replay ${JSON.stringify(f)} but compacted replay ${JSON.stringify(c)}`,
+      });
+    }
+  }
+  // What a coordinator loading the log recovers (the engine's fold: the records and what the history says
+  // of the session, e.g. whether PREPARING's truncation completed) must not depend on the cleaner either.
+  const recoveredFull = recovered(history.entries);
+  const recoveredCompacted = recovered(compactHistory(history.entries));
+  for (const [id, f] of recoveredFull) {
+    const c = recoveredCompacted.get(id);
+    if (JSON.stringify(c) !== JSON.stringify(f)) {
+      out.push({
+        invariant: "recovery-compacted",
+        message: `${label} ${id}: a coordinator loading the full history recovers ${JSON.stringify(f)} but one loading the compacted log ${JSON.stringify(c)}`,
       });
     }
   }
@@ -69,4 +89,27 @@ export function checkReplayMatchesLive(
     }
   }
   return out;
+}
+
+/** The engine's fold of entries, encoded again as the records they were read from. */
+function recovered(entries: readonly MirrorStateEntry[]) {
+  return foldMirrorState(
+    entries.map((e, i) => {
+      const at = e.keyId.lastIndexOf("/");
+      const mirrorName = e.keyId.slice(0, at - 37);
+      const topicId = e.keyId.slice(at - 36, at);
+      const partition = Number(e.keyId.slice(at + 1));
+      const key = { mirrorName, topicId, partition };
+      const record = (
+        e.kind === "MirrorPartitionState"
+          ? { key: { ...key, kind: e.kind }, value: e.state }
+          : {
+              key: { ...key, kind: e.kind },
+              value: e.lastMirrorEpoch === null ? null : { lastMirrorEpoch: e.lastMirrorEpoch },
+            }
+      ) as MirrorStateRecord;
+      return { offset: BigInt(i), ...encodeMirrorStateRecord(record) };
+    }),
+    () => {},
+  );
 }

@@ -51,18 +51,22 @@ export class ClientQuotaManager {
     return this.quotas.get(`${type}\u0000${clientId}`) ?? this.quotas.get(`${type}\u0000`);
   }
 
+  /**
+   * Kafka's `getMaxValueInQuotaWindow`: the most a client may take at once without being throttled whatever it
+   * took before, `quota * (numWindows - 1)` windows' worth (Infinity without a quota). A consumer's fetch is
+   * capped to it, so that a small quota is not overrun by one large response and then paid for with a
+   * throttle of minutes.
+   */
+  maxValueInQuotaWindow(type: QuotaType, clientId: string): number {
+    const quota = this.quotaFor(type, clientId);
+    if (quota === undefined) return Number.POSITIVE_INFINITY;
+    return Math.floor((quota * (this.numWindows - 1) * this.windowMs) / 1000);
+  }
+
   /** Records `bytes` for the client and returns the throttle time in ms (0 when within quota). */
   record(type: QuotaType, clientId: string, bytes: number): number {
     const now = this.clock.now();
-    const key = `${type}\u0000${clientId}`;
-    const windowStart = now - (now % this.windowMs);
-    const samples = this.samples.get(key) ?? [];
-    const oldest = windowStart - (this.numWindows - 1) * this.windowMs;
-    const live = samples.filter((s) => s.start >= oldest);
-    const current = live[live.length - 1];
-    if (current && current.start === windowStart) current.bytes += bytes;
-    else live.push({ start: windowStart, bytes });
-    this.samples.set(key, live);
+    const live = this.add(`${type}\u0000${clientId}`, bytes, now);
     const quota = this.quotaFor(type, clientId);
     if (quota === undefined) return 0;
     const total = live.reduce((sum, s) => sum + s.bytes, 0);
@@ -71,5 +75,26 @@ export class ClientQuotaManager {
     const observed = (total * 1000) / spanMs;
     if (observed <= quota) return 0;
     return Math.round(((observed - quota) / quota) * spanMs);
+  }
+
+  /**
+   * Kafka's `unrecordQuotaSensor`: takes back `bytes` recorded for a fetch that is answered without its data
+   * because it was throttled (the client fetches them again once its throttle time has passed).
+   */
+  unrecord(type: QuotaType, clientId: string, bytes: number): void {
+    this.add(`${type}\u0000${clientId}`, -bytes, this.clock.now());
+  }
+
+  /** Adds `bytes` to the current window of `key` and returns its live windows. */
+  private add(key: string, bytes: number, now: number): Sample[] {
+    const windowStart = now - (now % this.windowMs);
+    const samples = this.samples.get(key) ?? [];
+    const oldest = windowStart - (this.numWindows - 1) * this.windowMs;
+    const live = samples.filter((s) => s.start >= oldest);
+    const current = live[live.length - 1];
+    if (current && current.start === windowStart) current.bytes += bytes;
+    else live.push({ start: windowStart, bytes });
+    this.samples.set(key, live);
+    return live;
   }
 }

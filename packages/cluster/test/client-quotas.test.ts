@@ -26,4 +26,26 @@ describe("ClientQuotaManager", () => {
     expect(q.quotaFor("produce", "a")).toBe(100);
     expect(() => q.setQuota("produce", "a", 0)).toThrow(RangeError);
   });
+
+  it("caps what one fetch may take to the quota's windows (Kafka's getMaxValueInQuotaWindow)", () => {
+    const clock = new ManualClock(0);
+    expect(new ClientQuotaManager({ clock }).maxValueInQuotaWindow("fetch", "a")).toBe(Infinity);
+    const q = new ClientQuotaManager({ clock });
+    q.setQuota("fetch", "a", 1000);
+    expect(q.maxValueInQuotaWindow("fetch", "a")).toBe(10_000);
+    const short = new ClientQuotaManager({ clock, numWindows: 3, windowMs: 500 });
+    short.setQuota("fetch", "", 1000);
+    expect(short.maxValueInQuotaWindow("fetch", "b")).toBe(1000);
+  });
+
+  it("takes back bytes of a throttled fetch answered without them (Kafka's unrecordQuotaSensor)", () => {
+    const clock = new ManualClock(0);
+    const q = new ClientQuotaManager({ clock });
+    q.setQuota("fetch", "a", 1000);
+    expect(q.record("fetch", "a", 5000)).toBe(0);
+    expect(q.record("fetch", "a", 15_000)).toBe(10_000);
+    q.unrecord("fetch", "a", 15_000);
+    // 10,000 bytes over the 10 s span: at the quota again.
+    expect(q.record("fetch", "a", 5000)).toBe(0);
+  });
 });

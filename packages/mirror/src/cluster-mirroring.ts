@@ -33,6 +33,7 @@ import {
   MAX_MIRROR_STATE_PARTITIONS,
   MIRROR_STATE_TOPIC,
 } from "./destination/embedded-state-log";
+import { fetchOptionsProblem } from "./fetcher/fetch-options-check";
 import { type MirrorFetcherConfig, MirrorFetcherManager } from "./fetcher/mirror-fetcher-manager";
 import { destinationConfigsOf } from "./fetcher/replication-quota";
 import { leaderLog } from "./metadata/destination-logs";
@@ -673,6 +674,8 @@ function checkStartOptions(options: ClusterMirroringOptions): void {
   if (typeof options.random?.next !== "function") {
     throw invalid("options.random is missing: pass new SeededRandom(<seed>) (@cluster-mirror/cluster)");
   }
+  const fetchProblem = fetchOptionsProblem(options.fetch);
+  if (fetchProblem) throw invalid(fetchProblem);
   const n = options.numStatePartitions;
   if (n !== undefined && (!Number.isSafeInteger(n) || n < 1 || n > MAX_MIRROR_STATE_PARTITIONS)) {
     throw invalid(

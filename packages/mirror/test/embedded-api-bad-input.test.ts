@@ -107,6 +107,24 @@ describe("the library refuses bad input with a typed error that says what to pas
         /numStatePartitions \(mirror.topic.num.partitions\) must be a whole number from 1 to 1000/,
       );
     }
+    // Fetch sizes of no bytes (an embedded source then answers nothing, ever: the mirror stalls without a
+    // word) and waits that are not whole milliseconds.
+    for (const [fetch, message] of [
+      [
+        { maxBytes: 0 },
+        /fetch.maxBytes \(fetch.response.max.bytes: .*\) must be a whole number of bytes, at least 1, got 0/,
+      ],
+      [{ partitionMaxBytes: -1 }, /fetch.partitionMaxBytes .* at least 1, got -1/],
+      [{ partitionMaxBytes: "1048576" }, /fetch.partitionMaxBytes .* at least 1, got "1048576"/],
+      [
+        { backoffMs: Number.NaN },
+        /fetch.backoffMs \(fetch.backoff.ms\) must be a whole number of milliseconds, 0 or more, got NaN/,
+      ],
+      [{ fetchWaitMaxMs: -5 }, /fetch.fetchWaitMaxMs .* 0 or more, got -5/],
+      [{ backoffMaxMs: 1.5 }, /fetch.backoffMaxMs .* 0 or more, got 1.5/],
+    ] as const) {
+      expect(start({ sources, fetch }), JSON.stringify(fetch)).toThrow(message);
+    }
     // Nothing was created by the refused starts; a good one still starts.
     expect(cluster.controller.image.topic("__mirror_state")).toBeUndefined();
     const mirroring = ClusterMirroring.start({
@@ -114,6 +132,7 @@ describe("the library refuses bad input with a typed error that says what to pas
       sources,
       random: new SeededRandom(2),
       numStatePartitions: 2,
+      fetch: { maxBytes: 1, partitionMaxBytes: 1, backoffMs: 0, fetchWaitMaxMs: 0 },
     });
     expect(cluster.controller.image.topic("__mirror_state")?.partitions.length).toBe(2);
     mirroring.close();

@@ -58,7 +58,6 @@ describe("EmbeddedSourceCluster", () => {
       currentLeaderEpoch: -1,
       maxBytes: 1 << 20,
     });
-    env.source.quotas.setQuota("fetch", "c1", 10);
     const r = await source.fetch({
       clientId: "c1",
       brokerId: 0,
@@ -70,7 +69,18 @@ describe("EmbeddedSourceCluster", () => {
     expect(size(0)).toBeLessThanOrEqual(300);
     expect(r.partitions[1]?.error?.errorName).toBe("NOT_LEADER_OR_FOLLOWER");
     expect(size(0) + size(2)).toBeLessThanOrEqual(300 + 200);
-    expect(r.throttleTimeMs).toBeGreaterThan(0);
+    expect(r.throttleTimeMs).toBe(0);
+    // Over its client id's quota, Kafka answers with the throttle time and without data (KIP-219).
+    env.source.quotas.setQuota("fetch", "c1", 10);
+    const throttled = await source.fetch({
+      clientId: "c1",
+      brokerId: 0,
+      maxBytes: 300,
+      partitions: [part(0), part(2)],
+    });
+    expect(throttled.throttleTimeMs).toBeGreaterThan(0);
+    expect(throttled.partitions.map((p) => p.recordSlices.length)).toEqual([0, 0]);
+    expect(throttled.partitions.map((p) => p.highWatermark)).toEqual([4n, 4n]);
     const oor = await source.fetch({
       clientId: "c2",
       brokerId: 0,

@@ -1,4 +1,4 @@
-import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { type KafkaCluster, type Scheduler, sleep } from "@cluster-mirror/cluster";
 import { KafkaError, type RecordBatch, recordBatches } from "@cluster-mirror/protocol";
 import type { SourceCluster, SourceTopicInfo } from "../ports";
 import {
@@ -68,14 +68,14 @@ export async function batchesCheck(
       let at = from;
       while (at < limit) {
         // A fetch at an offset inside a batch (a log start moved by DeleteRecords) answers the whole batch.
-        let theirs = await fetchBatches(source, leaderId, topic, p, at);
+        let theirs = await fetchBatches(source, destination.scheduler, leaderId, topic, p, at);
         // The source's leader moved since it was described (a leader election, a broker restarting): ask the
         // new one, as a consumer would, rather than report a difference that is not there.
         for (let retry = 0; leaderMoved(theirs) && retry < LEADER_RETRIES; retry++) {
           const now = (await source.partitionLeaders([topic])).find((x) => x.partition === p)?.leaderId;
           if (now === undefined || now < 0) break;
           leaderId = now;
-          theirs = await fetchBatches(source, leaderId, topic, p, at);
+          theirs = await fetchBatches(source, destination.scheduler, leaderId, topic, p, at);
         }
         if (theirs instanceof Error) {
           partDiffs.push(`${topic}-${p}: the source refused the fetch at offset ${at}: ${theirs.message}`);
@@ -173,37 +173,59 @@ interface SourceBatch {
   batch: RecordBatch;
 }
 
-/** The source's whole batches from `offset` on (one fetch), in offset order; the partition's error if it failed. */
+/** The client id of verify's fetches (a source's fetch quota for it, or its default one, applies). */
+const VERIFY_CLIENT_ID = "cluster-mirror-verify";
+
+/** Answers without data that the source throttled (its fetch quota) waited out before giving up on an offset. */
+const THROTTLE_RETRIES = 5;
+
+/**
+ * The source's whole batches from `offset` on (one fetch), in offset order; the partition's error if it
+ * failed. A source over verify's fetch quota answers without data and with a throttle time (Kafka,
+ * KIP-219): that answer says nothing about what the source holds, so it is waited out and asked again, as
+ * Kafka's clients do, rather than read as "nothing there".
+ */
 async function fetchBatches(
   source: SourceCluster,
+  scheduler: Scheduler,
   brokerId: number,
   topic: string,
   partition: number,
   offset: bigint,
 ): Promise<SourceBatch[] | Error> {
   let response: Awaited<ReturnType<SourceCluster["fetch"]>>;
-  try {
-    response = await source.fetch({
-      clientId: "cluster-mirror-verify",
-      brokerId,
-      maxBytes: FETCH_BYTES,
-      // One-off: a fetch session opened for it would stay on the source broker after the verify.
-      sessionless: true,
-      partitions: [
-        {
-          topic,
-          partition,
-          fetchOffset: offset,
-          lastFetchedEpoch: -1,
-          currentLeaderEpoch: -1,
-          maxBytes: FETCH_BYTES,
-        },
-      ],
-    });
-  } catch (error) {
-    // The broker it was sent to is gone (a leader moving with it): the caller asks the new leader.
-    if (error instanceof KafkaError && error.errorName === "BROKER_NOT_AVAILABLE") return error;
-    throw error;
+  for (let throttled = 0; ; throttled++) {
+    try {
+      response = await source.fetch({
+        clientId: VERIFY_CLIENT_ID,
+        brokerId,
+        maxBytes: FETCH_BYTES,
+        // One-off: a fetch session opened for it would stay on the source broker after the verify.
+        sessionless: true,
+        partitions: [
+          {
+            topic,
+            partition,
+            fetchOffset: offset,
+            lastFetchedEpoch: -1,
+            currentLeaderEpoch: -1,
+            maxBytes: FETCH_BYTES,
+          },
+        ],
+      });
+    } catch (error) {
+      // The broker it was sent to is gone (a leader moving with it): the caller asks the new leader.
+      if (error instanceof KafkaError && error.errorName === "BROKER_NOT_AVAILABLE") return error;
+      throw error;
+    }
+    const answer = response.partitions[0];
+    if (response.throttleTimeMs <= 0 || answer?.error || (answer?.recordSlices.length ?? 0) > 0) break;
+    if (throttled >= THROTTLE_RETRIES) {
+      return new Error(
+        `the source throttled it ${throttled + 1} times (client id ${VERIFY_CLIENT_ID}, last for ${response.throttleTimeMs} ms): its fetch quota there is too small to compare now; raise that quota or verify again later`,
+      );
+    }
+    await sleep(scheduler, response.throttleTimeMs);
   }
   const result = response.partitions[0];
   if (result?.error) return result.error;

@@ -23,5 +23,7 @@ export function fetcherIndexFor(topic: string, partition: number, numFetchers: n
   if (numFetchers <= 1) return 0;
   let h = 0;
   for (let i = 0; i < topic.length; i++) h = (Math.imul(31, h) + topic.charCodeAt(i)) | 0;
-  return ((Math.imul(31, h) + partition) & 0x7fffffff) % numFetchers;
+  const n = (Math.imul(31, h) + partition) | 0;
+  // Kafka's Utils.abs: the absolute value, 0 for Integer.MIN_VALUE (not the low 31 bits).
+  return (n === -2147483648 ? 0 : Math.abs(n)) % numFetchers;
 }

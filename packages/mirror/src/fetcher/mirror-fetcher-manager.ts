@@ -321,22 +321,25 @@ export class MirrorFetcherManager implements FetcherManager {
       round: (mirror) => this.round(mirror),
       replica: (s): LocalReplica | undefined =>
         o.destination.replica(o.brokerId, s.key.topic, s.key.partition),
-      throttledNow: (s) => {
+      throttledNow: (s, pendingBytes = 0) => {
         const configs = o.destinationConfigs;
         if (!configs) return false;
         const rate = throttledRate(configs.brokerConfig(o.brokerId, MIRROR_REPLICATION_THROTTLED_RATE));
         if (rate === undefined) return false;
-        const replicas = configs.topicConfig(s.key.topic, MIRROR_REPLICATION_THROTTLED_REPLICAS);
-        return isThrottledReplica(replicas, s.key.partition, o.brokerId) && this.quota.isQuotaExceeded(rate);
+        return this.host.isThrottledReplica(s) && this.quota.isQuotaExceeded(rate, pendingBytes);
+      },
+      isThrottledReplica: (s) => {
+        const replicas = o.destinationConfigs?.topicConfig(
+          s.key.topic,
+          MIRROR_REPLICATION_THROTTLED_REPLICAS,
+        );
+        return isThrottledReplica(replicas, s.key.partition, o.brokerId);
       },
       recordAppended: (s, bytes, batches) => {
         this.bytesTotal += bytes;
         this.batchesTotal += batches;
         o.onMirrored?.(s.key, bytes, batches);
-        const configs = o.destinationConfigs;
-        if (!configs) return;
-        const replicas = configs.topicConfig(s.key.topic, MIRROR_REPLICATION_THROTTLED_REPLICAS);
-        if (isThrottledReplica(replicas, s.key.partition, o.brokerId)) this.quota.record(bytes);
+        if (this.host.isThrottledReplica(s)) this.quota.record(bytes);
       },
       removed: (states) => {
         for (const s of states) {

@@ -112,8 +112,13 @@ export interface FetcherHost {
   round(mirror: string): FetchRoundConfig;
   /** The destination leader replica of the partition on this broker, or undefined. */
   replica(state: FetchPartitionState): LocalReplica | undefined;
-  /** True when the destination throttle applies to the partition and its quota is used up now. */
-  throttledNow(state: FetchPartitionState): boolean;
+  /**
+   * True when the destination throttle applies to the partition and its quota is used up now, or would be
+   * once `pendingBytes` more (fetched for throttled partitions, not appended yet) are recorded.
+   */
+  throttledNow(state: FetchPartitionState, pendingBytes?: number): boolean;
+  /** True when `mirror.replication.throttled.replicas` names the partition here: its bytes count to the quota. */
+  isThrottledReplica(state: FetchPartitionState): boolean;
   /** Counts appended bytes and batches, and meters them against the destination throttle. */
   recordAppended(state: FetchPartitionState, bytes: number, batches: number): void;
   /** The fetcher no longer fetches these partitions (REMOVE_PARTITIONS acknowledged, or STOP). */
@@ -404,13 +409,14 @@ export class MirrorFetcher {
     start: number,
     round: FetchRoundConfig,
     ends?: ReadonlyMap<string, { nextOffset: bigint; epoch: number }>,
+    pendingThrottledBytes = 0,
   ): { requested: RequestedPartition[]; local: FetchPartitionResult[] } {
     const local: FetchPartitionResult[] = [];
     const requested: RequestedPartition[] = [];
     for (let i = 0; i < ids.length; i++) {
       const id = ids[(start + i) % ids.length]!;
       const s = this.assigned.get(id);
-      if (!s || s.held || this.host.throttledNow(s)) continue;
+      if (!s || s.held || this.host.throttledNow(s, pendingThrottledBytes)) continue;
       const replica = this.host.replica(s);
       try {
         if (!replica) throw notLeader(s);
@@ -493,6 +499,11 @@ export class MirrorFetcher {
   ): void {
     if (throttleTimeMs > 0) return;
     const ends = new Map<string, { nextOffset: bigint; epoch: number }>();
+    // Bytes this response brings for throttled partitions, not recorded yet (they are appended after this):
+    // the destination throttle of the fetch sent ahead counts them, as the next round's own request would.
+    // Otherwise the fetch sent ahead would ask again for partitions that this response's bytes throttle,
+    // and be discarded: fetched from the source for nothing, twice the throttled rate on the network.
+    let pendingThrottledBytes = 0;
     for (const r of requested) {
       const answer = answers.get(topicPartition(r.request.topic, r.request.partition));
       if (!answer || answer.error || answer.divergingEpoch) return;
@@ -501,14 +512,16 @@ export class MirrorFetcher {
       if (scanned?.scan.corrupt) return;
       // A held partition appends nothing: its log stays where it is.
       const end = scanned && !r.state.held ? prefixEnd(answer.recordSlices, scanned.scan) : undefined;
-      if (end) ends.set(r.id, end);
+      if (!end) continue;
+      ends.set(r.id, end);
+      if (scanned && this.host.isThrottledReplica(r.state)) pendingThrottledBytes += scanned.scan.validBytes;
     }
     if (ends.size === 0) return;
     // The partitions the chart's next fetch carries (its fetchable ones), in the next round's rotation.
     const { partitions, truncating } = this.snapshot.context;
     const ids = truncating.length === 0 ? partitions : partitions.filter((p) => !truncating.includes(p));
     if (ids.length === 0) return;
-    const next = this.buildRequests(ids, this.rotation % ids.length, round, ends);
+    const next = this.buildRequests(ids, this.rotation % ids.length, round, ends, pendingThrottledBytes);
     if (next.local.length > 0 || next.requested.length === 0) return;
     let answer: ReturnType<SourceCluster["fetch"]>;
     try {

@@ -32,8 +32,11 @@ export function isThrottledReplica(value: string | undefined, partition: number,
   if (value === undefined) return false;
   const v = value.trim();
   if (v === "*") return true;
-  const wanted = `${partition}:${brokerId}`;
-  return v.split(",").some((entry) => entry.trim() === wanted);
+  // By number, as Kafka's ConfigHandler parses each entry (`toInt`): `00:01` is partition 0 on broker 1.
+  return v.split(",").some((entry) => {
+    const match = /^(\d+):(\d+)$/.exec(entry.trim());
+    return match !== null && Number(match[1]) === partition && Number(match[2]) === brokerId;
+  });
 }
 
 /** Stored rates already reported, per logger: the fetchers read the rate on every round. */
@@ -67,19 +70,29 @@ export function throttledRate(
   return undefined;
 }
 
+/** One sample window of Kafka's `SampledStat`: it starts where its first event (or a reset) fell. */
 interface Sample {
   start: number;
+  lastEvent: number;
   bytes: number;
 }
 
 /**
  * Kafka's ReplicationQuotaManager for mirror traffic on one destination broker: bytes appended for throttled
- * partitions are recorded in `numWindows` windows of `windowMs`; while the observed rate is above the quota,
- * throttled partitions are left out of fetches. The quota is passed on every check, so a changed
+ * partitions are recorded in up to `numWindows` samples of `windowMs` (Kafka's
+ * `replication.quota.window.num`, default 11, and `replication.quota.window.size.seconds`, default 1); while
+ * the observed rate is above the quota, throttled partitions are left out of fetches. The quota is passed on every check, so a changed
  * `mirror.replication.throttled.rate` applies on the next round.
+ *
+ * The rate is Kafka's `SimpleRate` over a `SampledStat`, as the replication quotas measure it: the bytes of
+ * the live samples over the time since the oldest one started, at least one window. (Not the client quotas'
+ * `Rate`, which divides by at least `numWindows - 1` windows: that would let a throttle that starts, or
+ * comes back after 11 idle seconds, pass ten times its rate at once and then stall for ten seconds.)
  */
 export class ReplicationQuota {
+  /** A ring of `numWindows + 1` samples, as Kafka's (one extra for the sample overlapping the span). */
   private readonly samples: Sample[] = [];
+  private current = 0;
   private readonly numWindows: number;
   private readonly windowMs: number;
 
@@ -95,31 +108,67 @@ export class ReplicationQuota {
   record(bytes: number): void {
     if (bytes <= 0) return;
     const now = this.clock.now();
-    const start = now - (now % this.windowMs);
-    this.expire(now);
-    const last = this.samples[this.samples.length - 1];
-    if (last && last.start === start) last.bytes += bytes;
-    else this.samples.push({ start, bytes });
+    let sample = this.currentSample(now);
+    if (now - sample.start >= this.windowMs) sample = this.advance(now);
+    sample.bytes += bytes;
+    sample.lastEvent = now;
   }
 
-  /** Observed rate in bytes/s over the live windows (at least `numWindows - 1` windows long). */
-  rate(): number {
+  /**
+   * Observed rate in bytes/s: the live samples' bytes (plus `pendingBytes` not recorded yet) over the time
+   * since the oldest sample started, at least one window.
+   */
+  rate(pendingBytes = 0): number {
     const now = this.clock.now();
-    this.expire(now);
-    const first = this.samples[0];
-    if (!first) return 0;
-    const total = this.samples.reduce((sum, s) => sum + s.bytes, 0);
-    const spanMs = Math.max(now - first.start, (this.numWindows - 1) * this.windowMs);
-    return (total * 1000) / spanMs;
+    this.purgeObsolete(now);
+    if (this.samples.length === 0) this.samples.push(newSample(now));
+    let total = pendingBytes;
+    let oldest = now;
+    for (const s of this.samples) {
+      total += s.bytes;
+      if (s.start < oldest) oldest = s.start;
+    }
+    return (total * 1000) / Math.max(now - oldest, this.windowMs);
   }
 
-  /** True when the observed rate is above `bytesPerSecond` (never for an undefined quota). */
-  isQuotaExceeded(bytesPerSecond: number | undefined): boolean {
-    return bytesPerSecond !== undefined && this.rate() > bytesPerSecond;
+  /**
+   * True when the observed rate (with `pendingBytes` about to be recorded) is above `bytesPerSecond`; never
+   * for an undefined quota.
+   */
+  isQuotaExceeded(bytesPerSecond: number | undefined, pendingBytes = 0): boolean {
+    return bytesPerSecond !== undefined && this.rate(pendingBytes) > bytesPerSecond;
   }
 
-  private expire(now: number): void {
-    const oldest = now - (now % this.windowMs) - (this.numWindows - 1) * this.windowMs;
-    while (this.samples.length > 0 && this.samples[0]!.start < oldest) this.samples.shift();
+  private currentSample(now: number): Sample {
+    if (this.samples.length === 0) this.samples.push(newSample(now));
+    return this.samples[this.current]!;
   }
+
+  private advance(now: number): Sample {
+    this.current = (this.current + 1) % (this.numWindows + 1);
+    if (this.current >= this.samples.length) {
+      const sample = newSample(now);
+      this.samples.push(sample);
+      return sample;
+    }
+    const sample = this.samples[this.current]!;
+    resetSample(sample, now);
+    return sample;
+  }
+
+  /** Kafka's `purgeObsoleteSamples`: a sample without an event for `numWindows` windows starts over now. */
+  private purgeObsolete(now: number): void {
+    const expireAge = this.numWindows * this.windowMs;
+    for (const s of this.samples) if (now - s.lastEvent >= expireAge) resetSample(s, now);
+  }
+}
+
+function newSample(now: number): Sample {
+  return { start: now, lastEvent: now, bytes: 0 };
+}
+
+function resetSample(sample: Sample, now: number): void {
+  sample.start = now;
+  sample.lastEvent = now;
+  sample.bytes = 0;
 }

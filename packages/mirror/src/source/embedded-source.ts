@@ -123,8 +123,12 @@ export class EmbeddedSourceCluster implements SourceCluster {
         `source broker ${request.brokerId} of cluster ${this.cluster.clusterId} is not reachable; refresh the source metadata and fetch from the partitions' new leaders`,
       );
     }
-    let remaining = request.maxBytes;
+    // As Kafka caps a consumer's fetch (KafkaApis.handleFetchRequest): to what the client-id's fetch quota
+    // lets it take in one quota window, so the quota bounds the data, not only the wait after it.
+    const quotaWindowBytes = this.cluster.quotas.maxValueInQuotaWindow("fetch", request.clientId);
+    let remaining = Math.min(request.maxBytes, quotaWindowBytes);
     let throttleTimeMs = 0;
+    let recordedBytes = 0;
     const partitions: SourceFetchPartitionResult[] = [];
     const image = this.cluster.controller.image;
     for (const p of request.partitions) {
@@ -159,6 +163,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
           principal: this.options.principal,
         });
         remaining -= response.sizeInBytes;
+        recordedBytes += response.sizeInBytes;
         if (response.throttleTimeMs > throttleTimeMs) throttleTimeMs = response.throttleTimeMs;
         const result: SourceFetchPartitionResult = {
           topic: p.topic,
@@ -179,6 +184,16 @@ export class EmbeddedSourceCluster implements SourceCluster {
         const rewrites = image.partition(p.topic, p.partition)?.logRewrites;
         if (rewrites) result.logRewrites = rewrites;
         partitions.push(result);
+      }
+    }
+    if (throttleTimeMs > 0) {
+      // Kafka answers a fetch over its client's quota without data, and takes the bytes back from the
+      // quota (KafkaApis.handleFetchRequest: `unrecordQuotaSensor`, `getThrottledResponse`): the client
+      // waits the throttle time and fetches them again.
+      this.cluster.quotas.unrecord("fetch", request.clientId, recordedBytes);
+      for (const p of partitions) {
+        p.recordSlices = [];
+        delete p.sharedBytes;
       }
     }
     return { throttleTimeMs, partitions };

@@ -36,6 +36,44 @@ describe("a re-add under another mirror", () => {
     expect(clears).toEqual([]);
     expect(writable).toEqual([]);
   });
+
+  // The re-add is failed over in turn while the old mirror's STOPPED partition is loaded again: the flag is
+  // the re-add's until its STOPPING wrote the barrier. Before, the old mirror cleared it under `dr2.removed`,
+  // while dr2 still mirrored (the crash in the removal's step) or was STOPPING: local writes could land
+  // among mirrored batches or before the ABORT markers and PID reset.
+  for (const [seed, delayMs] of [
+    [3, -1],
+    [3, 0],
+    [3, 5],
+    [7, 0],
+  ] as const) {
+    it(`stays read-only until the re-add's own failover is STOPPED (seed ${seed}, crash after ${delayMs} ms)`, async () => {
+      const { t, b } = await failedOverOnB({ seed });
+      await t.run(b.mirroring.admin.createMirror("dr2", { "bootstrap.servers": "a:9092" }));
+      await t.run(b.mirroring.admin.addTopics("dr2", "t", { truncateLocalWrites: true }));
+      await t.run(b.mirroring.whenState("dr2", "MIRRORING"));
+      await t.advance(1000);
+      const image = () => b.cluster.controller.image;
+      const topicId = image().topic("t")!.topicId;
+      const oldState = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
+      const dr2State = () => b.mirroring.coordinators.describe("dr2")[0]?.state;
+      // Every clear published before dr2's partition is STOPPED.
+      const early: string[] = [];
+      b.cluster.controller.subscribe(({ record }) => {
+        if (record.type === "MirrorReadOnly" && !record.readOnly && dr2State() !== "STOPPED")
+          early.push(String(dr2State()));
+      }, b.cluster.controller.metadataLog().length);
+      const removing = b.mirroring.admin.removeTopics("dr2", "t").catch((e: unknown) => e);
+      if (delayMs >= 0) await t.advance(delayMs);
+      // The broker leading the old mirror's __mirror_state partition crashes: another loads its STOPPED record.
+      b.cluster.crashBroker(image().partition(MIRROR_STATE_TOPIC, oldState)!.leader);
+      await t.run(removing);
+      await t.run(b.mirroring.whenState("dr2", "STOPPED", { timeoutMs: 120_000 }));
+      expect(early).toEqual([]);
+      // The failover ends writable, as always.
+      expect(image().partition("t", 0)!.mirrorReadOnly ?? false).toBe(false);
+    });
+  }
 });
 
 async function produceTo(

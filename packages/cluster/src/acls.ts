@@ -97,6 +97,9 @@ const IMPLIES: Partial<Record<AclOperation, readonly AclOperation[]>> = {
   DESCRIBE_CONFIGS: ["ALTER_CONFIGS"],
 };
 
+/** The `owner` of an ACL record that makes its binding no mirror's (mirror names are never empty). */
+const DISOWNED = "";
+
 /**
  * Kafka's StandardAuthorizer semantics: a matching DENY wins over any ALLOW; ALL matches every operation;
  * READ, WRITE, DELETE and ALTER imply DESCRIBE; ALTER_CONFIGS implies DESCRIBE_CONFIGS; with no binding on a
@@ -166,7 +169,19 @@ export class Authorizer {
       return;
     }
     if (at < 0) this.bindings.push(copy(record.binding));
-    if (record.owner !== undefined) this.owners.set(key, record.owner);
+    if (record.owner === DISOWNED) this.owners.delete(key);
+    else if (record.owner !== undefined) this.owners.set(key, record.owner);
+  }
+
+  /**
+   * Makes the bindings `owner` (a deleted cluster mirror) created or adopted the cluster's own: they stay,
+   * owned by no mirror, so a mirror created again under that name does not take them for its own (and
+   * delete them when its source lacks them), and another mirror may adopt them. Returns them.
+   */
+  disown(owner: string): AclBinding[] {
+    const owned = this.bindings.filter((b) => this.owners.get(bindingKey(b)) === owner).map(copy);
+    this.emit(owned.map((binding) => ({ type: "Acl", binding, owner: DISOWNED })));
+    return owned;
   }
 
   /** The cluster mirror that created or adopted this binding, if any. */

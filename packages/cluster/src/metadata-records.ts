@@ -185,7 +185,8 @@ export interface ReplicaTruncationDoneRecord {
  * An ACL binding was created (KRaft's AccessControlEntryRecord), so ACLs survive a restart like every other
  * piece of metadata. `owner`: the cluster mirror that created (or adopted) it, so its ACL sync knows, after a
  * restart too, which bindings it may delete when the source drops them; absent for bindings made by users.
- * A record for a binding that exists already just sets its owner.
+ * A record for a binding that exists already just sets its owner; an empty `owner` clears it (the mirror was
+ * deleted: the binding is the cluster's own).
  */
 export interface AclRecord {
   type: "Acl";

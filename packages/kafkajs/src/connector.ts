@@ -82,7 +82,7 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
       listGroupOffsets: () => current().listGroupOffsets(),
       describeAcls: () => current().describeAcls(),
       lastMirrorEpoch: (topicId, partition) => current().lastMirrorEpoch(topicId, partition),
-      listMirrors: () => current().listMirrors(),
+      listMirrors: (options) => current().listMirrors(options),
       canFailBack: () => current().canFailBack?.() ?? true,
       close: async () => {
         const opened = kafka;

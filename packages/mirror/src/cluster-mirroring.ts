@@ -44,6 +44,7 @@ import { SyncWaiters } from "./metadata/sync-waiters";
 import { MirrorMetrics } from "./metrics/mirror-metrics";
 import type { FetcherManager, MirrorPartitionKey, SourceConnector } from "./ports";
 import type { EmbeddedSourceOptions } from "./source/embedded-source";
+import { listMirrorsWithUpstream } from "./source/mirror-listing";
 
 /**
  * What a warning of the engine is about: a metadata sync error (also counted in
@@ -274,10 +275,19 @@ export class ClusterMirroring {
           mirrorName?.desired === "REMOVED" ? mirrorName.mirror : undefined,
         );
       },
-      listMirrors: () =>
-        this.admin
-          .listMirrors()
-          .map((m) => ({ name: m.name, sourceClusterId: m.sourceClusterId, topics: m.topics })),
+      // With each topic's upstream clusters (asked of each mirror's source), so a loop of any length shows.
+      listMirrors: (options) =>
+        listMirrorsWithUpstream(
+          this.options.cluster.clusterId,
+          this.admin
+            .listMirrors()
+            .map((m) => ({ name: m.name, sourceClusterId: m.sourceClusterId, topics: m.topics })),
+          (mirror) => {
+            const stored = this.options.cluster.controller.image.mirrors.get(mirror);
+            return stored === undefined ? undefined : this.sources.get(mirror, stored);
+          },
+          options,
+        ),
     };
   }
 

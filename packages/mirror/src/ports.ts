@@ -132,6 +132,20 @@ export interface SourceMirrorInfo {
   /** The cluster id of the cluster that source mirrors from. */
   sourceClusterId: string;
   topics: string[];
+  /**
+   * Per topic, the clusters that cluster's copy comes from in turn, nearest first (a chain); absent when
+   * not known (a source that did not answer, or one that does not tell). See `listMirrorsWithUpstream`.
+   */
+  upstream?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Options of `SourceCluster.listMirrors`. */
+export interface ListMirrorsOptions {
+  /**
+   * The clusters the question came through, the first asker first: a cluster that finds itself here was
+   * asked round a loop and answers without asking its own sources.
+   */
+  readonly askedBy?: readonly string[];
 }
 
 /** The source cluster: an unmodified Kafka cluster that only serves ordinary consumer fetches and admin calls. */
@@ -184,8 +198,11 @@ export interface SourceCluster {
    * when it does not know (never failed over, or a plain Apache Kafka cluster without KIP-1279).
    */
   lastMirrorEpoch(topicId: Uuid, partition: number): Promise<number>;
-  /** The mirrors the source itself runs (empty for a plain Apache Kafka cluster). */
-  listMirrors(): Promise<SourceMirrorInfo[]>;
+  /**
+   * The mirrors the source itself runs (empty for a plain Apache Kafka cluster), each with its topics'
+   * upstream clusters when the source knows them.
+   */
+  listMirrors(options?: ListMirrorsOptions): Promise<SourceMirrorInfo[]>;
   /**
    * False when a failback onto this source is impossible: a plain Apache Kafka cluster cannot mirror back
    * from us (it has no KIP-1279). Absent: it can (our own clusters).

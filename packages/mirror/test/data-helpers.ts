@@ -185,6 +185,6 @@ export function bind(s: SourceCluster): SourceCluster {
     listGroupOffsets: () => s.listGroupOffsets(),
     describeAcls: () => s.describeAcls(),
     lastMirrorEpoch: (id, p) => s.lastMirrorEpoch(id, p),
-    listMirrors: () => s.listMirrors(),
+    listMirrors: (options) => s.listMirrors(options),
   };
 }

@@ -172,8 +172,8 @@ export class LinkedSourceCluster implements SourceCluster {
   lastMirrorEpoch(...args: Parameters<SourceCluster["lastMirrorEpoch"]>): Promise<number> {
     return this.link.carry("lastMirrorEpoch", () => this.inner.lastMirrorEpoch(...args));
   }
-  listMirrors(): ReturnType<SourceCluster["listMirrors"]> {
-    return this.link.carry("listMirrors", () => this.inner.listMirrors());
+  listMirrors(...args: Parameters<SourceCluster["listMirrors"]>): ReturnType<SourceCluster["listMirrors"]> {
+    return this.link.carry("listMirrors", () => this.inner.listMirrors(...args));
   }
   /** What the source is, not a call over the link. */
   canFailBack(): boolean {

@@ -125,7 +125,8 @@ export class SourceFailoverInProgressError extends KafkaError {
 
 /**
  * Adding these topics would close a mirror loop (MIRROR_LOOP): the source already mirrors them from this
- * cluster, so each copy would be read-only waiting for the other. Refused before anything changes.
+ * cluster, directly or through other clusters, so each copy would be read-only waiting for the other.
+ * Refused before anything changes.
  */
 export class MirrorLoopError extends KafkaError {
   /** The mirror the topics were to be added to. */
@@ -135,12 +136,25 @@ export class MirrorLoopError extends KafkaError {
   /** The source's mirror that already mirrors them from this cluster. */
   readonly sourceMirror: string;
 
-  constructor(mirror: string, topics: readonly string[], sourceMirror: string, clusterId: string) {
+  /**
+   * `path`: how the source's mirror leads back here (`loopPath`), "from this cluster (<id>)" by default (a
+   * direct loop).
+   */
+  constructor(
+    mirror: string,
+    topics: readonly string[],
+    sourceMirror: string,
+    clusterId: string,
+    path = `from this cluster (${clusterId})`,
+  ) {
+    const direct = path === `from this cluster (${clusterId})`;
     super(
       "MIRROR_LOOP",
       -1,
       false,
-      `Cannot add [${topics.join(", ")}] to mirror '${mirror}': the source's mirror '${sourceMirror}' already mirrors ${topics.length === 1 ? "it" : "them"} from this cluster (${clusterId}), so the two copies would mirror each other and neither would accept writes. Nothing was changed. To fail back, first fail over on the source (remove the topics from its mirror '${sourceMirror}'), then add them here.`,
+      direct
+        ? `Cannot add [${topics.join(", ")}] to mirror '${mirror}': the source's mirror '${sourceMirror}' already mirrors ${topics.length === 1 ? "it" : "them"} ${path}, so the two copies would mirror each other and neither would accept writes. Nothing was changed. To fail back, first fail over on the source (remove the topics from its mirror '${sourceMirror}'), then add them here.`
+        : `Cannot add [${topics.join(", ")}] to mirror '${mirror}': the source's mirror '${sourceMirror}' mirrors ${topics.length === 1 ? "it" : "them"} ${path}, so the copies round that loop would mirror each other, none would accept writes, and this cluster's records not yet round it would be truncated. Nothing was changed. To fail back, first fail over the cluster you want to write to (remove the topics from its mirror), then add them here.`,
     );
     this.mirror = mirror;
     this.topics = topics;

@@ -20,6 +20,7 @@ import type {
   SourceConnector,
   SourceTopicInfo,
 } from "../ports";
+import { loopingMirror, loopPath } from "../source/mirror-listing";
 import type { MirrorDescribeRow, MirrorListing } from "./describe-format";
 import {
   InvalidMirrorConfigError,
@@ -365,12 +366,12 @@ export class MirrorAdmin {
    * Deletes a mirror (DeleteClusterMirror). Refused (INVALID_MIRROR_STATE) while any of its topics is still
    * in the mirror (mirroring or paused) or still failing over: remove them first and wait until every
    * partition is STOPPED, so deleting never leaves a read-only topic behind. Then writes the tombstones of
-   * its partitions to `__mirror_state`, drops the definition, and clears `mirror.name` from its (now
-   * ordinary, writable) topics.
+   * its partitions to `__mirror_state`, drops the definition, clears `mirror.name` from its (now ordinary,
+   * writable) topics, and makes the ACL bindings it synced the cluster's own (they stay, owned by no mirror).
    */
   async deleteMirror(name: string): Promise<void> {
-    // In the mirror's command queue: a topic added while the tombstones are written would otherwise keep
-    // the deleted mirror's `mirror.name` (the list of topics to clear is read before that wait).
+    // In the mirror's command queue: no topic is added to this mirror between the check that it has none
+    // and the deletion (it would keep the deleted mirror's `mirror.name`, read-only for good).
     return this.commands.run(name, () => this.deleteMirrorNow(name));
   }
 
@@ -397,7 +398,14 @@ export class MirrorAdmin {
     await this.options.coordinators.tombstoneMirror(name);
     this.controller.deleteMirror(name);
     this.sources.drop(name);
-    for (const t of topics) {
+    // The ACL bindings it synced stay, as its topics do, and become the cluster's own: a mirror created
+    // again under the name must not take them for its own and delete them when its source lacks them.
+    this.options.destination.authorizer.disown(name);
+    // The topics that name this mirror now, read after the wait above: another mirror's commands are not
+    // queued behind this one, and one of them may have taken a topic this mirror failed over (a re-add
+    // under a mirror from another source) meanwhile. Clearing its `mirror.name` would leave that mirror's
+    // partitions copying into a topic no mirror owns, that no --remove can fail over.
+    for (const t of mirrorTopics(this.controller.image, name)) {
       this.controller.incrementalAlterConfigs({ type: "topic", name: t.name }, [
         { name: MIRROR_NAME_CONFIG, op: "DELETE" },
       ]);
@@ -860,13 +868,17 @@ export class MirrorAdmin {
   private checkAddable(mirror: string, source: SourceTopicInfo): MirrorTopic | undefined {
     const dest = this.controller.image.topic(source.name);
     if (!dest) return undefined;
+    const current = mirrorTopics(this.controller.image).find((t) => t.name === source.name);
     if (dest.topicId !== source.topicId) {
+      // Another mirror's copy of another cluster's topic of that name (fan-in): never advise deleting it.
+      const other = current !== undefined && current.mirror !== mirror && current.desired !== "REMOVED";
       throw new ClusterError(
         "INCONSISTENT_TOPIC_ID",
-        `Topic '${source.name}' exists on this cluster with id ${dest.topicId}, but the source's has id ${source.topicId}; a mirror topic must keep the source's id. Delete or rename the local topic first.`,
+        other
+          ? `Topic '${source.name}' on this cluster is mirror '${current.mirror}''s copy of another cluster's topic of that name (id ${dest.topicId}; the source's has id ${source.topicId}): one topic cannot take two sources' records. Leave '${source.name}' out of one of the two mirrors (topics.exclude), or mirror it to another cluster.`
+          : `Topic '${source.name}' exists on this cluster with id ${dest.topicId}, but the source's has id ${source.topicId}; a mirror topic must keep the source's id. Delete or rename the local topic first.`,
       );
     }
-    const current = mirrorTopics(this.controller.image).find((t) => t.name === source.name);
     if (current && current.mirror !== mirror && current.desired !== "REMOVED") {
       throw new ClusterError(
         "INVALID_REQUEST",
@@ -909,18 +921,29 @@ export class MirrorAdmin {
   }
 
   /**
-   * Refuses (MirrorLoopError) topics that the source itself mirrors from this cluster: adding them would set
-   * `mirror.name` on this cluster's live topics and make both copies read-only. The PREPARING check of the
-   * partition machine catches the same loop, but only after the topic went read-only; here nothing has
-   * changed yet. A chain (the source mirrors them from a third cluster) is fine.
+   * Refuses (MirrorLoopError) topics that the source itself mirrors from this cluster, directly or through
+   * other clusters (its copy comes from a cluster whose copy comes from here: A -> B -> C -> A): adding them
+   * would set `mirror.name` on this cluster's live topics, make every copy round the loop read-only, and
+   * truncate this one to the source's copy, dropping what has not gone round yet. The PREPARING check of
+   * the partition machine catches a direct loop, but only after the topic went read-only; here nothing has
+   * changed yet. A chain (the source mirrors them from a third cluster that does not copy them from here)
+   * is fine. The clusters up the source's chain are asked only when this cluster holds one of the topics as
+   * its own (the same topic id, writable: the origin, or failed over), as only then can it be upstream.
    */
   private async checkNoLoop(def: MirrorDefinition, topics: readonly SourceTopicInfo[]): Promise<void> {
     const here = this.options.destination.clusterId;
-    const mirrors = await this.sourceCall(def, (s) => s.listMirrors());
-    for (const m of mirrors) {
-      if (m.sourceClusterId !== here) continue;
-      const looping = topics.filter((t) => m.topics.includes(t.name)).map((t) => t.name);
-      if (looping.length > 0) throw new MirrorLoopError(def.name, looping, m.name, here);
+    const held = new Map(mirrorTopics(this.controller.image).map((t) => [t.name, t.desired]));
+    const own = topics.some((t) => {
+      const desired = held.get(t.name);
+      const sameTopic = this.controller.image.topic(t.name)?.topicId === t.topicId;
+      return sameTopic && (desired === undefined || desired === "REMOVED");
+    });
+    const mirrors = await this.sourceCall(def, (s) => s.listMirrors(own ? { askedBy: [here] } : {}));
+    for (const t of topics) {
+      const m = loopingMirror(mirrors, t.name, here);
+      if (m === undefined) continue;
+      const looping = topics.filter((u) => loopingMirror([m], u.name, here) !== undefined).map((u) => u.name);
+      throw new MirrorLoopError(def.name, looping, m.name, here, loopPath(m, t.name, here));
     }
   }
 

@@ -31,7 +31,8 @@ export interface MirrorVerification {
  * - topic ids and partition counts equal;
  * - configs: dynamic topic configs equal, minus what the metadata sync never copies (`isExcludedTopicConfig`
  *   and `topic.properties.exclude`); skipped when `configs.sync.enable=false`;
- * - ACLs: the bindings the mirror syncs (`aclInScope`) equal on both sides; skipped when `acls.sync.enable=false`;
+ * - ACLs: the bindings the mirror syncs (`aclInScope`) equal on both sides (one here that another mirror synced
+ *   is that mirror's, not a difference); skipped when `acls.sync.enable=false`;
  * - group offsets: for the included groups, each source offset on these topics, clamped to the destination
  *   log as the sync clamps it, equals the destination's committed offset.
  * Reads only. Throws what the source throws when it does not answer, except a refused DescribeAcls: the
@@ -196,12 +197,16 @@ async function aclsCheck(
   }
   if (described === undefined) return check("acls", "not compared (the source runs no authorizer)", []);
   const theirs = inScope(described);
-  const mine = inScope(destination.authorizer.describeAcls());
+  const here = inScope(destination.authorizer.describeAcls());
+  // A binding another mirror of this cluster synced (fan-in: its source has it, this one's does not) is
+  // that mirror's to keep or delete, and its verify's to compare: no difference of this mirror's.
+  const owner = (b: AclBinding) => destination.authorizer.ownerOf(b);
+  const anothers = (b: AclBinding) => owner(b) !== undefined && owner(b) !== def.name;
   const show = (b: AclBinding) =>
     `${b.permissionType} ${b.principal} ${b.operation} on ${b.resourceType} ${b.patternType} ${b.resourceName}`;
   const diffs = [
-    ...[...theirs].filter(([k]) => !mine.has(k)).map(([, b]) => `only on the source: ${show(b)}`),
-    ...[...mine].filter(([k]) => !theirs.has(k)).map(([, b]) => `only here: ${show(b)}`),
+    ...[...theirs].filter(([k]) => !here.has(k)).map(([, b]) => `only on the source: ${show(b)}`),
+    ...[...here].filter(([k, b]) => !theirs.has(k) && !anothers(b)).map(([, b]) => `only here: ${show(b)}`),
   ];
   return check("acls", `${counted(theirs.size, "binding")} the mirror syncs`, diffs);
 }

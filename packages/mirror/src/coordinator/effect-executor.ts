@@ -601,16 +601,17 @@ export class EffectExecutor {
   /**
    * STOPPED's step: clears the partition's read-only flag. The flag is metadata: a STOPPED partition (a
    * coordinator that loaded one again) clears it while its partition has no leader, rather than failing a
-   * topic its applications already write to. Nothing while the topic is mirrored again under another
-   * mirror (re-added there): this mirror's STOPPED record no longer speaks for the flag, that mirror's
-   * steps own it. (Re-added under this mirror, the controller keeps the flag `mirror.name` set until the
-   * re-add's PREPARING takes it over.) As STOPPED's step (`clampGroupOffsets`), it first moves committed
+   * topic its applications already write to. Nothing once the topic was re-added under another mirror,
+   * whether that mirror still copies it or fails it over (`.removed`: its STOPPING writes the barrier
+   * first, and its STOPPED clears the flag): this mirror's STOPPED record no longer speaks for the flag,
+   * that mirror's steps own it. (Re-added under this mirror, the controller keeps the flag `mirror.name`
+   * set until the re-add's PREPARING takes it over.) As STOPPED's step (`clampGroupOffsets`), it first moves committed
    * offsets past the log end back to it (`DestinationCluster.clampGroupOffsets`).
    */
   clearReadOnly(key: MirrorPartitionKey, clampGroupOffsets = false): void {
     const destination = this.ctx.destination;
     const asked = parseMirrorNameConfig(destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
-    if (asked !== undefined && asked.desired !== "REMOVED" && asked.mirror !== key.mirror) return;
+    if (asked !== undefined && asked.mirror !== key.mirror) return;
     if (clampGroupOffsets) {
       // Before the first local write: a committed offset past the log end (synced before an unclean
       // election on this cluster cut the log below it) would make its group skip the records written there.

@@ -13,6 +13,7 @@ import {
 import { KafkaError } from "@cluster-mirror/protocol";
 import type {
   DescribeTopicsOptions,
+  ListMirrorsOptions,
   SourceCluster,
   SourceFetchPartitionResult,
   SourceFetchRequest,
@@ -30,7 +31,7 @@ export interface EmbeddedSourceOptions {
   /** The LME this cluster recorded for a partition when it was failed over; default -1. */
   lastMirrorEpoch?: (topicId: Uuid, partition: number) => number | Promise<number>;
   /** The mirrors this cluster runs; default none. */
-  listMirrors?: () => SourceMirrorInfo[] | Promise<SourceMirrorInfo[]>;
+  listMirrors?: (options: ListMirrorsOptions) => SourceMirrorInfo[] | Promise<SourceMirrorInfo[]>;
   /** Principal the mirror's requests present to the source's authorizer (default User:ANONYMOUS). */
   principal?: string;
   /**
@@ -271,8 +272,8 @@ export class EmbeddedSourceCluster implements SourceCluster {
     return this.options.lastMirrorEpoch ? await this.options.lastMirrorEpoch(topicId, partition) : -1;
   }
 
-  async listMirrors(): Promise<SourceMirrorInfo[]> {
-    return this.options.listMirrors ? await this.options.listMirrors() : [];
+  async listMirrors(options: ListMirrorsOptions = {}): Promise<SourceMirrorInfo[]> {
+    return this.options.listMirrors ? await this.options.listMirrors(options) : [];
   }
 
   /**

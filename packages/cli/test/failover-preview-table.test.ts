@@ -1,6 +1,6 @@
 import type { FailoverPreviewRow } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
-import { formatPreviewTable } from "../src/commands/mirror-tables";
+import { formatPreviewJson, formatPreviewTable } from "../src/commands/mirror-tables";
 
 /** A row as `previewFailover` gives it for a partition with no running leader on the destination. */
 const leaderless: FailoverPreviewRow = {
@@ -41,5 +41,34 @@ describe("the --failover-preview table", () => {
     expect(out).toMatch(
       /│ orders │ 0\s+│ MIRRORING │ 2\s+│ 7\/1@2\s+│ 0\s+│ 11 -> 20\s+│ 2 from offset 3\s+│/,
     );
+  });
+
+  it("--json gives offsets, lags and producer ids as numbers, beyond 2^53 as decimal strings", () => {
+    const [row] = JSON.parse(
+      formatPreviewJson([
+        {
+          ...leaderless,
+          destinationOffset: 3n,
+          lag: 2n,
+          openTransactions: [{ producerId: 2n ** 60n, producerEpoch: 1, firstOffset: 2n }],
+          failbackTruncation: { fromOffset: 3n, records: 2n },
+        },
+        leaderless,
+      ]),
+    ) as unknown[];
+    expect(row).toEqual({
+      topic: "orders",
+      partition: 0,
+      state: "MIRRORING",
+      sourceOffset: 5,
+      destinationOffset: 3,
+      lag: 2,
+      openTransactions: [{ producerId: "1152921504606846976", producerEpoch: 1, firstOffset: 2 }],
+      lastMirrorEpoch: -1,
+      leaderEpoch: 11,
+      leaderEpochAfterBump: 20,
+      failbackTruncation: { fromOffset: 3, records: 2 },
+      failbackSupported: true,
+    });
   });
 });

@@ -3,7 +3,16 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { BIN, CLI_TEST_TIMEOUT_MS, failureLine, freePort, killAll, run, tempDir } from "./cli-harness";
+import {
+  BIN,
+  CLI_TEST_TIMEOUT_MS,
+  failureLine,
+  freePort,
+  killAll,
+  run,
+  spawnBin,
+  tempDir,
+} from "./cli-harness";
 
 afterEach(() => killAll());
 
@@ -290,6 +299,77 @@ describe("a --mirror-config file with a key and no value", () => {
       expect(failureLine(r)).toBe(
         `Error: --mirror-config ${file} has a key without a value (line 3: 'topics.include'); write KEY=VALUE, or KEY= for an empty value`,
       );
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
+describe("a --mirror-config file whose bootstrap.servers is misspelt", () => {
+  it(
+    "names the misspelt key instead of only saying that bootstrap.servers is missing",
+    async () => {
+      const dead = await freePort();
+      const file = path.join(tempDir("cm-typo"), "mirror.properties");
+      fs.writeFileSync(file, "boostrap.servers=primary:9092\ntopics.include=orders\n");
+      const r = await run(BIN.kafkaMirrors, [
+        "--bootstrap-server",
+        `:${dead}`,
+        "--create",
+        "--mirror",
+        "m",
+        "--mirror-config",
+        file,
+      ]);
+      expect(r.code).toBe(2);
+      expect(failureLine(r)).toBe(
+        `Error: --mirror-config ${file} has no bootstrap.servers ('boostrap.servers' is no mirror config: did you mean 'bootstrap.servers'?); add bootstrap.servers=HOST:PORT of the source`,
+      );
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
+describe("output piped into a reader that stops reading (| head -1)", () => {
+  it.each([
+    ["kafka-mirrors", BIN.kafkaMirrors],
+    ["cluster-mirror", BIN.clusterMirror],
+  ])(
+    "%s --help ends as the command does (exit 0), not with an unhandled EPIPE stack trace",
+    async (_name, bin) => {
+      const child = spawnBin(bin, ["--help"]);
+      // The reader is gone before the program writes (it takes a while to start).
+      child.stdout?.destroy();
+      let stderr = "";
+      child.stderr?.on("data", (d: Buffer) => {
+        stderr += d.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
+describe("a mirror named . or ..", () => {
+  it(
+    "is refused as reserved: in the URL they were path segments, and the node answered 'no route DELETE /v1/'",
+    async () => {
+      const dead = await freePort();
+      const calls = [
+        [BIN.kafkaMirrors, ["--bootstrap-server", `:${dead}`, "--delete", "--mirror", ".."]],
+        [BIN.kafkaMirrors, ["--bootstrap-server", `:${dead}`, "--describe-config", "--mirror", "."]],
+        [BIN.kafkaMirrors, ["--bootstrap-server", `:${dead}`, "--add", "--topic", "t", "--mirror", ".."]],
+        [BIN.clusterMirror, ["verify", "--bootstrap-server", `:${dead}`, "--mirror", ".."]],
+      ] as const;
+      const results = await Promise.all(calls.map(([bin, args]) => run(bin, args)));
+      for (const [i, r] of results.entries()) {
+        const name = calls[i]![1].at(-1);
+        expect(r.code, calls[i]![1].join(" ")).toBe(2);
+        expect(failureLine(r)).toBe(
+          `Error: Mirror name '${name}' is invalid: '.' and '..' are reserved (no mirror has them); kafka-mirrors --list lists the mirrors`,
+        );
+      }
     },
     CLI_TEST_TIMEOUT_MS,
   );

@@ -27,6 +27,35 @@ describe("kafka-mirrors --failover-preview / --promote and cluster-mirror verify
       /│ orders │ 0\s+│ MIRRORING │ 0\s+│ none\s+│ \d+\s+│ \d+ -> \d+\s+│ none\s+│/,
     );
 
+    // --json gives offsets and lags as numbers, as --describe --json does (they were strings: in jq,
+    // `.lag > 0` held for every row).
+    const previewJson = await mirrors(
+      port,
+      "--failover-preview",
+      "--topic",
+      "orders",
+      "--mirror",
+      "dr",
+      "--json",
+    );
+    expect(previewJson.code).toBe(0);
+    const [row] = JSON.parse(previewJson.stdout) as Record<string, unknown>[];
+    const [described] = JSON.parse(
+      (await mirrors(port, "--describe", "--mirror", "dr", "--json")).stdout,
+    ) as Record<string, unknown>[];
+    expect(row).toMatchObject({
+      topic: "orders",
+      partition: 0,
+      state: "MIRRORING",
+      sourceOffset: described!.sourceOffset,
+      destinationOffset: described!.destinationOffset,
+      lag: 0,
+      openTransactions: [],
+      failbackTruncation: null,
+      failbackSupported: true,
+    });
+    expect(typeof row!.sourceOffset).toBe("number");
+
     let verified = await cm("verify", port, "--mirror", "dr");
     for (let i = 0; i < 50 && verified.code !== 0; i++) verified = await cm("verify", port, "--mirror", "dr");
     expect(verified.code).toBe(0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "../src/index";
+import { EmbeddedKafka, KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "../src/index";
 import { clientCluster } from "./clients-helpers";
 import { testCluster } from "./helpers";
 
@@ -55,6 +55,53 @@ describe("the embedded cluster refuses bad input with a typed error that says wh
       random: new SeededRandom(1),
     });
     expect(cluster.runningBrokers()).toEqual([0]);
+  });
+
+  it("new EmbeddedKafka without its cluster, or with a misspelled or unusable setting, says what to pass", async () => {
+    const { cluster, kafka, run } = clientCluster();
+    const refused = (make: () => unknown): Error & { errorName?: string } => {
+      try {
+        make();
+      } catch (error) {
+        return error as Error & { errorName?: string };
+      }
+      throw new Error("expected a refusal");
+    };
+    // A kafkajs habit: the settings first, no cluster. It failed at the first request with
+    // "this.client.cluster.ensureOpen is not a function".
+    const kafkajsStyle = refused(
+      () => new EmbeddedKafka({ clientId: "app", brokers: ["localhost:9092"] } as never),
+    );
+    expect(kafkajsStyle.errorName).toBe("INVALID_REQUEST");
+    expect(kafkajsStyle.message).toMatch(
+      /the first argument must be the KafkaCluster to talk to \(from KafkaCluster.start\).*the kafkajs settings go second: new EmbeddedKafka\(cluster, \{ clientId \}\)/,
+    );
+    expect(refused(() => new EmbeddedKafka(undefined as never)).message).toMatch(/got undefined/);
+    // Taken without a word before: the client ran as clientId "kafkajs", or retried a NaN number of times.
+    const cases: [object, RegExp][] = [
+      [{ clientID: "app" }, /config has no 'clientID'; did you mean 'clientId'\?/],
+      [{ brokers: ["localhost:9092"] }, /'brokers' is a kafkajs setting for network connections/],
+      [{ clientId: 5 }, /clientId must be a non-empty string, got 5/],
+      [{ retry: { retries: Number.NaN } }, /retry: retries must be a whole number, 0 or more; got NaN/],
+      [{ retry: { retires: 3 } }, /retry: has no 'retires'; did you mean 'retries'\?/],
+      [
+        { retry: { factor: 2 } },
+        /factor \(the randomization of each wait\) must be a number from 0 to 1; got 2/,
+      ],
+    ];
+    for (const [config, message] of cases) {
+      const error = refused(() => new EmbeddedKafka(cluster, config as never));
+      expect(error.errorName, JSON.stringify(config)).toBe("INVALID_REQUEST");
+      expect(error.message).toMatch(message);
+    }
+    // A producer's own retry is checked as the client's is.
+    expect(refused(() => kafka.producer({ retry: { retries: -1 } })).message).toMatch(
+      /retry: retries must be a whole number, 0 or more; got -1/,
+    );
+    // Good settings still make working clients.
+    const admin = new EmbeddedKafka(cluster, { clientId: "app", retry: { retries: 2, factor: 0.1 } }).admin();
+    await run(admin.createTopics({ topics: [{ topic: "ok", numPartitions: 1 }] }));
+    expect(await run(admin.listTopics())).toContain("ok");
   });
 
   it("a topic whose name differs from an existing one only by '.' and '_' is refused, as Kafka does", () => {

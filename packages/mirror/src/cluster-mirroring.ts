@@ -5,7 +5,6 @@ import {
   type LeadershipChange,
   murmur2,
   type Random,
-  shownValue,
   toPositive,
 } from "@cluster-mirror/cluster";
 import { isLifecycleState, LIFECYCLE_STATES, type RetryBackoffOptions } from "@cluster-mirror/machines";
@@ -30,10 +29,8 @@ import {
   DEFAULT_MIRROR_STATE_PARTITIONS,
   EmbeddedStateLog,
   ensureMirrorStateTopic,
-  MAX_MIRROR_STATE_PARTITIONS,
   MIRROR_STATE_TOPIC,
 } from "./destination/embedded-state-log";
-import { fetchOptionsProblem } from "./fetcher/fetch-options-check";
 import { type MirrorFetcherConfig, MirrorFetcherManager } from "./fetcher/mirror-fetcher-manager";
 import { destinationConfigsOf } from "./fetcher/replication-quota";
 import { leaderLog } from "./metadata/destination-logs";
@@ -45,6 +42,7 @@ import { MirrorMetrics } from "./metrics/mirror-metrics";
 import type { FetcherManager, MirrorPartitionKey, SourceConnector } from "./ports";
 import type { EmbeddedSourceOptions } from "./source/embedded-source";
 import { listMirrorsWithUpstream } from "./source/mirror-listing";
+import { checkStartOptions } from "./start-options";
 
 /**
  * What a warning of the engine is about: a metadata sync error (also counted in
@@ -182,6 +180,7 @@ export class ClusterMirroring {
       awaitCoordinators: (keys) => this.whenCoordinatorsLoaded(keys),
       onMirrorAltered: (mirror) => this.refreshSoon(mirror, true),
       syncBeforePromote: (mirror) => this.refreshNow(mirror),
+      closed: () => this.closedWith,
     });
   }
 
@@ -201,7 +200,7 @@ export class ClusterMirroring {
   /** Starts mirroring on every running broker of `options.cluster` (creating `__mirror_state` if needed). */
   static start(options: ClusterMirroringOptions): ClusterMirroring {
     // First: with no options at all, the checks below would fail as a TypeError.
-    checkStartOptions(options);
+    checkStartOptions(options as unknown as Readonly<Record<string, unknown>>);
     if (RUNNING.has(options.cluster)) {
       // Two engines would both coordinate and fetch the same partitions, racing on every append.
       throw new ClusterError(
@@ -503,6 +502,8 @@ export class ClusterMirroring {
       this.waits.clear();
       this.syncWaiters.closeAll(closed);
       this.loadWaiters.closeAll(closed);
+      // A promote waiting on the engine's changes checks again now, and ends with `closed`.
+      this.changes.notify();
     }
     this.unsubscribe?.();
     for (const id of [...this.nodes.keys()]) this.detach(id);
@@ -665,31 +666,5 @@ export class ClusterMirroring {
   private fetcherOf(key: MirrorPartitionKey): MirrorFetcherManager | undefined {
     const leader = this.destination.leaderOf(key.topic, key.partition);
     return this.nodes.get(leader)?.fetchers;
-  }
-}
-
-/**
- * What `ClusterMirroring.start` needs before anything starts: a cluster, a source connector (without one the
- * first `createMirror` fails as if the source were unreachable), randomness for the retries' jitter, and a
- * `__mirror_state` size it can create (a typo such as 100000 kept the event loop busy for minutes).
- */
-function checkStartOptions(options: ClusterMirroringOptions): void {
-  const invalid = (what: string) => new ClusterError("INVALID_REQUEST", `ClusterMirroring.start: ${what}`);
-  if (!options?.cluster) throw invalid("options.cluster is missing: pass the destination KafkaCluster");
-  if (typeof options.sources?.connect !== "function") {
-    throw invalid(
-      "options.sources is missing: pass a SourceConnector, e.g. new EmbeddedSourceConnector(registry) for embedded sources or new KafkajsSourceConnector() (@cluster-mirror/kafkajs) for Apache Kafka",
-    );
-  }
-  if (typeof options.random?.next !== "function") {
-    throw invalid("options.random is missing: pass new SeededRandom(<seed>) (@cluster-mirror/cluster)");
-  }
-  const fetchProblem = fetchOptionsProblem(options.fetch);
-  if (fetchProblem) throw invalid(fetchProblem);
-  const n = options.numStatePartitions;
-  if (n !== undefined && (!Number.isSafeInteger(n) || n < 1 || n > MAX_MIRROR_STATE_PARTITIONS)) {
-    throw invalid(
-      `numStatePartitions (mirror.topic.num.partitions) must be a whole number from 1 to ${MAX_MIRROR_STATE_PARTITIONS}, got ${shownValue(n)}; leave it out for the default ${DEFAULT_MIRROR_STATE_PARTITIONS}`,
-    );
   }
 }

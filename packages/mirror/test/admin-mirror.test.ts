@@ -113,6 +113,33 @@ describe("MirrorAdmin: mirrors", () => {
     expect(refused.message.match(/bad1/g)).toHaveLength(1);
   });
 
+  it("of two concurrent creates of one name, the second gets MirrorAlreadyExistsError: it never replaces the first", async () => {
+    const env = mirrorEnv();
+    // Both are called before either has heard the source's cluster id (each awaits it).
+    const [first, second] = await Promise.allSettled([
+      env.admin.createMirror("dr", { ...MIRROR_CONFIG, "topics.include": "orders" }),
+      env.admin.createMirror("dr", { ...MIRROR_CONFIG, "mirror.num.replica.fetchers": "3" }),
+    ]);
+    expect(first.status).toBe("fulfilled");
+    expect(second.status).toBe("rejected");
+    expect((second as PromiseRejectedResult).reason).toBeInstanceOf(MirrorAlreadyExistsError);
+    // The mirror is the one the first caller was told it created.
+    expect(env.destination.controller.image.mirrors.get("dr")).toEqual({
+      "bootstrap.servers": "source:9092",
+      "log.start.offset.sync.enable": "true",
+      "topics.include": "orders",
+      "source.cluster.id": "source-cluster-AAAAAAAAA",
+    });
+    // A create whose source does not answer leaves the name free for the one queued behind it.
+    env.network.reachable = false;
+    const unreachable = env.admin.createMirror("dr2", MIRROR_CONFIG);
+    const queued = env.admin.createMirror("dr2", MIRROR_CONFIG);
+    expect(await rejection(unreachable)).toBeInstanceOf(SourceUnreachableError);
+    expect(await rejection(queued)).toBeInstanceOf(SourceUnreachableError);
+    env.network.reachable = true;
+    expect((await env.admin.createMirror("dr2", MIRROR_CONFIG)).name).toBe("dr2");
+  });
+
   it("refuses a mirror whose source is this cluster", async () => {
     const env = mirrorEnv();
     env.network.target = env.destination;

@@ -463,6 +463,30 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     await expect(dest.mirroring.whenCaughtUp("m")).rejects.toThrow(MirroringClosedError);
   }, 10_000);
 
+  it("close() ends a promote still catching up with MirroringClosedError, failing nothing over; a later promote too", async () => {
+    const paused = env();
+    const admin = await pausedBehind(paused);
+    const { dest } = paused;
+    // Partition 0 cannot catch up while paused: the promote would wait its whole timeout (ten minutes here,
+    // its timer keeping the process alive) and then report a PromoteTimeoutError about an engine long gone.
+    const promote = admin.promoteTopics("m", "orders", { timeoutMs: 600_000 }).catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    dest.mirroring.close();
+    const error = await promote;
+    expect(error).toBeInstanceOf(MirroringClosedError);
+    expect(error).toMatchObject({ errorName: "MIRRORING_CLOSED", retriable: false });
+    // Nothing was failed over.
+    expect(dest.cluster.controller.image.topic("orders")?.configs.get("mirror.name")).toBe("m.paused");
+    await expect(admin.promoteTopics("m", "orders", { timeoutMs: 600_000 })).rejects.toThrow(
+      MirroringClosedError,
+    );
+    // Deleting a mirror needs the coordinators' tombstones: the closed engine says so, rather than
+    // COORDINATOR_NOT_AVAILABLE "retry after its load" (no load comes).
+    await admin.createMirror("idle", { "bootstrap.servers": paused.source.bootstrap });
+    await expect(admin.deleteMirror("idle")).rejects.toThrow(MirroringClosedError);
+    expect(admin.listMirrors().map((m) => m.name)).toContain("idle");
+  }, 10_000);
+
   it("a source cluster that was closed is unreachable: createMirror and addTopics create nothing", async () => {
     const { source, dest } = env();
     await createTopic(source, "orders", 1);

@@ -1,5 +1,6 @@
 import {
   ClusterError,
+  EmbeddedKafka,
   KafkaCluster,
   ManualClock,
   ManualScheduler,
@@ -110,18 +111,12 @@ describe("the library refuses bad input with a typed error that says what to pas
     // Fetch sizes of no bytes (an embedded source then answers nothing, ever: the mirror stalls without a
     // word) and waits that are not whole milliseconds.
     for (const [fetch, message] of [
-      [
-        { maxBytes: 0 },
-        /fetch.maxBytes \(fetch.response.max.bytes: .*\) must be a whole number of bytes, at least 1, got 0/,
-      ],
-      [{ partitionMaxBytes: -1 }, /fetch.partitionMaxBytes .* at least 1, got -1/],
-      [{ partitionMaxBytes: "1048576" }, /fetch.partitionMaxBytes .* at least 1, got "1048576"/],
-      [
-        { backoffMs: Number.NaN },
-        /fetch.backoffMs \(fetch.backoff.ms\) must be a whole number of milliseconds, 0 or more, got NaN/,
-      ],
-      [{ fetchWaitMaxMs: -5 }, /fetch.fetchWaitMaxMs .* 0 or more, got -5/],
-      [{ backoffMaxMs: 1.5 }, /fetch.backoffMaxMs .* 0 or more, got 1.5/],
+      [{ maxBytes: 0 }, /options.fetch.maxBytes must be a whole number, 1 or more; got 0/],
+      [{ partitionMaxBytes: -1 }, /options.fetch.partitionMaxBytes .* 1 or more; got -1/],
+      [{ partitionMaxBytes: "1048576" }, /options.fetch.partitionMaxBytes .* 1 or more; got "1048576"/],
+      [{ backoffMs: Number.NaN }, /options.fetch.backoffMs must be a whole number, 0 or more; got NaN/],
+      [{ fetchWaitMaxMs: -5 }, /options.fetch.fetchWaitMaxMs .* 0 or more; got -5/],
+      [{ backoffMaxMs: 1.5 }, /options.fetch.backoffMaxMs .* 0 or more; got 1.5/],
     ] as const) {
       expect(start({ sources, fetch }), JSON.stringify(fetch)).toThrow(message);
     }
@@ -136,5 +131,98 @@ describe("the library refuses bad input with a typed error that says what to pas
     });
     expect(cluster.controller.image.topic("__mirror_state")?.partitions.length).toBe(2);
     mirroring.close();
+  });
+
+  it("ClusterMirroring.start refuses a misspelled option and a retry, fetch or timeout it cannot use", () => {
+    const clock = new ManualClock(0);
+    const scheduler = new ManualScheduler(clock);
+    const cluster = KafkaCluster.start({ brokers: 1, clock, scheduler, random: new SeededRandom(1) });
+    const sources = new EmbeddedSourceConnector(new EmbeddedSourceRegistry());
+    const start = (options: object) => () =>
+      ClusterMirroring.start({ cluster, sources, random: new SeededRandom(2), ...options } as never);
+    const refused: [object, RegExp][] = [
+      // Ignored before: the engine ran with the defaults the caller meant to change.
+      [{ retries: { baseMs: 5 } }, /options has no 'retries'. Known: cluster, sources, random, .*retry/],
+      [{ numStatePartition: 2 }, /options has no 'numStatePartition'; did you mean 'numStatePartitions'\?/],
+      [{ coordinatorLoadTimeoutMS: 5 }, /did you mean 'coordinatorLoadTimeoutMs'\?/],
+      [{ fetch: { maxByte: 1024 } }, /options.fetch has no 'maxByte'; did you mean 'maxBytes'\?/],
+      // A backoff of NaN (a timer of about 1 ms) and a budget never used up, taken without a word.
+      [
+        { retry: { maxAttempts: 3 } },
+        /options.retry needs all of baseMs, capMs and maxAttempts; baseMs, capMs are missing/,
+      ],
+      [
+        { retry: { baseMs: 100, capMs: 1000, maxAttempts: -1 } },
+        /retry.maxAttempts must be a whole number, 0 or more; 0 retries without end; got -1/,
+      ],
+      [
+        { retry: { baseMs: "100", capMs: 1000, maxAttempts: 1 } },
+        /retry.baseMs must be a whole number, 0 or more; got "100" \(a string\)/,
+      ],
+      [{ retry: 5 }, /options.retry must be \{ baseMs, capMs, maxAttempts \}, got 5/],
+      [
+        { coordinatorLoadTimeoutMs: -1 },
+        /coordinatorLoadTimeoutMs must be a whole number, 0 or more; got -1/,
+      ],
+      [{ coordinatorLoadTimeoutMs: Number.NaN }, /coordinatorLoadTimeoutMs must be a whole number/],
+      [{ fetch: { maxBytes: 0 } }, /fetch.maxBytes must be a whole number, 1 or more; got 0/],
+      [{ fetch: { backoffMs: -5 } }, /fetch.backoffMs must be a whole number, 0 or more; got -5/],
+      [{ warn: "console" }, /options.warn must be a function/],
+      // The application's client in place of the cluster failed deep inside with a TypeError.
+      [
+        { cluster: new EmbeddedKafka(cluster) },
+        /options.cluster must be a KafkaCluster \(from KafkaCluster.start\), got an object of class EmbeddedKafka/,
+      ],
+    ];
+    for (const [options, message] of refused) {
+      let error: unknown;
+      try {
+        start(options)();
+      } catch (e) {
+        error = e;
+      }
+      expect(error, Object.keys(options).join()).toBeInstanceOf(ClusterError);
+      expect((error as ClusterError).errorName).toBe("INVALID_REQUEST");
+      expect((error as Error).message).toMatch(message);
+    }
+    // Nothing was started by the refused ones: a good start, with every option, still starts.
+    expect(cluster.controller.image.topic("__mirror_state")).toBeUndefined();
+    const mirroring = start({
+      numStatePartitions: 2,
+      lingerMs: 0,
+      retry: { baseMs: 10, capMs: 100, maxAttempts: 0 },
+      fetch: { maxBytes: 1024, partitionMaxBytes: 512, backoffMs: 0, backoffMaxMs: 10, fetchWaitMaxMs: 5 },
+      warn: () => {},
+      coordinatorLoadTimeoutMs: 0,
+      onTransition: () => {},
+    })();
+    mirroring.close();
+  });
+
+  it("EmbeddedSourceRegistry.register refuses the engine in place of mirroring.asSource(), and misspelled options", () => {
+    const env = embeddedApiEnv();
+    const refusal = (options: unknown) => {
+      try {
+        env.registry.register("a:9092", env.destination, options as never);
+      } catch (error) {
+        return error as ClusterError;
+      }
+      throw new Error("expected a refusal");
+    };
+    // Taken before as a source without its answers: LME -1 for every partition, and no mirrors.
+    const engine = refusal(env.mirroring);
+    expect(engine.errorName).toBe("INVALID_REQUEST");
+    expect(engine.message).toContain("options is a ClusterMirroring: pass mirroring.asSource()");
+    expect(refusal({ ...env.mirroring.asSource(), principle: "User:mirror" }).message).toMatch(
+      /options has no 'principle'; did you mean 'principal'\?/,
+    );
+    expect(() => env.registry.register("", env.destination)).toThrow(/bootstrap must be the address/);
+    expect(() => env.registry.register("a:9092", env.mirroring as never)).toThrow(
+      /cluster must be a KafkaCluster/,
+    );
+    // None of them registered anything; a good registration does.
+    expect(env.registry.lookup("a:9092")).toBeUndefined();
+    env.registry.register("a:9092", env.destination, { ...env.mirroring.asSource(), principal: "User:m" });
+    expect(env.registry.lookup("a:9092")).toBe(env.destination);
   });
 });

@@ -7,7 +7,13 @@ import { UsageError } from "./cli-errors";
 import { cliVersion } from "./cli-version";
 import { intFlag, MAX_TIMEOUT_MS } from "./int-flag";
 import { mirrorMessages } from "./mirror-messages";
-import { formatPreviewTable, previewRowFromWire, type WirePreviewRow } from "./mirror-tables";
+import { mirrorPath } from "./mirror-path";
+import {
+  formatPreviewJson,
+  formatPreviewTable,
+  previewRowFromWire,
+  type WirePreviewRow,
+} from "./mirror-tables";
 import { runProgram } from "./run-program";
 
 /** The action flags of `kafka-mirrors`; exactly one per call. */
@@ -167,7 +173,7 @@ async function runMirrors(
   );
   const cluster = flags.cluster;
   const mirror = flags.mirror!;
-  const path = `/v1/mirrors/${encodeURIComponent(mirror)}`;
+  const path = mirrorPath(mirror);
   switch (action) {
     case "create": {
       const configs = flags.mirrorConfig
@@ -240,11 +246,8 @@ async function runMirrors(
         cluster,
         topic: flags.topic,
       });
-      out(
-        flags.json
-          ? `${JSON.stringify(rows, null, 2)}\n`
-          : formatPreviewTable(mirror, rows.map(previewRowFromWire)),
-      );
+      const parsed = rows.map(previewRowFromWire);
+      out(flags.json ? `${formatPreviewJson(parsed)}\n` : formatPreviewTable(mirror, parsed));
       return;
     }
     default: {
@@ -444,8 +447,18 @@ async function readMirrorConfig(file: string, needsBootstrap = true): Promise<Re
     );
   }
   if (needsBootstrap && !configs["bootstrap.servers"]) {
+    // A misspelt key (`boostrap.servers`) is why, more often than a line left out: name it, as the node's
+    // did-you-mean would, which this refusal came before.
+    const { closestName } = await import("@cluster-mirror/cluster");
+    const misspelt = Object.keys(configs).find(
+      (key) => closestName(key, ["bootstrap.servers"]) !== undefined,
+    );
     throw new UsageError(
-      `--mirror-config ${file} has no bootstrap.servers; add bootstrap.servers=HOST:PORT of the source`,
+      `--mirror-config ${file} has no bootstrap.servers${
+        misspelt === undefined
+          ? ""
+          : ` ('${misspelt}' is no mirror config: did you mean 'bootstrap.servers'?)`
+      }; add bootstrap.servers=HOST:PORT of the source`,
     );
   }
   return configs;

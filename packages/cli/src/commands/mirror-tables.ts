@@ -53,6 +53,50 @@ export function formatPreviewTable(mirror: string, rows: readonly FailoverPrevie
   return `Failover preview of mirror ${mirror} (dry run: nothing was changed)\n${t.toString()}\n`;
 }
 
+/**
+ * An offset (or producer id) in `--json` output as `--describe --json` gives it: a number, or a decimal
+ * string beyond 2^53 where a number would lose digits.
+ */
+const jsonNumber = (v: bigint): number | string =>
+  v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : String(v);
+const jsonNumberOrNull = (v: bigint | null) => (v === null ? null : jsonNumber(v));
+
+/**
+ * The `--failover-preview --json` output: the rows with offsets, lags and producer ids as numbers, as
+ * `--describe --json` has them (the node's wire strings made `.lag > 0` true for every row in jq, where a
+ * string sorts above any number).
+ */
+export function formatPreviewJson(rows: readonly FailoverPreviewRow[]): string {
+  return JSON.stringify(
+    rows.map((r) => ({
+      topic: r.topic,
+      partition: r.partition,
+      state: r.state,
+      sourceOffset: jsonNumberOrNull(r.sourceOffset),
+      destinationOffset: jsonNumberOrNull(r.destinationOffset),
+      lag: jsonNumberOrNull(r.lag),
+      openTransactions: r.openTransactions.map((t) => ({
+        producerId: jsonNumber(t.producerId),
+        producerEpoch: t.producerEpoch,
+        firstOffset: jsonNumber(t.firstOffset),
+      })),
+      lastMirrorEpoch: r.lastMirrorEpoch,
+      leaderEpoch: r.leaderEpoch,
+      leaderEpochAfterBump: r.leaderEpochAfterBump,
+      failbackTruncation:
+        r.failbackTruncation === null
+          ? null
+          : {
+              fromOffset: jsonNumber(r.failbackTruncation.fromOffset),
+              records: jsonNumber(r.failbackTruncation.records),
+            },
+      failbackSupported: r.failbackSupported,
+    })),
+    null,
+    2,
+  );
+}
+
 /** The `cluster-mirror verify` table: one row per check with OK or DIFFERS, what was compared, and the differences. */
 export function formatVerifyTable(v: MirrorVerification): string {
   const t = table(["CHECK", "RESULT", "COMPARED", "DIFFERENCES"]);

@@ -1,6 +1,7 @@
 import type { MirrorVerification } from "@cluster-mirror/mirror";
 import { connectNode, type NodeConnectionFlags } from "../client/node-token";
 import { OperationError } from "./cli-errors";
+import { mirrorPath } from "./mirror-path";
 import { formatVerifyTable } from "./mirror-tables";
 
 /** Flags of `cluster-mirror verify`. */
@@ -17,7 +18,7 @@ export interface VerifyFlags extends NodeConnectionFlags {
  */
 export async function runVerify(flags: VerifyFlags, out: (text: string) => void): Promise<void> {
   const client = connectNode(flags);
-  const v = await client.get<MirrorVerification>(`/v1/mirrors/${encodeURIComponent(flags.mirror)}/verify`, {
+  const v = await client.get<MirrorVerification>(`${mirrorPath(flags.mirror)}/verify`, {
     cluster: flags.cluster,
   });
   out(flags.json ? `${JSON.stringify(v, null, 2)}\n` : formatVerifyTable(v));

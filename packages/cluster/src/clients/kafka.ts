@@ -4,6 +4,7 @@ import type { KafkaCluster } from "../kafka-cluster";
 import { type Random, SeededRandom } from "../random";
 import type { Scheduler } from "../scheduler";
 import { Admin, type AdminConfig } from "./admin";
+import { checkEmbeddedKafkaArguments } from "./client-config-checks";
 import { Consumer, type ConsumerConfig } from "./consumer";
 import { Producer, type ProducerConfig } from "./producer";
 import type { RetryOptions } from "./retry";
@@ -50,6 +51,7 @@ export class EmbeddedKafka {
   readonly context: ClientContext;
 
   constructor(cluster: KafkaCluster, config: EmbeddedKafkaConfig = {}) {
+    checkEmbeddedKafkaArguments(cluster, config);
     const clientId = config.clientId ?? "kafkajs";
     this.context = {
       cluster,

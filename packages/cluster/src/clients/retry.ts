@@ -1,6 +1,7 @@
 import { KafkaError } from "@cluster-mirror/protocol";
 import type { Random } from "../random";
 import type { Scheduler } from "../scheduler";
+import { checkRetryOptions } from "./client-config-checks";
 
 /** kafkajs's retry settings (`retry` of the client, producer, consumer and admin). */
 export interface RetryOptions {
@@ -69,6 +70,8 @@ export class Retrier {
     private readonly scheduler: Scheduler,
     private readonly random: Random,
   ) {
+    // A producer's, consumer's or admin's own `retry` is checked here; the client's was when it was made.
+    if (options !== undefined) checkRetryOptions(options, "retry");
     this.options = { ...DEFAULTS, ...options };
   }
 

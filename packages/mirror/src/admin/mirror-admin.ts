@@ -97,6 +97,11 @@ export interface MirrorAdminOptions {
    * catch-up and before the failover, as Cluster Linking's promote does.
    */
   syncBeforePromote?: (mirror: string) => Promise<unknown>;
+  /**
+   * The error of a closed engine (ClusterMirroring passes MirroringClosedError once closed), undefined while
+   * it runs: a promote in flight ends with it at once instead of at its timeout.
+   */
+  closed?: () => Error | undefined;
 }
 
 /** Options of {@link MirrorAdmin.addTopics}. */
@@ -169,9 +174,23 @@ export class MirrorAdmin {
    * Creates a mirror (CreateClusterMirror): validates the name and configs, connects to the source and pins
    * its cluster id as `source.cluster.id` (a given one must match). SourceUnreachableError when the source
    * does not answer; INVALID_CONFIG when it is this very cluster or another than the pinned one.
+   * Runs in the mirror's command queue: of two creates of one name, the later one waits for the earlier
+   * and gets MirrorAlreadyExistsError once that succeeded (as Kafka's controller answers
+   * TOPIC_ALREADY_EXISTS to the second of two CreateTopics), instead of storing its configs over the
+   * mirror the first one was told it created.
    */
   async createMirror(name: string, configs: Readonly<Record<string, string>>): Promise<MirrorListing> {
     validateMirrorName(name);
+    // At once for a mirror that exists now, whatever is queued behind it (a deletion included).
+    if (this.controller.image.mirrors.has(name)) throw new MirrorAlreadyExistsError(name);
+    return this.commands.run(name, () => this.createMirrorNow(name, configs));
+  }
+
+  private async createMirrorNow(
+    name: string,
+    configs: Readonly<Record<string, string>>,
+  ): Promise<MirrorListing> {
+    // Again in the queue: a create of the same name queued before this one may have stored it.
     if (this.controller.image.mirrors.has(name)) throw new MirrorAlreadyExistsError(name);
     checkMirrorConfigKeys(configs);
     const def = parseMirrorConfig(name, configs);
@@ -395,6 +414,10 @@ export class MirrorAdmin {
         `Mirror '${name}' still has partitions failing over: ${busy.join(", ")}. Wait until they are STOPPED (--describe --mirror ${name}), then delete the mirror.`,
       );
     }
+    // The tombstones need the coordinators: on a closed engine none will load again, and "retry after its
+    // load" (COORDINATOR_NOT_AVAILABLE) would send the caller waiting for nothing.
+    const closed = this.options.closed?.();
+    if (closed !== undefined) throw closed;
     await this.options.coordinators.tombstoneMirror(name);
     this.controller.deleteMirror(name);
     this.sources.drop(name);
@@ -699,6 +722,7 @@ export class MirrorAdmin {
         coordinators: this.options.coordinators,
         changes: this.changes,
         syncBeforeFailover: this.options.syncBeforePromote,
+        closed: this.options.closed,
         removeTopics: (m, r, beforeRemoval) =>
           this.commands.run(m, async () => {
             beforeRemoval();

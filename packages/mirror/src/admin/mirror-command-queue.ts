@@ -1,5 +1,6 @@
 /**
- * Runs the topic commands of one mirror (add, remove, pause, resume) one at a time, in call order.
+ * Runs the commands of one mirror (create, alter, delete; add, remove, pause, resume topics) one at a
+ * time, in call order.
  *
  * Each command reads the topics' `mirror.name` and the partitions' states, may wait (for the coordinators to
  * load, for the source), then writes `mirror.name`. Two commands interleaved at those waits would act on

@@ -74,6 +74,12 @@ export interface PromoteDeps {
    * to a refresh interval ago) or this cluster's own consumers (an old primary failing back) left.
    */
   syncBeforeFailover?: (mirror: string) => Promise<unknown>;
+  /**
+   * The error of an engine that was closed (ClusterMirroring.close(): MirroringClosedError), undefined while
+   * it runs. Checked with the cancel signal: a promote in flight then ends at once with it (before the
+   * failover, nothing is failed over), rather than waiting out its timeout on an engine that moves no more.
+   */
+  closed?: () => Error | undefined;
 }
 
 /** States from which a caught-up partition may be failed over by a promote. */
@@ -100,7 +106,12 @@ export async function promoteTopics(
   const timeoutMs = options.timeoutMs ?? DEFAULT_PROMOTE_TIMEOUT_MS;
   const { destination } = deps;
   const { signal } = options;
+  const unlessClosed = () => {
+    const closed = deps.closed?.();
+    if (closed !== undefined) throw closed;
+  };
   const unlessCancelled = () => {
+    unlessClosed();
     if (signal?.aborted) throw new PromoteCancelledError(mirror);
   };
   unlessCancelled();
@@ -238,6 +249,7 @@ export async function promoteTopics(
     scheduler: destination.scheduler,
     timeoutMs,
     check: async () => {
+      unlessClosed();
       const busy = notStopped();
       return busy.length === 0 ? { done: true, value: null } : { done: false, why: busy };
     },

@@ -1,4 +1,4 @@
-import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { ClusterError, closestName, type KafkaCluster, shownValue } from "@cluster-mirror/cluster";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { InvalidMirrorConfigError } from "../admin/errors";
 import { SECURITY_PROTOCOL_CONFIG } from "../admin/mirror-config";
@@ -35,6 +35,7 @@ export class EmbeddedSourceRegistry {
 
   /** Makes `cluster` answer at `bootstrap` (replacing whatever answered there). */
   register(bootstrap: string, cluster: KafkaCluster, options: EmbeddedSourceOptions = {}): void {
+    checkRegistration(bootstrap, cluster, options);
     this.byBootstrap.set(bootstrap.trim(), { cluster, options });
   }
 
@@ -79,4 +80,48 @@ export class EmbeddedSourceConnector implements SourceConnector {
     }
     return new EmbeddedSourceCluster(found.cluster, found.options);
   }
+}
+
+/** The keys of `EmbeddedSourceOptions`. */
+const SOURCE_OPTIONS = ["lastMirrorEpoch", "listMirrors", "principal", "copyOnFetch"];
+
+/**
+ * What `register` is given, checked before it answers for anyone: the engine itself in place of
+ * `mirroring.asSource()` (`register("a:9092", a, onA)`) was taken as a source without its own answers, so
+ * it reported an LME of -1 for every partition (a failback onto it cuts from the log start instead of the
+ * end of the last mirrored epoch) and no mirrors (a mirror loop through it goes unseen).
+ */
+function checkRegistration(bootstrap: unknown, cluster: unknown, options: unknown): void {
+  const invalid = (what: string) =>
+    new ClusterError(
+      "INVALID_REQUEST",
+      `EmbeddedSourceRegistry.register(bootstrap, cluster, options): ${what}`,
+    );
+  if (typeof bootstrap !== "string" || bootstrap.trim() === "") {
+    throw invalid(
+      `bootstrap must be the address mirrors name in bootstrap.servers, such as "a:9092"; got ${shownArgument(bootstrap)}`,
+    );
+  }
+  if (typeof (cluster as { runningBrokers?: unknown } | null)?.runningBrokers !== "function") {
+    throw invalid(`cluster must be a KafkaCluster (from KafkaCluster.start), got ${shownArgument(cluster)}`);
+  }
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw invalid(`options must be an object such as mirroring.asSource(), got ${shownArgument(options)}`);
+  }
+  if (typeof (options as { asSource?: unknown }).asSource === "function") {
+    throw invalid("options is a ClusterMirroring: pass mirroring.asSource(), what it answers as a source");
+  }
+  for (const key of Object.keys(options)) {
+    if (SOURCE_OPTIONS.includes(key)) continue;
+    const close = closestName(key, SOURCE_OPTIONS);
+    throw invalid(
+      `options has no '${key}'${close === undefined ? "." : `; did you mean '${close}'?`} Known: ${SOURCE_OPTIONS.join(", ")} ({ ...mirroring.asSource(), principal } sets both).`,
+    );
+  }
+}
+
+/** A value for an error message: an object by its class (its JSON may be huge, or hold bigints). */
+function shownArgument(value: unknown): string {
+  if (typeof value !== "object" || value === null) return shownValue(value);
+  return `an object of class ${value.constructor?.name ?? "Object"}`;
 }

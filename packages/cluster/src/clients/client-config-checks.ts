@@ -1,0 +1,126 @@
+import { closestName } from "../closest-name";
+import { ClusterError } from "../errors";
+import { shownValue } from "../shown-value";
+
+/** The keys of `EmbeddedKafkaConfig`. */
+const CONFIG_KEYS = ["clientId", "principal", "host", "retry", "random", "scheduler"] as const;
+
+/** Keys of kafkajs's `KafkaConfig` about reaching brokers over the network: an in-process client has none. */
+const KAFKAJS_NETWORK_KEYS = new Set([
+  "brokers",
+  "ssl",
+  "sasl",
+  "connectionTimeout",
+  "authenticationTimeout",
+  "reauthenticationThreshold",
+  "requestTimeout",
+  "enforceRequestTimeout",
+  "socketFactory",
+  "logLevel",
+  "logCreator",
+]);
+
+/** The keys of kafkajs's `RetryOptions` (`retry` of the client, producer, consumer and admin). */
+const RETRY_KEYS = ["maxRetryTime", "initialRetryTime", "factor", "multiplier", "retries"] as const;
+
+const invalid = (what: string) =>
+  new ClusterError("INVALID_REQUEST", `new EmbeddedKafka(cluster, config): ${what}`);
+
+/**
+ * What `new EmbeddedKafka(cluster, config)` is given, checked before any client is made: a kafkajs habit
+ * such as `new EmbeddedKafka({ clientId, brokers })` (no cluster) failed at the first request with
+ * "this.client.cluster.ensureOpen is not a function", and a misspelled setting (`clientID`) or a retry
+ * that cannot work (`retries: -1`, a string) was taken without a word.
+ */
+export function checkEmbeddedKafkaArguments(cluster: unknown, config: unknown): void {
+  if (typeof (cluster as { ensureOpen?: unknown } | null | undefined)?.ensureOpen !== "function") {
+    const kafkajsConfig = isObject(cluster) && ("brokers" in cluster || "clientId" in cluster);
+    throw invalid(
+      `the first argument must be the KafkaCluster to talk to (from KafkaCluster.start), got ${shownArgument(cluster)}${
+        kafkajsConfig
+          ? "; the kafkajs settings go second: new EmbeddedKafka(cluster, { clientId }). It reaches its cluster in process (no brokers); for Apache Kafka over the network use kafkajs's new Kafka({ brokers })"
+          : ""
+      }`,
+    );
+  }
+  if (config === undefined) return;
+  if (!isObject(config))
+    throw invalid(`config must be an object such as { clientId: "app" }, got ${shownValue(config)}`);
+  for (const key of Object.keys(config)) {
+    if ((CONFIG_KEYS as readonly string[]).includes(key)) continue;
+    if (KAFKAJS_NETWORK_KEYS.has(key)) {
+      throw invalid(
+        `'${key}' is a kafkajs setting for network connections, which an EmbeddedKafka has none of (it reaches its cluster in process): leave it out`,
+      );
+    }
+    const close = closestName(key, CONFIG_KEYS);
+    throw invalid(
+      `config has no '${key}'${close === undefined ? "." : `; did you mean '${close}'?`} Known: ${CONFIG_KEYS.join(", ")}.`,
+    );
+  }
+  for (const key of ["clientId", "principal", "host"] as const) {
+    const value = config[key];
+    if (value !== undefined && (typeof value !== "string" || value === "")) {
+      throw invalid(`${key} must be a non-empty string, got ${shownValue(value)}`);
+    }
+  }
+  if (config.retry !== undefined)
+    checkRetryOptions(config.retry, "new EmbeddedKafka(cluster, config): retry");
+}
+
+/**
+ * kafkajs's `RetryOptions` as a caller gave them (the client's, or a producer's, consumer's or admin's own
+ * `retry`): known keys only, each a number of the range kafkajs means. `retries: NaN` otherwise retried for
+ * ever, and `retries: -1` never, without a word.
+ */
+export function checkRetryOptions(retry: unknown, where: string): void {
+  const refuse = (what: string) => new ClusterError("INVALID_REQUEST", `${where}: ${what}`);
+  if (!isObject(retry)) {
+    throw refuse(`must be an object such as { retries: 5, initialRetryTime: 300 }, got ${shownValue(retry)}`);
+  }
+  for (const key of Object.keys(retry)) {
+    if ((RETRY_KEYS as readonly string[]).includes(key)) continue;
+    const close = closestName(key, RETRY_KEYS);
+    throw refuse(
+      `has no '${key}'${close === undefined ? "." : `; did you mean '${close}'?`} Known: ${RETRY_KEYS.join(", ")}.`,
+    );
+  }
+  const whole = (key: "maxRetryTime" | "initialRetryTime" | "retries") => {
+    const value = retry[key];
+    if (value !== undefined && !(Number.isSafeInteger(value) && (value as number) >= 0)) {
+      throw refuse(
+        `${key} must be a whole number, 0 or more; got ${shownValue(value)}. Leave it out for kafkajs's default.`,
+      );
+    }
+  };
+  whole("maxRetryTime");
+  whole("initialRetryTime");
+  whole("retries");
+  const factor = retry.factor;
+  if (factor !== undefined && !(typeof factor === "number" && factor >= 0 && factor <= 1)) {
+    throw refuse(
+      `factor (the randomization of each wait) must be a number from 0 to 1; got ${shownValue(factor)}`,
+    );
+  }
+  const multiplier = retry.multiplier;
+  if (
+    multiplier !== undefined &&
+    !(typeof multiplier === "number" && Number.isFinite(multiplier) && multiplier >= 1)
+  ) {
+    throw refuse(
+      `multiplier (the growth of the wait per retry) must be a number, 1 or more; got ${shownValue(multiplier)}`,
+    );
+  }
+}
+
+function isObject(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A value for an error message: a class instance by its class (its JSON may be huge, or hold bigints). */
+function shownArgument(value: unknown): string {
+  const name = (value as { constructor?: { name?: string } } | null)?.constructor?.name;
+  return typeof value === "object" && value !== null && name !== undefined && name !== "Object"
+    ? `an object of class ${name}`
+    : shownValue(value);
+}

@@ -261,17 +261,20 @@ export class ClusterMirroring {
    */
   asSource(): EmbeddedSourceOptions {
     return {
-      // From the coordinators that own the keys (one per mirror this cluster runs); a retriable error,
-      // never -1, while one of them is loading or not elected (-1 would make the caller truncate fully).
-      // A topic removed from a mirror here is failing over until STOPPED: a retriable error then too.
+      // The LME of the mirror the topic's `mirror.name` names (with or without its suffix): the topic's
+      // latest failover, whichever mirrors held it before. None (an ordinary topic, or its mirror was
+      // deleted, with its LMEs): -1. From the coordinator that owns the key; a retriable error, never -1,
+      // while it is loading or not elected (-1 would make the caller truncate fully). A topic removed from
+      // its mirror here is failing over until STOPPED: a retriable error then too.
       lastMirrorEpoch: (topicId, partition) => {
         const topic = this.options.cluster.controller.image.topicsById.get(topicId);
-        const mirrorName = parseMirrorNameConfig(topic?.configs.get(MIRROR_NAME_CONFIG));
+        const owner = parseMirrorNameConfig(topic?.configs.get(MIRROR_NAME_CONFIG));
+        if (owner === undefined || !this.options.cluster.controller.image.mirrors.has(owner.mirror))
+          return -1;
         return this.coordinators.lastMirrorEpochOf(
-          this.admin.listMirrors().map((m) => m.name),
+          { mirror: owner.mirror, removed: owner.desired === "REMOVED" },
           topicId,
           partition,
-          mirrorName?.desired === "REMOVED" ? mirrorName.mirror : undefined,
         );
       },
       // With each topic's upstream clusters (asked of each mirror's source), so a loop of any length shows.

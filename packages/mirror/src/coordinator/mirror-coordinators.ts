@@ -118,75 +118,64 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
   }
 
   /**
-   * The LME this cluster recorded for a partition of topic `topicId` in any of `mirrors` (the latest
-   * failover's: highest state epoch), -1 when none: what this cluster answers as a source (failback, chains).
-   * A coordinator that owns one of the keys but cannot answer yet is a retriable error, never "-1": a
-   * caller that read -1 would truncate its whole log. COORDINATOR_LOAD_IN_PROGRESS while the owning
-   * `__mirror_state` partition is still loading, COORDINATOR_NOT_AVAILABLE while it has no running leader.
+   * The LME this cluster answers as a source (failback, chains) for a partition of topic `topicId`: the one
+   * recorded under `owner.mirror`, the mirror the topic's `mirror.name` names (`parseMirrorNameConfig`), -1
+   * when it recorded none. A topic is in one mirror at a time and every add names its mirror, so that
+   * mirror's key holds the topic's latest failover; another mirror's key holds an earlier one, whose LME may
+   * lie below that failover's (a failback cutting there drops records it need not) or name epochs of a
+   * history a later add truncated away. StateEpochs of different keys count different keys' transitions, so
+   * they cannot tell which failover came last.
+   * A coordinator that owns the key but cannot answer yet is a retriable error, never "-1": a caller that
+   * read -1 would truncate its whole log. COORDINATOR_LOAD_IN_PROGRESS while the owning `__mirror_state`
+   * partition is still loading, COORDINATOR_NOT_AVAILABLE while it has no running leader.
    * MIRROR_FAILOVER_IN_PROGRESS (retriable) while the partition is failing over here: STOPPING, or not yet
-   * STOPPED under `removedFrom`, the mirror the topic was removed from. Its LME is recorded once STOPPED;
-   * before, the recorded one is -1 or an earlier failover's, and a failback cutting there would truncate
-   * records this cluster mirrored and still holds.
+   * STOPPED while `owner.removed` (its `mirror.name` has the `.removed` suffix). Its LME is recorded once
+   * STOPPED; before, the recorded one is -1 or an earlier failover's, and a failback cutting there would
+   * truncate records this cluster mirrored and still holds.
    */
-  lastMirrorEpochOf(
-    mirrors: readonly string[],
-    topicId: Uuid,
-    partition: number,
-    removedFrom?: string,
-  ): number {
-    let best: MirrorPartitionView | undefined;
-    for (const mirror of mirrors) {
-      const key: MirrorPartitionKey = { mirror, topic: "", topicId, partition };
-      const statePartition = mirrorStatePartitionFor(key, this.numStatePartitions);
-      const shard = this.coordinatorAt(statePartition)?.shardFor(statePartition);
-      const where = `mirror '${mirror}', topic id ${topicId} partition ${partition} (__mirror_state-${statePartition})`;
-      if (shard === undefined || shard.state === "FAILED" || shard.state === "CLOSED") {
-        throw new ClusterError(
-          "COORDINATOR_NOT_AVAILABLE",
-          `the mirror coordinator of ${where} is not available (${shard?.state ?? "no running leader"}); retry after its election`,
-        );
-      }
-      if (shard.state !== "ACTIVE") {
-        throw new KafkaError(
-          "COORDINATOR_LOAD_IN_PROGRESS",
-          14,
-          true,
-          `the mirror coordinator of ${where} is still loading its state; retry shortly`,
-        );
-      }
-      // ReadMirrorStates, fenced by the epoch this caller's metadata has for the partition.
-      const leaderEpoch = this.destination.leaderEpochOf(MIRROR_STATE_TOPIC, statePartition);
-      let view: MirrorPartitionView | undefined;
-      try {
-        view = shard.readMirrorStates([key], leaderEpoch).states[0];
-      } catch (error) {
-        if (!isEpochMismatch(error)) throw error;
-        throw new KafkaError(
-          "COORDINATOR_LOAD_IN_PROGRESS",
-          14,
-          true,
-          `the mirror coordinator of ${where} and this broker's metadata disagree on its leader epoch (${error instanceof Error ? error.message : String(error)}); retry shortly`,
-        );
-      }
-      if (
-        view !== undefined &&
-        (view.state === "STOPPING" || (mirror === removedFrom && view.state !== "STOPPED"))
-      ) {
-        throw new KafkaError(
-          "MIRROR_FAILOVER_IN_PROGRESS",
-          -1,
-          true,
-          `${where} is failing over (${view.state}): the last mirror epoch of that failover is known once it is STOPPED; retry shortly`,
-        );
-      }
-      if (
-        view !== undefined &&
-        view.lastMirrorEpoch >= 0 &&
-        (best === undefined || view.stateEpoch > best.stateEpoch)
-      )
-        best = view;
+  lastMirrorEpochOf(owner: { mirror: string; removed: boolean }, topicId: Uuid, partition: number): number {
+    const { mirror } = owner;
+    const key: MirrorPartitionKey = { mirror, topic: "", topicId, partition };
+    const statePartition = mirrorStatePartitionFor(key, this.numStatePartitions);
+    const shard = this.coordinatorAt(statePartition)?.shardFor(statePartition);
+    const where = `mirror '${mirror}', topic id ${topicId} partition ${partition} (__mirror_state-${statePartition})`;
+    if (shard === undefined || shard.state === "FAILED" || shard.state === "CLOSED") {
+      throw new ClusterError(
+        "COORDINATOR_NOT_AVAILABLE",
+        `the mirror coordinator of ${where} is not available (${shard?.state ?? "no running leader"}); retry after its election`,
+      );
     }
-    return best?.lastMirrorEpoch ?? -1;
+    if (shard.state !== "ACTIVE") {
+      throw new KafkaError(
+        "COORDINATOR_LOAD_IN_PROGRESS",
+        14,
+        true,
+        `the mirror coordinator of ${where} is still loading its state; retry shortly`,
+      );
+    }
+    // ReadMirrorStates, fenced by the epoch this caller's metadata has for the partition.
+    const leaderEpoch = this.destination.leaderEpochOf(MIRROR_STATE_TOPIC, statePartition);
+    let view: MirrorPartitionView | undefined;
+    try {
+      view = shard.readMirrorStates([key], leaderEpoch).states[0];
+    } catch (error) {
+      if (!isEpochMismatch(error)) throw error;
+      throw new KafkaError(
+        "COORDINATOR_LOAD_IN_PROGRESS",
+        14,
+        true,
+        `the mirror coordinator of ${where} and this broker's metadata disagree on its leader epoch (${error instanceof Error ? error.message : String(error)}); retry shortly`,
+      );
+    }
+    if (view !== undefined && (view.state === "STOPPING" || (owner.removed && view.state !== "STOPPED"))) {
+      throw new KafkaError(
+        "MIRROR_FAILOVER_IN_PROGRESS",
+        -1,
+        true,
+        `${where} is failing over (${view.state}): the last mirror epoch of that failover is known once it is STOPPED; retry shortly`,
+      );
+    }
+    return view !== undefined && view.lastMirrorEpoch >= 0 ? view.lastMirrorEpoch : -1;
   }
 
   /**

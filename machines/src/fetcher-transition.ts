@@ -18,6 +18,7 @@ export type FetcherState =
   | "throttleCheck"
   | "backingOff"
   | "throttled"
+  | "waiting"
   | "stopped";
 
 /** An effect the runtime must run: a named action of `fetcherMachine` and its parameters. */
@@ -45,7 +46,10 @@ export type FetcherEffect =
       };
     }
   | { readonly type: "partitionsRemoved"; readonly params: { readonly partitions: readonly string[] } }
-  | { readonly type: "scheduleBackoff" | "scheduleThrottle"; readonly params: { readonly delayMs: number } }
+  | {
+      readonly type: "scheduleBackoff" | "scheduleThrottle" | "scheduleFetchWait";
+      readonly params: { readonly delayMs: number };
+    }
   | { readonly type: "closeFetcher"; readonly params: { readonly partitions: readonly string[] } };
 
 /** The result of feeding one event to a fetcher snapshot. */

@@ -45,12 +45,18 @@ export type FetcherEvent =
   | { readonly type: "ADD_PARTITIONS"; readonly partitions: readonly string[] }
   /** Stop fetching these; acknowledged with `partitionsRemoved` once no in-flight fetch includes them. */
   | { readonly type: "REMOVE_PARTITIONS"; readonly partitions: readonly string[] }
-  /** The response to `sendFetch` number `fetchId`: per-partition results and the source's throttle time. */
+  /**
+   * The response to `sendFetch` number `fetchId`: per-partition results; `throttleTimeMs`, how long a quota
+   * holds the next fetch back (the source's throttle time, or the destination's replication quota when it
+   * throttled every partition); `fetchWaitMs`, how long to wait because the round brought nothing (absent
+   * or 0: fetch again at once).
+   */
   | {
       readonly type: "FETCH_COMPLETED";
       readonly fetchId: number;
       readonly results: readonly FetchPartitionResult[];
       readonly throttleTimeMs: number;
+      readonly fetchWaitMs?: number;
     }
   /** The whole request `fetchId` failed (connection lost, source broker unavailable). */
   | {
@@ -63,6 +69,7 @@ export type FetcherEvent =
   | { readonly type: "TRUNCATION_COMPLETED"; readonly partition: string }
   | { readonly type: "BACKOFF_ELAPSED" }
   | { readonly type: "THROTTLE_ELAPSED" }
+  | { readonly type: "FETCH_WAIT_ELAPSED" }
   | { readonly type: "STOP" };
 
 /** Context of the mirror fetcher. */
@@ -81,8 +88,10 @@ export interface FetcherContext {
   readonly consecutiveFailures: number;
   /** Jitter in [0, 1) of the current backoff (from the FETCH_FAILED event). */
   readonly backoffJitter: number;
-  /** The source's throttle time from the last response, in ms. */
+  /** How long a quota holds the next fetch back, from the last response, in ms (0: not throttled). */
   readonly throttleTimeMs: number;
+  /** How long to wait before the next fetch because the last round brought nothing, in ms. */
+  readonly fetchWaitMs: number;
   /** Backoff tuning for whole-request failures. */
   readonly backoff: RetryBackoffOptions;
 }
@@ -112,7 +121,8 @@ function fetchable(context: FetcherContext): string[] {
  * Each result is classified per partition: a fatal error fails that partition only; a retriable one sends
  * it back to the fetcher manager to be routed again after a delay; OFFSET_OUT_OF_RANGE and a diverging
  * epoch ask for a truncation and fetch the partition again once it is done. Fetch ids tie each response to
- * its request. A whole-request failure backs off; a quota throttle waits; STOP ends it.
+ * its request. A whole-request failure backs off; a quota throttle waits (`throttled`); a round that brought
+ * nothing waits too (`waiting`, as Kafka's fetcher backs off when it has nothing to fetch); STOP ends it.
  */
 export const fetcherMachine = setup({
   types: {} as { context: FetcherContext; events: FetcherEvent; input: FetcherInput | undefined },
@@ -138,6 +148,8 @@ export const fetcherMachine = setup({
     scheduleBackoff: effect<{ delayMs: number }>(),
     /** Ask the runtime for a THROTTLE_ELAPSED after `delayMs`. */
     scheduleThrottle: effect<{ delayMs: number }>(),
+    /** Ask the runtime for a FETCH_WAIT_ELAPSED after `delayMs`. */
+    scheduleFetchWait: effect<{ delayMs: number }>(),
     /** Close the connection and cancel timers; `partitions` are no longer fetched. */
     closeFetcher: effect<{ partitions: readonly string[] }>(),
     addPartitions: assign(({ context, event }) => {
@@ -211,7 +223,11 @@ export const fetcherMachine = setup({
         removing: [],
         inFlight: null,
         ...(event.type === "FETCH_COMPLETED"
-          ? { consecutiveFailures: 0, throttleTimeMs: event.throttleTimeMs }
+          ? {
+              consecutiveFailures: 0,
+              throttleTimeMs: event.throttleTimeMs,
+              fetchWaitMs: event.fetchWaitMs ?? 0,
+            }
           : { consecutiveFailures: context.consecutiveFailures + 1, backoffJitter: event.random }),
       });
     }),
@@ -222,6 +238,7 @@ export const fetcherMachine = setup({
       event.fetchId === context.inFlight?.fetchId,
     hasFetchable: ({ context }) => fetchable(context).length > 0,
     throttled: ({ context }) => context.throttleTimeMs > 0,
+    nothingFetched: ({ context }) => context.fetchWaitMs > 0,
   },
 }).createMachine({
   id: "fetcher",
@@ -234,6 +251,7 @@ export const fetcherMachine = setup({
     consecutiveFailures: 0,
     backoffJitter: 1,
     throttleTimeMs: 0,
+    fetchWaitMs: 0,
     backoff: input?.backoff ?? DEFAULT_RETRY_BACKOFF,
   }),
   initial: "idle",
@@ -257,7 +275,12 @@ export const fetcherMachine = setup({
       },
     },
     throttleCheck: {
-      always: [{ guard: "throttled", target: "throttled" }, { target: "routing" }],
+      description: "After a response: a quota throttles the next fetch, or the round brought nothing.",
+      always: [
+        { guard: "throttled", target: "throttled" },
+        { guard: "nothingFetched", target: "waiting" },
+        { target: "routing" },
+      ],
     },
     backingOff: {
       entry: {
@@ -273,8 +296,18 @@ export const fetcherMachine = setup({
       on: { BACKOFF_ELAPSED: "routing" },
     },
     throttled: {
-      entry: { type: "scheduleThrottle", params: ({ context }) => ({ delayMs: context.throttleTimeMs }) },
+      description:
+        "A quota holds the next fetch back: the source's throttle time, or the destination's replication quota.",
+      entry: {
+        type: "scheduleThrottle",
+        params: ({ context }) => ({ delayMs: Math.max(context.throttleTimeMs, context.fetchWaitMs) }),
+      },
       on: { THROTTLE_ELAPSED: "routing" },
+    },
+    waiting: {
+      description: "The round brought nothing: wait before fetching again (the source does not long-poll).",
+      entry: { type: "scheduleFetchWait", params: ({ context }) => ({ delayMs: context.fetchWaitMs }) },
+      on: { FETCH_WAIT_ELAPSED: "routing" },
     },
     stopped: {
       type: "final",

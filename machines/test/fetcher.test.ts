@@ -94,6 +94,32 @@ describe("fetcher", () => {
     ]);
   });
 
+  it("waits after a round that brought nothing (waiting), apart from a quota's throttle (throttled)", () => {
+    const { snapshot, effects } = run([
+      { type: "ADD_PARTITIONS", partitions: ["t-0"] },
+      { type: "FETCH_COMPLETED", fetchId: 0, results: [], throttleTimeMs: 0, fetchWaitMs: 500 },
+    ]);
+    expect(snapshot.value).toBe("waiting");
+    expect(effects[2]).toEqual([{ type: "scheduleFetchWait", params: { delayMs: 500 } }]);
+    // Only its own timer ends the wait.
+    expect(transition(fetcherMachine, snapshot, { type: "THROTTLE_ELAPSED" })[0].value).toBe("waiting");
+    const [next, actions] = transition(fetcherMachine, snapshot, { type: "FETCH_WAIT_ELAPSED" });
+    expect(next.value).toBe("fetching");
+    expect(actions.map((a) => a.params)).toEqual([{ fetchId: 1, partitions: ["t-0"] }]);
+    // A throttled empty round is throttled, for the longer of the two waits.
+    const throttled = transition(fetcherMachine, next, {
+      type: "FETCH_COMPLETED",
+      fetchId: 1,
+      results: [],
+      throttleTimeMs: 200,
+      fetchWaitMs: 500,
+    });
+    expect(throttled[0].value).toBe("throttled");
+    expect(throttled[1].map((a) => ({ type: a.type, params: a.params }))).toEqual([
+      { type: "scheduleThrottle", params: { delayMs: 500 } },
+    ]);
+  });
+
   it("backs off on request failure, waits out a throttle, goes idle without partitions, stops", () => {
     const { snapshot, effects } = run([
       { type: "ADD_PARTITIONS", partitions: ["t-0"] },

@@ -64,6 +64,7 @@ describe("machine graphs", () => {
       "throttleCheck",
       "backingOff",
       "throttled",
+      "waiting",
       "stopped",
     ]);
   });

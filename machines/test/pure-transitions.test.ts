@@ -268,6 +268,7 @@ describe("applyFetcherEvent (fetcherMachine's pure transition)", () => {
       partitionsRemoved: true,
       scheduleBackoff: true,
       scheduleThrottle: true,
+      scheduleFetchWait: true,
       closeFetcher: true,
     };
     expect(effectNames(fetcherMachine, FETCHER_INTERNAL)).toEqual(Object.keys(union).sort());
@@ -296,6 +297,7 @@ describe("applyFetcherEvent (fetcherMachine's pure transition)", () => {
         fetchId,
         results: fc.array(result, { maxLength: 4 }),
         throttleTimeMs: fc.constantFrom(0, 0, 50),
+        fetchWaitMs: fc.constantFrom(undefined, 0, 500),
       }),
       fc.record({
         t: fc.constant("FETCH_FAILED" as const),
@@ -303,7 +305,7 @@ describe("applyFetcherEvent (fetcherMachine's pure transition)", () => {
         random: fc.double({ min: 0, max: 0.999 }),
       }),
       fc.record({ t: fc.constant("TRUNCATION_COMPLETED" as const), partition }),
-      fc.record({ t: fc.constantFrom("BACKOFF_ELAPSED", "THROTTLE_ELAPSED") }),
+      fc.record({ t: fc.constantFrom("BACKOFF_ELAPSED", "THROTTLE_ELAPSED", "FETCH_WAIT_ELAPSED") }),
       fc.record({ t: fc.constant("STOP" as const) }),
     );
     const resolve = (s: FetcherSnapshot, e: Infer<typeof event>): FetcherEvent => {
@@ -316,6 +318,7 @@ describe("applyFetcherEvent (fetcherMachine's pure transition)", () => {
             type: e.t,
             fetchId: e.fetchId ?? s.context.inFlight?.fetchId ?? 0,
             throttleTimeMs: e.throttleTimeMs,
+            ...(e.fetchWaitMs === undefined ? {} : { fetchWaitMs: e.fetchWaitMs }),
             results: e.results.map(
               (r): FetchPartitionResult =>
                 r.kind === "ok"

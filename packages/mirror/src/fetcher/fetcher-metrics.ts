@@ -22,7 +22,10 @@ export interface FetcherThreadMetrics {
   mirror: string;
   sourceBrokerId: number;
   index: number;
-  /** The fetcher chart state: idle, fetching, backingOff, throttled, stopped. */
+  /**
+   * The fetcher chart state: idle (nothing assigned), fetching, waiting (the last round brought nothing),
+   * throttled (a quota holds the next fetch back), backingOff (a whole fetch failed), stopped.
+   */
   state: string;
   partitions: string[];
 }

@@ -34,7 +34,10 @@ export interface MirrorFetcherConfig {
   backoffMs: number;
   /** Largest backoff after repeated failures (default `backoffMs`: a constant backoff, as Kafka). */
   backoffMaxMs?: number;
-  /** `fetch.wait.max.ms` (default 500): wait before fetching again when a round brought nothing. */
+  /**
+   * `fetch.wait.max.ms` (default 500): wait before fetching again when a round brought nothing; at 0,
+   * `backoffMs` (and at least 1 ms), as Kafka's fetcher backs off when it has nothing to fetch.
+   */
   fetchWaitMaxMs?: number;
   /** `log.start.offset.sync.enable` (default true): the copy's log start follows the source's. */
   followLogStart?: boolean;
@@ -215,6 +218,7 @@ export class MirrorFetcherManager implements FetcherManager {
       maxBytes: c.maxBytes,
       partitionMaxBytes: c.partitionMaxBytes,
       fetchWaitMaxMs: c.fetchWaitMaxMs ?? 500,
+      fetchBackoffMs: c.backoffMs,
       followLogStart: c.followLogStart ?? true,
     };
   }

@@ -34,6 +34,7 @@ const FETCHER_EFFECTS = [
   "partitionsRemoved",
   "scheduleBackoff",
   "scheduleThrottle",
+  "scheduleFetchWait",
   "closeFetcher",
 ] as const satisfies readonly FetcherEffect["type"][];
 
@@ -99,6 +100,8 @@ export interface FetchRoundConfig {
   partitionMaxBytes: number;
   /** Wait before fetching again when a round brought nothing (the source does not long-poll). */
   fetchWaitMaxMs: number;
+  /** `fetch.backoff.ms`: the wait after a round that brought nothing when `fetchWaitMaxMs` is 0. */
+  fetchBackoffMs: number;
   /** `log.start.offset.sync.enable`: the copy's log start follows the source's. */
   followLogStart: boolean;
 }
@@ -193,7 +196,7 @@ export class MirrorFetcher {
     return this.actor.getSnapshot();
   }
 
-  /** The chart state: idle, fetching, backingOff, throttled or stopped. */
+  /** The chart state: idle, fetching, waiting, throttled, backingOff or stopped. */
   get state(): FetcherState {
     return fetcherStateOf(this.snapshot);
   }
@@ -329,6 +332,12 @@ export class MirrorFetcher {
           effect.params.delayMs,
         );
         return;
+      case "scheduleFetchWait":
+        this.timer = this.host.scheduler.schedule(
+          () => this.send({ type: "FETCH_WAIT_ELAPSED" }),
+          effect.params.delayMs,
+        );
+        return;
       case "closeFetcher":
         this.timer?.();
         this.sendTask?.();
@@ -352,11 +361,20 @@ export class MirrorFetcher {
     if (!this.isCurrent(fetchId)) return;
     const round = this.host.round(this.mirror);
     const start = ids.length > 0 ? this.rotation++ % ids.length : 0;
-    const { requested, local } = this.buildRequests(ids, start, round);
+    const { requested, local, throttled } = this.buildRequests(ids, start, round);
     const ahead = this.pipelined;
     this.pipelined = undefined;
+    const wait = nothingFetchedWaitMs(round);
     if (requested.length === 0) {
-      this.send({ type: "FETCH_COMPLETED", fetchId, results: local, throttleTimeMs: round.fetchWaitMaxMs });
+      // Nothing to fetch (every partition held or over the destination's quota): wait, as Kafka's fetcher
+      // backs off when it has no partition to fetch; throttled when the quota is why.
+      this.send({
+        type: "FETCH_COMPLETED",
+        fetchId,
+        results: local,
+        throttleTimeMs: throttled ? wait : 0,
+        fetchWaitMs: throttled ? 0 : wait,
+      });
       return;
     }
     let source: SourceCluster | undefined;
@@ -385,12 +403,12 @@ export class MirrorFetcher {
           this.fail(fetchId, error);
           return;
         }
-        const idle = progress ? 0 : round.fetchWaitMaxMs;
         this.send({
           type: "FETCH_COMPLETED",
           fetchId,
           results: [...local, ...results],
-          throttleTimeMs: Math.max(response.throttleTimeMs, idle),
+          throttleTimeMs: response.throttleTimeMs,
+          fetchWaitMs: progress ? 0 : wait,
         });
       },
       (error: unknown) => {
@@ -402,7 +420,8 @@ export class MirrorFetcher {
   /**
    * The request of a round: each of `ids` from `start` on (the rotation spreads the response's byte limit
    * fairly), except held and destination-throttled partitions, at its log end and latest epoch, or where
-   * `ends` says its log will stand. A partition this broker no longer leads is a local failure.
+   * `ends` says its log will stand. A partition this broker no longer leads is a local failure. `throttled`:
+   * some partition was left out because the destination's replication quota is used up.
    */
   private buildRequests(
     ids: readonly string[],
@@ -410,13 +429,18 @@ export class MirrorFetcher {
     round: FetchRoundConfig,
     ends?: ReadonlyMap<string, { nextOffset: bigint; epoch: number }>,
     pendingThrottledBytes = 0,
-  ): { requested: RequestedPartition[]; local: FetchPartitionResult[] } {
+  ): { requested: RequestedPartition[]; local: FetchPartitionResult[]; throttled: boolean } {
     const local: FetchPartitionResult[] = [];
     const requested: RequestedPartition[] = [];
+    let throttled = false;
     for (let i = 0; i < ids.length; i++) {
       const id = ids[(start + i) % ids.length]!;
       const s = this.assigned.get(id);
-      if (!s || s.held || this.host.throttledNow(s, pendingThrottledBytes)) continue;
+      if (!s || s.held) continue;
+      if (this.host.throttledNow(s, pendingThrottledBytes)) {
+        throttled = true;
+        continue;
+      }
       const replica = this.host.replica(s);
       try {
         if (!replica) throw notLeader(s);
@@ -438,7 +462,7 @@ export class MirrorFetcher {
         local.push(this.destinationFailure(s, error));
       }
     }
-    return { requested, local };
+    return { requested, local, throttled };
   }
 
   private sendFetch(
@@ -920,6 +944,15 @@ function rewritesToCheck(
   if (!answer.logRewrites) return undefined;
   const { unchecked, newestId } = uncheckedLogRewrites(answer.logRewrites, s.checkedLogRewrite, fetchOffset);
   return unchecked.length > 0 ? { rewrites: unchecked, newestId } : undefined;
+}
+
+/**
+ * How long to wait before fetching again after a round that brought nothing: `fetch.wait.max.ms`, or at 0
+ * `fetch.backoff.ms` (Kafka's fetcher backs off `replica.fetch.backoff.ms` when it has nothing to fetch),
+ * and at least 1 ms: fetching again at once would spin, and under a manual scheduler never let time move.
+ */
+function nothingFetchedWaitMs(round: FetchRoundConfig): number {
+  return Math.max(1, round.fetchWaitMaxMs > 0 ? round.fetchWaitMaxMs : round.fetchBackoffMs);
 }
 
 /** The key of a topic-partition in a response's answers. */

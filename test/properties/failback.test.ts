@@ -230,7 +230,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "cycle(0)",
             "cycle(159)",
             "cycle(0)",
-            "failover(651,0)",
+            "failover(651,2)",
             "failback(1)",
             "advance(20000)",
             "failover(2,1)",

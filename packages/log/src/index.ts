@@ -89,7 +89,7 @@ export {
   type ProducerStateEntry,
 } from "./producer-state-entry";
 export { type AppendOrigin, ProducerStateManager } from "./producer-state-manager";
-export type { LogStorage, SegmentInfo } from "./storage";
+export type { LogStartProducerState, LogStorage, SegmentInfo } from "./storage";
 export {
   formatProducerSnapshot,
   PRODUCER_SNAPSHOT_SUFFIX,

@@ -1,6 +1,6 @@
 import { KafkaStorageError } from "./errors";
 import type { EpochEntry } from "./leader-epoch-cache";
-import type { LogStorage, SegmentInfo } from "./storage";
+import type { LogStartProducerState, LogStorage, SegmentInfo } from "./storage";
 
 /** A segment in memory: the appended byte ranges (each copied once, or handed over), never written to again. */
 interface MemorySegment {
@@ -20,6 +20,7 @@ export class MemoryLogStorage implements LogStorage {
   private segs: MemorySegment[] = [];
   private checkpoint: EpochEntry[] | undefined;
   private logStart: bigint | undefined;
+  private logStartProducers: LogStartProducerState | undefined;
   /** @inheritdoc */
   readonly keepsAppendedBuffers = true;
 
@@ -138,6 +139,16 @@ export class MemoryLogStorage implements LogStorage {
   /** @inheritdoc */
   writeLogStartOffset(offset: bigint): void {
     this.logStart = offset;
+  }
+
+  /** @inheritdoc */
+  writeLogStartProducerState(saved: LogStartProducerState | undefined): void {
+    this.logStartProducers = saved;
+  }
+
+  /** @inheritdoc */
+  readLogStartProducerState(): LogStartProducerState | undefined {
+    return this.logStartProducers;
   }
 
   /** @inheritdoc */

@@ -194,6 +194,14 @@ export class PartitionLog {
    * snapshot below the truncation point.
    */
   private checkpoints: ProducerCheckpoint[] = [];
+  /**
+   * The producer state the deleted batches below the first segment left (retention or DeleteRecords moved
+   * the log start), which a replay of the stored batches starts from: Kafka keeps producers when the log
+   * start moves (its snapshots carry them), so a producer whose batches are all gone still continues its
+   * sequence. Kept by the storage that can (`writeLogStartProducerState`: memory storage; a reopened file
+   * log rebuilds producers from the stored batches alone).
+   */
+  private logStartProducers: ProducerStateCheckpoint | undefined;
   /** Reused by `appendAsFollower` (one call per fetch): the header facts of the batches being appended. */
   private readonly plan = new FollowerAppendPlan();
   /** Reused by the general follower append (offsets beyond 2^53): the batches and their base offsets. */
@@ -221,6 +229,8 @@ export class PartitionLog {
       this.startOffset = 0n; // unreadable: the first segment's base offset is the log start
     }
     if (storage.segments().length === 0) storage.reset(this.startOffset);
+    const saved = storage.readLogStartProducerState?.();
+    if (saved && saved.offset === storage.segments()[0]?.baseOffset) this.logStartProducers = saved.state;
     let batches = 0;
     // With a checkpoint, batches wholly below the log start add no epoch: a truncation may have removed
     // theirs from the cache (and its checkpoint), as it does in the log in memory, which reopening must
@@ -239,6 +249,7 @@ export class PartitionLog {
       batches = 0;
       this.storage.reset(this.startOffset);
       this.epochs.clear();
+      this.setLogStartProducers(undefined);
       this.rebuild();
     }
     this.epochs.truncateFromStart(this.startOffset);
@@ -341,7 +352,7 @@ export class PartitionLog {
    * Throws `CorruptRecordError` (2), `InvalidRecordError` (87: not exactly one batch, record count not
    * matching the offset range, a control batch from a client, a client batch with a producer id and no
    * sequence), `FencedLeaderEpochError` (74: epoch below the cache's latest), `InvalidProducerEpochError`
-   * (47), `OutOfOrderSequenceError` (45), `UnknownProducerIdError` (59), `InvalidTxnStateError` (48).
+   * (47), `OutOfOrderSequenceError` (45), `InvalidTxnStateError` (48).
    */
   appendAsLeader(
     batchBytes: Buffer,
@@ -834,6 +845,7 @@ export class PartitionLog {
     this.index.clear();
     this.checkpoints = [];
     this.lastControlType = undefined;
+    this.setLogStartProducers(undefined);
     this.producers.clear();
     this.txnIndex.clear();
     this.abortedForStorage = [];
@@ -852,8 +864,9 @@ export class PartitionLog {
    * segment, even inside a batch: the bytes below it stay on disk until their segment goes, but reads
    * below it fail with OFFSET_OUT_OF_RANGE. The new log start is persisted (`writeLogStartOffset`) before
    * any segment is deleted, so a reopened log keeps it. The leader-epoch cache is truncated from the start
-   * (the epoch holding the new start is kept, moved to it); producer state and the aborted-transaction
-   * index are rebuilt from the remaining batches, as a reopened log would rebuild them.
+   * (the epoch holding the new start is kept, moved to it); the aborted-transaction index keeps what the
+   * remaining batches hold. Producers stay, those whose batches are all gone included (Kafka's
+   * onLogStartOffsetIncremented forgets only closed transactions below the new log start).
    *
    * An `offset` at or below the log start changes nothing. Throws `OffsetOutOfRangeError` (1) if `offset`
    * is above the high watermark: only replicated records may be deleted.
@@ -1193,6 +1206,7 @@ export class PartitionLog {
     this.index.clear();
     this.lastControlType = undefined;
     this.producers.clear();
+    if (this.logStartProducers) this.producers.restore(this.logStartProducers);
     this.txnIndex.clear();
     this.abortedForStorage = [];
     this.replaying = true;
@@ -1268,10 +1282,12 @@ export class PartitionLog {
 
   /**
    * Deletes a prefix of the non-active segments; the log start moves up to the first remaining segment
-   * (persisted first), the epoch cache is truncated from the start, and the index, producer state and
-   * aborted transactions become what a replay of the remaining segments would build: by dropping what
-   * the deleted ones held, without reading the rest (a replay reads the whole log: 0.6-0.9 s per GiB
-   * left, on every deletion), or by that replay when a transaction spans the cut (see `dropStateBelow`).
+   * (persisted first), the epoch cache is truncated from the start, and the index and aborted
+   * transactions become what a replay of the remaining segments would build, from the producer state
+   * the deleted ones leave (`logStartProducers`, kept as Kafka keeps producers when the log start moves):
+   * by dropping what the deleted ones held, without reading the rest (a replay reads the whole log:
+   * 0.6-0.9 s per GiB left, on every deletion), or by that replay when a transaction spans the cut (see
+   * `dropStateBelow`).
    */
   private deleteSegments(oldest: readonly SegmentInfo[]): void {
     if (oldest.length === 0) return;
@@ -1281,6 +1297,7 @@ export class PartitionLog {
       this.storage.writeLogStartOffset(next.baseOffset);
       this.startOffset = next.baseOffset;
     }
+    this.setLogStartProducers(this.producerStateAt(next.baseOffset), next.baseOffset);
     for (const seg of oldest) this.storage.deleteSegment(seg.baseOffset);
     if (this.dropStateBelow(next.baseOffset)) {
       this.refreshSegments();
@@ -1334,6 +1351,35 @@ export class PartitionLog {
     return true;
   }
 
+  /**
+   * The producer state of the batches below segment base `offset` (still stored), with no closed
+   * transaction left unreplicated: from the latest checkpoint at or below it, replaying the batches from
+   * there (only the segments about to be deleted are read, none when a checkpoint sits at `offset`).
+   */
+  private producerStateAt(offset: bigint): ProducerStateCheckpoint {
+    let c = this.checkpoints.length - 1;
+    while (c >= 0 && this.checkpoints[c]!.offset > offset) c--;
+    const cp = this.checkpoints[c];
+    const m = new ProducerStateManager();
+    const base = cp?.state ?? this.logStartProducers;
+    if (base) m.restore(base);
+    for (let i = cp ? this.index.search(cp.offset) : 0; i < this.index.length; i++) {
+      const e = this.index.at(i)!;
+      if (e.baseOffset >= offset) break;
+      const batch = this.batchAt(i);
+      if (batch.producerId >= 0n || batch.isControl) m.update(batch);
+    }
+    m.onHighWatermarkUpdated(offset);
+    const state = m.checkpoint();
+    return { ...state, unreplicated: [], highWatermarkFloor: -1n };
+  }
+
+  /** Sets the producer state of the deleted batches below segment `offset`, and has storage keep it. */
+  private setLogStartProducers(state: ProducerStateCheckpoint | undefined, offset = 0n): void {
+    this.logStartProducers = state;
+    this.storage.writeLogStartProducerState?.(state && { offset, state });
+  }
+
   /** The stored batch of index entry `i`. */
   private batchAt(i: number): RecordBatch {
     const e = this.index.at(i)!;
@@ -1342,25 +1388,21 @@ export class PartitionLog {
 
   /**
    * Drops the state of the batches below `cut` (the base of the first segment left), leaving what a
-   * replay of the batches from `cut` on builds; returns false, changing nothing, when only that replay
-   * can tell: a transaction that began below `cut` and still has batches above it (open, aborted, or
-   * closed while another such one was open, as the aborted entries' LSOs show), since a replay dates it
-   * from its first batch left.
+   * replay of the batches from `cut` on, from `logStartProducers`, builds: producers stay as they are;
+   * returns false, changing nothing, when an aborted transaction spans `cut` (or was filed while one
+   * did), which that replay then files again.
    */
   private dropStateBelow(cut: bigint): boolean {
     if (
-      !this.producers.canDropBatchesBelow(cut) ||
       this.txnIndex.straddles(cut) ||
       this.abortedForStorage.some((t) => t.lastOffset >= cut && t.lastStableOffset < cut)
     )
       return false;
-    this.checkpoints = this.checkpoints.flatMap((cp) => {
-      // Each checkpoint must become what a replay from `cut` to it builds: by the same drop, when exact.
-      if (cp.offset < cut) return [];
-      const state = ProducerStateManager.dropBatchesBelow(cp.state, cut);
-      return state ? [{ offset: cp.offset, state, entries: state.producers.length }] : [];
-    });
-    this.producers.dropBatchesBelow(cut);
+    // Producer state stays (Kafka's onLogStartOffsetIncremented), and so do the checkpoints above `cut`.
+    this.checkpoints = this.checkpoints
+      .filter((cp) => cp.offset >= cut)
+      .map((cp) => ({ ...cp, state: ProducerStateManager.onLogStartOffsetIncremented(cp.state, cut) }));
+    this.producers.onLogStartOffsetIncremented(cut);
     this.txnIndex.dropBelow(cut);
     this.abortedForStorage = this.abortedForStorage.filter((t) => t.lastOffset >= cut);
     this.index.dropBefore(this.index.search(cut));

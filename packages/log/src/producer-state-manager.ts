@@ -1,10 +1,5 @@
 import { ControlRecordType, controlTypeOf, type RecordBatch } from "@cluster-mirror/protocol";
-import {
-  InvalidProducerEpochError,
-  InvalidTxnStateError,
-  OutOfOrderSequenceError,
-  UnknownProducerIdError,
-} from "./errors";
+import { InvalidProducerEpochError, InvalidTxnStateError, OutOfOrderSequenceError } from "./errors";
 import {
   type BatchMetadata,
   type CompletedTxn,
@@ -12,10 +7,12 @@ import {
   type ProducerStateEntry,
 } from "./producer-state-entry";
 
+/** Kafka's RecordBatch.NO_PRODUCER_EPOCH: an entry with it accepts any sequence. */
+const NO_PRODUCER_EPOCH = -1;
+
 /** The whole state of a `ProducerStateManager` at one offset of its log (see `checkpoint`). */
 export interface ProducerStateCheckpoint {
   readonly producers: readonly ProducerStateEntry[];
-  readonly lastBatchOffsets: readonly (readonly [bigint, bigint])[];
   readonly unreplicated: readonly CompletedTxn[];
   /** Closed transactions whose marker lies below this were already dropped from `unreplicated`. */
   readonly highWatermarkFloor: bigint;
@@ -35,8 +32,6 @@ export type AppendOrigin = "client" | "coordinator" | "replication";
  */
 export class ProducerStateManager {
   private readonly producers = new Map<bigint, ProducerStateEntry>();
-  /** Last offset of each producer's latest batch (data or marker): whether any of its batches is left. */
-  private readonly lastBatchOffsets = new Map<bigint, bigint>();
   /** Closed transactions whose marker is not yet below the high watermark: still unstable for the LSO. */
   private unreplicated: CompletedTxn[] = [];
   /** The highest high watermark applied since the state was built: `unreplicated` lacks markers below it. */
@@ -91,21 +86,17 @@ export class ProducerStateManager {
       return;
     }
     const seq = batch.baseSequence;
-    if (!e) {
-      if (seq > 0) {
-        throw new UnknownProducerIdError(
-          `producer ${pid} has no state on this partition and sent sequence ${seq}; a new producer must start at sequence 0 (re-initialize the producer)`,
-        );
-      }
-      return;
-    }
+    // Kafka's ProducerAppendInfo.checkSequence (2.5+, KIP-360): a producer the partition has no state for
+    // (never seen, expired, or reset by MIRROR_PID_RESET) may continue at any sequence, and so may one whose
+    // entry has no epoch (NO_PRODUCER_EPOCH, -1).
+    if (!e) return;
     if (epoch < e.producerEpoch) {
       throw new InvalidProducerEpochError(
         `producer ${pid} wrote with epoch ${epoch}, older than the current epoch ${e.producerEpoch}; a newer instance fenced it`,
       );
     }
-    if (seq >= 0) {
-      if (epoch > e.producerEpoch) {
+    if (seq >= 0 && e.producerEpoch !== NO_PRODUCER_EPOCH) {
+      if (epoch !== e.producerEpoch) {
         if (seq !== 0) {
           throw new OutOfOrderSequenceError(
             `producer ${pid} started epoch ${epoch} at sequence ${seq}; a new epoch must start at sequence 0`,
@@ -141,7 +132,6 @@ export class ProducerStateManager {
       if (batch.producerId < 0n) return [];
       const e = this.entryFor(batch);
       e.lastTimestamp = batch.maxTimestamp;
-      this.lastBatchOffsets.set(batch.producerId, batch.lastOffset);
       if (e.currentTxnFirstOffset === undefined) return [];
       const done: CompletedTxn = {
         producerId: e.producerId,
@@ -165,7 +155,6 @@ export class ProducerStateManager {
       if (e.batchMetadata.length > MAX_BATCHES_PER_PRODUCER) e.batchMetadata.shift();
     }
     e.lastTimestamp = batch.maxTimestamp;
-    this.lastBatchOffsets.set(batch.producerId, batch.lastOffset);
     if (batch.isTransactional && e.currentTxnFirstOffset === undefined)
       e.currentTxnFirstOffset = batch.baseOffset;
     return [];
@@ -210,7 +199,6 @@ export class ProducerStateManager {
   /** Removes all state. */
   clear(): void {
     this.producers.clear();
-    this.lastBatchOffsets.clear();
     this.unreplicated = [];
     this.highWatermarkFloor = -1n;
   }
@@ -219,24 +207,19 @@ export class ProducerStateManager {
   checkpoint(): ProducerStateCheckpoint {
     return {
       producers: [...this.producers.values()].map(copyEntry),
-      lastBatchOffsets: [...this.lastBatchOffsets],
       unreplicated: this.unreplicated.map((t) => ({ ...t })),
       highWatermarkFloor: this.highWatermarkFloor,
     };
   }
 
-  /**
-   * `checkpoint` with the batches below `offset` dropped (see `dropBatchesBelow`), or undefined when that
-   * would not be exact (`canDropBatchesBelow`).
-   */
-  static dropBatchesBelow(
+  /** `checkpoint` after `onLogStartOffsetIncremented(offset)`. */
+  static onLogStartOffsetIncremented(
     checkpoint: ProducerStateCheckpoint,
     offset: bigint,
-  ): ProducerStateCheckpoint | undefined {
+  ): ProducerStateCheckpoint {
     const m = new ProducerStateManager();
     m.restore(checkpoint);
-    if (!m.canDropBatchesBelow(offset)) return undefined;
-    m.dropBatchesBelow(offset);
+    m.onLogStartOffsetIncremented(offset);
     return m.checkpoint();
   }
 
@@ -244,44 +227,18 @@ export class ProducerStateManager {
   restore(checkpoint: ProducerStateCheckpoint): void {
     this.producers.clear();
     for (const e of checkpoint.producers) this.producers.set(e.producerId, copyEntry(e));
-    this.lastBatchOffsets.clear();
-    for (const [pid, offset] of checkpoint.lastBatchOffsets) this.lastBatchOffsets.set(pid, offset);
     this.unreplicated = checkpoint.unreplicated.map((t) => ({ ...t }));
     this.highWatermarkFloor = checkpoint.highWatermarkFloor;
   }
 
   /**
-   * True when `dropBatchesBelow(offset)` gives exactly the state a replay of the batches from `offset` on
-   * would build: no transaction is open or unreplicated across `offset` with a batch of it left above
-   * (a replay would date such a transaction from its first batch left, which only a read can find).
+   * Kafka's onLogStartOffsetIncremented: the log start moved to `offset` (retention or DeleteRecords deleted
+   * the batches below it). Only the closed transactions whose marker lies below it are forgotten; every
+   * producer stays, with its epoch, sequences and open transaction, even when none of its batches is left,
+   * so its next send continues its sequence. Producers leave only by MIRROR_PID_RESET or a full truncation
+   * (Kafka also expires idle ones after producer.id.expiration.ms, which this log does not).
    */
-  canDropBatchesBelow(offset: bigint): boolean {
-    for (const e of this.producers.values()) {
-      const first = e.currentTxnFirstOffset;
-      if (first !== undefined && first < offset && this.lastBatchOffsets.get(e.producerId)! >= offset)
-        return false;
-    }
-    return !this.unreplicated.some((t) => t.firstOffset < offset && t.lastOffset >= offset);
-  }
-
-  /**
-   * The batches below `offset` are gone (retention deleted their segments): the state a replay of the
-   * rest would build, without reading it. A producer none of whose batches is left is forgotten; the
-   * others keep their epoch, timestamp and open transaction (the last batch and the transaction's start
-   * are above `offset`, see `canDropBatchesBelow`) and the batch metadata that is left: the last five
-   * batches of a suffix of the log are the last five overall that lie in it.
-   */
-  dropBatchesBelow(offset: bigint): void {
-    for (const [producerId, last] of this.lastBatchOffsets) {
-      if (last >= offset) {
-        const e = this.producers.get(producerId)!;
-        if (e.batchMetadata.length > 0 && e.batchMetadata[0]!.firstOffset < offset)
-          e.batchMetadata = e.batchMetadata.filter((m) => m.firstOffset >= offset);
-        continue;
-      }
-      this.producers.delete(producerId);
-      this.lastBatchOffsets.delete(producerId);
-    }
+  onLogStartOffsetIncremented(offset: bigint): void {
     if (this.unreplicated.length > 0)
       this.unreplicated = this.unreplicated.filter((t) => t.lastOffset >= offset);
   }
@@ -320,7 +277,6 @@ export class ProducerStateManager {
       this.unreplicated.push(done);
     }
     this.producers.clear();
-    this.lastBatchOffsets.clear();
     return closed;
   }
 }

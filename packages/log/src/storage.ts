@@ -1,6 +1,13 @@
 import type { EpochEntry } from "./leader-epoch-cache";
 import type { ProducerStateEntry } from "./producer-state-entry";
+import type { ProducerStateCheckpoint } from "./producer-state-manager";
 import type { IndexedAbortedTxn } from "./storage-transaction-index";
+
+/** The producer state of the batches deleted below segment `offset` (see `writeLogStartProducerState`). */
+export interface LogStartProducerState {
+  readonly offset: bigint;
+  readonly state: ProducerStateCheckpoint;
+}
 
 /** One segment as storage knows it: where it starts and how many bytes it holds. */
 export interface SegmentInfo {
@@ -72,6 +79,15 @@ export interface LogStorage {
    * optional, never read back by the log, and a failure to write it is not an error.
    */
   writeProducerSnapshot?(offset: bigint, producers: readonly ProducerStateEntry[]): void;
+  /**
+   * Keeps the producer state the deleted batches below segment `offset` left (Kafka's producer snapshot
+   * at the log start, which carries the producers retention or DeleteRecords deleted every batch of);
+   * undefined: none. Memory storage keeps it for a reopened log; storage without it (file storage) makes a
+   * reopened log forget those producers.
+   */
+  writeLogStartProducerState?(saved: LogStartProducerState | undefined): void;
+  /** What `writeLogStartProducerState` kept, if anything. */
+  readLogStartProducerState?(): LogStartProducerState | undefined;
   /**
    * Every aborted transaction of the log, in marker order (file storage: each in the `.txnindex` of the
    * segment holding its marker). Called when the log rebuilt its state (open, truncation, retention,

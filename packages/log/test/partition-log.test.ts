@@ -7,7 +7,6 @@ import {
   OffsetOutOfRangeError,
   OutOfOrderSequenceError,
   UnexpectedAppendOffsetError,
-  UnknownProducerIdError,
 } from "../src/index";
 import { ABORT, baseOffsets, COMMIT, controlBatch, dataBatch, memoryLog, PID_RESET } from "./helpers";
 
@@ -53,7 +52,10 @@ describe("appendAsLeader", () => {
 
   it("checks idempotent sequences: gap, unknown producer, duplicate of the last five", () => {
     const { log } = memoryLog();
-    expect(() => log.appendAsLeader(dataBatch({ pid: 7n, seq: 3 }), 0)).toThrow(UnknownProducerIdError);
+    // A producer the partition has no state for may start at any sequence (Kafka 2.5+, KIP-360).
+    expect(log.appendAsLeader(dataBatch({ pid: 8n, seq: 3 }), 0).firstOffset).toBe(0n);
+    expect(() => log.appendAsLeader(dataBatch({ pid: 8n, seq: 5 }), 0)).toThrow(OutOfOrderSequenceError);
+    log.truncateFullyAndStartAt(0n);
     const offsets = [];
     for (let i = 0; i < 6; i++)
       offsets.push(log.appendAsLeader(dataBatch({ pid: 7n, seq: i * 2, count: 2 }), 0));
@@ -132,7 +134,7 @@ describe("transactions", () => {
     expect(log.read(1n, 1 << 20, "read_uncommitted").abortedTransactions).toEqual([]);
   });
 
-  it("MIRROR_PID_RESET removes every producer entry; new producers start at sequence 0", () => {
+  it("MIRROR_PID_RESET removes every producer entry; a colliding producer then continues unchecked", () => {
     const { log } = memoryLog();
     log.appendAsLeader(dataBatch({ pid: 1n, seq: 0 }), 0);
     log.appendAsLeader(dataBatch({ pid: 2n, seq: 0, txn: true }), 0);
@@ -140,8 +142,11 @@ describe("transactions", () => {
     expect(log.producerStateSnapshot()).toHaveLength(2);
     log.appendAsLeader(controlBatch(PID_RESET), 1, { origin: "coordinator" });
     expect(log.producerStateSnapshot()).toEqual([]);
-    expect(() => log.appendAsLeader(dataBatch({ pid: 1n, seq: 1 }), 1)).toThrow(UnknownProducerIdError);
-    log.appendAsLeader(dataBatch({ pid: 1n, seq: 0 }), 1);
+    // A destination producer whose id collides with a source one continues its own sequence: accepted,
+    // as Kafka accepts any sequence from a producer it has no state for (the point of the reset).
+    log.appendAsLeader(dataBatch({ pid: 1n, seq: 1 }), 1);
+    expect(() => log.appendAsLeader(dataBatch({ pid: 1n, seq: 5 }), 1)).toThrow(OutOfOrderSequenceError);
+    log.appendAsLeader(dataBatch({ pid: 2n, seq: 0 }), 1);
   });
 
   it("MIRROR_PID_RESET closes a still-open transaction as aborted (defensive)", () => {

@@ -66,9 +66,27 @@ function config(clock: ManualClock) {
   };
 }
 
-/** Applies `cmd` to `log` and to the model (`batches`), checking outcomes; returns the new model. */
-function step(log: PartitionLog, clock: ManualClock, cmd: Command, batches: ModelBatch[]): ModelBatch[] {
-  const ps = modelProducers(batches);
+/**
+ * The model of a log: the batches it holds, and those retention or DeleteRecords deleted since it was last
+ * emptied (or reopened), whose producers it still knows.
+ */
+interface Model {
+  batches: ModelBatch[];
+  gone: ModelBatch[];
+}
+
+/** Applies `cmd` to `log` and to the model, checking outcomes; returns the new model. */
+function step(log: PartitionLog, clock: ManualClock, cmd: Command, model: Model): Model {
+  return { ...model, ...stepBatches(log, clock, cmd, model) };
+}
+
+function stepBatches(
+  log: PartitionLog,
+  clock: ManualClock,
+  cmd: Command,
+  { batches, gone }: Model,
+): { batches: ModelBatch[]; gone?: ModelBatch[] } {
+  const ps = modelProducers([...gone, ...batches]);
   const leo = log.logEndOffset;
   const span = (frac: number) =>
     log.logStartOffset + BigInt(Math.floor(Number(leo - log.logStartOffset) * frac));
@@ -77,18 +95,20 @@ function step(log: PartitionLog, clock: ManualClock, cmd: Command, batches: Mode
       const keys = Array.from({ length: cmd.count }, (_, i) => `k${(cmd.key + i) % 4}`);
       const values = keys.map((_, i) => (cmd.tombstone && i === 0 ? null : `v${i}`));
       log.appendAsLeader(dataBatch({ keys, values }), 0);
-      return [
-        ...batches,
-        {
-          base: leo,
-          last: leo + BigInt(cmd.count - 1),
-          pid: -1n,
-          epoch: -1,
-          seq: -1,
-          txn: false,
-          control: undefined,
-        },
-      ];
+      return {
+        batches: [
+          ...batches,
+          {
+            base: leo,
+            last: leo + BigInt(cmd.count - 1),
+            pid: -1n,
+            epoch: -1,
+            seq: -1,
+            txn: false,
+            control: undefined,
+          },
+        ],
+      };
     }
     case "idem":
     case "txn": {
@@ -102,30 +122,43 @@ function step(log: PartitionLog, clock: ManualClock, cmd: Command, batches: Mode
       expect(outcome).toBe(expected);
       if (outcome !== "ok") {
         expect(log.logEndOffset).toBe(leo);
-        return batches;
+        return { batches };
       }
       const [h] = [...log.batches()].slice(-1).map(headerOf);
-      return [...batches, h!];
+      return { batches: [...batches, h!] };
     }
     case "marker": {
       const pid = BigInt(cmd.pid);
       log.appendAsLeader(markerFor(pid, cmd.commit, ps), 0, { origin: "coordinator" });
       const epoch = ps.get(pid)?.epoch ?? 0;
-      return [
-        ...batches,
-        { base: leo, last: leo, pid, epoch, seq: -1, txn: true, control: cmd.commit ? 1 : 0 },
-      ];
+      return {
+        batches: [
+          ...batches,
+          { base: leo, last: leo, pid, epoch, seq: -1, txn: true, control: cmd.commit ? 1 : 0 },
+        ],
+      };
     }
     case "reset": {
       log.appendAsLeader(controlBatch(PID_RESET), 0, { origin: "coordinator" });
-      return [
-        ...batches,
-        { base: leo, last: leo, pid: -1n, epoch: -1, seq: -1, txn: false, control: PID_RESET },
-      ];
+      return {
+        batches: [
+          ...batches,
+          { base: leo, last: leo, pid: -1n, epoch: -1, seq: -1, txn: false, control: PID_RESET },
+        ],
+      };
     }
     case "truncate": {
       const target = span(cmd.frac);
+      // A truncation that leaves nothing readable empties the log (producers included, as Kafka's
+      // truncateFullyAndStartAt): watched here, as the rules deciding it are not the point of the model.
+      let emptied = false;
+      const truncateFully = log.truncateFullyAndStartAt.bind(log);
+      log.truncateFullyAndStartAt = (offset) => {
+        emptied = true;
+        truncateFully(offset);
+      };
       log.truncateTo(target);
+      log.truncateFullyAndStartAt = truncateFully;
       // A batch holding the log start is removed whole with everything below it (the log starts anew).
       const firstBase = log.segments()[0]!.baseOffset;
       const kept = batches.filter((b) => b.last < target && b.base >= firstBase);
@@ -133,11 +166,11 @@ function step(log: PartitionLog, clock: ManualClock, cmd: Command, batches: Mode
       const activeBase = log.segments().at(-1)!.baseOffset;
       expect(log.logEndOffset).toBe(lastEnd > activeBase ? lastEnd : activeBase);
       expect(log.logEndOffset <= target || target >= leo).toBe(true);
-      return kept;
+      return emptied ? { batches: kept, gone: [] } : { batches: kept };
     }
     case "hw":
       log.updateHighWatermark(span(cmd.frac));
-      return batches;
+      return { batches };
     case "compact": {
       clock.advance(cmd.advanceMs);
       log.updateHighWatermark(leo); // compaction works on replicated data
@@ -150,7 +183,7 @@ function step(log: PartitionLog, clock: ManualClock, cmd: Command, batches: Mode
         batches.filter((b) => b.control !== undefined),
       );
       expect(log.logEndOffset).toBe(leo);
-      return after;
+      return { batches: after };
     }
     case "deleteRecords": {
       const start = log.logStartOffset;
@@ -162,27 +195,34 @@ function step(log: PartitionLog, clock: ManualClock, cmd: Command, batches: Mode
       const segs = log.segments();
       expect(segs[0]!.baseOffset <= target).toBe(true);
       expect(segs[1] === undefined || segs[1].baseOffset > target).toBe(true);
-      return batches.filter((b) => b.base >= segs[0]!.baseOffset);
+      const first = segs[0]!.baseOffset;
+      return {
+        batches: batches.filter((b) => b.base >= first),
+        gone: [...gone, ...batches.filter((b) => b.base < first)],
+      };
     }
     case "reopen":
-      return batches;
+      return { batches };
   }
 }
 
-function checkInvariants(log: PartitionLog, batches: ModelBatch[]): void {
+function checkInvariants(log: PartitionLog, { batches, gone }: Model): void {
   expect([...log.batches()].map(headerOf)).toEqual(batches);
-  // Producer state equals the reference rules replayed over what the log holds...
-  expect(comparable(log.producerStateSnapshot())).toEqual(comparableModel(modelProducers(batches)));
-  // ...and a fresh ProducerStateManager fed the remaining batches from scratch.
-  const fresh = new ProducerStateManager();
-  for (const b of log.batches()) fresh.update(b);
-  expect(log.producerStateSnapshot()).toEqual(fresh.snapshot());
+  // Producer state equals the reference rules replayed over what the log held since it was emptied...
+  const producers = modelProducers([...gone, ...batches]);
+  expect(comparable(log.producerStateSnapshot())).toEqual(comparableModel(producers));
+  // ...and, with nothing deleted, a fresh ProducerStateManager fed the batches from scratch.
+  if (gone.length === 0) {
+    const fresh = new ProducerStateManager();
+    for (const b of log.batches()) fresh.update(b);
+    expect(log.producerStateSnapshot()).toEqual(fresh.snapshot());
+  }
   // The LSO never passes an open transaction, nor the high watermark.
   const lso = log.lastStableOffset;
   expect(lso <= log.highWatermark).toBe(true);
   // (An open transaction that started below the log start holds it at the log start, as in Kafka.)
   const start = log.logStartOffset;
-  for (const p of modelProducers(batches).values())
+  for (const p of producers.values())
     if (p.txn !== undefined) expect(lso <= (p.txn > start ? p.txn : start)).toBe(true);
   expect(lso >= start).toBe(true);
   expect(log.highWatermark <= log.logEndOffset && log.logStartOffset <= log.highWatermark).toBe(true);
@@ -195,10 +235,10 @@ describe("PartitionLog properties", () => {
       fc.property(fc.array(command, { minLength: 10, maxLength: 60 }), (cmds) => {
         const clock = new ManualClock(1_000_000);
         const log = PartitionLog.open(new MemoryLogStorage(), config(clock));
-        let batches: ModelBatch[] = [];
+        let model: Model = { batches: [], gone: [] };
         for (const cmd of cmds) {
-          batches = step(log, clock, cmd, batches);
-          checkInvariants(log, batches);
+          model = step(log, clock, cmd, model);
+          checkInvariants(log, model);
         }
       }),
       { seed: SEED, numRuns: 400 },
@@ -218,10 +258,11 @@ describe("PartitionLog properties", () => {
         dirs.push(dir);
         const memClock = new ManualClock(1_000_000);
         const fileClock = new ManualClock(1_000_000);
-        const mem = PartitionLog.open(new MemoryLogStorage(), config(memClock));
+        const memStorage = new MemoryLogStorage();
+        let mem = PartitionLog.open(memStorage, config(memClock));
         let file = PartitionLog.open(FileLogStorage.open(dir, { fsync: false }), config(fileClock));
-        let memModel: ModelBatch[] = [];
-        let fileModel: ModelBatch[] = [];
+        let memModel: Model = { batches: [], gone: [] };
+        let fileModel: Model = { batches: [], gone: [] };
         try {
           for (const cmd of cmds) {
             memModel = step(mem, memClock, cmd, memModel);
@@ -233,6 +274,11 @@ describe("PartitionLog properties", () => {
                 highWatermark: hw,
               });
               expect(file.recovery.truncatedTail).toBeUndefined();
+              // A reopened log rebuilds producers from its batches alone: it forgets those of deleted
+              // batches (kept in memory only, see README). The memory log is reopened alike.
+              mem = PartitionLog.open(memStorage, config(memClock), { highWatermark: mem.highWatermark });
+              memModel = { ...memModel, gone: [] };
+              fileModel = { ...fileModel, gone: [] };
             }
             expect(observe(file)).toEqual(observe(mem));
           }

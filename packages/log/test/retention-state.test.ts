@@ -70,6 +70,8 @@ function copyOf(storage: MemoryLogStorage, logStart: bigint): WatchedStorage {
     copy.append(storage.read(seg.baseOffset, 0, seg.sizeInBytes));
   }
   copy.writeLogStartOffset(logStart);
+  // The producers of deleted batches, as Kafka's snapshot at the log start keeps them.
+  copy.writeLogStartProducerState(storage.readLogStartProducerState());
   return copy;
 }
 
@@ -266,10 +268,11 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
     }
   });
 
-  it("a transaction committed across the cut, while another aborted above it, is dated by a replay", () => {
+  it("a transaction committed across the cut, while another aborted above it, keeps its date", () => {
     // One batch per segment. Producer 1's transaction starts at 0, below the cut at 1, and commits at 4;
-    // producer 2's aborts at 3 while it is open, so the LSO filed with that abort is 0. A replay of the
-    // segments from 1 on dates producer 1's transaction from 1: the filed LSO becomes 1.
+    // producer 2's aborts at 3 while it is open, so the LSO filed with that abort is 0. The log keeps the
+    // producers of the deleted segment (Kafka's onLogStartOffsetIncremented), so a replay of the segments
+    // from 1 on still dates producer 1's transaction from 0: the filed LSO stays 0.
     const steps: Step[] = [
       { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
       { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
@@ -289,11 +292,11 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
           .reduce((n, s) => n + s.sizeInBytes, 0),
       }).segmentsDeleted,
     ).toBe(1);
-    const cut = log.logStartOffset;
-    expect(cut).toBeGreaterThan(0n);
+    expect(log.logStartOffset).toBeGreaterThan(0n);
     expect(storage.aborted).toEqual([
-      { producerId: 2n, firstOffset: expect.any(BigInt), lastOffset: abortAt, lastStableOffset: cut },
+      { producerId: 2n, firstOffset: expect.any(BigInt), lastOffset: abortAt, lastStableOffset: 0n },
     ]);
+    expect(stateOf(log)).toEqual(stateOf(open(copyOf(storage, log.logStartOffset), 1, log.highWatermark)));
   });
 
   it("a truncation after the high watermark went back does not restore a checkpoint that forgot a closed transaction", () => {
@@ -339,11 +342,11 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
     expect(stateOf(log)).toEqual(stateOf(open(copyOf(storage, log.logStartOffset), 1, log.highWatermark)));
   });
 
-  it("retention drops a checkpoint taken while a transaction spanned the cut; a truncation then replays past it", () => {
+  it("retention keeps a transaction that spans the cut dated from its first batch; a truncation too", () => {
     // One batch per segment. Producer 1's transaction starts at 0, goes on at 1 and commits at 3; the
-    // rolls to 2 and 3 checkpoint it open from 0. Retention deletes segment 0: a replay from 1 dates the
-    // transaction from 1, so those checkpoints cannot be carried over. A truncation to 3 (the commit goes)
-    // must show it open from 1, as a reopened log does.
+    // rolls to 2 and 3 checkpoint it open from 0. Retention deletes segment 0: the transaction still
+    // started at 0 (Kafka keeps producer state when the log start moves). A truncation to 3 (the commit
+    // goes) shows it open from 0, as a reopened log does.
     const steps: Step[] = [
       { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
       { kind: "data", pid: 1, epoch: 0, txn: true, noSeq: false },
@@ -361,7 +364,8 @@ describe("retention, DeleteRecords and tail truncation leave the state a replay 
     });
     expect(log.logStartOffset).toBe(bases[1]);
     log.truncateTo(bases[3]!);
-    expect(log.ongoingTransactions()).toEqual([{ producerId: 1n, firstOffset: bases[1] }]);
+    expect(log.ongoingTransactions()).toEqual([{ producerId: 1n, firstOffset: bases[0] }]);
+    expect(log.lastStableOffset).toBe(log.logStartOffset);
     expect(stateOf(log)).toEqual(stateOf(open(storage, 1, log.highWatermark)));
   });
 

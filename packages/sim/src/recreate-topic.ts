@@ -171,7 +171,8 @@ async function recreate(sim: Simulation, t: TopicModel, grow: number, count: num
     `recreate ${t.root}/${t.name}: id ${meta.topicId} deleted, created again as ${id} (${partitions} partitions)`,
   );
   // The node's idempotent producer has sequences for the old topic's partitions, which the new topic does
-  // not know (UNKNOWN_PRODUCER_ID): its applications start a new producer.
+  // not know (it would accept them, as Kafka does from a producer it has no state for): its applications
+  // start a new producer.
   const producer = sim.producers.get(t.root);
   sim.producers.delete(t.root);
   await producer?.disconnect().catch(() => undefined);

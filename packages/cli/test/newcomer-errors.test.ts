@@ -255,22 +255,34 @@ describe("numbers and names the CLI can check itself", () => {
   );
 });
 
+/**
+ * Runs `kafka-mirrors --bootstrap-server :<dead port> ACTION --mirror m --mirror-config FILE`, FILE holding
+ * `text`: what the CLI makes of the file before it reaches the node.
+ */
+async function runWithMirrorConfig(action: "--create" | "--alter", text: string) {
+  const dead = await freePort();
+  const file = path.join(tempDir("cm-config"), "mirror.properties");
+  fs.writeFileSync(file, text);
+  const r = await run(BIN.kafkaMirrors, [
+    "--bootstrap-server",
+    `:${dead}`,
+    action,
+    "--mirror",
+    "m",
+    "--mirror-config",
+    file,
+  ]);
+  return { r, file };
+}
+
 describe("a --mirror-config file saved with a byte order mark", () => {
   it(
     "is read as the same properties (bootstrap.servers was taken for missing)",
     async () => {
-      const dead = await freePort();
-      const file = path.join(tempDir("cm-bom"), "mirror.properties");
-      fs.writeFileSync(file, "\uFEFFbootstrap.servers=primary:9092\ntopics.exclude=tmp.*\n");
-      const r = await run(BIN.kafkaMirrors, [
-        "--bootstrap-server",
-        `:${dead}`,
+      const { r } = await runWithMirrorConfig(
         "--create",
-        "--mirror",
-        "m",
-        "--mirror-config",
-        file,
-      ]);
+        "\uFEFFbootstrap.servers=primary:9092\ntopics.exclude=tmp.*\n",
+      );
       // Read and accepted by the CLI: the request goes on to the node (here a dead port).
       expect(r.code).toBe(1);
       expect(failureLine(r)).toMatch(/cannot reach the cluster-mirror node/);
@@ -283,18 +295,10 @@ describe("a --mirror-config file with a key and no value", () => {
   it(
     "is refused naming the line (Java reads it as an empty value: an empty topics.include would stop new topics)",
     async () => {
-      const dead = await freePort();
-      const file = path.join(tempDir("cm-bare"), "mirror.properties");
-      fs.writeFileSync(file, "# dr\nbootstrap.servers=primary:9092\ntopics.include\n");
-      const r = await run(BIN.kafkaMirrors, [
-        "--bootstrap-server",
-        `:${dead}`,
+      const { r, file } = await runWithMirrorConfig(
         "--alter",
-        "--mirror",
-        "m",
-        "--mirror-config",
-        file,
-      ]);
+        "# dr\nbootstrap.servers=primary:9092\ntopics.include\n",
+      );
       expect(r.code).toBe(2);
       expect(failureLine(r)).toBe(
         `Error: --mirror-config ${file} has a key without a value (line 3: 'topics.include'); write KEY=VALUE, or KEY= for an empty value`,
@@ -308,18 +312,10 @@ describe("a --mirror-config file whose bootstrap.servers is misspelt", () => {
   it(
     "names the misspelt key instead of only saying that bootstrap.servers is missing",
     async () => {
-      const dead = await freePort();
-      const file = path.join(tempDir("cm-typo"), "mirror.properties");
-      fs.writeFileSync(file, "boostrap.servers=primary:9092\ntopics.include=orders\n");
-      const r = await run(BIN.kafkaMirrors, [
-        "--bootstrap-server",
-        `:${dead}`,
+      const { r, file } = await runWithMirrorConfig(
         "--create",
-        "--mirror",
-        "m",
-        "--mirror-config",
-        file,
-      ]);
+        "boostrap.servers=primary:9092\ntopics.include=orders\n",
+      );
       expect(r.code).toBe(2);
       expect(failureLine(r)).toBe(
         `Error: --mirror-config ${file} has no bootstrap.servers ('boostrap.servers' is no mirror config: did you mean 'bootstrap.servers'?); add bootstrap.servers=HOST:PORT of the source`,

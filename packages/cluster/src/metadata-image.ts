@@ -1,5 +1,6 @@
 import type { MetadataRecord } from "./metadata-records";
 import { addTruncation, type PendingTruncation, settlesAny, settleTruncations } from "./pending-truncation";
+import { storedTopicConfigValue } from "./topic-configs";
 import type { Uuid } from "./uuid";
 
 export type { PendingTruncation } from "./pending-truncation";
@@ -212,6 +213,8 @@ export class MetadataImage {
             : getOrCreate(this.brokerConfigs, record.resourceName);
         if (!configs) return;
         if (record.value === null) configs.delete(record.name);
+        else if (record.resourceType === "topic")
+          configs.set(record.name, storedTopicConfigValue(record.name, record.value));
         else configs.set(record.name, record.value);
         return;
       }

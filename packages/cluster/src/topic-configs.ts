@@ -127,6 +127,21 @@ export function canonicalTopicConfigValue(name: string, value: string): string {
   return parsed.canonical;
 }
 
+/**
+ * The form a topic config is kept in once its Config record is applied: `canonicalTopicConfigValue` when
+ * the value is valid, the record's value as it is otherwise. Records written before values were stored
+ * canonical (a data dir from an earlier version: `compact, delete`, `1` for a double) then read back as
+ * Kafka describes them, as new ones do: else the mirror's config sync, comparing canonical source values
+ * with them, and `verify`, comparing them with a source's, saw differences that are none. A value today's
+ * checks refuse (accepted by an earlier version) is kept unchanged.
+ */
+export function storedTopicConfigValue(name: string, value: string): string {
+  const def = topicConfigDef(name);
+  if (def === undefined) return value;
+  const parsed = parseTopicConfig(name, def, value);
+  return typeof parsed === "string" ? value : parsed.canonical;
+}
+
 /** Java's String.trim: drops every character up to U+0020 at both ends. */
 function javaTrim(value: string): string {
   let start = 0;

@@ -81,6 +81,13 @@ describe("the embedded cluster refuses bad input with a typed error that says wh
     const cases: [object, RegExp][] = [
       [{ clientID: "app" }, /config has no 'clientID'; did you mean 'clientId'\?/],
       [{ brokers: ["localhost:9092"] }, /'brokers' is a kafkajs setting for network connections/],
+      // Logging, not the network: said as it is.
+      [{ logLevel: 1 }, /'logLevel' is a kafkajs logging setting, which an EmbeddedKafka has no use for/],
+      // In kafkajs's own RetryOptions type: not "no such key" with a did-you-mean.
+      [
+        { retry: { retries: 3, restartOnFailure: async () => true } },
+        /retry: restartOnFailure \(kafkajs's restart of a consumer after a retriable crash\) is not supported/,
+      ],
       [{ clientId: 5 }, /clientId must be a non-empty string, got 5/],
       [{ retry: { retries: Number.NaN } }, /retry: retries must be a whole number, 0 or more; got NaN/],
       [{ retry: { retires: 3 } }, /retry: has no 'retires'; did you mean 'retries'\?/],

@@ -134,3 +134,45 @@ describe("Kafka 3.9's other topic configs", () => {
     expect(refusal(name, value)).toContain(problem);
   });
 });
+
+describe("topic config values stored before they were stored canonical", () => {
+  it("a metadata log written before (compact, delete; 1 for a double; 007) reads back as Kafka describes it", () => {
+    // Records an earlier version decided and persisted: it stored values as given, and its checks took
+    // `compact, delete` (each item trimmed), `1` for a double and `007`; min.cleanable.dirty.ratio=2
+    // (no upper bound then) is refused now.
+    const c = new Controller({ random: new SeededRandom(1) });
+    const topic = (name: string, topicId: string, configs: Record<string, string>) => [
+      { type: "Topic" as const, name, topicId },
+      ...Object.entries(configs).map(([config, value]) => ({
+        type: "Config" as const,
+        resourceType: "topic" as const,
+        resourceName: name,
+        name: config,
+        value,
+      })),
+    ];
+    c.replay([
+      ...topic("old", "0f2a6d9e-8b1c-4e5f-9a3b-7c6d5e4f3a2b", {
+        "cleanup.policy": "compact, delete",
+        "min.cleanable.dirty.ratio": "1",
+        "retention.ms": "007",
+      }),
+      ...topic("beyond", "1e3b7c0f-9d2e-4f6a-8b4c-6d5e4f3a2b1c", { "min.cleanable.dirty.ratio": "2" }),
+    ]);
+    const configs = c.image.topic("old")?.configs;
+    expect(Object.fromEntries(configs ?? [])).toEqual({
+      "cleanup.policy": "compact,delete",
+      "min.cleanable.dirty.ratio": "1.0",
+      "retention.ms": "7",
+    });
+    // Kept as it was: no form today's checks accept.
+    expect(c.image.topic("beyond")?.configs.get("min.cleanable.dirty.ratio")).toBe("2");
+    // Setting the value Kafka describes (what the mirror's config sync sets) is no change: no record.
+    const before = c.image.offset;
+    c.incrementalAlterConfigs({ type: "topic", name: "old" }, [
+      { name: "cleanup.policy", op: "SET", value: "compact,delete" },
+      { name: "min.cleanable.dirty.ratio", op: "SET", value: "1.0" },
+    ]);
+    expect(c.image.offset).toBe(before);
+  });
+});

@@ -16,9 +16,10 @@ const KAFKAJS_NETWORK_KEYS = new Set([
   "requestTimeout",
   "enforceRequestTimeout",
   "socketFactory",
-  "logLevel",
-  "logCreator",
 ]);
+
+/** Keys of kafkajs's `KafkaConfig` about its logger: an in-process client writes no log. */
+const KAFKAJS_LOGGING_KEYS = new Set(["logLevel", "logCreator"]);
 
 /** The keys of kafkajs's `RetryOptions` (`retry` of the client, producer, consumer and admin). */
 const RETRY_KEYS = ["maxRetryTime", "initialRetryTime", "factor", "multiplier", "retries"] as const;
@@ -53,6 +54,11 @@ export function checkEmbeddedKafkaArguments(cluster: unknown, config: unknown): 
         `'${key}' is a kafkajs setting for network connections, which an EmbeddedKafka has none of (it reaches its cluster in process): leave it out`,
       );
     }
+    if (KAFKAJS_LOGGING_KEYS.has(key)) {
+      throw invalid(
+        `'${key}' is a kafkajs logging setting, which an EmbeddedKafka has no use for (it writes no log; errors reach the caller as rejected promises and consumer.crash events): leave it out`,
+      );
+    }
     const close = closestName(key, CONFIG_KEYS);
     throw invalid(
       `config has no '${key}'${close === undefined ? "." : `; did you mean '${close}'?`} Known: ${CONFIG_KEYS.join(", ")}.`,
@@ -80,6 +86,12 @@ export function checkRetryOptions(retry: unknown, where: string): void {
   }
   for (const key of Object.keys(retry)) {
     if ((RETRY_KEYS as readonly string[]).includes(key)) continue;
+    if (key === "restartOnFailure") {
+      // In kafkajs's RetryOptions type, so a kafkajs-typed `retry` holds it; "has no" would be untrue.
+      throw refuse(
+        "restartOnFailure (kafkajs's restart of a consumer after a retriable crash) is not supported: an embedded consumer does not restart itself (consumer.crash says restart: false); leave it out and start the consumer again from a consumer.crash listener if needed",
+      );
+    }
     const close = closestName(key, RETRY_KEYS);
     throw refuse(
       `has no '${key}'${close === undefined ? "." : `; did you mean '${close}'?`} Known: ${RETRY_KEYS.join(", ")}.`,

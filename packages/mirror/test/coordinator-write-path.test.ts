@@ -130,10 +130,7 @@ describe("coordinator runtime: the write path", () => {
   it("tombstoneMirror removes every record of the mirror", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic();
-    void env.router.command(key, { type: "START" });
-    await env.settle(1000);
-    void env.router.command(key, { type: "STOP" });
-    await env.settle(1000);
+    await env.startThenStop(key);
     const tombstoned = env.router.tombstoneMirror("m1");
     await env.settle(100);
     await tombstoned;

@@ -282,6 +282,18 @@ export async function mirrorEnv(
     await settle(100);
   };
 
+  /**
+   * Starts `key` (START: PREPARING, MIRRORING), copies the source's batches when `copy`, then fails it over
+   * (STOP): STOPPED, writable. Each command is given a second to settle.
+   */
+  const startThenStop = async (key: MirrorPartitionKey, options: { copy?: boolean } = {}) => {
+    void router.command(key, { type: "START" });
+    await settle(1000);
+    if (options.copy) await copyFromSource();
+    void router.command(key, { type: "STOP" });
+    await settle(1000);
+  };
+
   /** Produces to the source partition as a client would (idempotent or transactional when given a producer). */
   const produceToSource = async (
     values: string[],
@@ -335,6 +347,7 @@ export async function mirrorEnv(
     crash,
     createTopic,
     copyFromSource,
+    startThenStop,
     produceToSource,
     endTxnOnSource,
     numStatePartitions,

@@ -19,11 +19,7 @@ async function failedAfterTruncation(compact: boolean) {
   }
   const key = await env.createTopic(5);
   await env.produceToSource(["a", "b"]);
-  void env.router.command(key, { type: "START" });
-  await env.settle(1000);
-  await env.copyFromSource();
-  void env.router.command(key, { type: "STOP" });
-  await env.settle(1000);
+  await env.startThenStop(key, { copy: true });
   expect(env.stateOf(key)).toMatchObject({ state: "STOPPED", lastMirrorEpoch: 5 });
   const leader = env.destination.leaderOf(TOPIC, 0);
   await env.dest

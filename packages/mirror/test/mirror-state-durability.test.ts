@@ -29,11 +29,7 @@ async function uncommittedPreparingOnTheNextLeader() {
   const env = await mirrorEnv();
   const key = await env.createTopic(5);
   await env.produceToSource(["a", "b"]);
-  void env.router.command(key, { type: "START" });
-  await env.settle(1000);
-  await env.copyFromSource();
-  void env.router.command(key, { type: "STOP" });
-  await env.settle(1000);
+  await env.startThenStop(key, { copy: true });
   expect(env.stateOf(key)).toMatchObject({ state: "STOPPED", stateEpoch: 4 });
   const written = env.dest
     .leaderFor(TOPIC, 0)
@@ -64,10 +60,7 @@ describe("__mirror_state durability", () => {
   it("tombstoneMirror refuses while a shard that may hold the mirror's keys is loading: they would survive the deletion", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic();
-    void env.router.command(key, { type: "START" });
-    await env.settle(1000);
-    void env.router.command(key, { type: "STOP" });
-    await env.settle(1000);
+    await env.startThenStop(key);
     expect(env.stateOf(key)?.state).toBe("STOPPED");
     const statePartition = env.router.coordinatorOf(key)!.statePartitionOf(key);
     // The coordinator's broker dies: the new leader of its __mirror_state partition is loading it.
@@ -114,10 +107,7 @@ describe("__mirror_state durability", () => {
   it("a replica down while a mirror was deleted gets its tombstones however long it was away: no state comes back", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic();
-    void env.router.command(key, { type: "START" });
-    await env.settle(1000);
-    void env.router.command(key, { type: "STOP" });
-    await env.settle(1000);
+    await env.startThenStop(key);
     const statePartition = env.router.coordinatorOf(key)!.statePartitionOf(key);
     const [first, second, third] = env.dest.controller.image.partition(MIRROR_STATE_TOPIC, statePartition)!
       .replicas as [number, number, number];
@@ -196,10 +186,7 @@ describe("__mirror_state durability", () => {
   it("no record of a mirror's partition lands after its tombstones: a command racing the deletion is refused", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic();
-    void env.router.command(key, { type: "START" });
-    await env.settle(1000);
-    void env.router.command(key, { type: "STOP" });
-    await env.settle(1000);
+    await env.startThenStop(key);
     const statePartition = env.router.coordinatorOf(key)!.statePartitionOf(key);
     const outcome = (p: Promise<void>) =>
       p.then(
@@ -225,10 +212,7 @@ describe("__mirror_state durability", () => {
   it("a deletion whose tombstones timed out (they may have landed) takes no command of the mirror until it is retried", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic();
-    void env.router.command(key, { type: "START" });
-    await env.settle(1000);
-    void env.router.command(key, { type: "STOP" });
-    await env.settle(1000);
+    await env.startThenStop(key);
     expect(env.stateOf(key)?.state).toBe("STOPPED");
     const statePartition = env.router.coordinatorOf(key)!.statePartitionOf(key);
     const outcome = (p: Promise<void>) =>
@@ -269,10 +253,7 @@ describe("__mirror_state durability", () => {
   it("a deletion whose coordinator stops before its tombstones are written fails with NOT_COORDINATOR, not never", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic();
-    void env.router.command(key, { type: "START" });
-    await env.settle(1000);
-    void env.router.command(key, { type: "STOP" });
-    await env.settle(1000);
+    await env.startThenStop(key);
     let outcome = "pending";
     void env.router.tombstoneMirror("m1").then(
       () => {
@@ -300,10 +281,7 @@ describe("__mirror_state durability", () => {
   it("a deletion is refused while a change of one of the mirror's partitions waits for its append", async () => {
     const env = await mirrorEnv();
     const key = await env.createTopic();
-    void env.router.command(key, { type: "START" });
-    await env.settle(1000);
-    void env.router.command(key, { type: "STOP" });
-    await env.settle(1000);
+    await env.startThenStop(key);
     const statePartition = env.router.coordinatorOf(key)!.statePartitionOf(key);
     const started = env.router.command(key, { type: "START" });
     const refused = env.router.tombstoneMirror("m1").then(

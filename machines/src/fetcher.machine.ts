@@ -305,7 +305,8 @@ export const fetcherMachine = setup({
       on: { THROTTLE_ELAPSED: "routing" },
     },
     waiting: {
-      description: "The round brought nothing: wait before fetching again (the source does not long-poll).",
+      description:
+        "The round brought nothing: wait out what is left of fetch.wait.max.ms before fetching again (the time a long-polling source held the fetch counts).",
       entry: { type: "scheduleFetchWait", params: ({ context }) => ({ delayMs: context.fetchWaitMs }) },
       on: { FETCH_WAIT_ELAPSED: "routing" },
     },

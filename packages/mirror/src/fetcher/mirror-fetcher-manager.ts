@@ -35,8 +35,9 @@ export interface MirrorFetcherConfig {
   /** Largest backoff after repeated failures (default `backoffMs`: a constant backoff, as Kafka). */
   backoffMaxMs?: number;
   /**
-   * `fetch.wait.max.ms` (default 500): wait before fetching again when a round brought nothing; at 0,
-   * `backoffMs` (and at least 1 ms), as Kafka's fetcher backs off when it has nothing to fetch.
+   * `fetch.wait.max.ms` (default 500): how long a round that brought nothing lasts before the next fetch
+   * (the time the source held the fetch, long-polling, counts); at 0, `backoffMs` (and at least 1 ms), as
+   * Kafka's fetcher backs off when it has nothing to fetch.
    */
   fetchWaitMaxMs?: number;
   /** `log.start.offset.sync.enable` (default true): the copy's log start follows the source's. */
@@ -318,6 +319,7 @@ export class MirrorFetcherManager implements FetcherManager {
     const o = this.options;
     return {
       scheduler: o.scheduler,
+      clock: o.clock,
       random: o.random ?? NO_JITTER,
       events: o.events,
       ...(o.inspection ? { onActorSystem: (system) => o.inspection?.attach(system) ?? (() => {}) } : {}),

@@ -1,4 +1,4 @@
-import type { Cancel, Random, Scheduler } from "@cluster-mirror/cluster";
+import type { Cancel, Clock, Random, Scheduler } from "@cluster-mirror/cluster";
 import { divergenceTruncationOffset } from "@cluster-mirror/log";
 import {
   type FetcherEffect,
@@ -98,7 +98,10 @@ export interface FetchRoundConfig {
   maxBytes: number;
   /** Per-partition limit (`fetch.max.bytes` in KIP-1279's mirror configs). */
   partitionMaxBytes: number;
-  /** Wait before fetching again when a round brought nothing (the source does not long-poll). */
+  /**
+   * How long a round that brings nothing lasts at least: what the source held the fetch (a real Kafka
+   * broker long-polls it) counts, the rest is waited here (an embedded source answers at once).
+   */
   fetchWaitMaxMs: number;
   /** `fetch.backoff.ms`: the wait after a round that brought nothing when `fetchWaitMaxMs` is 0. */
   fetchBackoffMs: number;
@@ -109,6 +112,8 @@ export interface FetchRoundConfig {
 /** What a fetcher needs from its manager. */
 export interface FetcherHost {
   readonly scheduler: Scheduler;
+  /** Times a round's fetch: the time the source held it counts to the wait after an empty round. */
+  readonly clock: Clock;
   readonly random: Random;
   readonly events: FetcherEvents;
   source(mirror: string): SourceCluster;
@@ -379,6 +384,7 @@ export class MirrorFetcher {
     }
     let source: SourceCluster | undefined;
     let answer: ReturnType<SourceCluster["fetch"]>;
+    const sentAt = this.host.clock.now();
     try {
       source = this.host.source(this.mirror);
       answer =
@@ -408,7 +414,9 @@ export class MirrorFetcher {
           fetchId,
           results: [...local, ...results],
           throttleTimeMs: response.throttleTimeMs,
-          fetchWaitMs: progress ? 0 : wait,
+          // A source that long-polls (Kafka holds an empty fetch up to fetch.max.wait.ms) already waited:
+          // waiting the full time again would leave records that arrive meanwhile behind for that long.
+          fetchWaitMs: progress ? 0 : Math.max(0, wait - (this.host.clock.now() - sentAt)),
         });
       },
       (error: unknown) => {

@@ -1,10 +1,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import type { InspectionEvent, StateHistoryPage } from "@cluster-mirror/visualizer";
+import { FleetModel, type InspectionEvent, type StateHistoryPage } from "@cluster-mirror/visualizer";
 import Fastify from "fastify";
 import { pino } from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { buildAdminServer } from "../src/node/http-server";
 import { InspectionStream } from "../src/node/inspection-stream";
 import { MirrorNode } from "../src/node/mirror-node";
@@ -106,6 +106,46 @@ describe("the visualizer's node routes", () => {
         )
         .sort(),
     ).toEqual(["dr/m/orders-0 COMMITTED MIRRORING", "dr/m/orders-1 COMMITTED MIRRORING"]);
+  });
+
+  it("stream: a deleted mirror's partitions are pushed as stopped actors, so the page drops them as --describe does", async () => {
+    const node = await mirroringNode();
+    const rounds: (() => void)[] = [];
+    const stream = new InspectionStream(node, {
+      schedule: (task) => {
+        rounds.push(task);
+        return () => {};
+      },
+    });
+    open.push(stream);
+    const events: InspectionEvent[] = [];
+    stream.connect((e) => events.push(e));
+    const admin = node.destination.mirroring.admin;
+    await admin.removeTopics("m", "orders");
+    await node.destination.mirroring.whenState("m", "STOPPED");
+    await admin.deleteMirror("m");
+    expect(await admin.describe()).toEqual([]);
+    const stopped = () =>
+      events
+        .filter((e) => e.type === "@xstate.snapshot" && e.snapshot.status === "stopped")
+        .map((e) => (e.type === "@xstate.snapshot" ? `${e.sessionId} ${e.snapshot.value}` : ""))
+        .sort();
+    rounds.shift()?.(); // the next lag round
+    await vi.waitFor(() => expect(stopped()).toEqual(["dr/m/orders-0 STOPPED", "dr/m/orders-1 STOPPED"]));
+    const fleet = new FleetModel();
+    for (const e of events) fleet.apply(e);
+    expect(fleet.size).toBe(0);
+    expect(fleet.mirrors()).toEqual([]);
+
+    // Created again: the new partitions come back as actors on their first transitions.
+    await admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
+    await addTopicsWhenReady(admin, "m", "orders");
+    await node.destination.mirroring.whenState("m", "MIRRORING");
+    for (const e of events) fleet.apply(e);
+    expect(fleet.ordered().map((c) => `${c.id} ${c.state}`)).toEqual([
+      "dr/m/orders-0 MIRRORING",
+      "dr/m/orders-1 MIRRORING",
+    ]);
   });
 
   it("mirror-state: pages the decoded __mirror_state history in time order", async () => {

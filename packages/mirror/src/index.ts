@@ -143,5 +143,6 @@ export {
   type PartitionContext,
   partitionActorId,
   snapshotEvent,
+  stoppedEvent,
 } from "./wire/inspection-events";
 export type { StateHistoryPage, StateHistoryRecord, StateValue } from "./wire/state-history";

@@ -13,6 +13,7 @@ export {
 export { type GraphsPayload, graphsPayload } from "./chart/graphs-payload";
 export type { ChartLayout, LaidOutEdge, LaidOutNode } from "./chart/layout";
 export { renderChartSvg } from "./chart/render-svg";
+export { type FleetCell, FleetModel, type MirrorSummary } from "./fleet/fleet-model";
 export type { StateHistoryPage, StateHistoryRecord, StateValue } from "./history/history-types";
 export {
   actorEvent,
@@ -22,5 +23,6 @@ export {
   type PartitionContext,
   partitionActorId,
   snapshotEvent,
+  stoppedEvent,
 } from "./inspection";
 export { GOLDEN_CHARTS_PATH, VISUALIZER_DIST_DIR, VISUALIZER_ROOT } from "./paths";

@@ -9,4 +9,5 @@ export {
   type PartitionContext,
   partitionActorId,
   snapshotEvent,
+  stoppedEvent,
 } from "@cluster-mirror/mirror";

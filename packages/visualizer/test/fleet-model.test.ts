@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FleetModel } from "../src/fleet/fleet-model";
-import { actorEvent, type PartitionContext, snapshotEvent } from "../src/inspection";
+import { actorEvent, type PartitionContext, snapshotEvent, stoppedEvent } from "../src/inspection";
 
 const context = (partition: number, over: Partial<PartitionContext> = {}): PartitionContext => ({
   cluster: "dr",
@@ -56,5 +56,18 @@ describe("the live fleet model", () => {
     expect(
       model.apply(snapshotEvent("MIRRORING", context(0, { lag: 3 }), { type: "cluster-mirror.lag" }, 5)),
     ).toBe(true);
+  });
+
+  it("drops a partition whose actor stopped (its mirror deleted) from the grid and the roll-ups", () => {
+    const model = new FleetModel();
+    model.apply(actorEvent("STOPPED", context(0), 0));
+    model.apply(actorEvent("STOPPED", context(1), 0));
+    model.apply(actorEvent("MIRRORING", context(0, { mirror: "other" }), 0));
+    expect(model.apply(stoppedEvent("STOPPED", context(0), 9))).toBe(true);
+    expect(model.apply(stoppedEvent("STOPPED", context(1), 9))).toBe(true);
+    expect(model.apply(stoppedEvent("STOPPED", context(1), 9))).toBe(false);
+    expect(model.get("dr/m/orders-0")).toBeUndefined();
+    expect(model.ordered().map((c) => c.id)).toEqual(["dr/other/orders-0"]);
+    expect(model.mirrors().map((s) => `${s.mirror} ${s.total}`)).toEqual(["other 1"]);
   });
 });

@@ -7,6 +7,7 @@ import {
   type PartitionContext,
   partitionActorId,
   snapshotEvent,
+  stoppedEvent,
 } from "@cluster-mirror/mirror";
 import type { MirrorNode, NodeCluster } from "./mirror-node";
 
@@ -24,7 +25,11 @@ export type InspectionClient = (event: InspectionEvent) => void;
  * change still waiting for its append: each step of a partition actor whose committed record changed
  * becomes the `@xstate.event` the actor handled (e.g. `COMMITTED`) and the `@xstate.snapshot` it moved to.
  * A new client first gets an `@xstate.actor` per known partition; while anyone listens, lag is recomputed
- * every {@link LAG_INTERVAL_MS} and changes are pushed as snapshots on a `cluster-mirror.lag` event.
+ * every {@link LAG_INTERVAL_MS} and changes are pushed as snapshots on a `cluster-mirror.lag` event. In the
+ * same round a partition that is gone (its mirror deleted: its records tombstoned, its actor stopped, so it
+ * makes no transition) is pushed as a snapshot with status `stopped`, and one that appeared without a
+ * transition (a coordinator shard loaded after a leader move) as an `@xstate.actor`, so clients show what
+ * `kafka-mirrors --describe` lists.
  */
 export class InspectionStream {
   private readonly clients = new Set<InspectionClient>();
@@ -32,6 +37,11 @@ export class InspectionStream {
   private unsubscribes: (() => void)[] | undefined;
   /** Last lag pushed per actor id, so an unchanged lag is not sent again. */
   private readonly lags = new Map<string, number | null>();
+  /** What the clients were told of, per actor id: its cluster and last pushed state (while anyone listens). */
+  private readonly shown = new Map<
+    string,
+    { readonly cluster: string; readonly view: MirrorPartitionView }
+  >();
   private cancelLag: (() => void) | undefined;
   private closed = false;
 
@@ -43,11 +53,14 @@ export class InspectionStream {
   /** Adds a client and sends it the current state of every partition; returns the function removing it. */
   connect(client: InspectionClient, clusterName?: string): () => void {
     if (this.closed) return () => {};
+    if (clusterName !== undefined) this.node.cluster(clusterName); // an unknown name throws, naming the known ones
     const now = this.node.clock.now();
-    for (const c of this.clustersOf(clusterName)) {
+    for (const c of this.node.clusters()) {
+      const shown = clusterName === undefined || c.name === clusterName;
       for (const v of c.mirroring.coordinators.describe()) {
         const context = this.contextOf(c.name, v);
-        client(actorEvent(v.state, context, now));
+        this.shown.set(partitionActorId(context), { cluster: c.name, view: v });
+        if (shown) client(actorEvent(v.state, context, now));
       }
     }
     const filtered: InspectionClient =
@@ -83,10 +96,7 @@ export class InspectionStream {
   private detach(): void {
     for (const u of this.unsubscribes ?? []) u();
     this.unsubscribes = undefined;
-  }
-
-  private clustersOf(name: string | undefined): NodeCluster[] {
-    return name === undefined ? this.node.clusters() : [this.node.cluster(name)];
+    this.shown.clear();
   }
 
   private contextOf(cluster: string, v: MirrorPartitionView): PartitionContext {
@@ -108,7 +118,7 @@ export class InspectionStream {
 
   private onTransition(c: NodeCluster, t: PartitionTransition): void {
     const r = t.record;
-    const context = this.contextOf(c.name, {
+    const view: MirrorPartitionView = {
       key: t.key,
       state: r.state,
       stateEpoch: r.stateEpoch,
@@ -117,7 +127,9 @@ export class InspectionStream {
       errorMessage: r.errorMessage,
       retryAttempt: r.retryAttempt,
       previousState: r.previousState,
-    });
+    };
+    const context = this.contextOf(c.name, view);
+    this.shown.set(partitionActorId(context), { cluster: c.name, view });
     const now = this.node.clock.now();
     // As XState's inspector sees an actor step: the event delivered, then the snapshot it produced.
     this.send(eventEvent(context, { type: t.event.type }, now));
@@ -138,6 +150,30 @@ export class InspectionStream {
     }, LAG_INTERVAL_MS);
   }
 
+  /**
+   * Pushes the partitions of `cluster` that appeared or went away without a transition (see the class doc).
+   * Gone means neither a coordinator holds it (`views`) nor `kafka-mirrors --describe` lists it (`listed`:
+   * a mirror topic's partition whose coordinator shard is still loading stays, as describe shows it).
+   */
+  private reconcile(
+    cluster: string,
+    views: ReadonlyMap<string, MirrorPartitionView>,
+    listed: ReadonlySet<string>,
+  ): void {
+    const now = this.node.clock.now();
+    for (const [id, shown] of this.shown) {
+      if (shown.cluster !== cluster || views.has(id) || listed.has(id)) continue;
+      this.shown.delete(id);
+      this.lags.delete(id);
+      this.send(stoppedEvent(shown.view.state, this.contextOf(cluster, shown.view), now));
+    }
+    for (const [id, view] of views) {
+      if (this.shown.has(id)) continue;
+      this.shown.set(id, { cluster, view });
+      this.send(actorEvent(view.state, this.contextOf(cluster, view), now));
+    }
+  }
+
   private async pushLags(): Promise<void> {
     for (const c of this.node.clusters()) {
       let rows: Awaited<ReturnType<typeof c.mirroring.admin.describe>>;
@@ -150,6 +186,11 @@ export class InspectionStream {
         c.mirroring.coordinators
           .describe()
           .map((v) => [partitionActorId({ cluster: c.name, ...v.key }), v] as const),
+      );
+      this.reconcile(
+        c.name,
+        views,
+        new Set(rows.map((row) => partitionActorId({ cluster: c.name, ...row }))),
       );
       for (const row of rows) {
         const id = partitionActorId({ cluster: c.name, ...row });

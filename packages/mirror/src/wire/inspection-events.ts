@@ -117,6 +117,23 @@ export function snapshotEvent(
   };
 }
 
+/**
+ * `@xstate.snapshot` with status `stopped` for a partition that is gone (its mirror deleted, its records
+ * tombstoned): as XState's inspector reports an actor that stopped, so a viewer drops it.
+ */
+export function stoppedEvent(
+  state: string,
+  context: PartitionContext,
+  createdAt: number,
+): InspectionSnapshotEvent {
+  return {
+    type: "@xstate.snapshot",
+    ...base(context, createdAt),
+    event: { type: "xstate.stop" },
+    snapshot: { value: state, context, status: "stopped" },
+  };
+}
+
 /** `@xstate.event` for the event a partition handled (its source is outside the actor system: null). */
 export function eventEvent(
   context: PartitionContext,

@@ -60,12 +60,19 @@ export class FleetModel {
   /** Bumped on every applied event. */
   version = 0;
 
-  /** Applies one stream event; returns whether it changed anything. */
+  /** Applies one stream event (a `stopped` snapshot removes the partition); returns whether it changed anything. */
   apply(event: InspectionEvent): boolean {
     if (event.type === "@xstate.event") return false;
-    const { value, context } = event.snapshot;
+    const { value, context, status } = event.snapshot;
     const id = event.sessionId;
     const before = this.cells.get(id);
+    if (status === "stopped") {
+      // The partition is gone (its mirror deleted): it leaves the grid and the roll-ups.
+      if (!this.cells.delete(id)) return false;
+      this.version++;
+      this.orderCache = null;
+      return true;
+    }
     if (before && before.state === value && sameContext(before.context, context)) return false;
     this.cells.set(id, { id, state: value, context });
     this.version++;

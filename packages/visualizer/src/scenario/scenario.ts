@@ -86,46 +86,80 @@ export class InvalidScenarioError extends Error {
   override readonly name = "InvalidScenarioError";
 }
 
+/** Largest `count` of a `produce` operation: the page runs the simulator in its own thread. */
+export const MAX_PRODUCE_COUNT = 1_000;
+/** Largest `ms` of an `advance` operation (ten virtual minutes): every timer of every broker fires meanwhile. */
+export const MAX_ADVANCE_MS = 600_000;
+/** Largest `brokers` per cluster (the form's limit). */
+export const MAX_BROKERS = 5;
+
+/** Each operation's numeric fields: a choice is any integer (taken modulo its list), the rest are bounded. */
+const OP_FIELDS: Readonly<Record<ScenarioOp["op"], Readonly<Record<string, readonly [number, number]>>>> = {
+  produce: {
+    target: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+    partition: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+    count: [1, MAX_PRODUCE_COUNT],
+  },
+  failover: { choice: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] },
+  failback: { choice: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] },
+  pause: { choice: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] },
+  resume: { choice: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] },
+  advance: { ms: [0, MAX_ADVANCE_MS] },
+  crash: {
+    node: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+    broker: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  },
+  restart: { node: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] },
+  "cut-link": { edge: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] },
+  "heal-link": { edge: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] },
+  settle: {},
+};
+
+function checkInteger(where: string, value: unknown, [min, max]: readonly [number, number]): void {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+    const range =
+      min === Number.MIN_SAFE_INTEGER
+        ? "an integer"
+        : `an integer from ${min} to ${max.toLocaleString("en")}`;
+    throw new InvalidScenarioError(`${where} must be ${range}, got ${JSON.stringify(value) ?? "nothing"}`);
+  }
+}
+
 /** Checks a parsed scenario (from a URL or a file); throws {@link InvalidScenarioError} saying what is wrong. */
 export function parseScenario(value: unknown): ScenarioSpec {
   const v = value as Partial<ScenarioSpec> | null;
-  if (v === null || typeof v !== "object")
+  if (v === null || typeof v !== "object" || Array.isArray(v))
     throw new InvalidScenarioError("a scenario is a JSON object {topology, seed, ops}");
-  if (typeof v.topology !== "string" || !(v.topology in TOPOLOGIES)) {
+  if (typeof v.topology !== "string" || !Object.hasOwn(TOPOLOGIES, v.topology)) {
     throw new InvalidScenarioError(
       `unknown topology '${String(v.topology)}'; use one of ${Object.keys(TOPOLOGIES).join(", ")}`,
     );
   }
   if (!Number.isSafeInteger(v.seed))
     throw new InvalidScenarioError(`seed must be an integer, got ${String(v.seed)}`);
+  if (v.brokers !== undefined) checkInteger("brokers", v.brokers, [1, MAX_BROKERS]);
   if (!Array.isArray(v.ops)) throw new InvalidScenarioError("ops must be an array of operations");
-  const known = new Set([
-    "produce",
-    "failover",
-    "failback",
-    "pause",
-    "resume",
-    "advance",
-    "crash",
-    "restart",
-    "cut-link",
-    "heal-link",
-    "settle",
-  ]);
-  for (const [i, op] of v.ops.entries()) {
-    if (!known.has((op as { op?: string })?.op ?? "")) {
+  const known = Object.keys(OP_FIELDS);
+  for (const [i, op] of (v.ops as unknown[]).entries()) {
+    const name = (op as { op?: unknown } | null)?.op;
+    if (typeof name !== "string" || !Object.hasOwn(OP_FIELDS, name)) {
       throw new InvalidScenarioError(
-        `ops[${i}]: unknown operation '${String((op as { op?: string })?.op)}'; use one of ${[...known].join(", ")}`,
+        `ops[${i}]: unknown operation '${String(name)}'; use one of ${known.join(", ")}`,
       );
     }
-    if (op.op === "failover" && op.mode !== undefined && !FAILOVER_MODES.includes(op.mode)) {
+    const fields = OP_FIELDS[name as ScenarioOp["op"]];
+    for (const [field, range] of Object.entries(fields)) {
+      checkInteger(`ops[${i}] (${name}).${field}`, (op as Record<string, unknown>)[field], range);
+    }
+    const mode = (op as { mode?: unknown }).mode;
+    if (name === "failover" && mode !== undefined && !FAILOVER_MODES.includes(mode as FailoverMode)) {
       throw new InvalidScenarioError(`ops[${i}]: failover mode must be one of ${FAILOVER_MODES.join(", ")}`);
     }
   }
   return {
-    topology: v.topology,
+    topology: v.topology as TopologyName,
     seed: v.seed as number,
-    ...(v.brokers ? { brokers: v.brokers } : {}),
+    ...(v.brokers !== undefined ? { brokers: v.brokers } : {}),
     ops: v.ops,
   };
 }
@@ -137,7 +171,15 @@ export function scenarioHash(spec: ScenarioSpec): string {
 
 /** The scenario in a URL fragment made by {@link scenarioHash}. */
 export function scenarioFromHash(hash: string): ScenarioSpec {
-  return parseScenario(JSON.parse(decodeURIComponent(hash.replace(/^#/, ""))));
+  let json: unknown;
+  try {
+    json = JSON.parse(decodeURIComponent(hash.replace(/^#/, "")));
+  } catch (error) {
+    throw new InvalidScenarioError(
+      `the URL fragment is not URI-encoded JSON (${error instanceof Error ? error.message : String(error)}); open a recorded scenario or press Run to make one`,
+    );
+  }
+  return parseScenario(json);
 }
 
 /** Progress of a run, for a live view: after setup and after each operation. */

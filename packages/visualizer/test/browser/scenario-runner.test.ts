@@ -48,4 +48,45 @@ describe("the scenario runner (no node: static files only)", () => {
     await page.screenshot({ path: `${ARTIFACTS}/scenario.png`, fullPage: true });
     await page.close();
   });
+
+  it("a hostile or broken URL fragment is refused on the page, saying what is wrong; nothing in it runs", async () => {
+    const page = await browser.newPage({ viewport: { width: 1300, height: 900 } });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("dialog", (d) => {
+      errors.push(`dialog: ${d.message()}`);
+      void d.dismiss();
+    });
+    const xss = `<img src=x onerror="window.__xss=1">`;
+    const cases: [string, RegExp][] = [
+      [
+        `#${encodeURIComponent(JSON.stringify({ topology: "toString", seed: 1, ops: [] }))}`,
+        /^The URL holds no valid scenario: unknown topology 'toString'; use one of active-passive/,
+      ],
+      [
+        `#${encodeURIComponent(JSON.stringify({ topology: xss, seed: 1, ops: [] }))}`,
+        /^The URL holds no valid scenario: unknown topology '<img src=x onerror="window.__xss=1">'/,
+      ],
+      [
+        `#${encodeURIComponent(JSON.stringify({ topology: "fan-in", seed: 1, ops: [{ op: "restart" }] }))}`,
+        /^The URL holds no valid scenario: ops\[0\] \(restart\)\.node must be an integer, got nothing$/,
+      ],
+      [
+        `#${encodeURIComponent(
+          JSON.stringify({ topology: "fan-in", seed: 1, ops: [{ op: "advance", ms: 1e12 }] }),
+        )}`,
+        /^The URL holds no valid scenario: ops\[0\] \(advance\)\.ms must be an integer from 0 to 600,000/,
+      ],
+      ["#%E0%A4%A", /^The URL holds no valid scenario: the URL fragment is not URI-encoded JSON/],
+    ];
+    for (const [hash, message] of cases) {
+      await page.goto(`${baseUrl}/scenarios.html${hash}`);
+      await expect.poll(() => page.locator(".scenario-status").textContent()).toMatch(message);
+      expect(await page.locator("#scenario-result").getAttribute("data-done")).toBeNull();
+      expect(await page.locator("img").count()).toBe(0);
+    }
+    expect(await page.evaluate(() => (window as { __xss?: number }).__xss)).toBeUndefined();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });

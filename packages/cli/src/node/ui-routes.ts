@@ -6,6 +6,7 @@ import { InspectionStream } from "./inspection-stream";
 import type { MirrorNode } from "./mirror-node";
 import { readMirrorStateHistory } from "./mirror-state-history";
 import { fieldsOf, optionalInt, optionalString } from "./request-fields";
+import { SSE_MAX_BUFFERED_BYTES, sseWriter } from "./sse-writer";
 
 /** At most this many `__mirror_state` records per page. */
 export const MAX_HISTORY_PAGE = 10_000;
@@ -98,16 +99,25 @@ export function registerUiRoutes(
       connection: "keep-alive",
     });
     res.write(": cluster-mirror inspection stream\n\n");
-    const disconnect = stream.connect((event) => {
-      res.write(`data: ${JSON.stringify(event)}\n\n`);
-    }, clusterName);
-    const heartbeat = setInterval(() => res.write(": ping\n\n"), 15_000);
+    let ended = false;
+    let heartbeat: ReturnType<typeof setInterval> | undefined;
+    let disconnect: (() => void) | undefined;
     const end = () => {
+      if (ended) return;
+      ended = true;
       clearInterval(heartbeat);
-      disconnect();
+      disconnect?.();
       open.delete(end);
       res.end();
     };
+    // A client that stops reading is cut off rather than buffered for without bound; it reconnects. Not
+    // during the first full state (written at once, however large the fleet): what waits of it counts on
+    // top of the limit.
+    let live: ((chunk: string) => void) | undefined;
+    const write = (chunk: string) => (live === undefined ? res.write(chunk) : live(chunk));
+    disconnect = stream.connect((event) => write(`data: ${JSON.stringify(event)}\n\n`), clusterName);
+    live = sseWriter(res, end, SSE_MAX_BUFFERED_BYTES + res.writableLength);
+    heartbeat = setInterval(() => write(": ping\n\n"), 15_000);
     open.add(end);
     req.raw.on("close", end);
   });

@@ -1,0 +1,32 @@
+/** What `sseWriter` needs of a response: Node's `http.ServerResponse` has it. */
+export interface SseResponse {
+  write(chunk: string): boolean;
+  /** Bytes written but not yet taken by the socket. */
+  readonly writableLength: number;
+}
+
+/** Unsent bytes a stream client may fall behind by before its stream is ended (8 MiB). */
+export const SSE_MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Writes server-sent events to `res`, and calls `overflow` (once) instead of writing when more than
+ * `maxBufferedBytes` already wait unsent: a client that stopped reading (a stalled tab, a slow link) would
+ * otherwise hold every later event in the node's memory for as long as it stays connected. Ending its
+ * stream loses nothing: EventSource reconnects by itself and a new connection gets the full state first.
+ */
+export function sseWriter(
+  res: SseResponse,
+  overflow: () => void,
+  maxBufferedBytes = SSE_MAX_BUFFERED_BYTES,
+): (chunk: string) => void {
+  let overflowed = false;
+  return (chunk) => {
+    if (overflowed) return;
+    if (res.writableLength > maxBufferedBytes) {
+      overflowed = true;
+      overflow();
+      return;
+    }
+    res.write(chunk);
+  };
+}

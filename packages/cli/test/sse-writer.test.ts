@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { sseWriter } from "../src/node/sse-writer";
+
+/** A response whose socket takes nothing: every write stays buffered, as for a client that stopped reading. */
+function stalledResponse() {
+  const written: string[] = [];
+  return {
+    written,
+    write(chunk: string) {
+      written.push(chunk);
+      return false;
+    },
+    get writableLength() {
+      return written.reduce((n, c) => n + Buffer.byteLength(c), 0);
+    },
+  };
+}
+
+describe("the live stream's writer", () => {
+  it("ends the stream of a client that stopped reading once more than the limit waits unsent, and writes no more", () => {
+    const res = stalledResponse();
+    let overflows = 0;
+    const write = sseWriter(res, () => overflows++, 100);
+    for (let i = 0; i < 50; i++) write(`data: ${"x".repeat(20)}\n\n`);
+    // 3 events (84 bytes) were under the limit, so the 4th was written; the 5th found 112 waiting and ended it.
+    expect(res.written).toHaveLength(4);
+    expect(overflows).toBe(1);
+  });
+
+  it("keeps writing to a client that reads (nothing waits unsent)", () => {
+    const written: string[] = [];
+    const res = { write: (c: string) => written.push(c) > 0, writableLength: 0 };
+    let overflows = 0;
+    const write = sseWriter(res, () => overflows++, 100);
+    for (let i = 0; i < 50; i++) write(`data: ${"x".repeat(20)}\n\n`);
+    expect(written).toHaveLength(50);
+    expect(overflows).toBe(0);
+  });
+});

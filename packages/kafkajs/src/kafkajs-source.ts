@@ -44,6 +44,7 @@ import {
   type FetchPartitionRequest,
   type FetchResponse,
   type FetchVersion,
+  type MetadataPartition,
   type MetadataResponse,
   READ_UNCOMMITTED,
 } from "./requests";
@@ -96,7 +97,10 @@ export class KafkajsSourceCluster implements SourceCluster {
   /** Each fetcher's fetch session with each source broker, keyed as `brokers`. */
   private readonly sessions = new Map<string, FetchSessionHandler>();
   private readonly addresses = new Map<number, { host: string; port: number }>();
-  private readonly leaders = new Map<string, { leaderId: number; leaderEpoch: number }>();
+  /** Each partition's leader as last learnt (`learnLeader`), with the id of the topic it was learnt for. */
+  private readonly leaders = new Map<string, { topicId: string; leaderId: number; leaderEpoch: number }>();
+  /** The broker that answered the last Metadata request (undefined node id: a bootstrap server). */
+  private metadataNode: { nodeId: number | undefined } | undefined;
   /**
    * Each broker's ApiVersions answer, from the first connection to it: the next connections (one per
    * fetcher and client id) skip that round trip. Forgotten when a connection to it fails, so a broker
@@ -508,7 +512,7 @@ export class KafkajsSourceCluster implements SourceCluster {
 
   /** Every ACL binding; undefined when the source runs no authorizer (SECURITY_DISABLED): unknown. */
   async describeAcls(): Promise<AclBinding[] | undefined> {
-    const broker = await this.admin(undefined);
+    const broker = await this.anyAdmin();
     try {
       const res = await broker.describeAcls(DESCRIBE_ALL_ACLS);
       const out: AclBinding[] = [];
@@ -552,30 +556,78 @@ export class KafkajsSourceCluster implements SourceCluster {
     await Promise.allSettled(brokers.map((b) => b.disconnect()));
   }
 
-  /** Metadata v12 for some topics (null: all), from the first broker that answers; updates the address book. */
+  /**
+   * Metadata v12 for some topics (null: all), from the first broker that answers; updates the address book.
+   * The broker that answered last is asked first (then the others, then the bootstrap servers), as Kafka's
+   * clients send Metadata to a node they are connected to (`NetworkClient.leastLoadedNode`): a broker that
+   * stopped answering (down, frozen, its host unreachable) costs one timeout, not one on every refresh.
+   */
   async metadata(topics: readonly string[] | null): Promise<MetadataResponse> {
-    const candidates: (number | undefined)[] = [...this.addresses.keys(), undefined];
     let last: unknown;
-    for (const nodeId of candidates) {
+    for (const nodeId of this.anyNodeOrder()) {
       try {
         const broker = await this.admin(nodeId);
         const metadata = await sendRaw(broker, encodeMetadataV12(topics), decodeMetadataV12);
+        this.metadataNode = { nodeId };
         for (const b of metadata.brokers) this.addresses.set(b.nodeId, { host: b.host, port: b.port });
-        for (const t of metadata.topics)
-          for (const p of t.partitions)
-            this.leaders.set(partitionKey(t.name, p.partition), {
-              leaderId: p.leaderId,
-              leaderEpoch: p.leaderEpoch,
-            });
+        for (const t of metadata.topics) for (const p of t.partitions) this.learnLeader(t.topicId, t.name, p);
         return metadata;
       } catch (error) {
-        last = error;
+        // When none answers, the bootstrap servers' failure is the one reported (it names each of them).
+        if (nodeId === undefined || last === undefined) last = error;
         const failure = asSourceError(error, `${this.mirrorName}: metadata`);
         if (!failure.retriable) throw failure;
         if (nodeId !== undefined) await this.dropBroker(nodeId, this.clientId);
       }
     }
     throw asSourceError(last, `${this.mirrorName}: no source broker answered a metadata request`);
+  }
+
+  /**
+   * Takes a partition's leader from a Metadata answer, unless the answer is older than what is known: as
+   * Kafka's clients do (KIP-320, `Metadata.updateLatestMetadata`), a leader epoch below the one last seen for
+   * the same topic id comes from a broker whose metadata lags (one cut off from the controller, say), and
+   * the newer leader stands; the answer is corrected to it, so no caller routes back to a deposed leader.
+   * A topic id not seen before (the topic was created again) or an unknown epoch (-1) is always taken.
+   */
+  private learnLeader(topicId: string, topic: string, p: MetadataPartition): void {
+    const key = partitionKey(topic, p.partition);
+    const known = this.leaders.get(key);
+    if (known && known.topicId === topicId && p.leaderEpoch >= 0 && p.leaderEpoch < known.leaderEpoch) {
+      p.leaderId = known.leaderId;
+      p.leaderEpoch = known.leaderEpoch;
+      return;
+    }
+    this.leaders.set(key, { topicId, leaderId: p.leaderId, leaderEpoch: p.leaderEpoch });
+  }
+
+  /**
+   * The brokers a request any of them may answer goes to, in order: the one that answered Metadata last,
+   * the others the source's metadata named, then the bootstrap servers (undefined).
+   */
+  private anyNodeOrder(): (number | undefined)[] {
+    const candidates: (number | undefined)[] = [...this.addresses.keys(), undefined];
+    const preferred = this.metadataNode && candidates.indexOf(this.metadataNode.nodeId);
+    if (preferred !== undefined && preferred > 0) candidates.unshift(...candidates.splice(preferred, 1));
+    return candidates;
+  }
+
+  /**
+   * An admin connection to any broker of the source (`anyNodeOrder`), for requests any broker answers
+   * (DescribeConfigs of topics, DescribeAcls): Kafka's AdminClient sends them to the least loaded node, so a
+   * bootstrap server that is down (a single one, say) does not stop them while other brokers are up.
+   */
+  private async anyAdmin(): Promise<KjsBroker> {
+    let last: unknown;
+    for (const nodeId of this.anyNodeOrder()) {
+      try {
+        return await this.admin(nodeId);
+      } catch (error) {
+        if (this.closed || !(error instanceof KafkaError) || !error.retriable) throw error;
+        if (nodeId === undefined || last === undefined) last = error;
+      }
+    }
+    throw last;
   }
 
   /**
@@ -674,7 +726,7 @@ export class KafkajsSourceCluster implements SourceCluster {
   private async dynamicTopicConfigs(names: readonly string[]): Promise<Map<string, Record<string, string>>> {
     const out = new Map<string, Record<string, string>>();
     if (names.length === 0) return out;
-    const broker = await this.admin(undefined);
+    const broker = await this.anyAdmin();
     const context = `${this.mirrorName}: describe topic configs of the source`;
     const describe = (topics: readonly string[]) =>
       broker.describeConfigs({

@@ -150,6 +150,11 @@ export function commandRefusal(
   let message: string;
   if (state === "fenced") {
     message = `Cannot ${command.type} mirror partition: its coordinator lost leadership of __mirror_state. Send it to the new coordinator.`;
+  } else if (command.type === "FAIL" && command.retryable && failedForGood(snapshot)) {
+    message =
+      `Cannot FAIL mirror partition in state ${state} with a retryable failure: it is failed for good ` +
+      `(${failedForGoodReason(snapshot)}), which a retryable failure would only hide. Recover it, or remove ` +
+      "the topic from the mirror (STOP) and add it back.";
   } else if (pendingTo !== null) {
     message =
       `Cannot ${command.type} mirror partition in state ${state}: a change to ${pendingTo} is waiting for its ` +
@@ -257,4 +262,16 @@ export function pendingEffectsOf(snapshot: MirrorPartitionSnapshot): MirrorParti
   };
   visit(mirrorPartitionMachine.root, snapshot.value);
   return effects;
+}
+
+/** FAILED for good, or a failure for good waiting for its append: what a retryable failure must not replace. */
+function failedForGood(snapshot: MirrorPartitionSnapshot): boolean {
+  const { pending, record } = snapshot.context;
+  return pending !== null
+    ? pending.record.retryAttempt < 0
+    : record.state === "FAILED" && record.retryAttempt < 0;
+}
+
+function failedForGoodReason(snapshot: MirrorPartitionSnapshot): string | null {
+  return (snapshot.context.pending?.record ?? snapshot.context.record).errorMessage;
 }

@@ -367,8 +367,16 @@ const committing = {
           },
           { guard: "pendingMatches", target: "retrying", actions: "noteCommitFailure" },
         ],
-        FAIL: { guard: "notFailingOver", actions: "deferFailure" },
-        EFFECT_FAILED: { guard: and(["currentEpoch", "notFailingOver"]), actions: "deferFailure" },
+        // A retryable failure adds nothing to a failure for good being appended (and would replace its
+        // message once that commits): dropped, as in `retrying` and FAILED.awaitingOperator.
+        FAIL: [
+          { guard: and(["failureIsRetryable", "pendingIsNonRetryable"]), actions: [] },
+          { guard: "notFailingOver", actions: "deferFailure" },
+        ],
+        EFFECT_FAILED: [
+          { guard: and(["failureIsRetryable", "pendingIsNonRetryable"]), actions: [] },
+          { guard: and(["currentEpoch", "notFailingOver"]), actions: "deferFailure" },
+        ],
       },
     },
     retrying: {
@@ -387,11 +395,14 @@ const committing = {
           actions: "noteCommitRetry",
         },
         // A record that may be on the log already keeps its stateEpoch: the failure waits for its commit.
+        // A retryable failure never takes the place of a failure for good waiting to be appended again.
         FAIL: [
+          { guard: and(["failureIsRetryable", "pendingIsNonRetryable"]), actions: [] },
           { guard: and(["notFailingOver", "commitMayHaveLanded"]), actions: "deferFailure" },
           failNow("cancelCommitRetry").FAIL,
         ],
         EFFECT_FAILED: [
+          { guard: and(["failureIsRetryable", "pendingIsNonRetryable"]), actions: [] },
           { guard: and(["currentEpoch", "notFailingOver", "commitMayHaveLanded"]), actions: "deferFailure" },
           failNow("cancelCommitRetry").EFFECT_FAILED,
         ],
@@ -697,6 +708,8 @@ export const mirrorPartitionMachine = setup({
     // (e.g. PREPARING's mirror-loop check against a source that is down) and must neither fail nor undo
     // the failover, which needs nothing from the source (spec §4). STOPPING's own steps start after it.
     notFailingOver: ({ context }) => context.pending?.to !== "STOPPING",
+    failureIsRetryable: ({ event }) =>
+      (event.type === "FAIL" || event.type === "EFFECT_FAILED") && event.retryable,
     pendingIsNonRetryable: ({ context }) => (context.pending?.record.retryAttempt ?? 0) < 0,
     pendingPauseRequested: ({ context }) => context.pending?.pauseRequested === true,
     commitsTo: ({ context }, params: { states: readonly LifecycleState[] }) =>
@@ -1024,7 +1037,13 @@ export const mirrorPartitionMachine = setup({
         awaitingOperator: {
           description:
             "Non-retryable or out of attempts: the operator's recover retries it; or remove (STOP), then add back.",
-          on: { RECOVER: retryRoutes([]) },
+          on: {
+            RECOVER: retryRoutes([]),
+            // A retryable failure adds nothing to one for good, and must not replace its message: a fetch
+            // error in flight as the coordinator failed the partition (the source topic deleted) would
+            // otherwise be all the operator reads. A non-retryable one records its own message (FAILED's).
+            FAIL: { guard: "failureIsRetryable", actions: [] },
+          },
         },
       },
       on: {

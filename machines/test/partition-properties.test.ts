@@ -107,7 +107,14 @@ const ACCEPTED_IN: Record<MirrorPartitionCommand["type"], readonly LifecycleStat
 function accepts(s: MirrorPartitionSnapshot, command: MirrorPartitionCommand): boolean {
   const state = lifecycleStateOf(s);
   if (state === "fenced" || !ACCEPTED_IN[command.type].includes(state)) return false;
-  if (command.type === "FAIL") return true; // deferred while a commit is in flight, never refused
+  if (command.type === "FAIL") {
+    // Deferred while a commit is in flight; refused only when retryable against a failure for good
+    // (committed, or waiting for its append), whose reason it would hide.
+    const forGood = s.context.pending
+      ? s.context.pending.record.retryAttempt < 0
+      : state === "FAILED" && s.context.record.retryAttempt < 0;
+    return !(command.retryable && forGood);
+  }
   if (s.context.pending !== null) return false;
   return !(command.type === "START" && state === "FAILED" && s.context.record.retryAttempt < 0);
 }

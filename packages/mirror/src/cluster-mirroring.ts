@@ -296,8 +296,9 @@ export class ClusterMirroring {
   /**
    * The catch-up barrier of a planned failover: resolves once every partition of `mirror` is MIRRORING and
    * its destination log end has reached the source high watermark the source answered when this was
-   * called (ListOffsets latest, asked at once and again until the source answers), so every record the
-   * source acknowledged before the call is on the destination. A failed-over partition (STOPPED, its topic
+   * called (ListOffsets latest, asked at once and again until the source answers), and its destination
+   * high watermark too (the destination's in-sync replicas hold them), so every record the source
+   * acknowledged before the call is on the destination, durably. A failed-over partition (STOPPED, its topic
    * removed from the mirror) is no longer the mirror's and is left out. Checks every `intervalMs` on the cluster's scheduler; rejects after
    * `timeoutMs` naming the laggards, or saying that the mirror has no partition to catch up.
    */
@@ -329,20 +330,28 @@ export class ClusterMirroring {
             if (hw !== null) barriers.set(id(r), hw);
           }),
       );
+      // Copied means held by the destination's in-sync replicas (its high watermark), not only appended on
+      // its leader: a leader lost before its followers fetched would take the records with it.
+      const replicated = (r: MirrorDescribeRow) =>
+        leaderLog(this.options.cluster, r.topic, r.partition)?.highWatermark ?? null;
       const behind = rows.filter((r) => {
         const barrier = barriers.get(id(r));
-        return (
-          r.state !== "MIRRORING" ||
-          barrier === undefined ||
-          r.destinationOffset === null ||
-          r.destinationOffset < barrier
-        );
+        const hw = replicated(r);
+        return r.state !== "MIRRORING" || barrier === undefined || hw === null || hw < barrier;
       });
       const show = (r: MirrorDescribeRow) => {
         const barrier = barriers.get(id(r));
+        const hw = replicated(r);
         const lag =
           barrier === undefined || r.destinationOffset === null ? "?" : String(barrier - r.destinationOffset);
-        return `${r.topic}-${r.partition} ${r.state} lag ${lag}`;
+        const unreplicated =
+          barrier !== undefined &&
+          hw !== null &&
+          r.destinationOffset !== null &&
+          r.destinationOffset >= barrier
+            ? `, high watermark ${hw} (not yet replicated to the ISR)`
+            : "";
+        return `${r.topic}-${r.partition} ${r.state} lag ${lag}${unreplicated}`;
       };
       return behind.length === 0
         ? undefined

@@ -399,6 +399,24 @@ describe("MirrorAdmin.verifyMirror: a copy whose tail is not replicated yet", ()
   }, 60_000);
 });
 
+describe("ClusterMirroring.whenCaughtUp: a copy whose tail is not replicated yet", () => {
+  it("waits for the destination's high watermark, not only its leader's log end", async () => {
+    const { source, dest } = await mirroredEnv();
+    // The destination's followers are slow: its leader holds the fetched tail before they have it.
+    dest.cluster.setReplicationLatency(60_000);
+    await produce(source, "orders", 0, 2); // offsets 10-11
+    const copy = log(dest, "orders", 0);
+    for (let i = 0; i < 400 && copy.logEndOffset !== 12n; i++) await new Promise((r) => setTimeout(r, 10));
+    expect([copy.logEndOffset, copy.highWatermark]).toEqual([12n, 10n]);
+
+    // Before: resolved here, the tail on the leader alone: a leader lost now would take it along.
+    await expect(dest.mirroring.whenCaughtUp("m", { timeoutMs: 500, intervalMs: 50 })).rejects.toThrow(
+      /orders-0 MIRRORING lag 0, high watermark 10 \(not yet replicated to the ISR\)/,
+    );
+    // (Once replicated it resolves, as every other test of a caught-up mirror shows.)
+  }, 60_000);
+});
+
 describe("MirrorAdmin.verifyMirror: a source whose leader moves while it runs", () => {
   it("asks the partition's new leader instead of reporting a difference", async () => {
     // Armed after the setup: verify's next two fetches reach a broker that no longer leads (it is gone,

@@ -399,7 +399,7 @@ describe("property: coordinator moves and source divergence", () => {
                 : "orders-1 of b was not elected uncleanly at 0",
           },
           {
-            bug: "the model checked a new primary's orders-1 for its failover barrier after an unclean election on that node (the setting is the topic's) had emptied its log: orders-1 was still STOPPING when the crashes lost its barrier (FC_SEED=502 soak)",
+            bug: "the model checked a new primary's orders-1 for its failover barrier after an unclean election on that node (the setting is the topic's) had emptied its log: orders-1 was still STOPPING when the crashes lost its barrier (FC_SEED=502 soak); then, checked for its barrier alone, a real one: the election came after the ISR had the barrier and STOPPED cleared the read-only flag over a log without it (fails with STOPPED's check of the barrier taken out)",
             simSeed: 999996,
             steps: [
               "advance(5909)",

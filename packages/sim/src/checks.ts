@@ -175,7 +175,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
   out.push(...(await awaitConvergence(sim)));
   out.push(...metadataFailures(sim));
   sim.step("settled");
-  completeFailovers(sim);
+  completeFailovers(sim, true);
   observeCommittedWrites(sim);
   sim.observeUnderMinIsr();
   sim.observePrefixes();

@@ -1,7 +1,8 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
 import type { MirrorPartitionView } from "@cluster-mirror/mirror";
 import { failoverAlignment } from "./invariants/alignment";
 import { checkPromisedWrites, stillAcknowledged } from "./invariants/durability";
-import { checkFailover } from "./invariants/failover";
+import { checkBarrierAfterElection, checkFailover } from "./invariants/failover";
 import { leaderLog } from "./invariants/logs";
 import { foldHistory, keyIdOf, readMirrorStateHistory } from "./invariants/mirror-state-history";
 import { checkCommittedTxns } from "./invariants/transactions";
@@ -36,8 +37,14 @@ export interface PendingFailover {
  * Runs the STOPPED checks of every pending failover partition that reached STOPPED, before anything else
  * can write to it: called after each command, before every produce reaches a broker, and at settle. A
  * failover whose topic was re-added meanwhile is dropped (it was cancelled).
+ *
+ * A partition is checked once its topic is writable: STOPPED recorded and its read-only flag cleared
+ * (STOPPED's step), the point the failover's promise is about. Until then nothing but the engine
+ * writes to it, and STOPPED's step may still write the barrier again on a leader an unclean election chose
+ * without it (`EffectExecutor.clearReadOnly`); checked at STOPPED's record, such a leader was reported
+ * (soak faults FC_SEED=502 with that step). At `settled` every STOPPED partition is checked, read-only or not.
  */
-export function completeFailovers(sim: Simulation): void {
+export function completeFailovers(sim: Simulation, settled = false): void {
   for (const f of [...sim.pendingFailovers]) {
     if (sim.edgeState(f.edge, f.topic) !== "REMOVED") {
       sim.pendingFailovers.splice(sim.pendingFailovers.indexOf(f), 1);
@@ -48,11 +55,26 @@ export function completeFailovers(sim: Simulation): void {
     const views = dest.mirroring.coordinators.describe(f.edge.mirror).filter((v) => v.key.topic === f.topic);
     for (const view of [...views, ...stoppedInHistoryOnly(sim, f, views, partitions)]) {
       if (view.state !== "STOPPED" || f.done.has(view.key.partition)) continue;
+      if (!settled && awaitsStoppedStep(dest.cluster, f.topic, view.key.partition)) continue;
       f.done.add(view.key.partition);
       completeFailoverPartition(sim, f, view);
     }
     if (f.done.size >= partitions) sim.pendingFailovers.splice(sim.pendingFailovers.indexOf(f), 1);
   }
+}
+
+/**
+ * Whether `topic-partition`, STOPPED, waits for STOPPED's step: the controller still holds its read-only
+ * flag (what the step clears) and no mirror asks for the topic (`mirror.name` unset or removed). A
+ * `mirror.name` set by another mirror meanwhile (a failback onto this cluster) keeps the flag, and STOPPED's
+ * step leaves it to that mirror: the partition is checked now, before that mirror's PREPARING cuts the log
+ * (soak chain FC_SEED=214).
+ */
+function awaitsStoppedStep(cluster: KafkaCluster, topic: string, partition: number): boolean {
+  const meta = cluster.controller.image.partition(topic, partition);
+  const mirrorName = cluster.controller.image.topic(topic)?.configs.get("mirror.name");
+  if (meta === undefined || (mirrorName !== undefined && !mirrorName.endsWith(".removed"))) return false;
+  return meta.mirrorReadOnly ?? mirrorName !== undefined;
 }
 
 /**
@@ -105,14 +127,18 @@ export function completeFailoverPartition(
   const p = view.key.partition;
   const end = leaderLog(dest.cluster, topic, p)?.logEndOffset;
   if (end !== undefined) sim.model.stoppedEnds.set(`${edge.mirror}\0${topic}\0${p}`, end);
+  const alignment = failoverAlignment(dest.cluster, view.key);
   if (f.lostByElection.has(p)) {
-    // The destination's own loss (its committed-prefix allowance says so): its barrier may be gone with it.
+    // The destination's own loss (its committed-prefix allowance says so): what the failover promised of the
+    // source may be gone with it. Its barrier is not: the engine writes it again on the leader elected.
     sim.step(
-      `${edge.to} ${topic}-${p} STOPPED: failover checks skipped (an unclean election lost its log end)`,
+      `${edge.to} ${topic}-${p} STOPPED: failover checks skipped (an unclean election lost its log end) but its barrier's`,
     );
+    if (!failoverWithoutMirroredData(alignment)) {
+      sim.report(checkBarrierAfterElection(edge.to, dest.cluster, view));
+    }
     return;
   }
-  const alignment = failoverAlignment(dest.cluster, view.key);
   if (failoverWithoutMirroredData(alignment)) {
     // Failed over from FAILED (or PREPARING before its truncation) over the topic's own log: no barrier,
     // nothing mirrored to promise (its markers are checked as STOPPED commits, `UnmirroredFailoverWatch`;

@@ -390,7 +390,7 @@ export class EffectExecutor {
       let result: MirrorPartitionEvent | undefined;
       try {
         if (!this.ctx.stillCoordinator()) return; // a zombie coordinator must not touch the data
-        result = this.executeSync(p.key, effect);
+        result = this.executeSync(p, effect);
       } catch (error) {
         p.send(this.failureOf(stateEpoch, error));
         return;
@@ -407,17 +407,15 @@ export class EffectExecutor {
   }
 
   /** Runs one effect that answers synchronously (or throws). */
-  private executeSync(
-    key: MirrorPartitionKey,
-    effect: MirrorPartitionEffect,
-  ): MirrorPartitionEvent | undefined {
+  private executeSync(p: PartitionRuntime, effect: MirrorPartitionEffect): MirrorPartitionEvent | undefined {
+    const key = p.key;
     const stateEpoch = effect.params.stateEpoch;
     switch (effect.type) {
       case "markReadOnly":
         this.leaderReplica(key).setReadOnly(true);
         return undefined;
       case "clearReadOnly":
-        this.clearReadOnly(key, true);
+        this.clearReadOnly(key, true, p.takeBarrier(stateEpoch));
         return undefined;
       case "addFetcher":
         this.fetchers(key).addPartition(key);
@@ -437,6 +435,30 @@ export class EffectExecutor {
       default:
         throw new Error(`the coordinator has no executor for effect '${effect.type}'; this is a bug`);
     }
+  }
+
+  /**
+   * STOPPED, entered right after this coordinator's STOPPING wrote its barrier above `lme`, and still
+   * read-only: the log holds mirrored data and that failover's markers only, so it must end with the PID
+   * reset. A leader that does not (elected uncleanly, without them, after the in-sync replicas had them and
+   * before STOPPED's step) holds the source's open transactions and producer ids again: STOPPING's steps 3
+   * and 4 run again on it, in the same synchronous step as the flag is cleared, or those transactions would
+   * hang and local producers could collide with mirrored ids. (Kafka: an unclean election loses what the
+   * ISR acknowledged, `unclean.leader.election.enable`; here the barrier is written again while nothing
+   * else can write to the partition.)
+   */
+  private rewriteLostBarrier(key: MirrorPartitionKey, lme: number): void {
+    const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
+    // No leader now: the flag is cleared all the same (as before), and a leader elected later is not checked.
+    const replica = leader >= 0 ? this.ctx.destination.replica(leader, key.topic, key.partition) : undefined;
+    if (replica === undefined || replica.endsWithPidResetAbove(lme)) return;
+    this.abort(replica, replica.ongoingTransactions());
+    replica.appendControlBatch(
+      encodeMirrorPidResetBatch({
+        sourceClusterId: this.ctx.sourceClusterId(key.mirror),
+        timestamp: BigInt(this.ctx.clock.now()),
+      }),
+    );
   }
 
   /** Appends an ABORT marker on the partition's leader for each transaction, at its producer epoch. */
@@ -495,6 +517,7 @@ export class EffectExecutor {
         // could elect a replica without them: a writable partition with no PID reset and open
         // transactions that hang.
         await replica.awaitReplicated(replica.logEndOffset() - 1n);
+        p.noteBarrier(stateEpoch, effect.params.lme);
         return { type: "PID_RESET_APPENDED", stateEpoch };
       }
       case "abortHangingTransactions": {
@@ -606,12 +629,18 @@ export class EffectExecutor {
    * first, and its STOPPED clears the flag): this mirror's STOPPED record no longer speaks for the flag,
    * that mirror's steps own it. (Re-added under this mirror, the controller keeps the flag `mirror.name`
    * set until the re-add's PREPARING takes it over.) As STOPPED's step (`clampGroupOffsets`), it first moves committed
-   * offsets past the log end back to it (`DestinationCluster.clampGroupOffsets`).
+   * offsets past the log end back to it (`DestinationCluster.clampGroupOffsets`), and, right after its
+   * STOPPING wrote a barrier above `barrierLme`, writes that barrier again on a leader elected without it
+   * (`rewriteLostBarrier`).
    */
-  clearReadOnly(key: MirrorPartitionKey, clampGroupOffsets = false): void {
+  clearReadOnly(key: MirrorPartitionKey, clampGroupOffsets = false, barrierLme?: number): void {
     const destination = this.ctx.destination;
     const asked = parseMirrorNameConfig(destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
     if (asked !== undefined && asked.mirror !== key.mirror) return;
+    if (barrierLme !== undefined) {
+      this.requireSameTopic(key);
+      this.rewriteLostBarrier(key, barrierLme);
+    }
     if (clampGroupOffsets) {
       // Before the first local write: a committed offset past the log end (synced before an unclean
       // election on this cluster cut the log below it) would make its group skip the records written there.

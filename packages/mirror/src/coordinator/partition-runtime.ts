@@ -47,6 +47,8 @@ export class PartitionRuntime {
   private depth = 0;
   /** PREPARING's truncation cut the log and its TRUNCATED is not delivered yet: commands wait for it. */
   private truncationUnreported = false;
+  /** The failover barrier this coordinator wrote (STOPPING's state epoch and LME), until STOPPED takes it. */
+  private barrier: { stateEpoch: number; lme: number } | undefined;
 
   constructor(
     /** The partition's id (`partitionKeyId`): the coordinator's map key and the actor's id. */
@@ -116,6 +118,22 @@ export class PartitionRuntime {
    */
   noteTruncated(): void {
     this.truncationUnreported = true;
+  }
+
+  /**
+   * STOPPING (at `stateEpoch`) wrote its PID reset barrier above `lme` and the in-sync replicas have it. The
+   * STOPPED that follows checks the leader still holds it before the topic becomes writable: an unclean
+   * election while STOPPED was being recorded can elect a replica without it (see `takeBarrier`).
+   */
+  noteBarrier(stateEpoch: number, lme: number): void {
+    this.barrier = { stateEpoch, lme };
+  }
+
+  /** The LME of the barrier the STOPPING just before the STOPPED at `stateEpoch` wrote, once; else undefined. */
+  takeBarrier(stateEpoch: number): number | undefined {
+    const barrier = this.barrier;
+    this.barrier = undefined;
+    return barrier !== undefined && barrier.stateEpoch + 1 === stateEpoch ? barrier.lme : undefined;
   }
 
   /** Sends an event (effect result, observation, commit result) to the actor; dropped once closed. */

@@ -114,6 +114,44 @@ export function checkFailover(
 }
 
 /**
+ * What an unclean election on the new primary cannot excuse: a failover partition whose log end the
+ * election lost (so what it promised of the source is not checked, `checkFailover`) still becomes writable
+ * with its own barrier last (a MIRROR_PID_RESET above the LME) and no transaction open. The engine writes
+ * them again on a leader elected without them, in STOPPING or at STOPPED's step; Kafka's transaction
+ * coordinator would leave such a transaction hanging, but no coordinator of this cluster runs the source's.
+ */
+export function checkBarrierAfterElection(
+  label: string,
+  cluster: KafkaCluster,
+  view: MirrorPartitionView,
+): Violation[] {
+  const { topic, partition } = view.key;
+  const log = leaderLog(cluster, topic, partition);
+  if (!log) return [];
+  const where = `${label} ${topic}-${partition}`;
+  const last = [...log.batches()].at(-1);
+  const out: Violation[] = [];
+  if (
+    !last?.isControl ||
+    last.controlType !== ControlRecordType.MIRROR_PID_RESET ||
+    last.partitionLeaderEpoch <= view.lastMirrorEpoch
+  ) {
+    out.push({
+      invariant: "failover-barrier",
+      message: `${where}: STOPPED after an unclean election lost its log end, but the log does not end with the failover's MIRROR_PID_RESET above the LME ${view.lastMirrorEpoch} (last batch: ${last ? `offset ${last.baseOffset} epoch ${last.partitionLeaderEpoch} control=${last.isControl} type=${last.controlType}` : "none"})`,
+    });
+  }
+  const open = log.ongoingTransactions();
+  if (open.length > 0) {
+    out.push({
+      invariant: "failover-no-open-txn",
+      message: `${where}: ${open.length} transaction(s) still open after STOPPED and an unclean election (first at offset ${open[0]!.firstOffset}, producer ${open[0]!.producerId})`,
+    });
+  }
+  return out;
+}
+
+/**
  * After failover, once replication settled: LSO == HW (no hanging transaction) on the new primary. `live`
  * excuses an open transaction its cluster's own coordinator still runs, and which a later check ends (a
  * failover over the topic's own log leaves those alone: KIP-664's hanging ones only are aborted).

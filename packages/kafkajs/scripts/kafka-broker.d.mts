@@ -60,6 +60,8 @@ export interface KafkaBrokerHandle {
   readonly output: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Kills the JVM (SIGKILL): a crash, with no controlled shutdown; resolves once it exited. */
+  kill(): Promise<void>;
   destroy(): Promise<void>;
 }
 

@@ -500,6 +500,19 @@ async function createNode(node) {
         child.kill("SIGTERM");
       });
     },
+    /**
+     * Kills the JVM (SIGKILL): a crash, without the controlled shutdown that has the controller fence the
+     * broker at once; resolves once it exited. `start()` starts it again on the same ports and data.
+     */
+    async kill() {
+      const child = handle.process;
+      if (!child) return;
+      handle.process = undefined;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    },
     /** Stops the broker and deletes its data. */
     async destroy() {
       await handle.stop();

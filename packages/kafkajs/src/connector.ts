@@ -79,7 +79,7 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
         current().listOffsets(topic, partition, timestamp, topicId),
       endOffsetForEpoch: (topic, partition, epoch, topicId) =>
         current().endOffsetForEpoch(topic, partition, epoch, topicId),
-      listGroupOffsets: () => current().listGroupOffsets(),
+      listGroupOffsets: (options) => current().listGroupOffsets(options),
       describeAcls: () => current().describeAcls(),
       lastMirrorEpoch: (topicId, partition) => current().lastMirrorEpoch(topicId, partition),
       listMirrors: (options) => current().listMirrors(options),

@@ -1,6 +1,7 @@
 import { type AclBinding, type Uuid, ZERO_UUID } from "@cluster-mirror/cluster";
 import type {
   DescribeTopicsOptions,
+  ListGroupOffsetsOptions,
   SourceCluster,
   SourceFetchPartition,
   SourceFetchPartitionResult,
@@ -444,53 +445,99 @@ export class KafkajsSourceCluster implements SourceCluster {
     return { leaderEpoch: answer.leaderEpoch, endOffset: answer.offset };
   }
 
-  /** Groups with committed offsets on topics the source has, and whether each has members now. */
-  async listGroupOffsets(): Promise<(SourceGroupOffsets & { active: boolean })[]> {
+  /**
+   * Groups with committed offsets on topics the source has, and whether each has members now. Each broker
+   * lists the groups it coordinates and answers for them, so, as Kafka's Admin client does
+   * (`KafkaAdminClient.listConsumerGroups`), a broker that fails leaves its error, and a group whose
+   * coordinator does not give its offsets its own: with `onError` the listing goes on without them
+   * (`ListConsumerGroupsResult.valid()` and `errors()`), without it the first one rejects it (`all()`).
+   */
+  async listGroupOffsets(options: ListGroupOffsetsOptions = {}): Promise<GroupOffsetsListing[]> {
     const metadata = await this.metadata(null);
     const topics = metadata.topics
       .filter((t) => t.errorCode === 0 && !t.isInternal)
       .map((t) => ({ topic: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition })) }));
-    const out: (SourceGroupOffsets & { active: boolean })[] = [];
-    for (const b of metadata.brokers) {
-      // Each broker lists the groups it coordinates, and answers for them.
-      const broker = await this.admin(b.nodeId);
-      const context = `${this.mirrorName}: groups on source broker ${b.nodeId}`;
-      const { groups } = await broker.listGroups().catch((e) => Promise.reject(asSourceError(e, context)));
-      if (groups.length === 0) continue;
-      const described = await describableGroups(
-        broker,
-        groups.map((g) => g.groupId),
-        context,
+    const failed = (error: unknown, context: string, what: string): void => {
+      const e = asSourceError(error, context);
+      if (!options.onError) throw e;
+      // The error names the broker (and group) even when it came from the connection, and what follows.
+      const prefix = `${this.mirrorName}: `;
+      const named = e.message.startsWith(context)
+        ? e.message
+        : `${context}: ${e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message}`;
+      options.onError(
+        new KafkaError(
+          e.errorName,
+          e.code,
+          e.retriable,
+          `${named}; ${what} are left out of this listing until it answers`,
+          {
+            cause: e,
+          },
+        ),
       );
+    };
+    const out: GroupOffsetsListing[] = [];
+    for (const b of metadata.brokers) {
+      const context = `${this.mirrorName}: groups on source broker ${b.nodeId}`;
+      let broker: KjsBroker;
+      let groups: { groupId: string; protocolType: string }[];
+      let described: Awaited<ReturnType<typeof describableGroups>>;
+      try {
+        broker = await this.admin(b.nodeId);
+        groups = (await broker.listGroups()).groups;
+        if (groups.length === 0) continue;
+        described = await describableGroups(
+          broker,
+          groups.map((g) => g.groupId),
+          context,
+        );
+      } catch (error) {
+        failed(error, context, "the groups it coordinates");
+        continue;
+      }
       for (const g of described) {
         if (g.errorCode !== 0 || topics.length === 0) continue;
-        const fetched = await broker
-          .offsetFetch({ groupId: g.groupId, topics })
-          .catch((e) => Promise.reject(asSourceError(e, context)));
-        const offsets: SourceGroupOffsets["offsets"] = [];
-        for (const t of fetched.responses)
-          for (const p of t.partitions) {
-            const offset = BigInt(p.offset);
-            if (offset >= 0n)
-              offsets.push({
-                topic: t.topic,
-                partition: p.partition,
-                offset,
-                leaderEpoch: -1,
-                metadata: p.metadata ?? "",
-              });
-          }
-        if (offsets.length === 0) continue;
         const protocolType = groups.find((l) => l.groupId === g.groupId)?.protocolType;
-        const active =
-          g.members.length > 0 ||
-          (protocolType === "consumer" &&
-            g.state === "Dead" &&
-            (await this.consumerGroupMembers(broker, g.groupId)) > 0);
-        out.push({ groupId: g.groupId, offsets, active });
+        try {
+          const group = await this.groupOffsets(broker, g, protocolType, topics);
+          if (group) out.push(group);
+        } catch (error) {
+          failed(error, `${context}: offsets of group '${g.groupId}'`, "the group's offsets");
+        }
       }
     }
     return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
+  }
+
+  /** One described group's committed offsets (OffsetFetch to its coordinator); undefined when it has none. */
+  private async groupOffsets(
+    broker: KjsBroker,
+    g: Awaited<ReturnType<typeof describableGroups>>[number],
+    protocolType: string | undefined,
+    topics: { topic: string; partitions: { partition: number }[] }[],
+  ): Promise<GroupOffsetsListing | undefined> {
+    const fetched = await broker.offsetFetch({ groupId: g.groupId, topics });
+    const offsets: SourceGroupOffsets["offsets"] = [];
+    for (const t of fetched.responses)
+      for (const p of t.partitions) {
+        const offset = BigInt(p.offset);
+        if (offset >= 0n)
+          offsets.push({
+            topic: t.topic,
+            partition: p.partition,
+            offset,
+            leaderEpoch: -1,
+            metadata: p.metadata ?? "",
+          });
+      }
+    if (offsets.length === 0) return undefined;
+    const active =
+      g.members.length > 0 ||
+      (protocolType === "consumer" &&
+        g.state === "Dead" &&
+        (await this.consumerGroupMembers(broker, g.groupId)) > 0);
+    return { groupId: g.groupId, offsets, active };
   }
 
   /**
@@ -854,6 +901,9 @@ export class KafkajsSourceCluster implements SourceCluster {
     await broker?.disconnect().catch(() => {});
   }
 }
+
+/** A source group's committed offsets, and whether it has members now. */
+type GroupOffsetsListing = SourceGroupOffsets & { active: boolean };
 
 /**
  * DescribeGroups of these groups, without the ones the principal may not DESCRIBE. Kafka's ListGroups names

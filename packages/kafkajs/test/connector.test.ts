@@ -1,5 +1,9 @@
 import { KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
-import { EmbeddedSourceRegistry } from "@cluster-mirror/mirror";
+import {
+  EmbeddedSourceRegistry,
+  type ListGroupOffsetsOptions,
+  type SourceCluster,
+} from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
 import { EmbeddedOrKafkaSourceConnector, UnsupportedSourceSecurityError } from "../src/index";
 
@@ -35,5 +39,26 @@ describe("EmbeddedOrKafkaSourceConnector", () => {
       }),
     ).toThrow(UnsupportedSourceSecurityError);
     expect(() => connector.connect("m", { "bootstrap.servers": "no-port" })).toThrow(/not host:port/);
+  });
+
+  it("passes the group listing's options on to a real Kafka source: a broker that is down is reported, not fatal", async () => {
+    const connector = new EmbeddedOrKafkaSourceConnector(new EmbeddedSourceRegistry());
+    const down = new Error("m: groups on source broker 2: Connection error: connect ECONNREFUSED");
+    const app = { groupId: "app", offsets: [], active: false };
+    // A Kafka source of two brokers, one down: as Kafka's ListConsumerGroupsResult, all() fails on it and
+    // valid() with errors() gives the other broker's groups.
+    connector.kafka.connect = () =>
+      ({
+        listGroupOffsets: async (options?: ListGroupOffsetsOptions) => {
+          if (!options?.onError) throw down;
+          options.onError(down);
+          return [app];
+        },
+      }) as unknown as SourceCluster;
+    const source = connector.connect("m", { "bootstrap.servers": "kafka:9092" });
+    const errors: Error[] = [];
+    expect(await source.listGroupOffsets({ onError: (e) => errors.push(e) })).toEqual([app]);
+    expect(errors).toEqual([down]);
+    await expect(source.listGroupOffsets()).rejects.toBe(down);
   });
 });

@@ -106,6 +106,7 @@ export type {
   DestinationCluster,
   FetcherEvents,
   FetcherManager,
+  ListGroupOffsetsOptions,
   LocalReplica,
   MirrorCoordinators,
   MirrorPartitionKey,

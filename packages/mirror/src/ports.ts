@@ -126,6 +126,15 @@ export interface SourceGroupOffsets {
   offsets: { topic: string; partition: number; offset: bigint; leaderEpoch: number; metadata: string }[];
 }
 
+/** How `SourceCluster.listGroupOffsets` treats a source broker, or a group, it could not ask. */
+export interface ListGroupOffsetsOptions {
+  /**
+   * Called with each error of a broker whose groups could not be listed, or of a group whose offsets its
+   * coordinator did not give; the listing goes on without them. Absent: the first such error rejects it.
+   */
+  onError?: (error: Error) => void;
+}
+
 /** A cluster mirror as the source lists it (for mirror-loop detection). */
 export interface SourceMirrorInfo {
   name: string;
@@ -186,8 +195,13 @@ export interface SourceCluster {
     leaderEpoch: number,
     topicId?: Uuid,
   ): Promise<{ leaderEpoch: number; endOffset: bigint }>;
-  /** Consumer groups with committed offsets, and whether each has active members. */
-  listGroupOffsets(): Promise<(SourceGroupOffsets & { active: boolean })[]>;
+  /**
+   * Consumer groups with committed offsets, and whether each has active members. A source of several
+   * brokers asks each for the groups it coordinates: without `onError` one that fails fails the whole
+   * listing (Kafka's `ListConsumerGroupsResult.all()`); with it, each failure goes to `onError` and the
+   * groups of the brokers that answered are returned (`valid()` and `errors()`, as MirrorMaker 2 lists).
+   */
+  listGroupOffsets(options?: ListGroupOffsetsOptions): Promise<(SourceGroupOffsets & { active: boolean })[]>;
   /**
    * ACL bindings; undefined when the source runs no authorizer (SECURITY_DISABLED): its ACLs are unknown,
    * and the sync changes nothing (an empty list would delete every binding the mirror created).

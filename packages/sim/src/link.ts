@@ -163,8 +163,10 @@ export class LinkedSourceCluster implements SourceCluster {
   listOffsets(topic: string, partition: number, timestamp: bigint, topicId?: string): Promise<bigint> {
     return this.link.carry("listOffsets", () => this.inner.listOffsets(topic, partition, timestamp, topicId));
   }
-  listGroupOffsets(): ReturnType<SourceCluster["listGroupOffsets"]> {
-    return this.link.carry("listGroupOffsets", () => this.inner.listGroupOffsets());
+  listGroupOffsets(
+    ...args: Parameters<SourceCluster["listGroupOffsets"]>
+  ): ReturnType<SourceCluster["listGroupOffsets"]> {
+    return this.link.carry("listGroupOffsets", () => this.inner.listGroupOffsets(...args));
   }
   describeAcls(): ReturnType<SourceCluster["describeAcls"]> {
     return this.link.carry("describeAcls", () => this.inner.describeAcls());

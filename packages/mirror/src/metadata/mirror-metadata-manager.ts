@@ -596,7 +596,12 @@ export class MirrorMetadataManager {
   ): Promise<void> {
     if (topics().size === 0) return;
     try {
-      const groups = await source.listGroupOffsets();
+      // A source broker that cannot be asked now (or a group's coordinator) is reported, and the groups of
+      // the others are synced (MirrorMaker 2 takes `listConsumerGroups().valid()`). Groups not listed this
+      // time keep what was synced of them: nothing is written for them, nothing deleted.
+      const groups = await source.listGroupOffsets({
+        onError: (error) => this.error(def.name, "ConsumerGroupOffsetSyncError", error),
+      });
       report.groups = syncGroupOffsets(this.options.destination, groups, groupFilter(def), topics());
       for (const e of report.groups.errors) {
         // A group that became active between the check and the write: its members' commits win.

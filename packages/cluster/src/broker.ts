@@ -95,6 +95,13 @@ export interface BrokerOptions {
   logCleanerIntervalMs?: number;
   /** How often the high watermarks are checkpointed (default 5000, Kafka's replica.high.watermark.checkpoint.interval.ms). */
   highWatermarkCheckpointIntervalMs?: number;
+  /**
+   * Kafka's producer.id.expiration.ms (default 86400000, 1 day): a partition forgets a producer with no open
+   * transaction whose last batch is this old (by its timestamp, against the broker's clock).
+   */
+  producerIdExpirationMs?: number;
+  /** Kafka's producer.id.expiration.check.interval.ms: how often every hosted log checks (default 600000). */
+  producerIdExpirationCheckIntervalMs?: number;
   /** Where log recoveries that dropped data, and refused truncations, are reported (default: stderr). */
   logger?: ClusterLogger;
 }
@@ -116,6 +123,10 @@ export interface ProduceRequest extends RequestContext {
   acks: number;
   /** How long an acks=-1 produce waits for the ISR (default 30000). */
   timeoutMs?: number;
+  /**
+   * The producer's transactional.id: required for a transactional batch (else
+   * TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as Kafka), which also needs WRITE on it.
+   */
   transactionalId?: string;
 }
 
@@ -311,6 +322,11 @@ export class Broker {
     const lag = this.options.replicaLagTimeMaxMs ?? 30_000;
     this.every("isr-expiration", Math.max(1, Math.floor(lag / 2)), () => this.maybeShrinkIsr());
     this.every("log-cleaner", this.options.logCleanerIntervalMs ?? 30_000, () => this.runLogCleaner());
+    this.every(
+      "producer-expiration",
+      this.options.producerIdExpirationCheckIntervalMs ?? PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+      () => this.removeExpiredProducers(),
+    );
     this.every("hw-checkpoint", this.options.highWatermarkCheckpointIntervalMs ?? 5000, () =>
       this.checkpointHighWatermarks(),
     );
@@ -385,6 +401,23 @@ export class Broker {
   async produce(request: ProduceRequest): Promise<ProduceResponse> {
     this.checkRunning();
     const { topic } = request;
+    if (isTransactionalBatch(request.batch)) {
+      // Kafka's handleProduceRequest, before any topic check: transactional records need the request's
+      // transactional id, and WRITE on it.
+      if (request.transactionalId === undefined) {
+        throw new ClusterError(
+          "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
+          `the batch for ${topic}-${request.partition} is transactional but the produce request names no transactional id; send it with the producer's transactional.id, or clear the batch's transactional flag`,
+        );
+      }
+      this.options.authorizer.check({
+        principal: request.principal ?? "User:ANONYMOUS",
+        host: request.host,
+        operation: "WRITE",
+        resourceType: "TRANSACTIONAL_ID",
+        resourceName: request.transactionalId,
+      });
+    }
     this.options.authorizer.check({
       principal: request.principal ?? "User:ANONYMOUS",
       host: request.host,
@@ -834,6 +867,17 @@ export class Broker {
   }
 
   /**
+   * Kafka's PeriodicProducerExpirationCheck: every hosted replica, leader or follower, forgets the producers
+   * idle for producer.id.expiration.ms (see `PartitionLog.removeExpiredProducers`).
+   */
+  removeExpiredProducers(): void {
+    for (const p of this.partitions.values()) {
+      // Rewriting the log start's producer snapshot can fail (a full disk): the next pass tries again.
+      this.retryingStorageWrite(`producer expiration on ${p.name}`, () => p.log.removeExpiredProducers());
+    }
+  }
+
+  /**
    * Writes every hosted partition's high watermark to the checkpoint file, and the leader epoch checkpoints
    * whose last write failed. A storage error leaves the last checkpoint in place (a restart then starts from
    * lower high watermarks, which replication raises again).
@@ -1096,6 +1140,9 @@ export class Broker {
       cleanupPolicy: parseCleanupPolicy(topicConfigValue(topic.configs, "cleanup.policy")),
       deleteRetentionMs: Number(topicConfigValue(topic.configs, "delete.retention.ms")),
       minCompactionLagMs: Number(topicConfigValue(topic.configs, "min.compaction.lag.ms")),
+      ...(this.options.producerIdExpirationMs !== undefined && {
+        producerIdExpirationMs: this.options.producerIdExpirationMs,
+      }),
     };
   }
 
@@ -1561,6 +1608,9 @@ export class Broker {
   }
 }
 
+/** Kafka's producer.id.expiration.check.interval.ms default: 10 minutes. */
+const PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 600_000;
+
 /** What a failed high watermark checkpoint write is reported as (and remembered by, until it succeeds). */
 const HW_CHECKPOINT_WRITE = "the high watermark checkpoint";
 
@@ -1574,6 +1624,13 @@ function storedBytes(storage: LogStorage): number {
 
 function key(topicId: Uuid, partition: number): string {
   return `${topicId}:${partition}`;
+}
+
+/** True when a batch's header has the transactional flag (false if too short: the append refuses it as corrupt). */
+function isTransactionalBatch(batch: Buffer): boolean {
+  if (batch.length < RecordBatchLayout.RECORD_BATCH_OVERHEAD) return false;
+  const attributes = batch.readInt16BE(RecordBatchLayout.ATTRIBUTES_OFFSET);
+  return (attributes & RecordBatchLayout.TRANSACTIONAL_FLAG_MASK) !== 0;
 }
 
 /** The producer id and epoch in a batch's header; undefined if too short (the append refuses it as corrupt). */

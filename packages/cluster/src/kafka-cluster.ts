@@ -62,6 +62,10 @@ export interface KafkaClusterOptions {
   minInsyncReplicas?: number;
   /** How many producer ids the transaction coordinator takes from the controller at a time. */
   producerIdBlockSize?: number;
+  /** Kafka's producer.id.expiration.ms (default 86400000, 1 day; see `BrokerOptions`). */
+  producerIdExpirationMs?: number;
+  /** Kafka's producer.id.expiration.check.interval.ms (default 600000). */
+  producerIdExpirationCheckIntervalMs?: number;
   /** Kafka's transactional.id.expiration.ms (default 604800000, 7 days; see `TransactionCoordinatorOptions`). */
   transactionalIdExpirationMs?: number;
   /** Kafka's transaction.abort.timed.out.transaction.cleanup.interval.ms (default 10000). */
@@ -297,6 +301,16 @@ export class KafkaCluster implements BrokerNetwork {
         `brokers must be an integer >= 1, got ${typeof brokers === "number" ? String(brokers) : JSON.stringify(brokers)}; a cluster needs at least one broker`,
       );
     }
+    for (const name of ["producerIdExpirationMs", "producerIdExpirationCheckIntervalMs"] as const) {
+      const ms = options?.[name];
+      if (ms !== undefined && (!Number.isSafeInteger(ms) || ms < 1)) {
+        // Kafka's TransactionLogConfig: both are integers of at least 1 (ms).
+        throw new ClusterError(
+          "INVALID_REQUEST",
+          `${name} must be an integer >= 1 (milliseconds), got ${String(ms)}; omit it for Kafka's default`,
+        );
+      }
+    }
     // Injected, never read from the process (determinism): a missing one otherwise fails deep inside.
     const missing = (["clock", "scheduler", "random"] as const).filter((k) => options?.[k] === undefined);
     if (missing.length > 0) {
@@ -438,6 +452,8 @@ export class KafkaCluster implements BrokerNetwork {
       },
       replicaLagTimeMaxMs: this.options.replicaLagTimeMaxMs,
       minInsyncReplicas: this.options.minInsyncReplicas,
+      producerIdExpirationMs: this.options.producerIdExpirationMs,
+      producerIdExpirationCheckIntervalMs: this.options.producerIdExpirationCheckIntervalMs,
       logger: this.options.logger,
     });
     broker.setDiskLatency(this.diskLatency(brokerId));

@@ -19,7 +19,7 @@ import {
   parsePartitionMetadata,
 } from "./partition-metadata-file";
 import type { ProducerStateEntry } from "./producer-state-entry";
-import type { LogStorage, SegmentInfo } from "./storage";
+import type { LogStartProducerState, LogStorage, SegmentInfo } from "./storage";
 import { SegmentSidecars } from "./storage-sidecars";
 import type { IndexedAbortedTxn } from "./storage-transaction-index";
 
@@ -351,6 +351,26 @@ export class FileLogStorage implements LogStorage {
   /** @inheritdoc */
   writeProducerSnapshot(offset: bigint, producers: readonly ProducerStateEntry[]): void {
     this.sidecars.writeProducerSnapshot(offset, producers);
+  }
+
+  /**
+   * Kafka keeps the producers of deleted batches in the producer snapshot named by the first segment
+   * left: this (re)writes that snapshot with them (undefined: none, the snapshot goes).
+   */
+  writeLogStartProducerState(saved: LogStartProducerState | undefined): void {
+    if (saved) this.sidecars.writeProducerSnapshot(saved.offset, saved.state.producers);
+    else if (this.segs[0]) this.sidecars.removeSnapshot(this.segs[0].baseOffset);
+  }
+
+  /**
+   * The producer snapshot named by the first segment, as Kafka's LogLoader loads it: the state of the
+   * batches below that segment (deleted by retention or DeleteRecords), each producer with its last batch.
+   */
+  readLogStartProducerState(): LogStartProducerState | undefined {
+    const first = this.segs[0];
+    const producers = first && this.sidecars.readProducerSnapshot(first.baseOffset);
+    if (!first || !producers) return undefined;
+    return { offset: first.baseOffset, state: { producers, unreplicated: [], highWatermarkFloor: -1n } };
   }
 
   /** @inheritdoc */

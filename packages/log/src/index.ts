@@ -92,6 +92,7 @@ export { type AppendOrigin, ProducerStateManager } from "./producer-state-manage
 export type { LogStartProducerState, LogStorage, SegmentInfo } from "./storage";
 export {
   formatProducerSnapshot,
+  fromSnapshotEntry,
   PRODUCER_SNAPSHOT_SUFFIX,
   type ProducerSnapshotEntry,
   parseProducerSnapshot,

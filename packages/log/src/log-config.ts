@@ -27,6 +27,9 @@ export function parseCleanupPolicy(value: string | undefined): CleanupPolicy {
   return "delete";
 }
 
+/** Kafka's producer.id.expiration.ms default: 1 day. */
+export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 24 * 60 * 60 * 1000;
+
 /** Per-log configuration, with Kafka's topic config names in the TSDoc. */
 export interface LogConfig {
   /** The only source of time (segment rolling, delete horizons). */
@@ -44,6 +47,12 @@ export interface LogConfig {
    * its timestamp), so every record stays readable, uncompacted, at least this long. Default 0.
    */
   minCompactionLagMs?: number;
+  /**
+   * Kafka's broker config producer.id.expiration.ms: a producer with no open transaction whose last batch's
+   * timestamp is this long ago is forgotten (`removeExpiredProducers`, and when stored producer state is
+   * loaded). Default 1 day.
+   */
+  producerIdExpirationMs?: number;
 }
 
 /** `LogConfig` with every default filled in. */
@@ -54,6 +63,7 @@ export interface ResolvedLogConfig {
   cleanupPolicy: CleanupPolicy;
   deleteRetentionMs: number;
   minCompactionLagMs: number;
+  producerIdExpirationMs: number;
 }
 
 /** Fills in Kafka's defaults. */
@@ -65,5 +75,6 @@ export function resolveLogConfig(config: LogConfig): ResolvedLogConfig {
     cleanupPolicy: config.cleanupPolicy ?? "delete",
     deleteRetentionMs: config.deleteRetentionMs ?? 24 * 60 * 60 * 1000,
     minCompactionLagMs: config.minCompactionLagMs ?? 0,
+    producerIdExpirationMs: config.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS,
   };
 }

@@ -198,8 +198,8 @@ export class PartitionLog {
    * The producer state the deleted batches below the first segment left (retention or DeleteRecords moved
    * the log start), which a replay of the stored batches starts from: Kafka keeps producers when the log
    * start moves (its snapshots carry them), so a producer whose batches are all gone still continues its
-   * sequence. Kept by the storage that can (`writeLogStartProducerState`: memory storage; a reopened file
-   * log rebuilds producers from the stored batches alone).
+   * sequence. Kept by storage (`writeLogStartProducerState`: file storage in Kafka's producer snapshot named
+   * by the first segment, which a reopened log loads before replaying the segments).
    */
   private logStartProducers: ProducerStateCheckpoint | undefined;
   /** Reused by `appendAsFollower` (one call per fetch): the header facts of the batches being appended. */
@@ -230,7 +230,14 @@ export class PartitionLog {
     }
     if (storage.segments().length === 0) storage.reset(this.startOffset);
     const saved = storage.readLogStartProducerState?.();
-    if (saved && saved.offset === storage.segments()[0]?.baseOffset) this.logStartProducers = saved.state;
+    // Kafka's loadFromSnapshot skips the producers that expired while the log was closed.
+    if (saved && saved.offset === storage.segments()[0]?.baseOffset) {
+      this.logStartProducers = ProducerStateManager.withoutExpired(
+        saved.state,
+        this.config.clock.now(),
+        this.config.producerIdExpirationMs,
+      );
+    }
     let batches = 0;
     // With a checkpoint, batches wholly below the log start add no epoch: a truncation may have removed
     // theirs from the cache (and its checkpoint), as it does in the log in memory, which reopening must
@@ -728,6 +735,27 @@ export class PartitionLog {
    */
   updateConfig(config: LogConfig): void {
     this.config = resolveLogConfig(config);
+  }
+
+  /**
+   * Kafka's removeExpiredProducers (a broker runs it every producer.id.expiration.check.interval.ms): forgets
+   * every producer with no open transaction whose last batch is producer.id.expiration.ms old
+   * (`LogConfig.producerIdExpirationMs`) by the log's clock, also from the state a truncation restores and
+   * a replay starts from (Kafka filters them out of a snapshot it reloads), so none comes back from there.
+   * Returns how many producers went.
+   */
+  removeExpiredProducers(): number {
+    const now = this.config.clock.now();
+    const ms = this.config.producerIdExpirationMs;
+    const removed = this.producers.removeExpiredProducers(now, ms);
+    for (const cp of this.checkpoints) {
+      cp.state = ProducerStateManager.withoutExpired(cp.state, now, ms);
+      cp.entries = cp.state.producers.length;
+    }
+    const saved = this.logStartProducers;
+    const kept = saved && ProducerStateManager.withoutExpired(saved, now, ms);
+    if (kept !== saved) this.setLogStartProducers(kept, this.storage.segments()[0]!.baseOffset);
+    return removed;
   }
 
   /** Producer state, one entry per producer id, by ascending id. */

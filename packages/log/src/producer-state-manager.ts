@@ -196,6 +196,32 @@ export class ProducerStateManager {
       this.unreplicated = this.unreplicated.filter((t) => t.lastOffset >= highWatermark);
   }
 
+  /**
+   * Kafka's removeExpiredProducers: forgets every producer with no open transaction whose last batch's
+   * timestamp is `expirationMs` or more before `nowMs` (producer.id.expiration.ms). Its next send is then
+   * taken at any sequence, as from a producer the partition never saw. Returns how many went.
+   */
+  removeExpiredProducers(nowMs: number, expirationMs: number): number {
+    let removed = 0;
+    for (const [pid, e] of this.producers) {
+      if (isProducerExpired(e, nowMs, expirationMs)) {
+        this.producers.delete(pid);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  /** `checkpoint` without the producers `removeExpiredProducers(nowMs, expirationMs)` would forget. */
+  static withoutExpired(
+    checkpoint: ProducerStateCheckpoint,
+    nowMs: number,
+    expirationMs: number,
+  ): ProducerStateCheckpoint {
+    const producers = checkpoint.producers.filter((e) => !isProducerExpired(e, nowMs, expirationMs));
+    return producers.length === checkpoint.producers.length ? checkpoint : { ...checkpoint, producers };
+  }
+
   /** Removes all state. */
   clear(): void {
     this.producers.clear();
@@ -235,8 +261,8 @@ export class ProducerStateManager {
    * Kafka's onLogStartOffsetIncremented: the log start moved to `offset` (retention or DeleteRecords deleted
    * the batches below it). Only the closed transactions whose marker lies below it are forgotten; every
    * producer stays, with its epoch, sequences and open transaction, even when none of its batches is left,
-   * so its next send continues its sequence. Producers leave only by MIRROR_PID_RESET or a full truncation
-   * (Kafka also expires idle ones after producer.id.expiration.ms, which this log does not).
+   * so its next send continues its sequence. Producers leave only by MIRROR_PID_RESET, a full truncation
+   * or `removeExpiredProducers` (producer.id.expiration.ms).
    */
   onLogStartOffsetIncremented(offset: bigint): void {
     if (this.unreplicated.length > 0)
@@ -279,6 +305,11 @@ export class ProducerStateManager {
     this.producers.clear();
     return closed;
   }
+}
+
+/** Kafka's isProducerExpired: no open transaction, and the last batch is `expirationMs` old or older. */
+function isProducerExpired(e: ProducerStateEntry, nowMs: number, expirationMs: number): boolean {
+  return e.currentTxnFirstOffset === undefined && nowMs - Number(e.lastTimestamp) >= expirationMs;
 }
 
 function copyEntry(e: ProducerStateEntry): ProducerStateEntry {

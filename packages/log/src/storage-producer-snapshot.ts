@@ -46,6 +46,35 @@ export function toSnapshotEntry(e: ProducerStateEntry): ProducerSnapshotEntry {
 }
 
 /**
+ * The producer state entry a snapshot entry loads as (Kafka's `ProducerStateManager.readSnapshot`): its
+ * last batch only (a batch when `lastOffset` is set), the first sequence counted back from the last by
+ * `offsetDelta` (wrapping below 0 as Kafka's `decrementSequence`).
+ */
+export function fromSnapshotEntry(e: ProducerSnapshotEntry): ProducerStateEntry {
+  const firstSeq =
+    e.lastSequence < e.offsetDelta
+      ? 0x7fffffff - (e.offsetDelta - e.lastSequence) + 1
+      : e.lastSequence - e.offsetDelta;
+  return {
+    producerId: e.producerId,
+    producerEpoch: e.epoch,
+    batchMetadata:
+      e.lastOffset >= 0n
+        ? [
+            {
+              firstSeq,
+              lastSeq: e.lastSequence,
+              firstOffset: e.lastOffset - BigInt(e.offsetDelta),
+              lastOffset: e.lastOffset,
+            },
+          ]
+        : [],
+    currentTxnFirstOffset: e.currentTxnFirstOffset >= 0n ? e.currentTxnFirstOffset : undefined,
+    lastTimestamp: e.timestamp,
+  };
+}
+
+/**
  * Kafka's producer state snapshot (`ProducerStateManager.writeSnapshot`, schema version 1): int16 version,
  * uint32 CRC32C of the rest, int32 entry count, then per producer the fields of `ProducerSnapshotEntry` in
  * order, big-endian.

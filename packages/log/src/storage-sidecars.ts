@@ -4,7 +4,9 @@ import { CachedFile, type FileHandleCache } from "./file-handle-cache";
 import type { ProducerStateEntry } from "./producer-state-entry";
 import {
   formatProducerSnapshot,
+  fromSnapshotEntry,
   PRODUCER_SNAPSHOT_SUFFIX,
+  parseProducerSnapshot,
   toSnapshotEntry,
 } from "./storage-producer-snapshot";
 import { buildSegmentIndexes, indexedBatches, type SegmentIndexBuilder } from "./storage-segment-index";
@@ -57,8 +59,9 @@ interface SegmentSidecarState {
  * rebuilding anything: `.index` and `.timeindex` (see `SegmentIndexBuilder`), `.txnindex` (aborted
  * transactions whose ABORT marker is in the segment) and `<offset>.snapshot` (producer state at an offset:
  * at every roll, named by the new segment, and at close). All of them are derived from the segments and
- * the log's state: the log's recovery never reads them, and a failure to write one never fails the
- * append or truncation it follows (the file is rebuilt on the next change instead). The active segment's
+ * the log's state: the log's recovery reads only the snapshot named by the first segment (the producers
+ * of deleted batches), and a failure to write one never fails the append or truncation it follows (the
+ * file is rebuilt on the next change instead). The active segment's
  * indexes are not fsynced on append (as in Kafka, which flushes them on roll); a rolled segment's are.
  */
 export class SegmentSidecars {
@@ -235,6 +238,28 @@ export class SegmentSidecars {
     } catch {
       // A snapshot is an optimisation for Kafka's own recovery; the log never needs it.
     }
+  }
+
+  /**
+   * The producers of `<offset>.snapshot` as Kafka loads them (`readSnapshot`: each with its last batch),
+   * or undefined when there is no such file or it is unreadable or corrupt (Kafka deletes a corrupt one
+   * and rebuilds from the log).
+   */
+  readProducerSnapshot(offset: bigint): ProducerStateEntry[] | undefined {
+    if (!this.snapshots.has(offset)) return undefined;
+    const file = path.join(this.host.dir, offsetFileName(offset, PRODUCER_SNAPSHOT_SUFFIX));
+    try {
+      return parseProducerSnapshot(this.host.handles.retrying(() => fs.readFileSync(file))).map(
+        fromSnapshotEntry,
+      );
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Deletes `<offset>.snapshot`, if there is one. */
+  removeSnapshot(offset: bigint): void {
+    if (this.snapshots.has(offset)) this.deleteSnapshot(offset);
   }
 
   private replaceSnapshot(offset: bigint, file: string, bytes: Buffer): void {

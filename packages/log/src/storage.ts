@@ -75,15 +75,17 @@ export interface LogStorage {
   writeLogStartOffset(offset: bigint): void;
   /**
    * Kafka's producer state snapshot at `offset` (file storage: `<offset>.snapshot`), taken when a segment
-   * is rolled (named by the new segment) and when the log closes. Derived data for Kafka's own recovery:
-   * optional, never read back by the log, and a failure to write it is not an error.
+   * is rolled (named by the new segment) and when the log closes. Optional, and a failure to write it is
+   * not an error: the log reads back only the one named by its first segment
+   * (`readLogStartProducerState`).
    */
   writeProducerSnapshot?(offset: bigint, producers: readonly ProducerStateEntry[]): void;
   /**
    * Keeps the producer state the deleted batches below segment `offset` left (Kafka's producer snapshot
    * at the log start, which carries the producers retention or DeleteRecords deleted every batch of);
-   * undefined: none. Memory storage keeps it for a reopened log; storage without it (file storage) makes a
-   * reopened log forget those producers.
+   * undefined: none. Memory storage keeps it as it is; file storage as Kafka does, in the producer snapshot
+   * named by that segment (each producer with its last batch only). Storage without it makes a reopened
+   * log forget those producers.
    */
   writeLogStartProducerState?(saved: LogStartProducerState | undefined): void;
   /** What `writeLogStartProducerState` kept, if anything. */

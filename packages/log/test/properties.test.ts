@@ -274,8 +274,8 @@ describe("PartitionLog properties", () => {
                 highWatermark: hw,
               });
               expect(file.recovery.truncatedTail).toBeUndefined();
-              // A reopened log rebuilds producers from its batches alone: it forgets those of deleted
-              // batches (kept in memory only, see README). The memory log is reopened alike.
+              // Both storages keep the producers of deleted batches (file storage in the producer snapshot
+              // named by the first segment); the memory log is reopened alike.
               mem = PartitionLog.open(memStorage, config(memClock), { highWatermark: mem.highWatermark });
               memModel = { ...memModel, gone: [] };
               fileModel = { ...fileModel, gone: [] };

@@ -51,8 +51,8 @@ function stateOf(log: PartitionLog) {
 }
 
 /**
- * `stateOf` as a reopened file log can match it: file storage keeps no producer state of deleted batches,
- * so each producer is compared by its epoch and last batch (all Kafka's producer snapshot keeps).
+ * `stateOf` as a reopened file log can match it: file storage keeps the producers of deleted batches in
+ * Kafka's producer snapshot, which keeps each one's epoch and last batch only, so that is what is compared.
  */
 function reopenedFileState(state: ReturnType<typeof stateOf>) {
   return {

@@ -23,6 +23,7 @@ import type {
   SourceMirrorInfo,
   StateLog,
 } from "../src/ports";
+import { appendSourceTransactional } from "./source-txn-batch";
 
 /** A FetcherManager that records calls (the executor reads the LME on the leader itself). */
 export class FakeFetcherManager implements FetcherManager {
@@ -304,12 +305,10 @@ export async function mirrorEnv(
       isTransactional?: boolean;
     } = {},
   ) => {
-    const res = await source.leaderFor(TOPIC, 0).produce({
-      topic: TOPIC,
-      partition: 0,
-      acks: 1,
-      batch: recordBatch(values, producer),
-    });
+    const batch = recordBatch(values, producer);
+    const leader = source.leaderFor(TOPIC, 0);
+    if (producer.isTransactional === true) return appendSourceTransactional(leader, TOPIC, 0, batch);
+    const res = await leader.produce({ topic: TOPIC, partition: 0, acks: 1, batch });
     return res.baseOffset;
   };
 

@@ -1,10 +1,11 @@
 import { KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
-import { encodeRecordBatch, type RecordBatch, type RecordBatchInput } from "@cluster-mirror/protocol";
+import { encodeRecordBatch, RecordBatch, type RecordBatchInput } from "@cluster-mirror/protocol";
 import { EmbeddedDestination } from "../src/destination/embedded-destination";
 import { type MirrorFetcherConfig, MirrorFetcherManager } from "../src/fetcher/mirror-fetcher-manager";
 import { destinationConfigsOf } from "../src/fetcher/replication-quota";
 import type { FetcherEvents, MirrorPartitionKey, SourceCluster } from "../src/ports";
 import { EmbeddedSourceCluster, type EmbeddedSourceOptions } from "../src/source/embedded-source";
+import { appendSourceTransactional } from "./source-txn-batch";
 
 /** What the fetchers reported, in order. */
 export interface RecordedEvents extends FetcherEvents {
@@ -131,6 +132,9 @@ export async function produce(
   extra: { transactionalId?: string } = {},
 ): Promise<bigint> {
   const leader = env.source.leaderFor(TOPIC, partition);
+  // A transactional batch of the test's own producer id: stored as the source keeps one (no coordinator).
+  if (new RecordBatch(batch).isTransactional && extra.transactionalId === undefined)
+    return appendSourceTransactional(leader, TOPIC, partition, batch);
   const response = await leader.produce({ topic: TOPIC, partition, batch, acks: 1, ...extra });
   return response.baseOffset;
 }

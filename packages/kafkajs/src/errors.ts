@@ -10,6 +10,10 @@ const NAMES: Record<number, { name: string; retriable: boolean; message?: string
   // unexpected exception on the broker, a tiered-storage read that failed), so the mirror retries too.
   [-1]: { name: "UNKNOWN_SERVER_ERROR", retriable: true },
   6: { name: "NOT_LEADER_OR_FOLLOWER", retriable: true },
+  // kafkajs's GROUP_LOAD_IN_PROGRESS, GROUP_COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR_FOR_GROUP.
+  14: { name: "COORDINATOR_LOAD_IN_PROGRESS", retriable: true },
+  15: { name: "COORDINATOR_NOT_AVAILABLE", retriable: true },
+  16: { name: "NOT_COORDINATOR", retriable: true },
   74: { name: "FENCED_LEADER_EPOCH", retriable: true },
   75: { name: "UNKNOWN_LEADER_EPOCH", retriable: true },
   100: {

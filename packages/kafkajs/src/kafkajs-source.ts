@@ -448,72 +448,92 @@ export class KafkajsSourceCluster implements SourceCluster {
   /**
    * Groups with committed offsets on topics the source has, and whether each has members now. Each broker
    * lists the groups it coordinates and answers for them, so, as Kafka's Admin client does
-   * (`KafkaAdminClient.listConsumerGroups`), a broker that fails leaves its error, and a group whose
-   * coordinator does not give its offsets its own: with `onError` the listing goes on without them
+   * (`KafkaAdminClient.listConsumerGroups`), the brokers are asked at the same time (one that does not answer
+   * delays no other), a broker that fails leaves its error, and a group whose coordinator does not describe
+   * it or give its offsets its own: with `onError` the listing goes on without them
    * (`ListConsumerGroupsResult.valid()` and `errors()`), without it the first one rejects it (`all()`).
+   * Errors are reported in the order of the brokers, whichever answered first.
    */
   async listGroupOffsets(options: ListGroupOffsetsOptions = {}): Promise<GroupOffsetsListing[]> {
     const metadata = await this.metadata(null);
     const topics = metadata.topics
       .filter((t) => t.errorCode === 0 && !t.isInternal)
       .map((t) => ({ topic: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition })) }));
-    const failed = (error: unknown, context: string, what: string): void => {
-      const e = asSourceError(error, context);
-      if (!options.onError) throw e;
-      // The error names the broker (and group) even when it came from the connection, and what follows.
-      const prefix = `${this.mirrorName}: `;
-      const named = e.message.startsWith(context)
-        ? e.message
-        : `${context}: ${e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message}`;
-      options.onError(
-        new KafkaError(
-          e.errorName,
-          e.code,
-          e.retriable,
-          `${named}; ${what} are left out of this listing until it answers`,
-          {
-            cause: e,
-          },
-        ),
-      );
-    };
+    const listings = await Promise.all(
+      metadata.brokers.map((b) => this.brokerGroupOffsets(b.nodeId, topics)),
+    );
     const out: GroupOffsetsListing[] = [];
-    for (const b of metadata.brokers) {
-      const context = `${this.mirrorName}: groups on source broker ${b.nodeId}`;
-      let broker: KjsBroker;
-      let groups: { groupId: string; protocolType: string }[];
-      let described: Awaited<ReturnType<typeof describableGroups>>;
-      try {
-        broker = await this.admin(b.nodeId);
-        groups = (await broker.listGroups()).groups;
-        if (groups.length === 0) continue;
-        described = await describableGroups(
-          broker,
-          groups.map((g) => g.groupId),
-          context,
+    for (const listing of listings) {
+      out.push(...listing.groups);
+      for (const { error, context, what } of listing.errors) {
+        const e = asSourceError(error, context);
+        if (!options.onError) throw e;
+        // The error names the broker (and group) even when it came from the connection, and what follows.
+        const prefix = `${this.mirrorName}: `;
+        const named = e.message.startsWith(context)
+          ? e.message
+          : `${context}: ${e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message}`;
+        options.onError(
+          new KafkaError(
+            e.errorName,
+            e.code,
+            e.retriable,
+            `${named}; ${what} are left out of this listing until it answers`,
+            { cause: e },
+          ),
         );
-      } catch (error) {
-        failed(error, context, "the groups it coordinates");
-        continue;
-      }
-      for (const g of described) {
-        if (g.errorCode !== 0 || topics.length === 0) continue;
-        const protocolType = groups.find((l) => l.groupId === g.groupId)?.protocolType;
-        try {
-          const group = await this.groupOffsets(broker, g, protocolType, topics);
-          if (group) out.push(group);
-        } catch (error) {
-          failed(error, `${context}: offsets of group '${g.groupId}'`, "the group's offsets");
-        }
       }
     }
     return out.sort((a, b) => (a.groupId < b.groupId ? -1 : a.groupId > b.groupId ? 1 : 0));
   }
 
+  /** The groups one source broker coordinates, with their offsets, and what it could not answer. */
+  private async brokerGroupOffsets(
+    nodeId: number,
+    topics: { topic: string; partitions: { partition: number }[] }[],
+  ): Promise<{ groups: GroupOffsetsListing[]; errors: GroupListingError[] }> {
+    const context = `${this.mirrorName}: groups on source broker ${nodeId}`;
+    const groups: GroupOffsetsListing[] = [];
+    const errors: GroupListingError[] = [];
+    let broker: KjsBroker;
+    let listed: { groupId: string; protocolType: string }[];
+    let described: Awaited<ReturnType<typeof describableGroups>>;
+    try {
+      broker = await this.admin(nodeId);
+      listed = (await broker.listGroups()).groups;
+      if (listed.length === 0) return { groups, errors };
+      described = await describableGroups(
+        broker,
+        listed.map((g) => g.groupId),
+        context,
+      );
+    } catch (error) {
+      errors.push({ error, context, what: "the groups it coordinates" });
+      return { groups, errors };
+    }
+    for (const { groupId, error } of described.failed)
+      errors.push({ error, context: groupContext(context, groupId), what: "the group's offsets" });
+    for (const g of described.groups) {
+      if (g.errorCode !== 0 || topics.length === 0) continue;
+      const protocolType = listed.find((l) => l.groupId === g.groupId)?.protocolType;
+      try {
+        const group = await this.groupOffsets(broker, g, protocolType, topics);
+        if (group) groups.push(group);
+      } catch (error) {
+        errors.push({
+          error,
+          context: `${context}: offsets of group '${g.groupId}'`,
+          what: "the group's offsets",
+        });
+      }
+    }
+    return { groups, errors };
+  }
+
   /** One described group's committed offsets (OffsetFetch to its coordinator); undefined when it has none. */
   private async groupOffsets(
     broker: KjsBroker,
-    g: Awaited<ReturnType<typeof describableGroups>>[number],
+    g: DescribedGroup,
     protocolType: string | undefined,
     topics: { topic: string; partitions: { partition: number }[] }[],
   ): Promise<GroupOffsetsListing | undefined> {
@@ -905,36 +925,59 @@ export class KafkajsSourceCluster implements SourceCluster {
 /** A source group's committed offsets, and whether it has members now. */
 type GroupOffsetsListing = SourceGroupOffsets & { active: boolean };
 
+/** How a group listing's errors name a group of a broker. */
+function groupContext(brokerContext: string, groupId: string): string {
+  return `${brokerContext}: group '${groupId}'`;
+}
+
+/** Something a source broker could not answer in a group listing: the error, whose, and what it leaves out. */
+interface GroupListingError {
+  error: unknown;
+  context: string;
+  what: string;
+}
+
+type DescribedGroup = Awaited<ReturnType<KjsBroker["describeGroups"]>>["groups"][number];
+
 /**
  * DescribeGroups of these groups, without the ones the principal may not DESCRIBE. Kafka's ListGroups names
  * every group to a principal with DESCRIBE on the CLUSTER (which the ACL sync needs), and its DescribeGroups
  * answers GROUP_AUTHORIZATION_FAILED for each group the principal may not describe; kafkajs rejects the
- * whole answer for one such group, so then each group is asked alone and the refused ones are left out, as
- * Kafka leaves them out of a listing.
+ * whole answer for one group with an error, so then each group is asked alone: the refused ones are left
+ * out, as Kafka leaves them out of a listing, and a group with another error (COORDINATOR_LOAD_IN_PROGRESS
+ * while its coordinator loads it) is `failed` with its error, without failing the broker's other groups.
+ * A connection that fails fails them all.
  */
 async function describableGroups(
   broker: KjsBroker,
   groupIds: readonly string[],
   context: string,
-): Promise<Awaited<ReturnType<KjsBroker["describeGroups"]>>["groups"]> {
-  const describe = (ids: readonly string[]) =>
-    broker.describeGroups({ groupIds: [...ids] }).catch((e) => Promise.reject(asSourceError(e, context)));
+): Promise<{ groups: DescribedGroup[]; failed: { groupId: string; error: KafkaError }[] }> {
+  const describe = (ids: readonly string[], about = context) =>
+    broker.describeGroups({ groupIds: [...ids] }).catch((e) => Promise.reject(asSourceError(e, about)));
   const refused = (error: unknown) =>
     error instanceof KafkaError && error.code === GROUP_AUTHORIZATION_FAILED;
+  // An answer's error code (kafkajs's protocol error), not a connection or authentication failure.
+  const answered = (error: unknown): error is KafkaError =>
+    error instanceof KafkaError &&
+    !(error instanceof SourceBrokerUnavailableError) &&
+    !(error instanceof SourceAuthenticationError);
   try {
-    return (await describe(groupIds)).groups;
+    return { groups: (await describe(groupIds)).groups, failed: [] };
   } catch (error) {
-    if (!refused(error)) throw error;
+    if (!answered(error)) throw error;
   }
-  const out: Awaited<ReturnType<KjsBroker["describeGroups"]>>["groups"] = [];
+  const groups: DescribedGroup[] = [];
+  const failed: { groupId: string; error: KafkaError }[] = [];
   for (const groupId of groupIds) {
     try {
-      out.push(...(await describe([groupId])).groups);
+      groups.push(...(await describe([groupId], groupContext(context, groupId))).groups);
     } catch (error) {
-      if (!refused(error)) throw error;
+      if (!answered(error)) throw error;
+      if (!refused(error)) failed.push({ groupId, error });
     }
   }
-  return out;
+  return { groups, failed };
 }
 
 /** A partition an incremental answer left out: no records, the offsets the session last reported. */

@@ -340,6 +340,9 @@ export class ClusterMirroring {
         return r.state !== "MIRRORING" || barrier === undefined || hw === null || hw < barrier;
       });
       const show = (r: MirrorDescribeRow) => {
+        // Nothing is copied to a partition without a leader: say so, not only an unknown lag.
+        if (leaderLog(this.options.cluster, r.topic, r.partition) === undefined)
+          return `${r.topic}-${r.partition} ${r.state} has no leader on the destination, so nothing is copied to it: start a broker of its in-sync replicas (or set unclean.leader.election.enable=true on the topic, losing what only they held)`;
         const barrier = barriers.get(id(r));
         const hw = replicated(r);
         const lag =

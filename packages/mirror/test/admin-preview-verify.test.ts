@@ -378,15 +378,23 @@ describe("MirrorAdmin.verifyMirror: a copy that holds less than its source", () 
   }, 60_000);
 });
 
+/**
+ * A caught-up mirror whose destination followers are slow: the leader holds the fetched tail (offsets
+ * 10-11 of orders-0) before they have it, so its high watermark stays at 10.
+ */
+async function tailNotReplicated() {
+  const { source, dest } = await mirroredEnv();
+  dest.cluster.setReplicationLatency(60_000);
+  await produce(source, "orders", 0, 2); // offsets 10-11
+  const copy = log(dest, "orders", 0);
+  for (let i = 0; i < 400 && copy.logEndOffset !== 12n; i++) await new Promise((r) => setTimeout(r, 10));
+  expect([copy.logEndOffset, copy.highWatermark]).toEqual([12n, 10n]);
+  return { source, dest };
+}
+
 describe("MirrorAdmin.verifyMirror: a copy whose tail is not replicated yet", () => {
   it("reports a high watermark below the log end, though the log end equals the source's", async () => {
-    const { source, dest } = await mirroredEnv();
-    // The destination's followers are slow: its leader holds the fetched tail before they have it.
-    dest.cluster.setReplicationLatency(60_000);
-    await produce(source, "orders", 0, 2); // offsets 10-11
-    const copy = log(dest, "orders", 0);
-    for (let i = 0; i < 400 && copy.logEndOffset !== 12n; i++) await new Promise((r) => setTimeout(r, 10));
-    expect([copy.logEndOffset, copy.highWatermark]).toEqual([12n, 10n]);
+    const { dest } = await tailNotReplicated();
 
     // Before: the batches check stopped at the high watermark (10) and the offsets check read the log
     // end (12, as the source's): verify said the copy was whole, the tail neither compared nor replicated.
@@ -401,13 +409,7 @@ describe("MirrorAdmin.verifyMirror: a copy whose tail is not replicated yet", ()
 
 describe("ClusterMirroring.whenCaughtUp: a copy whose tail is not replicated yet", () => {
   it("waits for the destination's high watermark, not only its leader's log end", async () => {
-    const { source, dest } = await mirroredEnv();
-    // The destination's followers are slow: its leader holds the fetched tail before they have it.
-    dest.cluster.setReplicationLatency(60_000);
-    await produce(source, "orders", 0, 2); // offsets 10-11
-    const copy = log(dest, "orders", 0);
-    for (let i = 0; i < 400 && copy.logEndOffset !== 12n; i++) await new Promise((r) => setTimeout(r, 10));
-    expect([copy.logEndOffset, copy.highWatermark]).toEqual([12n, 10n]);
+    const { dest } = await tailNotReplicated();
 
     // Before: resolved here, the tail on the leader alone: a leader lost now would take it along.
     await expect(dest.mirroring.whenCaughtUp("m", { timeoutMs: 500, intervalMs: 50 })).rejects.toThrow(

@@ -33,16 +33,22 @@ function brokerOfBillingCanGoDown(env: ReturnType<typeof mirrorEnv>) {
   return down;
 }
 
+/** Mirror m1 of topic t MIRRORING, its copy holding 10 records; `down.value = true` takes billing's broker down. */
+async function mirroredWithBrokerDown(env: ReturnType<typeof mirrorEnv>) {
+  const down = brokerOfBillingCanGoDown(env);
+  await env.admin.createMirror("m1", { ...MIRROR_CONFIG });
+  sourceTopic(env.source, "t", 1);
+  await env.admin.addTopics("m1", "t", { replicationFactor: 1 });
+  env.coordinators.advance("PREPARING", "MIRRORING");
+  env.coordinators.take();
+  appendRecords(env.destination, "t", 0, 10, 0);
+  return down;
+}
+
 describe("group offset sync while a source broker is down", () => {
   it("syncs the groups of the brokers that answer, reports the one that does not, and keeps the offsets of its groups", async () => {
     const env = mirrorEnv();
-    const down = brokerOfBillingCanGoDown(env);
-    await env.admin.createMirror("m1", { ...MIRROR_CONFIG });
-    sourceTopic(env.source, "t", 1);
-    await env.admin.addTopics("m1", "t", { replicationFactor: 1 });
-    env.coordinators.advance("PREPARING", "MIRRORING");
-    env.coordinators.take();
-    appendRecords(env.destination, "t", 0, 10, 0);
+    const down = await mirroredWithBrokerDown(env);
     const commit = (groupId: string, offset: bigint) =>
       env.source.groups.commitOffsets({ groupId, offsets: [{ topic: "t", partition: 0, offset }] });
     const synced = (groupId: string) => env.destination.groups.fetchOffsets(groupId).get("t:0")?.offset;
@@ -74,13 +80,7 @@ describe("group offset sync while a source broker is down", () => {
 describe("verify while a source broker is down", () => {
   it("compares the groups of the brokers that answer, and is not OK for the ones it could not compare", async () => {
     const env = mirrorEnv();
-    const down = brokerOfBillingCanGoDown(env);
-    await env.admin.createMirror("m1", { ...MIRROR_CONFIG });
-    sourceTopic(env.source, "t", 1);
-    await env.admin.addTopics("m1", "t", { replicationFactor: 1 });
-    env.coordinators.advance("PREPARING", "MIRRORING");
-    env.coordinators.take();
-    appendRecords(env.destination, "t", 0, 10, 0);
+    const down = await mirroredWithBrokerDown(env);
     env.source.groups.commitOffsets({ groupId: "app", offsets: [{ topic: "t", partition: 0, offset: 3n }] });
     env.source.groups.commitOffsets({
       groupId: "billing",

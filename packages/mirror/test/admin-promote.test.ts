@@ -12,6 +12,7 @@ import { MirrorChanges, waitForCondition } from "../src/admin/mirror-changes";
 import { LIVE_SOURCE_ANSWER_MS } from "../src/admin/mirror-describe";
 import { ClusterMirroring } from "../src/cluster-mirroring";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/index";
+import { mirrorTopics } from "../src/metadata/mirror-topics";
 import type { SourceConnector } from "../src/ports";
 import {
   addTopicsWhenReady,
@@ -486,6 +487,28 @@ describe("MirrorAdmin.promoteTopics (kafka-mirrors --promote)", () => {
     await expect(admin.deleteMirror("idle")).rejects.toThrow(MirroringClosedError);
     expect(admin.listMirrors().map((m) => m.name)).toContain("idle");
   }, 10_000);
+
+  it("close() once the failover began says the topics were failed over already, and which partitions finish later", async () => {
+    const e = env();
+    const admin = await caughtUpOrders(e, 1);
+    // The destination's followers are slow: STOPPING's records and markers wait for the in-sync replicas.
+    e.dest.cluster.setReplicationLatency(60_000);
+    const promote = admin
+      .promoteTopics("m", "orders", { timeoutMs: 600_000 })
+      .catch((error: unknown) => error);
+    const removed = () =>
+      mirrorTopics(e.dest.cluster.controller.image, "m").find((t) => t.name === "orders")?.desired ===
+      "REMOVED";
+    for (let i = 0; i < 500 && !removed(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(removed()).toBe(true);
+    e.dest.mirroring.close();
+    const error = await promote;
+    expect(error).toBeInstanceOf(MirroringClosedError);
+    // Before: only "the cluster's mirroring was closed", as if nothing had been failed over.
+    expect((error as Error).message).toMatch(
+      /Promote of mirror 'm' had already failed \[?orders\]? over \(no longer mirrored\), but 1 partition\(s\) were not STOPPED yet: orders-0 \([A-Z]+\)\. Their failover goes on when the mirroring starts again/,
+    );
+  }, 30_000);
 
   it("a source cluster that was closed is unreachable: createMirror and addTopics create nothing", async () => {
     const { source, dest } = env();

@@ -196,12 +196,13 @@ export class UnsafeTruncationError extends KafkaError {
  * command waiting for the coordinators to load) rejects at once with it, and so does one asked after.
  */
 export class MirroringClosedError extends KafkaError {
-  constructor() {
+  /** `detail`: what the interrupted call had already done, and what follows from it. */
+  constructor(detail?: string) {
     super(
       "MIRRORING_CLOSED",
       -1,
       false,
-      "the cluster's mirroring was closed (ClusterMirroring.close()): nothing more is waited for; start it again to go on",
+      `the cluster's mirroring was closed (ClusterMirroring.close()): nothing more is waited for; start it again to go on${detail === undefined ? "" : `. ${detail}`}`,
     );
   }
 }

@@ -7,6 +7,7 @@ import { viewsByPartition } from "../metadata/state-driver";
 import type { MirrorCoordinators } from "../ports";
 import { answerWithin } from "./deadline";
 import {
+  MirroringClosedError,
   MirrorStateError,
   PromoteCancelledError,
   PromoteTimeoutError,
@@ -219,23 +220,11 @@ export async function promoteTopics(
     unlessCancelled();
   }
 
-  // The topics checked, by name: the regex may select more by now (a topic added meanwhile, or through
-  // topics.include), and a topic never checked must not be failed over without catching up.
-  // The failover waits its turn behind the mirror's other commands (an add waiting on the source, say): one
-  // whose turn comes after the deadline does not start. The caller was told the promote timed out by then,
-  // and a failover after that, with writers back on the source, would leave their records behind.
-  const removed = await deps.removeTopics(mirror, exactTopicPattern(topics.map((t) => t.name)), () => {
-    unlessCancelled();
-    if (destination.clock.now() > deadline) {
-      throw new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, [], "QUEUED");
-    }
-  });
-  const names = topics.map((t) => t.name).filter((n) => removed.topics.includes(n));
-  // From here the failover goes on whatever the signal says, and so does the wait for STOPPED (the subscribe
-  // above re-checks on an abort, which changes nothing here).
-  const notStopped = (): PromoteLaggard[] => {
+  /** The partitions of `topics` (of those promoted) not STOPPED yet, with their state. */
+  const notStoppedOf = (names: readonly string[]): PromoteLaggard[] => {
     const views = viewsByPartition(deps.coordinators.describe(mirror), deps.destination.controller.image);
     return parts
+      .filter(({ topic }) => names.includes(topic))
       .map(({ topic, partition }) => ({
         topic,
         partition,
@@ -244,13 +233,49 @@ export async function promoteTopics(
       }))
       .filter((p) => p.state !== "STOPPED");
   };
+  /**
+   * The engine closed after the failover of `failedOver` began: not a bare "closed", since those topics are
+   * no longer mirrored and their failover goes on when the engine starts again.
+   */
+  const closedDuringFailover = (failedOver: readonly string[], busy: readonly PromoteLaggard[]) => {
+    const list = busy.map((p) => `${p.topic}-${p.partition} (${p.state})`).join(", ");
+    return new MirroringClosedError(
+      `Promote of mirror '${mirror}' had already failed ${topicList([...failedOver])} over (no longer mirrored), but ${busy.length} partition(s) were not STOPPED yet: ${list}. Their failover goes on when the mirroring starts again; follow it with --describe --mirror ${mirror} before sending writes to this cluster.`,
+    );
+  };
+  // The topics checked, by name: the regex may select more by now (a topic added meanwhile, or through
+  // topics.include), and a topic never checked must not be failed over without catching up.
+  // The failover waits its turn behind the mirror's other commands (an add waiting on the source, say): one
+  // whose turn comes after the deadline does not start. The caller was told the promote timed out by then,
+  // and a failover after that, with writers back on the source, would leave their records behind.
+  let removed: Awaited<ReturnType<PromoteDeps["removeTopics"]>>;
+  try {
+    removed = await deps.removeTopics(mirror, exactTopicPattern(topics.map((t) => t.name)), () => {
+      unlessCancelled();
+      if (destination.clock.now() > deadline) {
+        throw new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, [], "QUEUED");
+      }
+    });
+  } catch (error) {
+    // Closed while its STOP commands were on their way: the topics marked REMOVED are failed over all the same.
+    const checked = new Set(topics.map((t) => t.name));
+    const failedOver = mirrorTopics(destination.controller.image, mirror)
+      .filter((t) => t.desired === "REMOVED" && checked.has(t.name))
+      .map((t) => t.name);
+    if (deps.closed?.() === undefined || failedOver.length === 0) throw error;
+    throw closedDuringFailover(failedOver, notStoppedOf(failedOver));
+  }
+  const names = topics.map((t) => t.name).filter((n) => removed.topics.includes(n));
+  // From here the failover goes on whatever the signal says, and so does the wait for STOPPED (the subscribe
+  // above re-checks on an abort, which changes nothing here).
+  const notStopped = (): PromoteLaggard[] => notStoppedOf(names);
   await waitForCondition<PromoteLaggard[] | null>({
     subscribe,
     scheduler: destination.scheduler,
     timeoutMs,
     check: async () => {
-      unlessClosed();
       const busy = notStopped();
+      if (deps.closed?.() !== undefined && busy.length > 0) throw closedDuringFailover(names, busy);
       return busy.length === 0 ? { done: true, value: null } : { done: false, why: busy };
     },
     onTimeout: (last) => new PromoteTimeoutError(mirror, "STOP", timeoutMs, last ?? notStopped()),

@@ -1,5 +1,12 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
-import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
+import {
+  ControlRecordType,
+  controlTypeOf,
+  decodeMirrorStateRecord,
+  decodeRecords,
+  type MirrorPartitionStateValue,
+} from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { advanceTo, mirroredWithOpenTransaction, PHASES } from "./failover-faults-helpers";
 import { leaderBatches } from "./helpers";
@@ -66,4 +73,77 @@ describe("an unclean election on the destination in the middle of a failover", (
       expect(after.lastStableOffset).toBe(after.logEndOffset);
     });
   }
+
+  it("a coordinator change between the barrier and STOPPED's step: the new coordinator checks the barrier too", async () => {
+    // Six brokers: __mirror_state's replicas (3, 4, 5) hold no replica of t (0, 1, 2).
+    const { t, a, b } = await mirroredWithOpenTransaction(1, { brokers: 6, statePartitions: 1 });
+    const image = () => b.cluster.controller.image.partition("t", 0)!;
+    const stateImage = () => b.cluster.controller.image.partition(MIRROR_STATE_TOPIC, 0)!;
+    const leader = image().leader;
+    const [f1, f2] = image().replicas.filter((r) => r !== leader) as [number, number];
+    b.cluster.controller.incrementalAlterConfigs({ type: "topic", name: "t" }, [
+      { name: "unclean.leader.election.enable", op: "SET", value: "true" },
+    ]);
+    // f2 leaves the ISR while the mirror copies more of the source (a second open transaction too).
+    b.cluster.setReachable(f2, false);
+    const more = a.kafka.producer({ transactionalId: "open-later" });
+    await t.run(more.connect());
+    const tx = await t.run(more.transaction());
+    await t.run(tx.send({ topic: "t", messages: [{ value: "in-flight-2" }] }));
+    await t.run(b.mirroring.whenCaughtUp("dr"));
+    await t.advance(60_000);
+    expect(image().isr).not.toContain(f2);
+    const coordinator = stateImage().leader;
+    expect(stateImage().replicas.filter((r) => image().replicas.includes(r))).toEqual([]);
+    b.cluster.setReplicationLatency(15);
+    const removing = b.mirroring.admin.removeTopics("dr", "t").catch((e: unknown) => e);
+    await advanceTo(t, b, "markers replicated");
+    // t's in-sync replicas go down; f2, without the markers, is elected uncleanly.
+    b.cluster.crashBroker(leader);
+    b.cluster.crashBroker(f1);
+    b.cluster.setReachable(f2, true);
+    // The coordinator's broker goes down once a follower of __mirror_state holds the STOPPED record, before
+    // the coordinator learns it committed: the next coordinator loads STOPPED and runs STOPPED's step.
+    for (let ms = 0; !followerHoldsStopped(b.cluster, coordinator); ms++) {
+      expect(ms).toBeLessThan(10_000);
+      expect(b.mirroring.coordinators.describe("dr")[0]?.state).toBe("STOPPING");
+      await t.advance(1);
+    }
+    b.cluster.crashBroker(coordinator);
+    await t.run(removing);
+    await t.run(b.mirroring.whenState("dr", "STOPPED", { timeoutMs: 300_000 }));
+    expect(image().leader).toBe(f2);
+    expect(stateImage().leader).not.toBe(coordinator);
+    b.cluster.setReplicationLatency(0);
+    await t.advance(2000);
+    const kinds = leaderBatches(b.cluster, "t", 0).map((x) =>
+      x.batch.isControl ? controlTypeOf(x.batch) : "data",
+    );
+    expect(kinds.filter((k) => k === ControlRecordType.ABORT)).toHaveLength(1);
+    expect(kinds.at(-1)).toBe(ControlRecordType.MIRROR_PID_RESET);
+    const log = b.cluster.leaderFor("t", 0).replica("t", 0)!.log;
+    expect(log.lastStableOffset).toBe(log.logEndOffset);
+    expect(b.cluster.controller.image.partition("t", 0)!.mirrorReadOnly).toBe(false);
+  });
 });
+
+/** Whether a running follower of `__mirror_state-0` (not `leader`) holds a STOPPED record. */
+function followerHoldsStopped(cluster: KafkaCluster, leader: number): boolean {
+  for (const id of cluster.runningBrokers()) {
+    if (id === leader) continue;
+    const replica = cluster.broker(id)?.replica(MIRROR_STATE_TOPIC, 0);
+    for (const batch of replica?.log.batches() ?? []) {
+      if (batch.isControl) continue;
+      for (const r of decodeRecords(batch)) {
+        if (r.key === null) continue;
+        const d = decodeMirrorStateRecord(r.key, r.value);
+        if (
+          d.key.kind === "MirrorPartitionState" &&
+          (d.value as MirrorPartitionStateValue | null)?.state === "STOPPED"
+        )
+          return true;
+      }
+    }
+  }
+  return false;
+}

@@ -341,6 +341,14 @@ export interface DestinationCluster {
    */
   setMirrorReadOnly?(topic: string, partition: number, readOnly: boolean): void;
   /**
+   * Whether the partition's read-only flag the engine set (PREPARING's `markReadOnly`) is still set in the
+   * cluster's metadata: not cleared since (STOPPED's step), and not one a `mirror.name` change set (a
+   * re-add's, which local writes may precede). While it holds, nothing but the engine wrote to the
+   * partition since it was set. Optional: without it a coordinator that did not write a failover's barrier
+   * itself does not check it.
+   */
+  mirrorReadOnlyHeld?(topic: string, partition: number): boolean;
+  /**
    * The producers whose transaction this cluster's transaction coordinators will still end on the partition
    * (KIP-664's ListTransactions and DescribeTransactions: ongoing or preparing with the partition, or
    * ended with a last end that named it), or undefined while a coordinator's state is not known (not

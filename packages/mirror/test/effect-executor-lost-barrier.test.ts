@@ -6,12 +6,16 @@ import { executorOver, recordingPartition } from "./executor-helpers";
 
 /**
  * orders-0 on the destination: replica 0 leads first, replica 1 (out of the ISR, with the source's
- * transaction of producer 7 open) can be elected uncleanly by `elect(1)`. `events` tells every write and
- * flag change in order: control batches by type and broker, and the read-only flag cleared.
+ * transaction of producer 7 open) can be elected uncleanly by `elect(1)`; `elect(-1)` leaves it with no
+ * leader. `events` tells every write and flag change in order: control batches by type and broker, and the
+ * read-only flag cleared. Writes are replicated once `replicate()` is called (`autoReplicate`: at once).
+ * `held` is the engine's read-only flag (`mirrorReadOnlyHeld`), cleared with the flag.
  */
-function destination() {
+function destination(options: { held?: boolean; autoReplicate?: boolean; unclean?: boolean } = {}) {
   const events: string[] = [];
   let leader = 0;
+  let held = options.held ?? false;
+  const waiting: (() => void)[] = [];
   const replica = (id: number, open: { producerId: bigint; producerEpoch: number }[]) => {
     let endsWithBarrier = false;
     let end = 10n;
@@ -21,7 +25,8 @@ function destination() {
       logEndOffset: () => end,
       endsWithPidResetAbove: () => endsWithBarrier,
       ongoingTransactions: () => open.map((t) => ({ ...t, firstOffset: 0n })),
-      awaitReplicated: async () => undefined,
+      awaitReplicated: () =>
+        options.autoReplicate === false ? new Promise<void>((r) => waiting.push(r)) : Promise.resolve(),
       appendControlBatch: (buffer: Buffer) => {
         const batch = new RecordBatch(buffer);
         const type = controlTypeOf(batch);
@@ -39,24 +44,64 @@ function destination() {
     clusterId: "destination",
     leaderOf: () => leader,
     replica: (id) => replicas[id],
-    setMirrorReadOnly: (_topic, _partition, readOnly) => events.push(`read-only ${readOnly}`),
+    setMirrorReadOnly: (_topic, _partition, readOnly) => {
+      held = held && readOnly;
+      events.push(`read-only ${readOnly}`);
+    },
+    mirrorReadOnlyHeld: () => held,
+    topicConfig: (_topic, name) =>
+      name === "unclean.leader.election.enable" ? String(options.unclean ?? true) : undefined,
   };
-  return { dest, events, elect: (id: number) => (leader = id) };
+  const replicate = () => {
+    for (const r of waiting.splice(0)) r();
+  };
+  return { dest, events, elect: (id: number) => (leader = id), replicate };
+}
+
+/** The context of a partition STOPPED at state epoch 6 with LME 1 (`leaderEpoch` -1: no mirrored data). */
+function stopped(leaderEpoch = 4) {
+  return {
+    record: { state: "STOPPED", stateEpoch: 6, leaderEpoch, previousState: "STOPPING" },
+    lastMirrorEpoch: 1,
+    pending: null,
+  };
 }
 
 describe("effect executor: STOPPED checks the failover's barrier before the topic becomes writable", () => {
-  it("writes the ABORT markers and PID reset again on a leader elected without them, then clears the flag", async () => {
-    const { dest, events, elect } = destination();
-    const p = recordingPartition("orders", 0);
+  it("writes the ABORT markers and PID reset again on a leader elected without them, then clears the flag once replicated", async () => {
+    const { dest, events, elect, replicate } = destination({ autoReplicate: false });
+    const p = recordingPartition("orders", 0, stopped());
     const executor = executorOver(dest);
     executor.run(p.runtime, { type: "appendPidReset", params: { stateEpoch: 5, lme: 1 } });
+    await flush();
+    replicate();
     await flush();
     expect(p.events).toEqual([{ type: "PID_RESET_APPENDED", stateEpoch: 5 }]);
     elect(1); // unclean: replica 1 never had the barrier
     executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
     await flush();
+    // Not writable before the new leader's in-sync replicas have the barrier.
+    expect(events).toEqual(["PID_RESET on 0", "ABORT 7 on 1", "PID_RESET on 1"]);
+    replicate();
+    await flush();
     expect(events).toEqual(["PID_RESET on 0", "ABORT 7 on 1", "PID_RESET on 1", "read-only false"]);
     expect(p.events).toEqual([{ type: "PID_RESET_APPENDED", stateEpoch: 5 }]);
+  });
+
+  it("writes the barrier again after another unclean election while it was being replicated", async () => {
+    const { dest, events, elect, replicate } = destination({ held: true, autoReplicate: false });
+    const p = recordingPartition("orders", 0, stopped());
+    const executor = executorOver(dest);
+    elect(1);
+    executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
+    await flush();
+    elect(0); // replica 0 never had this barrier either
+    replicate();
+    await flush();
+    expect(events).toEqual(["ABORT 7 on 1", "PID_RESET on 1", "PID_RESET on 0"]);
+    replicate();
+    await flush();
+    expect(events).toEqual(["ABORT 7 on 1", "PID_RESET on 1", "PID_RESET on 0", "read-only false"]);
   });
 
   it("writes nothing when the leader still ends with the barrier", async () => {
@@ -68,6 +113,72 @@ describe("effect executor: STOPPED checks the failover's barrier before the topi
     executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
     await flush();
     expect(events).toEqual(["PID_RESET on 0", "read-only false"]);
+  });
+
+  it("a coordinator that loaded STOPPED with the engine's flag still set checks the barrier too", async () => {
+    const { dest, events, elect } = destination({ held: true });
+    const p = recordingPartition("orders", 0, stopped());
+    const executor = executorOver(dest); // wrote no barrier itself: the coordinator that did was lost
+    elect(1);
+    executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
+    await flush();
+    expect(events).toEqual(["ABORT 7 on 1", "PID_RESET on 1", "read-only false"]);
+    expect(p.events).toEqual([]);
+  });
+
+  it("a coordinator that loaded STOPPED with the engine's flag still set awaits the barrier on the in-sync replicas", async () => {
+    const { dest, events, replicate } = destination({ held: true, autoReplicate: false });
+    const lost = recordingPartition("orders", 0);
+    executorOver(dest).run(lost.runtime, { type: "appendPidReset", params: { stateEpoch: 5, lme: 1 } });
+    await flush();
+    // That coordinator is lost before the barrier is replicated; the next one loads STOPPED.
+    const p = recordingPartition("orders", 0, stopped());
+    executorOver(dest).run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
+    await flush();
+    expect(events).toEqual(["PID_RESET on 0"]);
+    replicate();
+    await flush();
+    expect(events).toEqual(["PID_RESET on 0", "read-only false"]);
+  });
+
+  it("a STOPPED whose flag was cleared already, or whose log held no mirrored data, gets no markers (local transactions are live)", async () => {
+    for (const [held, leaderEpoch] of [
+      [false, 4],
+      [true, -1],
+    ] as const) {
+      const { dest, events, elect } = destination({ held });
+      const p = recordingPartition("orders", 0, stopped(leaderEpoch));
+      const executor = executorOver(dest);
+      elect(1);
+      executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
+      await flush();
+      expect(events).toEqual(["read-only false"]);
+    }
+  });
+
+  it("with no leader, clears the flag when only a clean election can follow (the in-sync replicas have the barrier)", async () => {
+    const { dest, events, elect } = destination({ held: true, unclean: false });
+    const p = recordingPartition("orders", 0, stopped());
+    const executor = executorOver(dest);
+    elect(-1);
+    executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
+    await flush();
+    expect(events).toEqual(["read-only false"]);
+    expect(p.events).toEqual([]);
+  });
+
+  it("keeps the topic read-only while it has no leader and allows unclean elections: the step fails, retriable", async () => {
+    const { dest, events, elect } = destination({ held: true });
+    const p = recordingPartition("orders", 0, stopped());
+    const executor = executorOver(dest);
+    elect(-1);
+    executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
+    await flush();
+    expect(events).toEqual([]);
+    expect(p.events).toEqual([
+      expect.objectContaining({ type: "EFFECT_FAILED", stateEpoch: 6, retryable: true }),
+    ]);
+    expect((p.events[0] as { message: string }).message).toMatch(/no running leader.*stays read-only/);
   });
 
   it("writes nothing for a STOPPED this coordinator did not just reach from that STOPPING (local writes may follow)", async () => {

@@ -5,15 +5,19 @@ import { type MirrorPartitionRef, PartitionRuntime } from "../src/coordinator/pa
 import type { StateWriteBatcher } from "../src/coordinator/state-write-batcher";
 import type { DestinationCluster, SourceCluster } from "../src/ports";
 
-/** A partition handle (state epoch 3) whose actor only records the events it is sent. */
+/**
+ * A partition handle whose actor only records the events it is sent; its snapshot's context is `context`
+ * (by default a record at state epoch 3 and no change waiting).
+ */
 export function recordingPartition(
   topic: string,
   p: number,
+  context: object = { record: { stateEpoch: 3 }, pending: null },
 ): { runtime: PartitionRuntime; events: MirrorPartitionEvent[] } {
   const key = { mirror: "m", topic, topicId: "AAAAAAAAAAAAAAAAAAAAAA", partition: p };
   const runtime = new PartitionRuntime(`m/${topic}/${p}`, key);
   const events: MirrorPartitionEvent[] = [];
-  const snapshot = { status: "active", context: { record: { stateEpoch: 3 }, pending: null } };
+  const snapshot = { status: "active", context };
   const ref = {
     id: runtime.id,
     send: (e: MirrorPartitionEvent) => events.push(e),

@@ -372,6 +372,8 @@ export class CoordinatorShard {
       const s = p.snapshot;
       if (s === undefined || s.context.pending !== null) return true;
       if (s.context.record.state !== "STOPPED") return false;
+      // The flag its failover set is still set: STOPPED's own step clears it once the barrier is confirmed.
+      if (executor.barrierUnconfirmed(p)) return false;
     }
     try {
       executor.clearReadOnly(key);

@@ -415,7 +415,7 @@ export class EffectExecutor {
         this.leaderReplica(key).setReadOnly(true);
         return undefined;
       case "clearReadOnly":
-        this.clearReadOnly(key, true, p.takeBarrier(stateEpoch));
+        this.stoppedStepOnLoad(p, stateEpoch);
         return undefined;
       case "addFetcher":
         this.fetchers(key).addPartition(key);
@@ -438,20 +438,116 @@ export class EffectExecutor {
   }
 
   /**
-   * STOPPED, entered right after this coordinator's STOPPING wrote its barrier above `lme`, and still
-   * read-only: the log holds mirrored data and that failover's markers only, so it must end with the PID
-   * reset. A leader that does not (elected uncleanly, without them, after the in-sync replicas had them and
-   * before STOPPED's step) holds the source's open transactions and producer ids again: STOPPING's steps 3
-   * and 4 run again on it, in the same synchronous step as the flag is cleared, or those transactions would
-   * hang and local producers could collide with mirrored ids. (Kafka: an unclean election loses what the
-   * ISR acknowledged, `unclean.leader.election.enable`; here the barrier is written again while nothing
-   * else can write to the partition.)
+   * STOPPED's step as STOPPED is entered: the barrier this coordinator's STOPPING just wrote and saw
+   * replicated (`takeBarrier`) is checked on the leader; one it did not write (`unconfirmedBarrier`) is
+   * also awaited on the leader's in-sync replicas, as the coordinator that wrote it (lost meanwhile) may not
+   * have seen it replicated.
    */
-  private rewriteLostBarrier(key: MirrorPartitionKey, lme: number): void {
+  private stoppedStepOnLoad(p: PartitionRuntime, stateEpoch: number): void {
+    const written = p.takeBarrier(stateEpoch);
+    if (written !== undefined) this.stoppedStep(p, stateEpoch, written, false);
+    else this.stoppedStep(p, stateEpoch, this.unconfirmedBarrier(p, stateEpoch), true);
+  }
+
+  /**
+   * STOPPED's step (`clearReadOnly`). With `barrierLme` (a failover barrier above it is due on the log, see
+   * `takeBarrier` and `unconfirmedBarrier`), the topic becomes writable only once the partition's leader
+   * ends with it and its in-sync replicas have it: a leader elected uncleanly without it gets the ABORT
+   * markers and the PID reset again (`rewriteLostBarrier`), and the step runs again once they are
+   * replicated (another unclean election meanwhile loses them again, and they are written again). No leader
+   * on a topic that allows unclean elections: LEADER_NOT_AVAILABLE (retriable), the flag stays set, and the failover's steps run again after the
+   * backoff (FAILED, then STOPPING and STOPPED), rather than a topic that becomes writable unchecked under
+   * whichever leader is elected later.
+   */
+  private stoppedStep(
+    p: PartitionRuntime,
+    stateEpoch: number,
+    barrierLme: number | undefined,
+    awaitReplication: boolean,
+  ): void {
+    const key = p.key;
+    const asked = parseMirrorNameConfig(this.ctx.destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
+    if (barrierLme !== undefined && (asked === undefined || asked.mirror === key.mirror)) {
+      const replicated = this.rewriteLostBarrier(key, barrierLme, awaitReplication);
+      if (replicated !== undefined) {
+        replicated.then(
+          () => {
+            if (!this.ctx.stillCoordinator() || !p.isStill(stateEpoch)) return;
+            try {
+              this.stoppedStep(p, stateEpoch, barrierLme, false);
+            } catch (error) {
+              p.send(this.failureOf(stateEpoch, error));
+            }
+          },
+          (error: unknown) => p.send(this.failureOf(stateEpoch, error)),
+        );
+        return;
+      }
+    }
+    this.clearReadOnly(key, true);
+  }
+
+  /**
+   * Whether STOPPED partition `p` keeps its read-only flag until its own step found the failover's barrier
+   * on the leader and its in-sync replicas (`unconfirmedBarrier`): a clear from outside its steps
+   * (`CoordinatorShard.clearReadOnlyIfStopped`) must leave the flag to that step.
+   */
+  barrierUnconfirmed(p: PartitionRuntime): boolean {
+    const stateEpoch = p.snapshot?.context.record.stateEpoch;
+    return stateEpoch !== undefined && this.unconfirmedBarrier(p, stateEpoch) !== undefined;
+  }
+
+  /**
+   * The LME of a barrier a STOPPED at `stateEpoch` must find on the log although this coordinator did not
+   * write it (it loaded the STOPPED record after the coordinator that wrote the barrier was lost, or a retry
+   * from FAILED ran STOPPING again without writing one): the read-only flag the engine set is still set, so
+   * nothing but the engine wrote to the partition since, and its log holds mirrored data (the STOPPED record's
+   * leaderEpoch, the highest mirrored batch epoch of the episode, is at least 0), so its failover wrote ABORT
+   * markers and a PID reset above the recorded LME. A failover over a log that held no mirrored data wrote
+   * none and gets none (its open transactions are the cluster's own, live: KIP-664 hanging ones only); a
+   * STOPPED whose flag was cleared already (local producers may write) is never checked.
+   */
+  private unconfirmedBarrier(p: PartitionRuntime, stateEpoch: number): number | undefined {
+    const context = p.snapshot?.context;
+    const record = context?.record;
+    if (record?.state !== "STOPPED" || record.stateEpoch !== stateEpoch || record.leaderEpoch < 0)
+      return undefined;
+    const held = this.ctx.destination.mirrorReadOnlyHeld?.(p.key.topic, p.key.partition) === true;
+    return held ? context?.lastMirrorEpoch : undefined;
+  }
+
+  /**
+   * A STOPPED read-only partition whose log holds mirrored data and this failover's markers only must end
+   * with the PID reset above `lme`. A leader that does not (elected uncleanly, without them, after the
+   * in-sync replicas had them and before STOPPED's step) holds the source's open transactions and producer
+   * ids again: STOPPING's steps 3 and 4 run again on it, and the promise settles once its in-sync replicas
+   * have them (acks=all, as STOPPING's `appendPidReset`); undefined when the leader ends with the barrier
+   * (unless `awaitReplication`: then once its in-sync replicas have the log up to it).
+   * (Kafka: an unclean election loses what the ISR acknowledged, `unclean.leader.election.enable`; here the
+   * barrier is written again while nothing else can write to the partition.)
+   */
+  private rewriteLostBarrier(
+    key: MirrorPartitionKey,
+    lme: number,
+    awaitReplication: boolean,
+  ): Promise<void> | undefined {
+    this.requireSameTopic(key);
     const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
-    // No leader now: the flag is cleared all the same (as before), and a leader elected later is not checked.
     const replica = leader >= 0 ? this.ctx.destination.replica(leader, key.topic, key.partition) : undefined;
-    if (replica === undefined || replica.endsWithPidResetAbove(lme)) return;
+    if (replica === undefined) {
+      // STOPPED is recorded only once STOPPING saw the barrier on the in-sync replicas: a clean election
+      // elects one of them, so the flag is cleared as before. Only an unclean one could elect a replica
+      // without it: then the topic stays read-only until a leader is checked.
+      if (this.ctx.destination.topicConfig?.(key.topic, "unclean.leader.election.enable") !== "true")
+        return undefined;
+      throw new ClusterError(
+        "LEADER_NOT_AVAILABLE",
+        `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}): the topic stays read-only until a leader holds the failover's ABORT markers and PID reset; the failover's steps are retried after the election`,
+      );
+    }
+    if (replica.endsWithPidResetAbove(lme)) {
+      return awaitReplication ? replica.awaitReplicated(replica.logEndOffset() - 1n) : undefined;
+    }
     this.abort(replica, replica.ongoingTransactions());
     replica.appendControlBatch(
       encodeMirrorPidResetBatch({
@@ -459,6 +555,7 @@ export class EffectExecutor {
         timestamp: BigInt(this.ctx.clock.now()),
       }),
     );
+    return replica.awaitReplicated(replica.logEndOffset() - 1n);
   }
 
   /** Appends an ABORT marker on the partition's leader for each transaction, at its producer epoch. */
@@ -629,18 +726,13 @@ export class EffectExecutor {
    * first, and its STOPPED clears the flag): this mirror's STOPPED record no longer speaks for the flag,
    * that mirror's steps own it. (Re-added under this mirror, the controller keeps the flag `mirror.name`
    * set until the re-add's PREPARING takes it over.) As STOPPED's step (`clampGroupOffsets`), it first moves committed
-   * offsets past the log end back to it (`DestinationCluster.clampGroupOffsets`), and, right after its
-   * STOPPING wrote a barrier above `barrierLme`, writes that barrier again on a leader elected without it
-   * (`rewriteLostBarrier`).
+   * offsets past the log end back to it (`DestinationCluster.clampGroupOffsets`); `stoppedStep` checks the
+   * failover's barrier first.
    */
-  clearReadOnly(key: MirrorPartitionKey, clampGroupOffsets = false, barrierLme?: number): void {
+  clearReadOnly(key: MirrorPartitionKey, clampGroupOffsets = false): void {
     const destination = this.ctx.destination;
     const asked = parseMirrorNameConfig(destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
     if (asked !== undefined && asked.mirror !== key.mirror) return;
-    if (barrierLme !== undefined) {
-      this.requireSameTopic(key);
-      this.rewriteLostBarrier(key, barrierLme);
-    }
     if (clampGroupOffsets) {
       // Before the first local write: a committed offset past the log end (synced before an unclean
       // election on this cluster cut the log below it) would make its group skip the records written there.

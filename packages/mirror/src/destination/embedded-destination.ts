@@ -60,6 +60,11 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
     this.cluster.controller.setMirrorReadOnly(topic, partition, readOnly);
   }
 
+  mirrorReadOnlyHeld(topic: string, partition: number): boolean {
+    const p = this.cluster.controller.image.partition(topic, partition);
+    return p?.mirrorReadOnly === true && p.mirrorReadOnlyByName !== true;
+  }
+
   clampGroupOffsets(topic: string, partition: number): void {
     const log = leaderLog(this.cluster, topic, partition);
     if (log === undefined) return;

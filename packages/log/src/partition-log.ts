@@ -349,6 +349,21 @@ export class PartitionLog {
   }
 
   /**
+   * True if the log holds a data batch (not a control batch) written at a leader epoch above `epoch`. Reads
+   * the batches above it from the log end back (epochs never go down along a log) and stops at the first
+   * data batch: after a KIP-1279 failover bumped the leader epoch above its LME, only local producers write
+   * data there (the failover itself writes control batches: ABORT markers and the PID reset).
+   */
+  hasDataBatchAbove(epoch: number): boolean {
+    for (let i = this.index.length - 1; i >= 0; i--) {
+      const batch = this.batchAt(i);
+      if (batch.partitionLeaderEpoch <= epoch) return false;
+      if (!batch.isControl) return true;
+    }
+    return false;
+  }
+
+  /**
    * Appends one produced batch as the leader: checks the CRC, that the batch is well formed, the leader
    * epoch and the producer's epoch and sequence; then assigns baseOffset = log end offset and stamps
    * `leaderEpoch` (both fields are outside the CRC) into the bytes the log keeps: `batchBytes` itself when

@@ -305,6 +305,12 @@ export interface LocalReplica {
    */
   endsWithPidResetAbove(epoch: number): boolean;
   /**
+   * True if the log holds a data batch written at a leader epoch above `epoch` (the failover's LME): local
+   * producers wrote to the topic after that failover made it writable (its own writes there are control
+   * batches only).
+   */
+  hasDataBatchAbove(epoch: number): boolean;
+  /**
    * Resolves once every in-sync replica has the log up to `offset` (the high watermark passed it), as an
    * acks=all write; rejects when this broker stops leading first or the wait times out.
    */

@@ -8,14 +8,16 @@ import { executorOver, recordingPartition } from "./executor-helpers";
  * orders-0 on the destination: replica 0 leads first, replica 1 (out of the ISR, with the source's
  * transaction of producer 7 open) can be elected uncleanly by `elect(1)`; `elect(-1)` leaves it with no
  * leader. `events` tells every write and flag change in order: control batches by type and broker, and the
- * read-only flag cleared. Writes are replicated once `replicate()` is called (`autoReplicate`: at once).
- * `held` is the engine's read-only flag (`mirrorReadOnlyHeld`), cleared with the flag.
+ * read-only flag cleared. Writes are replicated once `replicate()` is called (`autoReplicate`: at once);
+ * `replicationLost()` fails the waits.
+ * `held` is the engine's read-only flag (`mirrorReadOnlyHeld`), cleared with the flag. `localData`: the
+ * leaders' logs hold data above the LME (local producers wrote after the failover).
  */
-function destination(options: { held?: boolean; autoReplicate?: boolean; unclean?: boolean } = {}) {
+function destination(options: { held?: boolean; autoReplicate?: boolean; localData?: boolean } = {}) {
   const events: string[] = [];
   let leader = 0;
   let held = options.held ?? false;
-  const waiting: (() => void)[] = [];
+  const waiting: { resolve: () => void; reject: (error: Error) => void }[] = [];
   const replica = (id: number, open: { producerId: bigint; producerEpoch: number }[]) => {
     let endsWithBarrier = false;
     let end = 10n;
@@ -24,9 +26,12 @@ function destination(options: { held?: boolean; autoReplicate?: boolean; unclean
       partition: 0,
       logEndOffset: () => end,
       endsWithPidResetAbove: () => endsWithBarrier,
+      hasDataBatchAbove: () => options.localData === true,
       ongoingTransactions: () => open.map((t) => ({ ...t, firstOffset: 0n })),
       awaitReplicated: () =>
-        options.autoReplicate === false ? new Promise<void>((r) => waiting.push(r)) : Promise.resolve(),
+        options.autoReplicate === false
+          ? new Promise<void>((resolve, reject) => waiting.push({ resolve, reject }))
+          : Promise.resolve(),
       appendControlBatch: (buffer: Buffer) => {
         const batch = new RecordBatch(buffer);
         const type = controlTypeOf(batch);
@@ -49,13 +54,15 @@ function destination(options: { held?: boolean; autoReplicate?: boolean; unclean
       events.push(`read-only ${readOnly}`);
     },
     mirrorReadOnlyHeld: () => held,
-    topicConfig: (_topic, name) =>
-      name === "unclean.leader.election.enable" ? String(options.unclean ?? true) : undefined,
   };
   const replicate = () => {
-    for (const r of waiting.splice(0)) r();
+    for (const w of waiting.splice(0)) w.resolve();
   };
-  return { dest, events, elect: (id: number) => (leader = id), replicate };
+  /** The leader stops leading before its in-sync replicas have the writes: the waits fail. */
+  const replicationLost = () => {
+    for (const w of waiting.splice(0)) w.reject(new Error("NOT_LEADER_OR_FOLLOWER: stopped leading"));
+  };
+  return { dest, events, elect: (id: number) => (leader = id), replicate, replicationLost };
 }
 
 /** The context of a partition STOPPED at state epoch 6 with LME 1 (`leaderEpoch` -1: no mirrored data). */
@@ -156,18 +163,48 @@ describe("effect executor: STOPPED checks the failover's barrier before the topi
     }
   });
 
-  it("with no leader, clears the flag when only a clean election can follow (the in-sync replicas have the barrier)", async () => {
-    const { dest, events, elect } = destination({ held: true, unclean: false });
+  it("a STOPPED failed again after local producers wrote (STOPPING set the flag again) gets no markers", async () => {
+    const { dest, events, elect } = destination({ held: true, localData: true });
     const p = recordingPartition("orders", 0, stopped());
     const executor = executorOver(dest);
-    elect(-1);
+    elect(1); // producer 7's transaction is a local one, live
     executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
     await flush();
     expect(events).toEqual(["read-only false"]);
     expect(p.events).toEqual([]);
   });
 
-  it("keeps the topic read-only while it has no leader and allows unclean elections: the step fails, retriable", async () => {
+  it("a wait for the barrier that fails once STOPPED is being left (a START's commit) fails nothing", async () => {
+    const { dest, events, elect, replicationLost } = destination({ held: true, autoReplicate: false });
+    const context: Omit<ReturnType<typeof stopped>, "pending"> & { pending: object | null } = stopped();
+    const p = recordingPartition("orders", 0, context);
+    const executor = executorOver(dest);
+    elect(1);
+    executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
+    await flush();
+    expect(events).toEqual(["ABORT 7 on 1", "PID_RESET on 1"]);
+    // The operator adds the topic back: START's PREPARING record is being appended.
+    context.pending = { to: "PREPARING", record: { state: "PREPARING", stateEpoch: 7 } };
+    replicationLost();
+    await flush();
+    expect(p.events).toEqual([]);
+    expect(events).toEqual(["ABORT 7 on 1", "PID_RESET on 1"]);
+  });
+
+  it("a wait for the barrier that fails while STOPPED stays fails the step, retriable", async () => {
+    const { dest, events, elect, replicationLost } = destination({ held: true, autoReplicate: false });
+    const p = recordingPartition("orders", 0, stopped());
+    const executor = executorOver(dest);
+    elect(1);
+    executor.run(p.runtime, { type: "clearReadOnly", params: { stateEpoch: 6 } });
+    await flush();
+    replicationLost();
+    await flush();
+    expect(p.events).toEqual([expect.objectContaining({ type: "EFFECT_FAILED", stateEpoch: 6 })]);
+    expect(events).toEqual(["ABORT 7 on 1", "PID_RESET on 1"]);
+  });
+
+  it("keeps the topic read-only while it has no leader: the step fails, retriable", async () => {
     const { dest, events, elect } = destination({ held: true });
     const p = recordingPartition("orders", 0, stopped());
     const executor = executorOver(dest);

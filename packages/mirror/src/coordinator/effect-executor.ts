@@ -454,8 +454,8 @@ export class EffectExecutor {
    * `takeBarrier` and `unconfirmedBarrier`), the topic becomes writable only once the partition's leader
    * ends with it and its in-sync replicas have it: a leader elected uncleanly without it gets the ABORT
    * markers and the PID reset again (`rewriteLostBarrier`), and the step runs again once they are
-   * replicated (another unclean election meanwhile loses them again, and they are written again). No leader
-   * on a topic that allows unclean elections: LEADER_NOT_AVAILABLE (retriable), the flag stays set, and the failover's steps run again after the
+   * replicated (another unclean election meanwhile loses them again, and they are written again). No leader:
+   * LEADER_NOT_AVAILABLE (retriable), the flag stays set, and the failover's steps run again after the
    * backoff (FAILED, then STOPPING and STOPPED), rather than a topic that becomes writable unchecked under
    * whichever leader is elected later.
    */
@@ -479,7 +479,13 @@ export class EffectExecutor {
               p.send(this.failureOf(stateEpoch, error));
             }
           },
-          (error: unknown) => p.send(this.failureOf(stateEpoch, error)),
+          (error: unknown) => {
+            // A change under way (a START's PREPARING, which keeps the flag and aligns the log again) or a
+            // coordinator lost meanwhile (the next one runs STOPPED's step again): the wait's failure is not
+            // theirs. Sent, a START's commit would take it for its own (deferred, then FAILED).
+            if (!this.ctx.stillCoordinator() || !p.isStill(stateEpoch)) return;
+            p.send(this.failureOf(stateEpoch, error));
+          },
         );
         return;
       }
@@ -505,7 +511,9 @@ export class EffectExecutor {
    * leaderEpoch, the highest mirrored batch epoch of the episode, is at least 0), so its failover wrote ABORT
    * markers and a PID reset above the recorded LME. A failover over a log that held no mirrored data wrote
    * none and gets none (its open transactions are the cluster's own, live: KIP-664 hanging ones only); a
-   * STOPPED whose flag was cleared already (local producers may write) is never checked.
+   * STOPPED whose flag was cleared already (local producers may write) is never checked. (Set again by a
+   * later STOPPING's first step, after a STOPPED failed again once local producers wrote: their data above
+   * the LME tells, and `rewriteLostBarrier` leaves that log alone.)
    */
   private unconfirmedBarrier(p: PartitionRuntime, stateEpoch: number): number | undefined {
     const context = p.snapshot?.context;
@@ -535,11 +543,9 @@ export class EffectExecutor {
     const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
     const replica = leader >= 0 ? this.ctx.destination.replica(leader, key.topic, key.partition) : undefined;
     if (replica === undefined) {
-      // STOPPED is recorded only once STOPPING saw the barrier on the in-sync replicas: a clean election
-      // elects one of them, so the flag is cleared as before. Only an unclean one could elect a replica
-      // without it: then the topic stays read-only until a leader is checked.
-      if (this.ctx.destination.topicConfig?.(key.topic, "unclean.leader.election.enable") !== "true")
-        return undefined;
+      // Even with unclean elections off, the leader elected next may lack the barrier: a last in-sync
+      // replica whose recovery dropped its tail leads again (Kafka before KIP-966). The topic stays
+      // read-only until a leader is checked; the retry costs a FAILED detour, never a hanging transaction.
       throw new ClusterError(
         "LEADER_NOT_AVAILABLE",
         `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}): the topic stays read-only until a leader holds the failover's ABORT markers and PID reset; the failover's steps are retried after the election`,
@@ -548,6 +554,10 @@ export class EffectExecutor {
     if (replica.endsWithPidResetAbove(lme)) {
       return awaitReplication ? replica.awaitReplicated(replica.logEndOffset() - 1n) : undefined;
     }
+    // Local producers wrote above the LME: the topic was writable after this failover's barrier, and the
+    // flag was set again since by a later STOPPING's first step (a STOPPED failed again, and FAILED's retry
+    // ran STOPPING). Its transactions are live and its producer state the topic's own: no marker, no reset.
+    if (replica.hasDataBatchAbove(lme)) return undefined;
     this.abort(replica, replica.ongoingTransactions());
     replica.appendControlBatch(
       encodeMirrorPidResetBatch({

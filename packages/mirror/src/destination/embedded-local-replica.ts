@@ -108,6 +108,10 @@ export class EmbeddedLocalReplica implements LocalReplica {
     return log.endsWithPidReset() && (log.lastBatchLeaderEpoch() ?? -1) > epoch;
   }
 
+  hasDataBatchAbove(epoch: number): boolean {
+    return this.leader().log.hasDataBatchAbove(epoch);
+  }
+
   /**
    * Sets or clears the partition's read-only flag in the cluster metadata (through the controller), which
    * every replica reads: a restarted replica or a new leader refuses produces until STOPPED clears it.

@@ -497,6 +497,33 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
               : "no failover of a's orders-1 from FAILED before any cut, its abandoned transaction open at STOPPED and aborted later";
           },
         },
+        {
+          // b's controller failed over (9.2 s without one) as b failed orders over: STOPPING's leader epoch
+          // bump and STOPPED's clearing of the read-only flag were refused with NOT_CONTROLLER, each refusal
+          // a FAILED detour with a growing backoff; the last drew 31.8 s, so orders stayed read-only and a's
+          // failback polled MIRROR_FAILOVER_IN_PROGRESS long after the controller was back. Those steps now
+          // ask the controller again in place (100 ms growing to 1 s, for up to 60 s), as Kafka's clients do.
+          bug: "a failover step refused with NOT_CONTROLLER waited out FAILED's backoff, holding a failback (soak FC_SEED=651)",
+          simSeed: 471035,
+          steps: [
+            "failover(511,3)",
+            "failover(167,3)",
+            "txnCommit",
+            "controllerFailover(861,9153,107)",
+            "fastDisk(590)",
+            "produce(816,45,4)",
+            "deleteRecords(680,246,0,1)",
+            "cycle(686)",
+            "writePromoted(325,735,2)",
+            "restart(257)",
+          ],
+          reaches: reachesSteps(
+            "b's controller was not unavailable while b failed orders over, before a failed it back",
+            /unplanned failover b-from-a orders: removeTopics returned/,
+            /controller failover on b: unavailable/,
+            /failback a-from-b orders/,
+          ),
+        },
       ]);
     },
     PROPERTY_TIMEOUT_MS,

@@ -66,7 +66,8 @@ describe("Critical: a FAILED retry does not wipe the copy (issue 11, item 3)", (
     const hw = bLog.highWatermark;
 
     // The source's leader epoch comes within 3 of the destination's: the next batch asks for a proactive
-    // bump, which the destination's controller, failing over, refuses (NOT_CONTROLLER, retriable).
+    // bump, which the destination's controller, failing over, refuses (NOT_CONTROLLER, retriable), for
+    // longer than the 60 s the step asks again in place: FAILED.
     const localEpoch = logOf(b).leaderEpoch;
     a.cluster.controller.bumpLeaderEpochs([
       { topic: "orders", partition: 0, minLeaderEpoch: localEpoch - 2 },

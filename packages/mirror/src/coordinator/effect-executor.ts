@@ -47,7 +47,8 @@ export interface EffectExecutorContext {
   readonly onLastMirrorEpochCommitted: (partition: PartitionRuntime, lme: number | null) => void;
 }
 
-type Timer = "retry" | "commitRetry" | "isr" | "sourceBusy";
+const TIMERS = ["retry", "commitRetry", "isr", "sourceBusy", "controller"] as const;
+type Timer = (typeof TIMERS)[number];
 
 /**
  * The source's answers to an LME lookup that mean "retry shortly": PREPARING waits them out.
@@ -64,6 +65,30 @@ const SOURCE_BUSY: ReadonlySet<string> = new Set([
 export const SOURCE_BUSY_WAIT_MS = 30_000;
 /** How often it asks meanwhile. */
 export const SOURCE_BUSY_POLL_MS = 500;
+
+/**
+ * The steps that ask the destination's controller (setting the read-only flag, as PREPARING and STOPPING
+ * begin; STOPPING's leader epoch bump; STOPPED's clearing of the flag; PREPARING's truncation, which the
+ * controller records before the leader cuts): refused
+ * with NOT_CONTROLLER (no active controller, a KRaft quorum electing one), a step is asked again in place,
+ * as Kafka's clients retry it (the admin client's `retry.backoff.ms` 100 ms, growing to
+ * `retry.backoff.max.ms` 1 s, KIP-580, until `default.api.timeout.ms` 60 s), instead of failing the
+ * partition: each FAILED detour grows the backoff (up to 5 min), so a failover, and a failback waiting for
+ * it, went on waiting long after the controller was back (soak `failback` FC_SEED=651). Each step is
+ * idempotent (run again from the start, it finds what it did), and a refused one wrote nothing.
+ */
+const CONTROLLER_STEPS: ReadonlySet<string> = new Set([
+  "markReadOnly",
+  "bumpLeaderEpoch",
+  "clearReadOnly",
+  "truncateToEpoch",
+  "truncateFully",
+]);
+/** How long a step refused with NOT_CONTROLLER is asked again before it fails (retryable). */
+export const CONTROLLER_WAIT_MS = 60_000;
+/** The first wait before asking again; it doubles up to {@link CONTROLLER_RETRY_BACKOFF_MAX_MS}. */
+export const CONTROLLER_RETRY_BACKOFF_MS = 100;
+export const CONTROLLER_RETRY_BACKOFF_MAX_MS = 1_000;
 
 /** Data-path effects that answer synchronously (or throw): run without a promise. */
 const SYNC_EFFECTS: ReadonlySet<string> = new Set([
@@ -83,6 +108,8 @@ const SYNC_EFFECTS: ReadonlySet<string> = new Set([
  */
 export class EffectExecutor {
   private readonly timers = new Map<string, Cancel>();
+  /** For each controller step refused with NOT_CONTROLLER: until when it is asked again, and how often so far. */
+  private readonly controllerWaits = new WeakMap<MirrorPartitionEffect, { until: number; attempt: number }>();
   /** Effects waiting for the next microtask, as pairs (partition, effect); run in order by one task. */
   private queued: (PartitionRuntime | MirrorPartitionEffect)[] = [];
   private drainScheduled = false;
@@ -144,7 +171,7 @@ export class EffectExecutor {
 
   /** Cancels a partition's timers (it was removed, or the shard unloads). */
   cancelTimers(p: PartitionRuntime): void {
-    for (const t of ["retry", "commitRetry", "isr", "sourceBusy"] as const) this.cancel(p, t);
+    for (const t of TIMERS) this.cancel(p, t);
   }
 
   /** Cancels every timer of the shard. */
@@ -194,13 +221,18 @@ export class EffectExecutor {
     delayMs: number,
     event: MirrorPartitionEvent | (() => MirrorPartitionEvent),
   ): void {
+    this.after(p, timer, delayMs, () => p.send(typeof event === "function" ? event() : event));
+  }
+
+  /** Arms `timer` (replacing the partition's timer of that name) to run `fire` once after `delayMs`. */
+  private after(p: PartitionRuntime, timer: Timer, delayMs: number, fire: () => void): void {
     this.cancel(p, timer);
     const id = `${p.id}\u0000${timer}`;
     this.timers.set(
       id,
       this.ctx.scheduler.schedule(() => {
         this.timers.delete(id);
-        p.send(typeof event === "function" ? event() : event);
+        fire();
       }, delayMs),
     );
   }
@@ -252,43 +284,26 @@ export class EffectExecutor {
       // A timer of the partition's, so that removing the partition or unloading the shard cancels it (the
       // lookup then never ends: nothing is left to hear it) instead of keeping a closed cluster's process
       // alive, or a test's ManualScheduler busy, for the rest of the wait.
-      const id = `${p.id}\u0000sourceBusy`;
-      await new Promise<void>((resolve) => {
-        this.cancel(p, "sourceBusy");
-        this.timers.set(
-          id,
-          this.ctx.scheduler.schedule(() => {
-            this.timers.delete(id);
-            resolve();
-          }, SOURCE_BUSY_POLL_MS),
-        );
-      });
+      await new Promise<void>((resolve) => this.after(p, "sourceBusy", SOURCE_BUSY_POLL_MS, resolve));
       if (!p.isStill(stateEpoch) || !this.ctx.stillCoordinator()) return undefined;
     }
   }
 
   /** Checks `followersTruncated()` now and then every `isrPollIntervalMs` until it holds (or is cancelled). */
   private pollIsr(p: PartitionRuntime, stateEpoch: number): void {
-    this.cancel(p, "isr");
-    const id = `${p.id}\u0000isr`;
-    const check = (delayMs: number): void => {
-      this.timers.set(
-        id,
-        this.ctx.scheduler.schedule(() => {
-          this.timers.delete(id);
-          if (p.isClosed) return;
-          let truncated: boolean;
-          try {
-            truncated = this.leaderReplica(p.key).followersTruncated();
-          } catch (error) {
-            p.send(this.failureOf(stateEpoch, error));
-            return;
-          }
-          if (truncated) p.send({ type: "ISR_TRUNCATED", stateEpoch });
-          else check(this.ctx.isrPollIntervalMs);
-        }, delayMs),
-      );
-    };
+    const check = (delayMs: number): void =>
+      this.after(p, "isr", delayMs, () => {
+        if (p.isClosed) return;
+        let truncated: boolean;
+        try {
+          truncated = this.leaderReplica(p.key).followersTruncated();
+        } catch (error) {
+          p.send(this.failureOf(stateEpoch, error));
+          return;
+        }
+        if (truncated) p.send({ type: "ISR_TRUNCATED", stateEpoch });
+        else check(this.ctx.isrPollIntervalMs);
+      });
     check(0);
   }
 
@@ -335,7 +350,7 @@ export class EffectExecutor {
         this.requireSameTopic(p.key);
         bumps.push(p, effect);
       } catch (error) {
-        p.send(this.failureOf(effect.params.stateEpoch, error));
+        this.failed(p, effect, error);
       }
     }
     if (bumps.length === 0) return;
@@ -369,10 +384,11 @@ export class EffectExecutor {
     }
     for (let i = 0; i < bumps.length; i += 2) {
       const p = bumps[i] as PartitionRuntime;
-      const stateEpoch = (bumps[i + 1] as MirrorPartitionEffect).params.stateEpoch;
+      const effect = bumps[i + 1] as MirrorPartitionEffect;
+      const stateEpoch = effect.params.stateEpoch;
       const result = results[i >> 1];
       const req = requests[i >> 1] as { topic: string; partition: number };
-      if (result?.error !== undefined) p.send(this.failureOf(stateEpoch, result.error));
+      if (result?.error !== undefined) this.failed(p, effect, result.error);
       else if (result?.leaderEpoch === undefined) {
         p.send(
           this.failureOf(
@@ -385,14 +401,13 @@ export class EffectExecutor {
   }
 
   private start(p: PartitionRuntime, effect: MirrorPartitionEffect): void {
-    const stateEpoch = effect.params.stateEpoch;
     if (SYNC_EFFECTS.has(effect.type)) {
       let result: MirrorPartitionEvent | undefined;
       try {
         if (!this.ctx.stillCoordinator()) return; // a zombie coordinator must not touch the data
         result = this.executeSync(p, effect);
       } catch (error) {
-        p.send(this.failureOf(stateEpoch, error));
+        this.failed(p, effect, error);
         return;
       }
       if (result !== undefined) p.send(result);
@@ -402,7 +417,7 @@ export class EffectExecutor {
       (result) => {
         if (result !== undefined) p.send(result);
       },
-      (error: unknown) => p.send(this.failureOf(stateEpoch, error)),
+      (error: unknown) => this.failed(p, effect, error),
     );
   }
 
@@ -415,7 +430,7 @@ export class EffectExecutor {
         this.leaderReplica(key).setReadOnly(true);
         return undefined;
       case "clearReadOnly":
-        this.stoppedStepOnLoad(p, stateEpoch);
+        this.stoppedStepOnLoad(p, effect);
         return undefined;
       case "addFetcher":
         this.fetchers(key).addPartition(key);
@@ -443,10 +458,11 @@ export class EffectExecutor {
    * also awaited on the leader's in-sync replicas, as the coordinator that wrote it (lost meanwhile) may not
    * have seen it replicated.
    */
-  private stoppedStepOnLoad(p: PartitionRuntime, stateEpoch: number): void {
+  private stoppedStepOnLoad(p: PartitionRuntime, effect: MirrorPartitionEffect): void {
+    const stateEpoch = effect.params.stateEpoch;
     const written = p.takeBarrier(stateEpoch);
-    if (written !== undefined) this.stoppedStep(p, stateEpoch, written, false);
-    else this.stoppedStep(p, stateEpoch, this.unconfirmedBarrier(p, stateEpoch), true);
+    if (written !== undefined) this.stoppedStep(p, effect, written, false);
+    else this.stoppedStep(p, effect, this.unconfirmedBarrier(p, stateEpoch), true);
   }
 
   /**
@@ -461,11 +477,12 @@ export class EffectExecutor {
    */
   private stoppedStep(
     p: PartitionRuntime,
-    stateEpoch: number,
+    effect: MirrorPartitionEffect,
     barrierLme: number | undefined,
     awaitReplication: boolean,
   ): void {
     const key = p.key;
+    const stateEpoch = effect.params.stateEpoch;
     const asked = parseMirrorNameConfig(this.ctx.destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
     if (barrierLme !== undefined && (asked === undefined || asked.mirror === key.mirror)) {
       const replicated = this.rewriteLostBarrier(key, barrierLme, awaitReplication);
@@ -474,9 +491,9 @@ export class EffectExecutor {
           () => {
             if (!this.ctx.stillCoordinator() || !p.isStill(stateEpoch)) return;
             try {
-              this.stoppedStep(p, stateEpoch, barrierLme, false);
+              this.stoppedStep(p, effect, barrierLme, false);
             } catch (error) {
-              p.send(this.failureOf(stateEpoch, error));
+              this.failed(p, effect, error);
             }
           },
           (error: unknown) => {
@@ -807,6 +824,39 @@ export class EffectExecutor {
 
   private failure(stateEpoch: number, message: string, retryable: boolean): MirrorPartitionEvent {
     return { type: "EFFECT_FAILED", stateEpoch, message, retryable, random: this.ctx.random.next() };
+  }
+
+  /**
+   * Reports `effect`'s failure, or, for a controller step refused with NOT_CONTROLLER (see
+   * {@link CONTROLLER_STEPS}) within {@link CONTROLLER_WAIT_MS} of its first refusal, runs it again after
+   * the client backoff, the partition staying in its step, as long as it is still at the effect's
+   * `stateEpoch` with no change waiting and this coordinator still leads (the timer is the partition's:
+   * removing it or unloading the shard cancels the wait).
+   */
+  private failed(p: PartitionRuntime, effect: MirrorPartitionEffect, error: unknown): void {
+    const stateEpoch = effect.params.stateEpoch;
+    const refusedByController =
+      CONTROLLER_STEPS.has(effect.type) &&
+      error instanceof KafkaError &&
+      error.errorName === "NOT_CONTROLLER";
+    const now = this.ctx.clock.now();
+    let wait = refusedByController ? this.controllerWaits.get(effect) : undefined;
+    if (refusedByController && wait === undefined) {
+      wait = { until: now + CONTROLLER_WAIT_MS, attempt: 0 };
+      this.controllerWaits.set(effect, wait);
+    }
+    if (wait === undefined || now >= wait.until) {
+      p.send(this.failureOf(stateEpoch, error));
+      return;
+    }
+    const delayMs = Math.min(
+      CONTROLLER_RETRY_BACKOFF_MAX_MS,
+      CONTROLLER_RETRY_BACKOFF_MS * 2 ** wait.attempt,
+    );
+    wait.attempt++;
+    this.after(p, "controller", delayMs, () => {
+      if (p.isStill(stateEpoch) && this.ctx.stillCoordinator()) this.runAsync(p, effect);
+    });
   }
 
   private failureOf(stateEpoch: number, error: unknown): MirrorPartitionEvent {

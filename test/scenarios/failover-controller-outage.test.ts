@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import {
+  leaderBatches,
+  type Node,
+  onlyRowOf,
+  ordersOn,
+  type Topology,
+  topology,
+  untilCaughtUp,
+} from "./helpers";
+
+/**
+ * A failover while the destination has no active controller (a KRaft quorum electing one): STOPPING's leader
+ * epoch bump and STOPPED's clearing of the read-only flag are refused with NOT_CONTROLLER. They are asked
+ * again in place, as Kafka's clients retry NOT_CONTROLLER (100 ms growing to 1 s, up to the 60 s API
+ * timeout): each FAILED detour grew the backoff, and the topic stayed read-only (a failback waiting on it)
+ * for up to minutes after the controller was back (soak `failback` FC_SEED=651).
+ */
+
+/** `orders` on a with 5 records, mirrored to b by `dr` and caught up; b's lifecycle changes as `from->to`. */
+async function mirrored(): Promise<{ t: Topology; b: Node; seen: string[] }> {
+  const t = topology(["a", "b"]);
+  const a = t.node("a");
+  const b = t.node("b");
+  await ordersOn(t, a, 5);
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await untilCaughtUp(t, b, "dr caught up");
+  const seen: string[] = [];
+  b.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
+  return { t, b, seen };
+}
+
+/** Fails `orders` over on b with b's controller gone from the moment the partition enters `state`. */
+async function failOverLosingControllerAt(t: Topology, b: Node, state: "STOPPING" | "STOPPED") {
+  const off = b.mirroring.subscribeTransitions((x) => {
+    if (x.record.state === state) b.cluster.controller.setAvailable(false);
+  });
+  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+  await t.until(() => !b.cluster.controller.isAvailable, `the controller gone at ${state}`);
+  off();
+}
+
+/** Whether a local write to b's `orders` is accepted (false: refused, the topic still read-only). */
+async function writable(t: Topology, b: Node): Promise<boolean> {
+  const producer = b.kafka.producer();
+  await t.run(producer.connect());
+  try {
+    await t.run(producer.send({ topic: "orders", messages: [{ value: "local" }], acks: -1 }));
+    return true;
+  } catch (error) {
+    expect(String(error)).toMatch(/READ_ONLY_TOPIC|read-only/);
+    return false;
+  } finally {
+    await t.run(producer.disconnect());
+  }
+}
+
+describe("a failover while the destination's controller fails over", () => {
+  it("STOPPING's bump waits for the controller in place: no FAILED, STOPPED within a second of its return", async () => {
+    const { t, b, seen } = await mirrored();
+    await failOverLosingControllerAt(t, b, "STOPPING");
+    await t.advance(10_000);
+    expect((await onlyRowOf(b)).state).toBe("STOPPING");
+    expect(await writable(t, b)).toBe(false);
+
+    b.cluster.controller.setAvailable(true);
+    const back = t.clock.now();
+    await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "dr STOPPED");
+    expect(t.clock.now() - back).toBeLessThanOrEqual(1_500);
+    await t.until(() => writable(t, b), "orders writable");
+    expect(t.clock.now() - back).toBeLessThanOrEqual(1_500);
+    expect(seen).toEqual(["MIRRORING->STOPPING", "STOPPING->STOPPED"]);
+  });
+
+  it("STOPPED's flag clearing waits for the controller in place: read-only meanwhile, writable within a second of its return", async () => {
+    const { t, b, seen } = await mirrored();
+    await failOverLosingControllerAt(t, b, "STOPPED");
+    await t.advance(10_000);
+    expect((await onlyRowOf(b)).state).toBe("STOPPED");
+    expect(await writable(t, b)).toBe(false);
+
+    b.cluster.controller.setAvailable(true);
+    const back = t.clock.now();
+    await t.until(() => writable(t, b), "orders writable");
+    expect(t.clock.now() - back).toBeLessThanOrEqual(1_500);
+    expect(seen).toEqual(["MIRRORING->STOPPING", "STOPPING->STOPPED"]);
+  });
+
+  it("an outage longer than the 60 s a client waits fails the step (retryable, naming the controller), and the retry ends STOPPED", async () => {
+    const { t, b, seen } = await mirrored();
+    await failOverLosingControllerAt(t, b, "STOPPING");
+    const lost = t.clock.now();
+    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "dr FAILED");
+    expect(t.clock.now() - lost).toBeGreaterThanOrEqual(60_000);
+    const [view] = b.mirroring.coordinators.describe("dr");
+    expect(view?.errorMessage).toMatch(/controller/);
+    expect(view?.retryAttempt).toBeGreaterThanOrEqual(0);
+
+    b.cluster.controller.setAvailable(true);
+    await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "dr STOPPED after the retry");
+    expect(await writable(t, b)).toBe(true);
+    expect(seen.slice(0, 2)).toEqual(["MIRRORING->STOPPING", "STOPPING->FAILED"]);
+  });
+});
+
+describe("a failback while the old primary's controller fails over", () => {
+  it("PREPARING's truncation waits for the controller in place: no FAILED, MIRRORING within a second of its return", async () => {
+    const { t, b } = await mirrored();
+    const a = t.node("a");
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "dr STOPPED");
+    // a keeps a tail b never had: the failback must cut it, which a's controller records first.
+    const producer = a.kafka.producer();
+    await t.run(producer.connect());
+    await t.run(producer.send({ topic: "orders", messages: [{ value: "divergent on a" }], acks: -1 }));
+    const aEnd = a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.logEndOffset;
+
+    const seen: string[] = [];
+    a.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
+    // The controller is lost just as the failback's truncation asks it to record the cut.
+    const controller = a.cluster.controller;
+    const record = controller.recordReplicaTruncation.bind(controller);
+    controller.recordReplicaTruncation = (...args) => {
+      if (seen.includes("UNKNOWN->PREPARING")) controller.setAvailable(false);
+      controller.recordReplicaTruncation = record;
+      return record(...args);
+    };
+    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+    await t.run(a.mirroring.admin.addTopics("back", "orders"));
+    await t.until(() => !controller.isAvailable, "a's controller gone at the truncation");
+    await t.advance(10_000);
+    expect((await onlyRowOf(a, "back")).state).toBe("PREPARING");
+    // Nothing was cut while the controller could not record the cut; the topic is read-only meanwhile.
+    expect(a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.logEndOffset).toBe(aEnd);
+    expect(await writable(t, a)).toBe(false);
+
+    controller.setAvailable(true);
+    const back = t.clock.now();
+    await untilCaughtUp(t, a, "back caught up", "back");
+    expect(t.clock.now() - back).toBeLessThanOrEqual(1_500);
+    expect(seen.slice(0, 2)).toEqual(["UNKNOWN->PREPARING", "PREPARING->MIRRORING"]);
+    expect(seen).not.toContain("PREPARING->FAILED");
+    // The divergent tail was cut: a is b's copy, batch for batch.
+    const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => x.hex);
+    expect(batches(a)).toEqual(batches(b));
+  });
+});

@@ -41,14 +41,7 @@ export async function mirroredWithOpenTransaction(
 export async function expectCleanFailover(t: Topology, a: Node, b: Node) {
   const [row] = await b.mirroring.admin.describe("dr");
   expect(row?.state).toBe("STOPPED");
-  const onB = leaderBatches(b.cluster, "t", 0);
-  const kinds = onB.map((x) => (x.batch.isControl ? controlTypeOf(x.batch) : "data"));
-  // The one open source transaction aborted exactly once; one PID reset, the log's last batch.
-  expect(kinds.filter((k) => k === ControlRecordType.ABORT)).toHaveLength(1);
-  expect(kinds.filter((k) => k === ControlRecordType.MIRROR_PID_RESET)).toHaveLength(1);
-  expect(kinds.at(-1)).toBe(ControlRecordType.MIRROR_PID_RESET);
-  const log = b.cluster.leaderFor("t", 0).replica("t", 0)!.log;
-  expect(log.lastStableOffset).toBe(log.logEndOffset);
+  const onB = expectOneBarrierLast(b);
   // Every source batch (acknowledged before the barrier) is on b at its offset, byte for byte.
   const onA = leaderBatches(a.cluster, "t", 0);
   const bByOffset = new Map(onB.map((x) => [x.offset, x.hex]));
@@ -64,7 +57,26 @@ export async function expectCleanFailover(t: Topology, a: Node, b: Node) {
     const r = b.cluster.broker(id)!.replica("t", 0);
     if (r) expect([...r.log.batches()].map((x) => x.buffer.toString("hex"))).toEqual(leaderHex);
   }
-  // Writable: a local idempotent and a local transactional producer write and commit.
+  await expectWritable(t, b);
+}
+
+/**
+ * `t-0`'s leader log on `b` holds one ABORT (the one open source transaction aborted exactly once) and one
+ * PID reset, its last batch, with nothing left open. Returns the leader's batches.
+ */
+export function expectOneBarrierLast(b: Node) {
+  const onB = leaderBatches(b.cluster, "t", 0);
+  const kinds = onB.map((x) => (x.batch.isControl ? controlTypeOf(x.batch) : "data"));
+  expect(kinds.filter((k) => k === ControlRecordType.ABORT)).toHaveLength(1);
+  expect(kinds.filter((k) => k === ControlRecordType.MIRROR_PID_RESET)).toHaveLength(1);
+  expect(kinds.at(-1)).toBe(ControlRecordType.MIRROR_PID_RESET);
+  const log = b.cluster.leaderFor("t", 0).replica("t", 0)!.log;
+  expect(log.lastStableOffset).toBe(log.logEndOffset);
+  return onB;
+}
+
+/** `t-0` on `b` is writable: a local idempotent and a local transactional producer write and commit. */
+export async function expectWritable(t: Topology, b: Node) {
   const idem = b.kafka.producer({ idempotent: true });
   await t.run(idem.connect());
   await t.run(idem.send({ topic: "t", messages: [{ value: "local" }], acks: -1 }));
@@ -101,6 +113,25 @@ export async function advanceTo(t: Topology, b: Node, phase: Phase) {
     await t.advance(1);
   }
   throw new Error(`the failover never reached '${phase}'`);
+}
+
+/**
+ * Removes `t` from `dr` on `b` with the destination's replication slowed (15 ms), runs `fault` once the
+ * failover is at `phase`, waits for STOPPED and puts replication back to normal.
+ */
+export async function failoverWithFaultAt(
+  t: Topology,
+  b: Node,
+  phase: Phase,
+  fault: () => void | Promise<void>,
+) {
+  b.cluster.setReplicationLatency(15);
+  const removing = b.mirroring.admin.removeTopics("dr", "t").catch((e: unknown) => e);
+  await advanceTo(t, b, phase);
+  await fault();
+  await t.run(removing);
+  await t.run(b.mirroring.whenState("dr", "STOPPED", { timeoutMs: 300_000 }));
+  b.cluster.setReplicationLatency(0);
 }
 
 export const PHASES: Phase[] = [

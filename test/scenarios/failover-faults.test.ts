@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   advanceTo,
   expectCleanFailover,
+  failoverWithFaultAt,
   mirroredWithOpenTransaction,
   PHASES,
 } from "./failover-faults-helpers";
@@ -13,14 +14,8 @@ describe("the destination partition's leader fails in the middle of a failover",
   for (const phase of PHASES) {
     it(`the data leader crashes at '${phase}': a clean failover`, async () => {
       const { t, a, b } = await mirroredWithOpenTransaction(11);
-      b.cluster.setReplicationLatency(15);
       const leader = b.cluster.controller.image.partition("t", 0)!.leader;
-      const removing = b.mirroring.admin.removeTopics("dr", "t").catch((e: unknown) => e);
-      await advanceTo(t, b, phase);
-      b.cluster.crashBroker(leader);
-      await t.run(removing);
-      await t.run(b.mirroring.whenState("dr", "STOPPED", { timeoutMs: 300_000 }));
-      b.cluster.setReplicationLatency(0);
+      await failoverWithFaultAt(t, b, phase, () => b.cluster.crashBroker(leader));
       b.cluster.startBroker(leader);
       await t.advance(2000);
       await expectCleanFailover(t, a, b);
@@ -28,16 +23,12 @@ describe("the destination partition's leader fails in the middle of a failover",
 
     it(`the data leader's disk fills at '${phase}': a clean failover once it has room`, async () => {
       const { t, a, b } = await mirroredWithOpenTransaction(12);
-      b.cluster.setReplicationLatency(15);
       const leader = b.cluster.controller.image.partition("t", 0)!.leader;
-      const removing = b.mirroring.admin.removeTopics("dr", "t").catch((e: unknown) => e);
-      await advanceTo(t, b, phase);
-      b.cluster.setDiskFull(leader, true);
-      await t.advance(3000);
-      b.cluster.setDiskFull(leader, false);
-      await t.run(removing);
-      await t.run(b.mirroring.whenState("dr", "STOPPED", { timeoutMs: 300_000 }));
-      b.cluster.setReplicationLatency(0);
+      await failoverWithFaultAt(t, b, phase, async () => {
+        b.cluster.setDiskFull(leader, true);
+        await t.advance(3000);
+        b.cluster.setDiskFull(leader, false);
+      });
       await t.advance(2000);
       await expectCleanFailover(t, a, b);
     });
@@ -48,14 +39,10 @@ describe("the source becomes unreachable in the middle of a failover", () => {
   for (const phase of PHASES) {
     it(`every source broker crashes at '${phase}': the failover needs nothing from the source`, async () => {
       const { t, a, b } = await mirroredWithOpenTransaction(13);
-      b.cluster.setReplicationLatency(15);
       const sourceBatches = leaderBatches(a.cluster, "t", 0);
-      const removing = b.mirroring.admin.removeTopics("dr", "t").catch((e: unknown) => e);
-      await advanceTo(t, b, phase);
-      for (const id of a.cluster.runningBrokers()) a.cluster.crashBroker(id);
-      await t.run(removing);
-      await t.run(b.mirroring.whenState("dr", "STOPPED", { timeoutMs: 300_000 }));
-      b.cluster.setReplicationLatency(0);
+      await failoverWithFaultAt(t, b, phase, () => {
+        for (const id of a.cluster.runningBrokers()) a.cluster.crashBroker(id);
+      });
       await t.advance(2000);
       for (const id of [0, 1, 2]) a.cluster.startBroker(id);
       await t.advance(2000);
@@ -101,16 +88,10 @@ describe("the coordinator's broker crashes at each step of a failover", () => {
   for (const phase of PHASES) {
     it(`crash of the __mirror_state leader at '${phase}': the next coordinator finishes cleanly`, async () => {
       const { t, a, b } = await mirroredWithOpenTransaction(16);
-      b.cluster.setReplicationLatency(15);
       const topicId = b.cluster.controller.image.topic("t")!.topicId;
       const statePartition = mirrorStatePartitionFor({ mirror: "dr", topicId, partition: 0 }, 4);
       const coordinator = b.cluster.controller.image.partition(MIRROR_STATE_TOPIC, statePartition)!.leader;
-      const removing = b.mirroring.admin.removeTopics("dr", "t").catch((e: unknown) => e);
-      await advanceTo(t, b, phase);
-      b.cluster.crashBroker(coordinator);
-      await t.run(removing);
-      await t.run(b.mirroring.whenState("dr", "STOPPED", { timeoutMs: 300_000 }));
-      b.cluster.setReplicationLatency(0);
+      await failoverWithFaultAt(t, b, phase, () => b.cluster.crashBroker(coordinator));
       b.cluster.startBroker(coordinator);
       await t.advance(2000);
       await expectCleanFailover(t, a, b);

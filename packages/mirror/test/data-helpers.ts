@@ -159,6 +159,16 @@ export function valuesBatch(
   });
 }
 
+/** Throttles `replicas` (default every replica) of the topic on destination broker 0 to `rate` bytes/s. */
+export function throttleMirrorReplication(env: MirrorEnv, rate: number, replicas = "*"): void {
+  env.destination.controller.incrementalAlterConfigs({ type: "broker", name: "0" }, [
+    { name: "mirror.replication.throttled.rate", op: "SET", value: String(rate) },
+  ]);
+  env.destination.controller.incrementalAlterConfigs({ type: "topic", name: TOPIC }, [
+    { name: "mirror.replication.throttled.replicas", op: "SET", value: replicas },
+  ]);
+}
+
 /** Every batch of the partition's leader log on a cluster. */
 export function leaderBatches(cluster: KafkaCluster, partition = 0): RecordBatch[] {
   const broker = cluster.leaderFor(TOPIC, partition);

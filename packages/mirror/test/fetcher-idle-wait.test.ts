@@ -7,7 +7,7 @@ import {
   type MirrorEnv,
   mirrorEnv,
   produce,
-  TOPIC,
+  throttleMirrorReplication,
   valuesBatch,
 } from "./data-helpers";
 
@@ -38,6 +38,17 @@ async function statesSeen(env: MirrorEnv, ms: number): Promise<Set<string>> {
   return states;
 }
 
+/**
+ * Produces 30 batches of 1 KB, throttles the destination to 1000 B/s, adds the partition and returns the
+ * fetcher states seen over 5 s: every partition over the quota from the first fetch.
+ */
+async function statesOverQuota(env: MirrorEnv): Promise<Set<string>> {
+  for (let i = 0; i < 30; i++) await produce(env, valuesBatch([KB]));
+  throttleMirrorReplication(env, 1000);
+  env.manager.addPartition(env.key());
+  return statesSeen(env, 5000);
+}
+
 describe("a fetcher with nothing to fetch waits; only a quota throttles it", () => {
   it("an idle mirror (caught up, no quota) shows waiting, never throttled", async () => {
     const env = mirrorEnv();
@@ -51,15 +62,7 @@ describe("a fetcher with nothing to fetch waits; only a quota throttles it", () 
 
   it("every partition over the destination's quota shows throttled", async () => {
     const env = mirrorEnv({ config: { partitionMaxBytes: 2048 } });
-    for (let i = 0; i < 30; i++) await produce(env, valuesBatch([KB]));
-    env.destination.controller.incrementalAlterConfigs({ type: "broker", name: "0" }, [
-      { name: "mirror.replication.throttled.rate", op: "SET", value: "1000" },
-    ]);
-    env.destination.controller.incrementalAlterConfigs({ type: "topic", name: TOPIC }, [
-      { name: "mirror.replication.throttled.replicas", op: "SET", value: "*" },
-    ]);
-    env.manager.addPartition(env.key());
-    const states = await statesSeen(env, 5000);
+    const states = await statesOverQuota(env);
     expect(states.has("throttled")).toBe(true);
     expect(leaderLog(env.destination).logEndOffset).toBeLessThan(30n);
   });
@@ -98,15 +101,7 @@ describe("a fetcher with nothing to fetch waits; only a quota throttles it", () 
       config: { fetchWaitMaxMs: 0, backoffMs: 1000, partitionMaxBytes: 2048 },
       wrapSource: counter.wrap,
     });
-    for (let i = 0; i < 30; i++) await produce(env, valuesBatch([KB]));
-    env.destination.controller.incrementalAlterConfigs({ type: "broker", name: "0" }, [
-      { name: "mirror.replication.throttled.rate", op: "SET", value: "1000" },
-    ]);
-    env.destination.controller.incrementalAlterConfigs({ type: "topic", name: TOPIC }, [
-      { name: "mirror.replication.throttled.replicas", op: "SET", value: "*" },
-    ]);
-    env.manager.addPartition(env.key());
-    const states = await statesSeen(env, 5000);
+    const states = await statesOverQuota(env);
     expect(states.has("throttled")).toBe(true);
     const mirrored = leaderLog(env.destination).logEndOffset;
     expect(mirrored).toBeGreaterThan(0n);

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { fetcherIndexFor, mirrorFetcherClientId } from "../src/fetcher/client-id";
-import { bind, drive, leaderLog, mirrorEnv, produce, TOPIC, valuesBatch } from "./data-helpers";
+import {
+  bind,
+  drive,
+  leaderLog,
+  mirrorEnv,
+  produce,
+  throttleMirrorReplication,
+  valuesBatch,
+} from "./data-helpers";
 
 const KB = "x".repeat(1000);
 
@@ -11,13 +19,7 @@ describe("mirror bandwidth control (spec §8)", () => {
       await produce(env, valuesBatch([KB]), 0);
       await produce(env, valuesBatch([KB]), 1);
     }
-    const broker = { type: "broker" as const, name: "0" };
-    env.destination.controller.incrementalAlterConfigs(broker, [
-      { name: "mirror.replication.throttled.rate", op: "SET", value: "1000" },
-    ]);
-    env.destination.controller.incrementalAlterConfigs({ type: "topic", name: TOPIC }, [
-      { name: "mirror.replication.throttled.replicas", op: "SET", value: "0:0" },
-    ]);
+    throttleMirrorReplication(env, 1000, "0:0");
     env.manager.addPartition(env.key(0));
     env.manager.addPartition(env.key(1));
     await drive(env, 5000);
@@ -26,7 +28,7 @@ describe("mirror bandwidth control (spec §8)", () => {
     expect(throttled).toBeGreaterThan(0n);
     expect(throttled).toBeLessThan(25n);
     // Lifting the rate applies on the next round.
-    env.destination.controller.incrementalAlterConfigs(broker, [
+    env.destination.controller.incrementalAlterConfigs({ type: "broker", name: "0" }, [
       { name: "mirror.replication.throttled.rate", op: "DELETE" },
     ]);
     await drive(env, 1000);
@@ -77,7 +79,7 @@ describe("mirror bandwidth control (spec §8)", () => {
   it("holds the rate from its first second (no burst of ten seconds' worth), and never starves the partition", async () => {
     const env = mirrorEnv({ config: { partitionMaxBytes: 4096 } });
     for (let i = 0; i < 100; i++) await produce(env, valuesBatch([KB]), 0);
-    throttleEverything(env, 2000);
+    throttleMirrorReplication(env, 2000);
     env.manager.addPartition(env.key(0));
     for (let second = 1; second <= 30; second++) {
       await drive(env, 1000);
@@ -110,7 +112,7 @@ describe("mirror bandwidth control (spec §8)", () => {
       await produce(env, valuesBatch([KB]), 0);
       await produce(env, valuesBatch([KB]), 1);
     }
-    throttleEverything(env, 2000, "0:0");
+    throttleMirrorReplication(env, 2000, "0:0");
     env.manager.addPartition(env.key(0));
     env.manager.addPartition(env.key(1));
     await drive(env, 20_000);
@@ -123,13 +125,3 @@ describe("mirror bandwidth control (spec §8)", () => {
     expect(served.get(0)).toBe(throttled.bytesMirrored);
   });
 });
-
-/** Throttles `replicas` (default every replica) of the topic on destination broker 0 to `rate` bytes/s. */
-function throttleEverything(env: ReturnType<typeof mirrorEnv>, rate: number, replicas = "*"): void {
-  env.destination.controller.incrementalAlterConfigs({ type: "broker", name: "0" }, [
-    { name: "mirror.replication.throttled.rate", op: "SET", value: String(rate) },
-  ]);
-  env.destination.controller.incrementalAlterConfigs({ type: "topic", name: TOPIC }, [
-    { name: "mirror.replication.throttled.replicas", op: "SET", value: replicas },
-  ]);
-}

@@ -556,18 +556,13 @@ export class EffectExecutor {
     lme: number,
     awaitReplication: boolean,
   ): Promise<void> | undefined {
-    this.requireSameTopic(key);
-    const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
-    const replica = leader >= 0 ? this.ctx.destination.replica(leader, key.topic, key.partition) : undefined;
-    if (replica === undefined) {
-      // Even with unclean elections off, the leader elected next may lack the barrier: a last in-sync
-      // replica whose recovery dropped its tail leads again (Kafka before KIP-966). The topic stays
-      // read-only until a leader is checked; the retry costs a FAILED detour, never a hanging transaction.
-      throw new ClusterError(
-        "LEADER_NOT_AVAILABLE",
-        `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}): the topic stays read-only until a leader holds the failover's ABORT markers and PID reset; the failover's steps are retried after the election`,
-      );
-    }
+    // Even with unclean elections off, the leader elected next may lack the barrier: a last in-sync replica
+    // whose recovery dropped its tail leads again (Kafka before KIP-966). The topic stays read-only until a
+    // leader is checked; the retry costs a FAILED detour, never a hanging transaction.
+    const replica = this.leaderReplica(
+      key,
+      "the topic stays read-only until a leader holds the failover's ABORT markers and PID reset; the failover's steps are retried after the election",
+    );
     if (replica.endsWithPidResetAbove(lme)) {
       return awaitReplication ? replica.awaitReplicated(replica.logEndOffset() - 1n) : undefined;
     }
@@ -796,14 +791,17 @@ export class EffectExecutor {
   }
 
   /** The leader replica of the data partition, on whichever broker leads it (an RPC when not this one). */
-  private leaderReplica(key: MirrorPartitionKey): LocalReplica {
+  private leaderReplica(
+    key: MirrorPartitionKey,
+    meanwhile = "the step is retried after the election",
+  ): LocalReplica {
     this.requireSameTopic(key);
     const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
     const replica = leader >= 0 ? this.ctx.destination.replica(leader, key.topic, key.partition) : undefined;
     if (replica === undefined) {
       throw new ClusterError(
         "LEADER_NOT_AVAILABLE",
-        `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}); the step is retried after the election`,
+        `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}); ${meanwhile}`,
       );
     }
     return replica;

@@ -252,23 +252,40 @@ export class Controller {
   /**
    * Unfences a broker; offline partitions whose ISR holds it elect it leader, and so do offline partitions
    * with an empty ISR (the last member lost data on recovery) that have it as an eligible leader replica
-   * (KIP-966). Elsewhere it stays eligible until it is back in the ISR (caught up).
+   * (KIP-966). Elsewhere it stays eligible until it is back in the ISR (caught up). An offline partition of a
+   * topic with `unclean.leader.election.enable=true` that no ISR or eligible member can lead elects its first
+   * replica that is running (this broker or an unfenced one), out of sync or not, as Kafka's
+   * `ReplicationControlManager.handleBrokerUnfenced` does over every leaderless partition
+   * (`PartitionChangeBuilder`'s unclean election); with the option off it waits for an in-sync replica.
    */
   unfenceBroker(brokerId: number): void {
     this.checkAvailable("unfence a broker");
     const broker = this.requireBroker(brokerId);
     if (!broker.fenced) return;
     const records: MetadataRecord[] = [{ type: "UnfenceBroker", brokerId }];
+    const live = new Set(this.image.liveBrokers());
     for (const topic of this.image.topicsById.values()) {
       for (const p of topic.partitions) {
+        if (p.leader !== -1) continue;
         // Only the eligible replica fenced last: one fenced earlier may miss what was committed after it
         // left (it stays eligible until it rejoins, whatever the ISR kept), so the partition waits for it.
         const eligible = p.elr !== undefined && p.elr.length > 0 && p.elr[p.elr.length - 1] === brokerId;
-        if (p.leader === -1 && p.isr.includes(brokerId)) {
+        if (p.isr.includes(brokerId)) {
           records.push(change(topic.topicId, p, { leader: brokerId, leaderEpoch: p.leaderEpoch + 1 }));
-        } else if (p.leader === -1 && p.isr.length === 0 && eligible) {
+        } else if (p.isr.length === 0 && eligible) {
           records.push(
             change(topic.topicId, p, { leader: brokerId, isr: [brokerId], leaderEpoch: p.leaderEpoch + 1 }),
+          );
+        } else if (topicConfigValue(topic.configs, "unclean.leader.election.enable") === "true") {
+          const unclean = p.replicas.find((b) => b === brokerId || live.has(b));
+          if (unclean === undefined) continue;
+          records.push(
+            change(topic.topicId, p, {
+              leader: unclean,
+              isr: [unclean],
+              elr: [],
+              leaderEpoch: p.leaderEpoch + 1,
+            }),
           );
         }
       }

@@ -152,6 +152,36 @@ describe("Controller leadership", () => {
     expect(c.image.partition("t", 0)).toMatchObject({ leader: 1, isr: [1], leaderEpoch: 1 });
   });
 
+  it("elects an out-of-sync replica coming back to a leaderless partition only with unclean.leader.election.enable", () => {
+    for (const unclean of [true, false]) {
+      const c = controller();
+      c.createTopic({
+        name: "t",
+        replicaAssignment: [[0, 1, 2]],
+        configs: { "unclean.leader.election.enable": String(unclean) },
+      });
+      // Broker 2 falls out of the ISR, then both in-sync replicas are fenced while it is down too.
+      c.alterPartition("t", 0, { leader: 0, leaderEpoch: 0, isr: [0, 1] });
+      c.fenceBroker(2);
+      c.fenceBroker(1);
+      c.fenceBroker(0);
+      expect(c.image.partition("t", 0)?.leader).toBe(-1);
+      const epoch = c.image.partition("t", 0)!.leaderEpoch;
+      // Broker 2 comes back, out of sync: Kafka's handleBrokerUnfenced elects it uncleanly when allowed.
+      c.unfenceBroker(2);
+      if (unclean) {
+        expect(c.image.partition("t", 0)).toMatchObject({
+          leader: 2,
+          isr: [2],
+          leaderEpoch: epoch + 1,
+        });
+        expect(c.image.partition("t", 0)?.elr ?? []).toEqual([]);
+      } else {
+        expect(c.image.partition("t", 0)).toMatchObject({ leader: -1, leaderEpoch: epoch });
+      }
+    }
+  });
+
   it("refuses an ISR change from a leader with a stale epoch", () => {
     const c = controller();
     c.createTopic({ name: "t", replicaAssignment: [[0, 1, 2]] });

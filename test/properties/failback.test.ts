@@ -304,7 +304,15 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
         {
           bug: "soak FC_SEED=220 (a simulator bug): a re-add failed in PREPARING before its truncation during a controller failover, then was removed; the operator's view before --remove had no state for the partition (no coordinator had it loaded), so the simulator expected a PID reset the engine rightly did not write",
           simSeed: 5,
-          steps: ["failover(21,0)", "readd(0,1)", "controllerFailover(313,102,69)", "cycle(111)", "cycle(0)"],
+          // The controller's outage is 61 s (102 ms in the soak): a truncation refused with NOT_CONTROLLER
+          // now waits up to 60 s in place before PREPARING fails.
+          steps: [
+            "failover(21,0)",
+            "readd(0,1)",
+            "controllerFailover(313,61000,3)",
+            "cycle(111)",
+            "cycle(0)",
+          ],
           reaches: reachesUnmirroredFailover("b", "b-from-a", "profiles", 0),
         },
         {
@@ -462,7 +470,9 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
           // then went from FAILED over the topic's own log (LME -1 kept), leaving the transaction to a's
           // coordinator (which aborted it at its timeout). The simulator's `beforeTruncate` hook had recorded
           // each refused cut in `model.truncations` before it ran, so the abandoned transaction read as cut
-          // away (`replaced`): not excused at STOPPED, and never checked by `checkAbandonedTxns`.
+          // away (`replaced`): not excused at STOPPED, and never checked by `checkAbandonedTxns`. Since a cut
+          // refused with NOT_CONTROLLER is asked again in place (no FAILED), a's failover comes while PREPARING
+          // still waits to cut (its next ask due): the same log, the same refused cuts, from PREPARING.
           bug: "helper h2 (a simulator bug): a failback's truncation refused during a controller failover (no controller to record it) was taken as made; the abandoned transaction it never removed was reported hanging after the failover from FAILED",
           simSeed: 0,
           steps: [
@@ -472,8 +482,9 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
             "controllerFailover(386,7275,880)",
             "cycle(749)",
           ],
-          // The bug needs a's failover of orders-1 from FAILED before any cut, the abandoned transaction (data
-          // at 0) still on its log at STOPPED and aborted later by a's coordinator, no cut of it recorded.
+          // The bug needs a's failover of orders-1 from FAILED or PREPARING before any cut, the abandoned
+          // transaction (data at 0) still on its log at STOPPED and aborted later by a's coordinator, no cut of
+          // it recorded.
           reaches: (sim) => {
             const a = latestFailover(sim, "a", "a-from-b", "orders", 1);
             const open =
@@ -488,13 +499,13 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
                   b.isControl && b.controlType === ControlRecordType.ABORT && b.producerId === txn.producerId,
               );
             const cut = sim.model.truncations.some((t) => t.node === "a" && t.partition === 1);
-            return a?.stoppedFrom === "FAILED" &&
+            return (a?.stoppedFrom === "FAILED" || a?.stoppedFrom === "PREPARING") &&
               !a.aligned &&
               sim.steps.some((s) => open.test(s)) &&
               aborted &&
               !cut
               ? undefined
-              : "no failover of a's orders-1 from FAILED before any cut, its abandoned transaction open at STOPPED and aborted later";
+              : "no failover of a's orders-1 from FAILED or PREPARING before any cut, its abandoned transaction open at STOPPED and aborted later";
           },
         },
         {

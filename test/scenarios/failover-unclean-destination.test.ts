@@ -1,12 +1,15 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
 import {
+  ControlRecordType,
   decodeMirrorStateRecord,
   decodeRecords,
   type MirrorPartitionStateValue,
+  type RecordBatch,
 } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import {
+  advanceTo,
   expectOneBarrierLast,
   expectWritable,
   failoverWithFaultAt,
@@ -51,6 +54,43 @@ describe("an unclean election on the destination in the middle of a failover", (
       b.cluster.crashBroker(coordinator);
     });
     expect(m.stateImage().leader).not.toBe(coordinator);
+    await expectBarrierOnElected(m);
+  });
+
+  it("no leader at STOPPED's step, then the out-of-sync replica comes back and is elected uncleanly: read-only until it holds the markers", async () => {
+    const m = await mirroredWithFollowerOutOfIsr(14, 5);
+    const { t, b, leader, f1, f2 } = m;
+    b.cluster.setReplicationLatency(15);
+    const removing = b.mirroring.admin.removeTopics("dr", "t").catch((e: unknown) => e);
+    await advanceTo(t, b, "markers replicated");
+    // Every replica of t down, f2 first (no running replica is left to elect uncleanly when the ISR goes):
+    // the STOPPED record commits (on __mirror_state's other brokers) with no leader.
+    b.cluster.crashBroker(f2);
+    b.cluster.crashBroker(leader);
+    b.cluster.crashBroker(f1);
+    await t.run(removing);
+    b.cluster.setReplicationLatency(0);
+    await t.until(() => b.mirroring.coordinators.describe("dr")[0]?.state === "FAILED", "dr FAILED");
+    const [failed] = b.mirroring.coordinators.describe("dr");
+    expect(failed?.errorMessage).toMatch(/no running leader/);
+    expect(m.image().leader).toBe(-1);
+    expect(m.image().mirrorReadOnly).toBe(true);
+
+    // f2 comes back, without the markers: the controller elects it uncleanly at once (Kafka's
+    // handleBrokerUnfenced), and the topic stays read-only until the retried failover wrote them on it.
+    b.cluster.setReachable(f2, true);
+    b.cluster.startBroker(f2);
+    expect(m.image().leader).toBe(f2);
+    const pidReset = (x: RecordBatch) => x.isControl && x.controlType === ControlRecordType.MIRROR_PID_RESET;
+    const onF2 = () => leaderBatches(b.cluster, "t", 0).map((x) => x.batch);
+    expect(onF2().some(pidReset)).toBe(false);
+    expect(m.image().mirrorReadOnly).toBe(true);
+    for (let ms = 0; b.mirroring.coordinators.describe("dr")[0]?.state !== "STOPPED"; ms += 10) {
+      expect(ms).toBeLessThan(300_000);
+      // Writable only once f2 ends with the failover's PID reset.
+      if (m.image().mirrorReadOnly === false) expect(pidReset(onF2().at(-1)!)).toBe(true);
+      await t.advance(10);
+    }
     await expectBarrierOnElected(m);
   });
 });

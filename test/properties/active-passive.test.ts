@@ -1,4 +1,4 @@
-import { describe, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   latestFailover,
   PROPERTY_TIMEOUT_MS,
@@ -43,6 +43,7 @@ describe("property: active-passive A -> B", () => {
       "controllerFailover",
       "readd",
       "writePromoted",
+      "failStopped",
       "loopAdd",
       "loopRace",
       "concurrent",
@@ -100,9 +101,62 @@ describe("property: active-passive A -> B", () => {
     PROPERTY_TIMEOUT_MS,
   );
   it(
+    "a failed-over partition that fails again once its own producers wrote keeps their transactions and producer state",
+    async () => {
+      const totals = { local: 0, inTxn: 0 };
+      await runTopologyProperty({
+        name: "failed-after-writable",
+        file: "test/properties/active-passive.test.ts",
+        topology: activePassive,
+        commands: [
+          "produce",
+          "txnBegin",
+          "txnCommit",
+          "txnAbort",
+          "failover",
+          "failover",
+          "writePromoted",
+          "failStopped",
+          "failStopped",
+          "failStopped",
+          "crash",
+          "restart",
+          "advance",
+        ],
+        numRuns: 16,
+        maxCommands: 8,
+        onRunEnd: (sim) => {
+          totals.local += sim.stats.stoppedFailedAgain;
+          totals.inTxn += sim.stats.stoppedFailedAgainInTxn;
+        },
+      });
+      // The fault must not be a silent no-op: partitions with local writes (some with a local transaction
+      // open) failed and came back to STOPPED.
+      expect(totals.local, "STOPPED partitions with local writes failed again").toBeGreaterThan(0);
+      expect(totals.inTxn, "... with a local transaction open through it").toBeGreaterThan(0);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+  it(
     "regressions: counterexamples the suite found",
     async () => {
       await runRegressions(property, [
+        {
+          // b's orders-0, STOPPED and written to by an idempotent producer and a transaction still open,
+          // failed again (a late fetch error); FAILED's retry ran STOPPING (the read-only flag set again) and
+          // the new STOPPED's step took the local data for a log that lost the barrier: ABORT over the local
+          // transaction and a second MIRROR_PID_RESET (the commit then read as aborted). Fails with
+          // `hasDataBatchAbove` taken out of `EffectExecutor.rewriteLostBarrier`.
+          bug: "a STOPPED partition failed again after local writes got ABORT markers and a second PID reset over them (368650b)",
+          simSeed: 0,
+          steps: ["failStopped(0,2)"],
+          reaches: reachesSteps(
+            "orders-0 did not fail and come back to STOPPED with a local transaction open",
+            "txn begin on b/orders-0",
+            "fail b-from-a orders-0 (STOPPED, writable) with a late fetch error: STOPPED and writable again",
+            "txn commit on b/orders: ok",
+          ),
+        },
         {
           bug: "soak FC_SEED=13 x100 (a simulator bug): a new topic failed over from PREPARING (nothing mirrored); its STOPPING failed in a leader bounce and was retried from FAILED, which writes no markers over a log without mirrored data (issue 11 item 5b), but the simulator decided from the first STOPPING and expected a PID reset",
           simSeed: 0,

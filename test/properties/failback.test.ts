@@ -35,6 +35,7 @@ describe("property: failback A <-> B, repeated failover/failback cycles", () => 
       "fastDisk",
       "readd",
       "writePromoted",
+      "failStopped",
       "deleteRecords",
       "concurrent",
       "promoteRace",

@@ -37,6 +37,7 @@ describe("property: coordinator moves and source divergence", () => {
           "pause",
           "resume",
           "failover",
+          "failStopped",
           "moveStateLeader",
           "slowDisk",
           "slowReplication",

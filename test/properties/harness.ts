@@ -29,6 +29,7 @@ import {
   failover,
   failoverAlignment,
   failoverWithoutMirroredData,
+  failStopped,
   fastDisk,
   formatViolations,
   groupCommit,
@@ -110,6 +111,7 @@ const ACTIONS = {
   failover: (s, [i, m]) =>
     failover(s, i!, m === undefined ? "unplanned" : FAILOVER_MODES[m % FAILOVER_MODES.length]),
   failback: (s, [i]) => failback(s, i!),
+  failStopped: (s, [i, m]) => failStopped(s, i!, m!),
   cycle: (s, [i]) => failback(s, i!, true),
   crash: (s, [c, b]) => crash(s, c!, b!),
   restart: (s, [c]) => restart(s, c!),
@@ -184,6 +186,8 @@ const ARGS: Record<CommandName, fc.Arbitrary<number[]>> = {
   resume: fc.tuple(n),
   failover: fc.tuple(n, fc.nat(FAILOVER_MODES.length - 1)),
   failback: fc.tuple(n),
+  // bit 0: an idempotent producer writes first; bit 1: a transaction begins first.
+  failStopped: fc.tuple(n, fc.nat(3)),
   cycle: fc.tuple(n),
   crash: fc.tuple(n, n),
   restart: fc.tuple(n),

@@ -27,6 +27,7 @@ describe("property: faults inside transitions (A -> B)", () => {
           "failback",
           "readd",
           "writePromoted",
+          "failStopped",
           "loopAdd",
           "loopRace",
           "concurrent",

@@ -6,6 +6,7 @@ import { restartAll } from "./faults";
 import { checkPromisedWrites } from "./invariants/durability";
 import { checkGroupOffsets, checkGroupOffsetsInLog } from "./invariants/group-offsets";
 import { checkLeaderEpoch } from "./invariants/leader-epoch";
+import { checkNoBarrierOverLocalWrites } from "./invariants/local-writes-kept";
 import { readMirrorStateHistory } from "./invariants/mirror-state-history";
 import { checkOffsetIdentity } from "./invariants/offset-identity";
 import { checkPidResetAnswers } from "./invariants/pid-reset";
@@ -130,6 +131,7 @@ export async function checkNow(sim: Simulation): Promise<Violation[]> {
     }
     out.push(...checkTransitions(name, readMirrorStateHistory(cluster)));
     out.push(...checkPidResetAnswers(name, cluster, sim.model.topics.keys()));
+    out.push(...checkNoBarrierOverLocalWrites(name, cluster, sim.model.failovers));
     out.push(...checkReplicasAgree(name, cluster));
   }
   sim.report(out);
@@ -284,6 +286,7 @@ export async function settleAndCheck(sim: Simulation): Promise<Violation[]> {
       ),
     );
     out.push(...checkPidResetAnswers(name, cluster, sim.model.topics.keys()));
+    out.push(...checkNoBarrierOverLocalWrites(name, cluster, sim.model.failovers));
     out.push(...checkReplicasAgree(name, cluster));
     out.push(
       ...checkReplicasInSync(name, cluster, (topic, p) =>

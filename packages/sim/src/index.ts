@@ -10,6 +10,7 @@ export { crashOnCommit } from "./crash-on-commit";
 export { crashOnReAdd } from "./crash-on-readd";
 export { CUT_FAULT_MODES, cutFault, readdCutFault } from "./cut-fault";
 export { deleteRecords } from "./delete-records";
+export { failStopped } from "./fail-stopped";
 export {
   type CatchUpBarrier,
   completeFailoverPartition,
@@ -56,6 +57,7 @@ export { checkDurableTransition } from "./invariants/durable-commit";
 export { checkFailover, checkNoHangingTransaction, type FailoverPoint } from "./invariants/failover";
 export { checkGroupOffsets } from "./invariants/group-offsets";
 export { checkLeaderEpoch } from "./invariants/leader-epoch";
+export { checkNoBarrierOverLocalWrites } from "./invariants/local-writes-kept";
 export { batchesByOffset, hexOf, leaderLog } from "./invariants/logs";
 export {
   compactHistory,

@@ -86,6 +86,12 @@ export interface FailoverRecord {
    * source's now, so the offset identity with this failover's source holds only below it.
    */
   rewrittenFrom?: bigint;
+  /**
+   * The log end when a mirror first appended to this partition on `node` again since (a re-add or failback
+   * of this node, whose cut may have been none): from there on its batches are that source's, not the
+   * topic's own writes (`checkNoBarrierOverLocalWrites`).
+   */
+  mirroredAgainFrom?: bigint;
 }
 
 /** A destination-side group with an active member and its own commit, which mirroring must not overwrite. */

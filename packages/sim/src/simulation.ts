@@ -79,6 +79,12 @@ export interface SimStats {
   powerLosses: number;
   /** FAILED partitions an operator's `--recover` sent back to work (see `recover`). */
   recoveredPartitions: number;
+  /**
+   * Failed-over partitions failed again once writable that got back to STOPPED with local data above their
+   * barrier (see `failStopped`), and how many of those with a local transaction open through it.
+   */
+  stoppedFailedAgain: number;
+  stoppedFailedAgainInTxn: number;
 }
 
 /** An open transaction of the workload. */
@@ -122,6 +128,8 @@ export class Simulation {
     heldHighWatermarks: 0,
     powerLosses: 0,
     recoveredPartitions: 0,
+    stoppedFailedAgain: 0,
+    stoppedFailedAgainInTxn: 0,
   };
   openTxn: OpenTxn | undefined;
   /** Brokers (`node/id`) down after a power loss tore their last write, until they start again (`powerLoss`). */
@@ -210,6 +218,11 @@ export class Simulation {
       },
       beforeMirrorAppend: (node, topic, partition) => {
         this.report(this.prefix.beforeMirrorAppend(node, cluster, topic, partition));
+        const end = leaderLog(cluster, topic, partition)?.logEndOffset;
+        for (const f of this.model.failovers) {
+          if (f.node !== node || f.topic !== topic || f.partition !== partition) continue;
+          if (f.mirroredAgainFrom === undefined) f.mirroredAgainFrom = end;
+        }
       },
       beforeProduce: (_node, topic) => {
         if (!topic.startsWith("__")) completeFailovers(this);

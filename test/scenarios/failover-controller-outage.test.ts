@@ -31,13 +31,26 @@ async function mirrored(): Promise<{ t: Topology; b: Node; seen: string[] }> {
   return { t, b, seen };
 }
 
-/** Fails `orders` over on b with b's controller gone from the moment the partition enters `state`. */
+/**
+ * Fails `orders` over on b with b's controller gone from the moment STOPPING asks it for the leader epoch
+ * bump (STOPPING's first step, the read-only flag, is already done), or the moment the partition enters
+ * STOPPED (its step is the flag's clearing).
+ */
 async function failOverLosingControllerAt(t: Topology, b: Node, state: "STOPPING" | "STOPPED") {
+  const controller = b.cluster.controller;
+  const bump = controller.bumpLeaderEpochsBatch.bind(controller);
+  if (state === "STOPPING") {
+    controller.bumpLeaderEpochsBatch = (requests) => {
+      controller.setAvailable(false);
+      controller.bumpLeaderEpochsBatch = bump;
+      return bump(requests);
+    };
+  }
   const off = b.mirroring.subscribeTransitions((x) => {
-    if (x.record.state === state) b.cluster.controller.setAvailable(false);
+    if (state === "STOPPED" && x.record.state === state) controller.setAvailable(false);
   });
   await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-  await t.until(() => !b.cluster.controller.isAvailable, `the controller gone at ${state}`);
+  await t.until(() => !controller.isAvailable, `the controller gone at ${state}`);
   off();
 }
 
@@ -142,6 +155,39 @@ describe("a failback while the old primary's controller fails over", () => {
     expect(seen.slice(0, 2)).toEqual(["UNKNOWN->PREPARING", "PREPARING->MIRRORING"]);
     expect(seen).not.toContain("PREPARING->FAILED");
     // The divergent tail was cut: a is b's copy, batch for batch.
+    const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => x.hex);
+    expect(batches(a)).toEqual(batches(b));
+  });
+});
+
+describe("the read-only flag set as a state begins, refused with NOT_CONTROLLER", () => {
+  it("fails the partition (the chart waits for no answer from it): no later step runs before the engine holds the flag", async () => {
+    const { t, b } = await mirrored();
+    const a = t.node("a");
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "dr STOPPED");
+    const producer = a.kafka.producer();
+    await t.run(producer.connect());
+    await t.run(producer.send({ topic: "orders", messages: [{ value: "divergent on a" }], acks: -1 }));
+    const before = leaderBatches(a.cluster, "orders", 0).map((x) => x.hex);
+
+    const controller = a.cluster.controller;
+    const seen: string[] = [];
+    a.mirroring.subscribeTransitions((x) => {
+      seen.push(`${x.previous.state}->${x.record.state}`);
+      if (x.record.state === "PREPARING" && seen.length === 1) controller.setAvailable(false);
+    });
+    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+    await t.run(a.mirroring.admin.addTopics("back", "orders"));
+    await t.until(async () => (await onlyRowOf(a, "back")).state === "FAILED", "back FAILED");
+    const [view] = a.mirroring.coordinators.describe("back");
+    expect(view?.errorMessage).toMatch(/read-only flag.*controller/);
+    // Nothing after the flag's step ran: no cut of a's divergent tail while the flag was not the engine's.
+    expect(leaderBatches(a.cluster, "orders", 0).map((x) => x.hex)).toEqual(before);
+    expect(seen.slice(0, 2)).toEqual(["UNKNOWN->PREPARING", "PREPARING->FAILED"]);
+
+    controller.setAvailable(true);
+    await untilCaughtUp(t, a, "back caught up after the retry", "back");
     const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => x.hex);
     expect(batches(a)).toEqual(batches(b));
   });

@@ -67,18 +67,19 @@ export const SOURCE_BUSY_WAIT_MS = 30_000;
 export const SOURCE_BUSY_POLL_MS = 500;
 
 /**
- * The steps that ask the destination's controller (setting the read-only flag, as PREPARING and STOPPING
- * begin; STOPPING's leader epoch bump; STOPPED's clearing of the flag; PREPARING's truncation, which the
- * controller records before the leader cuts): refused
- * with NOT_CONTROLLER (no active controller, a KRaft quorum electing one), a step is asked again in place,
- * as Kafka's clients retry it (the admin client's `retry.backoff.ms` 100 ms, growing to
- * `retry.backoff.max.ms` 1 s, KIP-580, until `default.api.timeout.ms` 60 s), instead of failing the
- * partition: each FAILED detour grows the backoff (up to 5 min), so a failover, and a failback waiting for
- * it, went on waiting long after the controller was back (soak `failback` FC_SEED=651). Each step is
- * idempotent (run again from the start, it finds what it did), and a refused one wrote nothing.
+ * The steps that ask the destination's controller and whose answer the chart waits for (STOPPING's leader
+ * epoch bump, STOPPED's clearing of the read-only flag, PREPARING's truncation, which the controller records
+ * before the leader cuts): refused with NOT_CONTROLLER (no active controller, a KRaft quorum electing one),
+ * a step is asked again in place, as Kafka's clients retry it (the admin client's `retry.backoff.ms` 100 ms,
+ * growing to `retry.backoff.max.ms` 1 s, KIP-580, until `default.api.timeout.ms` 60 s), instead of failing
+ * the partition: each FAILED detour grows the backoff (up to 5 min), so a failover, and a failback waiting
+ * for it, went on waiting long after the controller was back (soak `failback` FC_SEED=651). Each step is
+ * idempotent (run again from the start, it finds what it did), and a refused one wrote nothing. Not
+ * `markReadOnly`, each state's first step: the chart waits for no answer from it, so only its failure stops
+ * the steps after it, which must not run before the engine holds the flag (reviewer r5); one at most waits
+ * at a time, so one `controller` timer per partition is enough.
  */
 const CONTROLLER_STEPS: ReadonlySet<string> = new Set([
-  "markReadOnly",
   "bumpLeaderEpoch",
   "clearReadOnly",
   "truncateToEpoch",

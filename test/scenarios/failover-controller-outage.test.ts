@@ -54,6 +54,26 @@ async function failOverLosingControllerAt(t: Topology, b: Node, state: "STOPPING
   off();
 }
 
+/**
+ * `orders` failed over on b (STOPPED), and a, the old primary, kept writing: a tail b never had, which the
+ * failback must cut (the controller records a cut first). `seen`: a's lifecycle changes as `from->to`.
+ */
+async function failedOverWithTailOnA() {
+  const { t, b } = await mirrored();
+  const a = t.node("a");
+  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+  await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "dr STOPPED");
+  const producer = a.kafka.producer();
+  await t.run(producer.connect());
+  await t.run(producer.send({ topic: "orders", messages: [{ value: "divergent on a" }], acks: -1 }));
+  const seen: string[] = [];
+  a.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
+  return { t, a, b, seen };
+}
+
+/** `orders-0` on the node's leader, batch by batch. */
+const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => x.hex);
+
 /** Whether a local write to b's `orders` is accepted (false: refused, the topic still read-only). */
 async function writable(t: Topology, b: Node): Promise<boolean> {
   const producer = b.kafka.producer();
@@ -119,18 +139,8 @@ describe("a failover while the destination's controller fails over", () => {
 
 describe("a failback while the old primary's controller fails over", () => {
   it("PREPARING's truncation waits for the controller in place: no FAILED, MIRRORING within a second of its return", async () => {
-    const { t, b } = await mirrored();
-    const a = t.node("a");
-    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-    await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "dr STOPPED");
-    // a keeps a tail b never had: the failback must cut it, which a's controller records first.
-    const producer = a.kafka.producer();
-    await t.run(producer.connect());
-    await t.run(producer.send({ topic: "orders", messages: [{ value: "divergent on a" }], acks: -1 }));
+    const { t, a, b, seen } = await failedOverWithTailOnA();
     const aEnd = a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.logEndOffset;
-
-    const seen: string[] = [];
-    a.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
     // The controller is lost just as the failback's truncation asks it to record the cut.
     const controller = a.cluster.controller;
     const record = controller.recordReplicaTruncation.bind(controller);
@@ -155,26 +165,16 @@ describe("a failback while the old primary's controller fails over", () => {
     expect(seen.slice(0, 2)).toEqual(["UNKNOWN->PREPARING", "PREPARING->MIRRORING"]);
     expect(seen).not.toContain("PREPARING->FAILED");
     // The divergent tail was cut: a is b's copy, batch for batch.
-    const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => x.hex);
     expect(batches(a)).toEqual(batches(b));
   });
 });
 
 describe("the read-only flag set as a state begins, refused with NOT_CONTROLLER", () => {
   it("fails the partition (the chart waits for no answer from it): no later step runs before the engine holds the flag", async () => {
-    const { t, b } = await mirrored();
-    const a = t.node("a");
-    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-    await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "dr STOPPED");
-    const producer = a.kafka.producer();
-    await t.run(producer.connect());
-    await t.run(producer.send({ topic: "orders", messages: [{ value: "divergent on a" }], acks: -1 }));
-    const before = leaderBatches(a.cluster, "orders", 0).map((x) => x.hex);
-
+    const { t, a, b, seen } = await failedOverWithTailOnA();
+    const before = batches(a);
     const controller = a.cluster.controller;
-    const seen: string[] = [];
     a.mirroring.subscribeTransitions((x) => {
-      seen.push(`${x.previous.state}->${x.record.state}`);
       if (x.record.state === "PREPARING" && seen.length === 1) controller.setAvailable(false);
     });
     await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
@@ -183,12 +183,11 @@ describe("the read-only flag set as a state begins, refused with NOT_CONTROLLER"
     const [view] = a.mirroring.coordinators.describe("back");
     expect(view?.errorMessage).toMatch(/read-only flag.*controller/);
     // Nothing after the flag's step ran: no cut of a's divergent tail while the flag was not the engine's.
-    expect(leaderBatches(a.cluster, "orders", 0).map((x) => x.hex)).toEqual(before);
+    expect(batches(a)).toEqual(before);
     expect(seen.slice(0, 2)).toEqual(["UNKNOWN->PREPARING", "PREPARING->FAILED"]);
 
     controller.setAvailable(true);
     await untilCaughtUp(t, a, "back caught up after the retry", "back");
-    const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => x.hex);
     expect(batches(a)).toEqual(batches(b));
   });
 });

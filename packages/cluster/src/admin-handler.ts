@@ -15,6 +15,7 @@ import type { PartitionMetadata } from "./metadata-image";
 import { isMirrorReadOnly } from "./mirror-read-only";
 import { RESERVED_TOPIC_CONFIGS, reservedTopicConfigProblem, TOPIC_CONFIGS } from "./topic-configs";
 import type { TopicPartition } from "./transaction-coordinator";
+import { UNCLEAN_LEADER_ELECTION_CONFIG } from "./unclean-election";
 import type { Uuid } from "./uuid";
 
 /** The outcome of one topic of a CreateTopics / DeleteTopics / CreatePartitions request. */
@@ -259,17 +260,28 @@ export class AdminHandler {
         if (r.type === "topic") {
           const t = image.topic(r.name);
           if (!t) throw new ClusterError("UNKNOWN_TOPIC_OR_PARTITION", `topic '${r.name}' does not exist`);
+          // The cluster-wide broker default a topic config falls back to, where the controller reads one.
+          const clusterDefaults = image.brokerConfigs.get("");
           entries = Object.entries(TOPIC_CONFIGS).map(([name, def]) => {
             const dynamic = t.configs.get(name);
+            const inherited =
+              name === UNCLEAN_LEADER_ELECTION_CONFIG ? clusterDefaults?.get(name) : undefined;
             const synonyms: ConfigEntryDescription["synonyms"] = [];
             if (includeSynonyms && dynamic !== undefined)
               synonyms.push({ name, value: dynamic, source: "TOPIC_CONFIG" });
+            if (includeSynonyms && inherited !== undefined)
+              synonyms.push({ name, value: inherited, source: "DYNAMIC_DEFAULT_BROKER_CONFIG" });
             if (includeSynonyms) synonyms.push({ name, value: def.defaultValue, source: "DEFAULT_CONFIG" });
             return {
               name,
-              value: dynamic ?? def.defaultValue,
-              isDefault: dynamic === undefined,
-              source: dynamic === undefined ? "DEFAULT_CONFIG" : "TOPIC_CONFIG",
+              value: dynamic ?? inherited ?? def.defaultValue,
+              isDefault: dynamic === undefined && inherited === undefined,
+              source:
+                dynamic !== undefined
+                  ? "TOPIC_CONFIG"
+                  : inherited !== undefined
+                    ? "DYNAMIC_DEFAULT_BROKER_CONFIG"
+                    : "DEFAULT_CONFIG",
               readOnly: false,
               isSensitive: false,
               synonyms,

@@ -15,10 +15,10 @@ import { shownValue } from "./shown-value";
 import {
   canonicalTopicConfigValue,
   topicConfigDef,
-  topicConfigValue,
   validateBrokerConfig,
   validateTopicConfig,
 } from "./topic-configs";
+import { UNCLEAN_LEADER_ELECTION_CONFIG, uncleanElectionEnabled } from "./unclean-election";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
 
 /** A request to create one topic. */
@@ -257,6 +257,7 @@ export class Controller {
    * replica that is running (this broker or an unfenced one), out of sync or not, as Kafka's
    * `ReplicationControlManager.handleBrokerUnfenced` does over every leaderless partition
    * (`PartitionChangeBuilder`'s unclean election); with the option off it waits for an in-sync replica.
+   * The option is the topic's, else the cluster-wide broker default (see `uncleanElectionEnabled`).
    */
   unfenceBroker(brokerId: number): void {
     this.checkAvailable("unfence a broker");
@@ -276,17 +277,9 @@ export class Controller {
           records.push(
             change(topic.topicId, p, { leader: brokerId, isr: [brokerId], leaderEpoch: p.leaderEpoch + 1 }),
           );
-        } else if (topicConfigValue(topic.configs, "unclean.leader.election.enable") === "true") {
-          const unclean = p.replicas.find((b) => b === brokerId || live.has(b));
-          if (unclean === undefined) continue;
-          records.push(
-            change(topic.topicId, p, {
-              leader: unclean,
-              isr: [unclean],
-              elr: [],
-              leaderEpoch: p.leaderEpoch + 1,
-            }),
-          );
+        } else if (this.uncleanElectionEnabled(topic)) {
+          const unclean = uncleanLeaderChange(topic, p, (b) => b === brokerId || live.has(b));
+          if (unclean) records.push(unclean);
         }
       }
     }
@@ -457,7 +450,45 @@ export class Controller {
         }
       }
     }
+    if (records.some((r) => r.type === "Config" && r.name === UNCLEAN_LEADER_ELECTION_CONFIG)) {
+      records.push(...this.uncleanElectionsAfter(resource, next));
+    }
     this.append(records);
+  }
+
+  /**
+   * The unclean elections once `resource`'s configs are `configs`: a running replica, out of sync or not,
+   * leads every leaderless partition whose topic then allows unclean elections (see
+   * `uncleanElectionEnabled`). Kafka's controller elects so for leaderless partitions
+   * (`ReplicationControlManager.maybeTriggerUncleanLeaderElectionForLeaderlessPartitions`), so turning the
+   * option on (on the topic or as the cluster-wide broker default) brings an offline partition back without
+   * waiting for a broker to come back. Kafka runs that check periodically (every
+   * `unclean.leader.election.interval.ms`, 5 minutes by default); this controller, which has no clock, runs it
+   * with the change, in its batch.
+   */
+  private uncleanElectionsAfter(
+    resource: { type: "topic" | "broker"; name: string },
+    configs: ReadonlyMap<string, string>,
+  ): MetadataRecord[] {
+    const clusterDefaults =
+      resource.type === "broker" && resource.name === "" ? configs : this.image.brokerConfigs.get("");
+    const live = new Set(this.image.liveBrokers());
+    const records: MetadataRecord[] = [];
+    for (const topic of this.image.topicsById.values()) {
+      const own = resource.type === "topic" && resource.name === topic.name ? configs : topic.configs;
+      if (!uncleanElectionEnabled(own, clusterDefaults)) continue;
+      for (const p of topic.partitions) {
+        if (p.leader !== -1) continue;
+        const unclean = uncleanLeaderChange(topic, p, (b) => live.has(b));
+        if (unclean) records.push(unclean);
+      }
+    }
+    return records;
+  }
+
+  /** Whether `topic` allows unclean elections: its own config, else the cluster-wide broker default. */
+  private uncleanElectionEnabled(topic: TopicMetadata): boolean {
+    return uncleanElectionEnabled(topic.configs, this.image.brokerConfigs.get(""));
   }
 
   /**
@@ -807,16 +838,9 @@ export class Controller {
     if (leader !== undefined) {
       return change(topic.topicId, p, { leader, isr: remaining, elr, leaderEpoch: p.leaderEpoch + 1 });
     }
-    if (topicConfigValue(topic.configs, "unclean.leader.election.enable") === "true") {
-      const unclean = p.replicas.find((b) => live.has(b));
-      if (unclean !== undefined) {
-        return change(topic.topicId, p, {
-          leader: unclean,
-          isr: [unclean],
-          elr: [],
-          leaderEpoch: p.leaderEpoch + 1,
-        });
-      }
+    if (this.uncleanElectionEnabled(topic)) {
+      const unclean = uncleanLeaderChange(topic, p, (b) => live.has(b));
+      if (unclean) return unclean;
     }
     // No replica can lead: keep the last ISR member so it can lead again when it returns (KRaft does this).
     return change(topic.topicId, p, {
@@ -987,6 +1011,22 @@ export class Controller {
       this.onListenerError(error, entry);
     }
   }
+}
+
+/**
+ * An unclean election (`PartitionChangeBuilder.electAnyLeader`'s last resort): the first replica, in
+ * assignment order, that `acceptable` lets lead becomes the leader and the whole ISR, and the eligible
+ * leader replicas are cleared (KIP-966: none of them is known to hold more than the new leader's log then).
+ * Undefined when no replica is acceptable.
+ */
+function uncleanLeaderChange(
+  topic: TopicMetadata,
+  p: PartitionMetadata,
+  acceptable: (brokerId: number) => boolean,
+): PartitionChangeRecord | undefined {
+  const leader = p.replicas.find(acceptable);
+  if (leader === undefined) return undefined;
+  return change(topic.topicId, p, { leader, isr: [leader], elr: [], leaderEpoch: p.leaderEpoch + 1 });
 }
 
 function change(

@@ -258,9 +258,13 @@ const LONG_MAX = 9223372036854775807n;
  * Checks one dynamic broker config (of one broker, or the cluster default); returns a message saying what is
  * wrong, or undefined when the value is valid. Broker configs this cluster does not know are stored as they
  * are; the mirror's throttle rate must be a whole number of bytes per second, at least 1 and without units,
- * because the fetchers could only read anything else as "no throttle".
+ * because the fetchers could only read anything else as "no throttle"; `unclean.leader.election.enable` must be
+ * true or false (case aside), as Kafka checks it, because the controller reads it as the topics' default.
  */
 export function validateBrokerConfig(name: string, value: string): string | undefined {
+  if (name === "unclean.leader.election.enable" && !/^\s*(true|false)\s*$/i.test(value)) {
+    return `config '${name}' must be true or false, got '${value}'`;
+  }
   if (name !== MIRROR_REPLICATION_THROTTLED_RATE_CONFIG) return undefined;
   const accepted = `a whole number of bytes per second from 1 to ${LONG_MAX}, without units (e.g. 10485760 for 10 MiB/s); delete the config to remove the throttle`;
   if (!/^\d+$/.test(value)) return `config '${name}' must be ${accepted}, got '${value}'`;

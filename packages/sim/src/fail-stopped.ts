@@ -123,7 +123,9 @@ function stoppedWritable(sim: Simulation): { edge: MirrorEdge; topic: string; pa
 function localDataAboveBarrier(sim: Simulation, edge: MirrorEdge, topic: string, partition: number): boolean {
   const f = [...sim.model.failovers]
     .reverse()
-    .find((x) => x.mirror === edge.mirror && x.topic === topic && x.partition === partition);
+    .find(
+      (x) => x.node === edge.to && x.mirror === edge.mirror && x.topic === topic && x.partition === partition,
+    );
   const log = f && leaderLog(sim.node(edge.to).cluster, topic, partition);
   if (!f || !log) return false;
   for (const b of log.batches()) if (b.baseOffset > f.barrierOffset && !b.isControl) return true;

@@ -76,10 +76,13 @@ export const SOURCE_BUSY_POLL_MS = 500;
  * for it, went on waiting long after the controller was back (soak `failback` FC_SEED=651). Each step is
  * idempotent (run again from the start, it finds what it did), and a refused one wrote nothing. Not
  * `markReadOnly`, each state's first step: the chart waits for no answer from it, so only its failure stops
- * the steps after it, which must not run before the engine holds the flag (reviewer r5); one at most waits
- * at a time, so one `controller` timer per partition is enough.
+ * the steps after it, which must not run before the engine holds the flag (reviewer r5). Except in
+ * PREPARING, whose first awaited step (`checkMirrorLoop`) sets the flag itself before it answers: there a
+ * refused `markReadOnly` is let go and the loop check waits for the controller. One step at most waits at a
+ * time, so one `controller` timer per partition is enough.
  */
 const CONTROLLER_STEPS: ReadonlySet<string> = new Set([
+  "checkMirrorLoop",
   "bumpLeaderEpoch",
   "clearReadOnly",
   "truncateToEpoch",
@@ -612,7 +615,15 @@ export class EffectExecutor {
         const mirrors = await this.ctx.sources(key.mirror).listMirrors();
         const here = this.ctx.destination.clusterId;
         const loop = mirrors.find((m) => m.sourceClusterId === here && m.topics.includes(key.topic));
-        if (loop === undefined) return { type: "MIRROR_LOOP_CHECKED", stateEpoch };
+        if (loop === undefined) {
+          // PREPARING's first step the chart waits for: the engine holds the read-only flag before the chart
+          // goes on (its entry's `markReadOnly`, refused with NOT_CONTROLLER, was let go: see `failed`), asked
+          // again in place while the controller is away. A no-op when the flag is held already.
+          if (!p.isStill(stateEpoch)) return undefined;
+          if (this.ctx.destination.mirrorReadOnlyHeld?.(key.topic, key.partition) !== true)
+            this.leaderReplica(key).setReadOnly(true);
+          return { type: "MIRROR_LOOP_CHECKED", stateEpoch };
+        }
         return {
           type: "MIRROR_LOOP_FOUND",
           stateEpoch,
@@ -834,10 +845,16 @@ export class EffectExecutor {
    */
   private failed(p: PartitionRuntime, effect: MirrorPartitionEffect, error: unknown): void {
     const stateEpoch = effect.params.stateEpoch;
-    const refusedByController =
-      CONTROLLER_STEPS.has(effect.type) &&
-      error instanceof KafkaError &&
-      error.errorName === "NOT_CONTROLLER";
+    const notController = error instanceof KafkaError && error.errorName === "NOT_CONTROLLER";
+    // PREPARING's loop check sets the flag before the chart goes on, and waits for the controller itself.
+    if (
+      notController &&
+      effect.type === "markReadOnly" &&
+      p.snapshot?.context.record.state === "PREPARING" &&
+      p.isStill(stateEpoch)
+    )
+      return;
+    const refusedByController = notController && CONTROLLER_STEPS.has(effect.type);
     const now = this.ctx.clock.now();
     let wait = refusedByController ? this.controllerWaits.get(effect) : undefined;
     if (refusedByController && wait === undefined) {

@@ -615,6 +615,9 @@ export class ClusterMirroring {
       onTopicSkipped: (mirror, _topic, why) =>
         this.options.warn?.(`mirror ${mirror}: ${why}`, "topic_skipped"),
       onRefreshStarted: (mirror) => this.syncWaiters.refreshStarted(mirror),
+      // The source answers again after it did not: the FAILED partitions this broker coordinates retry
+      // now, not up to the backoff's 5 minutes later (what they waited out, the source, is back).
+      onSourceBack: (mirror) => runtime.retryFailedNow(mirror),
     });
     // The fetcher of a mirror partition runs on its leader: when leadership moves, the new leader starts
     // fetching (if the partition is mirroring) and the old one stops, whoever coordinates its state.
@@ -633,6 +636,9 @@ export class ClusterMirroring {
       }
       const view = this.coordinators.viewOf(key);
       if (view && FETCHING_STATES.has(view.state)) fetchers.addPartition(key, { leaderMoved: true });
+      // A FAILED partition retries as soon as it has a leader again (a broker back, an election), not up
+      // to the backoff's 5 minutes later: most of its steps ask that leader.
+      else if (view?.state === "FAILED") this.coordinators.retryNow(key);
     };
     const unsubscribe = broker?.onLeadershipChange(followLeadership) ?? (() => {});
     // The broker started before this attach: partitions it was elected to lead while starting (the last

@@ -171,6 +171,21 @@ export class CoordinatorRuntime {
     return this.activeShards().flatMap((s) => s.describe(mirror));
   }
 
+  /**
+   * Retries now the FAILED partitions of `mirror` this broker coordinates that wait for their retry timer
+   * (`CoordinatorShard.retryFailedNow`): the fault they wait out ended. Returns how many.
+   */
+  retryFailedNow(mirror: string): number {
+    let retried = 0;
+    for (const shard of this.activeShards()) retried += shard.retryFailedNow(mirror);
+    return retried;
+  }
+
+  /** Retries `key` now if it is FAILED here and waits for its retry timer; whether it did. */
+  retryNow(key: MirrorPartitionKey): boolean {
+    return this.shards.get(this.statePartitionOf(key))?.retryNow(key) ?? false;
+  }
+
   /** See `CoordinatorShard.clearReadOnlyIfStopped`; nothing when this broker does not own the partition. */
   clearReadOnlyIfStopped(key: MirrorPartitionKey): boolean {
     return this.shards.get(this.statePartitionOf(key))?.clearReadOnlyIfStopped(key) ?? false;

@@ -337,6 +337,28 @@ export class CoordinatorShard {
     return p === undefined || p.isClosed ? undefined : p.view(this.lmes.get(id)?.lme ?? -1);
   }
 
+  /**
+   * Retries now the FAILED partitions of `mirror` in this shard that wait for their retry timer
+   * (`EffectExecutor.retryNow`): the fault they wait out ended. Returns how many. Nothing unless ACTIVE.
+   */
+  retryFailedNow(mirror: string): number {
+    let retried = 0;
+    for (const p of this.partitions.values()) if (p.key.mirror === mirror && this.retry(p)) retried++;
+    return retried;
+  }
+
+  /** {@link retryFailedNow} for one partition: whether it was retried. */
+  retryNow(key: MirrorPartitionKey): boolean {
+    const p = this.partitions.get(partitionKeyId(key));
+    return p !== undefined && this.retry(p);
+  }
+
+  private retry(p: PartitionRuntime): boolean {
+    const executor = this.executor;
+    if (this.state !== "ACTIVE" || executor === undefined || p.isClosed) return false;
+    return executor.retryNow(p);
+  }
+
   /** See `MirrorCoordinators.failoverPlan`: read from the actor's context, undefined before it is spawned. */
   failoverPlan(key: MirrorPartitionKey): FailoverPlan | undefined {
     const p = this.partitions.get(partitionKeyId(key));

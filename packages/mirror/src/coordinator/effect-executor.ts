@@ -111,7 +111,8 @@ const SYNC_EFFECTS: ReadonlySet<string> = new Set([
  * the broker that leads it, which may not be this coordinator's broker: that call stands for an RPC.
  */
 export class EffectExecutor {
-  private readonly timers = new Map<string, Cancel>();
+  /** The armed timers, by partition and timer name: how to cancel each, and what it runs when it fires. */
+  private readonly timers = new Map<string, { cancel: Cancel; fire: () => void }>();
   /** For each controller step refused with NOT_CONTROLLER: until when it is asked again, and how often so far. */
   private readonly controllerWaits = new WeakMap<MirrorPartitionEffect, { until: number; attempt: number }>();
   /** Effects waiting for the next microtask, as pairs (partition, effect); run in order by one task. */
@@ -180,7 +181,7 @@ export class EffectExecutor {
 
   /** Cancels every timer of the shard. */
   cancelAll(): void {
-    for (const cancel of this.timers.values()) cancel();
+    for (const t of this.timers.values()) t.cancel();
     this.timers.clear();
   }
 
@@ -232,13 +233,25 @@ export class EffectExecutor {
   private after(p: PartitionRuntime, timer: Timer, delayMs: number, fire: () => void): void {
     this.cancel(p, timer);
     const id = `${p.id}\u0000${timer}`;
-    this.timers.set(
-      id,
-      this.ctx.scheduler.schedule(() => {
-        this.timers.delete(id);
-        fire();
-      }, delayMs),
-    );
+    const cancel = this.ctx.scheduler.schedule(() => {
+      this.timers.delete(id);
+      fire();
+    }, delayMs);
+    this.timers.set(id, { cancel, fire });
+  }
+
+  /**
+   * Fires a FAILED partition's retry timer on the next scheduler turn, if one is armed: what it waits out
+   * (the source unreachable, the partition's leader gone) is over. The same retry the timer runs, only
+   * sooner (a full-jitter delay may be 0 anyway, so it adds no behaviour the timer could not have), and
+   * from the scheduler as the timer's, not inside the caller (a leadership change being applied). False when
+   * no retry timer is armed.
+   */
+  retryNow(p: PartitionRuntime): boolean {
+    const armed = this.timers.get(`${p.id}\u0000retry`);
+    if (armed === undefined) return false;
+    this.after(p, "retry", 0, armed.fire);
+    return true;
   }
 
   /**
@@ -259,7 +272,7 @@ export class EffectExecutor {
 
   private cancel(p: PartitionRuntime, timer: Timer): void {
     const id = `${p.id}\u0000${timer}`;
-    this.timers.get(id)?.();
+    this.timers.get(id)?.cancel();
     this.timers.delete(id);
   }
 

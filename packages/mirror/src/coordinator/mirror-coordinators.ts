@@ -51,6 +51,14 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
     return this.coordinatorAt(partition)?.shardFor(partition)?.view(key);
   }
 
+  /**
+   * Retries `key` now if it is FAILED and waits for its retry timer (`CoordinatorShard.retryNow`): the
+   * fault it waits out ended. Whether it did.
+   */
+  retryNow(key: MirrorPartitionKey): boolean {
+    return this.coordinatorOf(key)?.retryNow(key) ?? false;
+  }
+
   /** The runtime of the broker leading `__mirror_state` partition `partition` now, or undefined. */
   private coordinatorAt(partition: number): CoordinatorRuntime | undefined {
     return this.runtimes.get(this.destination.leaderOf(MIRROR_STATE_TOPIC, partition));

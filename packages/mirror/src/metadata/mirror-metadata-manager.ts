@@ -76,6 +76,11 @@ export interface MirrorMetadataManagerOptions {
    * `ClusterMirroring.whenSynced` waits on it for a sync that began after its call.
    */
   onRefreshStarted?: (mirror: string) => ((report: RefreshReport | undefined) => void) | undefined;
+  /**
+   * The mirror's source answered this broker's refresh after the last one it did not answer: the FAILED
+   * partitions waiting that out can retry now.
+   */
+  onSourceBack?: (mirror: string) => void;
 }
 
 /** What one refresh of one mirror did (for logs and tests). */
@@ -138,6 +143,8 @@ export class MirrorMetadataManager {
   private readonly refusedConfigs = new RefusedConfigReports();
   /** Topics whose `mirror.name` changed, by mirror, to drive on the next scheduler turn (one drive each). */
   private readonly changed = new Map<string, Set<string>>();
+  /** The mirrors whose source did not answer this broker's last refresh. */
+  private readonly sourceDown = new Set<string>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(options: MirrorMetadataManagerOptions) {
@@ -286,6 +293,7 @@ export class MirrorMetadataManager {
       this.timers.get(record.name)?.();
       this.timers.delete(record.name);
       this.sources.drop(record.name);
+      this.sourceDown.delete(record.name);
       this.options.metrics?.forgetMirror(record.name);
       this.skipped.delete(record.name);
       this.refusedConfigs.forgetMirror(record.name);
@@ -348,11 +356,18 @@ export class MirrorMetadataManager {
     try {
       def = parseMirrorConfig(mirror, stored);
       source = this.sources.get(mirror, stored);
-      seen = await source.clusterId();
     } catch (error) {
       this.error(mirror, "TopicMetadataRefreshError", error);
       return report;
     }
+    try {
+      seen = await source.clusterId();
+    } catch (error) {
+      this.sourceDown.add(mirror);
+      this.error(mirror, "TopicMetadataRefreshError", error);
+      return report;
+    }
+    if (this.sourceDown.delete(mirror)) this.options.onSourceBack?.(mirror);
     if (def.sourceClusterId !== undefined && seen !== def.sourceClusterId) {
       report.clusterIdChanged = { pinned: def.sourceClusterId, seen };
       await this.failMirror(def, seen);

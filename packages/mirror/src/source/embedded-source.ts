@@ -93,8 +93,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
    */
   private requireRunningBroker(): void {
     if (this.cluster.runningBrokers().length > 0) return;
-    throw new ClusterError(
-      "BROKER_NOT_AVAILABLE",
+    throw unreachable(
       `source cluster ${this.cluster.clusterId} has no running broker (it was closed, or every broker is down); start it, then retry`,
     );
   }
@@ -119,8 +118,7 @@ export class EmbeddedSourceCluster implements SourceCluster {
   ): Promise<{ throttleTimeMs: number; partitions: SourceFetchPartitionResult[] }> {
     const broker = this.cluster.broker(request.brokerId);
     if (!broker?.isRunning) {
-      throw new ClusterError(
-        "BROKER_NOT_AVAILABLE",
+      throw unreachable(
         `source broker ${request.brokerId} of cluster ${this.cluster.clusterId} is not reachable; refresh the source metadata and fetch from the partitions' new leaders`,
       );
     }
@@ -401,4 +399,14 @@ function asKafkaError(error: unknown): KafkaError {
       cause: error,
     },
   );
+}
+
+/**
+ * A source (or source broker) that does not answer: a lost connection, which Kafka's clients retry
+ * (NetworkException, DisconnectException; the kafkajs source's connection errors are retriable too). Named
+ * BROKER_NOT_AVAILABLE, but retriable, unlike Kafka's error code 8: with that code's flag a source down
+ * while a partition prepared failed the partition for good (FAILED until an operator recovered it).
+ */
+function unreachable(message: string): KafkaError {
+  return new KafkaError("BROKER_NOT_AVAILABLE", 8, true, message);
 }

@@ -1,0 +1,101 @@
+import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
+import { describe, expect, it } from "vitest";
+import {
+  leaderBatches,
+  type Node,
+  onlyRowOf,
+  ordersOn,
+  type Topology,
+  topology,
+  untilCaughtUp,
+} from "./helpers";
+
+/** A FAILED retry backoff far longer than the tests: only the end of the fault brings a partition back in time. */
+const LONG_BACKOFF = { baseMs: 3_600_000, capMs: 3_600_000, maxAttempts: 10 };
+
+/** The batches of `orders-0` on `node`'s leader, as `offset:hex`. */
+const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => `${x.offset}:${x.hex}`);
+
+/** `orders` (1 partition) on a with 3 records, mirrored to b by `dr` until caught up. */
+async function mirrored(t: Topology, configs: Record<string, string> = {}) {
+  const [a, b] = [t.node("a"), t.node("b")];
+  const producer = await ordersOn(t, a, 3);
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092", ...configs }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await untilCaughtUp(t, b, "dr caught up");
+  return { a, b, producer };
+}
+
+/**
+ * A partition FAILED on a retriable error waits out its backoff (full jitter, growing to 5 minutes), but
+ * not once the fault it waits out is over: its destination leader back, or its source answering again.
+ */
+describe("a FAILED partition retries as soon as its fault ends, not when its backoff does", () => {
+  it("the partition's destination leader comes back: the failover it failed in goes on at once", async () => {
+    const t = topology(["a", "b"], { retry: LONG_BACKOFF });
+    // One replica on b: its broker down leaves the partition with no leader.
+    const { a, b } = await mirrored(t, { "default.replication.factor": "1" });
+    const [replica] = b.cluster.controller.image.partition("orders", 0)!.replicas;
+    b.cluster.crashBroker(replica!);
+    expect(b.cluster.controller.image.partition("orders", 0)!.leader).toBe(-1);
+    await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED with no leader");
+    expect((await onlyRowOf(b)).errorMessage).toMatch(/leader/);
+    await t.advance(30_000);
+    expect((await onlyRowOf(b)).state).toBe("FAILED");
+
+    b.cluster.startBroker(replica!);
+    const back = t.clock.now();
+    await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "STOPPED once the leader is back");
+    expect(t.clock.now() - back).toBeLessThan(1_000);
+    // The failover's barrier, last, over the source's batches at their offsets.
+    const onB = leaderBatches(b.cluster, "orders", 0);
+    expect(onB.at(-1)!.batch.isControl && controlTypeOf(onB.at(-1)!.batch)).toBe(
+      ControlRecordType.MIRROR_PID_RESET,
+    );
+    expect(batches(b).slice(0, -1)).toEqual(batches(a));
+    expect(b.cluster.controller.image.partition("orders", 0)!.mirrorReadOnly).toBe(false);
+  });
+
+  it("the source answers again: a partition that failed preparing retries at the next metadata refresh", async () => {
+    const t = topology(["a", "b"], { retry: LONG_BACKOFF });
+    const [a, b] = [t.node("a"), t.node("b")];
+    const producer = await ordersOn(t, a, 3);
+    // Every broker of a goes down as b's mirror asks a for the partition's LME (PREPARING): its next step
+    // on the source (the source's log end) finds none running.
+    const asSource = a.mirroring.asSource();
+    let down = false;
+    t.registry.register("a:9092", a.cluster, {
+      ...asSource,
+      lastMirrorEpoch: (topicId, partition) => {
+        if (!down) {
+          down = true;
+          for (const id of a.cluster.runningBrokers()) a.cluster.crashBroker(id);
+        }
+        return asSource.lastMirrorEpoch!(topicId, partition);
+      },
+    });
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED preparing");
+    expect(down).toBe(true);
+    // Retriable: a source down is a lost connection, which retries (not FAILED for good).
+    expect(await onlyRowOf(b)).toMatchObject({
+      retryAttempt: 0,
+      errorMessage: expect.stringMatching(/no running broker/),
+    });
+    // Longer than the metadata refresh interval (30 s): a refresh found the source down.
+    await t.advance(45_000);
+    expect((await onlyRowOf(b)).state).toBe("FAILED");
+
+    for (const id of [0, 1, 2]) a.cluster.startBroker(id);
+    const back = t.clock.now();
+    await untilCaughtUp(t, b, "dr caught up once a is back");
+    // The next refresh (within its 30 s interval) found the source back.
+    expect(t.clock.now() - back).toBeLessThan(31_000);
+    await t.run(producer.send({ topic: "orders", messages: [{ value: "after" }], acks: -1 }));
+    await untilCaughtUp(t, b, "dr caught up with the new record");
+    expect(batches(b)).toEqual(batches(a));
+    expect(batches(b)).toHaveLength(4);
+  });
+});

@@ -202,3 +202,65 @@ describe("the read-only flag set as PREPARING begins, refused with NOT_CONTROLLE
     expect(batches(a)).toEqual(batches(b));
   });
 });
+
+describe("deleting the mirror while STOPPED's step waits for the controller", () => {
+  it("is refused until the flag is cleared: deleting never leaves the failed-over topic read-only for good", async () => {
+    const { t, b } = await mirrored();
+    await failOverLosingControllerAt(t, b, "STOPPED");
+    await t.advance(5_000);
+    expect((await onlyRowOf(b)).state).toBe("STOPPED");
+    const refused = await t.run(
+      b.mirroring.admin.deleteMirror("dr").then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    expect(String(refused)).toMatch(/orders-0 \(STOPPED, its read-only flag not cleared yet/);
+    expect(b.mirroring.coordinators.describe("dr")).toHaveLength(1);
+
+    // The controller is back: a deletion asked for at once is refused while the step's retry is due, and
+    // goes through once the step cleared the flag; either way the topic ends writable.
+    b.cluster.controller.setAvailable(true);
+    const deleted = async () => {
+      const error = await t.run(
+        b.mirroring.admin.deleteMirror("dr").then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      );
+      if (error !== undefined) expect(String(error)).toMatch(/read-only flag not cleared yet/);
+      return error === undefined;
+    };
+    await t.until(deleted, "dr deleted");
+    expect(b.mirroring.coordinators.describe("dr")).toHaveLength(0);
+    await t.advance(5_000);
+    expect(await writable(t, b)).toBe(true);
+  });
+});
+
+describe("a removal while the failback's truncation waits for the controller", () => {
+  it("the truncation is not asked again once the STOP overtook it: a's log is left as it was, and writable", async () => {
+    const { t, a, seen } = await failedOverWithTailOnA();
+    const before = batches(a);
+    const controller = a.cluster.controller;
+    const record = controller.recordReplicaTruncation.bind(controller);
+    controller.recordReplicaTruncation = (...args) => {
+      if (seen.includes("UNKNOWN->PREPARING")) controller.setAvailable(false);
+      controller.recordReplicaTruncation = record;
+      return record(...args);
+    };
+    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+    await t.run(a.mirroring.admin.addTopics("back", "orders"));
+    await t.until(() => !controller.isAvailable, "a's controller gone at the truncation");
+    await t.advance(3_000);
+    // The removal needs the controller (it changes `mirror.name`): it comes as the controller is back,
+    // before the truncation's next try.
+    controller.setAvailable(true);
+    await t.run(a.mirroring.admin.removeTopics("back", "orders"));
+    await t.until(async () => (await onlyRowOf(a, "back")).state === "STOPPED", "back STOPPED");
+    await t.advance(5_000);
+    expect(seen).toEqual(["UNKNOWN->PREPARING", "PREPARING->STOPPING", "STOPPING->STOPPED"]);
+    expect(batches(a)).toEqual(before);
+    expect(await writable(t, a)).toBe(true);
+  });
+});

@@ -1,4 +1,4 @@
-import { ClusterError } from "@cluster-mirror/cluster";
+import { ClusterError, ManualClock, ManualScheduler } from "@cluster-mirror/cluster";
 import type { MirrorPartitionEffect } from "@cluster-mirror/machines";
 import { describe, expect, it } from "vitest";
 import { flush } from "./core-helpers";
@@ -15,6 +15,8 @@ class BumpingDestination {
   readonly epochs = new Map<string, number>();
   /** Partitions the controller refuses (unknown to it). */
   readonly unknown = new Set<string>();
+  /** Requests refused as a whole with NOT_CONTROLLER before the controller answers again. */
+  refusals = 0;
 
   private bump(r: BumpRequest): BumpResult {
     const k = `${r.topic}-${r.partition}`;
@@ -35,6 +37,11 @@ class BumpingDestination {
 
   bumpLeaderEpochsBatch(requests: readonly BumpRequest[]): BumpResult[] {
     this.batches.push([...requests]);
+    if (this.refusals > 0) {
+      this.refusals--;
+      const error = new ClusterError("NOT_CONTROLLER", "the controller is failing over");
+      return requests.map(() => ({ error }));
+    }
     return requests.map((r) => this.bump(r));
   }
 }
@@ -106,5 +113,48 @@ describe("effect executor: leader epoch bumps", () => {
     await flush();
     expect(destination.batches).toEqual([]);
     expect(p.events).toEqual([]);
+  });
+
+  it("bumps refused with NOT_CONTROLLER are asked again together: one request, not one per partition", async () => {
+    const destination = new BumpingDestination();
+    destination.refusals = 1;
+    const clock = new ManualClock(0);
+    const scheduler = new ManualScheduler(clock);
+    const executor = executorOver(destination, { clock, scheduler });
+    const parts = [recordingPartition("a", 0), recordingPartition("a", 1), recordingPartition("b", 0)];
+    for (const p of parts) executor.run(p.runtime, bump(5));
+    await flush();
+    expect(destination.batches).toHaveLength(1);
+    // As Node's event loop runs timers: each task on its own, its promise continuations before the next.
+    while (scheduler.run(1_000, 1) > 0) await flush();
+    expect(destination.batches.slice(1)).toEqual([
+      [
+        { topic: "a", partition: 0, minLeaderEpoch: 5 },
+        { topic: "a", partition: 1, minLeaderEpoch: 5 },
+        { topic: "b", partition: 0, minLeaderEpoch: 5 },
+      ],
+    ]);
+    expect(parts.map((p) => p.events)).toEqual(
+      parts.map(() => [{ type: "EPOCH_BUMPED", stateEpoch: 3, leaderEpoch: 5 }]),
+    );
+  });
+
+  it("a bump whose partition moved on while it waited for the controller is not asked again", async () => {
+    const destination = new BumpingDestination();
+    destination.refusals = 1;
+    const clock = new ManualClock(0);
+    const scheduler = new ManualScheduler(clock);
+    const executor = executorOver(destination, { clock, scheduler });
+    const moved = { record: { stateEpoch: 3 }, pending: null };
+    const parts = [recordingPartition("a", 0), recordingPartition("a", 1, moved)];
+    for (const p of parts) executor.run(p.runtime, bump(5));
+    await flush();
+    moved.record.stateEpoch = 4; // a STOP (or a failure) committed meanwhile
+    while (scheduler.run(1_000, 1) > 0) await flush();
+    expect(destination.batches.slice(1)).toEqual([[{ topic: "a", partition: 0, minLeaderEpoch: 5 }]]);
+    expect(parts.map((p) => p.events)).toEqual([
+      [{ type: "EPOCH_BUMPED", stateEpoch: 3, leaderEpoch: 5 }],
+      [],
+    ]);
   });
 });

@@ -414,7 +414,9 @@ export class CoordinatorShard {
    * COORDINATOR_NOT_AVAILABLE while loading) when the shard is not ACTIVE: it would know none of the keys.
    * INVALID_MIRROR_STATE, before anything is written, while a partition of the mirror is not at rest
    * (a change waits for its append, or it is not STOPPED): its next records would land after the
-   * tombstones and bring it back at the next load. Until the tombstones are committed, the mirror's
+   * tombstones and bring it back at the next load. Also while a STOPPED one's step has not cleared the
+   * read-only flag yet (`EffectExecutor.stoppedStepPending`: it waits for the destination's controller):
+   * tombstoned, nothing would ever clear it. Until the tombstones are committed, the mirror's
    * partitions take no command (`command` refuses) and no data-path event, for the same reason; after a
    * failure that left some of them on the log (or may have: a timeout), until a retry of the deletion
    * completes or the shard loads again. NOT_COORDINATOR, not a wait without end, when the shard unloads
@@ -432,12 +434,16 @@ export class CoordinatorShard {
         busy.push(`${p.key.topic}-${p.key.partition} (a change waits)`);
       else if (s.context.record.state !== "STOPPED" && s.context.record.state !== "UNKNOWN") {
         busy.push(`${p.key.topic}-${p.key.partition} (${s.context.record.state})`);
+      } else if (this.executor?.stoppedStepPending(p) === true) {
+        busy.push(
+          `${p.key.topic}-${p.key.partition} (STOPPED, its read-only flag not cleared yet: STOPPED's step waits for the destination's controller or the failover's barrier)`,
+        );
       }
     }
     if (busy.length > 0) {
       throw new MirrorStateError(
         mirror,
-        `Mirror '${mirror}' still has partitions that are not STOPPED: ${busy.join(", ")}. Wait until they are STOPPED, then delete the mirror.`,
+        `Mirror '${mirror}' still has partitions that are not STOPPED and writable: ${busy.join(", ")}. Wait until they are STOPPED and their topics writable, then delete the mirror.`,
       );
     }
     for (const [id, l] of this.lmes) if (l.key.mirror === mirror) keys.set(id, l.key);

@@ -124,6 +124,10 @@ export class EffectExecutor {
    * instead of one request per partition; a failover of thousands of partitions bumps them in a few batches.
    */
   private bumps: (PartitionRuntime | MirrorPartitionEffect)[] = [];
+  /** Bumps refused with NOT_CONTROLLER whose wait ended, as pairs: asked again together (`retryBump`). */
+  private retriedBumps: (PartitionRuntime | MirrorPartitionEffect)[] = [];
+  /** The shard's one task that sends {@link retriedBumps}, while one is scheduled. */
+  private retriedBumpsTask: Cancel | undefined;
 
   constructor(private readonly ctx: EffectExecutorContext) {}
 
@@ -183,6 +187,9 @@ export class EffectExecutor {
   cancelAll(): void {
     for (const t of this.timers.values()) t.cancel();
     this.timers.clear();
+    this.retriedBumpsTask?.();
+    this.retriedBumpsTask = undefined;
+    this.retriedBumps = [];
   }
 
   private readonly onStateAppended = (o: AppendOutcome, p: PartitionRuntime, stateEpoch: number): void => {
@@ -525,6 +532,25 @@ export class EffectExecutor {
       }
     }
     this.clearReadOnly(key, true);
+  }
+
+  /**
+   * Whether STOPPED partition `p`'s step has still to clear the read-only flag the engine set (it waits for
+   * the destination's controller, or for the failover's barrier on the in-sync replicas): the flag is the
+   * engine's (not one `mirror.name` set) on the mirror partition's own topic, and no other mirror's
+   * `mirror.name` owns the topic now (whose steps would own the flag). Tombstoned now, the partition would
+   * leave the topic read-only for good: nothing runs STOPPED's step once its record is gone.
+   */
+  stoppedStepPending(p: PartitionRuntime): boolean {
+    const record = p.snapshot?.context.record;
+    if (record?.state !== "STOPPED") return false;
+    const key = p.key;
+    const destination = this.ctx.destination;
+    if (destination.mirrorReadOnlyHeld?.(key.topic, key.partition) !== true) return false;
+    const id = destination.topicIdOf?.(key.topic);
+    if (id !== undefined && key.topicId !== ZERO_UUID && id !== key.topicId) return false;
+    const asked = parseMirrorNameConfig(destination.topicConfig?.(key.topic, MIRROR_NAME_CONFIG));
+    return asked === undefined || asked.mirror === key.mirror;
   }
 
   /**
@@ -883,9 +909,39 @@ export class EffectExecutor {
       CONTROLLER_RETRY_BACKOFF_MS * 2 ** wait.attempt,
     );
     wait.attempt++;
+    // Asked again in the timer's own task, right after the check: queued for a microtask instead, a task due
+    // at the same instant (a START's commit, run before any microtask by the simulator's scheduler) could
+    // change the state first, and STOPPED's step would clear the flag under the new PREPARING.
     this.after(p, "controller", delayMs, () => {
-      if (p.isStill(stateEpoch) && this.ctx.stillCoordinator()) this.runAsync(p, effect);
+      if (!p.isStill(stateEpoch) || !this.ctx.stillCoordinator()) return;
+      if (effect.type === "bumpLeaderEpoch") this.retryBump(p, effect);
+      else this.start(p, effect);
     });
+  }
+
+  /**
+   * Asks again for a bump refused with NOT_CONTROLLER, together with every other one whose wait ends at the
+   * same time: the partitions of one refused BumpLeaderEpochs request wait alike, and their timers fire one
+   * after the other, each (on Node's event loop) followed by its own microtasks; sent from each timer, a
+   * failover of 10,000 partitions meeting a controller election asked again with 10,000 requests of one
+   * partition (one metadata record batch each). One task scheduled after those timers sends them as one
+   * request, as Kafka's admin client retries a refused call whole. Each is asked only if its partition is
+   * still at the bump's `stateEpoch` then, and this coordinator still leads (`bumpLeaderEpochs` checks).
+   */
+  private retryBump(p: PartitionRuntime, effect: MirrorPartitionEffect): void {
+    this.retriedBumps.push(p, effect);
+    if (this.retriedBumpsTask !== undefined) return;
+    this.retriedBumpsTask = this.ctx.scheduler.schedule(() => {
+      this.retriedBumpsTask = undefined;
+      const retried = this.retriedBumps;
+      this.retriedBumps = [];
+      for (let i = 0; i < retried.length; i += 2) {
+        const q = retried[i] as PartitionRuntime;
+        const bump = retried[i + 1] as MirrorPartitionEffect;
+        if (q.isStill(bump.params.stateEpoch)) this.bumps.push(q, bump);
+      }
+      if (this.bumps.length > 0) this.bumpLeaderEpochs();
+    }, 0);
   }
 
   private failureOf(stateEpoch: number, error: unknown): MirrorPartitionEvent {

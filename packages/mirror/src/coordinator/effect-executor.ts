@@ -76,10 +76,10 @@ export const SOURCE_BUSY_POLL_MS = 500;
  * for it, went on waiting long after the controller was back (soak `failback` FC_SEED=651). Each step is
  * idempotent (run again from the start, it finds what it did), and a refused one wrote nothing. Not
  * `markReadOnly`, each state's first step: the chart waits for no answer from it, so only its failure stops
- * the steps after it, which must not run before the engine holds the flag (reviewer r5). Except in
- * PREPARING, whose first awaited step (`checkMirrorLoop`) sets the flag itself before it answers: there a
- * refused `markReadOnly` is let go and the loop check waits for the controller. One step at most waits at a
- * time, so one `controller` timer per partition is enough.
+ * the steps after it, which must not run before the engine holds the flag (reviewer r5). Except in the
+ * states in {@link FLAG_SET_BY_GATE}, whose first awaited step that asks the controller sets the flag itself
+ * before it answers: there a refused `markReadOnly` is let go and that step waits for the controller. One
+ * step at most waits at a time, so one `controller` timer per partition is enough.
  */
 const CONTROLLER_STEPS: ReadonlySet<string> = new Set([
   "checkMirrorLoop",
@@ -88,6 +88,14 @@ const CONTROLLER_STEPS: ReadonlySet<string> = new Set([
   "truncateToEpoch",
   "truncateFully",
 ]);
+/**
+ * The states where the engine may not hold the read-only flag when they begin, and the step that sets it
+ * before anything after it runs: PREPARING (a re-add's or failback's, whose flag `mirror.name` set) by its
+ * loop check; STOPPING (FAILED's retry of a partition failed again after STOPPED made its topic writable,
+ * or a re-add's PREPARING removed) by its leader epoch bump. Before those only steps that need no flag run
+ * (the fetcher removed, the LME recorded): the markers and the PID reset come after the bump.
+ */
+const FLAG_SET_BY_GATE: ReadonlySet<string> = new Set(["PREPARING", "STOPPING"]);
 /** How long a step refused with NOT_CONTROLLER is asked again before it fails (retryable). */
 export const CONTROLLER_WAIT_MS = 60_000;
 /** The first wait before asking again; it doubles up to {@link CONTROLLER_RETRY_BACKOFF_MAX_MS}. */
@@ -372,6 +380,9 @@ export class EffectExecutor {
       const effect = queued[i + 1] as MirrorPartitionEffect;
       try {
         this.requireSameTopic(p.key);
+        // STOPPING's first awaited step that asks the controller: the engine holds the flag before the
+        // markers (its entry's `markReadOnly`, refused with NOT_CONTROLLER, was let go: see `failed`).
+        this.holdReadOnlyFlag(p.key);
         bumps.push(p, effect);
       } catch (error) {
         this.failed(p, effect, error);
@@ -659,8 +670,7 @@ export class EffectExecutor {
           // goes on (its entry's `markReadOnly`, refused with NOT_CONTROLLER, was let go: see `failed`), asked
           // again in place while the controller is away. A no-op when the flag is held already.
           if (!p.isStill(stateEpoch)) return undefined;
-          if (this.ctx.destination.mirrorReadOnlyHeld?.(key.topic, key.partition) !== true)
-            this.leaderReplica(key).setReadOnly(true);
+          this.holdReadOnlyFlag(key);
           return { type: "MIRROR_LOOP_CHECKED", stateEpoch };
         }
         return {
@@ -858,6 +868,15 @@ export class EffectExecutor {
     return replica;
   }
 
+  /**
+   * Sets the partition's read-only flag unless the engine holds it already (a no-op then: nothing asks the
+   * controller); a flag only `mirror.name` set is taken over. Throws what the controller answers.
+   */
+  private holdReadOnlyFlag(key: MirrorPartitionKey): void {
+    if (this.ctx.destination.mirrorReadOnlyHeld?.(key.topic, key.partition) !== true)
+      this.leaderReplica(key).setReadOnly(true);
+  }
+
   /** The fetcher manager of the broker that leads the data partition (it appends the fetched batches). */
   private fetchers(key: MirrorPartitionKey): FetcherManager {
     this.requireSameTopic(key);
@@ -885,11 +904,12 @@ export class EffectExecutor {
   private failed(p: PartitionRuntime, effect: MirrorPartitionEffect, error: unknown): void {
     const stateEpoch = effect.params.stateEpoch;
     const notController = error instanceof KafkaError && error.errorName === "NOT_CONTROLLER";
-    // PREPARING's loop check sets the flag before the chart goes on, and waits for the controller itself.
+    // PREPARING's loop check, STOPPING's bump, sets the flag before the chart goes on, and waits for the
+    // controller itself.
     if (
       notController &&
       effect.type === "markReadOnly" &&
-      p.snapshot?.context.record.state === "PREPARING" &&
+      FLAG_SET_BY_GATE.has(p.snapshot?.context.record.state ?? "") &&
       p.isStill(stateEpoch)
     )
       return;

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { BenchUsageError, benchUsage, parseBenchArgs } from "./args";
 import type { BenchResult, BenchSuite } from "./harness";
 
 /**
@@ -18,14 +19,22 @@ async function main(): Promise<void> {
     await runOne(join(dir, only), process.env.BENCH_RESULTS_OUT);
     return;
   }
-  const filters = process.argv.slice(2);
-  const files = (await readdir(dir)).filter((f) => f.endsWith(".ts")).sort();
+  const suites: { file: string; suite: BenchSuite }[] = [];
+  for (const file of (await readdir(dir)).filter((f) => f.endsWith(".ts")).sort()) {
+    const suite = await load(join(dir, file));
+    if (suite) suites.push({ file, suite });
+  }
+  const names = suites.map((s) => s.suite.name);
+  const command = parseBenchArgs(process.argv.slice(2), names);
+  if (command.kind === "help") {
+    console.log(benchUsage(names));
+    return;
+  }
+  const { filters } = command;
   const all: BenchResult[] = [];
   const scratch = await mkdtemp(join(tmpdir(), "cluster-mirror-bench-"));
   try {
-    for (const file of files) {
-      const suite = await load(join(dir, file));
-      if (!suite) continue;
+    for (const { file, suite } of suites) {
       if (filters.length > 0 && !filters.some((f) => suite.name.includes(f))) continue;
       const out = join(scratch, `${file}.json`);
       const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
@@ -71,6 +80,11 @@ function fmt(n: number): string {
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof BenchUsageError) {
+    console.error(`Error: ${err.message}`);
+    process.exitCode = 2;
+    return;
+  }
   console.error(err);
   process.exitCode = 1;
 });

@@ -3,7 +3,16 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FETCH_BAD_PORTS } from "../src/client/node-client";
-import { BIN, CLI_TEST_TIMEOUT_MS, failureLine, killAll, run, spawnBin, tempDir } from "./cli-harness";
+import {
+  BIN,
+  CLI_TEST_TIMEOUT_MS,
+  failureLine,
+  freePort,
+  killAll,
+  run,
+  spawnBin,
+  tempDir,
+} from "./cli-harness";
 
 afterEach(killAll);
 
@@ -45,6 +54,27 @@ describe("demo --port on a port the CLIs' fetch refuses", () => {
         /^Error: --port 6000 cannot be used: the CLIs' HTTP client \(fetch\) refuses/,
       );
       expect(r.stdout).toBe("");
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
+describe("demo --data-dir on a directory an earlier run (or anything else) left files in", () => {
+  it(
+    "is refused before the demo starts, and the directory is left as it was",
+    async () => {
+      // Before, the demo started its clusters on what an earlier demo left there and failed at its second
+      // step ("orders-1 is mirrored by mirror 'dr-to-primary' and read-only"), having written to the dir.
+      const dir = tempDir("cm-demo-used");
+      fs.writeFileSync(path.join(dir, "meta.properties"), "cluster.id=earlier\n");
+      const r = await run(BIN.clusterMirror, ["demo", "--data-dir", dir]);
+      expect(r.code).toBe(1);
+      expect(failureLine(r)).toBe(
+        `Error: --data-dir ${dir} is not empty (it holds meta.properties): the demo starts its clusters from nothing, so nothing was started. Pass a new or empty directory, or delete this one (rm -r ${dir}) to run again.`,
+      );
+      expect(r.stdout).toBe("");
+      expect(fs.readdirSync(dir)).toEqual(["meta.properties"]);
+      expect(fs.readFileSync(path.join(dir, "meta.properties"), "utf8")).toBe("cluster.id=earlier\n");
     },
     CLI_TEST_TIMEOUT_MS,
   );
@@ -163,6 +193,23 @@ describe("node on a taken port creates no data dir", () => {
       } finally {
         await new Promise((resolve) => held.close(resolve));
       }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
+describe("node --port and --metrics-port on one port", () => {
+  it(
+    "is a usage error before anything starts (it started the clusters, then failed on a bare EADDRINUSE)",
+    async () => {
+      const port = String(await freePort());
+      const r = await node("--port", port, "--metrics-port", port);
+      expect({ started: r.started, code: r.code }).toEqual({ started: false, code: 2 });
+      expect(failureLine(r)).toBe(
+        `Error: --port and --metrics-port are both ${port}: the admin endpoint and the metrics endpoint each need a port of their own. Pass another --metrics-port (default 9404; 0 picks a free port).`,
+      );
+      expect(r.stdout).toBe("");
+      expect(fs.existsSync(r.dir)).toBe(false);
     },
     CLI_TEST_TIMEOUT_MS,
   );

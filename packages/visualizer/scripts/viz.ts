@@ -4,9 +4,21 @@
  */
 import { createServer } from "vite";
 import { VISUALIZER_ROOT } from "../src/paths";
+import { parseVizArgs, VIZ_USAGE, VizUsageError } from "./viz-args";
 
-const at = process.argv.indexOf("--port");
-const port = at >= 0 ? Number(process.argv[at + 1]) : 5173;
+let command: ReturnType<typeof parseVizArgs>;
+try {
+  command = parseVizArgs(process.argv.slice(2));
+} catch (err) {
+  if (!(err instanceof VizUsageError)) throw err;
+  console.error(`Error: ${err.message}`);
+  process.exit(2);
+}
+if (command.kind === "help") {
+  console.log(VIZ_USAGE);
+  process.exit(0);
+}
+const { port } = command;
 const server = await createServer({
   root: VISUALIZER_ROOT,
   configFile: `${VISUALIZER_ROOT}/vite.config.ts`,

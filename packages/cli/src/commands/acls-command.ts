@@ -48,15 +48,19 @@ export async function runAcls(flags: AclsFlags, out: (text: string) => void): Pr
   if (actions.length !== 1) throw new UsageError("use exactly one of --add, --list, --remove");
   const client = connectNode(flags);
   const where = flags.cluster ?? "the destination";
-  if (actions[0] === "list") {
-    const { acls } = await client.get<{ acls: AclBinding[] }>("/v1/acls", { cluster: flags.cluster });
-    out(acls.map((b) => `${formatAcl(b)}\n`).join("") || `No ACL bindings on ${where}.\n`);
-    return;
-  }
+  // As kafka-acls.sh: a binding is added with a stored pattern type; --list and --remove also take the
+  // filter types ANY (every pattern type, the name exactly) and MATCH (every binding that applies to the name).
   const pattern = flags.resourcePatternType.toUpperCase();
-  if (pattern !== "LITERAL" && pattern !== "PREFIXED") {
+  const patterns = actions[0] === "add" ? ["LITERAL", "PREFIXED"] : ["LITERAL", "PREFIXED", "ANY", "MATCH"];
+  if (!patterns.includes(pattern)) {
     throw new UsageError(
-      `--resource-pattern-type must be literal or prefixed, got '${flags.resourcePatternType}'`,
+      `--resource-pattern-type must be ${patterns
+        .map((p) => p.toLowerCase())
+        .join(", ")
+        .replace(
+          /, (\w+)$/,
+          " or $1",
+        )}${actions[0] === "add" ? " with --add" : ""}, got '${flags.resourcePatternType}'`,
     );
   }
   const resources = [
@@ -115,20 +119,34 @@ export async function runAcls(flags: AclsFlags, out: (text: string) => void): Pr
     );
     return;
   }
-  // --remove: every flag given narrows the filter; one filter per --operation (or any operation).
+  // --list and --remove: every flag given narrows the filter; one filter per --operation (or any operation).
   const base: Record<string, string> = {};
   if (resources[0]) [base.resourceType, base.resourceName] = resources[0] as [string, string];
-  if (resources[0] || flags.resourcePatternType !== "literal") base.patternType = pattern;
+  if (resources[0] || pattern !== "LITERAL") base.patternType = pattern;
   if (principal !== undefined) {
     base.principal = principal;
     base.permissionType = permissionType;
+  }
+  if (flags.host !== "*") base.host = flags.host;
+  const filters = operations.length === 0 ? [base] : operations.map((operation) => ({ ...base, operation }));
+  if (actions[0] === "list") {
+    const acls: AclBinding[] = [];
+    for (const filter of filters) {
+      const answer = await client.get<{ acls: AclBinding[] }>("/v1/acls", {
+        cluster: flags.cluster,
+        ...filter,
+      });
+      acls.push(...answer.acls);
+    }
+    const narrowed = Object.keys(filters[0] ?? {}).length > 0 ? " matching the flags given" : "";
+    out(acls.map((b) => `${formatAcl(b)}\n`).join("") || `No ACL bindings${narrowed} on ${where}.\n`);
+    return;
   }
   if (Object.keys(base).length === 0 && operations.length === 0) {
     throw new UsageError(
       "--remove needs at least a resource, a principal or an --operation (it would remove every ACL)",
     );
   }
-  const filters = operations.length === 0 ? [base] : operations.map((operation) => ({ ...base, operation }));
   const { deleted } = await client.post<{ deleted: AclBinding[] }>("/v1/acls/delete", {
     cluster: flags.cluster,
     filters,

@@ -1,7 +1,7 @@
 import { Command, Option } from "commander";
 import { withTokenOptions } from "../client/node-token";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
-import { prepareDataDir } from "../persistence/data-dir";
+import { prepareDataDir, requireEmptyDataDir } from "../persistence/data-dir";
 import { cliVersion } from "./cli-version";
 import { runConsume, runCreateTopic, runProduce } from "./console-commands";
 import { adminPortFlag, intFlag } from "./int-flag";
@@ -123,7 +123,7 @@ export function clusterMirrorProgram(): Command {
     .requiredOption("--bootstrap-server <host:port>", "the node's admin endpoint")
     .option("--cluster <name>", "an embedded cluster of the node (default: the destination)")
     .option("--add", "add bindings")
-    .option("--list", "list the bindings")
+    .option("--list", "list the bindings matching the flags given (all without any)")
     .option("--remove", "remove the bindings matching the flags given")
     .option("--allow-principal <principal>", "e.g. User:alice")
     .option("--deny-principal <principal>", "e.g. User:mallory")
@@ -132,7 +132,11 @@ export function clusterMirrorProgram(): Command {
     .option("--group <name>", "a GROUP resource")
     .option("--transactional-id <id>", "a TRANSACTIONAL_ID resource")
     .option("--cluster-resource", "the CLUSTER resource (mirrors need ALTER on it, reading them DESCRIBE)")
-    .option("--resource-pattern-type <type>", "literal or prefixed", "literal")
+    .option(
+      "--resource-pattern-type <type>",
+      "literal or prefixed; with --list or --remove also any (every pattern type) or match (every binding that applies to the name)",
+      "literal",
+    )
     .option("--host <host>", "client host the binding applies to", "*")
     .action(async (flags) => (await import("./acls-command")).runAcls(flags, (t) => process.stdout.write(t)));
   withTokenOptions(program.command("verify"))
@@ -150,7 +154,10 @@ export function clusterMirrorProgram(): Command {
     .command("demo")
     .description("a guided failover and failback between two embedded clusters, verified at the end")
     .option("--keep-running", "stay up afterwards, serving the admin endpoint for kafka-mirrors")
-    .option("--data-dir <dir>", "keep the clusters on disk here (default: in memory)")
+    .option(
+      "--data-dir <dir>",
+      "keep the clusters on disk here, a new or empty directory (default: in memory)",
+    )
     .option("--port <port>", "admin endpoint port with --keep-running", "9094")
     .option("--seed <n>", "seed of the clusters' random ids and jitter", "7")
     .action(async (flags: { keepRunning?: boolean; dataDir?: string; port: string; seed: string }) => {
@@ -158,7 +165,10 @@ export function clusterMirrorProgram(): Command {
       const port = adminPortFlag(flags.port);
       const seed = intFlag("--seed", flags.seed, 0);
       if (flags.keepRunning) await checkPortFree("--port", "127.0.0.1", port);
-      if (flags.dataDir !== undefined) prepareDataDir("--data-dir", flags.dataDir);
+      if (flags.dataDir !== undefined) {
+        prepareDataDir("--data-dir", flags.dataDir);
+        requireEmptyDataDir("--data-dir", flags.dataDir, "the demo");
+      }
       await (await import("../demo/demo")).runDemo({
         keepRunning: flags.keepRunning ?? false,
         dataDir: flags.dataDir,

@@ -116,6 +116,13 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
       `cluster name '${duplicate}' is given twice (--name and --source, or two --source); give each cluster of the node its own name`,
     );
   }
+  if (options.port !== 0 && options.port === options.metricsPort) {
+    // Each is free on its own, so the checks below pass; the second listen then failed on a bare
+    // EADDRINUSE after the clusters had started on the data dir.
+    throw new UsageError(
+      `--port and --metrics-port are both ${options.port}: the admin endpoint and the metrics endpoint each need a port of their own. Pass another --metrics-port (default 9404; 0 picks a free port).`,
+    );
+  }
   // Before the data dir is created (a taken port must leave nothing behind), and before any cluster starts
   // on it (and recovers it) only to stop at a bare listen error.
   await checkPortFree("--port", "127.0.0.1", options.port);

@@ -18,7 +18,8 @@ const BINDING_FIELDS = [
  * The ACL routes (Kafka's CreateAcls / DescribeAcls / DeleteAcls, as `kafka-acls.sh` uses them), on the
  * destination or a named embedded cluster, authorized as Kafka does: ALTER on the CLUSTER to change ACLs,
  * DESCRIBE to list them.
- * - `GET /v1/acls?cluster=` -> `{acls}`;
+ * - `GET /v1/acls?cluster=&<binding fields>` -> `{acls}`: the bindings matching the fields given (a filter as
+ *   DescribeAcls takes it; patternType also ANY or MATCH), all without any;
  * - `POST /v1/acls {cluster?, acls: [binding]}` -> `{created}` (a binding: resourceType TOPIC|GROUP|CLUSTER|
  *   TRANSACTIONAL_ID, resourceName, patternType LITERAL|PREFIXED (default LITERAL), principal `User:x`,
  *   host (default `*`), operation, permissionType ALLOW|DENY (default ALLOW));
@@ -27,8 +28,13 @@ const BINDING_FIELDS = [
 export function registerAclRoutes(app: FastifyInstance, node: MirrorNode): void {
   const handlerOf = (cluster: string | undefined) => new AdminHandler(node.cluster(cluster).cluster);
   app.get("/v1/acls", async (req) => {
-    const q = fieldsOf(req.query);
-    return { acls: handlerOf(optionalString(q, "cluster")).describeAcls({ principal: req.principal }, {}) };
+    const { cluster, ...query } = fieldsOf(req.query);
+    return {
+      acls: handlerOf(optionalString({ cluster }, "cluster")).describeAcls(
+        { principal: req.principal },
+        filter(query, "the query"),
+      ),
+    };
   });
   app.post("/v1/acls", async (req) => {
     const body = fieldsOf(req.body);
@@ -38,7 +44,7 @@ export function registerAclRoutes(app: FastifyInstance, node: MirrorNode): void 
   });
   app.post("/v1/acls/delete", async (req) => {
     const body = fieldsOf(req.body);
-    const filters = listOf(body, "filters").map((raw, i) => filter(raw, i));
+    const filters = listOf(body, "filters").map((raw, i) => filter(raw, `filters[${i}]`));
     const deleted = handlerOf(optionalString(body, "cluster")).deleteAcls(
       { principal: req.principal },
       filters,
@@ -59,14 +65,13 @@ function listOf(body: Record<string, unknown>, name: string): Record<string, unk
   });
 }
 
-function filter(raw: Record<string, unknown>, i: number): AclBindingFilter {
+/** A filter (DescribeAcls' or DeleteAcls'): the binding fields given, each a string; `where` names it in errors. */
+function filter(raw: Record<string, unknown>, where: string): AclBindingFilter {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(raw)) {
     if (!(BINDING_FIELDS as readonly string[]).includes(k))
-      throw new BadRequestError(
-        `filters[${i}] has unknown field '${k}' (fields: ${BINDING_FIELDS.join(", ")})`,
-      );
-    if (typeof v !== "string") throw new BadRequestError(`filters[${i}].${k} must be a string`);
+      throw new BadRequestError(`${where} has unknown field '${k}' (fields: ${BINDING_FIELDS.join(", ")})`);
+    if (typeof v !== "string") throw new BadRequestError(`${where}: field '${k}' must be a string`);
     out[k] = v;
   }
   return out as AclBindingFilter;
@@ -74,7 +79,7 @@ function filter(raw: Record<string, unknown>, i: number): AclBindingFilter {
 
 /** A binding from JSON with Kafka's defaults; the authorizer validates the values (INVALID_REQUEST). */
 function binding(raw: Record<string, unknown>, i: number): AclBinding {
-  const f = filter(raw, i) as Partial<AclBinding>;
+  const f = filter(raw, `acls[${i}]`) as Partial<AclBinding>;
   for (const k of ["resourceType", "resourceName", "principal", "operation"] as const) {
     if (f[k] === undefined) throw new BadRequestError(`acls[${i}] needs '${k}'`);
   }

@@ -22,8 +22,9 @@ import { asPrincipal, authorize } from "./route-auth";
  * - `POST /v1/produce {cluster?, topic, key?, value?, count?, partition?, transactionalId?, abort?, leaveOpen?}`;
  * - `POST /v1/consume {cluster?, topic, group?, fromBeginning?, isolation?, maxMessages?, timeoutMs?}`;
  * - `POST /v1/topics {cluster?, topic, partitions?, replicationFactor?, configs?}`: creates a topic;
- * - `GET /v1/log?cluster=&topic=&partition=`: a partition's offsets and batch headers on its leader
- *   (control batches with their type: ABORT 0, COMMIT 1, MIRROR_PID_RESET 7).
+ * - `GET /v1/log?cluster=&topic=&partition=&fromOffset=&maxBatches=`: a partition's offsets and batch headers
+ *   on its leader (control batches with their type: ABORT 0, COMMIT 1, MIRROR_PID_RESET 7), from `fromOffset`
+ *   (default: the log start), at most `maxBatches` of them (default: all; `truncated` says more follow).
  */
 export function registerClientRoutes(
   app: FastifyInstance,
@@ -107,12 +108,36 @@ export function registerClientRoutes(
 
   app.get("/v1/log", async (req) => {
     const q = fieldsOf(req.query);
+    const unknown = Object.keys(q).find((k) => !LOG_QUERY_FIELDS.includes(k));
+    if (unknown !== undefined) {
+      throw new BadRequestError(`unknown field '${unknown}' (fields: ${LOG_QUERY_FIELDS.join(", ")})`);
+    }
     const partition = optionalInt(q, "partition", 0) ?? 0;
+    const fromOffset = optionalOffset(q, "fromOffset");
+    const maxBatches = optionalInt(q, "maxBatches", 0);
     const target = node.cluster(optionalString(q, "cluster"));
     const topic = requiredString(q, "topic");
     authorize(target, req.principal, "READ", "TOPIC", topic);
-    return partitionLog(target.cluster, topic, partition);
+    return partitionLog(target.cluster, topic, partition, {
+      ...(fromOffset === undefined ? {} : { fromOffset }),
+      ...(maxBatches === undefined ? {} : { maxBatches }),
+    });
   });
+}
+
+/** What `GET /v1/log` takes; anything else (a misspelt `maxBatch`, say) is refused rather than ignored. */
+const LOG_QUERY_FIELDS = ["cluster", "topic", "partition", "fromOffset", "maxBatches"];
+
+/** An optional offset field: decimal digits, as a bigint (offsets go past Number's safe integers). */
+function optionalOffset(fields: Record<string, unknown>, name: string): bigint | undefined {
+  const v = fields[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string" || !/^\d{1,19}$/.test(v) || BigInt(v) > 2n ** 63n - 1n) {
+    throw new BadRequestError(
+      `field '${name}' must be an offset >= 0 (decimal digits), got ${JSON.stringify(v)}`,
+    );
+  }
+  return BigInt(v);
 }
 
 /** The `count` of a produce request, at most `max`: larger ones are refused before any message is built. */

@@ -32,3 +32,19 @@ export function prepareDataDir(flag: string, dir: string): void {
     );
   }
 }
+
+/**
+ * Refuses a `dir` that exists and holds anything, before anything starts on it: for a run that builds its
+ * clusters from nothing (`cluster-mirror demo --data-dir`), whose steps fail midway on clusters an earlier
+ * run left there (its mirrors still copying, its topics read-only), or would scatter broker directories
+ * among a directory's own files. An empty `dir` passes; call it after prepareDataDir, which creates a missing
+ * one and reports one that cannot be used.
+ */
+export function requireEmptyDataDir(flag: string, dir: string, what: string): void {
+  const entries = fs.readdirSync(dir);
+  if (entries.length === 0) return;
+  const shown = entries.sort().slice(0, 3).join(", ");
+  throw new OperationError(
+    `${flag} ${dir} is not empty (it holds ${shown}${entries.length > 3 ? ", ..." : ""}): ${what} starts its clusters from nothing, so nothing was started. Pass a new or empty directory, or delete this one (rm -r ${dir}) to run again.`,
+  );
+}

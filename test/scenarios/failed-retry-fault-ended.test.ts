@@ -27,6 +27,51 @@ async function mirrored(t: Topology, configs: Record<string, string> = {}) {
 }
 
 /**
+ * `orders` (3 records) on a, added to b's mirror `dr`, and every broker of a down as b asks a for the
+ * partition's LME (PREPARING): its next step on the source (the source's log end) finds none running, and
+ * the partition is FAILED.
+ */
+async function failedPreparingSourceDown(t: Topology) {
+  const [a, b] = [t.node("a"), t.node("b")];
+  const producer = await ordersOn(t, a, 3);
+  const asSource = a.mirroring.asSource();
+  let down = false;
+  t.registry.register("a:9092", a.cluster, {
+    ...asSource,
+    lastMirrorEpoch: (topicId, partition) => {
+      if (!down) {
+        down = true;
+        for (const id of a.cluster.runningBrokers()) a.cluster.crashBroker(id);
+      }
+      return asSource.lastMirrorEpoch!(topicId, partition);
+    },
+  });
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED preparing");
+  expect(down).toBe(true);
+  return { a, b, producer };
+}
+
+/**
+ * A rolling restart of b: the leader of `orders-0` moves away and back four times. Returns b's lifecycle
+ * changes meanwhile, as `from->to`.
+ */
+async function rollingRestartOf(t: Topology, b: Node): Promise<string[]> {
+  const seen: string[] = [];
+  const off = b.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
+  for (let i = 0; i < 4; i++) {
+    const leader = b.cluster.controller.image.partition("orders", 0)!.leader;
+    b.cluster.crashBroker(leader);
+    await t.advance(2_000);
+    b.cluster.startBroker(leader);
+    await t.advance(2_000);
+  }
+  off();
+  return seen;
+}
+
+/**
  * A partition FAILED on a retriable error waits out its backoff (full jitter, growing to 5 minutes), but
  * not once the fault it waits out is over: its destination leader back, or its source answering again.
  */
@@ -59,26 +104,7 @@ describe("a FAILED partition retries as soon as its fault ends, not when its bac
 
   it("the source answers again: a partition that failed preparing retries at the next metadata refresh", async () => {
     const t = topology(["a", "b"], { retry: LONG_BACKOFF });
-    const [a, b] = [t.node("a"), t.node("b")];
-    const producer = await ordersOn(t, a, 3);
-    // Every broker of a goes down as b's mirror asks a for the partition's LME (PREPARING): its next step
-    // on the source (the source's log end) finds none running.
-    const asSource = a.mirroring.asSource();
-    let down = false;
-    t.registry.register("a:9092", a.cluster, {
-      ...asSource,
-      lastMirrorEpoch: (topicId, partition) => {
-        if (!down) {
-          down = true;
-          for (const id of a.cluster.runningBrokers()) a.cluster.crashBroker(id);
-        }
-        return asSource.lastMirrorEpoch!(topicId, partition);
-      },
-    });
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED preparing");
-    expect(down).toBe(true);
+    const { a, b, producer } = await failedPreparingSourceDown(t);
     // Retriable: a source down is a lost connection, which retries (not FAILED for good).
     expect(await onlyRowOf(b)).toMatchObject({
       retryAttempt: 0,
@@ -97,5 +123,35 @@ describe("a FAILED partition retries as soon as its fault ends, not when its bac
     await untilCaughtUp(t, b, "dr caught up with the new record");
     expect(batches(b)).toEqual(batches(a));
     expect(batches(b)).toHaveLength(4);
+  });
+
+  it("its destination leader moves while its source is down: no retry, its budget kept for the source's return", async () => {
+    const t = topology(["a", "b"], { retry: { ...LONG_BACKOFF, maxAttempts: 3 } });
+    const { a, b } = await failedPreparingSourceDown(t);
+    // None of that ends what the partition waits for; retried at each move, it used up its 3 attempts
+    // (FAILED for good, until an operator recovered it), with two records per move.
+    expect(await rollingRestartOf(t, b)).toEqual([]);
+    expect(await onlyRowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: 0 });
+    // The source back (after a refresh found it down), the next refresh retries it.
+    await t.advance(30_000);
+    for (const id of [0, 1, 2]) a.cluster.startBroker(id);
+    await untilCaughtUp(t, b, "dr caught up once a is back");
+    expect(batches(b)).toEqual(batches(a));
+  });
+
+  it("its source partition has no leader (LEADER_NOT_AVAILABLE from the source): a destination election retries nothing", async () => {
+    const t = topology(["a", "b"], { retry: { ...LONG_BACKOFF, maxAttempts: 3 } });
+    const [a, b] = [t.node("a"), t.node("b")];
+    await t.run(
+      a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 1 }] }),
+    );
+    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+    // The one replica of orders-0 on a is down: PREPARING's step on the source finds no leader there.
+    a.cluster.crashBroker(a.cluster.controller.image.partition("orders", 0)!.replicas[0]!);
+    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED preparing");
+    expect((await onlyRowOf(b)).errorMessage).toMatch(/no running leader/);
+    expect(await rollingRestartOf(t, b)).toEqual([]);
+    expect(await onlyRowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: 0 });
   });
 });

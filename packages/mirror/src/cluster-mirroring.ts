@@ -615,8 +615,8 @@ export class ClusterMirroring {
       onTopicSkipped: (mirror, _topic, why) =>
         this.options.warn?.(`mirror ${mirror}: ${why}`, "topic_skipped"),
       onRefreshStarted: (mirror) => this.syncWaiters.refreshStarted(mirror),
-      // The source answers again after it did not: the FAILED partitions this broker coordinates retry
-      // now, not up to the backoff's 5 minutes later (what they waited out, the source, is back).
+      // The source answers again after it did not: the FAILED partitions this broker coordinates that wait
+      // for it retry now, not up to the backoff's 5 minutes later.
       onSourceBack: (mirror) => runtime.retryFailedNow(mirror),
     });
     // The fetcher of a mirror partition runs on its leader: when leadership moves, the new leader starts
@@ -636,8 +636,9 @@ export class ClusterMirroring {
       }
       const view = this.coordinators.viewOf(key);
       if (view && FETCHING_STATES.has(view.state)) fetchers.addPartition(key, { leaderMoved: true });
-      // A FAILED partition retries as soon as it has a leader again (a broker back, an election), not up
-      // to the backoff's 5 minutes later: most of its steps ask that leader.
+      // A FAILED partition that waits for a leader retries as soon as it has one again (a broker back, an
+      // election), not up to the backoff's 5 minutes later. Only that one: a leader moving does not end
+      // another fault (the source down), and each retry uses one of the budget's attempts.
       else if (view?.state === "FAILED") this.coordinators.retryNow(key);
     };
     const unsubscribe = broker?.onLeadershipChange(followLeadership) ?? (() => {});

@@ -172,8 +172,8 @@ export class CoordinatorRuntime {
   }
 
   /**
-   * Retries now the FAILED partitions of `mirror` this broker coordinates that wait for their retry timer
-   * (`CoordinatorShard.retryFailedNow`): the fault they wait out ended. Returns how many.
+   * Retries now the FAILED partitions of `mirror` this broker coordinates whose retry timer waits for the
+   * source (`CoordinatorShard.retryFailedNow`): it answers again. Returns how many.
    */
   retryFailedNow(mirror: string): number {
     let retried = 0;
@@ -181,7 +181,7 @@ export class CoordinatorRuntime {
     return retried;
   }
 
-  /** Retries `key` now if it is FAILED here and waits for its retry timer; whether it did. */
+  /** Retries `key` now if it is FAILED here and waits for a destination leader, which it has again; whether it did. */
   retryNow(key: MirrorPartitionKey): boolean {
     return this.shards.get(this.statePartitionOf(key))?.retryNow(key) ?? false;
   }

@@ -32,7 +32,7 @@ import type {
   SourceCluster,
   StateLog,
 } from "../ports";
-import { EffectExecutor } from "./effect-executor";
+import { EffectExecutor, type RetryWaitsFor } from "./effect-executor";
 import type { InspectionHub } from "./inspection-hub";
 import { foldMirrorState } from "./load-mirror-state";
 import { partitionKeyId } from "./mirror-state-partition";
@@ -338,25 +338,26 @@ export class CoordinatorShard {
   }
 
   /**
-   * Retries now the FAILED partitions of `mirror` in this shard that wait for their retry timer
-   * (`EffectExecutor.retryNow`): the fault they wait out ended. Returns how many. Nothing unless ACTIVE.
+   * Retries now the FAILED partitions of `mirror` in this shard whose retry timer waits for the source
+   * (`EffectExecutor.retryNow`): it answers again. Returns how many. Nothing unless ACTIVE.
    */
   retryFailedNow(mirror: string): number {
     let retried = 0;
-    for (const p of this.partitions.values()) if (p.key.mirror === mirror && this.retry(p)) retried++;
+    for (const p of this.partitions.values())
+      if (p.key.mirror === mirror && this.retry(p, "source")) retried++;
     return retried;
   }
 
-  /** {@link retryFailedNow} for one partition: whether it was retried. */
+  /** Retries `key` now if its FAILED waits for a destination leader, which it has again: whether it did. */
   retryNow(key: MirrorPartitionKey): boolean {
     const p = this.partitions.get(partitionKeyId(key));
-    return p !== undefined && this.retry(p);
+    return p !== undefined && this.retry(p, "leader");
   }
 
-  private retry(p: PartitionRuntime): boolean {
+  private retry(p: PartitionRuntime, ended: RetryWaitsFor): boolean {
     const executor = this.executor;
     if (this.state !== "ACTIVE" || executor === undefined || p.isClosed) return false;
-    return executor.retryNow(p);
+    return executor.retryNow(p, ended);
   }
 
   /** See `MirrorCoordinators.failoverPlan`: read from the actor's context, undefined before it is spawned. */

@@ -51,6 +51,13 @@ const TIMERS = ["retry", "commitRetry", "isr", "sourceBusy", "controller"] as co
 type Timer = (typeof TIMERS)[number];
 
 /**
+ * What a FAILED partition's retry waits out, when the step's error that failed it says so: the destination
+ * partition's leader (the step found none: LEADER_NOT_AVAILABLE) or the source (BROKER_NOT_AVAILABLE, a lost
+ * connection). `EffectExecutor.retryNow` fires the retry early only once that ended.
+ */
+export type RetryWaitsFor = "leader" | "source";
+
+/**
  * The source's answers to an LME lookup that mean "retry shortly": PREPARING waits them out.
  * COORDINATOR_NOT_AVAILABLE is the source's mirror coordinator moving (its `__mirror_state` leader
  * restarting, an election): retriable in Kafka, whose clients find the coordinator again and retry, as for
@@ -120,7 +127,15 @@ const SYNC_EFFECTS: ReadonlySet<string> = new Set([
  */
 export class EffectExecutor {
   /** The armed timers, by partition and timer name: how to cancel each, and what it runs when it fires. */
-  private readonly timers = new Map<string, { cancel: Cancel; fire: () => void }>();
+  private readonly timers = new Map<string, { cancel: Cancel; fire: () => void; waitsFor?: RetryWaitsFor }>();
+  /**
+   * For each partition, what the step failure it reported last waits out (see {@link RetryWaitsFor}), with
+   * that step's `stateEpoch`: the FAILED it commits arms its retry timer with it.
+   */
+  private readonly failureWaits = new WeakMap<
+    PartitionRuntime,
+    { stateEpoch: number; waitsFor: RetryWaitsFor }
+  >();
   /** For each controller step refused with NOT_CONTROLLER: until when it is asked again, and how often so far. */
   private readonly controllerWaits = new WeakMap<MirrorPartitionEffect, { until: number; attempt: number }>();
   /** Effects waiting for the next microtask, as pairs (partition, effect); run in order by one task. */
@@ -156,13 +171,21 @@ export class EffectExecutor {
       case "clearLastMirrorEpoch":
         this.writeLastMirrorEpoch(p, effect.params.stateEpoch, null);
         return;
-      case "scheduleRetry":
-        this.arm(p, "retry", effect.params.delayMs, () => ({
-          type: "RETRY_TIMER_FIRED",
-          stateEpoch: effect.params.stateEpoch,
-          pauseRequested: this.pauseRequested(p.key),
-        }));
+      case "scheduleRetry": {
+        // The fault this FAILED waits out, when the step failure that failed it said which.
+        const cause = this.failureWaits.get(p);
+        this.failureWaits.delete(p);
+        const waitsFor =
+          cause !== undefined && cause.stateEpoch < effect.params.stateEpoch ? cause.waitsFor : undefined;
+        const fire = () =>
+          p.send({
+            type: "RETRY_TIMER_FIRED",
+            stateEpoch: effect.params.stateEpoch,
+            pauseRequested: this.pauseRequested(p.key),
+          });
+        this.after(p, "retry", effect.params.delayMs, fire, waitsFor);
         return;
+      }
       case "scheduleCommitRetry":
         this.arm(p, "commitRetry", effect.params.delayMs, {
           type: "COMMIT_RETRY_TIMER_FIRED",
@@ -244,28 +267,40 @@ export class EffectExecutor {
     this.after(p, timer, delayMs, () => p.send(typeof event === "function" ? event() : event));
   }
 
-  /** Arms `timer` (replacing the partition's timer of that name) to run `fire` once after `delayMs`. */
-  private after(p: PartitionRuntime, timer: Timer, delayMs: number, fire: () => void): void {
+  /**
+   * Arms `timer` (replacing the partition's timer of that name) to run `fire` once after `delayMs`;
+   * `waitsFor`, for a retry timer, what its FAILED waits out.
+   */
+  private after(
+    p: PartitionRuntime,
+    timer: Timer,
+    delayMs: number,
+    fire: () => void,
+    waitsFor?: RetryWaitsFor,
+  ): void {
     this.cancel(p, timer);
     const id = `${p.id}\u0000${timer}`;
     const cancel = this.ctx.scheduler.schedule(() => {
       this.timers.delete(id);
       fire();
     }, delayMs);
-    this.timers.set(id, { cancel, fire });
+    this.timers.set(id, waitsFor === undefined ? { cancel, fire } : { cancel, fire, waitsFor });
   }
 
   /**
-   * Fires a FAILED partition's retry timer on the next scheduler turn, if one is armed: what it waits out
-   * (the source unreachable, the partition's leader gone) is over. The same retry the timer runs, only
-   * sooner (a full-jitter delay may be 0 anyway, so it adds no behaviour the timer could not have), and
-   * from the scheduler as the timer's, not inside the caller (a leadership change being applied). False when
-   * no retry timer is armed.
+   * Fires a FAILED partition's retry timer on the next scheduler turn, if one is armed and its FAILED waits
+   * out the fault that `ended` (the step that failed it found no leader, or no source: see
+   * {@link RetryWaitsFor}). The same retry the timer runs, only sooner (a full-jitter delay may be 0 anyway,
+   * so it adds no behaviour the timer could not have), and from the scheduler as the timer's, not inside the
+   * caller (a leadership change being applied). Not for any other failure: each retry uses one of the
+   * budget's attempts (`mirror.failed.retry.max.attempts`), and a rolling restart of the destination, moving
+   * leaders while the source was down, used them all up in seconds (FAILED for good, waiting for an
+   * operator), with a PREPARING and a FAILED record per partition per move. False when none fires.
    */
-  retryNow(p: PartitionRuntime): boolean {
+  retryNow(p: PartitionRuntime, ended: RetryWaitsFor): boolean {
     const armed = this.timers.get(`${p.id}\u0000retry`);
-    if (armed === undefined) return false;
-    this.after(p, "retry", 0, armed.fire);
+    if (armed === undefined || armed.waitsFor !== ended) return false;
+    this.after(p, "retry", 0, armed.fire, armed.waitsFor);
     return true;
   }
 
@@ -381,8 +416,12 @@ export class EffectExecutor {
       try {
         this.requireSameTopic(p.key);
         // STOPPING's first awaited step that asks the controller: the engine holds the flag before the
-        // markers (its entry's `markReadOnly`, refused with NOT_CONTROLLER, was let go: see `failed`).
-        this.holdReadOnlyFlag(p.key);
+        // markers (its entry's `markReadOnly`, refused with NOT_CONTROLLER, was let go: see `failed`). Only
+        // there: MIRRORING and EPOCH_FENCING are entered holding it (their refused flag fails them), and on
+        // a destination that cannot tell whether the engine holds it (no `mirrorReadOnlyHeld`), asking at
+        // each of their bumps sent a flag request through the partition's leader, and failed the bump of a
+        // partition whose leader was not reachable then.
+        if (p.snapshot?.context.record.state === "STOPPING") this.holdReadOnlyFlag(p.key);
         bumps.push(p, effect);
       } catch (error) {
         this.failed(p, effect, error);
@@ -860,8 +899,7 @@ export class EffectExecutor {
     const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
     const replica = leader >= 0 ? this.ctx.destination.replica(leader, key.topic, key.partition) : undefined;
     if (replica === undefined) {
-      throw new ClusterError(
-        "LEADER_NOT_AVAILABLE",
+      throw new NoDestinationLeaderError(
         `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}); ${meanwhile}`,
       );
     }
@@ -882,8 +920,7 @@ export class EffectExecutor {
     this.requireSameTopic(key);
     const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
     if (leader < 0) {
-      throw new ClusterError(
-        "LEADER_NOT_AVAILABLE",
+      throw new NoDestinationLeaderError(
         `${key.topic}-${key.partition} has no leader on the destination; the fetcher step is retried after the election`,
       );
     }
@@ -921,6 +958,13 @@ export class EffectExecutor {
       this.controllerWaits.set(effect, wait);
     }
     if (wait === undefined || now >= wait.until) {
+      // What the FAILED this failure commits waits out: only a failure the chart takes now (not a stale one,
+      // nor FAILED's own step's, which commits nothing) tells.
+      if (p.isStill(stateEpoch) && p.snapshot?.context.record.state !== "FAILED") {
+        const waitsFor = retryWaitsFor(error);
+        if (waitsFor === undefined) this.failureWaits.delete(p);
+        else this.failureWaits.set(p, { stateEpoch, waitsFor });
+      }
       p.send(this.failureOf(stateEpoch, error));
       return;
     }
@@ -969,4 +1013,22 @@ export class EffectExecutor {
     const retriable = (error as { retriable?: unknown } | null)?.retriable;
     return this.failure(stateEpoch, message, typeof retriable === "boolean" ? retriable : true);
   }
+}
+
+/**
+ * LEADER_NOT_AVAILABLE (retriable) for a destination partition with no (running) leader to run a step on:
+ * told apart from LEADER_NOT_AVAILABLE from the source (its partition's leader gone), which no destination
+ * election ends.
+ */
+class NoDestinationLeaderError extends ClusterError {
+  constructor(message: string) {
+    super("LEADER_NOT_AVAILABLE", message);
+  }
+}
+
+/** What a step's `error` says its FAILED waits out (see {@link RetryWaitsFor}); undefined when nothing known. */
+function retryWaitsFor(error: unknown): RetryWaitsFor | undefined {
+  if (!(error instanceof KafkaError) || !error.retriable) return undefined;
+  if (error instanceof NoDestinationLeaderError) return "leader";
+  return error.errorName === "BROKER_NOT_AVAILABLE" ? "source" : undefined;
 }

@@ -52,8 +52,8 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
   }
 
   /**
-   * Retries `key` now if it is FAILED and waits for its retry timer (`CoordinatorShard.retryNow`): the
-   * fault it waits out ended. Whether it did.
+   * Retries `key` now if it is FAILED and its retry timer waits for a destination leader
+   * (`CoordinatorShard.retryNow`), which it has again. Whether it did.
    */
   retryNow(key: MirrorPartitionKey): boolean {
     return this.coordinatorOf(key)?.retryNow(key) ?? false;

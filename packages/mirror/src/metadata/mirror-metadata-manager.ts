@@ -367,12 +367,14 @@ export class MirrorMetadataManager {
       this.error(mirror, "TopicMetadataRefreshError", error);
       return report;
     }
-    if (this.sourceDown.delete(mirror)) this.options.onSourceBack?.(mirror);
+    const back = this.sourceDown.delete(mirror);
     if (def.sourceClusterId !== undefined && seen !== def.sourceClusterId) {
       report.clusterIdChanged = { pinned: def.sourceClusterId, seen };
       await this.failMirror(def, seen);
       return report;
     }
+    // Its own source back, not another cluster behind the address (that one fails the mirror, above).
+    if (back) this.options.onSourceBack?.(mirror);
     if (!this.options.leadsMirror(mirror)) return report;
     report.leader = true;
     let sourceTopics: SourceTopicInfo[];

@@ -1,3 +1,4 @@
+import { type MirrorPartitionKey, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
 import {
   leaderBatches,
@@ -17,14 +18,19 @@ import {
  * for up to minutes after the controller was back (soak `failback` FC_SEED=651).
  */
 
-/** `orders` on a with 5 records, mirrored to b by `dr` and caught up; b's lifecycle changes as `from->to`. */
-async function mirrored(): Promise<{ t: Topology; b: Node; seen: string[] }> {
+/**
+ * `orders` on a with 5 records (and `also`, 4 empty partitions, when given), mirrored to b by `dr` and caught
+ * up; b's lifecycle changes as `from->to`.
+ */
+async function mirrored(also?: string): Promise<{ t: Topology; b: Node; seen: string[] }> {
   const t = topology(["a", "b"]);
   const a = t.node("a");
   const b = t.node("b");
   await ordersOn(t, a, 5);
+  if (also !== undefined)
+    await t.run(a.kafka.admin().createTopics({ topics: [{ topic: also, numPartitions: 4 }] }));
   await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await t.run(b.mirroring.admin.addTopics("dr", also === undefined ? "orders" : `orders|${also}`));
   await untilCaughtUp(t, b, "dr caught up");
   const seen: string[] = [];
   b.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
@@ -234,6 +240,50 @@ describe("deleting the mirror while STOPPED's step waits for the controller", ()
     await t.until(deleted, "dr deleted");
     expect(b.mirroring.coordinators.describe("dr")).toHaveLength(0);
     await t.advance(5_000);
+    expect(await writable(t, b)).toBe(true);
+  });
+});
+
+describe("deleting the mirror while STOPPED's step waits for the controller, its other topics at rest", () => {
+  it("tombstones nothing until every partition is at rest: a refusal on one coordinator does not leave the mirror half deleted", async () => {
+    const { t, b } = await mirrored("payments");
+    const views = () => b.mirroring.coordinators.describe("dr");
+    const names = () =>
+      views()
+        .map((v) => `${v.key.topic}-${v.key.partition}`)
+        .sort();
+    await t.run(b.mirroring.admin.removeTopics("dr", "payments"));
+    await t.until(
+      () => views().filter((v) => v.key.topic === "payments" && v.state === "STOPPED").length === 4,
+      "payments STOPPED",
+    );
+    await t.advance(2_000);
+    // payments has a partition on another coordinator (`__mirror_state` partition) than orders-0's.
+    const coordinatorOf = (v: { key: MirrorPartitionKey }) => mirrorStatePartitionFor(v.key, 4);
+    const orders = views().find((v) => v.key.topic === "orders")!;
+    expect(
+      views().some((v) => v.key.topic === "payments" && coordinatorOf(v) !== coordinatorOf(orders)),
+    ).toBe(true);
+    const all = names();
+    expect(all).toHaveLength(5);
+
+    await failOverLosingControllerAt(t, b, "STOPPED");
+    await t.advance(5_000);
+    const refused = await t.run(
+      b.mirroring.admin.deleteMirror("dr").then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    expect(String(refused)).toMatch(/orders-0 \(STOPPED, its read-only flag not cleared yet/);
+    await t.advance(5_000);
+    // No partition was tombstoned: payments' are all still there, on every coordinator.
+    expect(names()).toEqual(all);
+
+    b.cluster.controller.setAvailable(true);
+    await t.advance(5_000);
+    await t.run(b.mirroring.admin.deleteMirror("dr"));
+    expect(views()).toHaveLength(0);
     expect(await writable(t, b)).toBe(true);
   });
 });

@@ -22,7 +22,7 @@ import type {
   SourceCluster,
   StateLog,
 } from "../ports";
-import { CoordinatorShard, type MirrorStateWrite } from "./coordinator-shard";
+import { CoordinatorShard, type MirrorStateWrite, refuseUnlessAtRest } from "./coordinator-shard";
 import { DEFAULT_ISR_POLL_INTERVAL_MS } from "./effect-executor";
 import type { InspectionHub } from "./inspection-hub";
 import { mirrorStatePartitionFor } from "./mirror-state-partition";
@@ -193,7 +193,13 @@ export class CoordinatorRuntime {
 
   /** Tombstones every partition of `mirror` this broker coordinates. */
   async tombstoneMirror(mirror: string): Promise<void> {
-    await Promise.all(this.activeShards().map((s) => s.tombstoneMirror(mirror)));
+    const shards = this.activeShards();
+    // Every shard's partitions at rest before any writes a tombstone (see the router's).
+    refuseUnlessAtRest(
+      mirror,
+      shards.flatMap((s) => s.partitionsNotAtRest(mirror)),
+    );
+    await Promise.all(shards.map((s) => s.tombstoneMirror(mirror)));
   }
 
   /** ReadMirrorStates for keys owned by one `__mirror_state` partition (see `CoordinatorShard`). */

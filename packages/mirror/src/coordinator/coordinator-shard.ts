@@ -360,6 +360,29 @@ export class CoordinatorShard {
     return executor.retryNow(p, ended);
   }
 
+  /**
+   * The partitions of `mirror` in this shard that a deletion must wait for, each with why: a change waits
+   * for its append, it is not STOPPED, or STOPPED's step has not cleared the read-only flag yet (it waits for
+   * the destination's controller or the failover's barrier: tombstoned, nothing would ever clear it).
+   */
+  partitionsNotAtRest(mirror: string): string[] {
+    const busy: string[] = [];
+    for (const p of this.partitions.values()) {
+      if (p.key.mirror !== mirror || p.isClosed) continue;
+      const s = p.snapshot;
+      if (s === undefined || s.context.pending !== null)
+        busy.push(`${p.key.topic}-${p.key.partition} (a change waits)`);
+      else if (s.context.record.state !== "STOPPED" && s.context.record.state !== "UNKNOWN") {
+        busy.push(`${p.key.topic}-${p.key.partition} (${s.context.record.state})`);
+      } else if (this.executor?.stoppedStepPending(p) === true) {
+        busy.push(
+          `${p.key.topic}-${p.key.partition} (STOPPED, its read-only flag not cleared yet: STOPPED's step waits for the destination's controller or the failover's barrier)`,
+        );
+      }
+    }
+    return busy;
+  }
+
   /** See `MirrorCoordinators.failoverPlan`: read from the actor's context, undefined before it is spawned. */
   failoverPlan(key: MirrorPartitionKey): FailoverPlan | undefined {
     const p = this.partitions.get(partitionKeyId(key));
@@ -425,28 +448,9 @@ export class CoordinatorShard {
    */
   async tombstoneMirror(mirror: string): Promise<void> {
     this.requireActive(undefined);
+    refuseUnlessAtRest(mirror, this.partitionsNotAtRest(mirror));
     const keys = new Map<string, MirrorPartitionKey>();
-    const busy: string[] = [];
-    for (const [id, p] of this.partitions) {
-      if (p.key.mirror !== mirror || p.isClosed) continue;
-      keys.set(id, p.key);
-      const s = p.snapshot;
-      if (s === undefined || s.context.pending !== null)
-        busy.push(`${p.key.topic}-${p.key.partition} (a change waits)`);
-      else if (s.context.record.state !== "STOPPED" && s.context.record.state !== "UNKNOWN") {
-        busy.push(`${p.key.topic}-${p.key.partition} (${s.context.record.state})`);
-      } else if (this.executor?.stoppedStepPending(p) === true) {
-        busy.push(
-          `${p.key.topic}-${p.key.partition} (STOPPED, its read-only flag not cleared yet: STOPPED's step waits for the destination's controller or the failover's barrier)`,
-        );
-      }
-    }
-    if (busy.length > 0) {
-      throw new MirrorStateError(
-        mirror,
-        `Mirror '${mirror}' still has partitions that are not STOPPED and writable: ${busy.join(", ")}. Wait until they are STOPPED and their topics writable, then delete the mirror.`,
-      );
-    }
+    for (const [id, p] of this.partitions) if (p.key.mirror === mirror && !p.isClosed) keys.set(id, p.key);
     for (const [id, l] of this.lmes) if (l.key.mirror === mirror) keys.set(id, l.key);
     const writer = this.writer;
     if (writer === undefined || keys.size === 0) return;
@@ -792,4 +796,13 @@ export class CoordinatorShard {
     this.loaded = undefined;
     // The partition actors themselves stop with their groups as the shard leaves ACTIVE.
   }
+}
+
+/** INVALID_MIRROR_STATE naming the partitions of `mirror` a deletion must wait for, if any. */
+export function refuseUnlessAtRest(mirror: string, busy: readonly string[]): void {
+  if (busy.length === 0) return;
+  throw new MirrorStateError(
+    mirror,
+    `Mirror '${mirror}' still has partitions that are not STOPPED and writable: ${busy.join(", ")}. Wait until they are STOPPED and their topics writable, then delete the mirror.`,
+  );
 }

@@ -13,7 +13,7 @@ import type {
 } from "../ports";
 import type { CoordinatorLoadStatus } from "./coordinator-load-waiters";
 import type { CoordinatorRuntime } from "./coordinator-runtime";
-import type { CoordinatorShard } from "./coordinator-shard";
+import { type CoordinatorShard, refuseUnlessAtRest } from "./coordinator-shard";
 import { mirrorStatePartitionFor } from "./mirror-state-partition";
 
 /**
@@ -206,6 +206,12 @@ export class MirrorCoordinatorRouter implements MirrorCoordinators, FetcherEvent
       if (shard?.state === "LOADING") throw new KafkaError("COORDINATOR_LOAD_IN_PROGRESS", 14, true, why);
       throw new ClusterError("COORDINATOR_NOT_AVAILABLE", why);
     }
+    // Every shard's partitions at rest before any writes a tombstone: a shard refusing after another had
+    // begun would leave the mirror half deleted (its tombstoned partitions gone, the others kept).
+    refuseUnlessAtRest(
+      mirror,
+      shards.flatMap((s) => s.partitionsNotAtRest(mirror)),
+    );
     await Promise.all(shards.map((s) => s.tombstoneMirror(mirror)));
   }
 

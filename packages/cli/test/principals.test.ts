@@ -143,6 +143,10 @@ describe("--principals FILE", () => {
     expect(() => readPrincipalsFile(file({ alice: "x" }))).toThrow(/must hold a JSON array/);
     expect(() => readPrincipalsFile(file([{ principal: "alice", token: ALICE.token }]))).toThrow(/Type:name/);
     expect(() => readPrincipalsFile(file([{ ...ALICE, token: "short" }]))).toThrow(/at least 16 characters/);
+    expect(() => readPrincipalsFile(file([{ ...ALICE, role: "admin" }]))).toThrow(
+      /entry 0: unknown key 'role' \(an entry has only 'principal' and 'token'/,
+    );
+    expect(() => readPrincipalsFile(file([ALICE, "User:bob"]))).toThrow(/entry 1 must be an object/);
     expect(() => readPrincipalsFile(file([ALICE, { ...BOB, token: ALICE.token }]))).toThrow(/used twice/);
     expect(() => readPrincipalsFile(file([{ ...ALICE, principal: "User:admin" }]))).toThrow(
       /node's own principal/,

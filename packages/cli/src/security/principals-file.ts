@@ -32,8 +32,17 @@ export function readPrincipalsFile(file: string): PrincipalToken[] {
   if (!Array.isArray(parsed)) throw new UsageError(`--principals ${file} must hold a JSON array, ${example}`);
   const out: PrincipalToken[] = [];
   for (const [i, entry] of parsed.entries()) {
-    const { principal, token } = (entry ?? {}) as { principal?: unknown; token?: unknown };
     const where = `--principals ${file} entry ${i}`;
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry))
+      throw new UsageError(`${where} must be an object, ${example}`);
+    // A key this file does not know (a "role", a misspelt "tokn") would be read as nothing at all.
+    const unknown = Object.keys(entry).find((k) => k !== "principal" && k !== "token");
+    if (unknown !== undefined) {
+      throw new UsageError(
+        `${where}: unknown key '${unknown}' (an entry has only 'principal' and 'token'; what a principal may do is set with 'cluster-mirror acls --add')`,
+      );
+    }
+    const { principal, token } = entry as { principal?: unknown; token?: unknown };
     if (typeof principal !== "string" || !/^[^:]+:.+$/.test(principal)) {
       throw new UsageError(`${where}: 'principal' must be Type:name, ${example}`);
     }

@@ -174,7 +174,7 @@ describe("a flag given an empty value (an unset shell variable) is a usage error
       const dir = path.join(tempDir("cm-empty-source"), "data");
       const r = await run(BIN.clusterMirror, ["node", "--data-dir", dir, "--port", "0", "--source", ""]);
       expect(r.code).toBe(2);
-      expect(failureLine(r)).toBe("Error: --source is empty: give it a value (--source <name=brokers>)");
+      expect(failureLine(r)).toBe("Error: --source is empty: give it a value (--source <name[=brokers]>)");
       expect(fs.existsSync(dir)).toBe(false);
     },
     CLI_TEST_TIMEOUT_MS,

@@ -31,7 +31,12 @@ export function clusterMirrorProgram(): Command {
     .option("--brokers <n>", "destination brokers", "3")
     .option("--port <port>", "admin endpoint port on 127.0.0.1 (0: any free port)", "9094")
     .option("--metrics-port <port>", "Prometheus endpoint port (GET /metrics)", "9404")
-    .option("--source <name=brokers>", "also run an embedded source cluster (repeatable)", collect, [])
+    .option(
+      "--source <name[=brokers]>",
+      "also run an embedded source cluster of that many brokers (default 3), reached as <name>:9092 (repeatable)",
+      collect,
+      [],
+    )
     .option(
       "--seed <n>",
       "seed of the clusters' random ids and jitter, for a run that must repeat (default: random per start; a data dir keeps its cluster id in meta.properties)",

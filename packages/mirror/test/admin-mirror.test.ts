@@ -555,12 +555,12 @@ describe("MirrorAdmin: topics", () => {
     const refused = await rejection(env.admin.pauseTopics("m1", "t"));
     expect(refused.errorName).toBe("UNKNOWN_TOPIC_OR_PARTITION");
     expect(refused.message).toBe(
-      "No topic of mirror 'm1' matches 't' (it matches t (removed), and this command takes only mirrored or paused topics; mirrored or paused topics in the mirror: u). t was failed over already (a --remove or --promote began it, and it completes on its own): wait for STOPPED with --describe --mirror m1. (--add would mirror it again, a failback.)",
+      "No topic of mirror 'm1' matches 't' (it matches t (removed), and this command takes only mirrored or paused topics; mirrored or paused topics in the mirror: u). t was failed over already (a --remove or --promote began it, and it ends STOPPED on its own, writable): nothing to do; --describe --mirror m1 shows whether it is STOPPED yet. (--add would mirror it again, a failback.)",
     );
     // A promote repeated after a crash inside the first one: the same answer, not advice to --add.
     const promoted = await rejection(env.admin.promoteTopics("m1", "t"));
     expect(promoted.message).toMatch(
-      /t was failed over already .* wait for STOPPED with --describe --mirror m1\./,
+      /t was failed over already .* --describe --mirror m1 shows whether it is STOPPED yet\./,
     );
     expect(promoted.message).not.toMatch(/Add topics/);
     const list = await rejection(env.admin.pauseTopics("m1", "u,t"));

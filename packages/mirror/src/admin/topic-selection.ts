@@ -78,8 +78,8 @@ export function selectMirrorTopics(
     // would mirror them again (a failback), not finish the failover, so that is not the advice.
     const removed = elsewhere.length > 0 && elsewhere.every((t) => t.desired === "REMOVED");
     const advice = removed
-      ? `${orList(elsewhere.map((t) => t.name))} ${elsewhere.length === 1 ? "was" : "were"} failed over already (a --remove or --promote began it, and it completes on its own): ` +
-        `wait for STOPPED with --describe --mirror ${mirror}. (--add would mirror ${elsewhere.length === 1 ? "it" : "them"} again, a failback.)`
+      ? `${orList(elsewhere.map((t) => t.name))} ${elsewhere.length === 1 ? "was" : "were"} failed over already (a --remove or --promote began it, and it ends STOPPED on its own, ` +
+        `writable): nothing to do; --describe --mirror ${mirror} shows whether it is STOPPED yet. (--add would mirror ${elsewhere.length === 1 ? "it" : "them"} again, a failback.)`
       : `Add topics with --add --topic REGEX --mirror ${mirror}.`;
     throw new ClusterError(
       "UNKNOWN_TOPIC_OR_PARTITION",

@@ -643,7 +643,7 @@ export class KafkajsSourceCluster implements SourceCluster {
         // When none answers, the bootstrap servers' failure is the one reported (it names each of them).
         if (nodeId === undefined || last === undefined) last = error;
         const failure = asSourceError(error, `${this.mirrorName}: metadata`);
-        if (!failure.retriable) throw failure;
+        if (this.closed || !failure.retriable) throw failure;
         if (nodeId !== undefined) await this.dropBroker(nodeId, this.clientId);
       }
     }
@@ -724,7 +724,7 @@ export class KafkajsSourceCluster implements SourceCluster {
         answer = await this.lookups.lookup(leader.leaderId, lookup);
       } catch (error) {
         lastError = asSourceError(error, context);
-        if (!lastError.retriable) throw lastError;
+        if (this.closed || !lastError.retriable) throw lastError;
         await this.dropBroker(leader.leaderId, this.clientId);
         continue;
       }
@@ -870,8 +870,15 @@ export class KafkajsSourceCluster implements SourceCluster {
 
   /** `broker` for one address: `nodeId`'s, or the first bootstrap server's when undefined. */
   private async connectedBroker(nodeId: number | undefined, clientId: string): Promise<KjsBroker> {
-    if (this.closed)
-      throw new KafkaError("BROKER_NOT_AVAILABLE", 8, false, `${this.mirrorName}: the source was closed`);
+    // The engine closes a mirror's source when its connection configs change, and reaches the source through
+    // the new one from then on: a call that was using this one is retried there (as Kafka's clients fail the
+    // calls of a closed client with a TimeoutException, a RetriableException). Not retriable, it failed a
+    // partition whose step was in flight for good (a credential rotation during PREPARING).
+    if (this.closed) {
+      throw new SourceBrokerUnavailableError(
+        `${this.mirrorName}: the source's connection was closed (the mirror's connection configs changed, or the mirror was deleted); retry on the mirror's current connection`,
+      );
+    }
     if (nodeId !== undefined && !this.addresses.has(nodeId)) await this.metadata([]);
     const key = `${nodeId ?? "bootstrap"}\u0000${clientId}`;
     let broker = this.brokers.get(key);

@@ -77,6 +77,34 @@ async function failedOverWithTailOnA() {
   return { t, a, b, seen };
 }
 
+/**
+ * Fails `orders` back to a (mirror `back` from b) with a's controller gone the moment the failback's
+ * truncation asks it to record the cut of a's divergent tail; returns once the controller is gone.
+ */
+async function failBackLosingControllerAtTruncation(t: Topology, a: Node, seen: string[]) {
+  const controller = a.cluster.controller;
+  const record = controller.recordReplicaTruncation.bind(controller);
+  controller.recordReplicaTruncation = (...args) => {
+    if (seen.includes("UNKNOWN->PREPARING")) controller.setAvailable(false);
+    controller.recordReplicaTruncation = record;
+    return record(...args);
+  };
+  await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
+  await t.run(a.mirroring.admin.addTopics("back", "orders"));
+  await t.until(() => !controller.isAvailable, "a's controller gone at the truncation");
+  return controller;
+}
+
+/** The error `deleteMirror("dr")` on `b` fails with; undefined when the mirror was deleted. */
+function deleteRefusal(t: Topology, b: Node): Promise<unknown> {
+  return t.run(
+    b.mirroring.admin.deleteMirror("dr").then(
+      () => undefined,
+      (e: unknown) => e,
+    ),
+  );
+}
+
 /** `orders-0` on the node's leader, batch by batch. */
 const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => x.hex);
 
@@ -148,16 +176,7 @@ describe("a failback while the old primary's controller fails over", () => {
     const { t, a, b, seen } = await failedOverWithTailOnA();
     const aEnd = a.cluster.leaderFor("orders", 0).replica("orders", 0)!.log.logEndOffset;
     // The controller is lost just as the failback's truncation asks it to record the cut.
-    const controller = a.cluster.controller;
-    const record = controller.recordReplicaTruncation.bind(controller);
-    controller.recordReplicaTruncation = (...args) => {
-      if (seen.includes("UNKNOWN->PREPARING")) controller.setAvailable(false);
-      controller.recordReplicaTruncation = record;
-      return record(...args);
-    };
-    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
-    await t.run(a.mirroring.admin.addTopics("back", "orders"));
-    await t.until(() => !controller.isAvailable, "a's controller gone at the truncation");
+    const controller = await failBackLosingControllerAtTruncation(t, a, seen);
     await t.advance(10_000);
     expect((await onlyRowOf(a, "back")).state).toBe("PREPARING");
     // Nothing was cut while the controller could not record the cut; the topic is read-only meanwhile.
@@ -215,12 +234,7 @@ describe("deleting the mirror while STOPPED's step waits for the controller", ()
     await failOverLosingControllerAt(t, b, "STOPPED");
     await t.advance(5_000);
     expect((await onlyRowOf(b)).state).toBe("STOPPED");
-    const refused = await t.run(
-      b.mirroring.admin.deleteMirror("dr").then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
-    );
+    const refused = await deleteRefusal(t, b);
     expect(String(refused)).toMatch(/orders-0 \(STOPPED, its read-only flag not cleared yet/);
     expect(b.mirroring.coordinators.describe("dr")).toHaveLength(1);
 
@@ -228,12 +242,7 @@ describe("deleting the mirror while STOPPED's step waits for the controller", ()
     // goes through once the step cleared the flag; either way the topic ends writable.
     b.cluster.controller.setAvailable(true);
     const deleted = async () => {
-      const error = await t.run(
-        b.mirroring.admin.deleteMirror("dr").then(
-          () => undefined,
-          (e: unknown) => e,
-        ),
-      );
+      const error = await deleteRefusal(t, b);
       if (error !== undefined) expect(String(error)).toMatch(/read-only flag not cleared yet/);
       return error === undefined;
     };
@@ -269,12 +278,7 @@ describe("deleting the mirror while STOPPED's step waits for the controller, its
 
     await failOverLosingControllerAt(t, b, "STOPPED");
     await t.advance(5_000);
-    const refused = await t.run(
-      b.mirroring.admin.deleteMirror("dr").then(
-        () => undefined,
-        (e: unknown) => e,
-      ),
-    );
+    const refused = await deleteRefusal(t, b);
     expect(String(refused)).toMatch(/orders-0 \(STOPPED, its read-only flag not cleared yet/);
     await t.advance(5_000);
     // No partition was tombstoned: payments' are all still there, on every coordinator.
@@ -292,16 +296,7 @@ describe("a removal while the failback's truncation waits for the controller", (
   it("the truncation is not asked again once the STOP overtook it: a's log is left as it was, and writable", async () => {
     const { t, a, seen } = await failedOverWithTailOnA();
     const before = batches(a);
-    const controller = a.cluster.controller;
-    const record = controller.recordReplicaTruncation.bind(controller);
-    controller.recordReplicaTruncation = (...args) => {
-      if (seen.includes("UNKNOWN->PREPARING")) controller.setAvailable(false);
-      controller.recordReplicaTruncation = record;
-      return record(...args);
-    };
-    await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
-    await t.run(a.mirroring.admin.addTopics("back", "orders"));
-    await t.until(() => !controller.isAvailable, "a's controller gone at the truncation");
+    const controller = await failBackLosingControllerAtTruncation(t, a, seen);
     await t.advance(3_000);
     // The removal needs the controller (it changes `mirror.name`): it comes as the controller is back,
     // before the truncation's next try.

@@ -44,6 +44,8 @@ export interface Run {
   cpuMs: number;
   /** The system part of `cpuMs` (page faults of fresh memory show up here). */
   sysMs: number;
+  /** Minor page faults of this process during the run (first touches of fresh memory, each a kernel entry). */
+  pageFaults: number;
   bytes: number;
 }
 
@@ -152,13 +154,15 @@ export interface Probe {
 export async function timed(bytes: number, work: () => Promise<void> | void, probe?: Probe): Promise<Run> {
   await settleGarbage();
   await probe?.start();
+  const faults = process.resourceUsage().minorPageFault;
   const cpu = process.cpuUsage();
   const start = performance.now();
   await work();
   const ms = performance.now() - start;
   const used = process.cpuUsage(cpu);
+  const pageFaults = process.resourceUsage().minorPageFault - faults;
   await probe?.stop();
-  return { ms, cpuMs: (used.user + used.system) / 1000, sysMs: used.system / 1000, bytes };
+  return { ms, cpuMs: (used.user + used.system) / 1000, sysMs: used.system / 1000, pageFaults, bytes };
 }
 
 /**

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   for (let i = 1; i <= 5; i++) {
     const r = await mirrorRun(env, i, mode === "copy", probe);
     console.log(
-      `${batchBytes} B batches, ${mode}: ${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(0)} MB/s wall, ${(r.bytes / 1e6 / (r.cpuMs / 1000)).toFixed(0)} MB/s per CPU-second (sys ${r.sysMs.toFixed(0)} ms)`,
+      `${batchBytes} B batches, ${mode}: ${(r.bytes / 1e6 / (r.ms / 1000)).toFixed(0)} MB/s wall, ${(r.bytes / 1e6 / (r.cpuMs / 1000)).toFixed(0)} MB/s per CPU-second (sys ${r.sysMs.toFixed(0)} ms, ${r.pageFaults} page faults)`,
     );
   }
   writeFileSync(out, JSON.stringify(profiles));

@@ -5,7 +5,7 @@ import {
   type SourceConnectOptions,
   type SourceConnector,
 } from "@cluster-mirror/mirror";
-import { KafkajsSourceCluster, type KafkajsSourceOptions } from "./kafkajs-source";
+import { closedSourceError, KafkajsSourceCluster, type KafkajsSourceOptions } from "./kafkajs-source";
 
 /** `SourceConnector` for real Apache Kafka clusters: every mirror's `bootstrap.servers` is a Kafka cluster. */
 export class KafkajsSourceConnector implements SourceConnector {
@@ -58,33 +58,52 @@ export class EmbeddedOrKafkaSourceConnector implements SourceConnector {
     const bootstrap = configs["bootstrap.servers"] ?? "";
     let embedded: { cluster: unknown; source: SourceCluster } | undefined;
     let kafka: SourceCluster | undefined;
+    let closed = false;
     const current = (): SourceCluster => {
       const found = this.registry.resolve(bootstrap);
       if (found) {
+        // An embedded cluster holds no connection: a closed source of one answers as the library's does.
         if (embedded?.cluster !== found.cluster)
           embedded = { cluster: found.cluster, source: this.embedded.connect(mirrorName, configs) };
         return embedded.source;
       }
+      // Closed, it reaches a Kafka source no more (reopened, it was a connection with the replaced settings,
+      // its old credentials say, that nothing would ever close): a call fails retriable, as one on a closed
+      // kafkajs source, and the engine asks the mirror's current connection.
+      if (closed) throw closedSourceError(mirrorName);
       kafka ??= this.kafka.connect(mirrorName, configs, options);
       return kafka;
     };
     // Bad settings (bootstrap.servers, security) fail here, at mirror creation, as they would on Kafka.
     if (!this.registry.resolve(bootstrap)) current();
+    // A refusal (a closed source) is the call's rejection, not an exception thrown at the caller.
+    const ask = <T>(call: (source: SourceCluster) => Promise<T>): Promise<T> => {
+      try {
+        return call(current());
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
     return {
-      clusterId: () => current().clusterId(),
-      describeTopics: (options) => current().describeTopics(options),
-      partitionLeaders: (topics) => current().partitionLeaders(topics),
-      fetch: (request) => current().fetch(request),
+      clusterId: () => ask((s) => s.clusterId()),
+      describeTopics: (options) => ask((s) => s.describeTopics(options)),
+      partitionLeaders: (topics) => ask((s) => s.partitionLeaders(topics)),
+      fetch: (request) => ask((s) => s.fetch(request)),
       listOffsets: (topic, partition, timestamp, topicId) =>
-        current().listOffsets(topic, partition, timestamp, topicId),
+        ask((s) => s.listOffsets(topic, partition, timestamp, topicId)),
       endOffsetForEpoch: (topic, partition, epoch, topicId) =>
-        current().endOffsetForEpoch(topic, partition, epoch, topicId),
-      listGroupOffsets: (options) => current().listGroupOffsets(options),
-      describeAcls: () => current().describeAcls(),
-      lastMirrorEpoch: (topicId, partition) => current().lastMirrorEpoch(topicId, partition),
-      listMirrors: (options) => current().listMirrors(options),
-      canFailBack: () => current().canFailBack?.() ?? true,
+        ask((s) => s.endOffsetForEpoch(topic, partition, epoch, topicId)),
+      listGroupOffsets: (options) => ask((s) => s.listGroupOffsets(options)),
+      describeAcls: () => ask((s) => s.describeAcls()),
+      lastMirrorEpoch: (topicId, partition) => ask((s) => s.lastMirrorEpoch(topicId, partition)),
+      listMirrors: (options) => ask((s) => s.listMirrors(options)),
+      // Closed, answered without opening anything: a Kafka source never can fail back.
+      canFailBack: () =>
+        closed && this.registry.resolve(bootstrap) === undefined
+          ? false
+          : (current().canFailBack?.() ?? true),
       close: async () => {
+        closed = true;
         const opened = kafka;
         kafka = undefined;
         await opened?.close?.();

@@ -874,12 +874,13 @@ export class KafkajsSourceCluster implements SourceCluster {
     // the new one from then on: a call that was using this one is retried there (as Kafka's clients fail the
     // calls of a closed client with a TimeoutException, a RetriableException). Not retriable, it failed a
     // partition whose step was in flight for good (a credential rotation during PREPARING).
-    if (this.closed) {
-      throw new SourceBrokerUnavailableError(
-        `${this.mirrorName}: the source's connection was closed (the mirror's connection configs changed, or the mirror was deleted); retry on the mirror's current connection`,
-      );
+    if (this.closed) throw closedSourceError(this.mirrorName);
+    if (nodeId !== undefined && !this.addresses.has(nodeId)) {
+      await this.metadata([]);
+      // Closed while Metadata answered: `close` dropped the connections it found, and nothing would close
+      // one opened now (it stayed open, kafkajs's request queue timer running, for the process's life).
+      if (this.closed) throw closedSourceError(this.mirrorName);
     }
-    if (nodeId !== undefined && !this.addresses.has(nodeId)) await this.metadata([]);
     const key = `${nodeId ?? "bootstrap"}\u0000${clientId}`;
     let broker = this.brokers.get(key);
     if (!broker) {
@@ -927,6 +928,13 @@ export class KafkajsSourceCluster implements SourceCluster {
     this.brokers.delete(key);
     await broker?.disconnect().catch(() => {});
   }
+}
+
+/** What a call on a closed source of `mirrorName` fails with: retriable, on the mirror's current connection. */
+export function closedSourceError(mirrorName: string): SourceBrokerUnavailableError {
+  return new SourceBrokerUnavailableError(
+    `${mirrorName}: the source's connection was closed (the mirror's connection configs changed, or the mirror was deleted); retry on the mirror's current connection`,
+  );
 }
 
 /** A source group's committed offsets, and whether it has members now. */

@@ -4,8 +4,10 @@ import {
   type ListGroupOffsetsOptions,
   type SourceCluster,
 } from "@cluster-mirror/mirror";
+import { KafkaError } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { EmbeddedOrKafkaSourceConnector, UnsupportedSourceSecurityError } from "../src/index";
+import { fakeBroker } from "./fixtures/fake-fetch-broker";
 
 function embeddedCluster(seed: number) {
   const clock = new ManualClock(0);
@@ -60,5 +62,30 @@ describe("EmbeddedOrKafkaSourceConnector", () => {
     expect(await source.listGroupOffsets({ onError: (e) => errors.push(e) })).toEqual([app]);
     expect(errors).toEqual([down]);
     await expect(source.listGroupOffsets()).rejects.toBe(down);
+  });
+
+  it("a closed source opens no connection again: a call on it fails retriable, as one on a closed kafkajs source", async () => {
+    const broker = await fakeBroker(() => ({ topics: [] }));
+    const connector = new EmbeddedOrKafkaSourceConnector(new EmbeddedSourceRegistry());
+    try {
+      // The engine closes a mirror's source when its connection configs change (or the mirror is deleted);
+      // a metadata refresh still holding it asks it for the groups and ACLs next.
+      const source = connector.connect("m", { "bootstrap.servers": `127.0.0.1:${broker.port}` });
+      expect(await source.clusterId()).toBe("fake-cluster");
+      await source.close?.();
+      const connections = broker.accepted();
+      const failure = await source.clusterId().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(KafkaError);
+      expect(failure).toMatchObject({ errorName: "BROKER_NOT_AVAILABLE", retriable: true });
+      expect((failure as Error).message).toMatch(/m: the source's connection was closed/);
+      // Reopened, it was a connection with the old settings (old credentials) that nothing ever closed.
+      expect(broker.accepted()).toBe(connections);
+    } finally {
+      await connector.close();
+      await broker.close();
+    }
   });
 });

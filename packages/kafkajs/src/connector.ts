@@ -20,6 +20,9 @@ export class KafkajsSourceConnector implements SourceConnector {
   ): SourceCluster {
     const { warn, ...rest } = this.options;
     const source = new KafkajsSourceCluster(mirrorName, configs, options.quiet ? rest : this.options);
+    // Sources closed since (a replaced connection, an alter's trial one) are let go: a long-running node
+    // connects again at every config change, and kept, each held its address book and leader map for good.
+    for (const old of this.open) if (old.isClosed) this.open.delete(old);
     this.open.add(source);
     return source;
   }

@@ -611,6 +611,11 @@ export class KafkajsSourceCluster implements SourceCluster {
     return false;
   }
 
+  /** True once `close` was called: every later call fails retriable, and no connection is opened again. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Closes every connection to the source. */
   async close(): Promise<void> {
     this.closed = true;

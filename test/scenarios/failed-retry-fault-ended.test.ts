@@ -1,3 +1,4 @@
+import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import {
@@ -153,5 +154,49 @@ describe("a FAILED partition retries as soon as its fault ends, not when its bac
     expect((await onlyRowOf(b)).errorMessage).toMatch(/no running leader/);
     expect(await rollingRestartOf(t, b)).toEqual([]);
     expect(await onlyRowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: 0 });
+  });
+});
+
+describe("a FAILED partition whose leader crashed while the destination's controller was away", () => {
+  it("the controller back elects a running leader: the resume it failed in goes on at once", async () => {
+    // Seed 2 and 4 brokers: orders-0's leader is no replica of its `__mirror_state` partition, whose
+    // writes (the FAILED record) go on while that broker is down and no controller shrinks an ISR.
+    const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
+    const { a, b, producer } = await mirrored(t);
+    const controller = b.cluster.controller;
+    const leader = controller.image.partition("orders", 0)!.leader;
+    const [view] = b.mirroring.coordinators.describe("dr");
+    const statePartition = controller.image.partition(
+      MIRROR_STATE_TOPIC,
+      mirrorStatePartitionFor(view!.key, 4),
+    );
+    expect(statePartition!.replicas).not.toContain(leader);
+    await t.run(b.mirroring.admin.pauseTopics("dr", "orders"));
+    await t.until(async () => (await onlyRowOf(b)).state === "PAUSED", "PAUSED");
+    // As MIRRORING begins again (its fetcher not added yet), the controller goes away and the leader
+    // crashes: the metadata image still names the crashed broker leader (no controller fences it).
+    const off = b.mirroring.subscribeTransitions((x) => {
+      if (x.record.state !== "MIRRORING") return;
+      controller.setAvailable(false);
+      b.cluster.crashBroker(leader);
+    });
+    await t.run(b.mirroring.admin.resumeTopics("dr", "orders"));
+    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED with its leader down");
+    off();
+    expect(controller.image.partition("orders", 0)!.leader).toBe(leader);
+    // LEADER_NOT_AVAILABLE, as for no leader at all: what the election ends.
+    expect((await onlyRowOf(b)).errorMessage).toMatch(/orders-0 has no running leader on the destination/);
+    await t.advance(30_000);
+    expect((await onlyRowOf(b)).state).toBe("FAILED");
+
+    // The controller back fences the crashed broker and elects another replica.
+    controller.setAvailable(true);
+    const back = t.clock.now();
+    expect(controller.image.partition("orders", 0)!.leader).not.toBe(leader);
+    await untilCaughtUp(t, b, "dr caught up once a leader is elected");
+    expect(t.clock.now() - back).toBeLessThan(1_000);
+    await t.run(producer.send({ topic: "orders", messages: [{ value: "after" }], acks: -1 }));
+    await untilCaughtUp(t, b, "dr caught up with the new record");
+    expect(batches(b)).toEqual(batches(a));
   });
 });

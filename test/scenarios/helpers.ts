@@ -22,7 +22,13 @@ export const flush = () => new Promise<void>((resolve) => setImmediate(resolve))
  */
 export function topology(
   names: string[],
-  options: { brokers?: number; seed?: number; statePartitions?: number; retry?: RetryBackoffOptions } = {},
+  options: {
+    brokers?: number;
+    seed?: number;
+    statePartitions?: number;
+    retry?: RetryBackoffOptions;
+    defaultApiTimeoutMs?: number;
+  } = {},
 ) {
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
@@ -43,6 +49,7 @@ export function topology(
         random: new SeededRandom(seed * 100 + 50 + i),
         numStatePartitions: options.statePartitions ?? 4,
         retry: options.retry,
+        defaultApiTimeoutMs: options.defaultApiTimeoutMs,
       });
       registry.register(`${name}:9092`, cluster, mirroring.asSource());
       return [

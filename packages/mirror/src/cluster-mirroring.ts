@@ -86,6 +86,13 @@ export interface ClusterMirroringOptions {
    */
   coordinatorLoadTimeoutMs?: number;
   /**
+   * Kafka's `default.api.timeout.ms`: how long an admin operation (add, remove, pause, resume, recover
+   * topics) waits for the mirror coordinators to record its commands in `__mirror_state` (every disk there
+   * full: never) before it fails with a retriable MirrorCommandTimeoutError, which says the change may still
+   * take effect (default `DEFAULT_API_TIMEOUT_MS`, 60 s).
+   */
+  defaultApiTimeoutMs?: number;
+  /**
    * Told of every committed record change of every mirror partition, from the start (see
    * {@link ClusterMirroring.subscribeTransitions}). It keeps XState's inspection on for the engine's lifetime.
    */
@@ -181,6 +188,7 @@ export class ClusterMirroring {
       onMirrorAltered: (mirror) => this.refreshSoon(mirror, true),
       syncBeforePromote: (mirror) => this.refreshNow(mirror),
       closed: () => this.closedWith,
+      defaultApiTimeoutMs: options.defaultApiTimeoutMs,
     });
   }
 
@@ -581,11 +589,7 @@ export class ClusterMirroring {
       stateLogFor: (p) => announceAppends(new EmbeddedStateLog(cluster, brokerId, p), this.changes),
       sources: sourceOf,
       sourceClusterId: (mirror) => definition(mirror)?.sourceClusterId ?? "",
-      fetchers: (id) => {
-        const f = this.nodes.get(id)?.fetchers;
-        if (!f) throw new Error(`broker ${id} runs no mirror fetchers (it is not running)`);
-        return f;
-      },
+      fetchers: (id) => this.nodes.get(id)?.fetchers,
       clock: cluster.clock,
       random,
       scheduler: cluster.scheduler,

@@ -11,6 +11,7 @@ export {
   InvalidMirrorConfigError,
   InvalidMirrorNameError,
   MirrorAlreadyExistsError,
+  MirrorCommandTimeoutError,
   MirroringClosedError,
   MirrorLoopError,
   MirrorStateError,
@@ -58,6 +59,7 @@ export {
   type PromoteResult,
 } from "./admin/promote";
 export { parseProperties } from "./admin/properties";
+export { DEFAULT_API_TIMEOUT_MS } from "./admin/recorded-within";
 export type { RecoveredPartition, RecoverResult } from "./admin/recover";
 export { exactTopicPattern } from "./admin/topic-selection";
 export type { MirrorVerification, VerifyCheck } from "./admin/verify";
@@ -68,6 +70,7 @@ export { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hu
 export { foldMirrorState, type LoadedPartitionState } from "./coordinator/load-mirror-state";
 export { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 export { mirrorStatePartitionFor } from "./coordinator/mirror-state-partition";
+export { NoDestinationLeaderError } from "./coordinator/no-destination-leader-error";
 export { partitionStateRecord } from "./coordinator/state-records";
 export { ADAPTIVE_APPEND_LINGER_MS, DEFAULT_APPEND_LINGER_MS } from "./coordinator/state-write-batcher";
 export type { PartitionTransition, TransitionListener } from "./coordinator/transition-listener";

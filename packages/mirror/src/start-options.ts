@@ -16,6 +16,7 @@ const START_OPTIONS = [
   "fetch",
   "warn",
   "coordinatorLoadTimeoutMs",
+  "defaultApiTimeoutMs",
   "onTransition",
 ] as const;
 
@@ -68,6 +69,7 @@ export function checkStartOptions(options: Readonly<Record<string, unknown>> | u
     );
   }
   wholeNumber("coordinatorLoadTimeoutMs", options.coordinatorLoadTimeoutMs, 0);
+  wholeNumber("defaultApiTimeoutMs", options.defaultApiTimeoutMs, 1);
   for (const name of ["warn", "onTransition"] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== "function") {

@@ -165,6 +165,8 @@ describe("the library refuses bad input with a typed error that says what to pas
         /coordinatorLoadTimeoutMs must be a whole number, 0 or more; got -1/,
       ],
       [{ coordinatorLoadTimeoutMs: Number.NaN }, /coordinatorLoadTimeoutMs must be a whole number/],
+      [{ defaultApiTimeoutMs: 0 }, /defaultApiTimeoutMs must be a whole number, 1 or more; got 0/],
+      [{ defaultApiTimeoutMS: 60_000 }, /did you mean 'defaultApiTimeoutMs'\?/],
       [{ fetch: { maxBytes: 0 } }, /fetch.maxBytes must be a whole number, 1 or more; got 0/],
       [{ fetch: { backoffMs: -5 } }, /fetch.backoffMs must be a whole number, 0 or more; got -5/],
       [{ warn: "console" }, /options.warn must be a function/],
@@ -194,6 +196,7 @@ describe("the library refuses bad input with a typed error that says what to pas
       fetch: { maxBytes: 1024, partitionMaxBytes: 512, backoffMs: 0, backoffMaxMs: 10, fetchWaitMaxMs: 5 },
       warn: () => {},
       coordinatorLoadTimeoutMs: 0,
+      defaultApiTimeoutMs: 60_000,
       onTransition: () => {},
     })();
     mirroring.close();

@@ -1,4 +1,10 @@
-import { allowRejoinTruncation, FAILOVER_MODES, failedOverTopics, failoverTopic } from "./operator";
+import {
+  allowRejoinTruncation,
+  FAILOVER_MODES,
+  failedOverTopics,
+  failoverTopic,
+  isClientTimeout,
+} from "./operator";
 import type { Simulation } from "./simulation";
 import { type MirrorEdge, mirrorName } from "./topology";
 import { describeError, pick, txnEnd } from "./workload";
@@ -86,7 +92,7 @@ export async function loopRace(
     const outcome = outcomes[i]!;
     // A refused add changes nothing (soak `active-passive` FC_SEED=24 x100: a re-add refused for a
     // partition it could not place had set mirror.name first).
-    if (outcome.status === "rejected" && state !== before) {
+    if (outcome.status === "rejected" && state !== before && !isClientTimeout(outcome.reason)) {
       sim.report([
         {
           invariant: "refused-op-atomic",

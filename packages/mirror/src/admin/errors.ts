@@ -218,6 +218,41 @@ export class MirrorWaitTimeoutError extends KafkaError {
 }
 
 /**
+ * An admin operation's change (add, remove, pause, resume, recover topics) was not recorded by the mirror
+ * coordinators within `defaultApiTimeoutMs` (Kafka's admin client's `default.api.timeout.ms`, 60 s): their
+ * `__mirror_state` writes do not commit (every disk there full, say). Kafka's TimeoutException: REQUEST_TIMED_OUT
+ * (code 7), retriable. The change may still take effect (`stillPending` says what is already durable and
+ * what finishes it), as an admin call Kafka timed out may still complete on the broker.
+ */
+export class MirrorCommandTimeoutError extends KafkaError {
+  /** The mirror the operation was on. */
+  readonly mirror: string;
+  /** The operation: "add", "remove", "pause", "resume" or "recover". */
+  readonly operation: string;
+  /** How long it waited (`defaultApiTimeoutMs`, less what the operation spent before its commands). */
+  readonly timeoutMs: number;
+
+  constructor(
+    mirror: string,
+    operation: string,
+    topics: readonly string[],
+    timeoutMs: number,
+    waitedFor: string,
+    stillPending: string,
+  ) {
+    super(
+      "REQUEST_TIMED_OUT",
+      7,
+      true,
+      `The ${operation} of [${topics.join(", ")}] in mirror '${mirror}' timed out after ${timeoutMs} ms (defaultApiTimeoutMs, Kafka's default.api.timeout.ms) waiting for the mirror coordinators to record it in __mirror_state: ${waitedFor}. It may still take effect: ${stillPending}. Check with --describe --mirror ${mirror} before acting on it; running the same command again is safe.`,
+    );
+    this.mirror = mirror;
+    this.operation = operation;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
  * A promote's wait ran out (Kafka's REQUEST_TIMED_OUT, code 7, retriable). In the CATCH_UP phase nothing
  * was failed over: `partitions` are those that did not reach lag 0 against the source's high watermark,
  * with their lag; none when every partition had reached it and the time ran out while the source was asked

@@ -26,6 +26,7 @@ import {
   InvalidMirrorConfigError,
   InvalidMirrorNameError,
   MirrorAlreadyExistsError,
+  MirrorCommandTimeoutError,
   MirrorLoopError,
   MirrorStateError,
   SourceFailoverInProgressError,
@@ -55,6 +56,7 @@ import { alterMirrorConfigs, type MirrorConfigChanges } from "./mirror-config-al
 import { describeMirrorPartitions } from "./mirror-describe";
 import { checkMillis, checkTopicSelection } from "./option-checks";
 import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
+import { DEFAULT_API_TIMEOUT_MS, recordedWithin } from "./recorded-within";
 import { type RecoverResult, recoverTopics } from "./recover";
 import {
   checkPartitionStates,
@@ -102,6 +104,12 @@ export interface MirrorAdminOptions {
    * it runs: a promote in flight ends with it at once instead of at its timeout.
    */
   closed?: () => Error | undefined;
+  /**
+   * Kafka's `default.api.timeout.ms`: how long add, remove, pause, resume and recover wait for the mirror
+   * coordinators to record their commands in `__mirror_state` before they fail with a retriable
+   * MirrorCommandTimeoutError (default {@link DEFAULT_API_TIMEOUT_MS}, 60 s).
+   */
+  defaultApiTimeoutMs?: number;
 }
 
 /** Options of {@link MirrorAdmin.addTopics}. */
@@ -529,7 +537,7 @@ export class MirrorAdmin {
       this.putConfig(def, MIRROR_CONFIG_KEYS.TOPICS_INCLUDE, [...def.topicsInclude, regex].join(","));
     }
     const names = matched.map((t) => t.name);
-    await this.drive(mirror, names);
+    await this.drive(mirror, names, "add");
     // Topics the mirror already copied (or paused) are left as they are: said so, as pause and resume do.
     const kept = matched.flatMap((t, i) => {
       const desired = existing[i]?.desired;
@@ -692,7 +700,7 @@ export class MirrorAdmin {
       );
     }
     const names = topics.map((t) => t.name);
-    await this.drive(mirror, names);
+    await this.drive(mirror, names, "remove");
     return {
       topics: names,
       message: `Removed ${names.length} topic(s) from mirror ${mirror}: ${topicList(names)}`,
@@ -832,12 +840,24 @@ export class MirrorAdmin {
     checkTopicSelection(regex);
     return this.commands.run(mirror, () => {
       const def = this.requireMirror(mirror);
+      const { clock } = this.options.destination;
+      const deadline = clock.now() + this.apiTimeoutMs;
       return recoverTopics(
         {
           destination: this.options.destination,
           coordinators: this.options.coordinators,
           sourceCall: (call) => this.sourceCall(def, call),
           awaitCoordinatorsOf: (topics) => this.awaitCoordinatorsOf(mirror, topics),
+          recordedWithin: (work, keys) =>
+            recordedWithin(work, deadline - clock.now(), {
+              destination: this.options.destination,
+              mirror,
+              operation: "recover",
+              topics: [...new Set(keys.map((k) => k.topic))].sort(compareStrings),
+              keys,
+              stillPending:
+                "each FAILED partition's coordinator records its recover once its __mirror_state write goes through (free the disk space, or bring the brokers back), and it retries then",
+            }),
         },
         def,
         regex,
@@ -1036,8 +1056,11 @@ export class MirrorAdmin {
     operation: "pause" | "resume",
   ): Promise<Driven> {
     try {
-      return await this.drive(mirror, names);
+      return await this.drive(mirror, names, operation);
     } catch (error) {
+      // Timed out, the commands are still there to commit under the new mirror.name: restored, a pause
+      // (resume) would go on to PAUSED (MIRRORING) under a mirror.name asking for the opposite.
+      if (error instanceof MirrorCommandTimeoutError) throw error;
       try {
         for (const t of changed) this.setMirrorName(t.name, mirror, t.desired);
       } catch (restore) {
@@ -1059,21 +1082,30 @@ export class MirrorAdmin {
    * {@link DRIVE_ATTEMPTS} times: answering NOT_COORDINATOR would report a refused call that changed state.
    * Each attempt reads the states afresh, so only partitions still short of the target get a command.
    */
-  private async drive(mirror: string, names: readonly string[]): Promise<Driven> {
+  private async drive(mirror: string, names: readonly string[], operation: string): Promise<Driven> {
     const named = new Set(names);
     const current = () => mirrorTopics(this.controller.image, mirror).filter((t) => named.has(t.name));
     const commanded = new Set<string>();
+    // The commands' records wait for `__mirror_state` to take them: bounded, as Kafka's admin calls are.
+    const { clock } = this.options.destination;
+    const deadline = clock.now() + this.apiTimeoutMs;
     for (let attempt = 1; ; attempt++) {
       await this.awaitCoordinatorsOf(mirror, current());
       // What mirror.name asks for now, not before the wait: a topic removed meanwhile (kafka-configs) and
       // made writable by the metadata manager's drive must not be sent this add's START.
       const topics = current();
       const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
-      const result = await driveTopics(
-        this.options.coordinators,
-        topics,
-        views,
-        readOnlyIn(this.controller.image),
+      const result = await recordedWithin(
+        driveTopics(this.options.coordinators, topics, views, readOnlyIn(this.controller.image)),
+        deadline - clock.now(),
+        {
+          destination: this.options.destination,
+          mirror,
+          operation,
+          topics: names,
+          keys: partitionKeysOf(mirror, topics),
+          stillPending: `the topics' mirror.name already asks for it (a durable config), and each partition's coordinator records its command once its __mirror_state write goes through (free the disk space, or bring the brokers back)`,
+        },
       );
       for (const s of result.sent) if (s.raced === undefined) commanded.add(s.key.topic);
       const first = result.failed[0];
@@ -1085,16 +1117,12 @@ export class MirrorAdmin {
 
   /** Waits for the coordinators of these topics' partitions to load (see `awaitCoordinators`). */
   private async awaitCoordinatorsOf(mirror: string, topics: readonly MirrorTopic[]): Promise<void> {
-    await this.options.awaitCoordinators?.(
-      topics.flatMap((t) =>
-        Array.from({ length: t.partitionCount }, (_, partition) => ({
-          mirror,
-          topic: t.name,
-          topicId: t.topicId,
-          partition,
-        })),
-      ),
-    );
+    await this.options.awaitCoordinators?.(partitionKeysOf(mirror, topics));
+  }
+
+  /** `defaultApiTimeoutMs`, or Kafka's default. */
+  private get apiTimeoutMs(): number {
+    return this.options.defaultApiTimeoutMs ?? DEFAULT_API_TIMEOUT_MS;
   }
 
   /**
@@ -1140,4 +1168,16 @@ export class MirrorAdmin {
       throw new SourceUnreachableError(def.name, def.bootstrapServers, error);
     }
   }
+}
+
+/** Every partition of `topics` as mirror partition keys of `mirror`. */
+function partitionKeysOf(mirror: string, topics: readonly MirrorTopic[]): MirrorPartitionKey[] {
+  return topics.flatMap((t) =>
+    Array.from({ length: t.partitionCount }, (_, partition) => ({
+      mirror,
+      topic: t.name,
+      topicId: t.topicId,
+      partition,
+    })),
+  );
 }

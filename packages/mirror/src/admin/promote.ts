@@ -7,6 +7,7 @@ import { viewsByPartition } from "../metadata/state-driver";
 import type { MirrorCoordinators } from "../ports";
 import { answerWithin } from "./deadline";
 import {
+  MirrorCommandTimeoutError,
   MirroringClosedError,
   MirrorStateError,
   PromoteCancelledError,
@@ -262,6 +263,11 @@ export async function promoteTopics(
     const failedOver = mirrorTopics(destination.controller.image, mirror)
       .filter((t) => t.desired === "REMOVED" && checked.has(t.name))
       .map((t) => t.name);
+    // Its STOP commands not recorded in time (`__mirror_state` takes no write): the failover was made and
+    // goes on once they are, as after the wait for STOPPED ran out.
+    if (error instanceof MirrorCommandTimeoutError && failedOver.length > 0) {
+      throw new PromoteTimeoutError(mirror, "STOP", error.timeoutMs, notStoppedOf(failedOver));
+    }
     if (deps.closed?.() === undefined || failedOver.length === 0) throw error;
     throw closedDuringFailover(failedOver, notStoppedOf(failedOver));
   }

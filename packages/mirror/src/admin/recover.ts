@@ -31,6 +31,11 @@ export interface RecoverDeps {
   sourceCall: <T>(call: (source: SourceCluster) => Promise<T>) => Promise<T>;
   /** Waits until the coordinators of these topics' partitions have loaded. */
   awaitCoordinatorsOf: (topics: readonly MirrorTopic[]) => Promise<void>;
+  /**
+   * Bounds the wait for the coordinators to record the RECOVER commands sent to `keys` (`MirrorAdmin`:
+   * `defaultApiTimeoutMs`, then a retriable MirrorCommandTimeoutError). Unbounded without it.
+   */
+  recordedWithin?: <T>(work: Promise<T>, keys: readonly MirrorPartitionKey[]) => Promise<T>;
 }
 
 /** How many rounds a recover sends commands refused only because their coordinator unloaded. */
@@ -77,7 +82,7 @@ export async function recoverTopics(
   const refused: unknown[] = [];
   let pending = failed;
   for (let round = 1; pending.length > 0; round++) {
-    const outcomes = await Promise.all(
+    const sent = Promise.all(
       pending.map(({ key, topic }) =>
         deps.coordinators.command(key, { type: "RECOVER", pauseRequested: topic.desired === "PAUSED" }).then(
           () => undefined,
@@ -85,6 +90,10 @@ export async function recoverTopics(
         ),
       ),
     );
+    const outcomes = await (deps.recordedWithin?.(
+      sent,
+      pending.map((f) => f.key),
+    ) ?? sent);
     const unloaded = new Set<string>();
     outcomes.forEach((error, i) => {
       const { key } = pending[i]!;

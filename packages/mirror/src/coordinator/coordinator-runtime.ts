@@ -41,8 +41,8 @@ export interface CoordinatorRuntimeOptions {
   readonly sources: (mirror: string) => SourceCluster;
   /** The source cluster id pinned for a mirror (written into MIRROR_PID_RESET). */
   readonly sourceClusterId: (mirror: string) => string;
-  /** The fetcher manager of a destination broker. */
-  readonly fetchers: (brokerId: number) => FetcherManager;
+  /** The fetcher manager of a destination broker; undefined when that broker is not running. */
+  readonly fetchers: (brokerId: number) => FetcherManager | undefined;
   readonly clock: Clock;
   readonly random: Random;
   readonly scheduler: Scheduler;

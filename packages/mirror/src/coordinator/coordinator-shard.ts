@@ -49,7 +49,7 @@ export interface CoordinatorShardOptions {
   readonly topics: DestinationTopicLookup;
   readonly sources: (mirror: string) => SourceCluster;
   readonly sourceClusterId: (mirror: string) => string;
-  readonly fetchers: (brokerId: number) => FetcherManager;
+  readonly fetchers: (brokerId: number) => FetcherManager | undefined;
   readonly clock: Clock;
   readonly random: Random;
   readonly scheduler: Scheduler;

@@ -22,6 +22,7 @@ import type {
   MirrorPartitionKey,
   SourceCluster,
 } from "../ports";
+import { NoDestinationLeaderError } from "./no-destination-leader-error";
 import type { PartitionRuntime } from "./partition-runtime";
 import { lastMirrorEpochRecord, partitionStateRecord } from "./state-records";
 import type { AppendOutcome, StateWriteBatcher } from "./state-write-batcher";
@@ -35,7 +36,8 @@ export interface EffectExecutorContext {
   readonly destination: DestinationCluster;
   readonly sources: (mirror: string) => SourceCluster;
   readonly sourceClusterId: (mirror: string) => string;
-  readonly fetchers: (brokerId: number) => FetcherManager;
+  /** The fetcher manager of a destination broker; undefined when that broker is not running. */
+  readonly fetchers: (brokerId: number) => FetcherManager | undefined;
   readonly clock: Clock;
   readonly random: Random;
   readonly scheduler: Scheduler;
@@ -915,7 +917,11 @@ export class EffectExecutor {
       this.leaderReplica(key).setReadOnly(true);
   }
 
-  /** The fetcher manager of the broker that leads the data partition (it appends the fetched batches). */
+  /**
+   * The fetcher manager of the broker that leads the data partition (it appends the fetched batches). No
+   * leader, or one that is not running (it crashed while no controller fenced it and elected another):
+   * LEADER_NOT_AVAILABLE, as `leaderReplica` says, so a FAILED partition retries at the election.
+   */
   private fetchers(key: MirrorPartitionKey): FetcherManager {
     this.requireSameTopic(key);
     const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
@@ -924,7 +930,13 @@ export class EffectExecutor {
         `${key.topic}-${key.partition} has no leader on the destination; the fetcher step is retried after the election`,
       );
     }
-    return this.ctx.fetchers(leader);
+    const fetchers = this.ctx.fetchers(leader);
+    if (fetchers === undefined) {
+      throw new NoDestinationLeaderError(
+        `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader} is not running, and no controller elected another yet); the fetcher step is retried once a running broker is elected its leader (start one of its replicas' brokers if none runs)`,
+      );
+    }
+    return fetchers;
   }
 
   private failure(stateEpoch: number, message: string, retryable: boolean): MirrorPartitionEvent {
@@ -1012,17 +1024,6 @@ export class EffectExecutor {
     const message = error instanceof Error ? error.message : String(error);
     const retriable = (error as { retriable?: unknown } | null)?.retriable;
     return this.failure(stateEpoch, message, typeof retriable === "boolean" ? retriable : true);
-  }
-}
-
-/**
- * LEADER_NOT_AVAILABLE (retriable) for a destination partition with no (running) leader to run a step on:
- * told apart from LEADER_NOT_AVAILABLE from the source (its partition's leader gone), which no destination
- * election ends.
- */
-class NoDestinationLeaderError extends ClusterError {
-  constructor(message: string) {
-    super("LEADER_NOT_AVAILABLE", message);
   }
 }
 

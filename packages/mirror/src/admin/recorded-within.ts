@@ -1,0 +1,70 @@
+import type { KafkaCluster } from "@cluster-mirror/cluster";
+import { mirrorStatePartitionFor } from "../coordinator/mirror-state-partition";
+import { MIRROR_STATE_TOPIC } from "../destination/embedded-state-log";
+import type { MirrorPartitionKey } from "../ports";
+import { answerWithin } from "./deadline";
+import { MirrorCommandTimeoutError } from "./errors";
+
+/**
+ * Default bound of an admin operation's wait for the mirror coordinators to record its commands
+ * (`defaultApiTimeoutMs`): Kafka's admin client's `default.api.timeout.ms`.
+ */
+export const DEFAULT_API_TIMEOUT_MS = 60_000;
+
+/** What {@link recordedWithin} reports when the time runs out. */
+export interface RecordWait {
+  readonly destination: KafkaCluster;
+  readonly mirror: string;
+  /** "add", "remove", "pause", "resume" or "recover". */
+  readonly operation: string;
+  readonly topics: readonly string[];
+  /** The partitions the commands went to: their `__mirror_state` partitions are the ones waited for. */
+  readonly keys: readonly MirrorPartitionKey[];
+  /** What is already durable, and what finishes the change once the coordinators can write. */
+  readonly stillPending: string;
+}
+
+/**
+ * `work` (commands sent to the mirror coordinators, each answered once its record is committed in
+ * `__mirror_state`) if it settles within `timeoutMs` on the destination's scheduler, else a retriable
+ * MirrorCommandTimeoutError naming the `__mirror_state` partitions waited for, their leaders, and the brokers
+ * among their replicas whose disk is full (every append there fails with KAFKA_STORAGE_ERROR until space is
+ * freed, so the commit retries without end). The commands are not withdrawn: they commit once the writes go
+ * through, which the error says.
+ */
+export function recordedWithin<T>(work: Promise<T>, timeoutMs: number, wait: RecordWait): Promise<T> {
+  return answerWithin(
+    work,
+    wait.destination.scheduler,
+    timeoutMs,
+    () =>
+      new MirrorCommandTimeoutError(
+        wait.mirror,
+        wait.operation,
+        wait.topics,
+        timeoutMs,
+        statePartitionsOf(wait.destination, wait.keys),
+        wait.stillPending,
+      ),
+  );
+}
+
+/** The `__mirror_state` partitions of `keys` as `__mirror_state-N (leader L; full disk on brokers ...)`. */
+function statePartitionsOf(destination: KafkaCluster, keys: readonly MirrorPartitionKey[]): string {
+  const image = destination.controller.image;
+  const count = image.topic(MIRROR_STATE_TOPIC)?.partitions.length ?? 0;
+  if (count === 0) return `${MIRROR_STATE_TOPIC} does not exist`;
+  const partitions = [...new Set(keys.map((k) => mirrorStatePartitionFor(k, count)))].sort((a, b) => a - b);
+  const shown = partitions.slice(0, 5).map((p) => {
+    const meta = image.partition(MIRROR_STATE_TOPIC, p);
+    const full = (meta?.replicas ?? []).filter((id) => destination.isDiskFull(id)).sort((x, y) => x - y);
+    const leader = meta === undefined || meta.leader < 0 ? "no leader" : `leader ${meta.leader}`;
+    const disks =
+      full.length === 0
+        ? ""
+        : `; full disk on broker${full.length === 1 ? "" : "s"} ${full.join(", ")}, whose appends fail with KAFKA_STORAGE_ERROR until space is freed`;
+    return `${MIRROR_STATE_TOPIC}-${p} (${leader}${disks})`;
+  });
+  const more = partitions.length > 5 ? `, and ${partitions.length - 5} more` : "";
+  return `${shown.join(", ")}${more}`;
+}

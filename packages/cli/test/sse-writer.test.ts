@@ -4,14 +4,19 @@ import { sseWriter } from "../src/node/sse-writer";
 /** A response whose socket takes nothing: every write stays buffered, as for a client that stopped reading. */
 function stalledResponse() {
   const written: string[] = [];
+  const state = { destroyed: false };
   return {
     written,
+    state,
     write(chunk: string) {
       written.push(chunk);
       return false;
     },
     get writableLength() {
-      return written.reduce((n, c) => n + Buffer.byteLength(c), 0);
+      return state.destroyed ? 0 : written.reduce((n, c) => n + Buffer.byteLength(c), 0);
+    },
+    destroy() {
+      state.destroyed = true;
     },
   };
 }
@@ -27,13 +32,31 @@ describe("the live stream's writer", () => {
     expect(overflows).toBe(1);
   });
 
+  it("drops a client that stopped reading: destroys its connection, so what waits unsent is freed at once", () => {
+    // Ending the response instead would queue the end behind the unsent bytes: they stay in the node's
+    // memory, and the connection open, for as long as the client stays connected without reading.
+    const res = stalledResponse();
+    const write = sseWriter(res, () => {}, 100);
+    for (let i = 0; i < 50; i++) write(`data: ${"x".repeat(20)}\n\n`);
+    expect(res.state.destroyed).toBe(true);
+    expect(res.writableLength).toBe(0);
+  });
+
   it("keeps writing to a client that reads (nothing waits unsent)", () => {
     const written: string[] = [];
-    const res = { write: (c: string) => written.push(c) > 0, writableLength: 0 };
+    let destroyed = false;
+    const res = {
+      write: (c: string) => written.push(c) > 0,
+      writableLength: 0,
+      destroy: () => {
+        destroyed = true;
+      },
+    };
     let overflows = 0;
     const write = sseWriter(res, () => overflows++, 100);
     for (let i = 0; i < 50; i++) write(`data: ${"x".repeat(20)}\n\n`);
     expect(written).toHaveLength(50);
     expect(overflows).toBe(0);
+    expect(destroyed).toBe(false);
   });
 });

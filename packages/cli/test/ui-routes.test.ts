@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
+import { describePartitionLog } from "@cluster-mirror/cluster";
 import { FleetModel, type InspectionEvent, type StateHistoryPage } from "@cluster-mirror/visualizer";
 import Fastify from "fastify";
 import { pino } from "pino";
@@ -70,6 +71,21 @@ describe("the visualizer's node routes", () => {
       expect(changes).toContain(`${p} STOPPED`);
       expect(changes.indexOf(`${p} STOPPING`)).toBeLessThan(changes.indexOf(`${p} STOPPED`));
     }
+  });
+
+  it("stream: ?cluster= (empty) is the destination, as on /ui/api/mirror-state, not a stream of nothing", async () => {
+    const node = await mirroringNode();
+    const stream = new InspectionStream(node);
+    open.push(stream);
+    const events: InspectionEvent[] = [];
+    stream.connect((e) => events.push(e), "");
+    expect(events.map((e) => e.sessionId).sort()).toEqual(["dr/m/orders-0", "dr/m/orders-1"]);
+    await node.destination.mirroring.admin.pauseTopics("m", "orders");
+    await node.destination.mirroring.whenState("m", "PAUSED");
+    const committed = events.filter(
+      (e) => e.type === "@xstate.snapshot" && e.event.type !== "cluster-mirror.lag",
+    );
+    expect(committed.map((e) => (e.type === "@xstate.snapshot" ? e.snapshot.value : ""))).toContain("PAUSED");
   });
 
   it("stream: inspects the actors only while a client listens, and a later client gets later commits", async () => {
@@ -174,6 +190,51 @@ describe("the visualizer's node routes", () => {
     expect(bad.statusCode).toBe(400);
   });
 
+  it("mirror-state: lists committed records only, not those above a partition's high watermark", async () => {
+    const node = MirrorNode.start({
+      name: "dr",
+      brokers: 3,
+      sources: [{ name: "primary", brokers: 1 }],
+      numStatePartitions: 1,
+    });
+    open.push(node);
+    await node
+      .cluster("primary")
+      .kafka.admin()
+      .createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 1 }] });
+    const admin = node.destination.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
+    await addTopicsWhenReady(admin, "m", "orders");
+    await node.destination.mirroring.whenState("m", "MIRRORING");
+    const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
+    open.push(app);
+    const history = async () =>
+      (
+        await app.inject({ method: "GET", url: "/ui/api/mirror-state", headers: AUTH })
+      ).json() as StateHistoryPage;
+    const stateOf = (r: StateHistoryPage["records"][number]) =>
+      r.value !== null && "state" in r.value ? r.value.state : undefined;
+    const before = await history();
+
+    // The followers hear of the pause's records late: the leader holds them above its high watermark.
+    const kafka = node.destination.cluster;
+    kafka.setReplicationLatency(3_000);
+    const paused = admin.pauseTopics("m", "orders");
+    paused.catch(() => {}); // awaited below; a failed assertion in between must not leave it unhandled
+    await vi.waitFor(() => {
+      const log = describePartitionLog(kafka, "__mirror_state", 0, { maxBatches: 0 });
+      expect(log.logEndOffset).toBeGreaterThan(log.highWatermark);
+    });
+    const during = await history();
+    expect(during.total).toBe(before.total);
+    expect(during.records.map(stateOf)).not.toContain("PAUSING");
+
+    kafka.setReplicationLatency(0);
+    await paused;
+    await node.destination.mirroring.whenState("m", "PAUSED");
+    await vi.waitFor(async () => expect((await history()).records.map(stateOf)).toContain("PAUSED"));
+  });
+
   it("stream over HTTP: server-sent events, and closing the node ends open streams instead of hanging", async () => {
     const node = await mirroringNode();
     const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
@@ -215,6 +276,20 @@ describe("the visualizer's node routes", () => {
     open.push(app);
     const refused = await app.inject({ method: "GET", url: "/ui/api/graphs" });
     expect(refused.statusCode).toBe(401);
+    // A browser sends no Authorization header: the refusal says how the page gets the token, and no more.
+    expect(refused.json().error.message).toMatch(
+      /^no admin token was sent\. .*open the page once as \/ui\/\?token=TOKEN/,
+    );
+    expect(refused.body).not.toContain(SECURITY.adminToken);
+    const stale = await app.inject({
+      method: "GET",
+      url: "/ui/api/stream",
+      headers: { cookie: "cluster_mirror_token=an-old-token" },
+    });
+    expect(stale.statusCode).toBe(401);
+    expect(stale.json().error.message).toMatch(
+      /^the admin token sent is not this node's.*\/ui\/\?token=TOKEN/,
+    );
     const wrong = await app.inject({ method: "GET", url: "/ui/?token=nope" });
     expect(wrong.headers["set-cookie"]).toBeUndefined();
     const login = await app.inject({ method: "GET", url: `/ui/?token=${SECURITY.adminToken}` });

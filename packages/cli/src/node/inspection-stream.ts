@@ -53,18 +53,19 @@ export class InspectionStream {
   /** Adds a client and sends it the current state of every partition; returns the function removing it. */
   connect(client: InspectionClient, clusterName?: string): () => void {
     if (this.closed) return () => {};
-    if (clusterName !== undefined) this.node.cluster(clusterName); // an unknown name throws, naming the known ones
+    // The cluster's own name: "" names the destination, as for every other route. An unknown name throws,
+    // naming the known ones.
+    const only = clusterName === undefined ? undefined : this.node.cluster(clusterName).name;
     const now = this.node.clock.now();
     for (const c of this.node.clusters()) {
-      const shown = clusterName === undefined || c.name === clusterName;
+      const shown = only === undefined || c.name === only;
       for (const v of c.mirroring.coordinators.describe()) {
         const context = this.contextOf(c.name, v);
         this.shown.set(partitionActorId(context), { cluster: c.name, view: v });
         if (shown) client(actorEvent(v.state, context, now));
       }
     }
-    const filtered: InspectionClient =
-      clusterName === undefined ? client : (e) => e.rootId === clusterName && client(e);
+    const filtered: InspectionClient = only === undefined ? client : (e) => e.rootId === only && client(e);
     this.clients.add(filtered);
     // Attached after the snapshot above, in the same task: no commit falls between the two.
     if (this.unsubscribes === undefined) {

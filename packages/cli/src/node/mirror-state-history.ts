@@ -4,9 +4,11 @@ import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
 import { decodeMirrorStateRecord, decodeRecordBatch } from "@cluster-mirror/protocol";
 
 /**
- * Every record still in `__mirror_state` (all its partitions, read on their leaders through
- * `describePartitionLog`), decoded, merged in time order (timestamp, then partition, then offset) and
- * numbered by `position`. A record that does not decode is listed with `error` instead of being dropped.
+ * Every committed record still in `__mirror_state` (all its partitions, read on their leaders through
+ * `describePartitionLog`, below each one's high watermark as a Kafka consumer reads), decoded, merged in
+ * time order (timestamp, then partition, then offset) and numbered by `position`. A record that does not
+ * decode is listed with `error` instead of being dropped. A record above the high watermark is not history
+ * yet: its followers may never get it (a leader change truncates it), and the live stream has not shown it.
  */
 export function readMirrorStateHistory(cluster: KafkaCluster): {
   records: StateHistoryRecord[];
@@ -36,7 +38,8 @@ export function readMirrorStateHistory(cluster: KafkaCluster): {
       const batch = decodeRecordBatch(b.bytes);
       for (const r of batch.records) {
         const offset = Number(batch.baseOffset) + r.offsetDelta;
-        if (offset < Number(log.logStartOffset) || r.key === null) continue;
+        if (offset < Number(log.logStartOffset) || offset >= Number(log.highWatermark) || r.key === null)
+          continue;
         const timestamp = Number(batch.baseTimestamp + r.timestampDelta);
         try {
           const d = decodeMirrorStateRecord(r.key, r.value);

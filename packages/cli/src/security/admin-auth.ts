@@ -63,6 +63,14 @@ export function tokenAdvice(what: string): string {
 }
 
 /**
+ * The message of a 401 from the visualizer's API: a browser sends no Authorization header, it carries the
+ * token in the cookie that opening the page with `?token=` sets.
+ */
+export function uiTokenAdvice(what: string): string {
+  return `${what}. The visualizer's API needs the node's admin token: open the page once as /ui/?token=TOKEN (TOKEN is in the node's data dir, DATA_DIR/admin.token), which gives this browser the token as a cookie for /ui/, then reload; other clients send 'Authorization: Bearer <token>'`;
+}
+
+/**
  * Installs the check every admin request passes before any route runs: first the Host header (421 unless
  * it names 127.0.0.1, localhost, [::1] or an allowed host, with the port the request reached), then the
  * bearer token (401 unless it is the admin token or a principal's). Sets `req.principal`.
@@ -87,17 +95,19 @@ export function registerAdminAuth(app: FastifyInstance, security: AdminSecurity)
       return;
     }
     const header = req.headers.authorization;
-    const cookie = url.startsWith("/ui/api/") ? uiCookie(req.headers.cookie) : undefined;
+    const ui = url.startsWith("/ui/api/");
+    const advice = ui ? uiTokenAdvice : tokenAdvice;
+    const cookie = ui ? uiCookie(req.headers.cookie) : undefined;
     if (header === undefined && cookie === undefined)
-      throw new AdminAuthenticationError(tokenAdvice("no admin token was sent"));
+      throw new AdminAuthenticationError(advice("no admin token was sent"));
     const match = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (header !== undefined && !match)
-      throw new AdminAuthenticationError(tokenAdvice("the Authorization header is not 'Bearer <token>'"));
+      throw new AdminAuthenticationError(advice("the Authorization header is not 'Bearer <token>'"));
     // Tokens are compared by their SHA-256: a map lookup on digests tells an attacker nothing about a token.
     const principal = byDigest.get(digest(match?.[1] ?? cookie ?? ""));
     if (principal === undefined) {
       throw new AdminAuthenticationError(
-        tokenAdvice("the admin token sent is not this node's (nor a configured principal's)"),
+        advice("the admin token sent is not this node's (nor a configured principal's)"),
       );
     }
     req.principal = principal;

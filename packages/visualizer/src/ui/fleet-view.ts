@@ -102,13 +102,43 @@ export class FleetView {
       this.status.dataset.connected = "true";
     };
     source.onerror = () => {
+      this.status.dataset.connected = "false";
+      // EventSource retries a dropped connection by itself, but never a refusal (an answer that is not a
+      // 200 event stream: no token, an unknown cluster): say why instead of promising a retry.
+      if (source.readyState === EventSource.CLOSED) {
+        this.source = null;
+        void this.explainRefusal(source);
+        return;
+      }
       this.status.textContent =
         "Not connected: the live fleet needs a running `cluster-mirror node` (serving this page at /ui). Retrying…";
-      this.status.dataset.connected = "false";
     };
     source.onmessage = (m) => {
       if (this.model.apply(JSON.parse(m.data) as InspectionEvent)) this.schedule();
     };
+  }
+
+  /** Shows why the node refused the stream (its error message), and that reloading tries again. */
+  private async explainRefusal(refused: EventSource): Promise<void> {
+    this.status.textContent =
+      "Not connected: the node refused the live stream. Reload the page to try again.";
+    const abort = new AbortController();
+    try {
+      const res = await fetch(this.streamUrl, { signal: abort.signal });
+      if (res.ok || this.source !== null || refused.readyState !== EventSource.CLOSED) return;
+      const body = await res.text();
+      let message = body;
+      try {
+        message = (JSON.parse(body) as { error?: { message?: string } }).error?.message ?? body;
+      } catch {
+        // not JSON: the text itself
+      }
+      this.status.textContent = `Not connected: the node refused the live stream (HTTP ${res.status}): ${message} Reload the page to try again.`;
+    } catch {
+      // the node is gone as well: the message above stands
+    } finally {
+      abort.abort(); // never keep a stream this probe opened
+    }
   }
 
   /** Applies events from another source than the node's stream (a recorded session, a test). */

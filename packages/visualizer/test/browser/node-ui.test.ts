@@ -108,6 +108,21 @@ describe("the visualizer served by a node at /ui", () => {
     await page.screenshot({ path: `${ARTIFACTS}/fleet-stopped.png`, fullPage: true });
   });
 
+  it("opened without the token: the live fleet says the node refused it and how to log in, not that it retries", async () => {
+    const stranger = await browser.newPage(); // a fresh context: no cookie
+    try {
+      await stranger.goto(`${baseUrl}/ui/#fleet`);
+      const status = stranger.locator("#panel-fleet .fleet-status");
+      await expect.poll(() => status.textContent(), { timeout: 10_000 }).toMatch(/HTTP 401/);
+      const text = (await status.textContent()) ?? "";
+      expect(text).toMatch(/open the page once as \/ui\/\?token=TOKEN/);
+      expect(text).not.toMatch(/Retrying/);
+      expect(await status.getAttribute("data-connected")).toBe("false");
+    } finally {
+      await stranger.close();
+    }
+  });
+
   it("stays small with 10,000 partitions: only the rows in view are in the DOM, exceptions first", async () => {
     await page.goto(`${baseUrl}/ui/#fleet`);
     await expect.poll(() => gridStates("#panel-fleet")).toEqual(Array(PARTITIONS).fill("STOPPED"));

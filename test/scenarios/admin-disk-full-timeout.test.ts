@@ -117,22 +117,39 @@ describe("an admin operation while every destination disk is full", () => {
     await untilCaughtUp(t, b, "dr caught up once space is freed");
   });
 
-  it("a promote whose failover is not recorded in time says the failover was made and goes on", async () => {
+  it("a promote whose failover is not recorded within its timeoutMs says the failover was made and goes on", async () => {
     const { t, b } = await mirrored();
     fillDisks(b, true);
+    // Its own timeoutMs bounds the STOP phase, not defaultApiTimeoutMs (KafkaAdminClient.calcDeadlineMs).
     const { error, tookMs } = await refusal(
       t,
-      b.mirroring.admin.promoteTopics("dr", "orders", { timeoutMs: 240_000 }),
+      b.mirroring.admin.promoteTopics("dr", "orders", { timeoutMs: 30_000 }),
     );
     expect(error).toBeInstanceOf(PromoteTimeoutError);
     expect(error).toMatchObject({ phase: "STOP", retriable: true });
     expect((error as Error).message).toMatch(
-      /failed its topics over, but after 60000 ms 1 partition\(s\) are not STOPPED yet: orders-0 \(MIRRORING\)/,
+      /failed its topics over, but after 30000 ms 1 partition\(s\) are not STOPPED yet: orders-0 \(MIRRORING\)/,
     );
-    expect(tookMs).toBeLessThan(61_000);
+    expect(tookMs).toBeGreaterThanOrEqual(30_000);
+    expect(tookMs).toBeLessThan(31_000);
 
     fillDisks(b, false);
     await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "STOPPED once space is freed");
+  });
+
+  it("a promote with a timeoutMs longer than defaultApiTimeoutMs waits that long for its failover", async () => {
+    const { t, b } = await mirrored();
+    fillDisks(b, true);
+    // Space freed 90 s in: past default.api.timeout.ms, within the promote's own 240 s.
+    const freed = t.scheduler.schedule(() => fillDisks(b, false), 90_000);
+    const result = await t.run(
+      b.mirroring.admin.promoteTopics("dr", "orders", { timeoutMs: 240_000 }),
+      300_000,
+    );
+    freed();
+    expect(result.topics).toEqual(["orders"]);
+    expect((await onlyRowOf(b)).state).toBe("STOPPED");
+    expect(b.cluster.isDiskFull(0)).toBe(false);
   });
 
   it("the bound is defaultApiTimeoutMs", async () => {

@@ -10,6 +10,7 @@ import {
   EmbeddedSourceConnector,
   EmbeddedSourceRegistry,
   type RetryBackoffOptions,
+  type SourceConnector,
 } from "@cluster-mirror/mirror";
 import { recordBatches } from "@cluster-mirror/protocol";
 
@@ -28,12 +29,15 @@ export function topology(
     statePartitions?: number;
     retry?: RetryBackoffOptions;
     defaultApiTimeoutMs?: number;
+    /** Wraps the connector every engine reaches its sources through (a slow source, say). */
+    wrapSources?: (connector: SourceConnector, scheduler: ManualScheduler) => SourceConnector;
   } = {},
 ) {
   const clock = new ManualClock(1_700_000_000_000);
   const scheduler = new ManualScheduler(clock);
   const registry = new EmbeddedSourceRegistry();
-  const connector = new EmbeddedSourceConnector(registry);
+  const embedded = new EmbeddedSourceConnector(registry);
+  const connector = options.wrapSources?.(embedded, scheduler) ?? embedded;
   const seed = options.seed ?? 1;
   const nodes = new Map(
     names.map((name, i) => {

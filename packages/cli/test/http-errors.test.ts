@@ -1,4 +1,8 @@
-import { SourceFailoverInProgressError, SourceUnreachableError } from "@cluster-mirror/mirror";
+import {
+  MirrorCommandTimeoutError,
+  SourceFailoverInProgressError,
+  SourceUnreachableError,
+} from "@cluster-mirror/mirror";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import { BadRequestError, errorResponse } from "../src/node/http-errors";
@@ -14,6 +18,9 @@ describe("the admin API's error statuses", () => {
     ["UNSAFE_TRUNCATION", 409],
     ["MIRROR_LOOP", 409],
     ["NETWORK_EXCEPTION", 424],
+    ["COORDINATOR_NOT_AVAILABLE", 503],
+    ["COORDINATOR_LOAD_IN_PROGRESS", 503],
+    ["REQUEST_TIMED_OUT", 504],
     ["INVALID_CONFIG", 400],
   ])("%s answers %i with the error's name, code and message", (name, status) => {
     expect(errorResponse(kafka(name, 7))).toEqual({
@@ -40,6 +47,21 @@ describe("the admin API's error statuses", () => {
     );
     expect(inProgress.retriable).toBe(true);
     expect(errorResponse(new SourceUnreachableError("dr", "a:9092", new Error("refused"))).status).toBe(424);
+  });
+
+  it("answers 504, retriable, when an admin operation's commands were not recorded within defaultApiTimeoutMs", () => {
+    const timedOut = new MirrorCommandTimeoutError(
+      "dr",
+      "pause",
+      ["orders"],
+      60_000,
+      "__mirror_state-1 (leader 0)",
+      "the topics' mirror.name already asks for it",
+    );
+    const response = errorResponse(timedOut);
+    expect(response.status).toBe(504);
+    expect(response.body.error).toMatchObject({ name: "REQUEST_TIMED_OUT", code: 7 });
+    expect(response.body.error.message).toMatch(/It may still take effect/);
   });
 
   it("answers 400 for a malformed request and 500, INTERNAL_ERROR, for anything untyped", () => {

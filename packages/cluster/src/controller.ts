@@ -678,6 +678,16 @@ export class Controller {
   }
 
   /**
+   * A partition's min.insync.replicas as its leader enforces it on acks=all appends (see
+   * {@link effectiveMinIsr}); undefined for a partition that does not exist.
+   */
+  minInsyncReplicasOf(topic: string, partition: number): number | undefined {
+    const t = this.image.topic(topic);
+    const p = t?.partitions[partition];
+    return t === undefined || p === undefined ? undefined : this.effectiveMinIsr(t, p);
+  }
+
+  /**
    * The topic's min.insync.replicas (its own config, else the brokers' default, else 1), at most its
    * replication factor (Kafka's `effectiveMinIsr`).
    */

@@ -42,11 +42,22 @@ const UNAVAILABLE = new Set([
   "NOT_LEADER_OR_FOLLOWER",
   "MIRROR_FAILOVER_IN_PROGRESS",
 ]);
+/**
+ * Retriable refusals of the node's own making, nothing wrong with the request: its mirror coordinators
+ * not loaded yet (503), or what it waited for not done within the call's bound (504; the change may still
+ * take effect, as after Kafka's TimeoutException). A 400 would tell a client not to send it again.
+ */
+const TRY_AGAIN: Record<string, number> = {
+  COORDINATOR_LOAD_IN_PROGRESS: 503,
+  COORDINATOR_NOT_AVAILABLE: 503,
+  REQUEST_TIMED_OUT: 504,
+};
 
 /**
  * HTTP status and body for an error: typed (Kafka) errors get a 4xx (401 no or a wrong token, 403 not
  * authorized, 404 unknown, 409 state conflict, 421 a Host the node does not answer to, 424 a dependency
- * such as the source is unavailable, 503 a long request cut short, 400 the rest); anything else is a 500.
+ * such as the source is unavailable, 503 a long request cut short or the mirror coordinators not loaded,
+ * 504 a wait of the node's that ran out (REQUEST_TIMED_OUT), 400 the rest); anything else is a 500.
  */
 export function errorResponse(error: unknown): { status: number; body: ErrorBody } {
   if (error instanceof KafkaError) {
@@ -54,6 +65,7 @@ export function errorResponse(error: unknown): { status: number; body: ErrorBody
       error instanceof RequestCutShortError
         ? 503
         : (AUTH_STATUS[error.errorName] ??
+          TRY_AGAIN[error.errorName] ??
           (NOT_FOUND.has(error.errorName)
             ? 404
             : CONFLICT.has(error.errorName)

@@ -229,7 +229,10 @@ export class MirrorCommandTimeoutError extends KafkaError {
   readonly mirror: string;
   /** The operation: "add", "remove", "pause", "resume" or "recover". */
   readonly operation: string;
-  /** How long it waited (`defaultApiTimeoutMs`, less what the operation spent before its commands). */
+  /**
+   * How long it waited for the records (`defaultApiTimeoutMs` from its first command, less what a second
+   * round of commands, after a coordinator moved, found already spent).
+   */
   readonly timeoutMs: number;
 
   constructor(

@@ -665,11 +665,16 @@ export class MirrorAdmin {
     return this.commands.run(mirror, () => this.removeTopicsNow(mirror, regex));
   }
 
-  /** `beforeChange` runs once the coordinators loaded, right before the first change, and may refuse it by throwing. */
+  /**
+   * `beforeChange` runs once the coordinators loaded, right before the first change, and may refuse it by
+   * throwing. `recordWithinMs` bounds the wait for the STOP commands to be recorded (a promote's own
+   * `timeoutMs`, as a Kafka admin call's timeoutMs option overrides `default.api.timeout.ms`).
+   */
   private async removeTopicsNow(
     mirror: string,
     regex: string,
     beforeChange?: () => void,
+    recordWithinMs?: number,
   ): Promise<MirrorTopicsResult> {
     // Removed topics match too: a repeated `--remove` (after a timeout, or a crash half way) is accepted,
     // changes no config, and sends STOP only to the partitions that have not begun STOPPING yet.
@@ -700,7 +705,7 @@ export class MirrorAdmin {
       );
     }
     const names = topics.map((t) => t.name);
-    await this.drive(mirror, names, "remove");
+    await this.drive(mirror, names, "remove", recordWithinMs);
     return {
       topics: names,
       message: `Removed ${names.length} topic(s) from mirror ${mirror}: ${topicList(names)}`,
@@ -731,10 +736,10 @@ export class MirrorAdmin {
         changes: this.changes,
         syncBeforeFailover: this.options.syncBeforePromote,
         closed: this.options.closed,
-        removeTopics: (m, r, beforeRemoval) =>
+        removeTopics: (m, r, beforeRemoval, recordWithinMs) =>
           this.commands.run(m, async () => {
             beforeRemoval();
-            return this.removeTopicsNow(m, r, beforeRemoval);
+            return this.removeTopicsNow(m, r, beforeRemoval, recordWithinMs);
           }),
       },
       mirror,
@@ -841,15 +846,18 @@ export class MirrorAdmin {
     return this.commands.run(mirror, () => {
       const def = this.requireMirror(mirror);
       const { clock } = this.options.destination;
-      const deadline = clock.now() + this.apiTimeoutMs;
+      // From the first RECOVER sent, as `drive`'s from its first command: the checks on the source before
+      // it (a ListOffsets per topic over a slow link) are not the coordinators' to record in time.
+      let deadline: number | undefined;
       return recoverTopics(
         {
           destination: this.options.destination,
           coordinators: this.options.coordinators,
           sourceCall: (call) => this.sourceCall(def, call),
           awaitCoordinatorsOf: (topics) => this.awaitCoordinatorsOf(mirror, topics),
-          recordedWithin: (work, keys) =>
-            recordedWithin(work, deadline - clock.now(), {
+          recordedWithin: (work, keys) => {
+            deadline ??= clock.now() + this.apiTimeoutMs;
+            return recordedWithin(work, deadline - clock.now(), {
               destination: this.options.destination,
               mirror,
               operation: "recover",
@@ -857,7 +865,8 @@ export class MirrorAdmin {
               keys,
               stillPending:
                 "each FAILED partition's coordinator records its recover once its __mirror_state write goes through (free the disk space, or bring the brokers back), and it retries then",
-            }),
+            });
+          },
         },
         def,
         regex,
@@ -1082,13 +1091,18 @@ export class MirrorAdmin {
    * {@link DRIVE_ATTEMPTS} times: answering NOT_COORDINATOR would report a refused call that changed state.
    * Each attempt reads the states afresh, so only partitions still short of the target get a command.
    */
-  private async drive(mirror: string, names: readonly string[], operation: string): Promise<Driven> {
+  private async drive(
+    mirror: string,
+    names: readonly string[],
+    operation: string,
+    timeoutMs = this.apiTimeoutMs,
+  ): Promise<Driven> {
     const named = new Set(names);
     const current = () => mirrorTopics(this.controller.image, mirror).filter((t) => named.has(t.name));
     const commanded = new Set<string>();
     // The commands' records wait for `__mirror_state` to take them: bounded, as Kafka's admin calls are.
     const { clock } = this.options.destination;
-    const deadline = clock.now() + this.apiTimeoutMs;
+    const deadline = clock.now() + timeoutMs;
     for (let attempt = 1; ; attempt++) {
       await this.awaitCoordinatorsOf(mirror, current());
       // What mirror.name asks for now, not before the wait: a topic removed meanwhile (kafka-configs) and

@@ -26,7 +26,11 @@ export const DEFAULT_PROMOTE_TIMEOUT_MS = 60_000;
 
 /** Options of `promoteTopics`. */
 export interface PromoteOptions {
-  /** Bound of the catch-up wait and, after the failover began, of the wait for STOPPED (default 60 s). */
+  /**
+   * Bound of the catch-up wait and, from the failover's first change on, of the wait for STOPPED, its STOP
+   * commands' records in `__mirror_state` included (default 60 s): this call's own bound replaces
+   * `defaultApiTimeoutMs` there, as a Kafka admin call's timeoutMs option does `default.api.timeout.ms`.
+   */
   timeoutMs?: number;
   /**
    * Cancels the promote while it catches up or waits for its turn: PromoteCancelledError, nothing failed
@@ -67,9 +71,15 @@ export interface PromoteDeps {
   changes: MirrorChanges;
   /**
    * The failover itself (MirrorAdmin.removeTopics), in the mirror's command queue; `beforeRemoval` runs
-   * when its turn comes, before anything changes, and may refuse it by throwing.
+   * when its turn comes, before anything changes, and may refuse it by throwing. Its STOP commands' records
+   * are waited for up to `recordWithinMs` (then a MirrorCommandTimeoutError).
    */
-  removeTopics: (mirror: string, regex: string, beforeRemoval: () => void) => Promise<{ topics: string[] }>;
+  removeTopics: (
+    mirror: string,
+    regex: string,
+    beforeRemoval: () => void,
+    recordWithinMs: number,
+  ) => Promise<{ topics: string[] }>;
   /**
    * The final metadata sync once every partition caught up, before the failover: the consumer group offsets
    * the source's consumers committed last (up to the caught-up end) replace what the last periodic sync (up
@@ -249,14 +259,23 @@ export async function promoteTopics(
   // The failover waits its turn behind the mirror's other commands (an add waiting on the source, say): one
   // whose turn comes after the deadline does not start. The caller was told the promote timed out by then,
   // and a failover after that, with writers back on the source, would leave their records behind.
+  // The STOP phase has one bound, from the failover's first change: the STOP commands' records (on a slow
+  // or full `__mirror_state` disk), then the partitions reaching STOPPED.
+  let stopDeadline = destination.clock.now() + timeoutMs;
   let removed: Awaited<ReturnType<PromoteDeps["removeTopics"]>>;
   try {
-    removed = await deps.removeTopics(mirror, exactTopicPattern(topics.map((t) => t.name)), () => {
-      unlessCancelled();
-      if (destination.clock.now() > deadline) {
-        throw new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, [], "QUEUED");
-      }
-    });
+    removed = await deps.removeTopics(
+      mirror,
+      exactTopicPattern(topics.map((t) => t.name)),
+      () => {
+        unlessCancelled();
+        if (destination.clock.now() > deadline) {
+          throw new PromoteTimeoutError(mirror, "CATCH_UP", timeoutMs, [], "QUEUED");
+        }
+        stopDeadline = destination.clock.now() + timeoutMs;
+      },
+      timeoutMs,
+    );
   } catch (error) {
     // Closed while its STOP commands were on their way: the topics marked REMOVED are failed over all the same.
     const checked = new Set(topics.map((t) => t.name));
@@ -266,7 +285,7 @@ export async function promoteTopics(
     // Its STOP commands not recorded in time (`__mirror_state` takes no write): the failover was made and
     // goes on once they are, as after the wait for STOPPED ran out.
     if (error instanceof MirrorCommandTimeoutError && failedOver.length > 0) {
-      throw new PromoteTimeoutError(mirror, "STOP", error.timeoutMs, notStoppedOf(failedOver));
+      throw new PromoteTimeoutError(mirror, "STOP", timeoutMs, notStoppedOf(failedOver));
     }
     if (deps.closed?.() === undefined || failedOver.length === 0) throw error;
     throw closedDuringFailover(failedOver, notStoppedOf(failedOver));
@@ -278,7 +297,7 @@ export async function promoteTopics(
   await waitForCondition<PromoteLaggard[] | null>({
     subscribe,
     scheduler: destination.scheduler,
-    timeoutMs,
+    timeoutMs: Math.max(0, stopDeadline - destination.clock.now()),
     check: async () => {
       const busy = notStopped();
       if (deps.closed?.() !== undefined && busy.length > 0) throw closedDuringFailover(names, busy);

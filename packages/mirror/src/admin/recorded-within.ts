@@ -63,8 +63,21 @@ function statePartitionsOf(destination: KafkaCluster, keys: readonly MirrorParti
       full.length === 0
         ? ""
         : `; full disk on broker${full.length === 1 ? "" : "s"} ${full.join(", ")}, whose appends fail with KAFKA_STORAGE_ERROR until space is freed`;
-    return `${MIRROR_STATE_TOPIC}-${p} (${leader}${disks})`;
+    return `${MIRROR_STATE_TOPIC}-${p} (${leader}${underMinIsr(destination, p)}${disks})`;
   });
   const more = partitions.length > 5 ? `, and ${partitions.length - 5} more` : "";
   return `${shown.join(", ")}${more}`;
+}
+
+/**
+ * `; in-sync replicas ... under min.insync.replicas=N, ...` when `__mirror_state-p`'s ISR is smaller than
+ * its min.insync.replicas: its leader refuses every acks=all append with NOT_ENOUGH_REPLICAS (Kafka's
+ * Partition.appendRecordsToLeader) until enough replicas are back in sync. Empty otherwise.
+ */
+function underMinIsr(destination: KafkaCluster, p: number): string {
+  const meta = destination.controller.image.partition(MIRROR_STATE_TOPIC, p);
+  const minIsr = destination.controller.minInsyncReplicasOf(MIRROR_STATE_TOPIC, p);
+  if (meta === undefined || minIsr === undefined || meta.leader < 0 || meta.isr.length >= minIsr) return "";
+  const sorted = (ids: readonly number[]) => [...ids].sort((x, y) => x - y).join(", ");
+  return `; in-sync replicas ${sorted(meta.isr)} of ${sorted(meta.replicas)}, under min.insync.replicas=${minIsr}, so its appends fail with NOT_ENOUGH_REPLICAS until a replica is back in sync`;
 }

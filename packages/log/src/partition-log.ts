@@ -171,6 +171,7 @@ export class PartitionLog {
   private startOffset = 0n;
   private endOffset = 0n;
   private hw = 0n;
+  private rewrites = 0;
   private activeBase = 0n;
   private activeSize = 0;
   private activeCreatedMs: number | undefined;
@@ -296,6 +297,16 @@ export class PartitionLog {
   /** Offsets below it are replicated (set by the owner with `updateHighWatermark`). */
   get highWatermark(): bigint {
     return this.hw;
+  }
+  /**
+   * How many times batches this log held were rewritten or removed from its end since it was opened: a
+   * compaction pass that replaced segments, a truncation (`truncateTo` that removed batches,
+   * `truncateFullyAndStartAt`). A reader that keeps what it read (the node's `__mirror_state` history)
+   * reads again when it changed; appends and a log start moving up (retention, DeleteRecords) leave it as it
+   * is (`logStartOffset` says what those removed).
+   */
+  get rewriteCount(): number {
+    return this.rewrites;
   }
   /**
    * min(high watermark, first offset of the earliest unstable transaction), never below the log start:
@@ -850,6 +861,7 @@ export class PartitionLog {
       this.truncateFullyAndStartAt(offset);
       return true;
     }
+    this.rewrites++;
     const first = this.index.search(offset);
     const entry = this.index.at(first);
     if (entry) {
@@ -881,6 +893,7 @@ export class PartitionLog {
 
   /** Empties the log: log start = log end = high watermark = `offset`; epochs and producer state cleared. */
   truncateFullyAndStartAt(offset: bigint): void {
+    this.rewrites++;
     // The log start first: a crash in between leaves a log start the reopened log can honour.
     this.storage.writeLogStartOffset(offset);
     this.startOffset = offset;
@@ -1034,6 +1047,7 @@ export class PartitionLog {
       // Also when a later rewrite failed (a disk filling up): the index must name the bytes the segments
       // already rewritten hold now, or reads of them fail (or, in files, return other batches).
       if (replaced > 0) {
+        this.rewrites++;
         this.rebuild();
         this.updateHighWatermark(this.hw);
       }

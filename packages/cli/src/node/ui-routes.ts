@@ -2,9 +2,10 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import * as path from "node:path";
 import type { StateHistoryPage } from "@cluster-mirror/mirror";
 import type { FastifyInstance } from "fastify";
+import { indexAfter, parseHistoryCursor } from "./history-cursor";
 import { InspectionStream } from "./inspection-stream";
 import type { MirrorNode } from "./mirror-node";
-import { readMirrorStateHistory } from "./mirror-state-history";
+import { MirrorStateHistoryCache } from "./mirror-state-history-cache";
 import { fieldsOf, optionalInt, optionalString } from "./request-fields";
 import { SSE_MAX_BUFFERED_BYTES, sseWriter } from "./sse-writer";
 
@@ -49,8 +50,11 @@ export interface UiRoutesOptions {
  * - `GET /ui/` and its static files (the page `vite build` wrote into the visualizer's `dist`);
  * - `GET /ui/api/graphs` -> `{graphs, validFrom, views, layouts}` (machine graphs, spec §4's table, and the
  *   precomputed layouts of each machine's default view);
- * - `GET /ui/api/mirror-state?cluster=&offset=&limit=` -> a page of the decoded `__mirror_state` history
- *   ({@link StateHistoryPage}; `offset` is the position in the merged, time-ordered history);
+ * - `GET /ui/api/mirror-state?cluster=&offset=&limit=&after=` -> a page of the decoded `__mirror_state`
+ *   history ({@link StateHistoryPage}; `offset` is the position in the merged, time-ordered history;
+ *   `after=timestamp:partition:offset`, the last record of the previous page, starts the page after it,
+ *   stable when new records sort before it). Kept between requests: a request decodes only what was
+ *   committed since the last one ({@link MirrorStateHistoryCache});
  * - `GET /ui/api/stream?cluster=` -> server-sent events, one XState-inspection-shaped JSON event each.
  */
 export function registerUiRoutes(
@@ -64,6 +68,7 @@ export function registerUiRoutes(
     return v instanceof Error ? v : v.VISUALIZER_DIST_DIR;
   };
   const stream = new InspectionStream(node);
+  const history = new MirrorStateHistoryCache();
   const open = new Set<() => void>();
   app.addHook("preClose", async () => {
     for (const end of [...open]) end();
@@ -81,10 +86,20 @@ export function registerUiRoutes(
   app.get("/ui/api/mirror-state", async (req): Promise<StateHistoryPage> => {
     const q = fieldsOf(req.query);
     const cluster = node.cluster(optionalString(q, "cluster")).cluster;
-    const offset = optionalInt(q, "offset", 0) ?? 0;
+    const after = optionalString(q, "after");
+    const cursor = after === undefined ? undefined : parseHistoryCursor(after);
+    const from = optionalInt(q, "offset", 0) ?? 0;
     const limit = Math.min(optionalInt(q, "limit", 1) ?? 1000, MAX_HISTORY_PAGE);
-    const { records, partitions } = readMirrorStateHistory(cluster);
-    return { total: records.length, offset, records: records.slice(offset, offset + limit), partitions };
+    const { records, partitions } = history.read(cluster);
+    const offset = cursor === undefined ? from : indexAfter(records, cursor);
+    const topics = cluster.controller.image.topicsById;
+    const page = records.slice(offset, offset + limit).map((r, i) => ({
+      position: offset + i,
+      ...r,
+      // The topic's name now (the record was decoded earlier: the topic may since be gone).
+      key: r.key && { ...r.key, topic: topics.get(r.key.topicId)?.name ?? null },
+    }));
+    return { total: records.length, offset, records: page, partitions };
   });
 
   app.get("/ui/api/stream", async (req, reply) => {

@@ -10,6 +10,7 @@ import {
   type ValidFrom,
 } from "../history/fold";
 import type { StateHistoryPage, StateHistoryRecord } from "../history/history-types";
+import { loadHistory } from "../history/load-history";
 import { PartitionGrid } from "./partition-grid";
 
 const PAGE = 5000;
@@ -109,18 +110,11 @@ export class HistoryView {
   async load(): Promise<void> {
     this.status.textContent = "Loading __mirror_state…";
     try {
-      const records: StateHistoryRecord[] = [];
-      let total = 0;
-      let partitions: StateHistoryPage["partitions"] = [];
-      do {
-        const res = await fetch(`${this.apiBase}/mirror-state?offset=${records.length}&limit=${PAGE}`);
+      const { records, partitions } = await loadHistory(async (query) => {
+        const res = await fetch(`${this.apiBase}/mirror-state?${query}`);
         if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
-        const page = (await res.json()) as StateHistoryPage;
-        total = page.total;
-        partitions = page.partitions;
-        records.push(...page.records);
-        if (page.records.length === 0) break;
-      } while (records.length < total);
+        return (await res.json()) as StateHistoryPage;
+      }, PAGE);
       this.records = records;
       this.partitions = partitions;
       this.slider.max = String(records.length);

@@ -1,0 +1,229 @@
+import { KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
+import { MIRROR_STATE_TOPIC, type StateHistoryPage } from "@cluster-mirror/mirror";
+import type * as protocol from "@cluster-mirror/protocol";
+import { encodeMirrorStateRecord, encodeRecordBatch } from "@cluster-mirror/protocol";
+import { pino } from "pino";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { historyCursorOf } from "../src/node/history-cursor";
+import { buildAdminServer } from "../src/node/http-server";
+import { MirrorNode } from "../src/node/mirror-node";
+import { readMirrorStateHistory } from "../src/node/mirror-state-history";
+import { MirrorStateHistoryCache } from "../src/node/mirror-state-history-cache";
+import { addTopicsWhenReady } from "./in-process-node";
+
+// Every `__mirror_state` record decoded, counted (the real decoder runs).
+const decodes = vi.hoisted(() => ({ count: 0 }));
+vi.mock("@cluster-mirror/protocol", async (original) => {
+  const actual = await original<typeof protocol>();
+  return {
+    ...actual,
+    decodeMirrorStateRecord: (...args: Parameters<typeof actual.decodeMirrorStateRecord>) => {
+      decodes.count++;
+      return actual.decodeMirrorStateRecord(...args);
+    },
+  };
+});
+
+const open: { close(): unknown }[] = [];
+const SECURITY = { adminToken: "history-cache-test-token", principals: [], allowedHosts: [] };
+const AUTH = { authorization: `Bearer ${SECURITY.adminToken}` };
+afterEach(async () => {
+  for (const o of open.splice(0).reverse()) await o.close();
+});
+
+/** What `cache` answers, numbered as the route numbers it: must equal a from-scratch read. */
+function expectSameAsFullRead(cache: MirrorStateHistoryCache, cluster: KafkaCluster) {
+  const { records, partitions } = cache.read(cluster);
+  const full = readMirrorStateHistory(cluster);
+  expect(records.map((r, position) => ({ position, ...r }))).toEqual(full.records);
+  expect(partitions).toEqual(full.partitions);
+  return full.records;
+}
+
+/**
+ * A cluster of `brokers` (manual clock) with its own 2-partition, compacted `__mirror_state` (a segment per
+ * record: segment.ms 1 s), and a writer of LastMirrorEpochs records for topic id `topicId`, partition `key`.
+ */
+function stateTopicCluster(brokers = 1) {
+  const clock = new ManualClock(1_700_000_000_000);
+  const scheduler = new ManualScheduler(clock);
+  const cluster = KafkaCluster.start({ brokers, clock, scheduler, random: new SeededRandom(7) });
+  open.push(cluster);
+  const settle = (ms = 0) => scheduler.run(ms);
+  const create = () => {
+    cluster.controller.createTopic({
+      name: MIRROR_STATE_TOPIC,
+      numPartitions: 2,
+      configs: {
+        "cleanup.policy": "compact",
+        "segment.ms": "1000",
+        "unclean.leader.election.enable": "true",
+      },
+    });
+    settle();
+  };
+  create();
+  const topicId = "0f0e0d0c-0b0a-4908-8706-050403020100";
+  /** One record on `partition` (key: the mirrored partition `key`), stamped `at` (default: now). */
+  const write = async (partition: number, key: number, epoch: number, at = clock.now()) => {
+    const { key: k, value } = encodeMirrorStateRecord({
+      key: { kind: "LastMirrorEpochs", mirrorName: "m", topicId, partition: key },
+      value: { lastMirrorEpoch: epoch },
+    });
+    const batch = encodeRecordBatch({
+      baseTimestamp: BigInt(at),
+      records: [{ attributes: 0, offsetDelta: 0, timestampDelta: 0n, key: k, value, headers: [] }],
+    });
+    await cluster.leaderFor(MIRROR_STATE_TOPIC, partition).produce({
+      topic: MIRROR_STATE_TOPIC,
+      partition,
+      batch,
+      acks: 1,
+    });
+    settle(1_500); // each record in a segment of its own
+  };
+  const logOf = (partition: number) =>
+    cluster.leaderFor(MIRROR_STATE_TOPIC, partition).replica(MIRROR_STATE_TOPIC, partition)!.log;
+  return { cluster, clock, settle, create, write, logOf };
+}
+
+describe("the node's __mirror_state history, kept between requests", () => {
+  it("a request decodes only the records committed since the last one, and pages by a stable cursor", async () => {
+    const node = MirrorNode.start({
+      name: "dr",
+      brokers: 1,
+      sources: [{ name: "primary", brokers: 1 }],
+      numStatePartitions: 2,
+    });
+    open.push(node);
+    await node
+      .cluster("primary")
+      .kafka.admin()
+      .createTopics({ topics: [{ topic: "orders", numPartitions: 2, replicationFactor: 1 }] });
+    const admin = node.destination.mirroring.admin;
+    await admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
+    await addTopicsWhenReady(admin, "m", "orders");
+    await node.destination.mirroring.whenState("m", "MIRRORING");
+    const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
+    open.push(app);
+    const get = async (query: string) =>
+      (
+        await app.inject({ method: "GET", url: `/ui/api/mirror-state?${query}`, headers: AUTH })
+      ).json() as StateHistoryPage;
+
+    decodes.count = 0;
+    const first = await get("limit=1");
+    expect(first.total).toBeGreaterThan(4);
+    expect(decodes.count).toBe(first.total); // the first request reads the whole topic once
+
+    decodes.count = 0;
+    const again = await get("offset=1&limit=2");
+    expect(decodes.count).toBe(0); // nothing new: nothing decoded
+    expect(again.records.map((r) => r.position)).toEqual([1, 2]);
+
+    await admin.pauseTopics("m", "orders");
+    await node.destination.mirroring.whenState("m", "PAUSED");
+    decodes.count = 0;
+    const after = await get(`after=${historyCursorOf(first.records[0]!)}&limit=10000`);
+    const added = after.total - first.total;
+    expect(added).toBeGreaterThan(0);
+    expect(decodes.count).toBe(added); // only the pause's records
+    const full = readMirrorStateHistory(node.destination.cluster);
+    // The page after the first record: the whole history but it, positions included.
+    expect(after.offset).toBe(1);
+    expect(after.records).toEqual(full.records.slice(1));
+    const bad = await app.inject({ method: "GET", url: "/ui/api/mirror-state?after=7", headers: AUTH });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.message).toContain("timestamp:partition:offset");
+  });
+
+  it("records appended between reads are merged in order, also those that sort before records listed", async () => {
+    const { cluster, clock, write } = stateTopicCluster();
+    const cache = new MirrorStateHistoryCache();
+    await write(0, 0, 1);
+    await write(1, 1, 1);
+    expectSameAsFullRead(cache, cluster);
+    const early = clock.now() - 10_000; // a producer clock behind: sorts before every record listed
+    await write(0, 0, 2);
+    await write(1, 1, 2, early);
+    await write(1, 2, 1);
+    const records = expectSameAsFullRead(cache, cluster);
+    expect(records[0]).toMatchObject({ partition: 1, timestamp: early });
+    expect(records).toHaveLength(5);
+  });
+
+  it("after compaction, DeleteRecords, truncation and a re-created topic it answers what a full read does", async () => {
+    const { cluster, settle, create, write, logOf } = stateTopicCluster();
+    const cache = new MirrorStateHistoryCache();
+    for (let epoch = 1; epoch <= 4; epoch++) {
+      await write(0, 0, epoch);
+      await write(1, epoch % 2, epoch);
+    }
+    expect(expectSameAsFullRead(cache, cluster)).toHaveLength(8);
+
+    // The cleaner keeps each key's last record: the rewritten segments are read again.
+    cluster.leaderFor(MIRROR_STATE_TOPIC, 0).runLogCleaner();
+    expect(logOf(0).rewriteCount).toBeGreaterThan(0);
+    expect(expectSameAsFullRead(cache, cluster).length).toBeLessThan(8);
+
+    // DeleteRecords moves partition 1's log start: what is below it goes.
+    cluster.leaderFor(MIRROR_STATE_TOPIC, 1).deleteRecords(MIRROR_STATE_TOPIC, 1, 2n);
+    await write(1, 5, 5);
+    expect(expectSameAsFullRead(cache, cluster).filter((r) => r.partition === 1)).toHaveLength(3);
+
+    // A truncation, then other records at the same offsets.
+    const end = logOf(0).logEndOffset;
+    logOf(0).truncateTo(end - 1n);
+    await write(0, 7, 9);
+    expect(logOf(0).logEndOffset).toBe(end);
+    expect(expectSameAsFullRead(cache, cluster).some((r) => r.key?.partition === 7)).toBe(true);
+
+    // The topic deleted and created again (another topic id): the history starts anew.
+    cluster.controller.deleteTopic(MIRROR_STATE_TOPIC);
+    settle();
+    expect(cache.read(cluster).records).toEqual([]);
+    create();
+    await write(0, 3, 1);
+    expect(expectSameAsFullRead(cache, cluster)).toHaveLength(1);
+  });
+
+  it("after a leader change it reads the new leader's log, and a partition without a leader is left out", async () => {
+    const { cluster, settle, write, logOf } = stateTopicCluster(3);
+    const cache = new MirrorStateHistoryCache();
+    await write(0, 0, 1);
+    await write(1, 1, 1);
+    await write(0, 0, 2);
+    expectSameAsFullRead(cache, cluster);
+    const before = logOf(0);
+    cluster.stopBroker(cluster.leaderFor(MIRROR_STATE_TOPIC, 0).brokerId);
+    settle(1_000);
+    expect(logOf(0)).not.toBe(before);
+    await write(0, 0, 3);
+    expect(expectSameAsFullRead(cache, cluster).filter((r) => r.partition === 0)).toHaveLength(3);
+    for (const b of [0, 1, 2]) cluster.stopBroker(b);
+    settle(1_000);
+    expect(expectSameAsFullRead(cache, cluster)).toEqual([]);
+  });
+
+  it("after an unclean election it reads the new leader's log, whose offsets hold other records", async () => {
+    const { cluster, settle, write } = stateTopicCluster(3);
+    const cache = new MirrorStateHistoryCache();
+    await write(0, 0, 1);
+    const leader = cluster.leaderFor(MIRROR_STATE_TOPIC, 0).brokerId;
+    const behind = (leader + 1) % 3;
+    cluster.stopBroker(behind);
+    settle(60_000); // out of the ISR
+    await write(0, 1, 2);
+    await write(0, 2, 3);
+    expectSameAsFullRead(cache, cluster);
+    // Only the replica that fell behind comes back, and is elected uncleanly: its log lacks offsets 1 and 2,
+    // then other records take them.
+    for (const b of [0, 1, 2]) if (b !== behind) cluster.stopBroker(b);
+    cluster.startBroker(behind);
+    settle(1_000);
+    expect(cluster.leaderFor(MIRROR_STATE_TOPIC, 0).brokerId).toBe(behind);
+    for (const key of [7, 8, 9]) await write(0, key, 4);
+    const records = expectSameAsFullRead(cache, cluster).filter((r) => r.partition === 0);
+    expect(records.map((r) => r.key?.partition)).toEqual([0, 7, 8, 9]);
+  });
+});

@@ -1,6 +1,14 @@
 import { MirrorCommandTimeoutError, PromoteTimeoutError } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
-import { type Node, onlyRowOf, ordersOn, type Topology, topology, untilCaughtUp } from "./helpers";
+import {
+  failForGood,
+  type Node,
+  onlyRowOf,
+  ordersOn,
+  type Topology,
+  topology,
+  untilCaughtUp,
+} from "./helpers";
 
 /**
  * Every disk of the destination full: `__mirror_state` takes no record, so the coordinators record no
@@ -97,17 +105,8 @@ describe("an admin operation while every destination disk is full", () => {
 
   it("a recover fails after the timeout and the partition retries once space is freed", async () => {
     const { t, b } = await mirrored();
-    const [view] = b.mirroring.coordinators.describe("dr");
     // Failed for good (no retry of its own): only the recover brings it back.
-    await t.run(
-      b.mirroring.coordinators.command(view!.key, {
-        type: "FAIL",
-        message: "an operator's test failure",
-        retryable: false,
-        random: 0.5,
-      }),
-    );
-    expect((await onlyRowOf(b)).state).toBe("FAILED");
+    await failForGood(t, b);
     fillDisks(b, true);
     const { error, tookMs } = await refusal(t, b.mirroring.admin.recoverTopics("dr", "orders"));
     expectTimedOut(error, "recover", tookMs);

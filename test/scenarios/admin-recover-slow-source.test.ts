@@ -1,7 +1,7 @@
 import { sleep } from "@cluster-mirror/cluster";
 import type { SourceConnector } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
-import { onlyRowOf, ordersOn, topology, untilCaughtUp } from "./helpers";
+import { failForGood, ordersOn, topology, untilCaughtUp } from "./helpers";
 
 /**
  * A recover checks the source before it sends RECOVER (its cluster id, each topic's id): over a slow link
@@ -31,16 +31,8 @@ describe("a recover whose checks on the source take longer than defaultApiTimeou
     await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
     await t.run(b.mirroring.admin.addTopics("dr", "orders"));
     await untilCaughtUp(t, b, "dr caught up");
-    const [view] = b.mirroring.coordinators.describe("dr");
-    await t.run(
-      b.mirroring.coordinators.command(view!.key, {
-        type: "FAIL",
-        message: "an operator's test failure",
-        retryable: false,
-        random: 0.5,
-      }),
-    );
-    expect((await onlyRowOf(b)).state).toBe("FAILED");
+    // Failed for good (no retry of its own): only the recover brings it back.
+    await failForGood(t, b);
 
     slowMs = 70_000;
     const start = t.clock.now();

@@ -13,6 +13,7 @@ import {
   type SourceConnector,
 } from "@cluster-mirror/mirror";
 import { recordBatches } from "@cluster-mirror/protocol";
+import { expect } from "vitest";
 
 /** Lets promise continuations run. */
 export const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -181,6 +182,23 @@ export async function onlyRowOf(node: Node, mirror = "dr") {
   const [row] = await node.mirroring.admin.describe(mirror);
   if (row === undefined) throw new Error(`no partition in mirror ${mirror}`);
   return row;
+}
+
+/**
+ * Fails `dr`'s only partition on `node` for good (an operator's FAIL command, not retryable: only a recover
+ * brings it back) and checks it is FAILED.
+ */
+export async function failForGood(t: Topology, node: Node): Promise<void> {
+  const [view] = node.mirroring.coordinators.describe("dr");
+  await t.run(
+    node.mirroring.coordinators.command(view!.key, {
+      type: "FAIL",
+      message: "an operator's test failure",
+      retryable: false,
+      random: 0.5,
+    }),
+  );
+  expect((await onlyRowOf(node)).state).toBe("FAILED");
 }
 
 /** Waits until the one partition of `mirror` on `node` is MIRRORING with lag 0 (a FAILED one may retry). */

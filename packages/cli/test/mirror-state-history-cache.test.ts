@@ -6,10 +6,9 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { historyCursorOf } from "../src/node/history-cursor";
 import { buildAdminServer } from "../src/node/http-server";
-import { MirrorNode } from "../src/node/mirror-node";
 import { readMirrorStateHistory } from "../src/node/mirror-state-history";
 import { MirrorStateHistoryCache } from "../src/node/mirror-state-history-cache";
-import { addTopicsWhenReady } from "./in-process-node";
+import { mirroringNode } from "./in-process-node";
 
 // Every `__mirror_state` record decoded, counted (the real decoder runs).
 const decodes = vi.hoisted(() => ({ count: 0 }));
@@ -89,21 +88,8 @@ function stateTopicCluster(brokers = 1) {
 
 describe("the node's __mirror_state history, kept between requests", () => {
   it("a request decodes only the records committed since the last one, and pages by a stable cursor", async () => {
-    const node = MirrorNode.start({
-      name: "dr",
-      brokers: 1,
-      sources: [{ name: "primary", brokers: 1 }],
-      numStatePartitions: 2,
-    });
-    open.push(node);
-    await node
-      .cluster("primary")
-      .kafka.admin()
-      .createTopics({ topics: [{ topic: "orders", numPartitions: 2, replicationFactor: 1 }] });
+    const node = await mirroringNode(open);
     const admin = node.destination.mirroring.admin;
-    await admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
-    await addTopicsWhenReady(admin, "m", "orders");
-    await node.destination.mirroring.whenState("m", "MIRRORING");
     const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
     open.push(app);
     const get = async (query: string) =>

@@ -10,7 +10,7 @@ import { buildAdminServer } from "../src/node/http-server";
 import { InspectionStream } from "../src/node/inspection-stream";
 import { MirrorNode } from "../src/node/mirror-node";
 import { registerUiRoutes } from "../src/node/ui-routes";
-import { addTopicsWhenReady } from "./in-process-node";
+import { addTopicsWhenReady, mirroringNode } from "./in-process-node";
 
 const open: { close(): unknown }[] = [];
 const SECURITY = { adminToken: "ui-routes-test-token", principals: [], allowedHosts: [] };
@@ -19,29 +19,9 @@ afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 
-/** An in-memory node (destination dr, source primary) with mirror m on primary's 2-partition `orders`. */
-async function mirroringNode() {
-  const node = MirrorNode.start({
-    name: "dr",
-    brokers: 1,
-    sources: [{ name: "primary", brokers: 1 }],
-    numStatePartitions: 2,
-  });
-  open.push(node);
-  await node
-    .cluster("primary")
-    .kafka.admin()
-    .createTopics({ topics: [{ topic: "orders", numPartitions: 2, replicationFactor: 1 }] });
-  const admin = node.destination.mirroring.admin;
-  await admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
-  await addTopicsWhenReady(admin, "m", "orders");
-  await node.destination.mirroring.whenState("m", "MIRRORING");
-  return node;
-}
-
 describe("the visualizer's node routes", () => {
   it("stream: a new client gets every partition, then each committed transition as an XState snapshot event", async () => {
-    const node = await mirroringNode();
+    const node = await mirroringNode(open);
     const stream = new InspectionStream(node);
     open.push(stream);
     const events: InspectionEvent[] = [];
@@ -74,7 +54,7 @@ describe("the visualizer's node routes", () => {
   });
 
   it("stream: ?cluster= (empty) is the destination, as on /ui/api/mirror-state, not a stream of nothing", async () => {
-    const node = await mirroringNode();
+    const node = await mirroringNode(open);
     const stream = new InspectionStream(node);
     open.push(stream);
     const events: InspectionEvent[] = [];
@@ -89,7 +69,7 @@ describe("the visualizer's node routes", () => {
   });
 
   it("stream: inspects the actors only while a client listens, and a later client gets later commits", async () => {
-    const node = await mirroringNode();
+    const node = await mirroringNode(open);
     const stream = new InspectionStream(node);
     open.push(stream);
     expect(stream.observing).toBe(false);
@@ -125,7 +105,7 @@ describe("the visualizer's node routes", () => {
   });
 
   it("stream: a deleted mirror's partitions are pushed as stopped actors, so the page drops them as --describe does", async () => {
-    const node = await mirroringNode();
+    const node = await mirroringNode(open);
     const rounds: (() => void)[] = [];
     const stream = new InspectionStream(node, {
       schedule: (task) => {
@@ -165,7 +145,7 @@ describe("the visualizer's node routes", () => {
   });
 
   it("mirror-state: pages the decoded __mirror_state history in time order", async () => {
-    const node = await mirroringNode();
+    const node = await mirroringNode(open);
     const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
     open.push(app);
     const all = (
@@ -191,21 +171,8 @@ describe("the visualizer's node routes", () => {
   });
 
   it("mirror-state: lists committed records only, not those above a partition's high watermark", async () => {
-    const node = MirrorNode.start({
-      name: "dr",
-      brokers: 3,
-      sources: [{ name: "primary", brokers: 1 }],
-      numStatePartitions: 1,
-    });
-    open.push(node);
-    await node
-      .cluster("primary")
-      .kafka.admin()
-      .createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 1 }] });
+    const node = await mirroringNode(open, { brokers: 3, numStatePartitions: 1, partitions: 1 });
     const admin = node.destination.mirroring.admin;
-    await admin.createMirror("m", { "bootstrap.servers": "primary:9092" });
-    await addTopicsWhenReady(admin, "m", "orders");
-    await node.destination.mirroring.whenState("m", "MIRRORING");
     const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
     open.push(app);
     const history = async () =>
@@ -236,7 +203,7 @@ describe("the visualizer's node routes", () => {
   });
 
   it("stream over HTTP: server-sent events, and closing the node ends open streams instead of hanging", async () => {
-    const node = await mirroringNode();
+    const node = await mirroringNode(open);
     const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
     await app.listen({ host: "127.0.0.1", port: 0 });
     const { port } = app.server.address() as { port: number };
@@ -257,7 +224,7 @@ describe("the visualizer's node routes", () => {
   });
 
   it("graphs: the machines' graphs, spec §4's table and the precomputed layouts", async () => {
-    const node = await mirroringNode();
+    const node = await mirroringNode(open);
     const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
     open.push(app);
     const body = (await app.inject({ method: "GET", url: "/ui/api/graphs", headers: AUTH })).json();
@@ -271,7 +238,7 @@ describe("the visualizer's node routes", () => {
   });
 
   it("auth: the page loads without a token; its API answers only to the token or the cookie ?token= sets", async () => {
-    const node = await mirroringNode();
+    const node = await mirroringNode(open);
     const app = buildAdminServer(node, pino({ level: "silent" }), SECURITY);
     open.push(app);
     const refused = await app.inject({ method: "GET", url: "/ui/api/graphs" });

@@ -103,7 +103,12 @@ describe("one node per data dir", () => {
     const line = failureLine({ code: 1, stdout, stderr });
     expect(line).toContain(`data dir ${dir} is in use by process ${first.child.pid}`);
     expect(line).toContain("Stop the other node, or use another --data-dir");
-    expect(stdout).toBe("");
+    // Nothing on stdout but the log line saying it was starting.
+    const events = stdout
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => (JSON.parse(l) as { event?: string }).event);
+    expect(events).toEqual(["node.starting"]);
 
     // The first node still owns the dir and serves.
     expect(lockBefore).toContain(`pid=${first.child.pid}\n`);

@@ -5,6 +5,7 @@ import { Authorizer, type AuthorizerConfig } from "./acls";
 import { Broker, type BrokerNetwork } from "./broker";
 import { ClientQuotaManager } from "./client-quotas";
 import type { Clock } from "./clock";
+import { checkClusterOptionKeys } from "./cluster-start-options";
 import { Controller } from "./controller";
 import { type DataDir, FileDataDir, MemoryDataDir } from "./data-dir";
 import { DataDirLock } from "./data-dir-lock";
@@ -293,6 +294,7 @@ export class KafkaCluster implements BrokerNetwork {
 
   /** Starts a cluster with all its brokers running. */
   static start(options: KafkaClusterOptions): KafkaCluster {
+    if (typeof options === "object" && options !== null) checkClusterOptionKeys(options);
     const brokers = options?.brokers ?? 3;
     if (!Number.isSafeInteger(brokers) || brokers < 1) {
       // Checked before anything starts (a data dir is locked by the constructor).

@@ -111,6 +111,33 @@ describe("the embedded cluster refuses bad input with a typed error that says wh
     expect(await run(admin.listTopics())).toContain("ok");
   });
 
+  it("kafka.producer refuses a misspelled setting instead of making a producer without the guarantee asked for", async () => {
+    const { kafka, run } = clientCluster();
+    const refused = (config: object): Error & { errorName?: string } => {
+      try {
+        kafka.producer(config as never);
+      } catch (error) {
+        return error as Error & { errorName?: string };
+      }
+      throw new Error(`expected ${JSON.stringify(config)} to be refused`);
+    };
+    // Taken without a word: a plain producer, whose retries may write a batch twice.
+    const idempotant = refused({ idempotant: true });
+    expect(idempotant.errorName).toBe("INVALID_REQUEST");
+    expect(idempotant.message).toMatch(
+      /^kafka.producer\(config\): has no 'idempotant'; did you mean 'idempotent'\? Known: idempotent, transactionalId,/,
+    );
+    expect(refused({ transactionalID: "t" }).message).toMatch(/did you mean 'transactionalId'\?/);
+    expect(refused({ allowAutoTopicCreation: true }).message).toMatch(
+      /'allowAutoTopicCreation' is a kafkajs producer setting an embedded producer has no use for/,
+    );
+    // Good settings still make a working producer.
+    await run(kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await run(producer.connect());
+    await run(producer.send({ topic: "t", messages: [{ value: "v" }] }));
+  });
+
   it("a topic whose name differs from an existing one only by '.' and '_' is refused, as Kafka does", () => {
     const { cluster } = testCluster();
     cluster.controller.createTopic({ name: "t.x", replicaAssignment: [[0]], configs: {} });

@@ -34,3 +34,35 @@ describe("KafkaCluster.start's broker count", () => {
     }
   });
 });
+
+describe("KafkaCluster.start's option names", () => {
+  const startWith = (extra: object) =>
+    KafkaCluster.start({
+      clock: new SystemClock(),
+      scheduler: new EventLoopScheduler({ keepAlive: false }),
+      random: new SeededRandom(1),
+      ...extra,
+    } as never);
+
+  it("refuses an option it does not know, with a did-you-mean, before any broker starts", () => {
+    // Both were taken without a word: the cluster started the default three brokers, or kept
+    // min.insync.replicas at 1.
+    expect(() => startWith({ brokr: 1 })).toThrow(
+      expect.objectContaining({
+        errorName: "INVALID_REQUEST",
+        message: expect.stringMatching(
+          /^KafkaCluster.start has no option 'brokr'\. Known: brokers, dataDir,/,
+        ),
+      }),
+    );
+    expect(() => startWith({ brokers: 1, minInsyncReplica: 2 })).toThrow(
+      /^KafkaCluster.start has no option 'minInsyncReplica'; did you mean 'minInsyncReplicas'\? Known: /,
+    );
+    const cluster = startWith({ brokers: 1, minInsyncReplicas: 1 });
+    try {
+      expect(cluster.runningBrokers()).toEqual([0]);
+    } finally {
+      cluster.close();
+    }
+  });
+});

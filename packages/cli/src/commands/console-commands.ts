@@ -5,6 +5,8 @@ import { intFlag, MAX_TIMEOUT_MS } from "./int-flag";
 
 /** How much longer than `--timeout-ms` the CLI waits for the node's answer to a consume. */
 const CONSUME_ANSWER_MARGIN_MS = 60_000;
+/** The exit code of a process stopped by SIGINT (128 + 2), as a shell reports it. */
+const SIGINT_EXIT_CODE = 130;
 
 /** Flags of `cluster-mirror produce`. */
 export interface ProduceFlags extends NodeConnectionFlags {
@@ -73,17 +75,27 @@ export async function runConsume(
   }
   const timeoutMs = intFlag("--timeout-ms", flags.timeoutMs, 0, MAX_TIMEOUT_MS);
   // The node polls for up to --timeout-ms before it answers: the HTTP request waits that long and more.
+  const maxMessages =
+    flags.maxMessages === undefined ? undefined : intFlag("--max-messages", flags.maxMessages, 1);
   const client = connectNode(flags, Math.min(timeoutMs + CONSUME_ANSWER_MARGIN_MS, MAX_TIMEOUT_MS));
-  const { messages } = await client.post<{ messages: ConsumedMessage[] }>("/v1/consume", {
-    cluster: flags.cluster,
-    topic: flags.topic,
-    group: flags.group,
-    fromBeginning: flags.fromBeginning ?? false,
-    isolation: flags.isolation,
-    maxMessages:
-      flags.maxMessages === undefined ? undefined : intFlag("--max-messages", flags.maxMessages, 1),
-    timeoutMs,
-  });
+  // Ctrl-C ends the wait, as it ends kafka-console-consumer.sh: with the count on stderr and exit code 130.
+  // The node answers with every message at once, so none was printed yet.
+  const interrupted = () => {
+    err(`Processed a total of 0 messages\n`);
+    process.exit(SIGINT_EXIT_CODE);
+  };
+  process.once("SIGINT", interrupted);
+  const { messages } = await client
+    .post<{ messages: ConsumedMessage[] }>("/v1/consume", {
+      cluster: flags.cluster,
+      topic: flags.topic,
+      group: flags.group,
+      fromBeginning: flags.fromBeginning ?? false,
+      isolation: flags.isolation,
+      maxMessages,
+      timeoutMs,
+    })
+    .finally(() => process.off("SIGINT", interrupted));
   for (const m of messages) out(`${m.value ?? "null"}\n`);
   err(`Processed a total of ${messages.length} messages\n`);
 }

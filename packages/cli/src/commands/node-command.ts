@@ -1,6 +1,6 @@
 import { DEFAULT_RETRY_BACKOFF, MAX_MIRROR_STATE_PARTITIONS } from "@cluster-mirror/mirror";
-import { pino } from "pino";
-import { startNodeRuntime } from "../node/node-runtime";
+import { type Logger, pino } from "pino";
+import { type NodeRuntime, startNodeRuntime } from "../node/node-runtime";
 import { DEFAULT_REQUEST_LIMITS } from "../node/request-limits";
 import { prepareDataDir } from "../persistence/data-dir";
 import { readPrincipalsFile } from "../security/principals-file";
@@ -129,7 +129,7 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
   await checkPortFree("--metrics-port", "127.0.0.1", options.metricsPort);
   prepareDataDir("--data-dir", flags.dataDir);
   const logger = pino({ level: flags.logLevel, base: { service: "cluster-mirror" } });
-  const runtime = await startNodeRuntime(options, logger);
+  const runtime = await startInterruptibly(flags.dataDir, logger, () => startNodeRuntime(options, logger));
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ event: "node.signal", signal }, `received ${signal}, shutting down`);
@@ -141,4 +141,42 @@ export async function runNodeCommand(flags: NodeFlags): Promise<void> {
     process.once("SIGTERM", () => stop("SIGTERM"));
     process.once("SIGINT", () => stop("SIGINT"));
   });
+}
+
+/** The exit code of a process stopped by SIGINT (128 + 2), as a shell reports it. */
+const SIGINT_EXIT_CODE = 130;
+
+/**
+ * Runs the node's start-up, which a Ctrl-C (SIGINT) does not cut in the middle: the node then stops as soon
+ * as it is up, saying so, and exits with code 130, so its data dir is closed as after any stop (and its
+ * `.lock` released). Start-up is mostly synchronous, so a SIGINT is seen only once it yields: it yields
+ * after starting before it lets the signal go, or the signal would be dropped with its handler.
+ */
+async function startInterruptibly(
+  dataDir: string,
+  logger: Logger,
+  start: () => Promise<NodeRuntime>,
+): Promise<NodeRuntime> {
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+  };
+  process.once("SIGINT", onSigint);
+  logger.info({ event: "node.starting", dataDir }, `starting on data dir ${dataDir}`);
+  let runtime: NodeRuntime;
+  try {
+    runtime = await start();
+    // Twice: the first may run in the iteration that already polled; the second runs after a poll, which
+    // hands a pending SIGINT to onSigint (removed later, it would be dropped).
+    for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+  if (!interrupted) return runtime;
+  logger.warn(
+    { event: "node.startup_interrupted", signal: "SIGINT", dataDir },
+    `start-up interrupted (SIGINT): stopping the node; the data dir ${dataDir} is left usable, start the node on it again to go on`,
+  );
+  await runtime.close();
+  process.exit(SIGINT_EXIT_CODE);
 }

@@ -74,6 +74,43 @@ export function checkEmbeddedKafkaArguments(cluster: unknown, config: unknown): 
     checkRetryOptions(config.retry, "new EmbeddedKafka(cluster, config): retry");
 }
 
+/** The keys of `ProducerConfig`. */
+const PRODUCER_KEYS = [
+  "idempotent",
+  "transactionalId",
+  "maxInFlightRequests",
+  "transactionTimeout",
+  "retry",
+  "createPartitioner",
+] as const;
+
+/** Keys of kafkajs's `ProducerConfig` an embedded producer has no use for. */
+const KAFKAJS_PRODUCER_UNUSED_KEYS = new Set(["metadataMaxAge", "allowAutoTopicCreation"]);
+
+/**
+ * What `kafka.producer(config)` is given: a misspelled key (`idempotant: true`, `transactionalID`) made a
+ * producer without the guarantee asked for (a plain producer whose retries may write a batch twice), without
+ * a word.
+ */
+export function checkProducerConfig(config: unknown): void {
+  const refuse = (what: string) => new ClusterError("INVALID_REQUEST", `kafka.producer(config): ${what}`);
+  if (!isObject(config)) {
+    throw refuse(`config must be an object such as { idempotent: true }, got ${shownValue(config)}`);
+  }
+  for (const key of Object.keys(config)) {
+    if ((PRODUCER_KEYS as readonly string[]).includes(key)) continue;
+    if (KAFKAJS_PRODUCER_UNUSED_KEYS.has(key)) {
+      throw refuse(
+        `'${key}' is a kafkajs producer setting an embedded producer has no use for (it reads the cluster's metadata in process, and the cluster does not auto-create topics): leave it out`,
+      );
+    }
+    const close = closestName(key, PRODUCER_KEYS);
+    throw refuse(
+      `has no '${key}'${close === undefined ? "." : `; did you mean '${close}'?`} Known: ${PRODUCER_KEYS.join(", ")}.`,
+    );
+  }
+}
+
 /**
  * kafkajs's `RetryOptions` as a caller gave them (the client's, or a producer's, consumer's or admin's own
  * `retry`): known keys only, each a number of the range kafkajs means. `retries: NaN` otherwise retried for

@@ -4,7 +4,7 @@ import type { KafkaCluster } from "../kafka-cluster";
 import { type Random, SeededRandom } from "../random";
 import type { Scheduler } from "../scheduler";
 import { Admin, type AdminConfig } from "./admin";
-import { checkEmbeddedKafkaArguments } from "./client-config-checks";
+import { checkEmbeddedKafkaArguments, checkProducerConfig } from "./client-config-checks";
 import { Consumer, type ConsumerConfig } from "./consumer";
 import { Producer, type ProducerConfig } from "./producer";
 import type { RetryOptions } from "./retry";
@@ -75,6 +75,7 @@ export class EmbeddedKafka {
 
   /** A producer (idempotent and/or transactional on request). */
   producer(config: ProducerConfig = {}): Producer {
+    checkProducerConfig(config);
     return new Producer(this.context, config);
   }
 

@@ -18,6 +18,7 @@ import {
   validateBrokerConfig,
   validateTopicConfig,
 } from "./topic-configs";
+import { validateTopicName } from "./topic-name";
 import { UNCLEAN_LEADER_ELECTION_CONFIG, uncleanElectionEnabled } from "./unclean-election";
 import { isUuid, randomUuid, type Uuid, ZERO_UUID } from "./uuid";
 
@@ -87,9 +88,6 @@ export interface ControllerOptions {
   /** The brokers' default min.insync.replicas (a topic's own config wins); Kafka's default 1 if unset. */
   minInsyncReplicas?: number;
 }
-
-const TOPIC_NAME = /^[a-zA-Z0-9._-]+$/;
-const MAX_TOPIC_NAME_LENGTH = 249;
 
 /**
  * The cluster's controller (KRaft's QuorumController, in one process): validates requests, turns each into
@@ -1077,21 +1075,6 @@ function requirePartition(topic: TopicMetadata, partition: number): PartitionMet
     );
   }
   return p;
-}
-
-function validateTopicName(name: string): void {
-  if (
-    name === "" ||
-    name === "." ||
-    name === ".." ||
-    name.length > MAX_TOPIC_NAME_LENGTH ||
-    !TOPIC_NAME.test(name)
-  ) {
-    throw new ClusterError(
-      "INVALID_TOPIC_EXCEPTION",
-      `topic name '${name}' is illegal: use 1 to ${MAX_TOPIC_NAME_LENGTH} of [a-zA-Z0-9._-], not '.' or '..'`,
-    );
-  }
 }
 
 /**

@@ -13,6 +13,16 @@ async function expectRefused(work: Promise<unknown>, errorName: string, message:
   expect(error?.message).toMatch(message);
 }
 
+/** The error `make` throws (it must throw: a call that goes through fails the test). */
+function refused(make: () => unknown): Error & { errorName?: string } {
+  try {
+    make();
+  } catch (error) {
+    return error as Error & { errorName?: string };
+  }
+  throw new Error("expected a refusal");
+}
+
 describe("the embedded cluster refuses bad input with a typed error that says what to pass", () => {
   it("a message whose value or key is not a Buffer, a string or null, or messages not in an array", async () => {
     const { kafka, run } = clientCluster();
@@ -59,14 +69,6 @@ describe("the embedded cluster refuses bad input with a typed error that says wh
 
   it("new EmbeddedKafka without its cluster, or with a misspelled or unusable setting, says what to pass", async () => {
     const { cluster, kafka, run } = clientCluster();
-    const refused = (make: () => unknown): Error & { errorName?: string } => {
-      try {
-        make();
-      } catch (error) {
-        return error as Error & { errorName?: string };
-      }
-      throw new Error("expected a refusal");
-    };
     // A kafkajs habit: the settings first, no cluster. It failed at the first request with
     // "this.client.cluster.ensureOpen is not a function".
     const kafkajsStyle = refused(
@@ -148,5 +150,182 @@ describe("the embedded cluster refuses bad input with a typed error that says wh
     cluster.controller.deleteTopic("t.x");
     cluster.controller.createTopic({ name: "t_x", replicaAssignment: [[0]], configs: {} });
     expect(cluster.controller.image.topic("t_x")).toBeDefined();
+  });
+
+  it("admin.createTopics and deleteTopics of the wrong shape are refused as kafkajs refuses them", async () => {
+    const { kafka, run } = clientCluster();
+    const admin = kafka.admin();
+    const create = (args: unknown) => run(admin.createTopics(args as never));
+    await expectRefused(
+      create(undefined),
+      "INVALID_REQUEST",
+      /Invalid topics array undefined: pass \{ topics:/,
+    );
+    await expectRefused(create({}), "INVALID_REQUEST", /Invalid topics array undefined/);
+    await expectRefused(
+      create({ topics: [{ topic: "ok" }, { topic: 5 }] }),
+      "INVALID_REQUEST",
+      /the topic names have to be a valid string: topics\[1\].topic is 5/,
+    );
+    await expectRefused(
+      create({ topics: [{ topic: null }] }),
+      "INVALID_REQUEST",
+      /topics\[0\].topic is null/,
+    );
+    await expectRefused(
+      create({ topics: [{ topic: "c", configEntries: { "cleanup.policy": "compact" } }] }),
+      "INVALID_REQUEST",
+      /Invalid configEntries for topic "c", must be an array such as \[\{ name: "cleanup.policy", value: "compact" \}\]/,
+    );
+    await expectRefused(
+      create({ topics: [{ topic: "c", configEntries: [{ name: "retention.ms", value: 60000 }] }] }),
+      "INVALID_REQUEST",
+      /Entry 0 must have a valid "value" property \(a string, as Kafka's configs are: "60000", not 60000\), got 60000/,
+    );
+    const remove = (args: unknown) => run(admin.deleteTopics(args as never));
+    await expectRefused(
+      remove({ topics: "ok" }),
+      "INVALID_REQUEST",
+      /Invalid topics array "ok" \(a string\): pass \{ topics: \["name"\] \}/,
+    );
+    await expectRefused(
+      remove({ topics: [7] }),
+      "INVALID_REQUEST",
+      /the names must be a valid string: topics\[0\] is 7/,
+    );
+    // Nothing was created by the refused calls; a good call still works.
+    expect(await run(admin.listTopics())).toEqual([]);
+    await run(
+      admin.createTopics({
+        topics: [{ topic: "c", configEntries: [{ name: "retention.ms", value: "60000" }] }],
+      }),
+    );
+    await run(admin.deleteTopics({ topics: ["c"] }));
+    expect(await run(admin.listTopics())).toEqual([]);
+  });
+
+  it("kafka.consumer without a groupId, and a misspelled consumer or admin setting, say what to pass", async () => {
+    const { kafka, run } = clientCluster();
+    // Failed with "Cannot read properties of undefined (reading 'retry')".
+    const none = refused(() => kafka.consumer(undefined as never));
+    expect(none.errorName).toBe("INVALID_REQUEST");
+    expect(none.message).toMatch(
+      /^kafka.consumer\(config\): Consumer groupId must be a non-empty string: pass a config such as \{ groupId: "my-group" \}/,
+    );
+    expect(refused(() => kafka.consumer({} as never)).message).toMatch(
+      /Consumer groupId must be a non-empty string, such as \{ groupId: "my-group" \}; got undefined/,
+    );
+    expect(refused(() => kafka.consumer({ groupId: "" })).message).toMatch(/non-empty string/);
+    // Taken without a word before: a consumer of no group, or with the default session timeout.
+    expect(refused(() => kafka.consumer({ groupID: "g" } as never)).message).toMatch(
+      /has no 'groupID'; did you mean 'groupId'\? Known: groupId,/,
+    );
+    expect(refused(() => kafka.consumer({ groupId: "g", heartbeatInterval: 500 } as never)).message).toMatch(
+      /'heartbeatInterval' is a kafkajs consumer setting an embedded consumer does not use/,
+    );
+    expect(refused(() => kafka.consumer({ groupId: "g", isolation: "committed" } as never)).message).toMatch(
+      /isolation must be "read_committed" or "read_uncommitted", got "committed" \(a string\)/,
+    );
+    expect(refused(() => kafka.consumer({ groupId: "g", retry: { retries: -1 } })).message).toMatch(
+      /^kafka.consumer\(config\): retry: retries must be a whole number/,
+    );
+    const admin = refused(() => kafka.admin({ retries: 5 } as never));
+    expect(admin.errorName).toBe("INVALID_REQUEST");
+    expect(admin.message).toMatch(
+      /^kafka.admin\(config\): 'retries' is a retry setting: put it inside retry, as \{ retry: \{ retries: \.\.\. \} \}/,
+    );
+    expect(refused(() => kafka.admin({ rety: {} } as never)).message).toMatch(
+      /has no 'rety'; did you mean 'retry'\?/,
+    );
+    // Good settings still make working clients.
+    await run(kafka.admin({ retry: { retries: 2 } }).createTopics({ topics: [{ topic: "t" }] }));
+    const consumer = kafka.consumer({ groupId: "g", sessionTimeout: 10_000, isolation: "read_committed" });
+    await run(consumer.connect());
+    await run(consumer.subscribe({ topic: "t" }));
+  });
+
+  it("kafka.producer refuses an empty transactionalId, as Kafka's ProducerConfig does", async () => {
+    const { kafka, run } = clientCluster();
+    const refused = (config: unknown): Error & { errorName?: string } => {
+      try {
+        kafka.producer(config as never);
+      } catch (error) {
+        return error as Error & { errorName?: string };
+      }
+      throw new Error("expected a refusal");
+    };
+    // Made a transactional producer whose transactions all failed at the coordinator.
+    const empty = refused({ transactionalId: "" });
+    expect(empty.errorName).toBe("INVALID_CONFIG");
+    expect(empty.message).toMatch(
+      /Invalid value "" \(a string\) for configuration transactionalId \(transactional.id\): String must be non-empty\. Give the producer's transactional id/,
+    );
+    expect(refused({ transactionalId: 7 }).errorName).toBe("INVALID_CONFIG");
+    expect(refused({ idempotent: "yes" }).message).toMatch(/idempotent must be true or false, got "yes"/);
+    // A transactional id that is a name still makes a working transactional producer.
+    await run(kafka.admin().createTopics({ topics: [{ topic: "t" }] }));
+    const producer = kafka.producer({ transactionalId: "orders-writer" });
+    await run(producer.connect());
+    const txn = await run(producer.transaction());
+    await run(txn.send({ topic: "t", messages: [{ value: "v" }] }));
+    await run(txn.commit());
+  });
+
+  it("producer.send with a missing or illegal topic, or a bad partition, header or timestamp, says what to pass", async () => {
+    const { kafka, run } = clientCluster();
+    const admin = kafka.admin();
+    await run(admin.createTopics({ topics: [{ topic: "t", numPartitions: 2 }] }));
+    const producer = kafka.producer();
+    await run(producer.connect());
+    const send = (record: unknown) => run(producer.send(record as never));
+    // Said "topic 'undefined' does not exist".
+    await expectRefused(
+      send({ messages: [{ value: "v" }] }),
+      "INVALID_TOPIC_EXCEPTION",
+      /Invalid topic undefined: a send names its topic, as \{ topic: "orders", messages:/,
+    );
+    // Said UNKNOWN_TOPIC_OR_PARTITION; Kafka answers INVALID_TOPIC_EXCEPTION for a name it never allows.
+    await expectRefused(
+      send({ topic: "bad name", messages: [{ value: "v" }] }),
+      "INVALID_TOPIC_EXCEPTION",
+      /topic name 'bad name' is illegal: use 1 to 249 of \[a-zA-Z0-9._-\]/,
+    );
+    // Said the partition "1" does not exist.
+    await expectRefused(
+      send({ topic: "t", messages: [{ value: "v", partition: "1" }] }),
+      "INVALID_RECORD",
+      /message 0 for topic 't' has partition "1" \(a string\): a partition is a whole number, 0 or more/,
+    );
+    // A RangeError from deep inside the encoder.
+    await expectRefused(
+      send({ topic: "t", messages: [{ value: "v", headers: { h: 5 } }] }),
+      "INVALID_RECORD",
+      /has header 'h' of value 5: a header value must be a Buffer or a string, or an array of them/,
+    );
+    await expectRefused(
+      send({ topic: "t", messages: [{ value: "v", headers: "h=1" }] }),
+      "INVALID_RECORD",
+      /has headers "h=1" \(a string\): headers are an object of name to value/,
+    );
+    // A SyntaxError from BigInt("abc").
+    await expectRefused(
+      send({ topic: "t", messages: [{ value: "v", timestamp: "abc" }] }),
+      "INVALID_RECORD",
+      /has timestamp "abc" \(a string\): a timestamp is milliseconds since the epoch, 0 or more/,
+    );
+    await expectRefused(
+      run(producer.sendBatch({ topicMessages: [{ topic: 5, messages: [] }] } as never)),
+      "INVALID_TOPIC_EXCEPTION",
+      /Invalid topic 5:/,
+    );
+    // Nothing was written; good fields still go through.
+    expect((await run(admin.fetchTopicOffsets("t"))).map((o) => o.high)).toEqual(["0", "0"]);
+    await send({
+      topic: "t",
+      messages: [
+        { value: "v", partition: 1, headers: { h: ["a", Buffer.from("b")] }, timestamp: "1700000000000" },
+      ],
+    });
+    expect((await run(admin.fetchTopicOffsets("t"))).map((o) => o.high)).toEqual(["0", "1"]);
   });
 });

@@ -8,7 +8,8 @@ import {
 } from "@cluster-mirror/cluster";
 import { describe, expect, it } from "vitest";
 import { ClusterMirroring } from "../src/cluster-mirroring";
-import { EmbeddedSourceConnector, EmbeddedSourceRegistry } from "../src/index";
+import { MIRROR_STATE_TOPIC } from "../src/destination/embedded-state-log";
+import { EmbeddedSourceConnector, EmbeddedSourceRegistry, MirroringClosedError } from "../src/index";
 import { embeddedApiEnv, runUntil, SOURCE_BOOTSTRAP } from "./embedded-api-helpers";
 
 type Refusal = Error & { errorName?: string };
@@ -227,5 +228,46 @@ describe("the library refuses bad input with a typed error that says what to pas
     expect(env.registry.lookup("a:9092")).toBeUndefined();
     env.registry.register("a:9092", env.destination, { ...env.mirroring.asSource(), principal: "User:m" });
     expect(env.registry.lookup("a:9092")).toBe(env.destination);
+  });
+
+  it("after close() every admin call fails with MirroringClosedError and writes nothing", async () => {
+    const env = await mirrored();
+    env.source.controller.createTopic({ name: "payments", replicaAssignment: [[0]], configs: {} });
+    const kafka = new EmbeddedKafka(env.destination);
+    const stateRecords = async () =>
+      (await runUntil(env, kafka.admin().fetchTopicOffsets(MIRROR_STATE_TOPIC)))
+        .map((o) => Number(o.high))
+        .reduce((a, b) => a + b, 0);
+    const recordsBefore = await stateRecords();
+    const m1Before = env.destination.controller.image.mirrors.get("m1");
+    env.mirroring.close();
+    const admin = env.mirroring.admin;
+    // listMirrors and describeMirrorConfig answer at once (no promise): they throw.
+    for (const call of [() => admin.listMirrors(), () => admin.describeMirrorConfig("m1")]) {
+      expect(call).toThrow(MirroringClosedError);
+    }
+    const calls: (() => Promise<unknown>)[] = [
+      () => admin.createMirror("m2", { "bootstrap.servers": SOURCE_BOOTSTRAP }),
+      () => admin.alterMirrorConfig("m1", { set: { "topics.include": "payments" } }),
+      () => admin.addTopics("m1", "payments"),
+      () => admin.removeTopics("m1", "orders"),
+      () => admin.pauseTopics("m1", "orders"),
+      () => admin.resumeTopics("m1", "orders"),
+      () => admin.recoverTopics("m1", "orders"),
+      () => admin.previewFailover("m1", "orders"),
+      () => admin.verifyMirror("m1"),
+      () => admin.describe("m1"),
+      () => admin.deleteMirror("m1"),
+    ];
+    for (const call of calls) {
+      const error = await refusal(() => runUntil(env, call()));
+      expect(error, String(error)).toBeInstanceOf(MirroringClosedError);
+      expect(error.message).toMatch(/ClusterMirroring.close\(\).*start it again to go on/);
+    }
+    // Nothing reached the cluster: no mirror m2, no topic added, no __mirror_state record.
+    expect([...env.destination.controller.image.mirrors.keys()]).toEqual(["m1"]);
+    expect(env.destination.controller.image.topic("payments")).toBeUndefined();
+    expect(env.destination.controller.image.mirrors.get("m1")).toEqual(m1Before);
+    expect(await stateRecords()).toBe(recordsBefore);
   });
 });

@@ -3,6 +3,7 @@ import type { ConfigResourceDescription, ConfigSourceName } from "../admin-handl
 import type { AlterConfigOp } from "../controller";
 import { ClusterError } from "../errors";
 import type { TopicPartition } from "../transaction-coordinator";
+import { checkCreateTopicsArguments, checkDeleteTopicsArguments } from "./admin-argument-checks";
 import type { ClientContext } from "./kafka";
 import { Retrier, type RetryOptions, sleep } from "./retry";
 import {
@@ -147,6 +148,7 @@ export class Admin {
     waitForLeaders?: boolean;
     timeout?: number;
   }): Promise<boolean> {
+    checkCreateTopicsArguments(args);
     const names = args.topics.map((t) => t.topic);
     if (new Set(names).size !== names.length) {
       throw new ClusterError(
@@ -191,6 +193,7 @@ export class Admin {
 
   /** Deletes topics; the first failure is thrown (after the others were deleted). */
   async deleteTopics(args: { topics: string[]; timeout?: number }): Promise<void> {
+    checkDeleteTopicsArguments(args);
     const failed = this.handler.deleteTopics(this.ctx, args.topics).find((r) => r.error);
     if (failed?.error) throw failed.error;
   }

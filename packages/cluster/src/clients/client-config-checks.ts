@@ -109,6 +109,106 @@ export function checkProducerConfig(config: unknown): void {
       `has no '${key}'${close === undefined ? "." : `; did you mean '${close}'?`} Known: ${PRODUCER_KEYS.join(", ")}.`,
     );
   }
+  // Kafka's ProducerConfig defines transactional.id with ConfigDef.NonEmptyString: "" made a transactional
+  // producer whose every transaction failed at the coordinator (kafkajs: "Must provide transactional id").
+  const transactionalId = config.transactionalId;
+  if (transactionalId !== undefined && (typeof transactionalId !== "string" || transactionalId === "")) {
+    throw new ClusterError(
+      "INVALID_CONFIG",
+      `kafka.producer(config): Invalid value ${shownValue(transactionalId)} for configuration transactionalId (transactional.id): String must be non-empty. Give the producer's transactional id, such as { transactionalId: "orders-writer" }, or leave it out for a producer without transactions.`,
+    );
+  }
+  const idempotent = config.idempotent;
+  if (idempotent !== undefined && typeof idempotent !== "boolean") {
+    throw refuse(`idempotent must be true or false, got ${shownValue(idempotent)}`);
+  }
+  if (config.retry !== undefined) checkRetryOptions(config.retry, "kafka.producer(config): retry");
+}
+
+/** The keys of `ConsumerConfig`. */
+const CONSUMER_KEYS = [
+  "groupId",
+  "sessionTimeout",
+  "readUncommitted",
+  "isolation",
+  "maxBytes",
+  "maxBytesPerPartition",
+  "maxWaitTimeInMs",
+  "retry",
+] as const;
+
+/** Keys of kafkajs's `ConsumerConfig` an embedded consumer does not use. */
+const KAFKAJS_CONSUMER_UNUSED_KEYS = new Set([
+  "partitionAssigners",
+  "metadataMaxAge",
+  "rebalanceTimeout",
+  "heartbeatInterval",
+  "allowAutoTopicCreation",
+  "maxInFlightRequests",
+  "minBytes",
+  "rackId",
+]);
+
+/**
+ * What `kafka.consumer(config)` is given: without a config it failed with "Cannot read properties of
+ * undefined (reading 'retry')", and a misspelled key (`groupID`, `sessiontimeout`) was taken without a word.
+ */
+export function checkConsumerConfig(config: unknown): void {
+  const refuse = (what: string) => new ClusterError("INVALID_REQUEST", `kafka.consumer(config): ${what}`);
+  if (!isObject(config)) {
+    throw refuse(
+      `Consumer groupId must be a non-empty string: pass a config such as { groupId: "my-group" }, got ${shownValue(config)}`,
+    );
+  }
+  for (const key of Object.keys(config)) {
+    if ((CONSUMER_KEYS as readonly string[]).includes(key)) continue;
+    if ((RETRY_KEYS as readonly string[]).includes(key)) {
+      throw refuse(
+        `'${key}' is a retry setting: put it inside retry, as { groupId, retry: { ${key}: ... } }`,
+      );
+    }
+    if (KAFKAJS_CONSUMER_UNUSED_KEYS.has(key)) {
+      throw refuse(
+        `'${key}' is a kafkajs consumer setting an embedded consumer does not use (it reaches its group coordinator and partitions in process, with the range assignor): leave it out`,
+      );
+    }
+    const close = closestName(key, CONSUMER_KEYS);
+    throw refuse(
+      `has no '${key}'${close === undefined ? "." : `; did you mean '${close}'?`} Known: ${CONSUMER_KEYS.join(", ")}.`,
+    );
+  }
+  if (typeof config.groupId !== "string" || config.groupId === "") {
+    throw refuse(
+      `Consumer groupId must be a non-empty string, such as { groupId: "my-group" }; got ${shownValue(config.groupId)}`,
+    );
+  }
+  const isolation = config.isolation;
+  if (isolation !== undefined && isolation !== "read_committed" && isolation !== "read_uncommitted") {
+    throw refuse(`isolation must be "read_committed" or "read_uncommitted", got ${shownValue(isolation)}`);
+  }
+  if (config.retry !== undefined) checkRetryOptions(config.retry, "kafka.consumer(config): retry");
+}
+
+/** The keys of `AdminConfig`. */
+const ADMIN_KEYS = ["retry"] as const;
+
+/** What `kafka.admin(config)` is given: a misspelled key (`retries` beside `retry`) was taken without a word. */
+export function checkAdminConfig(config: unknown): void {
+  const refuse = (what: string) => new ClusterError("INVALID_REQUEST", `kafka.admin(config): ${what}`);
+  if (!isObject(config)) {
+    throw refuse(`config must be an object such as { retry: { retries: 5 } }, got ${shownValue(config)}`);
+  }
+  for (const key of Object.keys(config)) {
+    if ((ADMIN_KEYS as readonly string[]).includes(key)) continue;
+    if ((RETRY_KEYS as readonly string[]).includes(key)) {
+      throw refuse(`'${key}' is a retry setting: put it inside retry, as { retry: { ${key}: ... } }`);
+    }
+    const close = closestName(key, ADMIN_KEYS);
+    throw refuse(
+      `has no '${key}'${close === undefined ? "." : `; did you mean '${close}'?`} Known: ${ADMIN_KEYS.join(", ")}.`,
+    );
+  }
+  if (config.retry !== undefined) checkRetryOptions(config.retry, "kafka.admin(config): retry");
 }
 
 /**

@@ -4,7 +4,12 @@ import type { KafkaCluster } from "../kafka-cluster";
 import { type Random, SeededRandom } from "../random";
 import type { Scheduler } from "../scheduler";
 import { Admin, type AdminConfig } from "./admin";
-import { checkEmbeddedKafkaArguments, checkProducerConfig } from "./client-config-checks";
+import {
+  checkAdminConfig,
+  checkConsumerConfig,
+  checkEmbeddedKafkaArguments,
+  checkProducerConfig,
+} from "./client-config-checks";
 import { Consumer, type ConsumerConfig } from "./consumer";
 import { Producer, type ProducerConfig } from "./producer";
 import type { RetryOptions } from "./retry";
@@ -70,6 +75,7 @@ export class EmbeddedKafka {
 
   /** An admin client. */
   admin(config: AdminConfig = {}): Admin {
+    checkAdminConfig(config);
     return new Admin(this.context, config);
   }
 
@@ -81,6 +87,7 @@ export class EmbeddedKafka {
 
   /** A group consumer. */
   consumer(config: ConsumerConfig): Consumer {
+    checkConsumerConfig(config);
     return new Consumer(this.context, config);
   }
 }

@@ -4,6 +4,7 @@ import type { ClientContext } from "./kafka";
 import { createDefaultPartitioner, type Partitioner } from "./partitioner";
 import { encodeMessages } from "./records";
 import { isRetriable, Retrier, type RetryOptions, sleep } from "./retry";
+import { checkTopicMessages } from "./send-checks";
 import { Transaction, type TransactionState } from "./transaction";
 import type { Message, ProducerBatch, ProducerRecord, RecordMetadata } from "./types";
 
@@ -191,7 +192,7 @@ export class Producer {
         `an idempotent producer needs acks=-1 (all), got ${acks}: anything less gives up its exactly-once guarantee`,
       );
     }
-    for (const { topic, messages } of topics) checkMessages(topic, messages);
+    for (const { topic, messages } of topics) checkTopicMessages(topic, messages);
     const groups = new Map<string, { topic: string; partition: number; messages: Message[] }>();
     for (const { topic, messages } of topics) {
       if (messages.length === 0) continue;
@@ -395,37 +396,4 @@ function trackInFlight(txn: TransactionState, work: Promise<unknown>): void {
   );
   txn.inFlight.add(settled);
   void settled.then(() => txn.inFlight.delete(settled));
-}
-
-/**
- * kafkajs's contract for `messages`: an array of `{ key?, value, headers? }` whose key and value are a
- * Buffer, a string or null. Anything else (a number, an object, one message not in an array) otherwise
- * fails deep in the encoder with a RangeError or "messages is not iterable".
- */
-function checkMessages(topic: string, messages: unknown): void {
-  if (!Array.isArray(messages)) {
-    throw new ClusterError(
-      "INVALID_RECORD",
-      `messages for topic '${topic}' must be an array, such as [{ value: "..." }]; got ${typeof messages}`,
-    );
-  }
-  const bytesLike = (v: unknown) =>
-    v === undefined || v === null || typeof v === "string" || Buffer.isBuffer(v);
-  messages.forEach((m: unknown, i) => {
-    const message = m as { key?: unknown; value?: unknown } | null;
-    const bad =
-      typeof message !== "object" || message === null
-        ? "is not an object"
-        : !bytesLike(message.value)
-          ? `has a value of type ${typeof message.value}`
-          : !bytesLike(message.key)
-            ? `has a key of type ${typeof message.key}`
-            : undefined;
-    if (bad !== undefined) {
-      throw new ClusterError(
-        "INVALID_RECORD",
-        `message ${i} for topic '${topic}' ${bad}: a key and value must be a Buffer, a string or null (convert a number with String(n) or JSON.stringify)`,
-      );
-    }
-  });
 }

@@ -188,6 +188,7 @@ export class MirrorAdmin {
    * mirror the first one was told it created.
    */
   async createMirror(name: string, configs: Readonly<Record<string, string>>): Promise<MirrorListing> {
+    this.refuseIfClosed();
     validateMirrorName(name);
     // At once for a mirror that exists now, whatever is queued behind it (a deletion included).
     if (this.controller.image.mirrors.has(name)) throw new MirrorAlreadyExistsError(name);
@@ -221,6 +222,8 @@ export class MirrorAdmin {
     }
     // log.start.offset.sync.enable is stored as created: a mirror an earlier version created (without it)
     // keeps what its source deletes, as it always did, instead of starting to trim its copy on upgrade.
+    // The source answered while close() ran: a closed engine stores no mirror it will never run.
+    this.refuseIfClosed();
     this.controller.putMirror(name, {
       [K.LOG_START_OFFSET_SYNC_ENABLE]: LOG_START_OFFSET_SYNC_FOR_NEW_MIRRORS,
       ...configs,
@@ -231,6 +234,7 @@ export class MirrorAdmin {
 
   /** Every mirror with its source and topics (ListClusterMirrors), sorted by name. */
   listMirrors(): MirrorListing[] {
+    this.refuseIfClosed();
     return [...this.controller.image.mirrors.keys()].sort(compareStrings).map((name) => this.listing(name));
   }
 
@@ -239,6 +243,7 @@ export class MirrorAdmin {
    * (passwords, a private key) are given as null.
    */
   describeMirrorConfig(name: string): MirrorConfigDescription {
+    this.refuseIfClosed();
     const stored = this.requireMirror(name).configs;
     const keys = new Set([...Object.keys(stored), ...Object.keys(MIRROR_CONFIG_DEFAULTS)]);
     return {
@@ -269,6 +274,7 @@ export class MirrorAdmin {
    * (`unmatchedTopics`: they stay mirrored).
    */
   async alterMirrorConfig(name: string, changes: MirrorConfigChanges): Promise<AlteredMirrorConfig> {
+    this.refuseIfClosed();
     return this.commands.run(name, async () => {
       const K = MIRROR_CONFIG_KEYS;
       // The image replaces a mirror's configs object on every change: the same object after the probe
@@ -397,6 +403,7 @@ export class MirrorAdmin {
    * writable) topics, and makes the ACL bindings it synced the cluster's own (they stay, owned by no mirror).
    */
   async deleteMirror(name: string): Promise<void> {
+    this.refuseIfClosed();
     // In the mirror's command queue: no topic is added to this mirror between the check that it has none
     // and the deletion (it would keep the deleted mirror's `mirror.name`, read-only for good).
     return this.commands.run(name, () => this.deleteMirrorNow(name));
@@ -460,6 +467,7 @@ export class MirrorAdmin {
     regex: string,
     options: AddTopicsOptions = {},
   ): Promise<MirrorTopicsResult> {
+    this.refuseIfClosed();
     checkTopicSelection(regex);
     return this.commands.run(mirror, () => this.addTopicsNow(mirror, regex, options));
   }
@@ -661,6 +669,7 @@ export class MirrorAdmin {
    * Message: `Removed N topic(s) from mirror NAME: [t1]`.
    */
   async removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    this.refuseIfClosed();
     checkTopicSelection(regex);
     return this.commands.run(mirror, () => this.removeTopicsNow(mirror, regex));
   }
@@ -725,6 +734,7 @@ export class MirrorAdmin {
    * Message: `Promoted N topic(s) of mirror NAME: [t1]; ...`.
    */
   async promoteTopics(mirror: string, regex: string, options: PromoteOptions = {}): Promise<PromoteResult> {
+    this.refuseIfClosed();
     checkTopicSelection(regex);
     checkMillis("timeoutMs", options.timeoutMs);
     this.requireMirror(mirror);
@@ -754,6 +764,7 @@ export class MirrorAdmin {
    * bump, records a failback would truncate on the source. Changes nothing.
    */
   async previewFailover(mirror: string, regex: string): Promise<FailoverPreviewRow[]> {
+    this.refuseIfClosed();
     checkTopicSelection(regex);
     this.requireMirror(mirror);
     return previewFailover(
@@ -773,6 +784,7 @@ export class MirrorAdmin {
    * SourceUnreachableError when the source does not answer.
    */
   async verifyMirror(mirror: string): Promise<MirrorVerification> {
+    this.refuseIfClosed();
     const def = this.requireMirror(mirror);
     return this.sourceCall(def, (source) => verifyMirror(this.options.destination, def, source));
   }
@@ -786,6 +798,7 @@ export class MirrorAdmin {
    * were (see `topicsChangedMessage`).
    */
   async pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    this.refuseIfClosed();
     checkTopicSelection(regex);
     return this.commands.run(mirror, () => this.pauseTopicsNow(mirror, regex));
   }
@@ -814,6 +827,7 @@ export class MirrorAdmin {
    * `; K unchanged: [t3 (PREPARING)]` for matched topics it left as they were (see `topicsChangedMessage`).
    */
   async resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
+    this.refuseIfClosed();
     checkTopicSelection(regex);
     return this.commands.run(mirror, () => this.resumeTopicsNow(mirror, regex));
   }
@@ -842,6 +856,7 @@ export class MirrorAdmin {
    * Message: `Recovered N partition(s) of mirror NAME: [t-0, t-1]`.
    */
   async recoverTopics(mirror: string, regex: string): Promise<RecoverResult> {
+    this.refuseIfClosed();
     checkTopicSelection(regex);
     return this.commands.run(mirror, () => {
       const def = this.requireMirror(mirror);
@@ -879,6 +894,7 @@ export class MirrorAdmin {
    * sorted by mirror, topic, partition. UNKNOWN_MIRROR when `mirror` does not exist.
    */
   async describe(mirror?: string, options: { failedOnly?: boolean } = {}): Promise<MirrorDescribeRow[]> {
+    this.refuseIfClosed();
     if (mirror !== undefined) this.requireMirror(mirror);
     return describeMirrorPartitions(
       {
@@ -890,6 +906,15 @@ export class MirrorAdmin {
       mirror,
       options,
     );
+  }
+
+  /**
+   * Every call of a closed engine (ClusterMirroring.close()) fails with its MirroringClosedError and changes
+   * nothing: no coordinator of it records a command any more, and a mirror created then would never run.
+   */
+  private refuseIfClosed(): void {
+    const closed = this.options.closed?.();
+    if (closed !== undefined) throw closed;
   }
 
   private get controller() {

@@ -59,9 +59,8 @@ export function spawnBin(bin: string, args: readonly string[]): ChildProcess {
   return child;
 }
 
-/** Runs a bin to completion. */
-export function run(bin: string, args: readonly string[]): Promise<RunResult> {
-  const child = spawnBin(bin, args);
+/** The exit code, stdout and stderr of `child` once it ended. */
+export function ended(child: ChildProcess): Promise<RunResult> {
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (d: Buffer) => {
@@ -71,6 +70,11 @@ export function run(bin: string, args: readonly string[]): Promise<RunResult> {
     stderr += d.toString();
   });
   return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+}
+
+/** Runs a bin to completion. */
+export function run(bin: string, args: readonly string[]): Promise<RunResult> {
+  return ended(spawnBin(bin, args));
 }
 
 /** `kafka-mirrors --bootstrap-server :port ...args`. */

@@ -1,4 +1,3 @@
-import type { ChildProcess } from "node:child_process";
 import * as http from "node:http";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,6 +5,7 @@ import {
   BIN,
   CLI_TEST_TIMEOUT_MS,
   cm,
+  ended,
   killAll,
   spawnBin,
   startNode,
@@ -14,19 +14,6 @@ import {
 } from "./cli-harness";
 
 afterEach(killAll);
-
-/** The exit code, stdout and stderr of `child` once it ended. */
-function ended(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
-}
 
 describe("Ctrl-C (SIGINT) says what it stopped, and exits 130", () => {
   it(

@@ -300,7 +300,7 @@ describe("the embedded cluster refuses bad input with a typed error that says wh
     await expectRefused(
       send({ topic: "t", messages: [{ value: "v", headers: { h: 5 } }] }),
       "INVALID_RECORD",
-      /has header 'h' of value 5: a header value must be a Buffer or a string, or an array of them/,
+      /has header 'h' of value 5: a header value must be a Buffer, a string or null, or an array of them/,
     );
     await expectRefused(
       send({ topic: "t", messages: [{ value: "v", headers: "h=1" }] }),

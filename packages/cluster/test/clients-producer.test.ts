@@ -61,6 +61,36 @@ describe("producer and consumer round trip", () => {
     expect(cluster.broker(1)?.replica("t", 0)?.log.logEndOffset).toBe(3n);
   });
 
+  it("sends a header without a value (null), as Kafka's RecordHeader allows and a consumer reads it", async () => {
+    const { kafka, run } = clientCluster();
+    await run(kafka.admin().createTopics({ topics: [{ topic: "in" }, { topic: "out" }] }));
+    const producer = kafka.producer();
+    await producer.connect();
+    await run(
+      producer.send({ topic: "in", messages: [{ value: "v", headers: { flag: null, both: ["a", null] } }] }),
+    );
+    const read = async (topic: string) => {
+      const consumer = kafka.consumer({ groupId: `read-${topic}` });
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      const got = await run(consumer.poll());
+      await consumer.disconnect();
+      return got;
+    };
+    const consumed = await read("in");
+    expect(consumed.map((m) => m.message.headers)).toEqual([{ flag: null, both: [Buffer.from("a"), null] }]);
+    // Copied on as consumed (what a MirrorMaker-like copier does): the null header values go through.
+    await run(
+      producer.send({
+        topic: "out",
+        messages: consumed.map(({ message: m }) => ({ key: m.key, value: m.value, headers: m.headers })),
+      }),
+    );
+    expect((await read("out")).map((m) => m.message.headers)).toEqual([
+      { flag: null, both: [Buffer.from("a"), null] },
+    ]);
+  });
+
   it("compresses with gzip (and zstd once loaded) and reads it back", async () => {
     await loadCompressionCodecs();
     const { cluster, kafka, run } = clientCluster();

@@ -290,7 +290,7 @@ export class ClusterMirroring {
         listMirrorsWithUpstream(
           this.options.cluster.clusterId,
           this.admin
-            .listMirrors()
+            .storedMirrors()
             .map((m) => ({ name: m.name, sourceClusterId: m.sourceClusterId, topics: m.topics })),
           (mirror) => {
             const stored = this.options.cluster.controller.image.mirrors.get(mirror);

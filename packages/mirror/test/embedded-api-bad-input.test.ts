@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { ClusterMirroring } from "../src/cluster-mirroring";
 import { MIRROR_STATE_TOPIC } from "../src/destination/embedded-state-log";
 import { EmbeddedSourceConnector, EmbeddedSourceRegistry, MirroringClosedError } from "../src/index";
+import type { SourceCluster, SourceConnector } from "../src/ports";
 import { embeddedApiEnv, runUntil, SOURCE_BOOTSTRAP } from "./embedded-api-helpers";
 
 type Refusal = Error & { errorName?: string };
@@ -269,5 +270,101 @@ describe("the library refuses bad input with a typed error that says what to pas
     expect(env.destination.controller.image.topic("payments")).toBeUndefined();
     expect(env.destination.controller.image.mirrors.get("m1")).toEqual(m1Before);
     expect(await stateRecords()).toBe(recordsBefore);
+  });
+
+  it("calls made before close() that run after it fail with MirroringClosedError and write nothing", async () => {
+    const env = await mirrored();
+    env.source.controller.createTopic({ name: "payments", replicaAssignment: [[0]], configs: {} });
+    const m1Before = env.destination.controller.image.mirrors.get("m1");
+    const ordersBefore = env.destination.controller.image.topic("orders")?.configs;
+    const admin = env.mirroring.admin;
+    // Each passes its own closed check, then runs in the mirror's command queue: after close().
+    const outcomes = [
+      admin.alterMirrorConfig("m1", { set: { "topics.exclude": "payments" } }),
+      admin.addTopics("m1", "payments"),
+      admin.pauseTopics("m1", "orders"),
+      admin.removeTopics("m1", "orders"),
+      admin.createMirror("m2", { "bootstrap.servers": SOURCE_BOOTSTRAP }),
+    ].map((call) =>
+      call.then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    );
+    env.mirroring.close();
+    for (const outcome of outcomes) {
+      const error = await runUntil(env, outcome);
+      expect(error, String(error)).toBeInstanceOf(MirroringClosedError);
+    }
+    // Failed, so nothing changed: alterMirrorConfig stored its change before failing.
+    expect(env.destination.controller.image.mirrors.get("m1")).toEqual(m1Before);
+    expect([...env.destination.controller.image.mirrors.keys()]).toEqual(["m1"]);
+    expect(env.destination.controller.image.topic("payments")).toBeUndefined();
+    expect(env.destination.controller.image.topic("orders")?.configs).toEqual(ordersBefore);
+  });
+});
+
+/** A connector to the registry's sources that calls close() right after the source is asked `closeDuring`. */
+class ClosingConnector implements SourceConnector {
+  inner: SourceConnector | undefined;
+  close: (() => void) | undefined;
+  closeDuring: keyof SourceCluster | undefined;
+
+  connect(...args: Parameters<SourceConnector["connect"]>): SourceCluster {
+    const source = this.inner!.connect(...args);
+    return new Proxy(source, {
+      get: (target, property, receiver) => {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (typeof value !== "function") return value;
+        return (...callArgs: unknown[]) => {
+          const answer: unknown = value.apply(target, callArgs);
+          if (property === this.closeDuring) {
+            this.closeDuring = undefined;
+            this.close?.();
+          }
+          return answer;
+        };
+      },
+    });
+  }
+}
+
+describe("close() while an admin call waits on the source", () => {
+  async function closingEnv() {
+    const connector = new ClosingConnector();
+    const env = embeddedApiEnv({ sources: connector });
+    connector.inner = new EmbeddedSourceConnector(env.registry);
+    connector.close = () => env.mirroring.close();
+    env.registry.register("source-alias:9092", env.source);
+    env.source.controller.createTopic({ name: "orders", replicaAssignment: [[0]], configs: {} });
+    env.source.controller.createTopic({ name: "payments", replicaAssignment: [[0]], configs: {} });
+    await runUntil(env, env.mirroring.admin.createMirror("m1", { "bootstrap.servers": SOURCE_BOOTSTRAP }));
+    await runUntil(env, env.mirroring.admin.addTopics("m1", "orders"));
+    await runUntil(env, env.mirroring.whenState("m1", "MIRRORING"));
+    return { env, connector };
+  }
+
+  it("addTopics fails with MirroringClosedError and creates no mirror topic (it left a read-only one)", async () => {
+    const { env, connector } = await closingEnv();
+    // The mirror-loop check asks the source for its mirrors, after the coordinators were waited for.
+    connector.closeDuring = "listMirrors";
+    const error = await refusal(() => runUntil(env, env.mirroring.admin.addTopics("m1", "payments")));
+    expect(error, String(error)).toBeInstanceOf(MirroringClosedError);
+    expect(env.destination.controller.image.topic("payments")).toBeUndefined();
+    expect(env.destination.controller.image.mirrors.get("m1")?.["topics.include"]).toBe("orders");
+  });
+
+  it("alterMirrorConfig of the connection fails with MirroringClosedError and stores nothing", async () => {
+    const { env, connector } = await closingEnv();
+    const before = env.destination.controller.image.mirrors.get("m1");
+    connector.closeDuring = "clusterId";
+    const error = await refusal(() =>
+      runUntil(
+        env,
+        env.mirroring.admin.alterMirrorConfig("m1", { set: { "bootstrap.servers": "source-alias:9092" } }),
+      ),
+    );
+    expect(error, String(error)).toBeInstanceOf(MirroringClosedError);
+    expect(env.destination.controller.image.mirrors.get("m1")).toEqual(before);
   });
 });

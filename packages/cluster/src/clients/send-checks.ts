@@ -64,8 +64,14 @@ function messageProblem(m: unknown): string | undefined {
     }
     for (const [name, value] of Object.entries(headers)) {
       const values = Array.isArray(value) ? value : [value];
-      if (value === undefined || values.every((v) => typeof v === "string" || Buffer.isBuffer(v))) continue;
-      return `has header '${name}' of value ${shownValue(value)}: a header value must be a Buffer or a string, or an array of them (convert a number with String(n))`;
+      // null is a header without a value: Kafka's RecordHeader allows it (written as length -1), and a
+      // consumer gives it back so, so a message consumed can be sent on as it is.
+      if (
+        value === undefined ||
+        values.every((v) => v === null || typeof v === "string" || Buffer.isBuffer(v))
+      )
+        continue;
+      return `has header '${name}' of value ${shownValue(value)}: a header value must be a Buffer, a string or null, or an array of them (convert a number with String(n))`;
     }
   }
   if (timestamp !== undefined && timestamp !== null && !isTimestamp(timestamp)) {

@@ -192,7 +192,7 @@ export class MirrorAdmin {
     validateMirrorName(name);
     // At once for a mirror that exists now, whatever is queued behind it (a deletion included).
     if (this.controller.image.mirrors.has(name)) throw new MirrorAlreadyExistsError(name);
-    return this.commands.run(name, () => this.createMirrorNow(name, configs));
+    return this.queued(name, () => this.createMirrorNow(name, configs));
   }
 
   private async createMirrorNow(
@@ -235,6 +235,15 @@ export class MirrorAdmin {
   /** Every mirror with its source and topics (ListClusterMirrors), sorted by name. */
   listMirrors(): MirrorListing[] {
     this.refuseIfClosed();
+    return this.storedMirrors();
+  }
+
+  /**
+   * What {@link listMirrors} answers, also once the engine is closed: the mirrors the cluster's metadata
+   * holds. The cluster answers them as a source (`asSource`) whether its engine runs or not, as a Kafka
+   * broker answers ListClusterMirrors from its metadata: another cluster's mirror-loop check asks for them.
+   */
+  storedMirrors(): MirrorListing[] {
     return [...this.controller.image.mirrors.keys()].sort(compareStrings).map((name) => this.listing(name));
   }
 
@@ -275,7 +284,7 @@ export class MirrorAdmin {
    */
   async alterMirrorConfig(name: string, changes: MirrorConfigChanges): Promise<AlteredMirrorConfig> {
     this.refuseIfClosed();
-    return this.commands.run(name, async () => {
+    return this.queued(name, async () => {
       const K = MIRROR_CONFIG_KEYS;
       // The image replaces a mirror's configs object on every change: the same object after the probe
       // means no delete, create or other change came in between.
@@ -304,6 +313,8 @@ export class MirrorAdmin {
         // A mirror stored before the id was pinned gets it now, as a creation pins it.
         if (pinned === undefined) configs[K.SOURCE_CLUSTER_ID] = clusterId;
       }
+      // The source answered while close() ran: a closed engine stores no change (and then fails).
+      this.refuseIfClosed();
       if (this.controller.image.mirrors.get(name) !== stored) {
         this.requireMirror(name);
         throw new MirrorStateError(
@@ -406,7 +417,7 @@ export class MirrorAdmin {
     this.refuseIfClosed();
     // In the mirror's command queue: no topic is added to this mirror between the check that it has none
     // and the deletion (it would keep the deleted mirror's `mirror.name`, read-only for good).
-    return this.commands.run(name, () => this.deleteMirrorNow(name));
+    return this.queued(name, () => this.deleteMirrorNow(name));
   }
 
   private async deleteMirrorNow(name: string): Promise<void> {
@@ -469,7 +480,7 @@ export class MirrorAdmin {
   ): Promise<MirrorTopicsResult> {
     this.refuseIfClosed();
     checkTopicSelection(regex);
-    return this.commands.run(mirror, () => this.addTopicsNow(mirror, regex, options));
+    return this.queued(mirror, () => this.addTopicsNow(mirror, regex, options));
   }
 
   private async addTopicsNow(
@@ -524,6 +535,9 @@ export class MirrorAdmin {
     for (const source of matched) this.checkAddable(mirror, source);
     this.checkFailedOverElsewhereNow(mirror, matched);
     for (const [i, source] of matched.entries()) this.validateTopicChanges(def, existing[i], source, options);
+    // close() ran while the checks above awaited the source: a closed engine creates no mirror topic (read-only,
+    // with nothing to copy into it) and sends no START.
+    this.refuseIfClosed();
     // Records written while the check above awaited the source: from the mirror.name below on, none can be.
     const late = writtenSince(this.options.destination, checked);
     if (late.length > 0) throw new UnsafeTruncationError(def.name, late);
@@ -671,7 +685,7 @@ export class MirrorAdmin {
   async removeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     this.refuseIfClosed();
     checkTopicSelection(regex);
-    return this.commands.run(mirror, () => this.removeTopicsNow(mirror, regex));
+    return this.queued(mirror, () => this.removeTopicsNow(mirror, regex));
   }
 
   /**
@@ -800,7 +814,7 @@ export class MirrorAdmin {
   async pauseTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     this.refuseIfClosed();
     checkTopicSelection(regex);
-    return this.commands.run(mirror, () => this.pauseTopicsNow(mirror, regex));
+    return this.queued(mirror, () => this.pauseTopicsNow(mirror, regex));
   }
 
   private async pauseTopicsNow(mirror: string, regex: string): Promise<MirrorTopicsResult> {
@@ -829,7 +843,7 @@ export class MirrorAdmin {
   async resumeTopics(mirror: string, regex: string): Promise<MirrorTopicsResult> {
     this.refuseIfClosed();
     checkTopicSelection(regex);
-    return this.commands.run(mirror, () => this.resumeTopicsNow(mirror, regex));
+    return this.queued(mirror, () => this.resumeTopicsNow(mirror, regex));
   }
 
   private async resumeTopicsNow(mirror: string, regex: string): Promise<MirrorTopicsResult> {
@@ -858,7 +872,7 @@ export class MirrorAdmin {
   async recoverTopics(mirror: string, regex: string): Promise<RecoverResult> {
     this.refuseIfClosed();
     checkTopicSelection(regex);
-    return this.commands.run(mirror, () => {
+    return this.queued(mirror, () => {
       const def = this.requireMirror(mirror);
       const { clock } = this.options.destination;
       // From the first RECOVER sent, as `drive`'s from its first command: the checks on the source before
@@ -906,6 +920,18 @@ export class MirrorAdmin {
       mirror,
       options,
     );
+  }
+
+  /**
+   * Runs `command` in the mirror's command queue, once every earlier command of it settled. A call made
+   * before close() may reach its turn after it: then it fails with the MirroringClosedError and does nothing,
+   * as a call made after close() does (alterMirrorConfig stored its change, then failed).
+   */
+  private queued<T>(mirror: string, command: () => Promise<T>): Promise<T> {
+    return this.commands.run(mirror, async () => {
+      this.refuseIfClosed();
+      return command();
+    });
   }
 
   /**

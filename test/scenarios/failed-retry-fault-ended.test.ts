@@ -200,3 +200,85 @@ describe("a FAILED partition whose leader crashed while the destination's contro
     expect(batches(b)).toEqual(batches(a));
   });
 });
+
+/**
+ * `orders` mirrored to b (4 brokers, seed 2: orders-0's leader is no replica of its `__mirror_state`
+ * partition, so its coordinator lives on), the source lost (no metadata refresh answers, so none sends the
+ * removal again), and b failing over: STOPPING's PID reset is appended on orders-0's leader, which crashes
+ * while the step waits for its in-sync replicas (the wait ends NOT_LEADER_OR_FOLLOWER). `atCrash` runs
+ * just before the crash. Returns the source's batches and the crashed leader.
+ */
+async function leaderCrashedInFailover(t: Topology, atCrash: () => void = () => {}) {
+  const { a, b } = await mirrored(t);
+  const controller = b.cluster.controller;
+  const leader = controller.image.partition("orders", 0)!.leader;
+  const [view] = b.mirroring.coordinators.describe("dr");
+  const statePartition = controller.image.partition(
+    MIRROR_STATE_TOPIC,
+    mirrorStatePartitionFor(view!.key, 4),
+  );
+  expect(statePartition!.replicas).not.toContain(leader);
+  const mirroredBatches = batches(a);
+  for (const id of a.cluster.runningBrokers()) a.cluster.crashBroker(id);
+  const broker = b.cluster.localBroker(leader)!;
+  const awaitReplicated = broker.awaitReplicated.bind(broker);
+  let crashed = false;
+  broker.awaitReplicated = (topic, partition, offset, timeoutMs) => {
+    const replicated = awaitReplicated(topic, partition, offset, timeoutMs);
+    if (topic === "orders" && !crashed) {
+      crashed = true;
+      queueMicrotask(() => {
+        atCrash();
+        b.cluster.crashBroker(leader);
+      });
+    }
+    return replicated;
+  };
+  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
+  await t.until(async () => crashed && !b.cluster.runningBrokers().includes(leader), "leader crashed");
+  return { b, mirroredBatches, leader };
+}
+
+/** b's orders-0 ends with the failover's barrier over the source's batches, and is writable. */
+function failedOver(b: Node, mirroredBatches: string[]) {
+  const onB = leaderBatches(b.cluster, "orders", 0);
+  expect(onB.at(-1)!.batch.isControl && controlTypeOf(onB.at(-1)!.batch)).toBe(
+    ControlRecordType.MIRROR_PID_RESET,
+  );
+  expect(batches(b).slice(0, -1)).toEqual(mirroredBatches);
+  expect(b.cluster.controller.image.partition("orders", 0)!.mirrorReadOnly).toBe(false);
+}
+
+describe("a FAILED partition whose destination leader crashed in the middle of its step", () => {
+  it("an unplanned failover's barrier waits for its replicas as the leader crashes: the election retries it at once", async () => {
+    const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
+    const { b, mirroredBatches, leader } = await leaderCrashedInFailover(t);
+    // The controller elected another replica as the leader crashed, before the step's failure was recorded.
+    const elected = t.clock.now();
+    expect(b.cluster.controller.image.partition("orders", 0)!.leader).not.toBe(leader);
+    // The step runs again on the new leader at once: not up to an hour later, at the backoff's end.
+    await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "STOPPED on the new leader");
+    expect(t.clock.now() - elected).toBeLessThan(1_000);
+    failedOver(b, mirroredBatches);
+  });
+
+  it("the leader crashes while the controller is away: the step is retried once the controller is back and elects another", async () => {
+    const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
+    const { b, mirroredBatches, leader } = await leaderCrashedInFailover(t, () =>
+      t.node("b").cluster.controller.setAvailable(false),
+    );
+    const controller = b.cluster.controller;
+    await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED with its leader down");
+    expect((await onlyRowOf(b)).errorMessage).toMatch(/stopped leading orders-0/);
+    await t.advance(30_000);
+    expect((await onlyRowOf(b)).state).toBe("FAILED");
+    expect(controller.image.partition("orders", 0)!.leader).toBe(leader);
+
+    controller.setAvailable(true);
+    const back = t.clock.now();
+    expect(controller.image.partition("orders", 0)!.leader).not.toBe(leader);
+    await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "STOPPED on the new leader");
+    expect(t.clock.now() - back).toBeLessThan(1_000);
+    failedOver(b, mirroredBatches);
+  });
+});

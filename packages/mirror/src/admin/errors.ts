@@ -230,8 +230,8 @@ export class MirrorCommandTimeoutError extends KafkaError {
   /** The operation: "add", "remove", "pause", "resume" or "recover". */
   readonly operation: string;
   /**
-   * How long it waited for the records (`defaultApiTimeoutMs` from its first command, less what a second
-   * round of commands, after a coordinator moved, found already spent).
+   * How long it waited for the records, from its first command (its bound, `defaultApiTimeoutMs` or a
+   * promote's `timeoutMs`, including any wait for a moved coordinator to load and a second round of commands).
    */
   readonly timeoutMs: number;
 

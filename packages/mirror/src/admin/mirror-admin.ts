@@ -56,7 +56,14 @@ import { alterMirrorConfigs, type MirrorConfigChanges } from "./mirror-config-al
 import { describeMirrorPartitions } from "./mirror-describe";
 import { checkMillis, checkTopicSelection } from "./option-checks";
 import { type PromoteOptions, type PromoteResult, promoteTopics } from "./promote";
-import { DEFAULT_API_TIMEOUT_MS, recordedWithin } from "./recorded-within";
+import {
+  commandTimeout,
+  DEFAULT_API_TIMEOUT_MS,
+  type RecordDeadline,
+  type RecordWait,
+  recordDeadline,
+  recordedWithin,
+} from "./recorded-within";
 import { type RecoverResult, recoverTopics } from "./recover";
 import {
   checkPartitionStates,
@@ -874,10 +881,9 @@ export class MirrorAdmin {
     checkTopicSelection(regex);
     return this.queued(mirror, () => {
       const def = this.requireMirror(mirror);
-      const { clock } = this.options.destination;
       // From the first RECOVER sent, as `drive`'s from its first command: the checks on the source before
       // it (a ListOffsets per topic over a slow link) are not the coordinators' to record in time.
-      let deadline: number | undefined;
+      let deadline: RecordDeadline | undefined;
       return recoverTopics(
         {
           destination: this.options.destination,
@@ -885,15 +891,15 @@ export class MirrorAdmin {
           sourceCall: (call) => this.sourceCall(def, call),
           awaitCoordinatorsOf: (topics) => this.awaitCoordinatorsOf(mirror, topics),
           recordedWithin: (work, keys) => {
-            deadline ??= clock.now() + this.apiTimeoutMs;
-            return recordedWithin(work, deadline - clock.now(), {
+            deadline ??= recordDeadline(this.options.destination, this.apiTimeoutMs);
+            return recordedWithin(work, deadline, {
               destination: this.options.destination,
               mirror,
               operation: "recover",
               topics: [...new Set(keys.map((k) => k.topic))].sort(compareStrings),
               keys,
               stillPending:
-                "each FAILED partition's coordinator records its recover once its __mirror_state write goes through (free the disk space, or bring the brokers back), and it retries then",
+                "each FAILED partition's coordinator records its recover once its __mirror_state write goes through (free the disk space, or bring the brokers back), and it retries then; a partition whose coordinator moved meanwhile was not sent the recover again past the deadline, and stays FAILED until it is run again",
             });
           },
         },
@@ -1151,32 +1157,40 @@ export class MirrorAdmin {
     const named = new Set(names);
     const current = () => mirrorTopics(this.controller.image, mirror).filter((t) => named.has(t.name));
     const commanded = new Set<string>();
-    // The commands' records wait for `__mirror_state` to take them: bounded, as Kafka's admin calls are.
-    const { clock } = this.options.destination;
-    const deadline = clock.now() + timeoutMs;
+    const { destination } = this.options;
+    const waitFor = (topics: readonly MirrorTopic[]): RecordWait => ({
+      destination,
+      mirror,
+      operation,
+      topics: names,
+      keys: partitionKeysOf(mirror, topics),
+      stillPending: `the topics' mirror.name already asks for it (a durable config), and each partition's coordinator records its command once its __mirror_state write goes through (free the disk space, or bring the brokers back)`,
+    });
+    // The commands' records wait for `__mirror_state` to take them: bounded from the first command, as
+    // Kafka's admin calls are (`Call.deadlineMs`), and so is the wait for a moved coordinator to load before
+    // the next round: unbounded, a round could start past the deadline and time out at once.
+    let deadline: RecordDeadline | undefined;
     for (let attempt = 1; ; attempt++) {
-      await this.awaitCoordinatorsOf(mirror, current());
+      if (deadline === undefined) await this.awaitCoordinatorsOf(mirror, current());
+      else
+        await recordedWithin(() => this.awaitCoordinatorsOf(mirror, current()), deadline, waitFor(current()));
       // What mirror.name asks for now, not before the wait: a topic removed meanwhile (kafka-configs) and
       // made writable by the metadata manager's drive must not be sent this add's START.
       const topics = current();
       const views = viewsByPartition(this.options.coordinators.describe(mirror), this.controller.image);
+      deadline ??= recordDeadline(destination, timeoutMs);
       const result = await recordedWithin(
-        driveTopics(this.options.coordinators, topics, views, readOnlyIn(this.controller.image)),
-        deadline - clock.now(),
-        {
-          destination: this.options.destination,
-          mirror,
-          operation,
-          topics: names,
-          keys: partitionKeysOf(mirror, topics),
-          stillPending: `the topics' mirror.name already asks for it (a durable config), and each partition's coordinator records its command once its __mirror_state write goes through (free the disk space, or bring the brokers back)`,
-        },
+        () => driveTopics(this.options.coordinators, topics, views, readOnlyIn(this.controller.image)),
+        deadline,
+        waitFor(topics),
       );
       for (const s of result.sent) if (s.raced === undefined) commanded.add(s.key.topic);
       const first = result.failed[0];
       if (first === undefined) return { commanded, views };
       const retry = attempt < DRIVE_ATTEMPTS && result.failed.every((f) => isCoordinatorLoading(f.error));
       if (!retry) throw first.error;
+      // Refused at or past the deadline: not sent again (Kafka's `Call.fail`), but timed out.
+      if (destination.clock.now() >= deadline.deadlineMs) throw commandTimeout(deadline, waitFor(topics));
     }
   }
 

@@ -25,27 +25,52 @@ export interface RecordWait {
 }
 
 /**
- * `work` (commands sent to the mirror coordinators, each answered once its record is committed in
- * `__mirror_state`) if it settles within `timeoutMs` on the destination's scheduler, else a retriable
- * MirrorCommandTimeoutError naming the `__mirror_state` partitions waited for, their leaders, and the brokers
+ * The bound of an admin operation's commands, from its first command on (Kafka's `Call.deadlineMs`,
+ * `KafkaAdminClient.calcDeadlineMs`): every round of commands, and every wait for a moved coordinator to
+ * load between rounds, ends by `deadlineMs`.
+ */
+export interface RecordDeadline {
+  /** When the first command was sent, on the destination's clock. */
+  readonly startedAtMs: number;
+  readonly deadlineMs: number;
+}
+
+/** A {@link RecordDeadline} of `timeoutMs` from now on `destination`'s clock. */
+export function recordDeadline(destination: KafkaCluster, timeoutMs: number): RecordDeadline {
+  const now = destination.clock.now();
+  return { startedAtMs: now, deadlineMs: now + timeoutMs };
+}
+
+/**
+ * `work()` (commands sent to the mirror coordinators, each answered once its record is committed in
+ * `__mirror_state`; or the wait for their coordinators to load) if it settles by `deadline`, on the
+ * destination's scheduler, else a retriable MirrorCommandTimeoutError saying how long the operation waited
+ * since its first command, naming the `__mirror_state` partitions waited for, their leaders, and the brokers
  * among their replicas whose disk is full (every append there fails with KAFKA_STORAGE_ERROR until space is
  * freed, so the commit retries without end). The commands are not withdrawn: they commit once the writes go
- * through, which the error says.
+ * through, which the error says. Past the deadline already, `work` is not started (Kafka's admin client sends
+ * no call past its deadline: `Call.fail`, `handleTimeouts`), and the error comes at once.
  */
-export function recordedWithin<T>(work: Promise<T>, timeoutMs: number, wait: RecordWait): Promise<T> {
-  return answerWithin(
-    work,
-    wait.destination.scheduler,
-    timeoutMs,
-    () =>
-      new MirrorCommandTimeoutError(
-        wait.mirror,
-        wait.operation,
-        wait.topics,
-        timeoutMs,
-        statePartitionsOf(wait.destination, wait.keys),
-        wait.stillPending,
-      ),
+export function recordedWithin<T>(
+  work: () => Promise<T>,
+  deadline: RecordDeadline,
+  wait: RecordWait,
+): Promise<T> {
+  const { clock, scheduler } = wait.destination;
+  const timedOut = () => commandTimeout(deadline, wait);
+  if (clock.now() > deadline.deadlineMs) return Promise.reject(timedOut());
+  return answerWithin(work(), scheduler, deadline.deadlineMs - clock.now(), timedOut);
+}
+
+/** The MirrorCommandTimeoutError of an operation that ran out of time now, after waiting since its first command. */
+export function commandTimeout(deadline: RecordDeadline, wait: RecordWait): MirrorCommandTimeoutError {
+  return new MirrorCommandTimeoutError(
+    wait.mirror,
+    wait.operation,
+    wait.topics,
+    wait.destination.clock.now() - deadline.startedAtMs,
+    statePartitionsOf(wait.destination, wait.keys),
+    wait.stillPending,
   );
 }
 

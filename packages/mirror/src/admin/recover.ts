@@ -32,10 +32,11 @@ export interface RecoverDeps {
   /** Waits until the coordinators of these topics' partitions have loaded. */
   awaitCoordinatorsOf: (topics: readonly MirrorTopic[]) => Promise<void>;
   /**
-   * Bounds the wait for the coordinators to record the RECOVER commands sent to `keys` (`MirrorAdmin`:
-   * `defaultApiTimeoutMs`, then a retriable MirrorCommandTimeoutError). Unbounded without it.
+   * Runs `work` (the RECOVER commands sent to `keys`, or the wait for their moved coordinators to load
+   * before the next round) within one bound from the first command on (`MirrorAdmin`: `defaultApiTimeoutMs`,
+   * then a retriable MirrorCommandTimeoutError; past it, `work` is not started). Unbounded without it.
    */
-  recordedWithin?: <T>(work: Promise<T>, keys: readonly MirrorPartitionKey[]) => Promise<T>;
+  recordedWithin?: <T>(work: () => Promise<T>, keys: readonly MirrorPartitionKey[]) => Promise<T>;
 }
 
 /** How many rounds a recover sends commands refused only because their coordinator unloaded. */
@@ -82,18 +83,19 @@ export async function recoverTopics(
   const refused: unknown[] = [];
   let pending = failed;
   for (let round = 1; pending.length > 0; round++) {
-    const sent = Promise.all(
-      pending.map(({ key, topic }) =>
-        deps.coordinators.command(key, { type: "RECOVER", pauseRequested: topic.desired === "PAUSED" }).then(
-          () => undefined,
-          (error: unknown) => error ?? new Error("the recover was refused without a reason"),
+    const send = () =>
+      Promise.all(
+        pending.map(({ key, topic }) =>
+          deps.coordinators
+            .command(key, { type: "RECOVER", pauseRequested: topic.desired === "PAUSED" })
+            .then(
+              () => undefined,
+              (error: unknown) => error ?? new Error("the recover was refused without a reason"),
+            ),
         ),
-      ),
-    );
-    const outcomes = await (deps.recordedWithin?.(
-      sent,
-      pending.map((f) => f.key),
-    ) ?? sent);
+      );
+    const keys = pending.map((f) => f.key);
+    const outcomes = await (deps.recordedWithin?.(send, keys) ?? send());
     const unloaded = new Set<string>();
     outcomes.forEach((error, i) => {
       const { key } = pending[i]!;
@@ -104,7 +106,9 @@ export async function recoverTopics(
       else refused.push(error);
     });
     if (unloaded.size === 0) break;
-    await deps.awaitCoordinatorsOf(topics);
+    // Within the same bound: unbounded, the next round could start past it and time out at once.
+    const loaded = () => deps.awaitCoordinatorsOf(topics);
+    await (deps.recordedWithin?.(loaded, keys) ?? loaded());
     pending = failedNow().filter((f) => unloaded.has(partitionName(f.key)));
   }
   recovered.sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition));

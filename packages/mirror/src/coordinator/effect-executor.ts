@@ -22,6 +22,7 @@ import type {
   MirrorPartitionKey,
   SourceCluster,
 } from "../ports";
+import { DestinationLeaderReplica } from "./destination-leader-replica";
 import { NoDestinationLeaderError } from "./no-destination-leader-error";
 import type { PartitionRuntime } from "./partition-runtime";
 import { lastMirrorEpochRecord, partitionStateRecord } from "./state-records";
@@ -54,8 +55,10 @@ type Timer = (typeof TIMERS)[number];
 
 /**
  * What a FAILED partition's retry waits out, when the step's error that failed it says so: the destination
- * partition's leader (the step found none: LEADER_NOT_AVAILABLE) or the source (BROKER_NOT_AVAILABLE, a lost
- * connection). `EffectExecutor.retryNow` fires the retry early only once that ended.
+ * partition's leader (the step found none, or the one it ran on stopped leading meanwhile:
+ * NoDestinationLeaderError) or the source (BROKER_NOT_AVAILABLE, a lost connection). `EffectExecutor.retryNow`
+ * fires the retry early only once that ended; a FAILED whose leader was elected before it committed retries
+ * at once.
  */
 export type RetryWaitsFor = "leader" | "source";
 
@@ -185,7 +188,10 @@ export class EffectExecutor {
             stateEpoch: effect.params.stateEpoch,
             pauseRequested: this.pauseRequested(p.key),
           });
-        this.after(p, "retry", effect.params.delayMs, fire, waitsFor);
+        // A leader elected between the step's failure and this FAILED's commit (a crashed leader the
+        // controller fenced at once) told no one: its election came before there was a retry to bring on.
+        const ended = waitsFor === "leader" && this.hasRunningLeader(p.key);
+        this.after(p, "retry", ended ? 0 : effect.params.delayMs, fire, waitsFor);
         return;
       }
       case "scheduleCommitRetry":
@@ -367,7 +373,7 @@ export class EffectExecutor {
         try {
           truncated = this.leaderReplica(p.key).followersTruncated();
         } catch (error) {
-          p.send(this.failureOf(stateEpoch, error));
+          this.reportFailure(p, stateEpoch, error);
           return;
         }
         if (truncated) p.send({ type: "ISR_TRUNCATED", stateEpoch });
@@ -577,7 +583,7 @@ export class EffectExecutor {
             // coordinator lost meanwhile (the next one runs STOPPED's step again): the wait's failure is not
             // theirs. Sent, a START's commit would take it for its own (deferred, then FAILED).
             if (!this.ctx.stillCoordinator() || !p.isStill(stateEpoch)) return;
-            p.send(this.failureOf(stateEpoch, error));
+            this.reportFailure(p, stateEpoch, error);
           },
         );
         return;
@@ -905,7 +911,20 @@ export class EffectExecutor {
         `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}); ${meanwhile}`,
       );
     }
-    return replica;
+    return new DestinationLeaderReplica(replica);
+  }
+
+  /**
+   * Whether the destination partition has a running leader a step can run on now (its replica leads there,
+   * and its broker runs the mirror's fetchers): what a FAILED waiting for a leader waits for.
+   */
+  private hasRunningLeader(key: MirrorPartitionKey): boolean {
+    const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
+    return (
+      leader >= 0 &&
+      this.ctx.destination.replica(leader, key.topic, key.partition) !== undefined &&
+      this.ctx.fetchers(leader) !== undefined
+    );
   }
 
   /**
@@ -970,14 +989,7 @@ export class EffectExecutor {
       this.controllerWaits.set(effect, wait);
     }
     if (wait === undefined || now >= wait.until) {
-      // What the FAILED this failure commits waits out: only a failure the chart takes now (not a stale one,
-      // nor FAILED's own step's, which commits nothing) tells.
-      if (p.isStill(stateEpoch) && p.snapshot?.context.record.state !== "FAILED") {
-        const waitsFor = retryWaitsFor(error);
-        if (waitsFor === undefined) this.failureWaits.delete(p);
-        else this.failureWaits.set(p, { stateEpoch, waitsFor });
-      }
-      p.send(this.failureOf(stateEpoch, error));
+      this.reportFailure(p, stateEpoch, error);
       return;
     }
     const delayMs = Math.min(
@@ -993,6 +1005,18 @@ export class EffectExecutor {
       if (effect.type === "bumpLeaderEpoch") this.retryBump(p, effect);
       else this.start(p, effect);
     });
+  }
+
+  /** Sends the step failure `error` (EFFECT_FAILED), noting what the FAILED it commits waits out. */
+  private reportFailure(p: PartitionRuntime, stateEpoch: number, error: unknown): void {
+    // Only a failure the chart takes now (not a stale one, nor FAILED's own step's, which commits nothing)
+    // tells.
+    if (p.isStill(stateEpoch) && p.snapshot?.context.record.state !== "FAILED") {
+      const waitsFor = retryWaitsFor(error);
+      if (waitsFor === undefined) this.failureWaits.delete(p);
+      else this.failureWaits.set(p, { stateEpoch, waitsFor });
+    }
+    p.send(this.failureOf(stateEpoch, error));
   }
 
   /**

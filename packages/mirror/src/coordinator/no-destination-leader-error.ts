@@ -1,15 +1,45 @@
 import { ClusterError } from "@cluster-mirror/cluster";
 
+/** The Kafka errors a destination leader replica answers a step with when it no longer leads it. */
+export type DestinationLeaderMovedName =
+  | "LEADER_NOT_AVAILABLE"
+  | "NOT_LEADER_OR_FOLLOWER"
+  | "FENCED_LEADER_EPOCH";
+
+const LEADER_MOVED: ReadonlySet<string> = new Set<DestinationLeaderMovedName>([
+  "LEADER_NOT_AVAILABLE",
+  "NOT_LEADER_OR_FOLLOWER",
+  "FENCED_LEADER_EPOCH",
+]);
+
 /**
- * LEADER_NOT_AVAILABLE (retriable) for a destination partition with no running leader to run a step on: none
- * elected, or the broker the metadata still names leader is not running (it crashed while no controller was
- * there to fence it and elect another). Told apart from LEADER_NOT_AVAILABLE from the source (its
- * partition's leader gone), which no destination election ends: a FAILED partition that failed with this
- * retries as soon as a running broker is elected leader of its destination partition, not when its backoff
- * ends (`EffectExecutor.retryNow`).
+ * LEADER_NOT_AVAILABLE (retriable) for a destination partition with no running leader to run a step on:
+ * none elected, or the broker the metadata still names leader is not running (it crashed while no controller
+ * was there to fence it and elect another). Also, under the replica's own name (NOT_LEADER_OR_FOLLOWER,
+ * FENCED_LEADER_EPOCH), for a leader that stopped leading in the middle of the step (it crashed while the
+ * step waited for its in-sync replicas; `leaderMovedOnDestination`). Told apart from the same errors from the
+ * source (its partition's leader gone or moved), which no destination election ends: a FAILED partition
+ * that failed with this retries as soon as a running broker is elected leader of its destination
+ * partition, not when its backoff ends (`EffectExecutor.retryNow`), as Kafka re-drives a partition's state
+ * at the LeaderAndIsr / metadata change (ReplicaManager.applyDelta), not on a timer.
  */
 export class NoDestinationLeaderError extends ClusterError {
-  constructor(message: string) {
-    super("LEADER_NOT_AVAILABLE", message);
+  constructor(
+    message: string,
+    errorName: DestinationLeaderMovedName = "LEADER_NOT_AVAILABLE",
+    options?: ErrorOptions,
+  ) {
+    super(errorName, message, options);
   }
+}
+
+/**
+ * `error`, thrown by a destination leader replica, as a {@link NoDestinationLeaderError} (same name and
+ * message, `error` as its cause) when it says that replica no longer leads; any other error as it is.
+ */
+export function leaderMovedOnDestination(error: unknown): unknown {
+  if (error instanceof NoDestinationLeaderError || !(error instanceof Error)) return error;
+  const name = (error as { errorName?: unknown }).errorName;
+  if (typeof name !== "string" || !LEADER_MOVED.has(name)) return error;
+  return new NoDestinationLeaderError(error.message, name as DestinationLeaderMovedName, { cause: error });
 }

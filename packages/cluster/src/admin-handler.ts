@@ -13,6 +13,7 @@ import type { CommittedOffset, GroupDescription, GroupStateName } from "./group-
 import type { KafkaCluster } from "./kafka-cluster";
 import type { PartitionMetadata } from "./metadata-image";
 import { isMirrorReadOnly } from "./mirror-read-only";
+import { shownValue } from "./shown-value";
 import { RESERVED_TOPIC_CONFIGS, reservedTopicConfigProblem, TOPIC_CONFIGS } from "./topic-configs";
 import type { TopicPartition } from "./transaction-coordinator";
 import { UNCLEAN_LEADER_ELECTION_CONFIG } from "./unclean-election";
@@ -128,6 +129,7 @@ export class AdminHandler {
       this.perTopic(request.name, () => {
         if (!clusterCreate) this.authorize(ctx, "CREATE", "TOPIC", request.name);
         refuseReservedConfigs(Object.keys(request.configs ?? {}));
+        refuseCountsWithAssignment(request);
         if (validateOnly) {
           if (this.cluster.controller.image.topic(request.name)) {
             throw new ClusterError("TOPIC_ALREADY_EXISTS", `topic '${request.name}' already exists`);
@@ -486,6 +488,19 @@ export class AdminHandler {
   ): void {
     this.authorize(ctx, "READ", "GROUP", groupId);
     for (const topic of new Set(offsets.map((o) => o.topic))) this.authorize(ctx, "READ", "TOPIC", topic);
+    // As Kafka's OffsetCommit (KafkaApis.handleOffsetCommitRequest): an offset for a partition the cluster
+    // does not have is UNKNOWN_TOPIC_OR_PARTITION, not stored for a group to resume from some day.
+    for (const { topic, partition } of offsets) {
+      if (this.cluster.controller.image.partition(topic, partition) === undefined) {
+        const count = this.cluster.controller.image.topic(topic)?.partitions.length;
+        throw new ClusterError(
+          "UNKNOWN_TOPIC_OR_PARTITION",
+          count === undefined
+            ? `topic '${topic}' does not exist: no offsets of group '${groupId}' were set`
+            : `topic '${topic}' has partitions 0 to ${count - 1}; partition ${partition} does not exist: no offsets of group '${groupId}' were set`,
+        );
+      }
+    }
     this.cluster.groups.alterOffsets(groupId, offsets);
   }
 
@@ -713,5 +728,25 @@ function refuseReservedConfigs(names: readonly string[]): void {
   for (const name of names) {
     const problem = reservedTopicConfigProblem(name);
     if (problem !== undefined) throw new ClusterError("INVALID_CONFIG", problem);
+  }
+}
+
+/**
+ * Kafka's ReplicationControlManager.createTopic: a manual partition assignment leaves the partition count and
+ * replication factor to it (-1 in the request). Both given, the count was silently ignored: `numPartitions:
+ * 6` with one partition assigned made a topic of one partition.
+ */
+function refuseCountsWithAssignment(request: CreateTopicRequest): void {
+  if (request.replicaAssignment === undefined) return;
+  for (const [field, value] of [
+    ["replication factor", request.replicationFactor],
+    ["numPartitions", request.numPartitions],
+  ] as const) {
+    if (value !== undefined && value !== -1) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `A manual partition assignment was specified, but ${field} was not set to -1: topic '${request.name}' gets its partitions and replicas from replicaAssignment, so leave out numPartitions and replicationFactor (got ${shownValue(value)})`,
+      );
+    }
   }
 }

@@ -351,10 +351,23 @@ export class Controller {
     this.checkAvailable("create partitions");
     const topic = this.requireTopic(name);
     const current = topic.partitions.length;
-    if (!Number.isInteger(totalCount) || totalCount <= current) {
+    if (!Number.isInteger(totalCount)) {
       throw new ClusterError(
         "INVALID_PARTITIONS",
-        `topic '${name}' has ${current} partitions; the new count must be larger, got ${totalCount}`,
+        `the new partition count of topic '${name}' must be a whole number (the new total, larger than its ${current}), got ${shownValue(totalCount)}`,
+      );
+    }
+    // Kafka's ReplicationControlManager.createPartitions: partitions are only ever added.
+    if (totalCount === current) {
+      throw new ClusterError(
+        "INVALID_PARTITIONS",
+        `Topic already has ${current} partition(s): topic '${name}' keeps them; give a larger count (the new total) to add partitions`,
+      );
+    }
+    if (totalCount < current) {
+      throw new ClusterError(
+        "INVALID_PARTITIONS",
+        `The topic ${name} currently has ${current} partition(s); ${totalCount} would not be an increase. Kafka never removes partitions: give a count larger than ${current} (the new total)`,
       );
     }
     const rf = replicationFactor ?? topic.partitions[0]?.replicas.length ?? 1;

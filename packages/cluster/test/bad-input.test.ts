@@ -2,26 +2,7 @@ import { describe, expect, it } from "vitest";
 import { EmbeddedKafka, KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "../src/index";
 import { clientCluster } from "./clients-helpers";
 import { testCluster } from "./helpers";
-
-/** Expects `work` to fail with `errorName` and a message matching `message`. */
-async function expectRefused(work: Promise<unknown>, errorName: string, message: RegExp): Promise<void> {
-  const error = await work.then(
-    () => undefined,
-    (e: unknown) => e as Error & { errorName?: string },
-  );
-  expect(error?.errorName, String(error)).toBe(errorName);
-  expect(error?.message).toMatch(message);
-}
-
-/** The error `make` throws (it must throw: a call that goes through fails the test). */
-function refused(make: () => unknown): Error & { errorName?: string } {
-  try {
-    make();
-  } catch (error) {
-    return error as Error & { errorName?: string };
-  }
-  throw new Error("expected a refusal");
-}
+import { expectRefused, refused } from "./refusals";
 
 describe("the embedded cluster refuses bad input with a typed error that says what to pass", () => {
   it("a message whose value or key is not a Buffer, a string or null, or messages not in an array", async () => {

@@ -62,3 +62,56 @@ export function checkDeleteTopicsArguments(args: unknown): void {
     }
   });
 }
+
+/**
+ * What `admin.createPartitions(args)` is given, as kafkajs's admin checks it: `createPartitions()` failed
+ * with "Cannot read properties of undefined (reading 'topicPartitions')".
+ */
+export function checkCreatePartitionsArguments(args: unknown): void {
+  const refuse = (what: string) =>
+    new ClusterError("INVALID_REQUEST", `admin.createPartitions(args): ${what}`);
+  const topicPartitions = (args as { topicPartitions?: unknown } | null | undefined)?.topicPartitions;
+  if (!Array.isArray(topicPartitions)) {
+    throw refuse(
+      `Invalid topic partitions array ${shownValue(topicPartitions)}: pass { topicPartitions: [{ topic: "orders", count: 6 }] } (count is the new total)`,
+    );
+  }
+  if (topicPartitions.length === 0) {
+    throw refuse('Empty topic partitions array: name a topic, as [{ topic: "orders", count: 6 }]');
+  }
+  topicPartitions.forEach((entry: unknown, index) => {
+    const topic = (entry as { topic?: unknown } | null | undefined)?.topic;
+    if (typeof topic !== "string") {
+      throw refuse(
+        `Invalid topic partitions array, the topic names have to be a valid string: topicPartitions[${index}].topic is ${shownValue(topic)}`,
+      );
+    }
+  });
+  const names = topicPartitions.map((entry: { topic: string }) => entry.topic);
+  if (new Set(names).size < names.length) {
+    throw refuse("Invalid topic partitions array, it cannot have multiple entries for the same topic");
+  }
+}
+
+/**
+ * What `admin.fetchTopicMetadata(args)` is given: `{ topics: "orders" }` failed with "topics.map is not a
+ * function".
+ */
+export function checkFetchTopicMetadataArguments(args: unknown): void {
+  const refuse = (what: string) =>
+    new ClusterError("INVALID_REQUEST", `admin.fetchTopicMetadata(args): ${what}`);
+  if (args === undefined) return;
+  const topics = (args as { topics?: unknown } | null)?.topics;
+  if (args === null || typeof args !== "object" || (topics !== undefined && !Array.isArray(topics))) {
+    throw refuse(
+      `Invalid topics array ${shownValue(topics ?? args)}: pass { topics: ["orders"] }, or nothing for every topic`,
+    );
+  }
+  (topics ?? []).forEach((topic: unknown, index: number) => {
+    if (typeof topic !== "string") {
+      throw refuse(
+        `Invalid topics array, the names must be a valid string: topics[${index}] is ${shownValue(topic)}`,
+      );
+    }
+  });
+}

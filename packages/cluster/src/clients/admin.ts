@@ -2,9 +2,24 @@ import type { AclBinding, AclBindingFilter, AclOperation, AclPatternType, AclRes
 import type { ConfigResourceDescription, ConfigSourceName } from "../admin-handler";
 import type { AlterConfigOp } from "../controller";
 import { ClusterError } from "../errors";
+import { shownValue } from "../shown-value";
 import type { TopicPartition } from "../transaction-coordinator";
-import { checkCreateTopicsArguments, checkDeleteTopicsArguments } from "./admin-argument-checks";
+import { checkAclFilter, checkCreateAclsArguments, checkDeleteAclsArguments } from "./acl-argument-checks";
+import {
+  checkCreatePartitionsArguments,
+  checkCreateTopicsArguments,
+  checkDeleteTopicsArguments,
+  checkFetchTopicMetadataArguments,
+} from "./admin-argument-checks";
+import { checkConfigResources } from "./config-argument-checks";
+import {
+  checkFetchOffsetsTopics,
+  checkGroupIds,
+  checkSetOffsetsPartitions,
+  groupIdArgument,
+} from "./group-offsets-argument-checks";
 import type { ClientContext } from "./kafka";
+import { offsetArgument, partitionArgument, topicArgument } from "./offset-argument";
 import { Retrier, type RetryOptions, sleep } from "./retry";
 import {
   type AclEntry,
@@ -204,6 +219,7 @@ export class Admin {
     timeout?: number;
     topicPartitions: { topic: string; count: number; assignments?: number[][] }[];
   }): Promise<boolean> {
+    checkCreatePartitionsArguments(args);
     const failed = this.handler.createPartitions(this.ctx, args.topicPartitions).find((r) => r.error);
     if (failed?.error) throw failed.error;
     return true;
@@ -216,6 +232,7 @@ export class Admin {
 
   /** Topic metadata (kafkajs shape, plus topicId and leaderEpoch); all describable topics if none named. */
   async fetchTopicMetadata(args: { topics?: string[] } = {}): Promise<{ topics: TopicMetadataView[] }> {
+    checkFetchTopicMetadataArguments(args);
     const topics = this.handler.metadata(
       this.ctx,
       args.topics && args.topics.length > 0 ? args.topics : undefined,
@@ -247,7 +264,7 @@ export class Admin {
   async fetchTopicOffsets(
     topic: string,
   ): Promise<{ partition: number; offset: string; high: string; low: string }[]> {
-    const partitions = this.partitionsOf(topic);
+    const partitions = this.partitionsOf(topicArgument(topic, "admin.fetchTopicOffsets(topic)"));
     return this.retrier.run(() =>
       partitions.map((partition) => {
         const high = this.handler.listOffsets(this.ctx, topic, partition, -1n).offset;
@@ -262,7 +279,14 @@ export class Admin {
     topic: string,
     timestamp?: number,
   ): Promise<{ partition: number; offset: string }[]> {
-    const partitions = this.partitionsOf(topic);
+    const where = "admin.fetchTopicOffsetsByTimestamp(topic, timestamp)";
+    const partitions = this.partitionsOf(topicArgument(topic, where));
+    if (timestamp !== undefined && !(Number.isSafeInteger(timestamp) && timestamp >= 0)) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `${where}: the timestamp is milliseconds since the epoch, a whole number 0 or more, such as ${1_700_000_000_000}; got ${shownValue(timestamp)}`,
+      );
+    }
     return this.retrier.run(() =>
       partitions.map((partition) => {
         let offset = -1n;
@@ -279,12 +303,20 @@ export class Admin {
     topic: string;
     partitions: { partition: number; offset: string }[];
   }): Promise<void> {
-    const results = await this.retrier.run(() => {
-      const r = this.handler.deleteRecords(
-        this.ctx,
-        args.topic,
-        args.partitions.map((p) => ({ partition: p.partition, offset: BigInt(p.offset) })),
+    const where = "admin.deleteTopicRecords(args)";
+    const topic = topicArgument((args as { topic?: unknown } | undefined)?.topic, where);
+    if (!Array.isArray(args.partitions)) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `${where}: Invalid partitions ${shownValue(args.partitions)}: pass partitions: [{ partition: 0, offset: "42" }] ("-1": the high watermark)`,
       );
+    }
+    const partitions = args.partitions.map((p) => ({
+      partition: partitionArgument(p?.partition, where),
+      offset: offsetArgument(p.offset, where, [-1n]),
+    }));
+    const results = await this.retrier.run(() => {
+      const r = this.handler.deleteRecords(this.ctx, topic, partitions);
       const failed = r.find((x) => x.error);
       if (failed?.error) throw failed.error;
       return r;
@@ -297,6 +329,7 @@ export class Admin {
     resources: ResourceConfigQuery[];
     includeSynonyms?: boolean;
   }): Promise<DescribeConfigResponse> {
+    checkConfigResources(args, "admin.describeConfigs(args)", "configNames");
     const described = this.handler.describeConfigs(
       this.ctx,
       args.resources.map((r) => ({
@@ -315,6 +348,7 @@ export class Admin {
     validateOnly?: boolean;
     resources: IResourceConfig[];
   }): Promise<AlterConfigsResponse> {
+    checkConfigResources(args, "admin.alterConfigs(args)", "configEntries");
     const results = this.handler.alterConfigs(
       this.ctx,
       args.resources.map((r) => ({ ...configResource(r), entries: r.configEntries })),
@@ -338,6 +372,7 @@ export class Admin {
     validateOnly?: boolean;
     resources: IncrementalResourceConfig[];
   }): Promise<{ resources: { errorCode: number; resourceName: string; resourceType: number }[] }> {
+    checkConfigResources(args, "admin.incrementalAlterConfigs(args)", "incremental");
     const results = this.handler.incrementalAlterConfigs(
       this.ctx,
       args.resources.map((r) => ({
@@ -386,6 +421,7 @@ export class Admin {
 
   /** Group descriptions; a group the principal may not describe throws GROUP_AUTHORIZATION_FAILED. */
   async describeGroups(groupIds: string[]): Promise<{ groups: GroupDescriptionView[] }> {
+    checkGroupIds(groupIds, "admin.describeGroups(groupIds)");
     const described = this.handler.describeGroups(this.ctx, groupIds);
     const failed = described.find((g) => g.error);
     if (failed?.error) throw failed.error;
@@ -419,7 +455,9 @@ export class Admin {
       partitions: { partition: number; offset: string; metadata: string | null; leaderEpoch: number }[];
     }[]
   > {
-    const committed = this.handler.offsetFetch(this.ctx, args.groupId);
+    const groupId = groupIdArgument(args, "admin.fetchOffsets(args)");
+    checkFetchOffsetsTopics(args.topics);
+    const committed = this.handler.offsetFetch(this.ctx, groupId);
     const topics = args.topics ?? [...new Set(committed.map((c) => c.topic))];
     return topics.map((topic) => {
       const partitions = this.partitionsOf(topic).map((partition) => {
@@ -442,28 +480,36 @@ export class Admin {
     topic: string;
     partitions: { partition: number; offset: string }[];
   }): Promise<void> {
-    const { groupId, topic } = args;
+    const where = "admin.setOffsets(args)";
+    const groupId = groupIdArgument(args, where);
+    const topic = topicArgument(args.topic, where);
+    checkSetOffsetsPartitions(args.partitions);
     const offsets = args.partitions.map((p) => {
-      let offset = BigInt(p.offset);
+      const partition = partitionArgument(p?.partition, where);
+      let offset = offsetArgument(p.offset, where, [-2n, -1n]);
       if (offset === -1n || offset === -2n)
-        offset = this.handler.listOffsets(this.ctx, topic, p.partition, offset).offset;
-      return { topic, partition: p.partition, offset };
+        offset = this.handler.listOffsets(this.ctx, topic, partition, offset).offset;
+      return { topic, partition, offset };
     });
     this.handler.alterGroupOffsets(this.ctx, groupId, offsets);
   }
 
   /** Resets a group's offsets of a topic to the earliest (or, by default, the latest) offsets. */
   async resetOffsets(args: { groupId: string; topic: string; earliest?: boolean }): Promise<void> {
+    const where = "admin.resetOffsets(args)";
+    const groupId = groupIdArgument(args, where);
+    const topic = topicArgument(args.topic, where);
     const at = args.earliest ? "-2" : "-1";
     await this.setOffsets({
-      groupId: args.groupId,
-      topic: args.topic,
-      partitions: this.partitionsOf(args.topic).map((partition) => ({ partition, offset: at })),
+      groupId,
+      topic,
+      partitions: this.partitionsOf(topic).map((partition) => ({ partition, offset: at })),
     });
   }
 
   /** Deletes Empty groups and their offsets; the first failure is thrown. */
   async deleteGroups(groupIds: string[]): Promise<{ groupId: string; errorCode: number }[]> {
+    checkGroupIds(groupIds, "admin.deleteGroups(groupIds)");
     const results = this.handler.deleteGroups(this.ctx, groupIds);
     const failed = results.find((r) => r.error);
     if (failed?.error) throw failed.error;
@@ -472,6 +518,7 @@ export class Admin {
 
   /** Creates ACLs (kafkajs's numeric enums); ALTER on the CLUSTER is needed. */
   async createAcls(args: { acl: AclEntry[] }): Promise<boolean> {
+    checkCreateAclsArguments(args);
     this.handler.createAcls(this.ctx, args.acl.map(toBinding));
     return true;
   }
@@ -488,6 +535,7 @@ export class Admin {
       acls: { principal: string; host: string; operation: number; permissionType: number }[];
     }[];
   }> {
+    checkAclFilter(filter, "admin.describeAcls(filter)");
     const bindings = this.handler.describeAcls(this.ctx, toFilter(filter));
     const resources = new Map<
       string,
@@ -528,6 +576,7 @@ export class Admin {
       matchingAcls: (AclEntry & { errorCode: number; errorMessage: string | null })[];
     }[];
   }> {
+    checkDeleteAclsArguments(args);
     const removed = this.handler.deleteAcls(this.ctx, args.filters.map(toFilter));
     return {
       filterResponses: removed.map((list) => ({

@@ -1,8 +1,15 @@
 import type { IsolationLevel } from "@cluster-mirror/log";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { ClusterError } from "../errors";
+import { shownValue } from "../shown-value";
 import type { TopicPartition } from "../transaction-coordinator";
+import {
+  checkRunConfig,
+  checkSubscribeArguments,
+  checkTopicPartitionsArgument,
+} from "./consumer-argument-checks";
 import type { ClientContext } from "./kafka";
+import { offsetArgument, partitionArgument, topicArgument } from "./offset-argument";
 import { decodeFetch } from "./records";
 import { isRetriable, Retrier, type RetryOptions, sleep } from "./retry";
 import type { KafkaMessage, TopicPartitionOffsetAndMetadata } from "./types";
@@ -189,7 +196,8 @@ export class Consumer {
 
   /** Adds topics (names, or regular expressions matched against the topics existing now). */
   async subscribe(args: ConsumerSubscribeTopics): Promise<void> {
-    const topics = [...(args.topics ?? []), ...(args.topic === undefined ? [] : [args.topic])];
+    checkSubscribeArguments(args);
+    const topics = [...(args.topics ?? []), ...(args.topic ? [args.topic] : [])];
     if (topics.length === 0) throw new ClusterError("INVALID_REQUEST", "subscribe needs a topic or topics");
     for (const topic of topics)
       this.subscriptions.push({ topic, fromBeginning: args.fromBeginning ?? false });
@@ -200,9 +208,7 @@ export class Consumer {
   async run(config: ConsumerRunConfig = {}): Promise<void> {
     this.checkConnected();
     if (this.running) throw new ClusterError("INVALID_REQUEST", "the consumer is already running");
-    if (!config.eachMessage && !config.eachBatch) {
-      throw new ClusterError("INVALID_REQUEST", "run needs eachMessage or eachBatch");
-    }
+    checkRunConfig(config);
     this.running = true;
     this.loop = this.runLoop(config);
   }
@@ -241,10 +247,22 @@ export class Consumer {
    */
   async commitOffsets(offsets?: TopicPartitionOffsetAndMetadata[]): Promise<void> {
     this.client.cluster.ensureOpen("commit offsets");
+    // A disconnected consumer left its group: its commit would land as a standalone commit, under the group's
+    // current members (Kafka's KafkaConsumer: "This consumer has already been closed.").
+    this.checkConnected();
+    if (offsets !== undefined && !Array.isArray(offsets)) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        `consumer.commitOffsets(offsets): pass an array such as [{ topic: "orders", partition: 0, offset: "42" }], or nothing for the processed offsets; got ${shownValue(offsets)}`,
+      );
+    }
     const list =
       offsets?.map((o) => {
         const state = this.states.get(key(o.topic, o.partition));
-        const offset = BigInt(o.offset);
+        const where = "consumer.commitOffsets(offsets)";
+        topicArgument(o.topic, where);
+        partitionArgument(o.partition, where);
+        const offset = offsetArgument(o.offset, where);
         const leaderEpoch = state?.resolved?.offset === offset ? state.resolved.leaderEpoch : -1;
         return {
           topic: o.topic,
@@ -274,7 +292,10 @@ export class Consumer {
 
   /** Moves a partition's position; applied at once if assigned, else when it is. */
   seek(args: { topic: string; partition: number; offset: string }): void {
-    const offset = BigInt(args.offset);
+    const where = "consumer.seek(args)";
+    topicArgument(args?.topic, where);
+    partitionArgument(args.partition, where);
+    const offset = offsetArgument(args.offset, where, [-2n, -1n]);
     const state = this.states.get(key(args.topic, args.partition));
     if (state && offset >= 0n) {
       state.position = offset;
@@ -288,11 +309,13 @@ export class Consumer {
 
   /** Stops fetching from partitions (all of a topic when `partitions` is omitted). */
   pause(topics: { topic: string; partitions?: number[] }[]): void {
+    checkTopicPartitionsArgument(topics, "consumer.pause(topics)");
     for (const k of this.keysOf(topics)) this.pausedKeys.add(k);
   }
 
   /** Resumes paused partitions. */
   resume(topics: { topic: string; partitions?: number[] }[]): void {
+    checkTopicPartitionsArgument(topics, "consumer.resume(topics)");
     for (const k of this.keysOf(topics)) this.pausedKeys.delete(k);
   }
 

@@ -4,7 +4,7 @@ import type { ClientContext } from "./kafka";
 import { createDefaultPartitioner, type Partitioner } from "./partitioner";
 import { encodeMessages } from "./records";
 import { isRetriable, Retrier, type RetryOptions, sleep } from "./retry";
-import { checkTopicMessages } from "./send-checks";
+import { checkSendBatch, checkSendOptions, checkSendRecord, checkTopicMessages } from "./send-checks";
 import { Transaction, type TransactionState } from "./transaction";
 import type { Message, ProducerBatch, ProducerRecord, RecordMetadata } from "./types";
 
@@ -119,6 +119,8 @@ export class Producer {
         `producer '${this.transactionalId}' is transactional: send inside a transaction (await producer.transaction()).send(...)`,
       );
     }
+    checkSendRecord(record, "producer.send(record)");
+    checkSendOptions(record, "producer.send(record)");
     return this.sendTopics([{ topic: record.topic, messages: record.messages }], record, undefined);
   }
 
@@ -130,7 +132,9 @@ export class Producer {
         `producer '${this.transactionalId}' is transactional: use transaction.sendBatch(...)`,
       );
     }
-    return this.sendTopics(batch.topicMessages, batch, undefined);
+    checkSendBatch(batch, "producer.sendBatch(batch)");
+    checkSendOptions(batch, "producer.sendBatch(batch)");
+    return this.sendTopics(batch.topicMessages ?? [], batch, undefined);
   }
 
   /**

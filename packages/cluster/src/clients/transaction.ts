@@ -3,6 +3,7 @@ import { KafkaError } from "@cluster-mirror/protocol";
 import { ClusterError } from "../errors";
 import type { ClientContext } from "./kafka";
 import type { Retrier } from "./retry";
+import { checkSendBatch, checkSendOptions, checkSendRecord } from "./send-checks";
 import type { Message, ProducerBatch, ProducerRecord, RecordMetadata } from "./types";
 
 /** What a transaction and its producer share. */
@@ -65,13 +66,17 @@ export class Transaction {
   /** Produces to one topic inside the transaction. */
   async send(record: ProducerRecord): Promise<RecordMetadata[]> {
     this.checkActive();
+    checkSendRecord(record, "transaction.send(record)");
+    checkSendOptions(record, "transaction.send(record)");
     return this.deps.send([{ topic: record.topic, messages: record.messages }], record);
   }
 
   /** Produces to several topics inside the transaction. */
   async sendBatch(batch: ProducerBatch): Promise<RecordMetadata[]> {
     this.checkActive();
-    return this.deps.send(batch.topicMessages, batch);
+    checkSendBatch(batch, "transaction.sendBatch(batch)");
+    checkSendOptions(batch, "transaction.sendBatch(batch)");
+    return this.deps.send(batch.topicMessages ?? [], batch);
   }
 
   /** Adds consumer offsets to the transaction: they are committed with it, or dropped if it aborts. */

@@ -33,6 +33,7 @@ function destination(open: Producer[], live: Producer[] | undefined | "no port")
   const dest: Partial<DestinationCluster> = {
     clusterId: "destination",
     leaderOf: () => 0,
+    leaderEpochOf: () => 0,
     replica: () => replica,
     ...(live === "no port" ? {} : { liveTransactions: () => live }),
   };

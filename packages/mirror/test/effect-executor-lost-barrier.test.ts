@@ -48,6 +48,7 @@ function destination(options: { held?: boolean; autoReplicate?: boolean; localDa
   const dest: Partial<DestinationCluster> = {
     clusterId: "destination",
     leaderOf: () => leader,
+    leaderEpochOf: () => 0,
     replica: (id) => replicas[id],
     setMirrorReadOnly: (_topic, _partition, readOnly) => {
       held = held && readOnly;

@@ -19,6 +19,7 @@ function destination(topicId: string | undefined) {
   const dest: Partial<DestinationCluster> = {
     clusterId: "destination",
     leaderOf: () => 0,
+    leaderEpochOf: () => 0,
     replica: () => replica,
     topicIdOf: () => topicId,
   };

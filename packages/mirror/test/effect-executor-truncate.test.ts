@@ -21,7 +21,7 @@ function replicaOver(log: PartitionLog): LocalReplica {
 
 /** A destination whose data partition is led by `replica`. */
 function destinationOf(replica: LocalReplica): Partial<DestinationCluster> {
-  return { clusterId: "destination", leaderOf: () => 0, replica: () => replica };
+  return { clusterId: "destination", leaderOf: () => 0, leaderEpochOf: () => 0, replica: () => replica };
 }
 
 describe("effect executor: PREPARING's truncation to the LME", () => {

@@ -22,6 +22,13 @@ describe("a destination leader replica that stops leading in the middle of a ste
     }
   });
 
+  it("names the leader the step ran on; a step that found no running leader names none", () => {
+    const ranOn = { leader: 2, leaderEpoch: 7 };
+    const moved = leaderMovedOnDestination(new ClusterError("NOT_LEADER_OR_FOLLOWER", "not leader"), ranOn);
+    expect(moved).toMatchObject({ ranOn });
+    expect(new NoDestinationLeaderError("orders-0 has no running leader").ranOn).toBeUndefined();
+  });
+
   it("any other error stays as it is", () => {
     const storage = new ClusterError("KAFKA_STORAGE_ERROR", "disk full");
     const plain = new Error("boom");

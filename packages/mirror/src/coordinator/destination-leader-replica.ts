@@ -1,5 +1,5 @@
 import type { LocalReplica } from "../ports";
-import { leaderMovedOnDestination } from "./no-destination-leader-error";
+import { type DestinationLeaderRanOn, leaderMovedOnDestination } from "./no-destination-leader-error";
 
 /**
  * The leader replica a partition step runs on, as the executor hands it out: each call goes to `replica`,
@@ -7,10 +7,14 @@ import { leaderMovedOnDestination } from "./no-destination-leader-error";
  * broker crashed while the step waited for the in-sync replicas: NOT_LEADER_OR_FOLLOWER) becomes a
  * NoDestinationLeaderError, so the FAILED it commits retries at the election of the next leader, not at the
  * end of its backoff. Only the destination's replica is wrapped: the same errors from the source say nothing
- * of a destination election.
+ * of a destination election. `ranOn`, the leader and epoch the metadata named as the step took the replica,
+ * goes with the error: its FAILED retries at once only under a newer one.
  */
 export class DestinationLeaderReplica implements LocalReplica {
-  constructor(private readonly replica: LocalReplica) {}
+  constructor(
+    private readonly replica: LocalReplica,
+    private readonly ranOn?: DestinationLeaderRanOn,
+  ) {}
 
   get topic(): string {
     return this.replica.topic;
@@ -72,7 +76,7 @@ export class DestinationLeaderReplica implements LocalReplica {
   }
   awaitReplicated(offset: bigint): Promise<void> {
     return this.call(() => this.replica.awaitReplicated(offset)).catch((error: unknown) => {
-      throw leaderMovedOnDestination(error);
+      throw leaderMovedOnDestination(error, this.ranOn);
     });
   }
   setReadOnly(readOnly: boolean): void {
@@ -83,7 +87,7 @@ export class DestinationLeaderReplica implements LocalReplica {
     try {
       return f();
     } catch (error) {
-      throw leaderMovedOnDestination(error);
+      throw leaderMovedOnDestination(error, this.ranOn);
     }
   }
 }

@@ -23,7 +23,7 @@ import type {
   SourceCluster,
 } from "../ports";
 import { DestinationLeaderReplica } from "./destination-leader-replica";
-import { NoDestinationLeaderError } from "./no-destination-leader-error";
+import { type DestinationLeaderRanOn, NoDestinationLeaderError } from "./no-destination-leader-error";
 import type { PartitionRuntime } from "./partition-runtime";
 import { lastMirrorEpochRecord, partitionStateRecord } from "./state-records";
 import type { AppendOutcome, StateWriteBatcher } from "./state-write-batcher";
@@ -58,7 +58,8 @@ type Timer = (typeof TIMERS)[number];
  * partition's leader (the step found none, or the one it ran on stopped leading meanwhile:
  * NoDestinationLeaderError) or the source (BROKER_NOT_AVAILABLE, a lost connection). `EffectExecutor.retryNow`
  * fires the retry early only once that ended; a FAILED whose leader was elected before it committed retries
- * at once.
+ * at once (for a step the leader itself refused, only a newer leader than that one: see
+ * `EffectExecutor.hasNewRunningLeader`).
  */
 export type RetryWaitsFor = "leader" | "source";
 
@@ -135,11 +136,12 @@ export class EffectExecutor {
   private readonly timers = new Map<string, { cancel: Cancel; fire: () => void; waitsFor?: RetryWaitsFor }>();
   /**
    * For each partition, what the step failure it reported last waits out (see {@link RetryWaitsFor}), with
-   * that step's `stateEpoch`: the FAILED it commits arms its retry timer with it.
+   * that step's `stateEpoch` and, for a step the destination leader refused, that leader: the FAILED it
+   * commits arms its retry timer with it.
    */
   private readonly failureWaits = new WeakMap<
     PartitionRuntime,
-    { stateEpoch: number; waitsFor: RetryWaitsFor }
+    { stateEpoch: number; waitsFor: RetryWaitsFor; ranOn?: DestinationLeaderRanOn }
   >();
   /** For each controller step refused with NOT_CONTROLLER: until when it is asked again, and how often so far. */
   private readonly controllerWaits = new WeakMap<MirrorPartitionEffect, { until: number; attempt: number }>();
@@ -180,8 +182,9 @@ export class EffectExecutor {
         // The fault this FAILED waits out, when the step failure that failed it said which.
         const cause = this.failureWaits.get(p);
         this.failureWaits.delete(p);
-        const waitsFor =
-          cause !== undefined && cause.stateEpoch < effect.params.stateEpoch ? cause.waitsFor : undefined;
+        const current =
+          cause !== undefined && cause.stateEpoch < effect.params.stateEpoch ? cause : undefined;
+        const waitsFor = current?.waitsFor;
         const fire = () =>
           p.send({
             type: "RETRY_TIMER_FIRED",
@@ -190,7 +193,7 @@ export class EffectExecutor {
           });
         // A leader elected between the step's failure and this FAILED's commit (a crashed leader the
         // controller fenced at once) told no one: its election came before there was a retry to bring on.
-        const ended = waitsFor === "leader" && this.hasRunningLeader(p.key);
+        const ended = waitsFor === "leader" && this.hasNewRunningLeader(p.key, current?.ranOn);
         this.after(p, "retry", ended ? 0 : effect.params.delayMs, fire, waitsFor);
         return;
       }
@@ -904,26 +907,40 @@ export class EffectExecutor {
     meanwhile = "the step is retried after the election",
   ): LocalReplica {
     this.requireSameTopic(key);
-    const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
-    const replica = leader >= 0 ? this.ctx.destination.replica(leader, key.topic, key.partition) : undefined;
+    const destination = this.ctx.destination;
+    const leader = destination.leaderOf(key.topic, key.partition);
+    const replica = leader >= 0 ? destination.replica(leader, key.topic, key.partition) : undefined;
     if (replica === undefined) {
       throw new NoDestinationLeaderError(
         `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}); ${meanwhile}`,
       );
     }
-    return new DestinationLeaderReplica(replica);
+    const leaderEpoch = destination.leaderEpochOf(key.topic, key.partition);
+    return new DestinationLeaderReplica(replica, { leader, leaderEpoch });
   }
 
   /**
    * Whether the destination partition has a running leader a step can run on now (its replica leads there,
-   * and its broker runs the mirror's fetchers): what a FAILED waiting for a leader waits for.
+   * and its broker runs the mirror's fetchers): what a FAILED waiting for a leader waits for. After a step
+   * that leader itself refused (`ranOn`: it said it no longer leads), only another leader or a newer epoch
+   * ends the wait, as Kafka's producer skips its retry backoff only for a newer leader epoch (KIP-951,
+   * `ProducerBatch.hasLeaderChangedForTheOngoingRetry`): a leader whose metadata lags the controller's (a
+   * broker whose owed truncation failed on a full disk keeps its old epoch) refuses every retry alike, and
+   * each at once used up the budget's attempts in a moment (FAILED for good, waiting for an operator).
    */
-  private hasRunningLeader(key: MirrorPartitionKey): boolean {
-    const leader = this.ctx.destination.leaderOf(key.topic, key.partition);
+  private hasNewRunningLeader(key: MirrorPartitionKey, ranOn: DestinationLeaderRanOn | undefined): boolean {
+    const destination = this.ctx.destination;
+    const leader = destination.leaderOf(key.topic, key.partition);
+    if (
+      leader < 0 ||
+      destination.replica(leader, key.topic, key.partition) === undefined ||
+      this.ctx.fetchers(leader) === undefined
+    )
+      return false;
     return (
-      leader >= 0 &&
-      this.ctx.destination.replica(leader, key.topic, key.partition) !== undefined &&
-      this.ctx.fetchers(leader) !== undefined
+      ranOn === undefined ||
+      leader !== ranOn.leader ||
+      destination.leaderEpochOf(key.topic, key.partition) > ranOn.leaderEpoch
     );
   }
 
@@ -1014,7 +1031,10 @@ export class EffectExecutor {
     if (p.isStill(stateEpoch) && p.snapshot?.context.record.state !== "FAILED") {
       const waitsFor = retryWaitsFor(error);
       if (waitsFor === undefined) this.failureWaits.delete(p);
-      else this.failureWaits.set(p, { stateEpoch, waitsFor });
+      else {
+        const ranOn = error instanceof NoDestinationLeaderError ? error.ranOn : undefined;
+        this.failureWaits.set(p, { stateEpoch, waitsFor, ...(ranOn === undefined ? {} : { ranOn }) });
+      }
     }
     p.send(this.failureOf(stateEpoch, error));
   }

@@ -1,5 +1,16 @@
 import { ClusterError } from "@cluster-mirror/cluster";
 
+/**
+ * The destination leader a step ran on, as the metadata named it when the step took its replica: a FAILED
+ * whose step that leader refused retries at once only under a newer one (Kafka's producer, KIP-951: a
+ * batch refused with NOT_LEADER_OR_FOLLOWER skips its backoff only once the metadata names a newer leader
+ * epoch, `ProducerBatch.hasLeaderChangedForTheOngoingRetry`).
+ */
+export interface DestinationLeaderRanOn {
+  readonly leader: number;
+  readonly leaderEpoch: number;
+}
+
 /** The Kafka errors a destination leader replica answers a step with when it no longer leads it. */
 export type DestinationLeaderMovedName =
   | "LEADER_NOT_AVAILABLE"
@@ -24,22 +35,33 @@ const LEADER_MOVED: ReadonlySet<string> = new Set<DestinationLeaderMovedName>([
  * at the LeaderAndIsr / metadata change (ReplicaManager.applyDelta), not on a timer.
  */
 export class NoDestinationLeaderError extends ClusterError {
+  /**
+   * The leader that refused the step (its replica's own answer): undefined when the step found no running
+   * leader at all, which any running leader ends.
+   */
+  readonly ranOn: DestinationLeaderRanOn | undefined;
+
   constructor(
     message: string,
     errorName: DestinationLeaderMovedName = "LEADER_NOT_AVAILABLE",
-    options?: ErrorOptions,
+    options?: ErrorOptions & { ranOn?: DestinationLeaderRanOn },
   ) {
     super(errorName, message, options);
+    this.ranOn = options?.ranOn;
   }
 }
 
 /**
- * `error`, thrown by a destination leader replica, as a {@link NoDestinationLeaderError} (same name and
- * message, `error` as its cause) when it says that replica no longer leads; any other error as it is.
+ * `error`, thrown by a destination leader replica (the leader `ranOn`), as a {@link NoDestinationLeaderError}
+ * (same name and message, `error` as its cause) when it says that replica no longer leads; any other error
+ * as it is.
  */
-export function leaderMovedOnDestination(error: unknown): unknown {
+export function leaderMovedOnDestination(error: unknown, ranOn?: DestinationLeaderRanOn): unknown {
   if (error instanceof NoDestinationLeaderError || !(error instanceof Error)) return error;
   const name = (error as { errorName?: unknown }).errorName;
   if (typeof name !== "string" || !LEADER_MOVED.has(name)) return error;
-  return new NoDestinationLeaderError(error.message, name as DestinationLeaderMovedName, { cause: error });
+  return new NoDestinationLeaderError(error.message, name as DestinationLeaderMovedName, {
+    cause: error,
+    ...(ranOn === undefined ? {} : { ranOn }),
+  });
 }

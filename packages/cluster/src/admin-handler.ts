@@ -155,7 +155,7 @@ export class AdminHandler {
   /** CreatePartitions: ALTER on each TOPIC; `count` is the new total. */
   createPartitions(
     ctx: RequestContext,
-    requests: readonly { topic: string; count: number }[],
+    requests: readonly { topic: string; count: number; assignments?: readonly (readonly number[])[] }[],
   ): TopicResult[] {
     return requests.map((r) =>
       this.perTopic(r.topic, () => {
@@ -171,7 +171,12 @@ export class AdminHandler {
             `${r.topic} is a mirror topic (mirror '${mirrorName!.replace(/\.(paused|removed)$/, "")}') and read-only: raise its partitions on the source, and the mirror's metadata sync adds them here`,
           );
         }
-        this.cluster.controller.createPartitions(r.topic, r.count);
+        this.cluster.controller.createPartitions(
+          r.topic,
+          r.count,
+          undefined,
+          r.assignments === undefined ? {} : { assignments: r.assignments },
+        );
         return {};
       }),
     );

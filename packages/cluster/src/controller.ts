@@ -9,6 +9,7 @@ import type {
   RemoveAclRecord,
 } from "./metadata-records";
 import { asksForMirroring, becomesMirror, MIRROR_NAME_CONFIG } from "./mirror-read-only";
+import { checkAddedPartitionAssignments } from "./partition-assignments";
 import { settlesAny } from "./pending-truncation";
 import type { Random } from "./random";
 import { shownValue } from "./shown-value";
@@ -39,6 +40,12 @@ export interface CreateTopicRequest {
 /** Kafka's `validateOnly` of CreateTopics and CreatePartitions: every check, no change. */
 export interface ValidateOnlyOption {
   validateOnly?: boolean;
+}
+
+/** What CreatePartitions takes beside the count: `validateOnly`, and the added partitions' replicas. */
+export interface CreatePartitionsOptions extends ValidateOnlyOption {
+  /** One replica list (broker ids, preferred leader first) per added partition; none: placed round-robin. */
+  assignments?: readonly (readonly number[])[];
 }
 
 /** One change of an incremental alter configs request (Kafka's AlterConfigOp). */
@@ -346,7 +353,7 @@ export class Controller {
     name: string,
     totalCount: number,
     replicationFactor?: number,
-    options: ValidateOnlyOption = {},
+    options: CreatePartitionsOptions = {},
   ): void {
     this.checkAvailable("create partitions");
     const topic = this.requireTopic(name);
@@ -371,12 +378,18 @@ export class Controller {
       );
     }
     const rf = replicationFactor ?? topic.partitions[0]?.replicas.length ?? 1;
-    if (options.validateOnly) {
+    // Kafka's ReplicationControlManager.createPartitions: the added partitions' replicas as the request
+    // assigns them, else placed as a new topic's are.
+    const { assignments } = options;
+    if (assignments !== undefined) {
+      checkAddedPartitionAssignments(name, current, totalCount - current, rf, assignments);
+    } else if (options.validateOnly) {
       this.checkPlacement(totalCount - current, rf);
       return;
     }
-    const assignment = this.assign(totalCount - current, rf);
-    this.checkAssignment(assignment);
+    const assignment = assignments?.map((replicas) => [...replicas]) ?? this.assign(totalCount - current, rf);
+    this.checkAssignment(assignment, current);
+    if (options.validateOnly) return;
     const records = assignment.map((replicas, i) => this.newPartition(topic.topicId, current + i, replicas));
     // A failed-over topic (`.removed`, every partition writable): no engine will ever clear a new partition's
     // flag, and without one its `mirror.name` alone would keep it read-only for good.
@@ -933,10 +946,11 @@ export class Controller {
     return { live, rf };
   }
 
-  private checkAssignment(assignment: number[][]): void {
+  private checkAssignment(assignment: number[][], firstPartition = 0): void {
     if (assignment.length === 0)
       throw new ClusterError("INVALID_PARTITIONS", "a topic needs at least one partition");
-    assignment.forEach((replicas, p) => {
+    assignment.forEach((replicas, i) => {
+      const p = firstPartition + i;
       if (replicas.length === 0 || new Set(replicas).size !== replicas.length) {
         throw new ClusterError(
           "INVALID_REPLICA_ASSIGNMENT",

@@ -178,5 +178,10 @@ describe("the admin client refuses bad arguments as kafkajs and Kafka do", () =>
     await run(admin.setOffsets({ groupId: "g", topic: "t", partitions: [{ partition: 1, offset: "0" }] }));
     const [fetched] = await run(admin.fetchOffsets({ groupId: "g", topics: ["t"] }));
     expect(fetched?.partitions.map((p) => p.offset)).toEqual(["-1", "0"]);
+    // kafkajs sends `topics: []` as null, Kafka's every topic: it answered nothing before.
+    for (const topics of [[], undefined]) {
+      const all = await run(admin.fetchOffsets({ groupId: "g", ...(topics ? { topics } : {}) }));
+      expect(all.map((t) => [t.topic, t.partitions.map((p) => p.offset)])).toEqual([["t", ["-1", "0"]]]);
+    }
   });
 });

@@ -100,11 +100,87 @@ describe("the consumer refuses bad arguments as kafkajs does, before they reach 
     expect(refused(() => consumer.resume([{ topic: "t", partitions: "0" }] as never)).message).toMatch(
       /^consumer.resume\(topics\): Array of valid partitions required for topic "t" instead of "0" \(a string\)/,
     );
+    // "Cannot read properties of null (reading 'topic')" before.
+    await expectRefused(
+      run(consumer.commitOffsets([null as never])),
+      "INVALID_REQUEST",
+      /^consumer.commitOffsets\(offsets\): Invalid topic undefined: name the topic/,
+    );
     expect(cluster.groups.fetchOffsets("g").size).toBe(0);
     // Good arguments still work: a seek to "-2" (earliest) and a commit.
     consumer.seek({ topic: "t", partition: 0, offset: "-2" });
     await run(consumer.commitOffsets([{ topic: "t", partition: 0, offset: "0" }]));
     expect(cluster.groups.fetchOffsets("g").get("t:0")?.offset).toBe(0n);
+  });
+
+  it("an offset past Kafka's int64 is refused, as kafkajs's Long refuses it; the largest long is taken", async () => {
+    const { kafka, run, cluster } = clientCluster();
+    await run(kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));
+    const consumer = kafka.consumer({ groupId: "g" });
+    await run(consumer.connect());
+    // Committed as the group's offset before: no OffsetCommit (an int64) can carry it.
+    for (const [offset, shown] of [
+      ["9223372036854775808", '"9223372036854775808" (a string)'],
+      [2n ** 63n, "9223372036854775808n (a bigint)"],
+    ] as const) {
+      const error = await run(
+        consumer.commitOffsets([{ topic: "t", partition: 0, offset: offset as never }]),
+      ).catch((e: Error & { errorName?: string }) => e);
+      expect(error).toMatchObject({
+        errorName: "INVALID_REQUEST",
+        message: `consumer.commitOffsets(offsets): Invalid offset, expected a long received ${shown}: an offset is at most 9223372036854775807 (Kafka's int64)`,
+      });
+    }
+    expect(
+      refused(() => consumer.seek({ topic: "t", partition: 0, offset: "9999999999999999999" })).message,
+    ).toMatch(
+      /^consumer.seek\(args\): Invalid offset, expected a long received "9999999999999999999" \(a string\): an offset is at most 9223372036854775807/,
+    );
+    expect(cluster.groups.fetchOffsets("g").size).toBe(0);
+    await run(consumer.commitOffsets([{ topic: "t", partition: 0, offset: "9223372036854775807" }]));
+    expect(cluster.groups.fetchOffsets("g").get("t:0")?.offset).toBe(2n ** 63n - 1n);
+  });
+
+  it("an offset given as a negative bigint is refused with what was wrong, not a TypeError of the message", async () => {
+    const { kafka, run } = clientCluster();
+    await run(kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));
+    const consumer = kafka.consumer({ groupId: "g" });
+    await run(consumer.connect());
+    // "TypeError: Do not know how to serialize a BigInt" before, thrown while writing the refusal.
+    const seek = refused(() => consumer.seek({ topic: "t", partition: 0, offset: -5n as never }));
+    expect(seek.errorName).toBe("INVALID_REQUEST");
+    expect(seek.message).toMatch(
+      /^consumer.seek\(args\): Offset must not be a negative number, got -5n \(a bigint\)/,
+    );
+    await expectRefused(
+      run(consumer.commitOffsets([{ topic: "t", partition: 0, offset: -1n as never }])),
+      "INVALID_REQUEST",
+      /^consumer.commitOffsets\(offsets\): Offset must not be a negative number, got -1n \(a bigint\)/,
+    );
+    // A bigint inside a shown object, and an object that refers to itself, are shown too.
+    const looped: Record<string, unknown> = { topic: "t" };
+    looped.self = looped;
+    expect(refused(() => consumer.pause([{ topic: "t", partitions: [0n] }] as never)).message).toMatch(
+      /Array of valid partitions required for topic "t" instead of \["0n"\] \(a object\)/,
+    );
+    expect(refused(() => consumer.pause([{ topic: looped }] as never)).message).toMatch(
+      /Invalid topic \[object Object\] \(a object\)/,
+    );
+  });
+
+  it("pause() and resume() without topics pause and resume nothing, as kafkajs's (its default is [])", async () => {
+    const { kafka, run } = clientCluster();
+    await run(kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));
+    const consumer = kafka.consumer({ groupId: "g" });
+    await run(consumer.connect());
+    consumer.pause([{ topic: "t" }]);
+    // Refused before: "pass an array such as [{ topic: "orders", partitions: [0] }], got undefined".
+    (consumer.pause as () => void)();
+    expect(consumer.paused()).toEqual([{ topic: "t", partitions: [0] }]);
+    (consumer.resume as () => void)();
+    expect(consumer.paused()).toEqual([{ topic: "t", partitions: [0] }]);
+    consumer.resume([{ topic: "t" }]);
+    expect(consumer.paused()).toEqual([]);
   });
 
   it("commitOffsets after disconnect is refused, not stored as a standalone commit under the group", async () => {

@@ -95,4 +95,49 @@ describe("producer.send and sendBatch refuse a record of the wrong shape, as kaf
     await run(producer.send({ topic: "t", acks: -1, timeout: 1000, messages: [{ value: "v" }] }));
     expect((await run(admin.fetchTopicOffsets("t"))).map((o) => o.high)).toEqual(["1"]);
   });
+
+  it("transaction.sendOffsets checks every offset before adding any: a refused call commits nothing with the transaction", async () => {
+    const t = clientCluster();
+    t.cluster.controller.createTopic({ name: "in", replicaAssignment: [[0], [1]] });
+    const producer = t.kafka.producer({ transactionalId: "eos-tx" });
+    await t.run(producer.connect());
+    const txn = await t.run(producer.transaction());
+    // Partition 0's offset was added before partition 1's failed (a bare SyntaxError), and committed below.
+    await expectRefused(
+      txn.sendOffsets({
+        consumerGroupId: "eos",
+        topics: [
+          {
+            topic: "in",
+            partitions: [
+              { partition: 0, offset: "5" },
+              { partition: 1, offset: "abc" },
+            ],
+          },
+        ],
+      }),
+      "INVALID_REQUEST",
+      /^transaction.sendOffsets\(args\): Invalid offset, expected a long received "abc" \(a string\)/,
+    );
+    // Committed for a group named "undefined" before (kafkajs: "Missing consumerGroupId").
+    await expectRefused(
+      txn.sendOffsets({ topics: [{ topic: "in", partitions: [{ partition: 0, offset: "6" }] }] } as never),
+      "INVALID_REQUEST",
+      /^transaction.sendOffsets\(args\): Missing consumerGroupId, got undefined: name the group/,
+    );
+    await expectRefused(
+      txn.sendOffsets({ consumerGroupId: "eos" } as never),
+      "INVALID_REQUEST",
+      /Missing offset topics, got undefined: pass topics: \[\{ topic: "orders", partitions: \[\{ partition: 0, offset: "42" \}\] \}\]/,
+    );
+    await t.run(
+      txn.sendOffsets({
+        consumerGroupId: "eos",
+        topics: [{ topic: "in", partitions: [{ partition: 1, offset: 3 as never }] }],
+      }),
+    );
+    await t.run(txn.commit());
+    expect([...t.cluster.groups.fetchOffsets("eos")].map(([k, o]) => [k, o.offset])).toEqual([["in:1", 3n]]);
+    expect(t.cluster.groups.fetchOffsets("undefined").size).toBe(0);
+  });
 });

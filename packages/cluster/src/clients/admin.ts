@@ -220,7 +220,15 @@ export class Admin {
     topicPartitions: { topic: string; count: number; assignments?: number[][] }[];
   }): Promise<boolean> {
     checkCreatePartitionsArguments(args);
-    const failed = this.handler.createPartitions(this.ctx, args.topicPartitions).find((r) => r.error);
+    // As kafkajs encodes them: an empty `assignments` is none (null on the wire), the partitions are placed.
+    const requests = args.topicPartitions.map(({ topic, count, assignments }) => ({
+      topic,
+      count,
+      ...(assignments === undefined || assignments === null || assignments.length === 0
+        ? {}
+        : { assignments }),
+    }));
+    const failed = this.handler.createPartitions(this.ctx, requests).find((r) => r.error);
     if (failed?.error) throw failed.error;
     return true;
   }
@@ -458,7 +466,10 @@ export class Admin {
     const groupId = groupIdArgument(args, "admin.fetchOffsets(args)");
     checkFetchOffsetsTopics(args.topics);
     const committed = this.handler.offsetFetch(this.ctx, groupId);
-    const topics = args.topics ?? [...new Set(committed.map((c) => c.topic))];
+    // As kafkajs sends it (an empty array is null on the wire, Kafka's "every topic"): no topics or none
+    // named is every topic the group has offsets of.
+    const topics =
+      args.topics && args.topics.length > 0 ? args.topics : [...new Set(committed.map((c) => c.topic))];
     return topics.map((topic) => {
       const partitions = this.partitionsOf(topic).map((partition) => {
         const c = committed.find((o) => o.topic === topic && o.partition === partition);

@@ -258,11 +258,11 @@ export class Consumer {
     }
     const list =
       offsets?.map((o) => {
-        const state = this.states.get(key(o.topic, o.partition));
         const where = "consumer.commitOffsets(offsets)";
-        topicArgument(o.topic, where);
+        topicArgument(o?.topic, where);
         partitionArgument(o.partition, where);
         const offset = offsetArgument(o.offset, where);
+        const state = this.states.get(key(o.topic, o.partition));
         const leaderEpoch = state?.resolved?.offset === offset ? state.resolved.leaderEpoch : -1;
         return {
           topic: o.topic,
@@ -308,13 +308,13 @@ export class Consumer {
   }
 
   /** Stops fetching from partitions (all of a topic when `partitions` is omitted). */
-  pause(topics: { topic: string; partitions?: number[] }[]): void {
+  pause(topics: { topic: string; partitions?: number[] }[] = []): void {
     checkTopicPartitionsArgument(topics, "consumer.pause(topics)");
     for (const k of this.keysOf(topics)) this.pausedKeys.add(k);
   }
 
   /** Resumes paused partitions. */
-  resume(topics: { topic: string; partitions?: number[] }[]): void {
+  resume(topics: { topic: string; partitions?: number[] }[] = []): void {
     checkTopicPartitionsArgument(topics, "consumer.resume(topics)");
     for (const k of this.keysOf(topics)) this.pausedKeys.delete(k);
   }

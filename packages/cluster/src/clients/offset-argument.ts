@@ -1,6 +1,9 @@
 import { ClusterError } from "../errors";
 import { shownValue } from "../shown-value";
 
+/** The largest offset Kafka's int64 holds. */
+const LONG_MAX = 2n ** 63n - 1n;
+
 /**
  * An offset a caller gave (`seek`, `commitOffsets`, `setOffsets`, `deleteTopicRecords`): kafkajs's string of
  * digits (a whole number or a bigint is taken too), as kafkajs checks it ("Invalid offset, expected a long
@@ -17,6 +20,14 @@ export function offsetArgument(value: unknown, where: string, special: readonly 
     throw new ClusterError(
       "INVALID_REQUEST",
       `${where}: Invalid offset, expected a long received ${shownValue(value)}: give the offset as a string of digits, such as "42"`,
+    );
+  }
+  // An offset is Kafka's int64: "9223372036854775808" is no long (kafkajs's Long wraps it negative and
+  // refuses it); taken, it was committed as a group's offset no Kafka request can carry.
+  if (offset > LONG_MAX) {
+    throw new ClusterError(
+      "INVALID_REQUEST",
+      `${where}: Invalid offset, expected a long received ${shownValue(value)}: an offset is at most ${LONG_MAX} (Kafka's int64)`,
     );
   }
   if (offset < 0n && !special.includes(offset)) {

@@ -4,6 +4,7 @@ import { ClusterError } from "../errors";
 import type { ClientContext } from "./kafka";
 import type { Retrier } from "./retry";
 import { checkSendBatch, checkSendOptions, checkSendRecord } from "./send-checks";
+import { sendOffsetsArgument } from "./send-offsets-checks";
 import type { Message, ProducerBatch, ProducerRecord, RecordMetadata } from "./types";
 
 /** What a transaction and its producer share. */
@@ -82,18 +83,17 @@ export class Transaction {
   /** Adds consumer offsets to the transaction: they are committed with it, or dropped if it aborts. */
   async sendOffsets(args: SendOffsetsArgs): Promise<void> {
     this.checkActive();
-    const { consumerGroupId, topics, consumer } = args;
-    for (const { topic, partitions } of topics) {
-      for (const { partition, offset } of partitions) {
-        this.state.offsets.push({
-          groupId: consumerGroupId,
-          ...(consumer?.memberId === undefined ? {} : { memberId: consumer.memberId }),
-          ...(consumer?.generationId === undefined ? {} : { generationId: consumer.generationId }),
-          topic,
-          partition,
-          offset: BigInt(offset),
-        });
-      }
+    const { groupId, offsets } = sendOffsetsArgument(args);
+    const { consumer } = args;
+    for (const { topic, partition, offset } of offsets) {
+      this.state.offsets.push({
+        groupId,
+        ...(consumer?.memberId === undefined ? {} : { memberId: consumer.memberId }),
+        ...(consumer?.generationId === undefined ? {} : { generationId: consumer.generationId }),
+        topic,
+        partition,
+        offset,
+      });
     }
   }
 

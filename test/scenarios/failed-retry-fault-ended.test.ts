@@ -164,13 +164,7 @@ describe("a FAILED partition whose leader crashed while the destination's contro
     const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
     const { a, b, producer } = await mirrored(t);
     const controller = b.cluster.controller;
-    const leader = controller.image.partition("orders", 0)!.leader;
-    const [view] = b.mirroring.coordinators.describe("dr");
-    const statePartition = controller.image.partition(
-      MIRROR_STATE_TOPIC,
-      mirrorStatePartitionFor(view!.key, 4),
-    );
-    expect(statePartition!.replicas).not.toContain(leader);
+    const leader = leaderOffItsStatePartition(b);
     await t.run(b.mirroring.admin.pauseTopics("dr", "orders"));
     await t.until(async () => (await onlyRowOf(b)).state === "PAUSED", "PAUSED");
     // As MIRRORING begins again (its fetcher not added yet), the controller goes away and the leader
@@ -202,14 +196,10 @@ describe("a FAILED partition whose leader crashed while the destination's contro
 });
 
 /**
- * `orders` mirrored to b (4 brokers, seed 2: orders-0's leader is no replica of its `__mirror_state`
- * partition, so its coordinator lives on), the source lost (no metadata refresh answers, so none sends the
- * removal again), and b failing over: STOPPING's PID reset is appended on orders-0's leader, which crashes
- * while the step waits for its in-sync replicas (the wait ends NOT_LEADER_OR_FOLLOWER). `atCrash` runs
- * just before the crash. Returns the source's batches and the crashed leader.
+ * orders-0's leader on b, checked to be no replica of the `__mirror_state` partition of its mirror
+ * partition (4 state partitions), whose writes then go on while that broker is down.
  */
-async function leaderCrashedInFailover(t: Topology, atCrash: () => void = () => {}) {
-  const { a, b } = await mirrored(t);
+function leaderOffItsStatePartition(b: Node): number {
   const controller = b.cluster.controller;
   const leader = controller.image.partition("orders", 0)!.leader;
   const [view] = b.mirroring.coordinators.describe("dr");
@@ -218,6 +208,19 @@ async function leaderCrashedInFailover(t: Topology, atCrash: () => void = () => 
     mirrorStatePartitionFor(view!.key, 4),
   );
   expect(statePartition!.replicas).not.toContain(leader);
+  return leader;
+}
+
+/**
+ * `orders` mirrored to b (4 brokers, seed 2: orders-0's leader is no replica of its `__mirror_state`
+ * partition, so its coordinator lives on), the source lost (no metadata refresh answers, so none sends the
+ * removal again), and b failing over: STOPPING's PID reset is appended on orders-0's leader, which crashes
+ * while the step waits for its in-sync replicas (the wait ends NOT_LEADER_OR_FOLLOWER). `atCrash` runs
+ * just before the crash. Returns the source's batches and the crashed leader.
+ */
+async function leaderCrashedInFailover(t: Topology, atCrash: () => void = () => {}) {
+  const { a, b } = await mirrored(t);
+  const leader = leaderOffItsStatePartition(b);
   const mirroredBatches = batches(a);
   for (const id of a.cluster.runningBrokers()) a.cluster.crashBroker(id);
   const broker = b.cluster.localBroker(leader)!;

@@ -2,13 +2,19 @@ import { describe, expect, it } from "vitest";
 import { clientCluster } from "./clients-helpers";
 import { expectRefused } from "./refusals";
 
+/** A cluster with topic "t" (one partition), its admin and a connected producer. */
+async function producerOnTopicT() {
+  const { kafka, run } = clientCluster();
+  const admin = kafka.admin();
+  await run(admin.createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));
+  const producer = kafka.producer();
+  await run(producer.connect());
+  return { kafka, run, admin, producer };
+}
+
 describe("producer.send and sendBatch refuse a record of the wrong shape, as kafkajs does", () => {
   it("a message without a value is refused (kafkajs: Invalid message without value), not written as a tombstone", async () => {
-    const { kafka, run } = clientCluster();
-    const admin = kafka.admin();
-    await run(admin.createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));
-    const producer = kafka.producer();
-    await run(producer.connect());
+    const { run, admin, producer } = await producerOnTopicT();
     // Written as a null value before: a delete of key "k" in a compacted topic.
     await expectRefused(
       run(producer.send({ topic: "t", messages: [{ value: "ok" }, { key: "k" }] } as never)),
@@ -28,10 +34,7 @@ describe("producer.send and sendBatch refuse a record of the wrong shape, as kaf
   });
 
   it("send() without a record, or sendBatch with topicMessages not an array, says what to pass", async () => {
-    const { kafka, run } = clientCluster();
-    await run(kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));
-    const producer = kafka.producer();
-    await run(producer.connect());
+    const { kafka, run, producer } = await producerOnTopicT();
     // "Cannot read properties of undefined (reading 'topic')" before.
     await expectRefused(
       run(producer.send(undefined as never)),
@@ -69,11 +72,7 @@ describe("producer.send and sendBatch refuse a record of the wrong shape, as kaf
   });
 
   it("a send's acks or timeout of the wrong type is refused before anything is written", async () => {
-    const { kafka, run } = clientCluster();
-    const admin = kafka.admin();
-    await run(admin.createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));
-    const producer = kafka.producer();
-    await run(producer.connect());
+    const { run, admin, producer } = await producerOnTopicT();
     // Written before, its acks=all wait scheduled with "30s" as its delay.
     await expectRefused(
       run(producer.send({ topic: "t", timeout: "30s", messages: [{ value: "v" }] } as never)),

@@ -2,6 +2,7 @@ import { KafkaCluster, ManualClock, ManualScheduler, SeededRandom } from "@clust
 import { MIRROR_STATE_TOPIC, type StateHistoryPage } from "@cluster-mirror/mirror";
 import type * as protocol from "@cluster-mirror/protocol";
 import { encodeMirrorStateRecord, encodeRecordBatch } from "@cluster-mirror/protocol";
+import fc from "fast-check";
 import { pino } from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { historyCursorOf } from "../src/node/history-cursor";
@@ -39,6 +40,13 @@ function expectSameAsFullRead(cache: MirrorStateHistoryCache, cluster: KafkaClus
   return full.records;
 }
 
+/** The offsets of `partition`'s records in `records`, ascending. */
+const offsetsOf = (records: readonly { partition: number; offset: number }[], partition: number) =>
+  records
+    .filter((r) => r.partition === partition)
+    .map((r) => r.offset)
+    .sort((a, b) => a - b);
+
 /**
  * A cluster of `brokers` (manual clock) with its own 2-partition, compacted `__mirror_state` (a segment per
  * record: segment.ms 1 s), and a writer of LastMirrorEpochs records for topic id `topicId`, partition `key`.
@@ -56,6 +64,7 @@ function stateTopicCluster(brokers = 1) {
       configs: {
         "cleanup.policy": "compact",
         "segment.ms": "1000",
+        "delete.retention.ms": "60000",
         "unclean.leader.election.enable": "true",
       },
     });
@@ -63,27 +72,45 @@ function stateTopicCluster(brokers = 1) {
   };
   create();
   const topicId = "0f0e0d0c-0b0a-4908-8706-050403020100";
-  /** One record on `partition` (key: the mirrored partition `key`), stamped `at` (default: now). */
-  const write = async (partition: number, key: number, epoch: number, at = clock.now()) => {
-    const { key: k, value } = encodeMirrorStateRecord({
-      key: { kind: "LastMirrorEpochs", mirrorName: "m", topicId, partition: key },
-      value: { lastMirrorEpoch: epoch },
+  /**
+   * One batch on `partition` of a record per entry (key: the mirrored partition `key`; an epoch of null, a
+   * tombstone), each a second after the one before, the first stamped `at` (default: now).
+   */
+  const writeBatch = async (
+    partition: number,
+    entries: readonly { key: number; epoch: number | null }[],
+    at = clock.now(),
+  ) => {
+    const records = entries.map(({ key, epoch }, i) => {
+      const encoded = encodeMirrorStateRecord({
+        key: { kind: "LastMirrorEpochs", mirrorName: "m", topicId, partition: key },
+        value: { lastMirrorEpoch: epoch ?? 0 },
+      });
+      const value = epoch === null ? null : encoded.value;
+      return {
+        attributes: 0,
+        offsetDelta: i,
+        timestampDelta: BigInt(i * 1000),
+        key: encoded.key,
+        value,
+        headers: [],
+      };
     });
-    const batch = encodeRecordBatch({
-      baseTimestamp: BigInt(at),
-      records: [{ attributes: 0, offsetDelta: 0, timestampDelta: 0n, key: k, value, headers: [] }],
-    });
+    const batch = encodeRecordBatch({ baseTimestamp: BigInt(at), records });
     await cluster.leaderFor(MIRROR_STATE_TOPIC, partition).produce({
       topic: MIRROR_STATE_TOPIC,
       partition,
       batch,
       acks: 1,
     });
-    settle(1_500); // each record in a segment of its own
+    settle(1_500); // each batch in a segment of its own
   };
+  /** One record on `partition` (key: the mirrored partition `key`), stamped `at` (default: now). */
+  const write = (partition: number, key: number, epoch: number, at = clock.now()) =>
+    writeBatch(partition, [{ key, epoch }], at);
   const logOf = (partition: number) =>
     cluster.leaderFor(MIRROR_STATE_TOPIC, partition).replica(MIRROR_STATE_TOPIC, partition)!.log;
-  return { cluster, clock, settle, create, write, logOf };
+  return { cluster, clock, settle, create, write, writeBatch, logOf };
 }
 
 describe("the node's __mirror_state history, kept between requests", () => {
@@ -173,6 +200,63 @@ describe("the node's __mirror_state history, kept between requests", () => {
     expect(expectSameAsFullRead(cache, cluster)).toHaveLength(1);
   });
 
+  it("a compaction pass keeps what was read (no record decoded again) but the records it removed", async () => {
+    const { cluster, clock, settle, write, writeBatch, logOf } = stateTopicCluster();
+    const cache = new MirrorStateHistoryCache();
+    // Partition 0: whole batches, and one the cleaner thins (keys 1 and 2 written again after it).
+    await writeBatch(0, [
+      { key: 1, epoch: 1 },
+      { key: 0, epoch: 1 },
+      { key: 2, epoch: 1 },
+      { key: 3, epoch: 1 },
+    ]);
+    await write(0, 1, 2);
+    await write(0, 2, 2);
+    await writeBatch(0, [
+      { key: 4, epoch: null },
+      { key: 5, epoch: 1 },
+    ]);
+    await write(1, 0, 1);
+    await write(1, 0, 2);
+    await write(0, 6, 1);
+    expect(expectSameAsFullRead(cache, cluster)).toHaveLength(11);
+
+    decodes.count = 0;
+    cluster.leaderFor(MIRROR_STATE_TOPIC, 0).runLogCleaner();
+    const compacted = logOf(0);
+    expect(compacted.rewriteCount).toBeGreaterThan(0);
+    expect(compacted.truncationCount).toBe(0);
+    // Key 1 and 2's first records went (their batch kept keys 0 and 3); the tombstone stays for now.
+    const after = expectSameAsFullRead(cache, cluster);
+    expect(offsetsOf(after, 0)).toEqual([1, 3, 4, 5, 6, 7, 8]);
+    expect(decodes.count).toBe(after.length); // the full read's decodes only: the cache decoded none
+
+    // Past delete.retention.ms a second pass drops the tombstone; a record appended meanwhile is read.
+    clock.advance(120_000);
+    settle();
+    await write(0, 7, 1);
+    decodes.count = 0;
+    cluster.leaderFor(MIRROR_STATE_TOPIC, 0).runLogCleaner();
+    const second = expectSameAsFullRead(cache, cluster);
+    expect(offsetsOf(second, 0)).toEqual([1, 3, 4, 5, 7, 8, 9]);
+    expect(decodes.count).toBe(second.length + 1); // the full read's and the new record's
+
+    // A truncation right after a compaction pass: offsets read may hold other records now.
+    await write(0, 6, 2);
+    await write(0, 8, 1);
+    expectSameAsFullRead(cache, cluster);
+    const rewrites = logOf(0).rewriteCount;
+    cluster.leaderFor(MIRROR_STATE_TOPIC, 0).runLogCleaner(); // key 6's first record goes
+    expect(logOf(0).rewriteCount).toBe(rewrites + 1);
+    const end = logOf(0).logEndOffset;
+    logOf(0).truncateTo(end - 1n);
+    await write(0, 9, 1);
+    expect(logOf(0).logEndOffset).toBe(end);
+    const truncated = expectSameAsFullRead(cache, cluster);
+    expect(truncated.some((r) => r.key?.partition === 9)).toBe(true);
+    expect(truncated.some((r) => r.key?.partition === 8)).toBe(false);
+  });
+
   it("after a leader change it reads the new leader's log, and a partition without a leader is left out", async () => {
     const { cluster, settle, write, logOf } = stateTopicCluster(3);
     const cache = new MirrorStateHistoryCache();
@@ -211,5 +295,63 @@ describe("the node's __mirror_state history, kept between requests", () => {
     for (const key of [7, 8, 9]) await write(0, key, 4);
     const records = expectSameAsFullRead(cache, cluster).filter((r) => r.partition === 0);
     expect(records.map((r) => r.key?.partition)).toEqual([0, 7, 8, 9]);
+  });
+
+  it("any mix of writes, compaction passes, truncations and DeleteRecords: every read answers what a full read does", async () => {
+    type Op =
+      | { kind: "write"; partition: number; entries: { key: number; epoch: number | null }[] }
+      | { kind: "clean"; partition: number; advanceMs: number }
+      | { kind: "truncate"; partition: number; back: number }
+      | { kind: "deleteRecords"; partition: number; forward: number };
+    const partition = fc.integer({ min: 0, max: 1 });
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({
+        kind: fc.constant("write" as const),
+        partition,
+        entries: fc.array(
+          fc.record({
+            key: fc.integer({ min: 0, max: 4 }),
+            epoch: fc.option(fc.integer({ min: 1, max: 9 })),
+          }),
+          { minLength: 1, maxLength: 4 },
+        ),
+      }),
+      fc.record({ kind: fc.constant("clean" as const), partition, advanceMs: fc.constantFrom(0, 120_000) }),
+      fc.record({ kind: fc.constant("truncate" as const), partition, back: fc.integer({ min: 1, max: 3 }) }),
+      fc.record({
+        kind: fc.constant("deleteRecords" as const),
+        partition,
+        forward: fc.integer({ min: 1, max: 2 }),
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(op, fc.boolean()), { minLength: 1, maxLength: 25 }), async (ops) => {
+        const { cluster, clock, settle, writeBatch, logOf } = stateTopicCluster();
+        const cache = new MirrorStateHistoryCache();
+        // Reads after some operations only: a truncation followed by writes is seen in one read.
+        for (const [o, read] of ops) {
+          const log = logOf(o.partition);
+          if (o.kind === "write") await writeBatch(o.partition, o.entries);
+          else if (o.kind === "clean") {
+            clock.advance(o.advanceMs);
+            settle();
+            cluster.leaderFor(MIRROR_STATE_TOPIC, o.partition).runLogCleaner();
+          } else if (o.kind === "truncate") {
+            const to = log.logEndOffset - BigInt(o.back);
+            if (to >= log.logStartOffset) log.truncateTo(to);
+          } else {
+            const to = log.logStartOffset + BigInt(o.forward);
+            if (to <= log.highWatermark)
+              cluster
+                .leaderFor(MIRROR_STATE_TOPIC, o.partition)
+                .deleteRecords(MIRROR_STATE_TOPIC, o.partition, to);
+          }
+          if (read) expectSameAsFullRead(cache, cluster);
+        }
+        expectSameAsFullRead(cache, cluster);
+        for (const o of open.splice(0).reverse()) await o.close();
+      }),
+      { numRuns: 60 },
+    );
   });
 });

@@ -172,6 +172,7 @@ export class PartitionLog {
   private endOffset = 0n;
   private hw = 0n;
   private rewrites = 0;
+  private truncations = 0;
   private activeBase = 0n;
   private activeSize = 0;
   private activeCreatedMs: number | undefined;
@@ -303,10 +304,19 @@ export class PartitionLog {
    * compaction pass that replaced segments, a truncation (`truncateTo` that removed batches,
    * `truncateFullyAndStartAt`). A reader that keeps what it read (the node's `__mirror_state` history)
    * reads again when it changed; appends and a log start moving up (retention, DeleteRecords) leave it as it
-   * is (`logStartOffset` says what those removed).
+   * is (`logStartOffset` says what those removed). {@link truncationCount} tells the two kinds apart.
    */
   get rewriteCount(): number {
     return this.rewrites;
+  }
+  /**
+   * The truncations among {@link rewriteCount} (batches removed from the log's end, or the log emptied):
+   * offsets read before may hold other records since. When `rewriteCount` changed and this did not, only
+   * compaction passes ran: they remove records and keep the offsets, timestamps, keys and values of the
+   * others (Kafka's LogCleaner), so what was read is still right but for the records removed.
+   */
+  get truncationCount(): number {
+    return this.truncations;
   }
   /**
    * min(high watermark, first offset of the earliest unstable transaction), never below the log start:
@@ -862,6 +872,7 @@ export class PartitionLog {
       return true;
     }
     this.rewrites++;
+    this.truncations++;
     const first = this.index.search(offset);
     const entry = this.index.at(first);
     if (entry) {
@@ -894,6 +905,7 @@ export class PartitionLog {
   /** Empties the log: log start = log end = high watermark = `offset`; epochs and producer state cleared. */
   truncateFullyAndStartAt(offset: bigint): void {
     this.rewrites++;
+    this.truncations++;
     // The log start first: a crash in between leaves a log start the reopened log can honour.
     this.storage.writeLogStartOffset(offset);
     this.startOffset = offset;

@@ -22,4 +22,21 @@ describe("PartitionLog.rewriteCount", () => {
     log.truncateFullyAndStartAt(10n);
     expect(log.rewriteCount).toBe(3);
   });
+
+  it("truncationCount counts the truncations alone: a compaction pass leaves it as it is", () => {
+    const { log } = memoryLog({ cleanupPolicy: "compact", segmentBytes: 200 });
+    for (const value of ["1", "2", "3", "4"])
+      log.appendAsLeader(dataBatch({ keys: ["a"], values: [value] }), 0);
+    log.updateHighWatermark(log.logEndOffset);
+    log.deleteRecordsBefore(1n);
+    expect(log.compact().segmentsCleaned).toBeGreaterThan(0);
+    expect([log.rewriteCount, log.truncationCount]).toEqual([1, 0]);
+
+    expect(log.truncateTo(log.logEndOffset)).toBe(false); // nothing removed
+    expect(log.truncationCount).toBe(0);
+    expect(log.truncateTo(log.logEndOffset - 1n)).toBe(true);
+    expect([log.rewriteCount, log.truncationCount]).toEqual([2, 1]);
+    log.truncateFullyAndStartAt(10n);
+    expect([log.rewriteCount, log.truncationCount]).toEqual([3, 2]);
+  });
 });

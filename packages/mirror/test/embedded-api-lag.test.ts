@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MIRROR_METRIC_NAMES } from "../src/metrics/mirror-metrics";
-import { embeddedApiEnv, produce, runUntil, SOURCE_BOOTSTRAP } from "./embedded-api-helpers";
+import { advance, embeddedApiEnv, produce, runUntil, SOURCE_BOOTSTRAP } from "./embedded-api-helpers";
 
 /** Mirror `m1` of a one-partition `orders` holding 3 records, caught up. */
 async function ordersCaughtUp() {
@@ -12,6 +12,24 @@ async function ordersCaughtUp() {
   await runUntil(env, env.mirroring.whenCaughtUp("m1"));
   return env;
 }
+
+describe("the lag gauge of a MIRRORING partition", () => {
+  it("is the source high watermark of the fetchers' last round: it trails describe's live lag until the next round", async () => {
+    // As Kafka's fetcher lag gauge (AbstractFetcherThread: highWatermark of the fetch response - next
+    // offset), no ListOffsets per scrape. An idle fetcher fetches again after fetch.wait.max.ms (500 ms).
+    const env = await ordersCaughtUp();
+    const { mirroring } = env;
+    const gauge = () => mirroring.metrics.lags().map((l) => l.lag);
+    const liveLag = async () => (await runUntil(env, mirroring.admin.describe("m1"))).map((r) => r.lag);
+    await advance(env, 100); // the fetcher is waiting out its idle round
+    await produce(env, env.source, "orders", 2);
+    expect(await liveLag()).toEqual([2n]);
+    expect(gauge()).toEqual([0n]); // what the last round saw
+    await advance(env, 500); // the next round copies the records, and sees the source's high watermark
+    expect(await liveLag()).toEqual([0n]);
+    expect(gauge()).toEqual([0n]);
+  });
+});
 
 describe("the lag gauge of a PAUSED partition", () => {
   it("reports source HW - destination LEO while paused, growing with the source", async () => {

@@ -21,15 +21,20 @@ const order = (a: Omit<StateHistoryRecord, "position">, b: Omit<StateHistoryReco
 /**
  * A node's `/ui/api/mirror-state` over `history` (kept in order), as documented: `offset=` a position,
  * `after=timestamp:partition:offset` the records sorting after that one. `beforeEach` runs before each
- * page is served (records committed meanwhile).
+ * page is served (records committed meanwhile). `maxPage` is the node's cap on `limit` (its
+ * `MAX_HISTORY_PAGE`: a larger `limit` is clamped to it).
  */
-function node(history: Omit<StateHistoryRecord, "position">[], beforeEach: (request: number) => void) {
+function node(
+  history: Omit<StateHistoryRecord, "position">[],
+  beforeEach: (request: number) => void,
+  maxPage = Number.POSITIVE_INFINITY,
+) {
   let requests = 0;
   return async (query: string): Promise<StateHistoryPage> => {
     beforeEach(requests++);
     history.sort(order);
     const q = new URLSearchParams(query);
-    const limit = Number(q.get("limit"));
+    const limit = Math.min(Number(q.get("limit")), maxPage);
     const after = q.get("after")?.split(":").map(Number);
     const offset =
       after === undefined
@@ -63,5 +68,36 @@ describe("loading the history page by page", () => {
       "0@3",
       "0@4",
     ]);
+  });
+
+  it("a page size above the node's cap still reads the whole history (the clamped page is not the last)", async () => {
+    const history = [1, 2, 3, 4, 5, 6, 7].map((t) => record(t * 10, 0, t - 1));
+    let requests = 0;
+    const fetchPage = node(history, () => requests++, 3);
+    const { records } = await loadHistory(fetchPage, 5);
+    expect(records.map((r) => r.offset)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(records.map((r) => r.position)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(requests).toBe(3);
+  });
+
+  it("a history that fills its last page exactly ends without asking for an empty page", async () => {
+    const history = [1, 2, 3, 4].map((t) => record(t * 10, 0, t - 1));
+    let requests = 0;
+    const { records } = await loadHistory(
+      node(history, () => requests++),
+      2,
+    );
+    expect(records.map((r) => r.offset)).toEqual([0, 1, 2, 3]);
+    expect(requests).toBe(2);
+  });
+
+  it("an empty history is one request", async () => {
+    let requests = 0;
+    const { records } = await loadHistory(
+      node([], () => requests++),
+      2,
+    );
+    expect(records).toEqual([]);
+    expect(requests).toBe(1);
   });
 });

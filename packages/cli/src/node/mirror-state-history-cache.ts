@@ -1,7 +1,7 @@
 import type { KafkaCluster } from "@cluster-mirror/cluster";
 import type { StateHistoryPage } from "@cluster-mirror/mirror";
 import { MIRROR_STATE_TOPIC } from "@cluster-mirror/mirror";
-import { decodeRecordBatch, recordBatches } from "@cluster-mirror/protocol";
+import { decodeRecordBatch, decodeRecords, recordBatches } from "@cluster-mirror/protocol";
 import { decodeHistoryRecord, historyOrder, type UnnumberedHistoryRecord } from "./mirror-state-history";
 
 /** Bytes asked of the log per read while catching up (a read returns whole batches of one segment). */
@@ -14,8 +14,10 @@ type LeaderLog = NonNullable<ReturnType<ReturnType<KafkaCluster["leaderFor"]>["r
 interface PartitionCursor {
   /** The leader's log read (another log, after a leader change, is read again from its start). */
   log: LeaderLog;
-  /** The log's `rewriteCount` when read: a compaction pass or a truncation since, and it is read again. */
+  /** The log's `rewriteCount` when read: changed by a compaction pass alone, the records it removed go. */
   rewrites: number;
+  /** The log's `truncationCount` when read: a truncation since, and it is read again from its start. */
+  truncations: number;
   /** The log start offset when read: records below a higher one are dropped. */
   logStartOffset: bigint;
   /** Every committed record below it is in the history (the high watermark of the last read). */
@@ -36,9 +38,12 @@ interface ClusterHistory {
  * each partition's leader log from where the last read stopped), not the whole topic again. It answers
  * what {@link readMirrorStateHistory} reads from scratch (committed records only, merged by timestamp,
  * partition, offset); a partition is read again from its start when its log no longer holds what was read:
- * another leader's log, a compaction pass or a truncation (`PartitionLog.rewriteCount`), a high watermark
- * below the last read (a replica led again before it caught up); records below a log start that moved up (retention, DeleteRecords) are dropped; a
- * re-created topic (another topic id) starts the history anew. A partition without a running leader is
+ * another leader's log, a truncation (`PartitionLog.truncationCount`), a high watermark below the last read
+ * (a replica led again before it caught up). After a compaction pass alone (`rewriteCount` changed, not
+ * `truncationCount`) the records it removed are dropped: which offsets survive is read from the batches'
+ * offsets, decoding no `__mirror_state` record again (the cleaner keeps the others as they were). Records
+ * below a log start that moved up (retention, DeleteRecords) are dropped; a re-created topic (another topic
+ * id) starts the history anew. A partition without a running leader is
  * left out, as a from-scratch read leaves it, until it has one again.
  *
  * New records may sort before records already listed (a partition whose high watermark lagged, a producer
@@ -63,6 +68,8 @@ export class MirrorStateHistoryCache {
     const partitions: StateHistoryPage["partitions"][number][] = [];
     const dropped = new Set<number>();
     const trims = new Map<number, bigint>();
+    /** Per partition compacted since the last read: the offsets still held below the last read's end. */
+    const compacted = new Map<number, SurvivingOffsets>();
     const added: UnnumberedHistoryRecord[] = [];
     const count = topic?.partitions.length ?? 0;
     for (const p of history.cursors.keys()) if (p >= count) dropped.add(p);
@@ -76,16 +83,34 @@ export class MirrorStateHistoryCache {
       }
       if (
         cursor !== undefined &&
-        (cursor.log !== log || cursor.rewrites !== log.rewriteCount || log.highWatermark < cursor.next)
+        (cursor.log !== log || cursor.truncations !== log.truncationCount || log.highWatermark < cursor.next)
       ) {
         dropped.add(p);
         cursor = undefined;
       }
+      let survivors: SurvivingOffsets | undefined;
+      if (cursor !== undefined && cursor.rewrites !== log.rewriteCount) {
+        survivors = survivingOffsets(log, cursor.next);
+        if (survivors === undefined) {
+          dropped.add(p); // a read below what was read came back empty: read the partition again
+          cursor = undefined;
+        }
+      }
       if (cursor === undefined) {
-        cursor = { log, rewrites: log.rewriteCount, logStartOffset: log.logStartOffset, next: 0n };
+        cursor = {
+          log,
+          rewrites: log.rewriteCount,
+          truncations: log.truncationCount,
+          logStartOffset: log.logStartOffset,
+          next: 0n,
+        };
         history.cursors.set(p, cursor);
-      } else if (log.logStartOffset > cursor.logStartOffset) {
-        trims.set(p, log.logStartOffset);
+      } else {
+        if (log.logStartOffset > cursor.logStartOffset) trims.set(p, log.logStartOffset);
+        if (survivors !== undefined) {
+          compacted.set(p, survivors);
+          cursor.rewrites = log.rewriteCount;
+        }
       }
       cursor.logStartOffset = log.logStartOffset;
       if (cursor.next < log.logStartOffset) cursor.next = log.logStartOffset;
@@ -97,11 +122,12 @@ export class MirrorStateHistoryCache {
       });
     }
     let kept = history.records;
-    if (dropped.size > 0 || trims.size > 0) {
+    if (dropped.size > 0 || trims.size > 0 || compacted.size > 0) {
       kept = kept.filter((r) => {
         if (dropped.has(r.partition)) return false;
         const start = trims.get(r.partition);
-        return start === undefined || BigInt(r.offset) >= start;
+        if (start !== undefined && BigInt(r.offset) < start) return false;
+        return compacted.get(r.partition)?.has(r.offset) ?? true;
       });
     }
     history.records = merge(kept, added.sort(historyOrder));
@@ -145,6 +171,67 @@ function readCommitted(
     if (next === before) return hw; // nothing stored from `next` to the high watermark
   }
   return next;
+}
+
+/** The offsets a log holds records at (below some end), as sorted, disjoint, inclusive ranges. */
+class SurvivingOffsets {
+  private readonly firsts: number[] = [];
+  private readonly lasts: number[] = [];
+
+  /** Adds `first..last`, above every range added before. */
+  add(first: number, last: number): void {
+    const end = this.lasts.length - 1;
+    if (end >= 0 && this.lasts[end] === first - 1) this.lasts[end] = last;
+    else {
+      this.firsts.push(first);
+      this.lasts.push(last);
+    }
+  }
+
+  has(offset: number): boolean {
+    let lo = 0;
+    let hi = this.firsts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (offset < this.firsts[mid]!) hi = mid - 1;
+      else if (offset > this.lasts[mid]!) lo = mid + 1;
+      else return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * The offsets below `end` at which `log` still holds a data record, after a compaction pass: a batch the
+ * cleaner left whole by its header alone, the records of one it thinned by their offset deltas (no key or
+ * value decoded). Undefined if a read below `end` came back empty (not expected: a read from an offset the
+ * cleaner emptied returns the next batch): the caller reads the partition again rather than guess.
+ */
+function survivingOffsets(log: LeaderLog, end: bigint): SurvivingOffsets | undefined {
+  const out = new SurvivingOffsets();
+  let next = log.logStartOffset;
+  while (next < end) {
+    const data = log.read(next, READ_BYTES, "read_uncommitted", { fetchUpTo: "log_end" });
+    const before = next;
+    for (const slice of data.recordSlices) {
+      for (const batch of recordBatches(slice)) {
+        if (batch.baseOffset >= end) return out;
+        if (!batch.isControl) {
+          if (batch.recordCount === batch.lastOffsetDelta + 1) {
+            out.add(Number(batch.baseOffset), Number(batch.lastOffset));
+          } else {
+            for (const r of decodeRecords(batch)) {
+              const offset = Number(batch.baseOffset) + r.offsetDelta;
+              out.add(offset, offset);
+            }
+          }
+        }
+        next = batch.lastOffset + 1n;
+      }
+    }
+    if (next === before) return undefined;
+  }
+  return out;
 }
 
 /** The leader's log of `__mirror_state`-`partition`, undefined without a running leader holding it. */

@@ -890,6 +890,7 @@ export class MirrorAdmin {
           coordinators: this.options.coordinators,
           sourceCall: (call) => this.sourceCall(def, call),
           awaitCoordinatorsOf: (topics) => this.awaitCoordinatorsOf(mirror, topics),
+          closed: this.options.closed,
           recordedWithin: (work, keys) => {
             deadline ??= recordDeadline(this.options.destination, this.apiTimeoutMs);
             return recordedWithin(work, deadline, {

@@ -37,6 +37,12 @@ export interface RecoverDeps {
    * then a retriable MirrorCommandTimeoutError; past it, `work` is not started). Unbounded without it.
    */
   recordedWithin?: <T>(work: () => Promise<T>, keys: readonly MirrorPartitionKey[]) => Promise<T>;
+  /**
+   * The error of an engine that was closed (ClusterMirroring.close(): MirroringClosedError), undefined while
+   * it runs. Checked before each round of RECOVER commands: the checks on the source before them may end
+   * after close(), and a closed engine sends no command.
+   */
+  closed?: () => Error | undefined;
 }
 
 /** How many rounds a recover sends commands refused only because their coordinator unloaded. */
@@ -83,6 +89,9 @@ export async function recoverTopics(
   const refused: unknown[] = [];
   let pending = failed;
   for (let round = 1; pending.length > 0; round++) {
+    // close() ran while the checks on the source (or the wait for moved coordinators) were awaited.
+    const closed = deps.closed?.();
+    if (closed !== undefined) throw closed;
     const send = () =>
       Promise.all(
         pending.map(({ key, topic }) =>

@@ -9,6 +9,10 @@ export type FetchHistoryPage = (query: string) => Promise<StateHistoryPage>;
  * it and move every position after it up, which would repeat records (or, with deletions, skip some). Such
  * a record is left for the next load. Positions are numbered in the load's own order, as the fold and the
  * slider go by position.
+ *
+ * The history ends where the node says it does (`offset + records.length` reaches `total`), not at a short
+ * page: the node clamps `limit` (its `MAX_HISTORY_PAGE`), so a page shorter than asked is not the last one
+ * when `pageSize` is above that cap. An empty page ends the load too (nothing after the cursor).
  */
 export async function loadHistory(
   fetchPage: FetchHistoryPage,
@@ -23,6 +27,8 @@ export async function loadHistory(
     partitions = page.partitions;
     const base = records.length;
     records.push(...page.records.map((r, i) => ({ ...r, position: base + i })));
-    if (page.records.length < pageSize) return { records, partitions };
+    if (page.records.length === 0 || page.offset + page.records.length >= page.total) {
+      return { records, partitions };
+    }
   }
 }

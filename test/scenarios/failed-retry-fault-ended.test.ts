@@ -226,6 +226,7 @@ async function leaderCrashedInFailover(t: Topology, atCrash: () => void = () => 
   const broker = b.cluster.localBroker(leader)!;
   const awaitReplicated = broker.awaitReplicated.bind(broker);
   let crashed = false;
+  let down = false;
   broker.awaitReplicated = (topic, partition, offset, timeoutMs) => {
     const replicated = awaitReplicated(topic, partition, offset, timeoutMs);
     if (topic === "orders" && !crashed) {
@@ -233,12 +234,13 @@ async function leaderCrashedInFailover(t: Topology, atCrash: () => void = () => 
       queueMicrotask(() => {
         atCrash();
         b.cluster.crashBroker(leader);
+        down = true;
       });
     }
     return replicated;
   };
   await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-  await t.until(async () => crashed && !b.cluster.runningBrokers().includes(leader), "leader crashed");
+  await t.until(() => down, "leader crashed");
   return { b, mirroredBatches, leader };
 }
 
@@ -284,4 +286,55 @@ describe("a FAILED partition whose destination leader crashed in the middle of i
     expect(t.clock.now() - back).toBeLessThan(1_000);
     failedOver(b, mirroredBatches);
   });
+});
+
+describe("a FAILED partition whose destination leader crashed in the middle of its step and restarts, no controller running", () => {
+  // The same leader back at the same epoch (no controller fences it or elects another) is no new leader: the
+  // step it failed in (the failover's leader epoch bump first) needs the controller, waits for it in place
+  // for 60 s, and fails again on NOT_CONTROLLER, which nothing brings forward. The controller's return fences
+  // the restarted broker and elects another leader, at a newer epoch: that retries it at once.
+  for (const restart of ["before", "after"] as const) {
+    it(`the leader restarts ${restart} the FAILED is recorded: the failover waits for the controller's return, not its backoff`, async () => {
+      const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
+      const seen: string[] = [];
+      const restartBroker = (id: number) => {
+        t.node("b").cluster.startBroker(id);
+        seen.push("leader restarted");
+      };
+      const { b, mirroredBatches, leader } = await leaderCrashedInFailover(t, () => {
+        const b = t.node("b");
+        b.cluster.controller.setAvailable(false);
+        b.mirroring.subscribeTransitions((x) => seen.push(`${x.previous.state}->${x.record.state}`));
+        // Before: on the scheduler's next turn, once the step's failure was reported, before its FAILED
+        // record is written.
+        const crashing = b.cluster.controller.image.partition("orders", 0)!.leader;
+        if (restart === "before") t.scheduler.schedule(() => restartBroker(crashing), 0);
+      });
+      if (restart === "after") {
+        await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED");
+        restartBroker(leader);
+      }
+      const expected =
+        restart === "before"
+          ? ["leader restarted", "STOPPING->FAILED"]
+          : ["STOPPING->FAILED", "leader restarted"];
+      await t.until(() => seen.length === 2, "the restart and the FAILED");
+      expect(seen).toEqual(expected);
+      const controller = b.cluster.controller;
+      expect(controller.image.partition("orders", 0)!.leader).toBe(leader);
+      expect(b.cluster.runningBrokers()).toContain(leader);
+
+      // A controller away longer than a step waits for it in place: the FAILED waits, its budget kept.
+      await t.advance(90_000);
+      expect(seen).toEqual(expected);
+      expect(await onlyRowOf(b)).toMatchObject({ state: "FAILED", retryAttempt: 0 });
+
+      controller.setAvailable(true);
+      const back = t.clock.now();
+      expect(controller.image.partition("orders", 0)!.leader).not.toBe(leader);
+      await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "STOPPED on the new leader");
+      expect(t.clock.now() - back).toBeLessThan(1_000);
+      failedOver(b, mirroredBatches);
+    });
+  }
 });

@@ -21,6 +21,7 @@ import {
 } from "./coordinator/coordinator-load-waiters";
 import { CoordinatorRuntime } from "./coordinator/coordinator-runtime";
 import { InspectionHub, type MirrorInspector } from "./coordinator/inspection-hub";
+import { LeaderCatchUps } from "./coordinator/leader-catch-ups";
 import { MirrorCoordinatorRouter } from "./coordinator/mirror-coordinators";
 import { checkAppendLingerMs } from "./coordinator/state-write-batcher";
 import { committedTransitions, type TransitionListener } from "./coordinator/transition-listener";
@@ -137,6 +138,8 @@ export class ClusterMirroring {
   readonly changes: MirrorChanges;
   private readonly options: ClusterMirroringOptions;
   private readonly inspection = new InspectionHub();
+  /** The retries of this cluster's coordinators that wait for a lagging leader's catch-up, counted. */
+  private readonly leaderCatchUps = new LeaderCatchUps();
   private readonly sources: SourceConnections;
   private readonly nodes = new Map<number, MirrorNode>();
   private readonly numStatePartitions: number;
@@ -598,6 +601,7 @@ export class ClusterMirroring {
       retry: this.options.retry,
       warn: this.options.warn,
       inspection: this.inspection,
+      leaderCatchUps: this.leaderCatchUps,
       // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
       onShardActivated: (partition) => {
         this.loadWaiters.changed();
@@ -629,11 +633,17 @@ export class ClusterMirroring {
     const followLeadership = (change: LeadershipChange): void => {
       // A leader epoch bump of a partition this broker keeps leading (every partition of a failover gets
       // one) leaves its fetcher as it is: nothing to look up (it cost a regex and two key hashes each).
-      if (change.epochBump) return;
+      // Unless a FAILED waits for a leader that lagged the metadata's epoch to catch up, which that leader
+      // does by taking the epoch it lagged (its owed cut made once its disk was freed): looked up then.
+      if (change.epochBump && !this.leaderCatchUps.awaited) return;
       const configured = cluster.controller.image.topic(change.topic)?.configs.get(MIRROR_NAME_CONFIG);
       const mirror = parseMirrorNameConfig(configured)?.mirror;
       if (mirror === undefined) return;
       const key = { mirror, topic: change.topic, topicId: change.topicId, partition: change.partition };
+      if (change.epochBump) {
+        if (this.coordinators.viewOf(key)?.state === "FAILED") this.coordinators.retryNow(key);
+        return;
+      }
       if (!change.elected) {
         void fetchers.removePartition(key);
         return;

@@ -1,9 +1,10 @@
 import { ManualClock, ManualScheduler, SeededRandom } from "@cluster-mirror/cluster";
 import type { MirrorPartitionEvent } from "@cluster-mirror/machines";
 import { EffectExecutor } from "../src/coordinator/effect-executor";
+import type { LeaderCatchUps } from "../src/coordinator/leader-catch-ups";
 import { type MirrorPartitionRef, PartitionRuntime } from "../src/coordinator/partition-runtime";
 import type { StateWriteBatcher } from "../src/coordinator/state-write-batcher";
-import type { DestinationCluster, SourceCluster } from "../src/ports";
+import type { DestinationCluster, FetcherManager, SourceCluster } from "../src/ports";
 
 /**
  * A partition handle whose actor only records the events it is sent; its snapshot's context is `context`
@@ -36,6 +37,9 @@ export function executorOver(
     /** The executor's clock and scheduler, for a test that runs its timers. */
     clock?: ManualClock;
     scheduler?: ManualScheduler;
+    /** The fetcher manager of each running destination broker (default: a test that asks none). */
+    fetchers?: (brokerId: number) => FetcherManager | undefined;
+    leaderCatchUps?: LeaderCatchUps;
   } = {},
 ): EffectExecutor {
   const clock = options.clock ?? new ManualClock(0);
@@ -47,9 +51,11 @@ export function executorOver(
       return options.source as SourceCluster;
     },
     sourceClusterId: () => "source",
-    fetchers: () => {
-      throw new Error("no fetchers in this test");
-    },
+    fetchers:
+      options.fetchers ??
+      (() => {
+        throw new Error("no fetchers in this test");
+      }),
     clock,
     random: new SeededRandom(1),
     scheduler: options.scheduler ?? new ManualScheduler(clock),
@@ -57,5 +63,6 @@ export function executorOver(
     isrPollIntervalMs: 100,
     stillCoordinator: options.stillCoordinator ?? (() => true),
     onLastMirrorEpochCommitted: () => {},
+    ...(options.leaderCatchUps ? { leaderCatchUps: options.leaderCatchUps } : {}),
   });
 }

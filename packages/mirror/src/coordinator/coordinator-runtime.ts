@@ -25,6 +25,7 @@ import type {
 import { CoordinatorShard, type MirrorStateWrite, refuseUnlessAtRest } from "./coordinator-shard";
 import { DEFAULT_ISR_POLL_INTERVAL_MS } from "./effect-executor";
 import type { InspectionHub } from "./inspection-hub";
+import type { LeaderCatchUps } from "./leader-catch-ups";
 import { mirrorStatePartitionFor } from "./mirror-state-partition";
 import { DEFAULT_APPEND_LINGER_MS, DEFAULT_MAX_APPEND_BYTES } from "./state-write-batcher";
 
@@ -65,6 +66,8 @@ export interface CoordinatorRuntimeOptions {
   readonly onShardActivated?: (partition: number) => void;
   /** XState's inspection of every shard's actors (the visualizer's live stream). */
   readonly inspection?: InspectionHub;
+  /** Counts the retries that wait for a lagging destination leader's catch-up, over the cluster's shards. */
+  readonly leaderCatchUps?: LeaderCatchUps;
 }
 
 /**
@@ -287,6 +290,7 @@ export class CoordinatorRuntime {
         retry: o.retry,
         warn: o.warn ?? ((m) => console.warn(m)),
         ...(o.inspection ? { inspection: o.inspection } : {}),
+        ...(o.leaderCatchUps ? { leaderCatchUps: o.leaderCatchUps } : {}),
         onActivated: (loaded) => {
           this.followRemovals(loaded);
           o.onShardActivated?.(partition);

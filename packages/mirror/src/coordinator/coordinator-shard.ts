@@ -34,6 +34,7 @@ import type {
 } from "../ports";
 import { EffectExecutor, type RetryWaitsFor } from "./effect-executor";
 import type { InspectionHub } from "./inspection-hub";
+import type { LeaderCatchUps } from "./leader-catch-ups";
 import { foldMirrorState } from "./load-mirror-state";
 import { partitionKeyId } from "./mirror-state-partition";
 import { type MirrorPartitionRef, PartitionRuntime } from "./partition-runtime";
@@ -62,6 +63,8 @@ export interface CoordinatorShardOptions {
   readonly onActivated?: (shard: CoordinatorShard) => void;
   /** XState's inspection of the shard's actor system (the shard, its groups and partition actors). */
   readonly inspection?: InspectionHub;
+  /** Counts the retries that wait for a lagging destination leader's catch-up, over the cluster's shards. */
+  readonly leaderCatchUps?: LeaderCatchUps;
 }
 
 /** Kafka's WriteMirrorStates for one partition: a command, fenced by the caller's epochs. */
@@ -769,6 +772,7 @@ export class CoordinatorShard {
         if (lme === null) this.lmes.delete(p.id);
         else this.lmes.set(p.id, { key: p.key, lme });
       },
+      ...(o.leaderCatchUps ? { leaderCatchUps: o.leaderCatchUps } : {}),
     });
     this.partitions = loaded.partitions;
     this.lmes = loaded.lmes;

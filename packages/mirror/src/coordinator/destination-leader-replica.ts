@@ -8,7 +8,7 @@ import { type DestinationLeaderRanOn, leaderMovedOnDestination } from "./no-dest
  * NoDestinationLeaderError, so the FAILED it commits retries at the election of the next leader, not at the
  * end of its backoff. Only the destination's replica is wrapped: the same errors from the source say nothing
  * of a destination election. `ranOn`, the leader and epoch the metadata named as the step took the replica,
- * goes with the error: its FAILED retries at once only under a newer one.
+ * goes with the error: its FAILED retries at once only once that leader changed (`leaderChangedSince`).
  */
 export class DestinationLeaderReplica implements LocalReplica {
   constructor(

@@ -23,8 +23,10 @@ import type {
   SourceCluster,
 } from "../ports";
 import { DestinationLeaderReplica } from "./destination-leader-replica";
-import { type DestinationLeaderRanOn, NoDestinationLeaderError } from "./no-destination-leader-error";
+import type { LeaderCatchUps } from "./leader-catch-ups";
+import { NoDestinationLeaderError } from "./no-destination-leader-error";
 import type { PartitionRuntime } from "./partition-runtime";
+import { leaderChangedSince, type RefusingLeader, refusingLeader } from "./refusing-leader";
 import { lastMirrorEpochRecord, partitionStateRecord } from "./state-records";
 import type { AppendOutcome, StateWriteBatcher } from "./state-write-batcher";
 
@@ -48,18 +50,30 @@ export interface EffectExecutorContext {
   readonly stillCoordinator: () => boolean;
   /** Called once a `LastMirrorEpochs` record committed (null: tombstoned). */
   readonly onLastMirrorEpochCommitted: (partition: PartitionRuntime, lme: number | null) => void;
+  /** Counts the retry timers that wait for a lagging leader's catch-up (see {@link LeaderCatchUps}). */
+  readonly leaderCatchUps?: LeaderCatchUps;
 }
 
 const TIMERS = ["retry", "commitRetry", "isr", "sourceBusy", "controller"] as const;
 type Timer = (typeof TIMERS)[number];
 
 /**
+ * An armed timer: how to cancel it and what it runs when it fires; for a retry timer, what its FAILED waits
+ * out (see {@link RetryWaitsFor}) and the destination leader that refused its step, if one did.
+ */
+interface ArmedTimer {
+  cancel: Cancel;
+  fire: () => void;
+  waitsFor?: RetryWaitsFor;
+  refused?: RefusingLeader;
+}
+
+/**
  * What a FAILED partition's retry waits out, when the step's error that failed it says so: the destination
  * partition's leader (the step found none, or the one it ran on stopped leading meanwhile:
  * NoDestinationLeaderError) or the source (BROKER_NOT_AVAILABLE, a lost connection). `EffectExecutor.retryNow`
  * fires the retry early only once that ended; a FAILED whose leader was elected before it committed retries
- * at once (for a step the leader itself refused, only a newer leader than that one: see
- * `EffectExecutor.hasNewRunningLeader`).
+ * at once (for a step the leader itself refused, only once that leader changed: see `leaderChangedSince`).
  */
 export type RetryWaitsFor = "leader" | "source";
 
@@ -132,8 +146,11 @@ const SYNC_EFFECTS: ReadonlySet<string> = new Set([
  * the broker that leads it, which may not be this coordinator's broker: that call stands for an RPC.
  */
 export class EffectExecutor {
-  /** The armed timers, by partition and timer name: how to cancel each, and what it runs when it fires. */
-  private readonly timers = new Map<string, { cancel: Cancel; fire: () => void; waitsFor?: RetryWaitsFor }>();
+  /**
+   * The armed timers, by partition and timer name: how to cancel each, and what it runs when it fires; for a
+   * retry timer, what its FAILED waits out and, for a step the destination leader refused, that leader.
+   */
+  private readonly timers = new Map<string, ArmedTimer>();
   /**
    * For each partition, what the step failure it reported last waits out (see {@link RetryWaitsFor}), with
    * that step's `stateEpoch` and, for a step the destination leader refused, that leader: the FAILED it
@@ -141,7 +158,7 @@ export class EffectExecutor {
    */
   private readonly failureWaits = new WeakMap<
     PartitionRuntime,
-    { stateEpoch: number; waitsFor: RetryWaitsFor; ranOn?: DestinationLeaderRanOn }
+    { stateEpoch: number; waitsFor: RetryWaitsFor; refused?: RefusingLeader }
   >();
   /** For each controller step refused with NOT_CONTROLLER: until when it is asked again, and how often so far. */
   private readonly controllerWaits = new WeakMap<MirrorPartitionEffect, { until: number; attempt: number }>();
@@ -193,8 +210,8 @@ export class EffectExecutor {
           });
         // A leader elected between the step's failure and this FAILED's commit (a crashed leader the
         // controller fenced at once) told no one: its election came before there was a retry to bring on.
-        const ended = waitsFor === "leader" && this.hasNewRunningLeader(p.key, current?.ranOn);
-        this.after(p, "retry", ended ? 0 : effect.params.delayMs, fire, waitsFor);
+        const ended = waitsFor === "leader" && this.hasNewRunningLeader(p.key, current?.refused);
+        this.after(p, "retry", ended ? 0 : effect.params.delayMs, fire, waitsFor, current?.refused);
         return;
       }
       case "scheduleCommitRetry":
@@ -227,8 +244,10 @@ export class EffectExecutor {
 
   /** Cancels every timer of the shard. */
   cancelAll(): void {
-    for (const t of this.timers.values()) t.cancel();
-    this.timers.clear();
+    for (const [id, t] of this.timers) {
+      t.cancel();
+      this.forget(id);
+    }
     this.retriedBumpsTask?.();
     this.retriedBumpsTask = undefined;
     this.retriedBumps = [];
@@ -280,7 +299,7 @@ export class EffectExecutor {
 
   /**
    * Arms `timer` (replacing the partition's timer of that name) to run `fire` once after `delayMs`;
-   * `waitsFor`, for a retry timer, what its FAILED waits out.
+   * `waitsFor`, for a retry timer, what its FAILED waits out, and `refused`, the leader that refused its step.
    */
   private after(
     p: PartitionRuntime,
@@ -288,14 +307,28 @@ export class EffectExecutor {
     delayMs: number,
     fire: () => void,
     waitsFor?: RetryWaitsFor,
+    refused?: RefusingLeader,
   ): void {
     this.cancel(p, timer);
     const id = `${p.id}\u0000${timer}`;
     const cancel = this.ctx.scheduler.schedule(() => {
-      this.timers.delete(id);
+      this.forget(id);
       fire();
     }, delayMs);
-    this.timers.set(id, waitsFor === undefined ? { cancel, fire } : { cancel, fire, waitsFor });
+    const armed: ArmedTimer = { cancel, fire };
+    if (waitsFor !== undefined) armed.waitsFor = waitsFor;
+    if (refused !== undefined) armed.refused = refused;
+    // A FAILED that waits for its lagging leader to catch up: that leader's epoch change is looked at.
+    if (waitsFor === "leader" && refused?.lagged === true) this.ctx.leaderCatchUps?.add();
+    this.timers.set(id, armed);
+  }
+
+  /** Drops an armed timer that fired or was cancelled. */
+  private forget(id: string): void {
+    const armed = this.timers.get(id);
+    if (armed === undefined) return;
+    this.timers.delete(id);
+    if (armed.waitsFor === "leader" && armed.refused?.lagged === true) this.ctx.leaderCatchUps?.remove();
   }
 
   /**
@@ -306,12 +339,15 @@ export class EffectExecutor {
    * caller (a leadership change being applied). Not for any other failure: each retry uses one of the
    * budget's attempts (`mirror.failed.retry.max.attempts`), and a rolling restart of the destination, moving
    * leaders while the source was down, used them all up in seconds (FAILED for good, waiting for an
-   * operator), with a PREPARING and a FAILED record per partition per move. False when none fires.
+   * operator), with a PREPARING and a FAILED record per partition per move. For a step the destination leader
+   * itself refused, only once that leader changed (`leaderChangedSince`), as the FAILED's own commit checks.
+   * False when none fires.
    */
   retryNow(p: PartitionRuntime, ended: RetryWaitsFor): boolean {
     const armed = this.timers.get(`${p.id}\u0000retry`);
     if (armed === undefined || armed.waitsFor !== ended) return false;
-    this.after(p, "retry", 0, armed.fire, armed.waitsFor);
+    if (ended === "leader" && !leaderChangedSince(this.ctx.destination, p.key, armed.refused)) return false;
+    this.after(p, "retry", 0, armed.fire, armed.waitsFor, armed.refused);
     return true;
   }
 
@@ -334,7 +370,7 @@ export class EffectExecutor {
   private cancel(p: PartitionRuntime, timer: Timer): void {
     const id = `${p.id}\u0000${timer}`;
     this.timers.get(id)?.cancel();
-    this.timers.delete(id);
+    this.forget(id);
   }
 
   /**
@@ -922,13 +958,13 @@ export class EffectExecutor {
   /**
    * Whether the destination partition has a running leader a step can run on now (its replica leads there,
    * and its broker runs the mirror's fetchers): what a FAILED waiting for a leader waits for. After a step
-   * that leader itself refused (`ranOn`: it said it no longer leads), only another leader or a newer epoch
-   * ends the wait, as Kafka's producer skips its retry backoff only for a newer leader epoch (KIP-951,
-   * `ProducerBatch.hasLeaderChangedForTheOngoingRetry`): a leader whose metadata lags the controller's (a
-   * broker whose owed truncation failed on a full disk keeps its old epoch) refuses every retry alike, and
-   * each at once used up the budget's attempts in a moment (FAILED for good, waiting for an operator).
+   * that leader itself refused (`refused`: it said it no longer leads), only once that leader changed
+   * (`leaderChangedSince`: another leader, a newer epoch, or a lagging leader caught up): a leader whose
+   * metadata lags the controller's (a broker whose owed truncation failed on a full disk keeps its old epoch)
+   * refuses every retry alike, and each at once used up the budget's attempts in a moment (FAILED for good,
+   * waiting for an operator).
    */
-  private hasNewRunningLeader(key: MirrorPartitionKey, ranOn: DestinationLeaderRanOn | undefined): boolean {
+  private hasNewRunningLeader(key: MirrorPartitionKey, refused: RefusingLeader | undefined): boolean {
     const destination = this.ctx.destination;
     const leader = destination.leaderOf(key.topic, key.partition);
     if (
@@ -937,11 +973,7 @@ export class EffectExecutor {
       this.ctx.fetchers(leader) === undefined
     )
       return false;
-    return (
-      ranOn === undefined ||
-      leader !== ranOn.leader ||
-      destination.leaderEpochOf(key.topic, key.partition) > ranOn.leaderEpoch
-    );
+    return leaderChangedSince(destination, key, refused);
   }
 
   /**
@@ -1033,7 +1065,8 @@ export class EffectExecutor {
       if (waitsFor === undefined) this.failureWaits.delete(p);
       else {
         const ranOn = error instanceof NoDestinationLeaderError ? error.ranOn : undefined;
-        this.failureWaits.set(p, { stateEpoch, waitsFor, ...(ranOn === undefined ? {} : { ranOn }) });
+        const refused = ranOn === undefined ? undefined : refusingLeader(this.ctx.destination, p.key, ranOn);
+        this.failureWaits.set(p, { stateEpoch, waitsFor, ...(refused === undefined ? {} : { refused }) });
       }
     }
     p.send(this.failureOf(stateEpoch, error));

@@ -2,9 +2,10 @@ import { ClusterError } from "@cluster-mirror/cluster";
 
 /**
  * The destination leader a step ran on, as the metadata named it when the step took its replica: a FAILED
- * whose step that leader refused retries at once only under a newer one (Kafka's producer, KIP-951: a
- * batch refused with NOT_LEADER_OR_FOLLOWER skips its backoff only once the metadata names a newer leader
- * epoch, `ProducerBatch.hasLeaderChangedForTheOngoingRetry`).
+ * whose step that leader refused retries at once only under a newer one, or once that leader, lagging the
+ * metadata's epoch when it refused, knows it (`leaderChangedSince`; Kafka's producer, KIP-951: a batch
+ * refused with NOT_LEADER_OR_FOLLOWER skips its backoff only once the metadata names a newer leader epoch,
+ * `ProducerBatch.hasLeaderChangedForTheOngoingRetry`).
  */
 export interface DestinationLeaderRanOn {
   readonly leader: number;

@@ -11,7 +11,7 @@ import type { AlterConfigOp, CreateTopicRequest } from "./controller";
 import { ClusterError } from "./errors";
 import type { CommittedOffset, GroupDescription, GroupStateName } from "./group-coordinator";
 import type { KafkaCluster } from "./kafka-cluster";
-import type { PartitionMetadata } from "./metadata-image";
+import type { MetadataImage, PartitionMetadata } from "./metadata-image";
 import { isMirrorReadOnly } from "./mirror-read-only";
 import { shownValue } from "./shown-value";
 import { RESERVED_TOPIC_CONFIGS, reservedTopicConfigProblem, TOPIC_CONFIGS } from "./topic-configs";
@@ -130,6 +130,11 @@ export class AdminHandler {
         if (!clusterCreate) this.authorize(ctx, "CREATE", "TOPIC", request.name);
         refuseReservedConfigs(Object.keys(request.configs ?? {}));
         refuseCountsWithAssignment(request);
+        if (request.replicaAssignment !== undefined) {
+          // The controller's checks of the assignment (and the topic) first, as Kafka orders them.
+          this.cluster.controller.createTopic(request, { validateOnly: true });
+          refuseFencedOnlyReplicas(this.cluster.controller.image, request.replicaAssignment, 0);
+        }
         if (validateOnly) {
           if (this.cluster.controller.image.topic(request.name)) {
             throw new ClusterError("TOPIC_ALREADY_EXISTS", `topic '${request.name}' already exists`);
@@ -170,6 +175,14 @@ export class AdminHandler {
             "READ_ONLY_TOPIC",
             `${r.topic} is a mirror topic (mirror '${mirrorName!.replace(/\.(paused|removed)$/, "")}') and read-only: raise its partitions on the source, and the mirror's metadata sync adds them here`,
           );
+        }
+        if (r.assignments !== undefined) {
+          // The controller's checks of the count and assignments first, as Kafka orders them.
+          this.cluster.controller.createPartitions(r.topic, r.count, undefined, {
+            validateOnly: true,
+            assignments: r.assignments,
+          });
+          refuseFencedOnlyReplicas(this.cluster.controller.image, r.assignments, topic!.partitions.length);
         }
         this.cluster.controller.createPartitions(
           r.topic,
@@ -548,7 +561,39 @@ export class AdminHandler {
     this.authorize(ctx, "READ", "GROUP", request.groupId);
     for (const topic of new Set(request.offsets.map((o) => o.topic)))
       this.authorize(ctx, "READ", "TOPIC", topic);
-    this.cluster.groups.commitOffsets(request);
+    // As Kafka's KafkaApis.handleOffsetCommitRequest: a partition the cluster does not have is answered
+    // UNKNOWN_TOPIC_OR_PARTITION (listed first in the answer, so kafkajs throws it) and not stored; the
+    // others go to the group coordinator (none at all when every partition is unknown).
+    const image = this.cluster.controller.image;
+    const unknown = request.offsets.filter((o) => image.partition(o.topic, o.partition) === undefined);
+    const known = request.offsets.filter((o) => image.partition(o.topic, o.partition) !== undefined);
+    let refused: unknown;
+    if (known.length > 0) {
+      try {
+        this.cluster.groups.commitOffsets({ ...request, offsets: known });
+      } catch (error) {
+        refused = error;
+      }
+    }
+    const first = unknown[0];
+    if (first) {
+      const count = image.topic(first.topic)?.partitions.length;
+      const missing =
+        count === undefined
+          ? `topic '${first.topic}' does not exist`
+          : `topic '${first.topic}' has partitions 0 to ${count - 1}; partition ${first.partition} does not exist`;
+      const rest =
+        known.length === 0
+          ? "nothing was committed"
+          : refused === undefined
+            ? `the other ${known.length} offset(s) were committed`
+            : `the others were refused: ${(refused as Error).message}`;
+      throw new ClusterError(
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        `${missing}: group '${request.groupId}' keeps no offset for it (${unknown.length} offset(s) of partitions the cluster does not have; ${rest}). Commit offsets of existing partitions only`,
+      );
+    }
+    if (refused !== undefined) throw refused;
   }
 
   // ---- producer ids and transactions --------------------------------------------------------------------
@@ -734,6 +779,25 @@ function refuseReservedConfigs(names: readonly string[]): void {
     const problem = reservedTopicConfigProblem(name);
     if (problem !== undefined) throw new ClusterError("INVALID_CONFIG", problem);
   }
+}
+
+/**
+ * Kafka's ReplicationControlManager (createTopic, createPartitions): a manually assigned partition's ISR is
+ * its active replicas; with none (every replica fenced) it would be born offline, so the request is refused.
+ * Checked on the requests only: the controller's own callers (the mirror, set-ups) place partitions freely.
+ */
+function refuseFencedOnlyReplicas(
+  image: MetadataImage,
+  assignment: readonly (readonly number[])[],
+  firstPartition: number,
+): void {
+  assignment.forEach((replicas, i) => {
+    if (replicas.some((b) => image.brokers.get(b)?.fenced === false)) return;
+    throw new ClusterError(
+      "INVALID_REPLICA_ASSIGNMENT",
+      `All brokers specified in the manual partition assignment for partition ${firstPartition + i} are fenced or in controlled shutdown: brokers [${replicas}] are fenced; name at least one live broker (live: ${image.liveBrokers().join(", ") || "none"})`,
+    );
+  });
 }
 
 /**

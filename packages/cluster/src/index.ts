@@ -49,6 +49,7 @@ export {
   AclResourceTypes,
   Admin,
   type AdminConfig,
+  AlterConfigOpTypes,
   type Batch,
   type ClientContext,
   CompressionTypes,

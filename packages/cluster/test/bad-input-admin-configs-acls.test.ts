@@ -3,6 +3,7 @@ import {
   AclOperationTypes,
   AclPermissionTypes,
   AclResourceTypes,
+  AlterConfigOpTypes,
   ConfigResourceTypes,
   ResourcePatternTypes,
 } from "../src/index";
@@ -92,6 +93,59 @@ describe("the admin client's config and ACL calls refuse arguments of the wrong 
       }),
     );
     expect(await retention()).toBe(before);
+  });
+
+  it("incrementalAlterConfigs takes an operation by name or Kafka's id, and names the operations for anything else", async () => {
+    const { kafka, run, cluster } = clientCluster();
+    const admin = kafka.admin();
+    await run(admin.createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));
+    const alter = (configEntries: { name: string; value?: string; operation?: unknown }[]) =>
+      run(
+        admin.incrementalAlterConfigs({
+          resources: [{ type: ConfigResourceTypes.TOPIC, name: "t", configEntries: configEntries as never }],
+        }),
+      );
+    const configs = () => Object.fromEntries(cluster.controller.image.topic("t")!.configs);
+    const operations =
+      /one of "SET" \(or AlterConfigOpTypes.SET, 0\), "DELETE" \(or AlterConfigOpTypes.DELETE, 1\), "APPEND" \(or AlterConfigOpTypes.APPEND, 2\), "SUBTRACT" \(or AlterConfigOpTypes.SUBTRACT, 3\)$/;
+    // Read "config op 1 on 'retention.ms' needs a value" before; with a value, 1 was taken for SUBTRACT.
+    await expectRefused(
+      alter([{ name: "retention.ms", operation: 7 }]),
+      "INVALID_REQUEST",
+      new RegExp(
+        `^admin.incrementalAlterConfigs\\(args\\): Invalid operation 7 of configEntries\\[0\\] \\('retention.ms'\\) of 't': ${operations.source}`,
+      ),
+    );
+    await expectRefused(
+      alter([{ name: "retention.ms", value: "1", operation: "set" }]),
+      "INVALID_REQUEST",
+      operations,
+    );
+    await expectRefused(
+      alter([{ name: "retention.ms", value: "1" }]),
+      "INVALID_REQUEST",
+      /Invalid operation undefined/,
+    );
+    expect(configs()).toEqual({});
+    // Kafka's ids (AlterConfigOp.OpType) and the names both work.
+    await alter([
+      { name: "retention.ms", value: "60000", operation: AlterConfigOpTypes.SET },
+      { name: "cleanup.policy", value: "compact", operation: AlterConfigOpTypes.APPEND },
+    ]);
+    expect(configs()).toEqual({ "retention.ms": "60000", "cleanup.policy": "delete,compact" });
+    await alter([
+      { name: "retention.ms", operation: AlterConfigOpTypes.DELETE },
+      { name: "cleanup.policy", value: "delete", operation: 3 },
+    ]);
+    expect(configs()).toEqual({ "cleanup.policy": "compact" });
+    await alter([{ name: "cleanup.policy", value: "delete", operation: "SET" }]);
+    expect(configs()).toEqual({ "cleanup.policy": "delete" });
+    // A SET by id without a value names the operation.
+    await expectRefused(
+      alter([{ name: "retention.ms", operation: AlterConfigOpTypes.SET }]),
+      "INVALID_REQUEST",
+      /^config op SET on 'retention.ms' needs a value/,
+    );
   });
 
   it("createAcls, describeAcls and deleteAcls without their ACLs, or an ACL without a host, say what to pass", async () => {

@@ -47,6 +47,51 @@ describe("the admin client refuses bad arguments as kafkajs and Kafka do", () =>
     expect((await run(admin.fetchTopicOffsets("a"))).length).toBe(2);
   });
 
+  it("createTopics with numPartitions or replicationFactor null is refused as Kafka refuses the 0 kafkajs sends for it", async () => {
+    const { kafka, run, cluster } = clientCluster();
+    const admin = kafka.admin();
+    const create = (topic: Record<string, unknown>) =>
+      run(admin.createTopics({ topics: [{ topic: "ok", numPartitions: 2 }, topic as never] }));
+    // Made a topic with the default count before; kafkajs writes null as 0 (its -1 default is for a
+    // missing field only) and Kafka refuses 0.
+    await expectRefused(
+      create({ topic: "a", numPartitions: null }),
+      "INVALID_PARTITIONS",
+      /^number of partitions must be at least 1, got 0 \(topic 'a' has numPartitions: null, which kafkajs sends as 0: leave numPartitions out, or give -1, for the broker default\)$/,
+    );
+    await expectRefused(
+      run(admin.createTopics({ topics: [{ topic: "b", replicationFactor: null as never }] })),
+      "INVALID_REPLICATION_FACTOR",
+      /^replication factor must be an integer >= 1, got 0 \(topic 'b' has replicationFactor: null/,
+    );
+    await expectRefused(
+      run(
+        admin.createTopics({
+          topics: [
+            {
+              topic: "c",
+              numPartitions: null as never,
+              replicaAssignment: [{ partition: 0, replicas: [0] }],
+            },
+          ],
+        }),
+      ),
+      "INVALID_REQUEST",
+      /^A manual partition assignment was specified, but numPartitions was not set to -1: .*\(got 0\) \(topic 'c' has numPartitions: null/,
+    );
+    // Each topic of the request is created or refused on its own, as Kafka's CreateTopics does.
+    expect(await run(admin.listTopics())).toEqual(["ok"]);
+    expect(cluster.controller.image.topic("ok")!.partitions).toHaveLength(2);
+    // Left out, or -1, is the default.
+    await run(
+      admin.createTopics({
+        topics: [{ topic: "a" }, { topic: "b", numPartitions: -1, replicationFactor: -1 }],
+      }),
+    );
+    expect(cluster.controller.image.topic("a")!.partitions).toHaveLength(1);
+    expect(cluster.controller.image.topic("b")!.partitions[0]!.replicas).toHaveLength(3);
+  });
+
   it("createPartitions with a count not above the current one says so in Kafka's words; its arguments are checked", async () => {
     const { kafka, run } = clientCluster();
     const admin = kafka.admin();

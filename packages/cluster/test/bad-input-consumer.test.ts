@@ -65,6 +65,60 @@ describe("the consumer refuses bad arguments as kafkajs does, before they reach 
     await run(consumer.disconnect());
   });
 
+  it("subscribe while the consumer is running is refused with kafkajs's message; after stop() it subscribes", async () => {
+    const { kafka, run, scheduler } = clientCluster();
+    await run(
+      kafka.admin().createTopics({
+        topics: [
+          { topic: "t", numPartitions: 1 },
+          { topic: "u", numPartitions: 1 },
+        ],
+      }),
+    );
+    const producer = kafka.producer();
+    await run(producer.connect());
+    await run(producer.send({ topic: "t", messages: [{ value: "t1" }] }));
+    await run(producer.send({ topic: "u", messages: [{ value: "u1" }] }));
+    const consumer = kafka.consumer({ groupId: "g" });
+    await run(consumer.connect());
+    await run(consumer.subscribe({ topic: "t", fromBeginning: true }));
+    const seen: string[] = [];
+    let next: () => void = () => {};
+    const eachMessage = async ({ message }: { message: { value: Buffer | null } }) => {
+      seen.push(String(message.value));
+      next();
+    };
+    let first = new Promise<void>((resolve) => {
+      next = resolve;
+    });
+    await run(consumer.run({ eachMessage }));
+    await run(first);
+    const joined = consumer.membership();
+    // Taken before: the running consumer rejoined its group with the new topic.
+    await expectRefused(
+      run(consumer.subscribe({ topic: "u", fromBeginning: true })),
+      "INVALID_REQUEST",
+      /^consumer.subscribe\(args\): Cannot subscribe to topic while consumer is running: call consumer.stop\(\) first, subscribe, then consumer.run\(\) again$/,
+    );
+    // A few rounds of the running loop later, it is still the member it was, on the same topic.
+    await run(new Promise<void>((resolve) => scheduler.schedule(resolve, 500)));
+    expect(consumer.membership()).toEqual(joined);
+    expect(consumer.assignment()).toEqual([{ topic: "t", partition: 0 }]);
+    await run(consumer.stop());
+    await run(consumer.subscribe({ topic: "u", fromBeginning: true }));
+    first = new Promise<void>((resolve) => {
+      next = resolve;
+    });
+    await run(consumer.run({ eachMessage }));
+    await run(first);
+    expect(seen).toEqual(["t1", "u1"]);
+    expect(consumer.assignment()).toEqual([
+      { topic: "t", partition: 0 },
+      { topic: "u", partition: 0 },
+    ]);
+    await run(consumer.disconnect());
+  });
+
   it("seek, commitOffsets, pause and resume with a bad offset, partition or shape say what to pass", async () => {
     const { kafka, run, cluster } = clientCluster();
     await run(kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1 }] }));

@@ -51,6 +51,24 @@ describe("admin: topics", () => {
     expect(cluster.controller.image.topic("m")!.partitions).toHaveLength(3);
   });
 
+  it("keeps working after disconnect(), as kafkajs's admin reconnects on its next call; a closed cluster refuses it", async () => {
+    const { kafka, run, cluster } = clientCluster();
+    const admin = kafka.admin();
+    await admin.connect();
+    await run(admin.createTopics({ topics: [{ topic: "t", numPartitions: 2 }] }));
+    await admin.disconnect();
+    // kafkajs's disconnect empties its broker pool; the next call's refreshMetadata finds no connected broker
+    // and connects the seed broker again (cluster/brokerPool.js findConnectedBroker), so calls go on.
+    expect(await run(admin.listTopics())).toEqual(["t"]);
+    expect(await run(admin.createTopics({ topics: [{ topic: "u" }] }))).toBe(true);
+    expect((await run(admin.fetchTopicMetadata({ topics: ["t"] }))).topics[0]!.partitions).toHaveLength(2);
+    await admin.disconnect();
+    await admin.connect();
+    expect(await run(admin.listTopics())).toEqual(["t", "u"]);
+    cluster.close();
+    await expectKafkaError(admin.listTopics(), "CLUSTER_CLOSED");
+  });
+
   it("takes -1 as the default partition count and replication factor, and refuses any other value below 1", async () => {
     const { kafka, run, cluster } = clientCluster();
     const admin = kafka.admin();

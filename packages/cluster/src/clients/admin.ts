@@ -1,7 +1,7 @@
 import type { AclBinding, AclBindingFilter, AclOperation, AclPatternType, AclResourceType } from "../acls";
 import type { ConfigResourceDescription, ConfigSourceName } from "../admin-handler";
 import type { AlterConfigOp } from "../controller";
-import { ClusterError } from "../errors";
+import { ClusterError, type KafkaErrorName } from "../errors";
 import { shownValue } from "../shown-value";
 import type { TopicPartition } from "../transaction-coordinator";
 import { checkAclFilter, checkCreateAclsArguments, checkDeleteAclsArguments } from "./acl-argument-checks";
@@ -11,7 +11,7 @@ import {
   checkDeleteTopicsArguments,
   checkFetchTopicMetadataArguments,
 } from "./admin-argument-checks";
-import { checkConfigResources } from "./config-argument-checks";
+import { alterConfigOpName, checkConfigResources } from "./config-argument-checks";
 import {
   checkFetchOffsetsTopics,
   checkGroupIds,
@@ -27,6 +27,7 @@ import {
   AclOperationTypes,
   AclPermissionTypes,
   AclResourceTypes,
+  type AlterConfigOpTypes,
   ConfigResourceTypes,
   ConfigSource,
   ResourcePatternTypes,
@@ -110,7 +111,12 @@ export interface AlterConfigsResponse {
 export interface IncrementalResourceConfig {
   type: number;
   name: string;
-  configEntries: { name: string; value?: string; operation: AlterConfigOp["op"] }[];
+  /** `operation`: "SET", "DELETE", "APPEND", "SUBTRACT", or its Kafka id (`AlterConfigOpTypes`). */
+  configEntries: {
+    name: string;
+    value?: string;
+    operation: AlterConfigOp["op"] | (typeof AlterConfigOpTypes)[keyof typeof AlterConfigOpTypes];
+  }[];
 }
 
 /** kafkajs's `GroupDescription`, plus our decoded `assignment` per member. */
@@ -176,13 +182,14 @@ export class Admin {
       args.topics.map((t) => ({
         name: t.topic,
         // As Kafka's CreateTopics: -1 (or none) is the default; any other value below 1 is refused
-        // (INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR), not taken for the default.
+        // (INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR), not taken for the default. null is sent as
+        // kafkajs's encoder writes it: 0 (its -1 default stands in for a missing field only).
         ...(t.numPartitions === undefined || t.numPartitions === -1
           ? {}
-          : { numPartitions: t.numPartitions }),
+          : { numPartitions: t.numPartitions ?? 0 }),
         ...(t.replicationFactor === undefined || t.replicationFactor === -1
           ? {}
-          : { replicationFactor: t.replicationFactor }),
+          : { replicationFactor: t.replicationFactor ?? 0 }),
         ...(t.replicaAssignment && t.replicaAssignment.length > 0
           ? {
               replicaAssignment: [...t.replicaAssignment]
@@ -196,7 +203,7 @@ export class Admin {
       })),
       args.validateOnly ?? false,
     );
-    const errors = results.flatMap((r) => (r.error ? [r.error] : []));
+    const errors = results.flatMap((r, i) => (r.error ? [nullCountHint(r.error, args.topics[i]!)] : []));
     const other = errors.find((e) => e.errorName !== "TOPIC_ALREADY_EXISTS");
     if (other) throw other;
     if (!args.validateOnly && (args.waitForLeaders ?? true)) {
@@ -375,7 +382,10 @@ export class Admin {
     };
   }
 
-  /** IncrementalAlterConfigs (our extra): SET, DELETE, APPEND, SUBTRACT per config, Kafka's semantics. */
+  /**
+   * IncrementalAlterConfigs (our extra: kafkajs 2.2.4 has none): SET, DELETE, APPEND, SUBTRACT per config,
+   * Kafka's semantics; an operation is given by name or by Kafka's id (`AlterConfigOpTypes`).
+   */
   async incrementalAlterConfigs(args: {
     validateOnly?: boolean;
     resources: IncrementalResourceConfig[];
@@ -387,7 +397,7 @@ export class Admin {
         ...configResource(r),
         ops: r.configEntries.map((e) => ({
           name: e.name,
-          op: e.operation,
+          op: alterConfigOpName(e.operation)!,
           ...(e.value === undefined ? {} : { value: e.value }),
         })),
       })),
@@ -633,6 +643,20 @@ export class Admin {
       await sleep(this.client.scheduler, 100);
     }
   }
+}
+
+/**
+ * A topic's refusal, saying why when it gave `numPartitions` or `replicationFactor` as null: kafkajs sends
+ * null as 0, which Kafka refuses, and a caller expecting the default would not see where 0 came from.
+ */
+function nullCountHint(error: ClusterError, topic: ITopicConfig): ClusterError {
+  const field = (["numPartitions", "replicationFactor"] as const).find((f) => topic[f] === null);
+  if (field === undefined || error.errorName === "TOPIC_ALREADY_EXISTS") return error;
+  return new ClusterError(
+    error.errorName as KafkaErrorName,
+    `${error.message} (topic '${topic.topic}' has ${field}: null, which kafkajs sends as 0: leave ${field} out, or give -1, for the broker default)`,
+    { cause: error },
+  );
 }
 
 const RESOURCE_TYPE_NAMES: Record<number, AclResourceType> = {

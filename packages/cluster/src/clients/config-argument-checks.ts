@@ -1,5 +1,7 @@
+import type { AlterConfigOp } from "../controller";
 import { ClusterError } from "../errors";
 import { shownValue } from "../shown-value";
+import { AlterConfigOpTypes } from "./types";
 
 /** What a config resource carries beside its type and name, by call. */
 type ResourceEntries = "configNames" | "configEntries" | "incremental";
@@ -45,13 +47,32 @@ export function checkConfigResources(args: unknown, where: string, entries: Reso
       );
     }
     configEntries.forEach((entry: unknown, i) => {
-      const { name: config, value } = (entry ?? {}) as { name?: unknown; value?: unknown };
+      const { name: config, value, operation } = (entry ?? {}) as Record<string, unknown>;
       const valueOk = typeof value === "string" || (entries === "incremental" && value === undefined);
       if (typeof config !== "string" || !valueOk) {
         throw refuse(
           `Invalid resource config value: configEntries[${i}] of '${name}' is ${shownValue(entry)}; a config's name and value are strings, as Kafka's configs are: { name: "retention.ms", value: "60000" }, not 60000`,
         );
       }
+      if (entries === "incremental" && alterConfigOpName(operation) === undefined) {
+        throw refuse(
+          `Invalid operation ${shownValue(operation)} of configEntries[${i}] ('${config}') of '${name}': one of ${OPERATIONS}`,
+        );
+      }
     });
   });
+}
+
+const OPERATIONS = Object.entries(AlterConfigOpTypes)
+  .map(([op, id]) => `"${op}" (or AlterConfigOpTypes.${op}, ${id})`)
+  .join(", ");
+
+/**
+ * An `incrementalAlterConfigs` entry's operation by its name: given as the name ("SET") or as Kafka's
+ * `AlterConfigOp.OpType` id (`AlterConfigOpTypes.SET`, 0); undefined for anything else.
+ */
+export function alterConfigOpName(operation: unknown): AlterConfigOp["op"] | undefined {
+  for (const [op, id] of Object.entries(AlterConfigOpTypes) as [AlterConfigOp["op"], number][])
+    if (operation === op || operation === id) return op;
+  return undefined;
 }

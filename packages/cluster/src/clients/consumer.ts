@@ -196,6 +196,14 @@ export class Consumer {
 
   /** Adds topics (names, or regular expressions matched against the topics existing now). */
   async subscribe(args: ConsumerSubscribeTopics): Promise<void> {
+    // As kafkajs (src/consumer/index.js), before the arguments: its running consumer group keeps the
+    // topics it started with. Rejoined with the new topics before.
+    if (this.running) {
+      throw new ClusterError(
+        "INVALID_REQUEST",
+        "consumer.subscribe(args): Cannot subscribe to topic while consumer is running: call consumer.stop() first, subscribe, then consumer.run() again",
+      );
+    }
     checkSubscribeArguments(args);
     const topics = [...(args.topics ?? []), ...(args.topic ? [args.topic] : [])];
     if (topics.length === 0) throw new ClusterError("INVALID_REQUEST", "subscribe needs a topic or topics");
@@ -501,6 +509,17 @@ export class Consumer {
     try {
       await this.commitOffsets();
     } catch (error) {
+      // A partition of a deleted topic (UNKNOWN_TOPIC_OR_PARTITION): kafkajs takes that as stale metadata,
+      // refreshes it and rejoins with a fresh offset manager, so the deleted partitions' positions are
+      // dropped and the others are committed at the next commit. Here: drop them and commit the rest now.
+      if (
+        error instanceof KafkaError &&
+        error.errorName === "UNKNOWN_TOPIC_OR_PARTITION" &&
+        this.forgetVanishedPartitions()
+      ) {
+        await this.autoCommit();
+        return;
+      }
       // A rebalance moved on (stale generation, unknown member): the next heartbeat rejoins; the records
       // since the last commit are delivered again to whoever owns the partition (at least once).
       if (
@@ -701,6 +720,19 @@ export class Consumer {
       }
     }
     return out;
+  }
+
+  /** Drops the positions of partitions the cluster no longer has; true if any were. */
+  private forgetVanishedPartitions(): boolean {
+    const image = this.client.cluster.controller.image;
+    let forgot = false;
+    for (const [k, s] of [...this.states]) {
+      if (image.partition(s.topic, s.partition) === undefined) {
+        this.states.delete(k);
+        forgot = true;
+      }
+    }
+    return forgot;
   }
 
   private heartbeat(): void {

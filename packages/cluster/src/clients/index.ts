@@ -46,6 +46,7 @@ export {
   AclOperationTypes,
   AclPermissionTypes,
   AclResourceTypes,
+  AlterConfigOpTypes,
   CompressionTypes,
   ConfigResourceTypes,
   ConfigSource,

@@ -82,6 +82,11 @@ export interface TopicPartitionOffsetAndMetadata {
 
 /** kafkajs's `ConfigResourceTypes`. */
 export const ConfigResourceTypes = { UNKNOWN: 0, TOPIC: 2, BROKER: 4, BROKER_LOGGER: 8 } as const;
+/**
+ * Kafka's `AlterConfigOp.OpType` ids, for `incrementalAlterConfigs` (kafkajs 2.2.4 has no IncrementalAlterConfigs,
+ * so no enum of its own): an entry's `operation` is one of these ids or its name ("SET", ...).
+ */
+export const AlterConfigOpTypes = { SET: 0, DELETE: 1, APPEND: 2, SUBTRACT: 3 } as const;
 /** kafkajs's `ConfigSource`. */
 export const ConfigSource = {
   UNKNOWN: 0,

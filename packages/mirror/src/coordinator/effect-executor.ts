@@ -946,12 +946,18 @@ export class EffectExecutor {
     const destination = this.ctx.destination;
     const leader = destination.leaderOf(key.topic, key.partition);
     const replica = leader >= 0 ? destination.replica(leader, key.topic, key.partition) : undefined;
+    const leaderEpoch = destination.leaderEpochOf(key.topic, key.partition);
     if (replica === undefined) {
+      // A leader the metadata names whose broker is down (it crashed while no controller ran) goes with the
+      // error as the leader that refused: that broker back at the same epoch, still with no controller, is
+      // no new leader (`leaderChangedSince`), as for a step it refused itself.
+      const down = leader >= 0 && this.ctx.fetchers(leader) === undefined;
       throw new NoDestinationLeaderError(
         `${key.topic}-${key.partition} has no running leader on the destination (leader ${leader}); ${meanwhile}`,
+        "LEADER_NOT_AVAILABLE",
+        down ? { ranOn: { leader, leaderEpoch } } : undefined,
       );
     }
-    const leaderEpoch = destination.leaderEpochOf(key.topic, key.partition);
     return new DestinationLeaderReplica(replica, { leader, leaderEpoch });
   }
 

@@ -37,8 +37,10 @@ const LEADER_MOVED: ReadonlySet<string> = new Set<DestinationLeaderMovedName>([
  */
 export class NoDestinationLeaderError extends ClusterError {
   /**
-   * The leader that refused the step (its replica's own answer): undefined when the step found no running
-   * leader at all, which any running leader ends.
+   * The leader that refused the step (its replica's own answer), or the leader the metadata names whose
+   * broker was down as the step looked for it (the same broker back at the same epoch is no new leader):
+   * undefined when the step found no leader elected, or one whose running broker does not lead yet (a
+   * lagging replica), which any running leader ends.
    */
   readonly ranOn: DestinationLeaderRanOn | undefined;
 

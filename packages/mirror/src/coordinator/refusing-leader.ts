@@ -31,7 +31,9 @@ export function refusingLeader(
  * crash while no controller ran: the retried step (a failover's leader epoch bump, PREPARING's truncation)
  * needs the controller, waited for it in place for 60 s and failed again on NOT_CONTROLLER, which nothing
  * brings forward, while the controller's return fences that broker and elects (a newer epoch), which does.
- * True with no `refused` (the step found no running leader: any running one ends the wait).
+ * A leader whose broker was down as the step looked for it counts as one that refused it (its broker back
+ * at the same epoch is the same leader). True with no `refused` (no leader elected, or one whose running
+ * broker does not lead yet: any running leader ends the wait).
  */
 export function leaderChangedSince(
   destination: DestinationCluster,

@@ -13,6 +13,7 @@ import type { CommittedOffset, GroupDescription, GroupStateName } from "./group-
 import type { KafkaCluster } from "./kafka-cluster";
 import type { MetadataImage, PartitionMetadata } from "./metadata-image";
 import { isMirrorReadOnly } from "./mirror-read-only";
+import { missingPartition } from "./missing-partition";
 import { shownValue } from "./shown-value";
 import { RESERVED_TOPIC_CONFIGS, reservedTopicConfigProblem, TOPIC_CONFIGS } from "./topic-configs";
 import type { TopicPartition } from "./transaction-coordinator";
@@ -117,7 +118,7 @@ export class AdminHandler {
   /**
    * CreateTopics: CREATE on the CLUSTER allows every topic, else CREATE on each TOPIC is needed. Each topic
    * succeeds or fails on its own (TOPIC_ALREADY_EXISTS, INVALID_*, TOPIC_AUTHORIZATION_FAILED).
-   * `validateOnly` checks authorization and existence without creating anything.
+   * `validateOnly` runs every check of a creation without creating anything.
    */
   createTopics(
     ctx: RequestContext,
@@ -130,17 +131,16 @@ export class AdminHandler {
         if (!clusterCreate) this.authorize(ctx, "CREATE", "TOPIC", request.name);
         refuseReservedConfigs(Object.keys(request.configs ?? {}));
         refuseCountsWithAssignment(request);
-        if (request.replicaAssignment !== undefined) {
-          // The controller's checks of the assignment (and the topic) first, as Kafka orders them.
+        // The controller's checks (the name, the counts, the configs, the assignment) first, as Kafka orders
+        // them; validateOnly runs every one of them and creates nothing (Kafka's ReplicationControlManager
+        // checks a validation as a creation, then drops its records).
+        if (validateOnly || request.replicaAssignment !== undefined) {
           this.cluster.controller.createTopic(request, { validateOnly: true });
+        }
+        if (request.replicaAssignment !== undefined) {
           refuseFencedOnlyReplicas(this.cluster.controller.image, request.replicaAssignment, 0);
         }
-        if (validateOnly) {
-          if (this.cluster.controller.image.topic(request.name)) {
-            throw new ClusterError("TOPIC_ALREADY_EXISTS", `topic '${request.name}' already exists`);
-          }
-          return {};
-        }
+        if (validateOnly) return {};
         return { topicId: this.cluster.controller.createTopic(request) };
       }),
     );
@@ -157,10 +157,14 @@ export class AdminHandler {
     );
   }
 
-  /** CreatePartitions: ALTER on each TOPIC; `count` is the new total. */
+  /**
+   * CreatePartitions: ALTER on each TOPIC; `count` is the new total. `validateOnly` runs every check and adds
+   * nothing (Kafka's ReplicationControlManager.createPartitions).
+   */
   createPartitions(
     ctx: RequestContext,
     requests: readonly { topic: string; count: number; assignments?: readonly (readonly number[])[] }[],
+    validateOnly = false,
   ): TopicResult[] {
     return requests.map((r) =>
       this.perTopic(r.topic, () => {
@@ -184,12 +188,10 @@ export class AdminHandler {
           });
           refuseFencedOnlyReplicas(this.cluster.controller.image, r.assignments, topic!.partitions.length);
         }
-        this.cluster.controller.createPartitions(
-          r.topic,
-          r.count,
-          undefined,
-          r.assignments === undefined ? {} : { assignments: r.assignments },
-        );
+        this.cluster.controller.createPartitions(r.topic, r.count, undefined, {
+          validateOnly,
+          ...(r.assignments === undefined ? {} : { assignments: r.assignments }),
+        });
         return {};
       }),
     );
@@ -509,13 +511,11 @@ export class AdminHandler {
     // As Kafka's OffsetCommit (KafkaApis.handleOffsetCommitRequest): an offset for a partition the cluster
     // does not have is UNKNOWN_TOPIC_OR_PARTITION, not stored for a group to resume from some day.
     for (const { topic, partition } of offsets) {
-      if (this.cluster.controller.image.partition(topic, partition) === undefined) {
-        const count = this.cluster.controller.image.topic(topic)?.partitions.length;
+      const missing = missingPartition(this.cluster.controller.image, topic, partition);
+      if (missing !== undefined) {
         throw new ClusterError(
           "UNKNOWN_TOPIC_OR_PARTITION",
-          count === undefined
-            ? `topic '${topic}' does not exist: no offsets of group '${groupId}' were set`
-            : `topic '${topic}' has partitions 0 to ${count - 1}; partition ${partition} does not exist: no offsets of group '${groupId}' were set`,
+          `${missing}: no offsets of group '${groupId}' were set`,
         );
       }
     }
@@ -577,11 +577,7 @@ export class AdminHandler {
     }
     const first = unknown[0];
     if (first) {
-      const count = image.topic(first.topic)?.partitions.length;
-      const missing =
-        count === undefined
-          ? `topic '${first.topic}' does not exist`
-          : `topic '${first.topic}' has partitions 0 to ${count - 1}; partition ${first.partition} does not exist`;
+      const missing = missingPartition(image, first.topic, first.partition);
       const rest =
         known.length === 0
           ? "nothing was committed"

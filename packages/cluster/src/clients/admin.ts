@@ -235,7 +235,9 @@ export class Admin {
         ? {}
         : { assignments }),
     }));
-    const failed = this.handler.createPartitions(this.ctx, requests).find((r) => r.error);
+    const failed = this.handler
+      .createPartitions(this.ctx, requests, args.validateOnly ?? false)
+      .find((r) => r.error);
     if (failed?.error) throw failed.error;
     return true;
   }

@@ -212,10 +212,14 @@ export class Consumer {
     if (this.member) this.subscriptionChanged = true;
   }
 
-  /** Starts the consume loop; resolves once it is running (as kafkajs). */
+  /**
+   * Starts the consume loop; resolves once it is running (as kafkajs). Called again while it runs, it
+   * changes nothing and resolves, before looking at `config`: kafkajs (src/consumer/index.js) only logs
+   * "consumer#run was called, but the consumer is already running" (an in-process client writes no log).
+   */
   async run(config: ConsumerRunConfig = {}): Promise<void> {
     this.checkConnected();
-    if (this.running) throw new ClusterError("INVALID_REQUEST", "the consumer is already running");
+    if (this.running) return;
     checkRunConfig(config);
     this.running = true;
     this.loop = this.runLoop(config);

@@ -1,6 +1,7 @@
 import type { CompressionType } from "@cluster-mirror/protocol";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { ClusterError } from "../errors";
+import { missingPartition } from "../missing-partition";
 import type { ClientContext } from "./kafka";
 import type { Retrier } from "./retry";
 import { checkSendBatch, checkSendOptions, checkSendRecord } from "./send-checks";
@@ -80,12 +81,20 @@ export class Transaction {
     return this.deps.send(batch.topicMessages ?? [], batch);
   }
 
-  /** Adds consumer offsets to the transaction: they are committed with it, or dropped if it aborts. */
+  /**
+   * Adds consumer offsets to the transaction: they are committed with it, or dropped if it aborts. As
+   * Kafka's TxnOffsetCommit (KafkaApis.handleTxnOffsetCommitRequest), an offset of a partition the cluster
+   * does not have is refused (UNKNOWN_TOPIC_OR_PARTITION, thrown after kafkajs's retries) and not added; the
+   * others of the call are added.
+   */
   async sendOffsets(args: SendOffsetsArgs): Promise<void> {
     this.checkActive();
     const { groupId, offsets } = sendOffsetsArgument(args);
     const { consumer } = args;
-    for (const { topic, partition, offset } of offsets) {
+    const image = this.deps.client.cluster.controller.image;
+    const unknown = offsets.filter((o) => missingPartition(image, o.topic, o.partition) !== undefined);
+    const known = offsets.filter((o) => !unknown.includes(o));
+    for (const { topic, partition, offset } of known) {
       this.state.offsets.push({
         groupId,
         ...(consumer?.memberId === undefined ? {} : { memberId: consumer.memberId }),
@@ -94,6 +103,17 @@ export class Transaction {
         partition,
         offset,
       });
+    }
+    const first = unknown[0];
+    if (first) {
+      const rest =
+        known.length === 0
+          ? "nothing was added"
+          : `the other ${known.length} offset(s) were added and commit with the transaction`;
+      throw new ClusterError(
+        "UNKNOWN_TOPIC_OR_PARTITION",
+        `transaction.sendOffsets(args): ${missingPartition(image, first.topic, first.partition)}: group '${groupId}' gets no offset for it (${unknown.length} offset(s) of partitions the cluster does not have; ${rest}). Send offsets of existing partitions only`,
+      );
     }
   }
 

@@ -112,6 +112,8 @@ export class Controller {
   /** Where record batches are made durable before they take effect (see `setJournal`). */
   private journal: MetadataJournal | undefined;
   private available = true;
+  /** Called each time the controller becomes available again (see `onAvailable`). */
+  private readonly availableListeners = new Set<() => void>();
   /** The cluster id once its cluster closed (see `close`). */
   private closedCluster: string | undefined;
   /**
@@ -154,6 +156,19 @@ export class Controller {
       if (p.stopped && this.image.brokers.has(brokerId)) this.fenceBroker(brokerId);
       if (p.rack !== undefined) this.registerBroker(brokerId, p.rack, p.recoveredWithLoss);
     }
+    for (const listener of [...this.availableListeners]) listener();
+  }
+
+  /**
+   * Calls `listener` each time a controller failover window ends (`setAvailable(true)` after
+   * `setAvailable(false)`): a new active controller answers again, the brokers it missed already fenced
+   * and registered. Not while it stays available. Returns the function that unsubscribes.
+   */
+  onAvailable(listener: () => void): () => void {
+    this.availableListeners.add(listener);
+    return () => {
+      this.availableListeners.delete(listener);
+    };
   }
 
   /**

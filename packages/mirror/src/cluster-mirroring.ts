@@ -655,7 +655,14 @@ export class ClusterMirroring {
       // another fault (the source down), and each retry uses one of the budget's attempts.
       else if (view?.state === "FAILED") this.coordinators.retryNow(key);
     };
-    const unsubscribe = broker?.onLeadershipChange(followLeadership) ?? (() => {});
+    const unfollowLeadership = broker?.onLeadershipChange(followLeadership) ?? (() => {});
+    // The destination's controller active again after it had none: the FAILED partitions this broker
+    // coordinates whose step it refused (NOT_CONTROLLER) retry now, not up to the backoff's 5 minutes later.
+    const unfollowController = this.destination.onControllerActive(() => runtime.retryControllerWaitsNow());
+    const unsubscribe = (): void => {
+      unfollowLeadership();
+      unfollowController();
+    };
     // The broker started before this attach: partitions it was elected to lead while starting (the last
     // in-sync replica of an offline partition) are followed now, or a mirroring one would have no fetcher
     // until its coordinator reloads.

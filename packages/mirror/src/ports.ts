@@ -384,6 +384,18 @@ export interface DestinationCluster {
   createPartitions(topic: string, totalCount: number): void;
   /** Incremental alter of topic configs (SET / DELETE). */
   alterTopicConfigs(topic: string, ops: { name: string; op: "SET" | "DELETE"; value?: string }[]): void;
+  /**
+   * Whether the cluster has an active controller now (false while a KRaft quorum elects one: every request
+   * to it is refused with NOT_CONTROLLER). Optional: without it a FAILED that waits for the controller
+   * retries when its backoff ends, or on `onControllerActive`.
+   */
+  controllerActive?(): boolean;
+  /**
+   * Calls `listener` each time the cluster has an active controller again after it had none. Returns the
+   * function that unsubscribes. Optional: without it a FAILED that waits for the controller (a step refused
+   * with NOT_CONTROLLER for the whole time a client waits) retries when its backoff ends.
+   */
+  onControllerActive?(listener: () => void): () => void;
   /** KIP-1279 BumpLeaderEpochs: returns the new leader epochs (all or nothing: one failure throws). */
   bumpLeaderEpochs(requests: { topic: string; partition: number; minLeaderEpoch: number }[]): number[];
   /**

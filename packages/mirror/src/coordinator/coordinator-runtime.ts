@@ -184,6 +184,16 @@ export class CoordinatorRuntime {
     return retried;
   }
 
+  /**
+   * Retries now the FAILED partitions this broker coordinates whose retry timer waits for the destination's
+   * controller, active again (`CoordinatorShard.retryControllerWaitsNow`). Returns how many.
+   */
+  retryControllerWaitsNow(): number {
+    let retried = 0;
+    for (const shard of this.activeShards()) retried += shard.retryControllerWaitsNow();
+    return retried;
+  }
+
   /** Retries `key` now if it is FAILED here and waits for a destination leader, which it has again; whether it did. */
   retryNow(key: MirrorPartitionKey): boolean {
     return this.shards.get(this.statePartitionOf(key))?.retryNow(key) ?? false;

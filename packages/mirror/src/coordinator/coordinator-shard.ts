@@ -351,6 +351,16 @@ export class CoordinatorShard {
     return retried;
   }
 
+  /**
+   * Retries now the FAILED partitions in this shard whose retry timer waits for the destination's controller
+   * (a step refused with NOT_CONTROLLER: `EffectExecutor.retryNow`), active again. Returns how many.
+   */
+  retryControllerWaitsNow(): number {
+    let retried = 0;
+    for (const p of this.partitions.values()) if (this.retry(p, "controller")) retried++;
+    return retried;
+  }
+
   /** Retries `key` now if its FAILED waits for a destination leader, which it has again: whether it did. */
   retryNow(key: MirrorPartitionKey): boolean {
     const p = this.partitions.get(partitionKeyId(key));

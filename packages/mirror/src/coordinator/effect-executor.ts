@@ -71,11 +71,13 @@ interface ArmedTimer {
 /**
  * What a FAILED partition's retry waits out, when the step's error that failed it says so: the destination
  * partition's leader (the step found none, or the one it ran on stopped leading meanwhile:
- * NoDestinationLeaderError) or the source (BROKER_NOT_AVAILABLE, a lost connection). `EffectExecutor.retryNow`
- * fires the retry early only once that ended; a FAILED whose leader was elected before it committed retries
- * at once (for a step the leader itself refused, only once that leader changed: see `leaderChangedSince`).
+ * NoDestinationLeaderError), the source (BROKER_NOT_AVAILABLE, a lost connection) or the destination's
+ * controller (NOT_CONTROLLER: a step that asks it was refused for the whole {@link CONTROLLER_WAIT_MS}).
+ * `EffectExecutor.retryNow` fires the retry early only once that ended; a FAILED whose leader was elected, or
+ * whose controller came back, before it committed retries at once (for a step the leader itself refused, only
+ * once that leader changed: see `leaderChangedSince`).
  */
-export type RetryWaitsFor = "leader" | "source";
+export type RetryWaitsFor = "leader" | "source" | "controller";
 
 /**
  * The source's answers to an LME lookup that mean "retry shortly": PREPARING waits them out.
@@ -210,7 +212,11 @@ export class EffectExecutor {
           });
         // A leader elected between the step's failure and this FAILED's commit (a crashed leader the
         // controller fenced at once) told no one: its election came before there was a retry to bring on.
-        const ended = waitsFor === "leader" && this.hasNewRunningLeader(p.key, current?.refused);
+        // Likewise a controller back since the step was refused with NOT_CONTROLLER (only the destination's
+        // controller answers it, and only while it has none: active now, it came back).
+        const ended =
+          (waitsFor === "leader" && this.hasNewRunningLeader(p.key, current?.refused)) ||
+          (waitsFor === "controller" && this.ctx.destination.controllerActive?.() === true);
         this.after(p, "retry", ended ? 0 : effect.params.delayMs, fire, waitsFor, current?.refused);
         return;
       }
@@ -333,7 +339,7 @@ export class EffectExecutor {
 
   /**
    * Fires a FAILED partition's retry timer on the next scheduler turn, if one is armed and its FAILED waits
-   * out the fault that `ended` (the step that failed it found no leader, or no source: see
+   * out the fault that `ended` (the step that failed it found no leader, no source, or no controller: see
    * {@link RetryWaitsFor}). The same retry the timer runs, only sooner (a full-jitter delay may be 0 anyway,
    * so it adds no behaviour the timer could not have), and from the scheduler as the timer's, not inside the
    * caller (a leadership change being applied). Not for any other failure: each retry uses one of the
@@ -1114,5 +1120,6 @@ export class EffectExecutor {
 function retryWaitsFor(error: unknown): RetryWaitsFor | undefined {
   if (!(error instanceof KafkaError) || !error.retriable) return undefined;
   if (error instanceof NoDestinationLeaderError) return "leader";
+  if (error.errorName === "NOT_CONTROLLER") return "controller";
   return error.errorName === "BROKER_NOT_AVAILABLE" ? "source" : undefined;
 }

@@ -56,6 +56,14 @@ export class EmbeddedDestination implements DestinationCluster, DestinationTopic
     ];
   }
 
+  controllerActive(): boolean {
+    return this.cluster.controller.isAvailable;
+  }
+
+  onControllerActive(listener: () => void): () => void {
+    return this.cluster.controller.onAvailable(listener);
+  }
+
   setMirrorReadOnly(topic: string, partition: number, readOnly: boolean): void {
     this.cluster.controller.setMirrorReadOnly(topic, partition, readOnly);
   }

@@ -117,6 +117,8 @@ const CONTROLLER_STEPS: ReadonlySet<string> = new Set([
   "truncateToEpoch",
   "truncateFully",
 ]);
+/** The steps that ask the destination's controller: only their NOT_CONTROLLER waits for its return. */
+const ASKS_CONTROLLER: ReadonlySet<string> = new Set([...CONTROLLER_STEPS, "markReadOnly"]);
 /**
  * The states where the engine may not hold the read-only flag when they begin, and the step that sets it
  * before anything after it runs: PREPARING (a re-add's or failback's, whose flag `mirror.name` set) by its
@@ -1050,7 +1052,7 @@ export class EffectExecutor {
       this.controllerWaits.set(effect, wait);
     }
     if (wait === undefined || now >= wait.until) {
-      this.reportFailure(p, stateEpoch, error);
+      this.reportFailure(p, stateEpoch, error, effect.type);
       return;
     }
     const delayMs = Math.min(
@@ -1069,11 +1071,16 @@ export class EffectExecutor {
   }
 
   /** Sends the step failure `error` (EFFECT_FAILED), noting what the FAILED it commits waits out. */
-  private reportFailure(p: PartitionRuntime, stateEpoch: number, error: unknown): void {
+  private reportFailure(p: PartitionRuntime, stateEpoch: number, error: unknown, effectType?: string): void {
     // Only a failure the chart takes now (not a stale one, nor FAILED's own step's, which commits nothing)
     // tells.
     if (p.isStill(stateEpoch) && p.snapshot?.context.record.state !== "FAILED") {
-      const waitsFor = retryWaitsFor(error);
+      let waitsFor = retryWaitsFor(error);
+      // A NOT_CONTROLLER is the destination controller's absence only from a step that asks it: from
+      // another (a source answering it to an LME lookup), its return would be no end of the fault, and the
+      // FAILED, retried at once on an active controller, would use up its budget in a moment.
+      if (waitsFor === "controller" && effectType !== undefined && !ASKS_CONTROLLER.has(effectType))
+        waitsFor = undefined;
       if (waitsFor === undefined) this.failureWaits.delete(p);
       else {
         const ranOn = error instanceof NoDestinationLeaderError ? error.ranOn : undefined;

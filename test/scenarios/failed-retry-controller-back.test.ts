@@ -1,19 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
-  leaderBatches,
+  LONG_RETRY_BACKOFF,
   type Node,
   onlyRowOf,
+  ordersBatches,
   ordersOn,
   type Topology,
   topology,
   untilCaughtUp,
 } from "./helpers";
-
-/** A FAILED retry backoff far longer than the tests: only the controller's return brings a partition back. */
-const LONG_BACKOFF = { baseMs: 3_600_000, capMs: 3_600_000, maxAttempts: 10 };
-
-/** `orders-0` on the node's leader, batch by batch. */
-const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => x.hex);
 
 /** Records `node`'s lifecycle changes of `mirror` as `from->to`. */
 function transitionsOf(node: Node, mirror: string): string[] {
@@ -113,7 +108,7 @@ async function failbackPreparing(t: Topology, a: Node, b: Node): Promise<string[
  */
 describe("a FAILED partition whose step the destination's controller refused (NOT_CONTROLLER)", () => {
   it("a failover: the controller back, STOPPING goes on at once, not at the next metadata refresh", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
     const { a, b, seen } = await failoverFailedOnNoController(t);
 
     b.cluster.controller.setAvailable(true);
@@ -129,12 +124,12 @@ describe("a FAILED partition whose step the destination's controller refused (NO
       "FAILED->STOPPING",
       "STOPPING->STOPPED",
     ]);
-    expect(batches(b).slice(0, -1)).toEqual(batches(a));
+    expect(ordersBatches(b).slice(0, -1)).toEqual(ordersBatches(a));
     expect(b.cluster.controller.image.partition("orders", 0)!.mirrorReadOnly).toBe(false);
   });
 
   it("a failback: the controller back, PREPARING's truncation goes on at once, not after the backoff, its budget kept", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
     const { a, b, seen } = await failbackFailedOnNoController(t);
     await t.advance(120_000);
     expect(await onlyRowOf(a, "back")).toMatchObject({ state: "FAILED", retryAttempt: 0 });
@@ -151,11 +146,11 @@ describe("a FAILED partition whose step the destination's controller refused (NO
       "PREPARING->MIRRORING",
     ]);
     // The divergent tail was cut: a is b's copy, batch for batch.
-    expect(batches(a)).toEqual(batches(b));
+    expect(ordersBatches(a)).toEqual(ordersBatches(b));
   });
 
   it("the controller back as the step fails, before its FAILED is recorded: the retry runs at once", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
     const [a, b] = [t.node("a"), t.node("b")];
     const controller = a.cluster.controller;
     const record = controller.recordReplicaTruncation.bind(controller);
@@ -187,11 +182,11 @@ describe("a FAILED partition whose step the destination's controller refused (NO
       "FAILED->PREPARING",
       "PREPARING->MIRRORING",
     ]);
-    expect(batches(a)).toEqual(batches(b));
+    expect(ordersBatches(a)).toEqual(ordersBatches(b));
   });
 
   it("the controller does not come back: the FAILED keeps its backoff, no attempt used", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
     const { a, seen } = await failbackFailedOnNoController(t);
     await t.advance(600_000);
     expect(await onlyRowOf(a, "back")).toMatchObject({ state: "FAILED", retryAttempt: 0 });
@@ -199,7 +194,7 @@ describe("a FAILED partition whose step the destination's controller refused (NO
   });
 
   it("a controller back for a moment: one retry per return, which waits for it in place and fails again", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
     const { a, seen } = await failbackFailedOnNoController(t);
     const controller = a.cluster.controller;
     controller.setAvailable(true);

@@ -2,20 +2,16 @@ import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mir
 import { ControlRecordType, controlTypeOf } from "@cluster-mirror/protocol";
 import { describe, expect, it } from "vitest";
 import {
+  LONG_RETRY_BACKOFF,
   leaderBatches,
   type Node,
   onlyRowOf,
+  ordersBatches,
   ordersOn,
   type Topology,
   topology,
   untilCaughtUp,
 } from "./helpers";
-
-/** A FAILED retry backoff far longer than the tests: only the end of the fault brings a partition back in time. */
-const LONG_BACKOFF = { baseMs: 3_600_000, capMs: 3_600_000, maxAttempts: 10 };
-
-/** The batches of `orders-0` on `node`'s leader, as `offset:hex`. */
-const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => `${x.offset}:${x.hex}`);
 
 /** `orders` (1 partition) on a with 3 records, mirrored to b by `dr` until caught up. */
 async function mirrored(t: Topology, configs: Record<string, string> = {}) {
@@ -78,7 +74,7 @@ async function rollingRestartOf(t: Topology, b: Node): Promise<string[]> {
  */
 describe("a FAILED partition retries as soon as its fault ends, not when its backoff does", () => {
   it("the partition's destination leader comes back: the failover it failed in goes on at once", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
     // One replica on b: its broker down leaves the partition with no leader.
     const { a, b } = await mirrored(t, { "default.replication.factor": "1" });
     const [replica] = b.cluster.controller.image.partition("orders", 0)!.replicas;
@@ -99,12 +95,12 @@ describe("a FAILED partition retries as soon as its fault ends, not when its bac
     expect(onB.at(-1)!.batch.isControl && controlTypeOf(onB.at(-1)!.batch)).toBe(
       ControlRecordType.MIRROR_PID_RESET,
     );
-    expect(batches(b).slice(0, -1)).toEqual(batches(a));
+    expect(ordersBatches(b).slice(0, -1)).toEqual(ordersBatches(a));
     expect(b.cluster.controller.image.partition("orders", 0)!.mirrorReadOnly).toBe(false);
   });
 
   it("the source answers again: a partition that failed preparing retries at the next metadata refresh", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
     const { a, b, producer } = await failedPreparingSourceDown(t);
     // Retriable: a source down is a lost connection, which retries (not FAILED for good).
     expect(await onlyRowOf(b)).toMatchObject({
@@ -122,12 +118,12 @@ describe("a FAILED partition retries as soon as its fault ends, not when its bac
     expect(t.clock.now() - back).toBeLessThan(31_000);
     await t.run(producer.send({ topic: "orders", messages: [{ value: "after" }], acks: -1 }));
     await untilCaughtUp(t, b, "dr caught up with the new record");
-    expect(batches(b)).toEqual(batches(a));
-    expect(batches(b)).toHaveLength(4);
+    expect(ordersBatches(b)).toEqual(ordersBatches(a));
+    expect(ordersBatches(b)).toHaveLength(4);
   });
 
   it("its destination leader moves while its source is down: no retry, its budget kept for the source's return", async () => {
-    const t = topology(["a", "b"], { retry: { ...LONG_BACKOFF, maxAttempts: 3 } });
+    const t = topology(["a", "b"], { retry: { ...LONG_RETRY_BACKOFF, maxAttempts: 3 } });
     const { a, b } = await failedPreparingSourceDown(t);
     // None of that ends what the partition waits for; retried at each move, it used up its 3 attempts
     // (FAILED for good, until an operator recovered it), with two records per move.
@@ -137,11 +133,11 @@ describe("a FAILED partition retries as soon as its fault ends, not when its bac
     await t.advance(30_000);
     for (const id of [0, 1, 2]) a.cluster.startBroker(id);
     await untilCaughtUp(t, b, "dr caught up once a is back");
-    expect(batches(b)).toEqual(batches(a));
+    expect(ordersBatches(b)).toEqual(ordersBatches(a));
   });
 
   it("its source partition has no leader (LEADER_NOT_AVAILABLE from the source): a destination election retries nothing", async () => {
-    const t = topology(["a", "b"], { retry: { ...LONG_BACKOFF, maxAttempts: 3 } });
+    const t = topology(["a", "b"], { retry: { ...LONG_RETRY_BACKOFF, maxAttempts: 3 } });
     const [a, b] = [t.node("a"), t.node("b")];
     await t.run(
       a.kafka.admin().createTopics({ topics: [{ topic: "orders", numPartitions: 1, replicationFactor: 1 }] }),
@@ -161,7 +157,7 @@ describe("a FAILED partition whose leader crashed while the destination's contro
   it("the controller back elects a running leader: the resume it failed in goes on at once", async () => {
     // Seed 2 and 4 brokers: orders-0's leader is no replica of its `__mirror_state` partition, whose
     // writes (the FAILED record) go on while that broker is down and no controller shrinks an ISR.
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF, brokers: 4, seed: 2 });
     const { a, b, producer } = await mirrored(t);
     const controller = b.cluster.controller;
     const leader = leaderOffItsStatePartition(b);
@@ -191,7 +187,7 @@ describe("a FAILED partition whose leader crashed while the destination's contro
     expect(t.clock.now() - back).toBeLessThan(1_000);
     await t.run(producer.send({ topic: "orders", messages: [{ value: "after" }], acks: -1 }));
     await untilCaughtUp(t, b, "dr caught up with the new record");
-    expect(batches(b)).toEqual(batches(a));
+    expect(ordersBatches(b)).toEqual(ordersBatches(a));
   });
 });
 
@@ -221,7 +217,7 @@ function leaderOffItsStatePartition(b: Node): number {
 async function leaderCrashedInFailover(t: Topology, atCrash: () => void = () => {}) {
   const { a, b } = await mirrored(t);
   const leader = leaderOffItsStatePartition(b);
-  const mirroredBatches = batches(a);
+  const mirroredBatches = ordersBatches(a);
   for (const id of a.cluster.runningBrokers()) a.cluster.crashBroker(id);
   const broker = b.cluster.localBroker(leader)!;
   const awaitReplicated = broker.awaitReplicated.bind(broker);
@@ -250,13 +246,13 @@ function failedOver(b: Node, mirroredBatches: string[]) {
   expect(onB.at(-1)!.batch.isControl && controlTypeOf(onB.at(-1)!.batch)).toBe(
     ControlRecordType.MIRROR_PID_RESET,
   );
-  expect(batches(b).slice(0, -1)).toEqual(mirroredBatches);
+  expect(ordersBatches(b).slice(0, -1)).toEqual(mirroredBatches);
   expect(b.cluster.controller.image.partition("orders", 0)!.mirrorReadOnly).toBe(false);
 }
 
 describe("a FAILED partition whose destination leader crashed in the middle of its step", () => {
   it("an unplanned failover's barrier waits for its replicas as the leader crashes: the election retries it at once", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF, brokers: 4, seed: 2 });
     const { b, mirroredBatches, leader } = await leaderCrashedInFailover(t);
     // The controller elected another replica as the leader crashed, before the step's failure was recorded.
     const elected = t.clock.now();
@@ -268,7 +264,7 @@ describe("a FAILED partition whose destination leader crashed in the middle of i
   });
 
   it("the leader crashes while the controller is away: the step is retried once the controller is back and elects another", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF, brokers: 4, seed: 2 });
     const { b, mirroredBatches, leader } = await leaderCrashedInFailover(t, () =>
       t.node("b").cluster.controller.setAvailable(false),
     );
@@ -295,7 +291,7 @@ describe("a FAILED partition whose destination leader crashed in the middle of i
   // the restarted broker and elects another leader, at a newer epoch: that retries it at once.
   for (const restart of ["before", "after"] as const) {
     it(`the leader restarts ${restart} the FAILED is recorded: the failover waits for the controller's return, not its backoff`, async () => {
-      const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
+      const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF, brokers: 4, seed: 2 });
       const seen: string[] = [];
       const restartBroker = (id: number) => {
         t.node("b").cluster.startBroker(id);

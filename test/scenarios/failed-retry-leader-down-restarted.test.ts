@@ -1,20 +1,14 @@
 import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
 import {
-  leaderBatches,
-  type Node,
+  LONG_RETRY_BACKOFF,
   onlyRowOf,
+  ordersBatches,
   ordersOn,
   type Topology,
   topology,
   untilCaughtUp,
 } from "./helpers";
-
-/** A FAILED retry backoff far longer than the test: only the end of the fault brings the partition back. */
-const LONG_BACKOFF = { baseMs: 3_600_000, capMs: 3_600_000, maxAttempts: 10 };
-
-/** The batches of `orders-0` on `node`'s leader, as `offset:hex`. */
-const batches = (node: Node) => leaderBatches(node.cluster, "orders", 0).map((x) => `${x.offset}:${x.hex}`);
 
 /**
  * `orders` mirrored to b (4 brokers, seed 2: orders-0's leader is no replica of its `__mirror_state`
@@ -38,7 +32,7 @@ async function lastInSyncLeaderDownInFailover(t: Topology) {
   await t.advance(1_000);
   expect(controller.image.partition("orders", 0)!.isr).toEqual([leader]);
 
-  const mirroredBatches = batches(a);
+  const mirroredBatches = ordersBatches(a);
   for (const id of a.cluster.runningBrokers()) a.cluster.crashBroker(id);
   const broker = b.cluster.localBroker(leader)!;
   const awaitReplicated = broker.awaitReplicated.bind(broker);
@@ -72,7 +66,7 @@ describe("a FAILED partition whose step found its destination leader down, that 
   // then waited its whole backoff (an hour here) after the controller was back. The controller's return
   // fences the restarted broker and elects it again, at a newer epoch: that retries it at once.
   it("the failover waits for the controller's return, not its backoff, its budget kept", async () => {
-    const t = topology(["a", "b"], { retry: LONG_BACKOFF, brokers: 4, seed: 2 });
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF, brokers: 4, seed: 2 });
     const { b, mirroredBatches, leader, seen } = await lastInSyncLeaderDownInFailover(t);
     const controller = b.cluster.controller;
     const failed = [...seen];
@@ -89,7 +83,7 @@ describe("a FAILED partition whose step found its destination leader down, that 
       "STOPPED once the controller is back",
     );
     expect(t.clock.now() - back).toBeLessThan(1_000);
-    expect(batches(b).slice(0, -1)).toEqual(mirroredBatches);
+    expect(ordersBatches(b).slice(0, -1)).toEqual(mirroredBatches);
     expect(controller.image.partition("orders", 0)!.mirrorReadOnly).toBe(false);
   });
 });

@@ -221,6 +221,13 @@ export function leaderBatches(cluster: KafkaCluster, topic: string, partition: n
   }));
 }
 
+/** The batches of `orders-0` on `node`'s leader, as `offset:hex`: equal on two clusters, a byte-exact copy. */
+export const ordersBatches = (node: Node) =>
+  leaderBatches(node.cluster, "orders", 0).map((x) => `${x.offset}:${x.hex}`);
+
+/** A FAILED retry backoff far longer than a test: only the end of the fault brings a partition back in time. */
+export const LONG_RETRY_BACKOFF = { baseMs: 3_600_000, capMs: 3_600_000, maxAttempts: 10 };
+
 /** Raw bytes of a partition's log on its leader, split into batches. */
 export function logBytes(cluster: KafkaCluster, topic: string, partition: number): Buffer[] {
   const leader = cluster.leaderFor(topic, partition);

@@ -22,21 +22,30 @@ function slowClusterId(delay: { slowMs: number }) {
 }
 
 /**
+ * `orders` mirrored from a to b by `dr` over a source whose `clusterId` answers after `delay.slowMs` (0 for
+ * now), then failed for good on b: only a recover brings it back.
+ */
+async function failedForGoodOverSlowSource() {
+  const delay = { slowMs: 0 };
+  const t = topology(["a", "b"], { wrapSources: slowClusterId(delay) });
+  const [a, b] = [t.node("a"), t.node("b")];
+  await ordersOn(t, a, 3);
+  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
+  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
+  await untilCaughtUp(t, b, "dr caught up");
+  await failForGood(t, b);
+  return { delay, t, b };
+}
+
+/**
  * A recover checks the source before it sends RECOVER (its cluster id, each topic's id): over a slow link
  * those checks may take longer than `defaultApiTimeoutMs`. That bound is the coordinators' wait to record
  * the commands (as `drive`'s, from its first command), not the source's answers.
  */
 describe("a recover whose checks on the source take longer than defaultApiTimeoutMs", () => {
   it("recovers, rather than timing out before the coordinators had a moment to record it", async () => {
-    const delay = { slowMs: 0 };
-    const t = topology(["a", "b"], { wrapSources: slowClusterId(delay) });
-    const [a, b] = [t.node("a"), t.node("b")];
-    await ordersOn(t, a, 3);
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-    await untilCaughtUp(t, b, "dr caught up");
     // Failed for good (no retry of its own): only the recover brings it back.
-    await failForGood(t, b);
+    const { delay, t, b } = await failedForGoodOverSlowSource();
 
     delay.slowMs = 70_000;
     const start = t.clock.now();
@@ -48,14 +57,7 @@ describe("a recover whose checks on the source take longer than defaultApiTimeou
   });
 
   it("fails with MirroringClosedError and sends no RECOVER when close() ran while it waited on the source", async () => {
-    const delay = { slowMs: 0 };
-    const t = topology(["a", "b"], { wrapSources: slowClusterId(delay) });
-    const [a, b] = [t.node("a"), t.node("b")];
-    await ordersOn(t, a, 3);
-    await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-    await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-    await untilCaughtUp(t, b, "dr caught up");
-    await failForGood(t, b);
+    const { delay, t, b } = await failedForGoodOverSlowSource();
     const partitions = b.cluster.controller.image.topic(MIRROR_STATE_TOPIC)!.partitions.length;
     const stateRecords = () =>
       Array.from(

@@ -80,6 +80,20 @@ async function failbackFailedOnNoController(t: Topology): Promise<{ a: Node; b: 
 }
 
 /**
+ * A failback that met no controller: one retry, the one the controller's return brought on (the budget's
+ * other attempts are left), then MIRRORING with the divergent tail cut: a is b's copy, batch for batch.
+ */
+function expectOneRetryThenCopy(seen: readonly string[], a: Node, b: Node): void {
+  expect(seen.slice(0, 4)).toEqual([
+    "UNKNOWN->PREPARING",
+    "PREPARING->FAILED",
+    "FAILED->PREPARING",
+    "PREPARING->MIRRORING",
+  ]);
+  expect(ordersBatches(a)).toEqual(ordersBatches(b));
+}
+
+/**
  * `orders` failed over to b (STOPPED), a kept writing (a divergent tail), and the failback to a by `back`
  * started (PREPARING: its truncation cuts that tail). Returns a's lifecycle changes of `back`.
  */
@@ -138,15 +152,7 @@ describe("a FAILED partition whose step the destination's controller refused (NO
     const back = t.clock.now();
     await untilCaughtUp(t, a, "back caught up", "back");
     expect(t.clock.now() - back).toBeLessThan(1_000);
-    // One retry, the one the controller's return brought on: the budget's other attempts are left.
-    expect(seen.slice(0, 4)).toEqual([
-      "UNKNOWN->PREPARING",
-      "PREPARING->FAILED",
-      "FAILED->PREPARING",
-      "PREPARING->MIRRORING",
-    ]);
-    // The divergent tail was cut: a is b's copy, batch for batch.
-    expect(ordersBatches(a)).toEqual(ordersBatches(b));
+    expectOneRetryThenCopy(seen, a, b);
   });
 
   it("the controller back as the step fails, before its FAILED is recorded: the retry runs at once", async () => {
@@ -176,13 +182,7 @@ describe("a FAILED partition whose step the destination's controller refused (NO
     await untilCaughtUp(t, a, "back caught up", "back");
     expect(back).toBeDefined();
     expect(t.clock.now() - back!).toBeLessThan(1_000);
-    expect(seen.slice(0, 4)).toEqual([
-      "UNKNOWN->PREPARING",
-      "PREPARING->FAILED",
-      "FAILED->PREPARING",
-      "PREPARING->MIRRORING",
-    ]);
-    expect(ordersBatches(a)).toEqual(ordersBatches(b));
+    expectOneRetryThenCopy(seen, a, b);
   });
 
   it("the controller does not come back: the FAILED keeps its backoff, no attempt used", async () => {

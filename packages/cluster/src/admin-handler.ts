@@ -14,6 +14,12 @@ import type { KafkaCluster } from "./kafka-cluster";
 import type { MetadataImage, PartitionMetadata } from "./metadata-image";
 import { isMirrorReadOnly } from "./mirror-read-only";
 import { missingPartition } from "./missing-partition";
+import {
+  admitOffsets,
+  type OffsetRefusal,
+  type RefusedOffset,
+  refusedOffsetsError,
+} from "./offset-commit-refusals";
 import { shownValue } from "./shown-value";
 import { RESERVED_TOPIC_CONFIGS, reservedTopicConfigProblem, TOPIC_CONFIGS } from "./topic-configs";
 import type { TopicPartition } from "./transaction-coordinator";
@@ -548,7 +554,14 @@ export class AdminHandler {
     this.cluster.groups.leaveGroup(request);
   }
 
-  /** OffsetCommit: READ on the GROUP and on each TOPIC; members must be of the current generation. */
+  /**
+   * OffsetCommit (KafkaApis.handleOffsetCommitRequest): without READ on the GROUP the whole request is
+   * refused; then an offset of a topic the principal may not READ (TOPIC_AUTHORIZATION_FAILED) or of a
+   * partition the cluster does not have (UNKNOWN_TOPIC_OR_PARTITION) is refused and not stored, and the
+   * others go to the group coordinator (members must be of the current generation; none at all when every
+   * offset is refused). Throws as kafkajs does on the response: the first refused offset's error (see
+   * `admitOffsets`), else the coordinator's.
+   */
   offsetCommit(
     ctx: RequestContext,
     request: {
@@ -559,37 +572,25 @@ export class AdminHandler {
     },
   ): void {
     this.authorize(ctx, "READ", "GROUP", request.groupId);
-    for (const topic of new Set(request.offsets.map((o) => o.topic)))
-      this.authorize(ctx, "READ", "TOPIC", topic);
-    // As Kafka's KafkaApis.handleOffsetCommitRequest: a partition the cluster does not have is answered
-    // UNKNOWN_TOPIC_OR_PARTITION (listed first in the answer, so kafkajs throws it) and not stored; the
-    // others go to the group coordinator (none at all when every partition is unknown).
-    const image = this.cluster.controller.image;
-    const unknown = request.offsets.filter((o) => image.partition(o.topic, o.partition) === undefined);
-    const known = request.offsets.filter((o) => image.partition(o.topic, o.partition) !== undefined);
-    let refused: unknown;
-    if (known.length > 0) {
+    const { admitted, refused } = admitOffsets(request.offsets, this.offsetRefusal(ctx));
+    let coordinatorError: unknown;
+    if (admitted.length > 0) {
       try {
-        this.cluster.groups.commitOffsets({ ...request, offsets: known });
+        this.cluster.groups.commitOffsets({ ...request, offsets: admitted });
       } catch (error) {
-        refused = error;
+        coordinatorError = error;
       }
     }
-    const first = unknown[0];
-    if (first) {
-      const missing = missingPartition(image, first.topic, first.partition);
+    if (refused.length > 0) {
       const rest =
-        known.length === 0
+        admitted.length === 0
           ? "nothing was committed"
-          : refused === undefined
-            ? `the other ${known.length} offset(s) were committed`
-            : `the others were refused: ${(refused as Error).message}`;
-      throw new ClusterError(
-        "UNKNOWN_TOPIC_OR_PARTITION",
-        `${missing}: group '${request.groupId}' keeps no offset for it (${unknown.length} offset(s) of partitions the cluster does not have; ${rest}). Commit offsets of existing partitions only`,
-      );
+          : coordinatorError === undefined
+            ? `the other ${admitted.length} offset(s) were committed`
+            : `the others were refused: ${(coordinatorError as Error).message}`;
+      throw refusedOffsetsError(refused, { groupId: request.groupId, rest, verb: "Commit" });
     }
-    if (refused !== undefined) throw refused;
+    if (coordinatorError !== undefined) throw coordinatorError;
   }
 
   // ---- producer ids and transactions --------------------------------------------------------------------
@@ -639,27 +640,35 @@ export class AdminHandler {
   }
 
   /**
-   * TxnOffsetCommit, simplified: the offsets are stored in the group when the transaction commits (the
-   * caller calls this after EndTxn(commit)), not written as transactional records to `__consumer_offsets`.
-   * WRITE on the TRANSACTIONAL_ID, READ on the GROUP and each TOPIC. Without member information (kafkajs's
+   * TxnOffsetCommit (KafkaApis.handleTxnOffsetCommitRequest), when a transaction sends offsets: without
+   * WRITE on the TRANSACTIONAL_ID or READ on the GROUP the whole request is refused; then each offset is
+   * refused or admitted as OffsetCommit's are (see `admitOffsets`). Kafka writes the admitted ones to the
+   * group as pending transactional offsets; here the caller keeps them until the transaction commits
+   * (`completeTxnOffsetCommit`). Returns both lists: kafkajs throws the first refusal, after retrying some.
+   */
+  txnOffsetCommit<T extends TopicPartition>(
+    ctx: RequestContext,
+    request: { transactionalId: string; groupId: string; offsets: readonly T[] },
+  ): { admitted: T[]; refused: RefusedOffset<T>[] } {
+    this.authorize(ctx, "WRITE", "TRANSACTIONAL_ID", request.transactionalId);
+    this.authorize(ctx, "READ", "GROUP", request.groupId);
+    return admitOffsets(request.offsets, this.offsetRefusal(ctx));
+  }
+
+  /**
+   * Stores the offsets a committed transaction sent (`txnOffsetCommit` admitted them): Kafka's
+   * GroupMetadata.completePendingTxnOffsetCommit once the COMMIT marker reached the group's log. Nothing is
+   * authorized again: the offsets were when they were sent. Without member information (kafkajs's
    * TxnOffsetCommit v0-2 carries none) Kafka does not check the generation; this coordinator accepts
    * unchecked commits only for an Empty group, so the commit is made on behalf of the group's current
    * generation.
    */
-  txnOffsetCommit(
-    ctx: RequestContext,
-    request: {
-      transactionalId: string;
-      groupId: string;
-      memberId?: string;
-      generationId?: number;
-      offsets: readonly (TopicPartition & { offset: bigint; leaderEpoch?: number; metadata?: string })[];
-    },
-  ): void {
-    this.authorize(ctx, "WRITE", "TRANSACTIONAL_ID", request.transactionalId);
-    this.authorize(ctx, "READ", "GROUP", request.groupId);
-    for (const topic of new Set(request.offsets.map((o) => o.topic)))
-      this.authorize(ctx, "READ", "TOPIC", topic);
+  completeTxnOffsetCommit(request: {
+    groupId: string;
+    memberId?: string;
+    generationId?: number;
+    offsets: readonly (TopicPartition & { offset: bigint })[];
+  }): void {
     let { memberId, generationId } = request;
     if (memberId === undefined) {
       const group = this.cluster.groups.describeGroup(request.groupId);
@@ -711,6 +720,23 @@ export class AdminHandler {
       return toClusterError(error);
     }
     return new ClusterError("INVALID_REQUEST", "authorization unexpectedly succeeded");
+  }
+
+  /**
+   * Why an offset of a commit is refused before it reaches the group coordinator (KafkaApis's order): no
+   * READ on its topic, else a partition the cluster does not have; undefined when it is admitted.
+   */
+  private offsetRefusal(
+    ctx: RequestContext,
+  ): (topic: string, partition: number) => OffsetRefusal | undefined {
+    return (topic, partition) => {
+      if (!this.allowed(ctx, "READ", "TOPIC", topic)) {
+        const { message } = this.denied(ctx, "READ", "TOPIC", topic);
+        return { errorName: "TOPIC_AUTHORIZATION_FAILED", reason: message };
+      }
+      const missing = missingPartition(this.cluster.controller.image, topic, partition);
+      return missing === undefined ? undefined : { errorName: "UNKNOWN_TOPIC_OR_PARTITION", reason: missing };
+    };
   }
 
   private authorizeConfig(ctx: RequestContext, operation: AclOperation, r: ConfigResource): void {

@@ -90,8 +90,12 @@ export type MetadataJournal = (batch: readonly MetadataLogEntry[]) => void;
 export interface ControllerOptions {
   /** Picks topic ids and the first broker of replica placement. */
   random: Random;
-  /** Called when a listener throws; the record is still applied and the others still hear it. */
-  onListenerError?: (error: unknown, entry: MetadataLogEntry) => void;
+  /**
+   * Called when a listener throws: a metadata listener (with the record it was given; the record is still
+   * applied and the others still hear it) or an availability listener (`onAvailable`; no record, and the
+   * others are still called).
+   */
+  onListenerError?: (error: unknown, entry: MetadataLogEntry | undefined) => void;
   /** The brokers' default min.insync.replicas (a topic's own config wins); Kafka's default 1 if unset. */
   minInsyncReplicas?: number;
 }
@@ -107,7 +111,7 @@ export class Controller {
   private readonly log: MetadataLogEntry[] = [];
   private readonly listeners = new Set<MetadataListener>();
   private readonly random: Random;
-  private readonly onListenerError: (error: unknown, entry: MetadataLogEntry) => void;
+  private readonly onListenerError: (error: unknown, entry: MetadataLogEntry | undefined) => void;
   private readonly minInsyncReplicas: number | undefined;
   /** Where record batches are made durable before they take effect (see `setJournal`). */
   private journal: MetadataJournal | undefined;
@@ -156,7 +160,7 @@ export class Controller {
       if (p.stopped && this.image.brokers.has(brokerId)) this.fenceBroker(brokerId);
       if (p.rack !== undefined) this.registerBroker(brokerId, p.rack, p.recoveredWithLoss);
     }
-    for (const listener of [...this.availableListeners]) listener();
+    for (const listener of [...this.availableListeners]) this.deliver(listener, undefined);
   }
 
   /**
@@ -189,7 +193,7 @@ export class Controller {
    * Returns the function that unsubscribes.
    */
   subscribe(listener: MetadataListener, fromOffset = 0): () => void {
-    for (const entry of this.log.slice(fromOffset)) this.deliver(listener, entry);
+    for (const entry of this.log.slice(fromOffset)) this.deliver(() => listener(entry), entry);
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -1050,13 +1054,18 @@ export class Controller {
     for (const entry of entries) {
       this.log.push(entry);
       this.image.apply(entry.record, entry.offset);
-      for (const listener of this.listeners) this.deliver(listener, entry);
+      for (const listener of this.listeners) this.deliver(() => listener(entry), entry);
     }
   }
 
-  private deliver(listener: MetadataListener, entry: MetadataLogEntry): void {
+  /**
+   * Calls one listener; what it throws goes to `onListenerError`, so it neither stops the other listeners
+   * nor fails the change they hear of (KRaft's MetadataLoader hands each publisher's error to its fault
+   * handler and goes on with the next publisher).
+   */
+  private deliver(listener: () => void, entry: MetadataLogEntry | undefined): void {
     try {
-      listener(entry);
+      listener();
     } catch (error) {
       this.onListenerError(error, entry);
     }

@@ -134,6 +134,13 @@ export class KafkaCluster implements BrokerNetwork {
       // Kafka's broker logs "Error publishing broker metadata" and goes on with the next record.
       onListenerError: (error, entry) => {
         const message = error instanceof Error ? error.message : String(error);
+        if (entry === undefined) {
+          (options.logger ?? CONSOLE_LOGGER).warn(
+            { event: "controller.available_listener_failed", error: message },
+            `a listener of the controller's return from a failover window failed: ${message}. The other listeners were still called.`,
+          );
+          return;
+        }
         (options.logger ?? CONSOLE_LOGGER).warn(
           { event: "metadata.apply_failed", offset: entry.offset, record: entry.record.type, error: message },
           `a broker failed to apply metadata record ${entry.offset} (${entry.record.type}): ${message}. It goes on with the next record; the partitions this one changed may not have taken the change.`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clientCluster } from "./clients-helpers";
+import { clientCluster, eosOffsets } from "./clients-helpers";
 import { expectRefused } from "./refusals";
 
 /** A cluster with topic "t" (one partition), its admin and a connected producer. */
@@ -103,18 +103,14 @@ describe("producer.send and sendBatch refuse a record of the wrong shape, as kaf
     const txn = await t.run(producer.transaction());
     // Partition 0's offset was added before partition 1's failed (a bare SyntaxError), and committed below.
     await expectRefused(
-      txn.sendOffsets({
-        consumerGroupId: "eos",
-        topics: [
-          {
-            topic: "in",
-            partitions: [
-              { partition: 0, offset: "5" },
-              { partition: 1, offset: "abc" },
-            ],
-          },
-        ],
-      }),
+      txn.sendOffsets(
+        eosOffsets({
+          in: [
+            [0, "5"],
+            [1, "abc"],
+          ],
+        }),
+      ),
       "INVALID_REQUEST",
       /^transaction.sendOffsets\(args\): Invalid offset, expected a long received "abc" \(a string\)/,
     );

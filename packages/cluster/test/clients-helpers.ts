@@ -68,6 +68,17 @@ export function clientCluster(options: Partial<KafkaClusterOptions> = {}, client
   return { ...t, kafka, run, as };
 }
 
+/** `transaction.sendOffsets` arguments for group "eos", offsets per topic: `{ in: [[0, "4"], [5, "9"]] }`. */
+export function eosOffsets(byTopic: Record<string, readonly (readonly [number, string])[]>) {
+  return {
+    consumerGroupId: "eos",
+    topics: Object.entries(byTopic).map(([topic, partitions]) => ({
+      topic,
+      partitions: partitions.map(([partition, offset]) => ({ partition, offset })),
+    })),
+  };
+}
+
 /** Awaits `work` and checks it fails with the Kafka error `errorName`. */
 export async function expectKafkaError(
   work: Promise<unknown> | (() => unknown),

@@ -1,12 +1,28 @@
 import type { CompressionType } from "@cluster-mirror/protocol";
 import { KafkaError } from "@cluster-mirror/protocol";
 import { ClusterError } from "../errors";
-import { missingPartition } from "../missing-partition";
+import { refusedOffsetsError } from "../offset-commit-refusals";
 import type { ClientContext } from "./kafka";
-import type { Retrier } from "./retry";
+import { Retrier } from "./retry";
 import { checkSendBatch, checkSendOptions, checkSendRecord } from "./send-checks";
 import { sendOffsetsArgument } from "./send-offsets-checks";
 import type { Message, ProducerBatch, ProducerRecord, RecordMetadata } from "./types";
+
+/**
+ * The TxnOffsetCommit errors kafkajs's eosManager retries in `sendOffsets` (its
+ * COMMIT_RETRIABLE_PROTOCOL_ERRORS, and COMMIT_STALE_COORDINATOR_PROTOCOL_ERRORS after finding the
+ * coordinator again); it throws any other at once.
+ */
+const SEND_OFFSETS_RETRIABLE = new Set([
+  "UNKNOWN_TOPIC_OR_PARTITION",
+  "COORDINATOR_LOAD_IN_PROGRESS",
+  "COORDINATOR_NOT_AVAILABLE",
+  "NOT_COORDINATOR",
+]);
+
+function isSendOffsetsRetriable(error: unknown): boolean {
+  return error instanceof KafkaError && SEND_OFFSETS_RETRIABLE.has(error.errorName);
+}
 
 /** What a transaction and its producer share. */
 export interface TransactionState {
@@ -83,38 +99,37 @@ export class Transaction {
 
   /**
    * Adds consumer offsets to the transaction: they are committed with it, or dropped if it aborts. As
-   * Kafka's TxnOffsetCommit (KafkaApis.handleTxnOffsetCommitRequest), an offset of a partition the cluster
-   * does not have is refused (UNKNOWN_TOPIC_OR_PARTITION, thrown after kafkajs's retries) and not added; the
-   * others of the call are added.
+   * Kafka's TxnOffsetCommit (see `AdminHandler.txnOffsetCommit`), an offset of a topic the principal may not
+   * READ or of a partition the cluster does not have is refused and not added; the others of the call are
+   * added. As kafkajs's eosManager, the request is sent again after a backoff (the client's `retry`
+   * settings) while its first refusal is one kafkajs retries (UNKNOWN_TOPIC_OR_PARTITION: the partition may
+   * be created meanwhile); that refusal is thrown once the retries are spent, any other at once.
    */
   async sendOffsets(args: SendOffsetsArgs): Promise<void> {
     this.checkActive();
     const { groupId, offsets } = sendOffsetsArgument(args);
-    const { consumer } = args;
-    const image = this.deps.client.cluster.controller.image;
-    const unknown = offsets.filter((o) => missingPartition(image, o.topic, o.partition) !== undefined);
-    const known = offsets.filter((o) => !unknown.includes(o));
-    for (const { topic, partition, offset } of known) {
-      this.state.offsets.push({
+    const { client } = this.deps;
+    const retrier = new Retrier(client.retry, client.scheduler, client.random);
+    await retrier.run(() => {
+      client.cluster.ensureOpen("send offsets to a transaction");
+      const { admitted, refused } = client.handler.txnOffsetCommit(client.request, {
+        transactionalId: this.state.transactionalId,
         groupId,
-        ...(consumer?.memberId === undefined ? {} : { memberId: consumer.memberId }),
-        ...(consumer?.generationId === undefined ? {} : { generationId: consumer.generationId }),
-        topic,
-        partition,
-        offset,
+        offsets,
       });
-    }
-    const first = unknown[0];
-    if (first) {
+      this.addOffsets(groupId, args.consumer, admitted);
+      if (refused.length === 0) return;
       const rest =
-        known.length === 0
+        admitted.length === 0
           ? "nothing was added"
-          : `the other ${known.length} offset(s) were added and commit with the transaction`;
-      throw new ClusterError(
-        "UNKNOWN_TOPIC_OR_PARTITION",
-        `transaction.sendOffsets(args): ${missingPartition(image, first.topic, first.partition)}: group '${groupId}' gets no offset for it (${unknown.length} offset(s) of partitions the cluster does not have; ${rest}). Send offsets of existing partitions only`,
-      );
-    }
+          : `the other ${admitted.length} offset(s) were added and commit with the transaction`;
+      throw refusedOffsetsError(refused, {
+        groupId,
+        rest,
+        verb: "Send",
+        where: "transaction.sendOffsets(args): ",
+      });
+    }, isSendOffsetsRetriable);
   }
 
   /**
@@ -139,8 +154,7 @@ export class Transaction {
     for (const o of this.state.offsets) byGroup.set(o.groupId, [...(byGroup.get(o.groupId) ?? []), o]);
     for (const [groupId, offsets] of byGroup) {
       const first = offsets[0]!;
-      client.handler.txnOffsetCommit(client.request, {
-        transactionalId: this.state.transactionalId,
+      client.handler.completeTxnOffsetCommit({
         groupId,
         ...(first.memberId === undefined
           ? {}
@@ -198,6 +212,27 @@ export class Transaction {
     if (!fenced) return;
     this.finish();
     throw fenced;
+  }
+
+  /** Keeps offsets sent for `groupId`; one sent again for the same partition replaces the earlier one. */
+  private addOffsets(
+    groupId: string,
+    consumer: SendOffsetsArgs["consumer"],
+    offsets: readonly { topic: string; partition: number; offset: bigint }[],
+  ): void {
+    for (const { topic, partition, offset } of offsets) {
+      this.state.offsets = this.state.offsets.filter(
+        (o) => o.groupId !== groupId || o.topic !== topic || o.partition !== partition,
+      );
+      this.state.offsets.push({
+        groupId,
+        ...(consumer?.memberId === undefined ? {} : { memberId: consumer.memberId }),
+        ...(consumer?.generationId === undefined ? {} : { generationId: consumer.generationId }),
+        topic,
+        partition,
+        offset,
+      });
+    }
   }
 
   private async drain(): Promise<void> {

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { UsageError } from "../src/commands/cli-errors";
 import { type NodeRuntime, startNodeRuntime } from "../src/node/node-runtime";
 import { readPrincipalsFile } from "../src/security/principals-file";
 import {
@@ -135,6 +136,14 @@ describe("--principals FILE", () => {
 
   it("reads principals and their tokens", () => {
     expect(readPrincipalsFile(file([ALICE, BOB]))).toEqual([ALICE, BOB]);
+  });
+
+  it("refuses a file it cannot read, saying what to pass instead", () => {
+    const missing = path.join(tempDir("cm-principals"), "no-such-principals.json");
+    expect(() => readPrincipalsFile(missing)).toThrow(UsageError);
+    expect(() => readPrincipalsFile(missing)).toThrow(
+      /cannot read --principals .*no-such-principals\.json \(ENOENT\); pass a readable JSON file \(mode 0600\) of principals and their tokens, e\.g\. \[\{"principal": "User:alice"/,
+    );
   });
 
   it("refuses a file others may read, bad JSON, bad entries, shared tokens and the node's own principals", () => {

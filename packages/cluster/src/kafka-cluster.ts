@@ -1,5 +1,5 @@
 import { FileHandleCache } from "@cluster-mirror/log";
-import { encodeEndTxnMarkerBatch } from "@cluster-mirror/protocol";
+import { encodeEndTxnMarkerBatch, KafkaError } from "@cluster-mirror/protocol";
 import * as path from "#platform/path";
 import { Authorizer, type AuthorizerConfig } from "./acls";
 import { Broker, type BrokerNetwork } from "./broker";
@@ -739,7 +739,7 @@ function lockDataDir(options: KafkaClusterOptions): DataDirLock | undefined {
       "memoryDataDirs and dataDir were both given; a broker has one disk",
     );
   }
-  if (!dataDirLock) return DataDirLock.acquire(dataDir);
+  if (!dataDirLock) return acquireDataDir(dataDir);
   if (path.resolve(dataDirLock.dir) !== path.resolve(dataDir)) {
     throw new ClusterError(
       "INVALID_REQUEST",
@@ -747,6 +747,31 @@ function lockDataDir(options: KafkaClusterOptions): DataDirLock | undefined {
     );
   }
   return dataDirLock;
+}
+
+/**
+ * Locks `dataDir`, creating it if needed. A path that cannot be a data dir (a file, a directory this process
+ * may not write) is refused as Kafka's LogManager refuses it at start ("Failed to create or validate data
+ * directory"): KAFKA_STORAGE_ERROR (not retriable) naming the dir and the system's error, before any broker starts.
+ */
+function acquireDataDir(dataDir: string): DataDirLock {
+  try {
+    return DataDirLock.acquire(dataDir);
+  } catch (error) {
+    // Already typed: held by another cluster, or file storage unavailable (a browser build).
+    if (error instanceof KafkaError) throw error;
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    // mkdir of a path that is a file answers EEXIST; what is wrong is that it is not a directory.
+    const reason = code === "EEXIST" ? "ENOTDIR: a file, not a directory" : code;
+    // Not retriable (as a browser build's unavailable file storage): the same path fails the same way.
+    throw new KafkaError(
+      "KAFKA_STORAGE_ERROR",
+      56,
+      false,
+      `cannot create or use dataDir ${dataDir} (${reason}): nothing was started. Pass a directory this process can create and write`,
+      { cause: error },
+    );
+  }
 }
 
 /** Kafka's cluster id form: 16 random bytes in URL-safe base64 without padding (22 characters). */

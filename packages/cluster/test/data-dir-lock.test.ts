@@ -152,6 +152,25 @@ describe("data dir lock", () => {
     DataDirLock.acquire(dir).release();
   });
 
+  it("refuses a dataDir that is a file, or under one, with a typed error naming it, before any broker starts", () => {
+    const file = path.join(tempDir(), "a-file");
+    fs.writeFileSync(file, "not a directory");
+    for (const [dataDir, reason] of [
+      [file, "ENOTDIR: a file, not a directory"],
+      [path.join(file, "data"), "ENOTDIR"],
+    ]) {
+      const error = catchError(() => start(dataDir!));
+      // Kafka's LogManager refuses it at start: "Failed to create or validate data directory".
+      expect(error).toMatchObject({
+        errorName: "KAFKA_STORAGE_ERROR",
+        code: 56,
+        retriable: false,
+        message: `cannot create or use dataDir ${dataDir} (${reason}): nothing was started. Pass a directory this process can create and write`,
+      });
+    }
+    expect(fs.readFileSync(file, "utf8")).toBe("not a directory");
+  });
+
   it("refuses a lock handed to a cluster for another dir", () => {
     const other = DataDirLock.acquire(tempDir());
     expect(

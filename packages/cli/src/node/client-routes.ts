@@ -145,7 +145,7 @@ function optionalCount(body: Record<string, unknown>, max: number): number | und
   const raw = optionalInt(body, "count", 1);
   if (raw !== undefined && raw > max) {
     throw new BadRequestError(
-      `field 'count' asks for ${raw} messages; one produce request writes at most ${max}. Produce in several requests`,
+      `field 'count' (produce --count) asks for ${raw} messages; one produce request writes at most ${max} (the node's --max-produce-count). Produce in several requests`,
     );
   }
   return raw;

@@ -2,6 +2,8 @@ import * as fs from "node:fs";
 import { UsageError } from "../commands/cli-errors";
 import { ADMIN_PRINCIPAL, NODE_PRINCIPAL, type PrincipalToken } from "./admin-auth";
 
+const PRINCIPALS_EXAMPLE = `e.g. [{"principal": "User:alice", "token": "<at least 16 random characters>"}]`;
+
 /**
  * Reads `--principals FILE`: a JSON array of `{"principal": "User:alice", "token": "..."}`, one token per
  * principal (at least 16 characters, each used once). The file holds secrets, so, like the admin token, it
@@ -13,7 +15,7 @@ export function readPrincipalsFile(file: string): PrincipalToken[] {
     text = fs.readFileSync(file, "utf8");
   } catch (error) {
     throw new UsageError(
-      `cannot read --principals ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      `cannot read --principals ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}); pass a readable JSON file (mode 0600) of principals and their tokens, ${PRINCIPALS_EXAMPLE}`,
     );
   }
   const mode = fs.statSync(file).mode & 0o777;
@@ -28,13 +30,13 @@ export function readPrincipalsFile(file: string): PrincipalToken[] {
   } catch (error) {
     throw new UsageError(`--principals ${file} is not JSON (${(error as Error).message})`);
   }
-  const example = `e.g. [{"principal": "User:alice", "token": "<at least 16 random characters>"}]`;
-  if (!Array.isArray(parsed)) throw new UsageError(`--principals ${file} must hold a JSON array, ${example}`);
+  if (!Array.isArray(parsed))
+    throw new UsageError(`--principals ${file} must hold a JSON array, ${PRINCIPALS_EXAMPLE}`);
   const out: PrincipalToken[] = [];
   for (const [i, entry] of parsed.entries()) {
     const where = `--principals ${file} entry ${i}`;
     if (typeof entry !== "object" || entry === null || Array.isArray(entry))
-      throw new UsageError(`${where} must be an object, ${example}`);
+      throw new UsageError(`${where} must be an object, ${PRINCIPALS_EXAMPLE}`);
     // A key this file does not know (a "role", a misspelt "tokn") would be read as nothing at all.
     const unknown = Object.keys(entry).find((k) => k !== "principal" && k !== "token");
     if (unknown !== undefined) {
@@ -44,7 +46,7 @@ export function readPrincipalsFile(file: string): PrincipalToken[] {
     }
     const { principal, token } = entry as { principal?: unknown; token?: unknown };
     if (typeof principal !== "string" || !/^[^:]+:.+$/.test(principal)) {
-      throw new UsageError(`${where}: 'principal' must be Type:name, ${example}`);
+      throw new UsageError(`${where}: 'principal' must be Type:name, ${PRINCIPALS_EXAMPLE}`);
     }
     if (principal === ADMIN_PRINCIPAL || principal === NODE_PRINCIPAL) {
       throw new UsageError(`${where}: ${principal} is the node's own principal; choose another name`);

@@ -602,6 +602,9 @@ export class ClusterMirroring {
       warn: this.options.warn,
       inspection: this.inspection,
       leaderCatchUps: this.leaderCatchUps,
+      // A FAILED partition a coordinator loads does not retry for a source back while it loaded that this
+      // broker found down again since (see `FaultEndsWhileLoading`).
+      sourceDown: (mirror) => metadata.isSourceDown(mirror),
       // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
       onShardActivated: (partition) => {
         this.loadWaiters.changed();

@@ -68,6 +68,8 @@ export interface CoordinatorRuntimeOptions {
   readonly inspection?: InspectionHub;
   /** Counts the retries that wait for a lagging destination leader's catch-up, over the cluster's shards. */
   readonly leaderCatchUps?: LeaderCatchUps;
+  /** Whether a mirror's source did not answer this broker's last metadata refresh. */
+  readonly sourceDown?: (mirror: string) => boolean;
 }
 
 /**
@@ -180,7 +182,8 @@ export class CoordinatorRuntime {
    */
   retryFailedNow(mirror: string): number {
     let retried = 0;
-    for (const shard of this.activeShards()) retried += shard.retryFailedNow(mirror);
+    // Every shard: one loading notes it (see `FaultEndsWhileLoading`).
+    for (const shard of this.shards.values()) retried += shard.retryFailedNow(mirror);
     return retried;
   }
 
@@ -190,7 +193,7 @@ export class CoordinatorRuntime {
    */
   retryControllerWaitsNow(): number {
     let retried = 0;
-    for (const shard of this.activeShards()) retried += shard.retryControllerWaitsNow();
+    for (const shard of this.shards.values()) retried += shard.retryControllerWaitsNow();
     return retried;
   }
 
@@ -301,6 +304,7 @@ export class CoordinatorRuntime {
         warn: o.warn ?? ((m) => console.warn(m)),
         ...(o.inspection ? { inspection: o.inspection } : {}),
         ...(o.leaderCatchUps ? { leaderCatchUps: o.leaderCatchUps } : {}),
+        ...(o.sourceDown ? { sourceDown: o.sourceDown } : {}),
         onActivated: (loaded) => {
           this.followRemovals(loaded);
           o.onShardActivated?.(partition);

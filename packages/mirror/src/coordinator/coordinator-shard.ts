@@ -33,6 +33,7 @@ import type {
   StateLog,
 } from "../ports";
 import { EffectExecutor, type RetryWaitsFor } from "./effect-executor";
+import { FaultEndsWhileLoading } from "./fault-ends-while-loading";
 import type { InspectionHub } from "./inspection-hub";
 import type { LeaderCatchUps } from "./leader-catch-ups";
 import { foldMirrorState } from "./load-mirror-state";
@@ -65,6 +66,8 @@ export interface CoordinatorShardOptions {
   readonly inspection?: InspectionHub;
   /** Counts the retries that wait for a lagging destination leader's catch-up, over the cluster's shards. */
   readonly leaderCatchUps?: LeaderCatchUps;
+  /** Whether a mirror's source did not answer this broker's last metadata refresh. */
+  readonly sourceDown?: (mirror: string) => boolean;
 }
 
 /** Kafka's WriteMirrorStates for one partition: a command, fenced by the caller's epochs. */
@@ -153,6 +156,8 @@ export class CoordinatorShard {
   private readonly deletionsInDoubt = new Set<string>();
   /** Rejects the deletions waiting for their tombstones when the shard unloads (its writer drops them). */
   private readonly deletionAborts = new Set<(error: Error) => void>();
+  /** What ended while the shard loads, for the FAILED partitions it loads; handed to the executor once ACTIVE. */
+  private endedWhileLoading: FaultEndsWhileLoading | undefined;
 
   constructor(private readonly options: CoordinatorShardOptions) {
     const actions: Record<string, (args: { self: AnyActorRef }, params: unknown) => void> = {};
@@ -169,6 +174,7 @@ export class CoordinatorShard {
         abortLoad: () => {
           this.generation++;
           this.loaded = undefined;
+          this.endedWhileLoading = undefined;
         },
         activateShard: () => this.activate(),
         updateShardEpoch: () => {}, // the writer reads the epoch from the shard's context on every append
@@ -342,9 +348,11 @@ export class CoordinatorShard {
 
   /**
    * Retries now the FAILED partitions of `mirror` in this shard whose retry timer waits for the source
-   * (`EffectExecutor.retryNow`): it answers again. Returns how many. Nothing unless ACTIVE.
+   * (`EffectExecutor.retryNow`): it answers again. Returns how many. Nothing unless ACTIVE; noted while
+   * LOADING, for the FAILED partitions it loads (see {@link FaultEndsWhileLoading}).
    */
   retryFailedNow(mirror: string): number {
+    if (this.state === "LOADING") this.endedWhileLoading?.sourceBack(mirror);
     let retried = 0;
     for (const p of this.partitions.values())
       if (p.key.mirror === mirror && this.retry(p, "source")) retried++;
@@ -353,9 +361,11 @@ export class CoordinatorShard {
 
   /**
    * Retries now the FAILED partitions in this shard whose retry timer waits for the destination's controller
-   * (a step refused with NOT_CONTROLLER: `EffectExecutor.retryNow`), active again. Returns how many.
+   * (a step refused with NOT_CONTROLLER: `EffectExecutor.retryNow`), active again. Returns how many. Noted
+   * while LOADING, as `retryFailedNow`.
    */
   retryControllerWaitsNow(): number {
+    if (this.state === "LOADING") this.endedWhileLoading?.controllerBack();
     let retried = 0;
     for (const p of this.partitions.values()) if (this.retry(p, "controller")) retried++;
     return retried;
@@ -642,6 +652,8 @@ export class CoordinatorShard {
    */
   private scheduleLoad(leaderEpoch: number): void {
     const generation = ++this.generation;
+    // A load started again (a newer election while loading) keeps what ended since the first began.
+    if (this.endedWhileLoading === undefined) this.endedWhileLoading = new FaultEndsWhileLoading();
     const task = (): void => {
       if (generation !== this.generation || this.state !== "LOADING") return;
       let uncommitted = false;
@@ -709,7 +721,7 @@ export class CoordinatorShard {
         ...(entry.alignedInSession ? { alignedInSession: true } : {}),
       };
       const input = this.recoveryInput(key, record, topic.paused);
-      partitions.set(id, new PartitionRuntime(id, key));
+      partitions.set(id, new PartitionRuntime(id, key, record.stateEpoch));
       const spawns = byMirror.get(key.mirror);
       if (spawns === undefined) byMirror.set(key.mirror, [{ id, input }]);
       else spawns.push({ id, input });
@@ -749,7 +761,9 @@ export class CoordinatorShard {
 
   private activate(): void {
     const loaded = this.loaded;
+    const endedWhileLoading = this.endedWhileLoading;
     this.loaded = undefined;
+    this.endedWhileLoading = undefined;
     if (loaded === undefined) return;
     const o = this.options;
     const writer = new StateWriteBatcher(
@@ -783,6 +797,8 @@ export class CoordinatorShard {
         else this.lmes.set(p.id, { key: p.key, lme });
       },
       ...(o.leaderCatchUps ? { leaderCatchUps: o.leaderCatchUps } : {}),
+      ...(o.sourceDown ? { sourceDown: o.sourceDown } : {}),
+      ...(endedWhileLoading ? { endedWhileLoading } : {}),
     });
     this.partitions = loaded.partitions;
     this.lmes = loaded.lmes;
@@ -790,6 +806,7 @@ export class CoordinatorShard {
 
   private unload(): void {
     this.generation++;
+    this.endedWhileLoading = undefined;
     // What this shard held is dropped; the next load reads what the log holds, the tombstones among it.
     this.deletionsInDoubt.clear();
     for (const abort of [...this.deletionAborts]) {

@@ -23,6 +23,7 @@ import type {
   SourceCluster,
 } from "../ports";
 import { DestinationLeaderReplica } from "./destination-leader-replica";
+import type { FaultEndsWhileLoading } from "./fault-ends-while-loading";
 import type { LeaderCatchUps } from "./leader-catch-ups";
 import { NoDestinationLeaderError } from "./no-destination-leader-error";
 import type { PartitionRuntime } from "./partition-runtime";
@@ -52,6 +53,10 @@ export interface EffectExecutorContext {
   readonly onLastMirrorEpochCommitted: (partition: PartitionRuntime, lme: number | null) => void;
   /** Counts the retry timers that wait for a lagging leader's catch-up (see {@link LeaderCatchUps}). */
   readonly leaderCatchUps?: LeaderCatchUps;
+  /** Whether a mirror's source did not answer this broker's last metadata refresh (see `onSourceBack`). */
+  readonly sourceDown?: (mirror: string) => boolean;
+  /** What ended while the shard loaded, heard by no coordinator (see {@link FaultEndsWhileLoading}). */
+  readonly endedWhileLoading?: FaultEndsWhileLoading;
 }
 
 const TIMERS = ["retry", "commitRetry", "isr", "sourceBusy", "controller"] as const;
@@ -64,7 +69,7 @@ type Timer = (typeof TIMERS)[number];
 interface ArmedTimer {
   cancel: Cancel;
   fire: () => void;
-  waitsFor?: RetryWaitsFor;
+  waitsFor?: RetryWait;
   refused?: RefusingLeader;
 }
 
@@ -78,6 +83,23 @@ interface ArmedTimer {
  * once that leader changed: see `leaderChangedSince`).
  */
 export type RetryWaitsFor = "leader" | "source" | "controller";
+
+/**
+ * What an armed retry timer waits out: a known {@link RetryWaitsFor}, or, for a FAILED this coordinator
+ * loaded (`PartitionRuntime.loadedStateEpoch`), the end of a fault it may wait out: `loaded`, the
+ * controller's or the source's return, and `loadedLeaderless` (its partition had no running leader as it
+ * loaded), also a leader elected. What it waits out was known to the coordinator that committed it, in
+ * memory only (the record keeps no cause: spec §6): a coordinator that took over (the `__mirror_state`
+ * leader crashed or moved) waited the whole backoff, an hour after a controller or a leader long back. Only
+ * real ends: the controller and the source are said back only after they were seen gone, while a leader is
+ * elected at every move (a rolling restart moves them all), and a retry that fails again uses one attempt of
+ * the budget. One early retry per loaded FAILED at most (further ends before it runs bring no other), whose
+ * failure records a precise cause, as any step's does here. Otherwise its wait starts over, as Kafka's
+ * group coordinator arms every loaded member's session timeout afresh (`GroupMetadataManager.onLoaded`);
+ * what it re-drives at once, as the transaction coordinator sends a loaded PrepareCommit's markers
+ * (`TransactionStateManager.loadTransactionsForTxnTopicPartition`), is work already decided.
+ */
+type RetryWait = RetryWaitsFor | "loaded" | "loadedLeaderless";
 
 /**
  * The source's answers to an LME lookup that mean "retry shortly": PREPARING waits them out.
@@ -212,6 +234,10 @@ export class EffectExecutor {
             stateEpoch: effect.params.stateEpoch,
             pauseRequested: this.pauseRequested(p.key),
           });
+        if (current === undefined && effect.params.stateEpoch === p.loadedStateEpoch) {
+          this.armLoadedRetry(p, effect.params.delayMs, fire);
+          return;
+        }
         // A leader elected between the step's failure and this FAILED's commit (a crashed leader the
         // controller fenced at once) told no one: its election came before there was a retry to bring on.
         // Likewise a controller back since the step was refused with NOT_CONTROLLER (only the destination's
@@ -314,7 +340,7 @@ export class EffectExecutor {
     timer: Timer,
     delayMs: number,
     fire: () => void,
-    waitsFor?: RetryWaitsFor,
+    waitsFor?: RetryWait,
     refused?: RefusingLeader,
   ): void {
     this.cancel(p, timer);
@@ -349,11 +375,18 @@ export class EffectExecutor {
    * leaders while the source was down, used them all up in seconds (FAILED for good, waiting for an
    * operator), with a PREPARING and a FAILED record per partition per move. For a step the destination leader
    * itself refused, only once that leader changed (`leaderChangedSince`), as the FAILED's own commit checks.
-   * False when none fires.
+   * A FAILED this coordinator loaded takes the controller's or the source's return, and a leader elected
+   * when it had none as it loaded (see {@link RetryWait}). False when none fires.
    */
   retryNow(p: PartitionRuntime, ended: RetryWaitsFor): boolean {
     const armed = this.timers.get(`${p.id}\u0000retry`);
-    if (armed === undefined || armed.waitsFor !== ended) return false;
+    if (armed === undefined) return false;
+    if (armed.waitsFor === "loaded" || armed.waitsFor === "loadedLeaderless") {
+      if (ended === "leader" && armed.waitsFor === "loaded") return false;
+      this.after(p, "retry", 0, armed.fire, armed.waitsFor);
+      return true;
+    }
+    if (armed.waitsFor !== ended) return false;
     if (ended === "leader" && !leaderChangedSince(this.ctx.destination, p.key, armed.refused)) return false;
     this.after(p, "retry", 0, armed.fire, armed.waitsFor, armed.refused);
     return true;
@@ -988,6 +1021,23 @@ export class EffectExecutor {
     )
       return false;
     return leaderChangedSince(destination, key, refused);
+  }
+
+  /**
+   * Arms the retry timer of a FAILED this coordinator loaded (see {@link RetryWait}): at once when a fault it
+   * may wait out ended while the shard loaded, heard by no coordinator (the controller back, or its source),
+   * and holds no more (the controller active, the source answering the last refresh here), and its partition
+   * has a running leader (a retry would fail on that at once); else after its backoff, or sooner at the
+   * first end of a fault.
+   */
+  private armLoadedRetry(p: PartitionRuntime, delayMs: number, fire: () => void): void {
+    const key = p.key;
+    const ended = this.ctx.endedWhileLoading;
+    const led = this.hasNewRunningLeader(key, undefined);
+    const endedUnheard =
+      (ended?.controllerCameBack === true && this.ctx.destination.controllerActive?.() !== false) ||
+      (ended?.sourceCameBack(key.mirror) === true && this.ctx.sourceDown?.(key.mirror) !== true);
+    this.after(p, "retry", led && endedUnheard ? 0 : delayMs, fire, led ? "loaded" : "loadedLeaderless");
   }
 
   /**

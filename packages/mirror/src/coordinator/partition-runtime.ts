@@ -54,6 +54,12 @@ export class PartitionRuntime {
     /** The partition's id (`partitionKeyId`): the coordinator's map key and the actor's id. */
     readonly id: string,
     readonly key: MirrorPartitionKey,
+    /**
+     * The `StateEpoch` of the record this coordinator replayed the partition from as it loaded (-1 for a key
+     * it created): a FAILED at that epoch was committed by an earlier coordinator, and what it waits out (see
+     * `RetryWaitsFor`) was known only there.
+     */
+    readonly loadedStateEpoch = -1,
   ) {}
 
   /** The encoded `MirrorPartitionState` key of this partition, encoded once. */

@@ -169,6 +169,14 @@ export class MirrorMetadataManager {
     this.timers.clear();
   }
 
+  /**
+   * Whether `mirror`'s source did not answer this broker's last refresh (its return, at a later one, calls
+   * `onSourceBack`).
+   */
+  isSourceDown(mirror: string): boolean {
+    return this.sourceDown.has(mirror);
+  }
+
   /** Resolves once every refresh and drive started so far has finished. */
   async idle(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);

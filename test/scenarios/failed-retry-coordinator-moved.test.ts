@@ -1,6 +1,6 @@
 import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
-import { failedPreparingSourceDown } from "./failed-retry-helpers";
+import { coordinatorOf, failedPreparingSourceDown } from "./failed-retry-helpers";
 import {
   failForGood,
   LONG_RETRY_BACKOFF,
@@ -12,13 +12,6 @@ import {
   topology,
   untilCaughtUp,
 } from "./helpers";
-
-/** The broker that coordinates `mirror`'s orders-0 on `node`: the leader of its `__mirror_state` partition. */
-function coordinatorOf(node: Node, mirror: string): number {
-  const topicId = node.cluster.controller.image.topic("orders")!.topicId;
-  const statePartition = mirrorStatePartitionFor({ mirror, topicId, partition: 0 }, 4);
-  return node.cluster.controller.image.partition(MIRROR_STATE_TOPIC, statePartition)!.leader;
-}
 
 /** Records `node`'s lifecycle changes of `mirror` as `from->to`. */
 function transitionsOf(node: Node, mirror: string): string[] {
@@ -91,6 +84,36 @@ async function failbackFailedThenCoordinatorCrashed(t: Topology) {
   return { a, b, seen, coordinator };
 }
 
+/**
+ * The failback of `orders` (on broker 2 alone, which does not coordinate it), broker 2 crashed as its
+ * truncation asks the controller to record the cut: FAILED with no leader (its first attempt). Then the
+ * broker that coordinates it crashes, and the new coordinator loads it while orders-0 has no leader.
+ * `seen`: a's lifecycle changes of `back`.
+ */
+async function failbackFailedLeaderlessThenCoordinatorCrashed(t: Topology) {
+  const { a, b } = await failedOverWithDivergentTail(t, 2);
+  const coordinator = coordinatorOf(a, "back");
+  expect(coordinator).not.toBe(2);
+  const controller = a.cluster.controller;
+  const record = controller.recordReplicaTruncation.bind(controller);
+  controller.recordReplicaTruncation = (...args) => {
+    a.cluster.crashBroker(2);
+    controller.recordReplicaTruncation = record;
+    return record(...args);
+  };
+  const seen = await failback(t, a);
+  await t.until(async () => (await onlyRowOf(a, "back")).state === "FAILED", "FAILED with no leader");
+  expect((await onlyRowOf(a, "back")).errorMessage).toMatch(/broker 2 .* is not the leader \(leader -1/);
+  expect(controller.image.partition("orders", 0)!.leader).toBe(-1);
+
+  a.cluster.crashBroker(coordinator);
+  expect(coordinatorOf(a, "back")).not.toBe(coordinator);
+  await t.advance(120_000);
+  expect(await onlyRowOf(a, "back")).toMatchObject({ state: "FAILED", retryAttempt: 0 });
+  expect(seen).toEqual(["UNKNOWN->PREPARING", "PREPARING->FAILED"]);
+  return { a, b, seen };
+}
+
 /** The failback, through one retry: MIRRORING with the divergent tail cut, a is b's copy batch for batch. */
 function expectOneRetryThenCopy(seen: readonly string[], a: Node, b: Node): void {
   expect(seen.slice(0, 4)).toEqual([
@@ -123,6 +146,28 @@ describe("a FAILED partition whose coordinator moved while it waited", () => {
     expectOneRetryThenCopy(seen, a, b);
   });
 
+  it("a load started again by a newer election of the same broker keeps the controller's return it heard", async () => {
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
+    const { a, b, seen, coordinator } = await failbackFailedThenCoordinatorCrashed(t);
+    const controller = a.cluster.controller;
+
+    controller.setAvailable(true);
+    const next = coordinatorOf(a, "back");
+    expect(next).not.toBe(coordinator);
+    // Before its load ran (the next scheduler turn): its `__mirror_state` partition's leader epoch bumped,
+    // the same leader (a reassignment's), restarts the load. The controller's return is still unheard.
+    const topicId = controller.image.topic("orders")!.topicId;
+    const statePartition = mirrorStatePartitionFor({ mirror: "back", topicId, partition: 0 }, 4);
+    controller.bumpLeaderEpochs([
+      { topic: MIRROR_STATE_TOPIC, partition: statePartition, minLeaderEpoch: 0 },
+    ]);
+    expect(coordinatorOf(a, "back")).toBe(next);
+    const back = t.clock.now();
+    await untilCaughtUp(t, a, "back caught up under the new coordinator", "back");
+    expect(t.clock.now() - back).toBeLessThan(1_000);
+    expectOneRetryThenCopy(seen, a, b);
+  });
+
   it("a controller gone again as the new coordinator loads: it waits, no attempt used, and retries at the controller's return", async () => {
     const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
     const { a, b, seen, coordinator } = await failbackFailedThenCoordinatorCrashed(t);
@@ -145,26 +190,24 @@ describe("a FAILED partition whose coordinator moved while it waited", () => {
 
   it("a leader: its partition offline as the new coordinator loads, the FAILED retries once a leader is elected", async () => {
     const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
-    // orders-0 on broker 2 alone, which does not coordinate it: that broker down, orders-0 has no leader.
-    const { a, b } = await failedOverWithDivergentTail(t, 2);
-    const coordinator = coordinatorOf(a, "back");
-    expect(coordinator).not.toBe(2);
-    // It crashes as the failback's truncation asks the controller to record the cut.
-    const controller = a.cluster.controller;
-    const record = controller.recordReplicaTruncation.bind(controller);
-    controller.recordReplicaTruncation = (...args) => {
-      a.cluster.crashBroker(2);
-      controller.recordReplicaTruncation = record;
-      return record(...args);
-    };
-    const seen = await failback(t, a);
-    await t.until(async () => (await onlyRowOf(a, "back")).state === "FAILED", "FAILED with no leader");
-    expect((await onlyRowOf(a, "back")).errorMessage).toMatch(/broker 2 .* is not the leader \(leader -1/);
-    expect(controller.image.partition("orders", 0)!.leader).toBe(-1);
+    const { a, b, seen } = await failbackFailedLeaderlessThenCoordinatorCrashed(t);
 
-    a.cluster.crashBroker(coordinator);
-    expect(coordinatorOf(a, "back")).not.toBe(coordinator);
-    await t.advance(120_000);
+    a.cluster.startBroker(2);
+    const elected = t.clock.now();
+    await untilCaughtUp(t, a, "back caught up once orders-0 has a leader", "back");
+    expect(t.clock.now() - elected).toBeLessThan(1_000);
+    expectOneRetryThenCopy(seen, a, b);
+  });
+
+  it("its partition still offline as the controller comes back: no retry (it would fail at once, an attempt used), the leader's election retries it", async () => {
+    const t = topology(["a", "b"], { retry: LONG_RETRY_BACKOFF });
+    const { a, b, seen } = await failbackFailedLeaderlessThenCoordinatorCrashed(t);
+    const controller = a.cluster.controller;
+
+    controller.setAvailable(false);
+    await t.advance(1_000);
+    controller.setAvailable(true);
+    await t.advance(60_000);
     expect(await onlyRowOf(a, "back")).toMatchObject({ state: "FAILED", retryAttempt: 0 });
     expect(seen).toEqual(["UNKNOWN->PREPARING", "PREPARING->FAILED"]);
 

@@ -1,10 +1,19 @@
+import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { expect } from "vitest";
-import { onlyRowOf, ordersOn, type Topology } from "./helpers";
+import { type Node, onlyRowOf, ordersOn, type Topology } from "./helpers";
+
+/** The broker that coordinates `mirror`'s orders-0 on `node`: the leader of its `__mirror_state` partition. */
+export function coordinatorOf(node: Node, mirror: string): number {
+  const topicId = node.cluster.controller.image.topic("orders")!.topicId;
+  const statePartition = mirrorStatePartitionFor({ mirror, topicId, partition: 0 }, 4);
+  return node.cluster.controller.image.partition(MIRROR_STATE_TOPIC, statePartition)!.leader;
+}
 
 /**
  * `orders` (3 records) on a, added to b's mirror `dr`, and every broker of a down as b asks a for the
  * partition's LME (PREPARING): its next step on the source (the source's log end) finds none running, and
- * the partition is FAILED.
+ * the partition is FAILED. `created`: when `dr` was created (each broker of b refreshes it every 30 s
+ * from then).
  */
 export async function failedPreparingSourceDown(t: Topology) {
   const [a, b] = [t.node("a"), t.node("b")];
@@ -21,9 +30,10 @@ export async function failedPreparingSourceDown(t: Topology) {
       return asSource.lastMirrorEpoch!(topicId, partition);
     },
   });
+  const created = t.clock.now();
   await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
   await t.run(b.mirroring.admin.addTopics("dr", "orders"));
   await t.until(async () => (await onlyRowOf(b)).state === "FAILED", "FAILED preparing");
   expect(down).toBe(true);
-  return { a, b, producer };
+  return { a, b, producer, created };
 }

@@ -605,6 +605,7 @@ export class ClusterMirroring {
       // A FAILED partition a coordinator loads does not retry for a source back while it loaded that this
       // broker found down again since (see `FaultEndsWhileLoading`).
       sourceDown: (mirror) => metadata.isSourceDown(mirror),
+      sourcesJustBack: () => metadata.sourcesJustBack(),
       // The broker that leads a mirror's designated partition drives its topics as soon as it loads it.
       onShardActivated: (partition) => {
         this.loadWaiters.changed();

@@ -118,6 +118,37 @@ describe("effect executor: a FAILED this coordinator loaded (what it waits out w
     expect(fired()).toBe(1);
   });
 
+  it("the controller or its source back while its partition has no running leader: no retry (it would fail at once), a leader elected retries it", () => {
+    // None as it loaded.
+    const leaderless = failedAtEpoch4({ loadedStateEpoch: 4, leader: -1 });
+    expect(leaderless.executor.retryNow(leaderless.p.runtime, "controller")).toBe(false);
+    expect(leaderless.executor.retryNow(leaderless.p.runtime, "source")).toBe(false);
+    leaderless.scheduler.run(60_000);
+    expect(leaderless.fired()).toBe(0);
+    leaderless.now.leader = 2;
+    expect(leaderless.executor.retryNow(leaderless.p.runtime, "leader")).toBe(true);
+    leaderless.scheduler.run(0);
+    expect(leaderless.fired()).toBe(1);
+
+    // Led as it loaded, its leader lost since: it waits for the next one.
+    const lost = failedAtEpoch4({ loadedStateEpoch: 4 });
+    lost.now.leader = -1;
+    expect(lost.executor.retryNow(lost.p.runtime, "controller")).toBe(false);
+    lost.scheduler.run(60_000);
+    expect(lost.fired()).toBe(0);
+    lost.now.leader = 2;
+    expect(lost.executor.retryNow(lost.p.runtime, "leader")).toBe(true);
+    lost.scheduler.run(0);
+    expect(lost.fired()).toBe(1);
+    // Its backoff still stands when no leader comes: it fires once, at its hour.
+    const never = failedAtEpoch4({ loadedStateEpoch: 4, leader: -1 });
+    expect(never.executor.retryNow(never.p.runtime, "controller")).toBe(false);
+    never.scheduler.run(HOUR - 1);
+    expect(never.fired()).toBe(0);
+    never.scheduler.run(1);
+    expect(never.fired()).toBe(1);
+  });
+
   it("a removal (its timer cancelled) or the shard unloading while it waits: no retry", () => {
     const removed = failedAtEpoch4({ loadedStateEpoch: 4 });
     removed.executor.run(removed.p.runtime, { type: "cancelRetryTimer", params: { stateEpoch: 4 } });

@@ -335,6 +335,30 @@ describe("MirrorMetadataManager: non-retryable failures", () => {
     expect((await env.manager.refresh("m1"))?.deletedTopics).toEqual(["t"]);
   });
 
+  it("names a mirror whose source its latest refresh found back after it had not answered, until the next refresh", async () => {
+    const env = await setup();
+    await env.manager.refresh("m1");
+    // Answering all along: nothing came back.
+    expect(env.manager.sourcesJustBack()).toEqual([]);
+    env.network.reachable = false;
+    await env.manager.refresh("m1");
+    expect(env.manager.sourcesJustBack()).toEqual([]);
+    env.network.reachable = true;
+    await env.manager.refresh("m1");
+    expect(env.manager.sourcesJustBack()).toEqual(["m1"]);
+    // The next refresh: every broker refreshed since, the coordinator before a move among them.
+    await env.manager.refresh("m1");
+    expect(env.manager.sourcesJustBack()).toEqual([]);
+    // Back, then down again: not back any more.
+    env.network.reachable = false;
+    await env.manager.refresh("m1");
+    env.network.reachable = true;
+    await env.manager.refresh("m1");
+    env.network.reachable = false;
+    await env.manager.refresh("m1");
+    expect(env.manager.sourcesJustBack()).toEqual([]);
+  });
+
   it("counts an unreachable source as a sync error and carries on with other mirrors", async () => {
     const env = await setup();
     env.network.reachable = false;

@@ -70,6 +70,8 @@ export interface CoordinatorRuntimeOptions {
   readonly leaderCatchUps?: LeaderCatchUps;
   /** Whether a mirror's source did not answer this broker's last metadata refresh. */
   readonly sourceDown?: (mirror: string) => boolean;
+  /** The mirrors whose source this broker's latest refresh found back after it had not answered. */
+  readonly sourcesJustBack?: () => readonly string[];
 }
 
 /**
@@ -305,6 +307,7 @@ export class CoordinatorRuntime {
         ...(o.inspection ? { inspection: o.inspection } : {}),
         ...(o.leaderCatchUps ? { leaderCatchUps: o.leaderCatchUps } : {}),
         ...(o.sourceDown ? { sourceDown: o.sourceDown } : {}),
+        ...(o.sourcesJustBack ? { sourcesJustBack: o.sourcesJustBack } : {}),
         onActivated: (loaded) => {
           this.followRemovals(loaded);
           o.onShardActivated?.(partition);

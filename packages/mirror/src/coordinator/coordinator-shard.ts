@@ -68,6 +68,8 @@ export interface CoordinatorShardOptions {
   readonly leaderCatchUps?: LeaderCatchUps;
   /** Whether a mirror's source did not answer this broker's last metadata refresh. */
   readonly sourceDown?: (mirror: string) => boolean;
+  /** The mirrors whose source this broker's latest refresh found back after it had not answered. */
+  readonly sourcesJustBack?: () => readonly string[];
 }
 
 /** Kafka's WriteMirrorStates for one partition: a command, fenced by the caller's epochs. */
@@ -171,10 +173,12 @@ export class CoordinatorShard {
       },
       actions: {
         loadPartition: (_, params) => this.scheduleLoad(params.leaderEpoch),
-        abortLoad: () => {
+        abortLoad: ({ event }) => {
           this.generation++;
           this.loaded = undefined;
-          this.endedWhileLoading = undefined;
+          // A newer election restarts the load (LOADING again): what ended since the first began is still
+          // unheard, and kept (`scheduleLoad`). Leaving LOADING otherwise (resigned, shut down, failed) drops it.
+          if (event.type !== "ELECTED") this.endedWhileLoading = undefined;
         },
         activateShard: () => this.activate(),
         updateShardEpoch: () => {}, // the writer reads the epoch from the shard's context on every append
@@ -652,8 +656,13 @@ export class CoordinatorShard {
    */
   private scheduleLoad(leaderEpoch: number): void {
     const generation = ++this.generation;
-    // A load started again (a newer election while loading) keeps what ended since the first began.
-    if (this.endedWhileLoading === undefined) this.endedWhileLoading = new FaultEndsWhileLoading();
+    // A load started again (a newer election while loading) keeps what ended since the first began. A source
+    // this broker's latest refresh found back may be unheard by the coordinator before (its refresh later).
+    if (this.endedWhileLoading === undefined) {
+      const ended = new FaultEndsWhileLoading();
+      for (const mirror of this.options.sourcesJustBack?.() ?? []) ended.sourceBack(mirror);
+      this.endedWhileLoading = ended;
+    }
     const task = (): void => {
       if (generation !== this.generation || this.state !== "LOADING") return;
       let uncommitted = false;

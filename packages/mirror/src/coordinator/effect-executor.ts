@@ -375,14 +375,20 @@ export class EffectExecutor {
    * leaders while the source was down, used them all up in seconds (FAILED for good, waiting for an
    * operator), with a PREPARING and a FAILED record per partition per move. For a step the destination leader
    * itself refused, only once that leader changed (`leaderChangedSince`), as the FAILED's own commit checks.
-   * A FAILED this coordinator loaded takes the controller's or the source's return, and a leader elected
-   * when it had none as it loaded (see {@link RetryWait}). False when none fires.
+   * A FAILED this coordinator loaded takes the controller's or the source's return while its partition has
+   * a running leader, and a leader elected when it had none (see {@link RetryWait}). False when none fires.
    */
   retryNow(p: PartitionRuntime, ended: RetryWaitsFor): boolean {
     const armed = this.timers.get(`${p.id}\u0000retry`);
     if (armed === undefined) return false;
     if (armed.waitsFor === "loaded" || armed.waitsFor === "loadedLeaderless") {
       if (ended === "leader" && armed.waitsFor === "loaded") return false;
+      // No running leader now (none since it loaded, or lost since): a retry would fail on that at once and
+      // use an attempt, as `armLoadedRetry` says. It waits for a leader's election instead, same deadline.
+      if (ended !== "leader" && !this.hasNewRunningLeader(p.key, undefined)) {
+        armed.waitsFor = "loadedLeaderless";
+        return false;
+      }
       this.after(p, "retry", 0, armed.fire, armed.waitsFor);
       return true;
     }

@@ -4,8 +4,10 @@
  * mirror's source answering again. No coordinator of the shard's partitions heard them (the one before was
  * gone, this one had not loaded), and a coordinator moves only through the controller's election: the
  * controller's return after an outage elects the new one, and then tells the brokers it is back, while that
- * one loads. A FAILED the shard loads whose wait one of them may have ended retries at once (see
- * `EffectExecutor`'s loaded retries).
+ * one loads. A source's return is heard by each broker at its own metadata refresh, not by all at once:
+ * one this broker's latest refresh found (just before the load began) the coordinator before may not have
+ * heard yet, so the load starts with it noted. A FAILED the shard loads whose wait one of them may have
+ * ended retries at once (see `EffectExecutor`'s loaded retries).
  */
 export class FaultEndsWhileLoading {
   private controller = false;

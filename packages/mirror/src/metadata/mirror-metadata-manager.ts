@@ -145,6 +145,11 @@ export class MirrorMetadataManager {
   private readonly changed = new Map<string, Set<string>>();
   /** The mirrors whose source did not answer this broker's last refresh. */
   private readonly sourceDown = new Set<string>();
+  /**
+   * Mirrors whose source this broker's latest refresh found answering again after it had not: every broker
+   * refreshes on its own cycle, so another (the coordinator before a move) may not have heard it yet.
+   */
+  private readonly justBack = new Set<string>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(options: MirrorMetadataManagerOptions) {
@@ -175,6 +180,14 @@ export class MirrorMetadataManager {
    */
   isSourceDown(mirror: string): boolean {
     return this.sourceDown.has(mirror);
+  }
+
+  /**
+   * The mirrors whose source this broker's latest refresh of them found back (it had not answered the one
+   * before): a coordinator that moved here may not have heard it (see `FaultEndsWhileLoading`).
+   */
+  sourcesJustBack(): string[] {
+    return [...this.justBack];
   }
 
   /** Resolves once every refresh and drive started so far has finished. */
@@ -302,6 +315,7 @@ export class MirrorMetadataManager {
       this.timers.delete(record.name);
       this.sources.drop(record.name);
       this.sourceDown.delete(record.name);
+      this.justBack.delete(record.name);
       this.options.metrics?.forgetMirror(record.name);
       this.skipped.delete(record.name);
       this.refusedConfigs.forgetMirror(record.name);
@@ -372,17 +386,22 @@ export class MirrorMetadataManager {
       seen = await source.clusterId();
     } catch (error) {
       this.sourceDown.add(mirror);
+      this.justBack.delete(mirror);
       this.error(mirror, "TopicMetadataRefreshError", error);
       return report;
     }
     const back = this.sourceDown.delete(mirror);
+    this.justBack.delete(mirror);
     if (def.sourceClusterId !== undefined && seen !== def.sourceClusterId) {
       report.clusterIdChanged = { pinned: def.sourceClusterId, seen };
       await this.failMirror(def, seen);
       return report;
     }
     // Its own source back, not another cluster behind the address (that one fails the mirror, above).
-    if (back) this.options.onSourceBack?.(mirror);
+    if (back) {
+      this.justBack.add(mirror);
+      this.options.onSourceBack?.(mirror);
+    }
     if (!this.options.leadsMirror(mirror)) return report;
     report.leader = true;
     let sourceTopics: SourceTopicInfo[];

@@ -7,17 +7,9 @@ import {
   ordersOn,
   type Topology,
   topology,
+  transitionsOf,
   untilCaughtUp,
 } from "./helpers";
-
-/** Records `node`'s lifecycle changes of `mirror` as `from->to`. */
-function transitionsOf(node: Node, mirror: string): string[] {
-  const seen: string[] = [];
-  node.mirroring.subscribeTransitions((x) => {
-    if (x.key.mirror === mirror) seen.push(`${x.previous.state}->${x.record.state}`);
-  });
-  return seen;
-}
 
 /**
  * `orders` (3 records) on a, mirrored to b by `dr` and caught up, then failed over on b with b's controller

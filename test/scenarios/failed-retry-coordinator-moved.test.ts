@@ -10,17 +10,9 @@ import {
   ordersOn,
   type Topology,
   topology,
+  transitionsOf,
   untilCaughtUp,
 } from "./helpers";
-
-/** Records `node`'s lifecycle changes of `mirror` as `from->to`. */
-function transitionsOf(node: Node, mirror: string): string[] {
-  const seen: string[] = [];
-  node.mirroring.subscribeTransitions((x) => {
-    if (x.key.mirror === mirror) seen.push(`${x.previous.state}->${x.record.state}`);
-  });
-  return seen;
-}
 
 /**
  * `orders` (3 records; on the broker `onBroker` alone when given, else on 3) mirrored to b by `dr`, failed

@@ -178,6 +178,15 @@ export async function ordersOn(t: Topology, a: Node, n: number) {
 }
 
 /** The one partition of `mirror` on `node`, as describe shows it. */
+/** Records `node`'s lifecycle changes of `mirror` as `from->to`. */
+export function transitionsOf(node: Node, mirror: string): string[] {
+  const seen: string[] = [];
+  node.mirroring.subscribeTransitions((x) => {
+    if (x.key.mirror === mirror) seen.push(`${x.previous.state}->${x.record.state}`);
+  });
+  return seen;
+}
+
 export async function onlyRowOf(node: Node, mirror = "dr") {
   const [row] = await node.mirroring.admin.describe(mirror);
   if (row === undefined) throw new Error(`no partition in mirror ${mirror}`);

@@ -110,9 +110,20 @@ export interface PartitionOffset extends TopicPartition, CommittedOffset {}
 const ANONYMOUS = "User:ANONYMOUS";
 
 /**
+ * What an offset a transaction sent (TxnOffsetCommit) carries until the transaction commits: the id of its
+ * topic then, and the position of its write among the group's offset writes
+ * (`GroupCoordinator.validateTxnOffsetCommit`).
+ */
+export interface PendingTxnOffset {
+  topicId: Uuid;
+  position: number;
+}
+
+/**
  * The server side of every request that is not a partition's produce/fetch: admin requests (topics,
  * configs, ACLs, groups, records) and the coordinator requests of producers and consumers (InitProducerId,
- * AddPartitionsToTxn, EndTxn, TxnOffsetCommit, JoinGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch).
+ * AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit, JoinGroup, Heartbeat, LeaveGroup, OffsetCommit,
+ * OffsetFetch).
  * Each call authorizes first, as Kafka's `KafkaApis` does, with the operations Kafka requires, and then calls
  * the controller or a coordinator. Failures are `ClusterError`s with Kafka's names and codes.
  */
@@ -504,8 +515,11 @@ export class AdminHandler {
   }
 
   /**
-   * AlterConsumerGroupOffsets (an OffsetCommit without membership): READ on the GROUP and on each TOPIC;
-   * refused with NON_EMPTY_GROUP while the group has active members, as Kafka does.
+   * AlterConsumerGroupOffsets (an OffsetCommit without membership, as Kafka's admin client sends it):
+   * without READ on the GROUP the whole request is refused; then each offset is refused or admitted as
+   * OffsetCommit's are (see `offsetCommit`: TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_OR_PARTITION), and
+   * the admitted ones are set, refused with NON_EMPTY_GROUP while the group has active members, as Kafka
+   * does.
    */
   alterGroupOffsets(
     ctx: RequestContext,
@@ -513,19 +527,9 @@ export class AdminHandler {
     offsets: readonly (TopicPartition & { offset: bigint; leaderEpoch?: number })[],
   ): void {
     this.authorize(ctx, "READ", "GROUP", groupId);
-    for (const topic of new Set(offsets.map((o) => o.topic))) this.authorize(ctx, "READ", "TOPIC", topic);
-    // As Kafka's OffsetCommit (KafkaApis.handleOffsetCommitRequest): an offset for a partition the cluster
-    // does not have is UNKNOWN_TOPIC_OR_PARTITION, not stored for a group to resume from some day.
-    for (const { topic, partition } of offsets) {
-      const missing = missingPartition(this.cluster.controller.image, topic, partition);
-      if (missing !== undefined) {
-        throw new ClusterError(
-          "UNKNOWN_TOPIC_OR_PARTITION",
-          `${missing}: no offsets of group '${groupId}' were set`,
-        );
-      }
-    }
-    this.cluster.groups.alterOffsets(groupId, offsets);
+    this.commitAdmitted(ctx, groupId, offsets, "Set", (admitted) =>
+      this.cluster.groups.alterOffsets(groupId, admitted),
+    );
   }
 
   // ---- consumer group membership and commits ------------------------------------------------------------
@@ -572,23 +576,42 @@ export class AdminHandler {
     },
   ): void {
     this.authorize(ctx, "READ", "GROUP", request.groupId);
-    const { admitted, refused } = admitOffsets(request.offsets, this.offsetRefusal(ctx));
+    this.commitAdmitted(ctx, request.groupId, request.offsets, "Commit", (admitted) =>
+      this.cluster.groups.commitOffsets({ ...request, offsets: admitted }),
+    );
+  }
+
+  /**
+   * The per-offset half of an OffsetCommit (KafkaApis.handleOffsetCommitRequest), once READ on the group
+   * was granted: the offsets `admitOffsets` admits go to the group coordinator (`commit`; not called when
+   * every offset is refused), then the first refused offset's error is thrown (kafkajs throws the first
+   * partition error of the response), else the coordinator's.
+   */
+  private commitAdmitted<T extends TopicPartition>(
+    ctx: RequestContext,
+    groupId: string,
+    offsets: readonly T[],
+    verb: "Commit" | "Set",
+    commit: (admitted: T[]) => void,
+  ): void {
+    const { admitted, refused } = admitOffsets(offsets, this.offsetRefusal(ctx));
     let coordinatorError: unknown;
     if (admitted.length > 0) {
       try {
-        this.cluster.groups.commitOffsets({ ...request, offsets: admitted });
+        commit(admitted);
       } catch (error) {
         coordinatorError = error;
       }
     }
     if (refused.length > 0) {
+      const done = verb === "Set" ? "set" : "committed";
       const rest =
         admitted.length === 0
-          ? "nothing was committed"
+          ? `nothing was ${done}`
           : coordinatorError === undefined
-            ? `the other ${admitted.length} offset(s) were committed`
+            ? `the other ${admitted.length} offset(s) were ${done}`
             : `the others were refused: ${(coordinatorError as Error).message}`;
-      throw refusedOffsetsError(refused, { groupId: request.groupId, rest, verb: "Commit" });
+      throw refusedOffsetsError(refused, { groupId, rest, verb });
     }
     if (coordinatorError !== undefined) throw coordinatorError;
   }
@@ -630,6 +653,20 @@ export class AdminHandler {
     this.cluster.transactions.addPartitionsToTxn(request);
   }
 
+  /**
+   * AddOffsetsToTxn (KafkaApis.handleAddOffsetsToTxnRequest): WRITE on the TRANSACTIONAL_ID, READ on the
+   * GROUP; then the transaction coordinator's checks (see `TransactionCoordinator.addOffsetsToTxn`).
+   */
+  addOffsetsToTxn(
+    ctx: RequestContext,
+    request: { transactionalId: string; producerId: bigint; producerEpoch: number; groupId: string },
+  ): void {
+    this.authorize(ctx, "WRITE", "TRANSACTIONAL_ID", request.transactionalId);
+    this.authorize(ctx, "READ", "GROUP", request.groupId);
+    const { transactionalId, producerId, producerEpoch } = request;
+    this.cluster.transactions.addOffsetsToTxn({ transactionalId, producerId, producerEpoch });
+  }
+
   /** EndTxn: WRITE on the TRANSACTIONAL_ID; settles once the markers were written once (see TransactionCoordinator.endTxn). */
   endTxn(
     ctx: RequestContext,
@@ -642,48 +679,61 @@ export class AdminHandler {
   /**
    * TxnOffsetCommit (KafkaApis.handleTxnOffsetCommitRequest), when a transaction sends offsets: without
    * WRITE on the TRANSACTIONAL_ID or READ on the GROUP the whole request is refused; then each offset is
-   * refused or admitted as OffsetCommit's are (see `admitOffsets`). Kafka writes the admitted ones to the
-   * group as pending transactional offsets; here the caller keeps them until the transaction commits
-   * (`completeTxnOffsetCommit`). Returns both lists: kafkajs throws the first refusal, after retrying some.
+   * refused or admitted as OffsetCommit's are (see `admitOffsets`), and the group coordinator checks the
+   * admitted ones' member information (`GroupCoordinator.validateTxnOffsetCommit`): if it refuses them, none
+   * is admitted and its error is thrown, unless an offset was refused (the response lists those first:
+   * kafkajs throws the first). Kafka writes the admitted ones to the group as pending transactional
+   * offsets; here the caller keeps them until the transaction commits (`completeTxnOffsetCommit`), each
+   * with the id its topic has now and the position of this write. Returns both lists: kafkajs throws the
+   * first refusal, after retrying some.
    */
   txnOffsetCommit<T extends TopicPartition>(
     ctx: RequestContext,
-    request: { transactionalId: string; groupId: string; offsets: readonly T[] },
-  ): { admitted: T[]; refused: RefusedOffset<T>[] } {
+    request: {
+      transactionalId: string;
+      groupId: string;
+      memberId?: string;
+      generationId?: number;
+      offsets: readonly T[];
+    },
+  ): { admitted: (T & PendingTxnOffset)[]; refused: RefusedOffset<T>[] } {
     this.authorize(ctx, "WRITE", "TRANSACTIONAL_ID", request.transactionalId);
     this.authorize(ctx, "READ", "GROUP", request.groupId);
-    return admitOffsets(request.offsets, this.offsetRefusal(ctx));
+    const { admitted, refused } = admitOffsets(request.offsets, this.offsetRefusal(ctx));
+    if (admitted.length === 0) return { admitted: [], refused };
+    let position: number;
+    try {
+      position = this.cluster.groups.validateTxnOffsetCommit(request);
+    } catch (error) {
+      if (refused.length === 0) throw error;
+      return { admitted: [], refused };
+    }
+    const image = this.cluster.controller.image;
+    // Admitted offsets are of partitions the cluster has, so their topic has an id.
+    const pending = admitted.map((o) => ({ ...o, topicId: image.topic(o.topic)!.topicId, position }));
+    return { admitted: pending, refused };
   }
 
   /**
    * Stores the offsets a committed transaction sent (`txnOffsetCommit` admitted them): Kafka's
-   * GroupMetadata.completePendingTxnOffsetCommit once the COMMIT marker reached the group's log. Nothing is
-   * authorized again: the offsets were when they were sent. Without member information (kafkajs's
-   * TxnOffsetCommit v0-2 carries none) Kafka does not check the generation; this coordinator accepts
-   * unchecked commits only for an Empty group, so the commit is made on behalf of the group's current
-   * generation.
+   * OffsetMetadataManager.replayEndTransactionMarker once the COMMIT marker reached the group's log.
+   * Nothing is checked again (not the ACLs, not the group's generation): the offsets were when they were
+   * sent. An offset whose topic was deleted since it was sent (`topicId` is no longer the id of a topic of
+   * that name) is dropped, as Kafka's OffsetMetadataManager.onPartitionsDeleted drops the pending
+   * transactional offsets of deleted partitions: stored, it would be an offset of the deleted topic for a
+   * topic created again under its name (`GroupCoordinator.onTopicDeleted` clears the committed ones). One
+   * whose partition's offset was written after it was sent keeps that write (see
+   * `GroupCoordinator.completeTxnOffsets`).
    */
   completeTxnOffsetCommit(request: {
     groupId: string;
-    memberId?: string;
-    generationId?: number;
-    offsets: readonly (TopicPartition & { offset: bigint })[];
+    offsets: readonly (TopicPartition & { offset: bigint } & PendingTxnOffset)[];
   }): void {
-    let { memberId, generationId } = request;
-    if (memberId === undefined) {
-      const group = this.cluster.groups.describeGroup(request.groupId);
-      const member = group.members[0];
-      if (member) {
-        memberId = member.memberId;
-        generationId = group.generationId;
-      }
-    }
-    this.cluster.groups.commitOffsets({
-      groupId: request.groupId,
-      memberId,
-      generationId,
-      offsets: request.offsets,
-    });
+    const image = this.cluster.controller.image;
+    const offsets = request.offsets
+      .filter((o) => image.topic(o.topic)?.topicId === o.topicId)
+      .map(({ topic, partition, offset, position }) => ({ topic, partition, offset, position }));
+    if (offsets.length > 0) this.cluster.groups.completeTxnOffsets(request.groupId, offsets);
   }
 
   // ---- helpers ------------------------------------------------------------------------------------------

@@ -61,6 +61,14 @@ interface Group {
 export class GroupCoordinator {
   private readonly groups = new Map<string, Group>();
   private readonly options: GroupCoordinatorOptions;
+  /**
+   * Position of the last offset write (Kafka's record offset in `__consumer_offsets`): commits, deletions,
+   * and the TxnOffsetCommit of a transaction's offsets, which are stored at its commit only if nothing was
+   * written for their partition since (see `completeTxnOffsets`).
+   */
+  private position = 0;
+  /** Per group and partition (`groupId` NUL `topic:partition`): the position of its last offset write. */
+  private readonly lastWrites = new Map<string, number>();
 
   constructor(options: GroupCoordinatorOptions) {
     this.options = options;
@@ -145,15 +153,59 @@ export class GroupCoordinator {
           `group '${request.groupId}' has ${group.members.size} active member(s); only they can commit, or stop them first`,
         );
       }
-      this.member(request.groupId, request.memberId);
-      if (request.generationId !== group.generationId) {
-        throw new ClusterError(
-          "ILLEGAL_GENERATION",
-          `generation ${request.generationId} of group '${request.groupId}' is stale (now ${group.generationId}); rejoin`,
-        );
-      }
+      this.checkGeneration(group, request.memberId, request.generationId);
     }
-    for (const o of request.offsets) {
+    this.storeOffsets(group, request.offsets);
+  }
+
+  /**
+   * Checks a transaction's offsets when it sends them (TxnOffsetCommit; Kafka's ClassicGroup
+   * .validateOffsetCommit for a transactional commit): with member information, the member must be in the
+   * group and of its current generation; without (kafkajs's TxnOffsetCommit v0-2 carries none), any state
+   * of the group is accepted. Nothing is checked again when the transaction commits (`completeTxnOffsets`).
+   * Returns the position of the TxnOffsetCommit's write, to give `completeTxnOffsets`.
+   */
+  validateTxnOffsetCommit(request: { groupId: string; memberId?: string; generationId?: number }): number {
+    checkGroupId(request.groupId);
+    if (request.memberId !== undefined) {
+      const group = this.group(request.groupId);
+      if (!group)
+        this.member(request.groupId, request.memberId); // throws UNKNOWN_MEMBER_ID
+      else this.checkGeneration(group, request.memberId, request.generationId);
+    }
+    return ++this.position;
+  }
+
+  /**
+   * Stores the offsets a committed transaction sent (checked by `validateTxnOffsetCommit` when they were,
+   * each at its `position`): Kafka's OffsetMetadataManager.replayEndTransactionMarker, whatever the group's
+   * members and generation are by then. A partition whose offset was written since (committed, set,
+   * deleted: a later record of `__consumer_offsets`) keeps that write, as Kafka keeps the most recent one.
+   */
+  completeTxnOffsets(
+    groupId: string,
+    offsets: readonly (TopicPartition & { offset: bigint; position: number })[],
+  ): void {
+    checkGroupId(groupId);
+    const current = offsets.filter((o) => (this.lastWrites.get(writeKey(groupId, o)) ?? 0) < o.position);
+    if (current.length > 0) this.storeOffsets(this.group(groupId, true)!, current, (o) => o.position);
+  }
+
+  private checkGeneration(group: Group, memberId: string, generationId: number | undefined): void {
+    this.member(group.groupId, memberId);
+    if (generationId !== group.generationId) {
+      throw new ClusterError(
+        "ILLEGAL_GENERATION",
+        `generation ${generationId} of group '${group.groupId}' is stale (now ${group.generationId}); rejoin`,
+      );
+    }
+  }
+
+  /** Stores offsets, each written at `positionOf` it (by default, all at the next position). */
+  private storeOffsets<
+    T extends TopicPartition & { offset: bigint; leaderEpoch?: number; metadata?: string },
+  >(group: Group, offsets: readonly T[], positionOf?: (offset: T) => number): void {
+    for (const o of offsets) {
       if (o.offset < 0n) {
         throw new ClusterError(
           "INVALID_REQUEST",
@@ -162,7 +214,9 @@ export class GroupCoordinator {
       }
     }
     const now = this.options.clock.now();
-    for (const o of request.offsets) {
+    const next = positionOf ? 0 : ++this.position;
+    for (const o of offsets) {
+      this.lastWrites.set(writeKey(group.groupId, o), positionOf ? positionOf(o) : next);
       group.offsets.set(key(o), {
         offset: o.offset,
         leaderEpoch: o.leaderEpoch ?? -1,
@@ -201,7 +255,11 @@ export class GroupCoordinator {
         `group '${groupId}' has members subscribed to '${busy.topic}'; stop them before deleting its offsets`,
       );
     }
-    for (const tp of partitions) group.offsets.delete(key(tp));
+    const position = ++this.position;
+    for (const tp of partitions) {
+      group.offsets.delete(key(tp));
+      this.lastWrites.set(writeKey(groupId, tp), position); // a tombstone
+    }
     this.options.onOffsetsChanged?.(groupId, group.offsets);
   }
 
@@ -235,6 +293,8 @@ export class GroupCoordinator {
       const committed = group.offsets.get(k);
       if (committed === undefined || committed.offset <= end) continue;
       group.offsets.set(k, { ...committed, offset: end, leaderEpoch });
+      // A write: an offset a transaction sent before the cut does not replace it at its commit.
+      this.lastWrites.set(writeKey(group.groupId, tp), ++this.position);
       changed.push(group.groupId);
       this.options.onOffsetsChanged?.(group.groupId, group.offsets);
     }
@@ -267,6 +327,8 @@ export class GroupCoordinator {
         `group '${groupId}' has active members; stop them before deleting it`,
       );
     }
+    const position = ++this.position;
+    for (const k of group.offsets.keys()) this.lastWrites.set(`${groupId}\u0000${k}`, position); // tombstones
     this.groups.delete(groupId);
     this.options.onOffsetsChanged?.(groupId, new Map());
   }
@@ -321,6 +383,11 @@ export class GroupCoordinator {
     }
     return m;
   }
+}
+
+/** Key of a group's partition in `lastWrites`. */
+function writeKey(groupId: string, tp: TopicPartition): string {
+  return `${groupId}\u0000${key(tp)}`;
 }
 
 /** Map key of a partition in offset maps: `topic:partition`. */

@@ -37,8 +37,8 @@ export function admitOffsets<T extends { topic: string; partition: number }>(
 /**
  * The error a kafkajs user gets for a commit with refused offsets (the first refused one's, see
  * `admitOffsets`), saying how many were refused and why, and what became of the others (`rest`).
- * `verb` is the caller's: "Commit" for an OffsetCommit (the group keeps no offset), "Send" for a
- * transaction's TxnOffsetCommit (the group gets none).
+ * `verb` is the caller's: "Commit" for an OffsetCommit (the group keeps no offset), "Set" for an admin's
+ * (the same), "Send" for a transaction's TxnOffsetCommit (the group gets none).
  */
 export function refusedOffsetsError(
   refused: readonly RefusedOffset<unknown>[],
@@ -47,7 +47,7 @@ export function refusedOffsetsError(
     rest,
     verb,
     where = "",
-  }: { groupId: string; rest: string; verb: "Commit" | "Send"; where?: string },
+  }: { groupId: string; rest: string; verb: "Commit" | "Set" | "Send"; where?: string },
 ): ClusterError {
   const first = refused[0]!;
   const unknown = refused.filter((r) => r.refusal.errorName === "UNKNOWN_TOPIC_OR_PARTITION").length;
@@ -59,6 +59,6 @@ export function refusedOffsetsError(
   const advice = unknown > 0 ? `. ${verb} offsets of existing partitions only` : "";
   return new ClusterError(
     first.refusal.errorName,
-    `${where}${first.refusal.reason}: group '${groupId}' ${verb === "Commit" ? "keeps" : "gets"} no offset for it (${counts.join(", ")}; ${rest})${advice}`,
+    `${where}${first.refusal.reason}: group '${groupId}' ${verb === "Send" ? "gets" : "keeps"} no offset for it (${counts.join(", ")}; ${rest})${advice}`,
   );
 }

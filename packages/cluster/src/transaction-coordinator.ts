@@ -225,6 +225,17 @@ export class TransactionCoordinator {
   }
 
   /**
+   * AddOffsetsToTxn: a transaction sends consumer offsets. Kafka adds the group's `__consumer_offsets`
+   * partition to the transaction; this coordinator keeps no such partition (the client holds the offsets
+   * until the commit, see `Transaction.sendOffsets`), but the rest is the same: the producer must be the
+   * transactional id's current one (PRODUCER_FENCED), and the transaction starts on its first call, so a
+   * newer producer or the timeout aborts it and its EndTxn is checked.
+   */
+  addOffsetsToTxn(request: { transactionalId: string; producerId: bigint; producerEpoch: number }): void {
+    this.addPartitionsToTxn({ ...request, partitions: [] });
+  }
+
+  /**
    * KIP-890's verification of a transactional produce, on the partition leader before it appends: the
    * batch's producer must be the transactional id's current one (an older epoch was fenced:
    * INVALID_PRODUCER_EPOCH, as Kafka answers a produce), and the partition must be in its ongoing

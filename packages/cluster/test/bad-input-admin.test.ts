@@ -208,7 +208,7 @@ describe("the admin client refuses bad arguments as kafkajs and Kafka do", () =>
     await expectRefused(
       run(admin.setOffsets({ groupId: "g", topic: "t", partitions: [{ partition: 9, offset: "1" }] })),
       "UNKNOWN_TOPIC_OR_PARTITION",
-      /topic 't' has partitions 0 to 1; partition 9 does not exist: no offsets of group 'g' were set/,
+      /^topic 't' has partitions 0 to 1; partition 9 does not exist: group 'g' keeps no offset for it \(1 offset\(s\) of partitions the cluster does not have; nothing was set\)\. Set offsets of existing partitions only$/,
     );
     // "groupIds.map is not a function" before.
     await expectRefused(

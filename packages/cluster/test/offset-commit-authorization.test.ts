@@ -156,3 +156,52 @@ describe("transaction.sendOffsets with a topic the principal may not READ, as Ka
     expect(committed()).toEqual([]);
   });
 });
+
+describe("admin offsets (AlterConsumerGroupOffsets) with a topic the principal may not READ, as Kafka's OffsetCommit answers it", () => {
+  it("refuses that topic's offsets with TOPIC_AUTHORIZATION_FAILED and sets the others", async () => {
+    const { alice, committed } = aclCluster();
+    const { handler, request } = alice.context;
+    // kafkajs's admin.setOffsets names one topic; Kafka's admin client may name several in one request.
+    // Before: the whole request was refused, "a" too.
+    await expectRefused(
+      Promise.resolve().then(() =>
+        handler.alterGroupOffsets(request, "g", [
+          { topic: "b", partition: 0, offset: 5n },
+          { topic: "a", partition: 0, offset: 3n },
+        ]),
+      ),
+      "TOPIC_AUTHORIZATION_FAILED",
+      /^User:alice may not READ TOPIC 'b'; an ALLOW ACL for that operation \(and no DENY\) is needed: group 'g' keeps no offset for it \(1 offset\(s\) of topics the principal may not READ; the other 1 offset\(s\) were set\)$/,
+    );
+    expect(committed()).toEqual([["a:0", 3n]]);
+  });
+
+  it("admin.setOffsets sets the existing partitions' offsets and refuses the missing one's", async () => {
+    const { alice, run, committed } = aclCluster();
+    const admin = alice.admin();
+    // Before: nothing was set. (kafkajs's setOffsets, a consumer seeking, skips a partition it was not
+    // assigned and commits the others; here the partition's refusal is thrown, as Kafka's OffsetCommit.)
+    await expectRefused(
+      run(
+        admin.setOffsets({
+          groupId: "g",
+          topic: "a",
+          partitions: [
+            { partition: 0, offset: "7" },
+            { partition: 4, offset: "1" },
+          ],
+        }),
+      ),
+      "UNKNOWN_TOPIC_OR_PARTITION",
+      /^topic 'a' has partitions 0 to 0; partition 4 does not exist: group 'g' keeps no offset for it \(1 offset\(s\) of partitions the cluster does not have; the other 1 offset\(s\) were set\)\. Set offsets of existing partitions only$/,
+    );
+    expect(committed()).toEqual([["a:0", 7n]]);
+    // A topic without READ is still refused whole: it is the only topic of the call.
+    await expectRefused(
+      run(admin.setOffsets({ groupId: "g", topic: "b", partitions: [{ partition: 0, offset: "2" }] })),
+      "TOPIC_AUTHORIZATION_FAILED",
+      /^User:alice may not READ TOPIC 'b'; .*: group 'g' keeps no offset for it \(1 offset\(s\) of topics the principal may not READ; nothing was set\)$/,
+    );
+    expect(committed()).toEqual([["a:0", 7n]]);
+  });
+});

@@ -161,6 +161,7 @@ export class Producer {
       producerEpoch: pid.producerEpoch,
       active: true,
       partitions: new Set(),
+      offsetsAdded: false,
       offsets: [],
       inFlight: new Set(),
       failed: undefined,

@@ -1,5 +1,6 @@
 import type { CompressionType } from "@cluster-mirror/protocol";
 import { KafkaError } from "@cluster-mirror/protocol";
+import type { PendingTxnOffset } from "../admin-handler";
 import { ClusterError } from "../errors";
 import { refusedOffsetsError } from "../offset-commit-refusals";
 import type { ClientContext } from "./kafka";
@@ -32,15 +33,15 @@ export interface TransactionState {
   active: boolean;
   /** `topic:partition` keys already added to the transaction with the coordinator. */
   partitions: Set<string>;
+  /** `sendOffsets` added offsets with the coordinator (AddOffsetsToTxn): commit and abort send EndTxn. */
+  offsetsAdded: boolean;
   /** Offsets to commit for consumer groups when the transaction commits. */
-  offsets: {
+  offsets: ({
     groupId: string;
-    memberId?: string;
-    generationId?: number;
     topic: string;
     partition: number;
     offset: bigint;
-  }[];
+  } & PendingTxnOffset)[];
   /** Sends not finished yet (commit and abort wait for them). */
   inFlight: Set<Promise<void>>;
   /** A send failed: the transaction can only be aborted. */
@@ -99,25 +100,49 @@ export class Transaction {
 
   /**
    * Adds consumer offsets to the transaction: they are committed with it, or dropped if it aborts. As
-   * Kafka's TxnOffsetCommit (see `AdminHandler.txnOffsetCommit`), an offset of a topic the principal may not
-   * READ or of a partition the cluster does not have is refused and not added; the others of the call are
+   * kafkajs's eosManager, AddOffsetsToTxn first: the transaction starts with the coordinator (a fenced
+   * producer is refused with PRODUCER_FENCED; commit and abort send EndTxn). Then, as Kafka's
+   * TxnOffsetCommit (see `AdminHandler.txnOffsetCommit`), an offset of a topic the principal may not READ
+   * or of a partition the cluster does not have is refused and not added; the others of the call are
    * added. As kafkajs's eosManager, the request is sent again after a backoff (the client's `retry`
    * settings) while its first refusal is one kafkajs retries (UNKNOWN_TOPIC_OR_PARTITION: the partition may
-   * be created meanwhile); that refusal is thrown once the retries are spent, any other at once.
+   * be created meanwhile); that refusal is thrown once the retries are spent, any other at once, and
+   * INVALID_TXN_STATE if the transaction ended meanwhile.
    */
   async sendOffsets(args: SendOffsetsArgs): Promise<void> {
     this.checkActive();
     const { groupId, offsets } = sendOffsetsArgument(args);
     const { client } = this.deps;
+    // As kafkajs's eosManager: AddOffsetsToTxn first (once; a fenced producer is refused here), then the
+    // TxnOffsetCommit, retried.
+    client.cluster.ensureOpen("send offsets to a transaction");
+    try {
+      client.handler.addOffsetsToTxn(client.request, {
+        transactionalId: this.state.transactionalId,
+        producerId: this.state.producerId,
+        producerEpoch: this.state.producerEpoch,
+        groupId,
+      });
+    } catch (error) {
+      this.noteFenced(error);
+      throw error;
+    }
+    this.state.offsetsAdded = true;
     const retrier = new Retrier(client.retry, client.scheduler, client.random);
+    let pending = offsets.length;
     await retrier.run(() => {
       client.cluster.ensureOpen("send offsets to a transaction");
+      this.checkStillActive(pending);
       const { admitted, refused } = client.handler.txnOffsetCommit(client.request, {
         transactionalId: this.state.transactionalId,
         groupId,
+        ...(args.consumer?.memberId === undefined
+          ? {}
+          : { memberId: args.consumer.memberId, generationId: args.consumer.generationId }),
         offsets,
       });
-      this.addOffsets(groupId, args.consumer, admitted);
+      this.addOffsets(groupId, admitted);
+      pending = refused.length;
       if (refused.length === 0) return;
       const rest =
         admitted.length === 0
@@ -149,20 +174,26 @@ export class Transaction {
       );
     }
     const { client } = this.deps;
-    if (this.state.partitions.size > 0) await this.endTxn(true);
+    if (this.isOngoing()) await this.endTxn(true);
     const byGroup = new Map<string, TransactionState["offsets"]>();
     for (const o of this.state.offsets) byGroup.set(o.groupId, [...(byGroup.get(o.groupId) ?? []), o]);
-    for (const [groupId, offsets] of byGroup) {
-      const first = offsets[0]!;
-      client.handler.completeTxnOffsetCommit({
-        groupId,
-        ...(first.memberId === undefined
-          ? {}
-          : { memberId: first.memberId, generationId: first.generationId }),
-        offsets: offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: o.offset })),
-      });
+    // The transaction is committed: it ends whatever storing its offsets does.
+    try {
+      for (const [groupId, offsets] of byGroup) {
+        client.handler.completeTxnOffsetCommit({
+          groupId,
+          offsets: offsets.map(({ topic, partition, offset, topicId, position }) => ({
+            topic,
+            partition,
+            offset,
+            topicId,
+            position,
+          })),
+        });
+      }
+    } finally {
+      this.finish();
     }
-    this.finish();
   }
 
   /** Aborts: waits for the transaction's sends, then EndTxn(abort); the offsets are dropped. */
@@ -170,7 +201,7 @@ export class Transaction {
     this.checkActive();
     await this.drain();
     this.throwIfFenced();
-    if (this.state.partitions.size > 0) await this.endTxn(false);
+    if (this.isOngoing()) await this.endTxn(false);
     if (this.state.failed) this.deps.onAbortAfterFailure();
     this.finish();
   }
@@ -193,17 +224,33 @@ export class Transaction {
         }),
       );
     } catch (error) {
-      if (
-        error instanceof KafkaError &&
-        (error.errorName === "PRODUCER_FENCED" || error.errorName === "INVALID_PRODUCER_EPOCH")
-      ) {
-        const fenced =
-          error instanceof ClusterError ? error : new ClusterError("PRODUCER_FENCED", error.message);
-        this.deps.onFenced(fenced);
-        this.state.active = false;
-      }
+      if (this.noteFenced(error)) this.state.active = false;
       throw error;
     }
+  }
+
+  /**
+   * kafkajs's eosManager's `isOngoing`: partitions or offsets were added with the coordinator, so it has a
+   * transaction to end (EndTxn); an empty one ends without it.
+   */
+  private isOngoing(): boolean {
+    return this.state.partitions.size > 0 || this.state.offsetsAdded;
+  }
+
+  /**
+   * A fencing error (a newer producer with this transactional id, or a timeout, bumped the epoch): the
+   * producer keeps it, so its commit, abort and next transaction answer PRODUCER_FENCED. True if it was one.
+   */
+  private noteFenced(error: unknown): boolean {
+    if (
+      !(error instanceof KafkaError) ||
+      (error.errorName !== "PRODUCER_FENCED" && error.errorName !== "INVALID_PRODUCER_EPOCH")
+    )
+      return false;
+    this.deps.onFenced(
+      error instanceof ClusterError ? error : new ClusterError("PRODUCER_FENCED", error.message),
+    );
+    return true;
   }
 
   /** A fenced producer's transaction was already aborted by the coordinator: it ends, with the fencing error. */
@@ -217,21 +264,13 @@ export class Transaction {
   /** Keeps offsets sent for `groupId`; one sent again for the same partition replaces the earlier one. */
   private addOffsets(
     groupId: string,
-    consumer: SendOffsetsArgs["consumer"],
-    offsets: readonly { topic: string; partition: number; offset: bigint }[],
+    offsets: readonly ({ topic: string; partition: number; offset: bigint } & PendingTxnOffset)[],
   ): void {
-    for (const { topic, partition, offset } of offsets) {
+    for (const { topic, partition, offset, topicId, position } of offsets) {
       this.state.offsets = this.state.offsets.filter(
         (o) => o.groupId !== groupId || o.topic !== topic || o.partition !== partition,
       );
-      this.state.offsets.push({
-        groupId,
-        ...(consumer?.memberId === undefined ? {} : { memberId: consumer.memberId }),
-        ...(consumer?.generationId === undefined ? {} : { generationId: consumer.generationId }),
-        topic,
-        partition,
-        offset,
-      });
+      this.state.offsets.push({ groupId, topic, partition, offset, topicId, position });
     }
   }
 
@@ -242,6 +281,20 @@ export class Transaction {
   private finish(): void {
     this.state.active = false;
     this.state.offsets = [];
+  }
+
+  /**
+   * A retry of `sendOffsets` after the transaction ended (committed or aborted meanwhile): Kafka's
+   * TxnOffsetCommit verification answers a client of kafkajs's versions INVALID_TXN_STATE for a transaction
+   * that is not ongoing, and kafkajs's eosManager does not retry it. Left to go on, the offsets would be
+   * added to no transaction while `sendOffsets` resolved.
+   */
+  private checkStillActive(pending: number): void {
+    if (this.state.active) return;
+    throw new ClusterError(
+      "INVALID_TXN_STATE",
+      `transaction.sendOffsets(args): the transaction of '${this.state.transactionalId}' ended while sendOffsets was retrying ${pending} refused offset(s): they are in no transaction. Send them again in a new one (producer.transaction())`,
+    );
   }
 
   private checkActive(): void {

@@ -34,3 +34,38 @@ describe("consume --timeout-ms (issue 15)", () => {
     }
   });
 });
+
+describe("consume of a streamed answer", () => {
+  it("prints what arrived, then fails when the node ends its answer without saying the consume ended", async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/x-ndjson", [NODE_HEADER]: "1" });
+      res.end(`{"consumer":"1"}\n{"message":{"partition":0,"offset":"0","key":null,"value":"a"}}\n`);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      let out = "";
+      const consumed = runConsume(
+        {
+          bootstrapServer: `:${port}`,
+          token: "t",
+          topic: "t",
+          group: "g",
+          isolation: "read_uncommitted",
+          timeoutMs: "1000",
+        },
+        (t) => {
+          out += t;
+        },
+        () => {},
+      );
+      await expect(consumed).rejects.toThrow(
+        "the node ended its answer after 1 message(s) without saying the consume ended (it may have stopped); group g may not have committed them: consume again",
+      );
+      expect(out).toBe("a\n");
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

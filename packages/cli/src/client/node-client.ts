@@ -2,7 +2,7 @@ import * as diagnostics from "node:diagnostics_channel";
 import type { Socket } from "node:net";
 import { OperationError, UsageError } from "../commands/cli-errors";
 import type { ErrorBody } from "../node/http-errors";
-import { NODE_HEADER, toJson } from "../node/wire";
+import { NDJSON, NODE_HEADER, toJson } from "../node/wire";
 import type { Endpoint } from "./bootstrap";
 
 /** The node could not be reached at all (nothing listens, or it hung up). */
@@ -99,41 +99,143 @@ export class NodeClient {
     return this.request<T>("DELETE", qs ? `${path}?${qs}` : path);
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const where = `${this.endpoint.host}:${this.endpoint.port}`;
-    if (FETCH_BAD_PORTS.has(this.endpoint.port)) throw badPortError(where, this.endpoint.port);
-    const url = new URL(`${this.base}${path}`);
-    // A ref'd timer, not AbortSignal.timeout: that one's timer does not keep the process alive, so a fetch
-    // that never settles ended a CLI silently with exit code 13 (an unsettled top-level await).
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(TIMED_OUT), this.timeoutMs);
-    const onConnected = (message: unknown) => {
-      const { connectParams, socket } = message as { connectParams?: { host?: string }; socket?: Socket };
-      if (connectParams?.host === url.host && socket?.closed === true) controller.abort(CLOSED_AT_CONNECT);
-    };
-    diagnostics.subscribe(CONNECTED_CHANNEL, onConnected);
-    try {
+  private request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return this.exchange(path, async (signal, where) => {
       let response: Response;
       let text: string;
       try {
-        response = await fetch(url, {
+        response = await fetch(new URL(`${this.base}${path}`), {
           method,
           headers: {
             ...(body === undefined ? {} : { "content-type": "application/json" }),
             ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }),
           },
           body: body === undefined ? undefined : toJson(body),
-          signal: controller.signal,
+          signal,
         });
         text = await response.text();
       } catch (error) {
         throw this.failure(error, method, path.split("?")[0]!, where);
       }
       return this.answer<T>(response, text, method, path);
+    });
+  }
+
+  /**
+   * Runs `send` under the client's deadline (`refresh` restarts it) and aborts it, too, when its first
+   * connection is found closed as it is made (see CONNECTED_CHANNEL) or when `stop` fires.
+   */
+  private async exchange<T>(
+    path: string,
+    send: (signal: AbortSignal, where: string, refresh: () => void) => Promise<T>,
+    stop?: AbortSignal,
+  ): Promise<T> {
+    const where = `${this.endpoint.host}:${this.endpoint.port}`;
+    if (FETCH_BAD_PORTS.has(this.endpoint.port)) throw badPortError(where, this.endpoint.port);
+    const host = new URL(`${this.base}${path}`).host;
+    // A ref'd timer, not AbortSignal.timeout: that one's timer does not keep the process alive, so a fetch
+    // that never settles ended a CLI silently with exit code 13 (an unsettled top-level await).
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(TIMED_OUT), this.timeoutMs);
+    const onConnected = (message: unknown) => {
+      const { connectParams, socket } = message as { connectParams?: { host?: string }; socket?: Socket };
+      if (connectParams?.host === host && socket?.closed === true) controller.abort(CLOSED_AT_CONNECT);
+    };
+    const onStop = () => controller.abort(stop?.reason);
+    stop?.addEventListener("abort", onStop, { once: true });
+    diagnostics.subscribe(CONNECTED_CHANNEL, onConnected);
+    try {
+      return await send(controller.signal, where, () => timer.refresh());
     } finally {
       clearTimeout(timer);
       diagnostics.unsubscribe(CONNECTED_CHANNEL, onConnected);
+      stop?.removeEventListener("abort", onStop);
     }
+  }
+
+  /**
+   * POST a JSON body, asking for an NDJSON answer: `onLine` gets each line, parsed, as it arrives (a node
+   * that answers plain JSON instead: that one value); an `{error}` line rejects as the node's error. The
+   * deadline is an idle one: each chunk that arrives restarts it. `stop` aborts the request.
+   */
+  postLines(
+    path: string,
+    body: unknown,
+    onLine: (value: unknown) => void,
+    stop?: AbortSignal,
+  ): Promise<void> {
+    return this.exchange(
+      path,
+      async (signal, where, refresh) => {
+        let response: Response;
+        try {
+          response = await fetch(new URL(`${this.base}${path}`), {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: `${NDJSON}, application/json`,
+              ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }),
+            },
+            body: toJson(body),
+            signal,
+          });
+        } catch (error) {
+          throw this.failure(error, "POST", path, where);
+        }
+        const streamed =
+          response.ok &&
+          response.headers.get(NODE_HEADER) !== null &&
+          (response.headers.get("content-type") ?? "").startsWith(NDJSON);
+        if (!streamed || !response.body) {
+          let text: string;
+          try {
+            text = await response.text();
+          } catch (error) {
+            throw this.failure(error, "POST", path, where);
+          }
+          onLine(this.answer(response, text, "POST", path));
+          return;
+        }
+        const decoder = new TextDecoder();
+        let pending = "";
+        try {
+          const reader = response.body.getReader();
+          for (let read = await reader.read(); !read.done; read = await reader.read()) {
+            refresh();
+            pending += decoder.decode(read.value, { stream: true });
+            const lines = pending.split("\n");
+            pending = lines.pop() ?? "";
+            for (const line of lines) if (line !== "") onLine(this.streamed(line));
+          }
+        } catch (error) {
+          if (error instanceof OperationError) throw error;
+          throw this.failure(error, "POST", path, where);
+        }
+      },
+      stop,
+    );
+  }
+
+  /** A line of an NDJSON answer, parsed; NodeRequestError for an `{error}` line. */
+  private streamed(line: string): unknown {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw new OperationError(
+        `the node at ${this.endpoint.host}:${this.endpoint.port} sent a line that is not JSON in its answer: ${line.slice(0, 200)}`,
+      );
+    }
+    const { error, status } = (parsed ?? {}) as { error?: unknown; status?: unknown };
+    if (isErrorBody(error)) {
+      throw new NodeRequestError(
+        error.name,
+        error.code,
+        error.message,
+        typeof status === "number" ? status : 500,
+      );
+    }
+    return parsed;
   }
 
   /** The error to throw for a request that got no (complete) answer. */

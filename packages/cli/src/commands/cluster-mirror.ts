@@ -113,7 +113,7 @@ export function clusterMirrorProgram(): Command {
     .option("--from-beginning", "start at the log start when the group has no offset")
     .option("--isolation <level>", "read_committed or read_uncommitted", "read_uncommitted")
     .option("--max-messages <n>", "stop after n messages")
-    .option("--timeout-ms <ms>", "stop after this long", "2000")
+    .option("--timeout-ms <ms>", "stop when no message arrived for this long", "2000")
     .action((flags) =>
       runConsume(
         flags,

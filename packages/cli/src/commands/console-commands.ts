@@ -1,6 +1,6 @@
 import { connectNode, type NodeConnectionFlags } from "../client/node-token";
 import type { ConsumedMessage, ProduceResult } from "../node/console-clients";
-import { UsageError } from "./cli-errors";
+import { OperationError, UsageError } from "./cli-errors";
 import { intFlag, MAX_TIMEOUT_MS } from "./int-flag";
 
 /** How much longer than `--timeout-ms` the CLI waits for the node's answer to a consume. */
@@ -64,7 +64,11 @@ export async function runProduce(flags: ProduceFlags, out: (text: string) => voi
   out(`Produced ${count} message(s) to ${flags.topic} [${where}] (producer id ${result.producerId}${txn})\n`);
 }
 
-/** `cluster-mirror consume`: prints each value on its own line, then the count on stderr. */
+/**
+ * `cluster-mirror consume`, as kafka-console-consumer.sh: prints each value on its own line as the node
+ * consumes it, then the count on stderr; stops at `--max-messages`, after `--timeout-ms` without a message,
+ * or at Ctrl-C, when the node closes the consumer, its group committing the messages printed.
+ */
 export async function runConsume(
   flags: ConsumeFlags,
   out: (text: string) => void,
@@ -74,30 +78,85 @@ export async function runConsume(
     throw new UsageError(`--isolation must be read_committed or read_uncommitted, got '${flags.isolation}'`);
   }
   const timeoutMs = intFlag("--timeout-ms", flags.timeoutMs, 0, MAX_TIMEOUT_MS);
-  // The node polls for up to --timeout-ms before it answers: the HTTP request waits that long and more.
   const maxMessages =
     flags.maxMessages === undefined ? undefined : intFlag("--max-messages", flags.maxMessages, 1);
+  // The node waits up to --timeout-ms for each message: the answer may be silent that long, and more.
   const client = connectNode(flags, Math.min(timeoutMs + CONSUME_ANSWER_MARGIN_MS, MAX_TIMEOUT_MS));
-  // Ctrl-C ends the wait, as it ends kafka-console-consumer.sh: with the count on stderr and exit code 130.
-  // The node answers with every message at once, so none was printed yet.
-  const interrupted = () => {
-    err(`Processed a total of 0 messages\n`);
-    process.exit(SIGINT_EXIT_CODE);
+  let printed = 0;
+  let consumer: string | undefined;
+  let ended = false;
+  const cancel = new AbortController();
+  // Ctrl-C ends the consume as it ends kafka-console-consumer.sh: the consumer is closed, its group
+  // committing what was printed (and nothing after it), the count goes to stderr, the exit code is 130.
+  let stopping: Promise<void> | undefined;
+  const onSigint = () => {
+    stopping ??= stopConsumer(flags, consumer, printed, err).finally(() => cancel.abort());
   };
-  process.once("SIGINT", interrupted);
-  const { messages } = await client
-    .post<{ messages: ConsumedMessage[] }>("/v1/consume", {
-      cluster: flags.cluster,
-      topic: flags.topic,
-      group: flags.group,
-      fromBeginning: flags.fromBeginning ?? false,
-      isolation: flags.isolation,
-      maxMessages,
-      timeoutMs,
-    })
-    .finally(() => process.off("SIGINT", interrupted));
-  for (const m of messages) out(`${m.value ?? "null"}\n`);
-  err(`Processed a total of ${messages.length} messages\n`);
+  process.on("SIGINT", onSigint);
+  try {
+    await client.postLines(
+      "/v1/consume",
+      {
+        cluster: flags.cluster,
+        topic: flags.topic,
+        group: flags.group,
+        fromBeginning: flags.fromBeginning ?? false,
+        isolation: flags.isolation,
+        maxMessages,
+        timeoutMs,
+      },
+      (line) => {
+        if (stopping !== undefined) return; // not printed, so not committed either
+        const l = line as Partial<{
+          consumer: string;
+          message: ConsumedMessage;
+          messages: ConsumedMessage[];
+          end: unknown;
+        }>;
+        if (l.consumer !== undefined) consumer = l.consumer;
+        if (l.end !== undefined || l.messages !== undefined) ended = true;
+        // One message as it is consumed; or every message at once, from a node older than streamed consumes.
+        for (const m of l.message === undefined ? (l.messages ?? []) : [l.message]) {
+          out(`${m.value ?? "null"}\n`);
+          printed++;
+        }
+      },
+      cancel.signal,
+    );
+  } catch (error) {
+    if (stopping === undefined) throw error; // else: the request this process cancelled
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+  if (!ended && stopping === undefined) {
+    throw new OperationError(
+      `the node ended its answer after ${printed} message(s) without saying the consume ended (it may have stopped); ${flags.group === undefined ? "consume again" : `group ${flags.group} may not have committed them: consume again`}`,
+    );
+  }
+  await stopping;
+  err(`Processed a total of ${printed} messages\n`);
+  if (stopping !== undefined) process.exit(SIGINT_EXIT_CODE);
+}
+
+/**
+ * Asks the node to stop consume `consumer` after the first `printed` messages and waits until its group
+ * committed them; says on stderr if it could not (the messages after the group's offset are read again).
+ */
+async function stopConsumer(
+  flags: ConsumeFlags,
+  consumer: string | undefined,
+  printed: number,
+  err: (text: string) => void,
+): Promise<void> {
+  // Before the node named the consume, it sent nothing: leaving ends it, committing nothing.
+  if (consumer === undefined) return;
+  try {
+    await connectNode(flags).post("/v1/consume/stop", { consumer, printed });
+  } catch (error) {
+    err(
+      `The node did not confirm that it stopped the consume${flags.group === undefined ? "" : ` and that group ${flags.group} committed the ${printed} message(s) printed`}: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+  }
 }
 
 /** Flags of `cluster-mirror create-topic`. */

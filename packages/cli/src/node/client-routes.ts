@@ -2,6 +2,8 @@ import { ClusterError } from "@cluster-mirror/cluster";
 import type { FastifyInstance } from "fastify";
 import { MAX_TIMEOUT_MS } from "../commands/int-flag";
 import { consume, produce } from "./console-clients";
+import { ConsoleConsumer, type ConsumeRequest } from "./console-consumer";
+import { ConsumeSessions } from "./consume-stream";
 import { BadRequestError } from "./http-errors";
 import type { MirrorNode, NodeCluster } from "./mirror-node";
 import { partitionLog } from "./partition-log-view";
@@ -16,11 +18,16 @@ import {
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from "./request-limits";
 import { requestSignal } from "./request-signal";
 import { asPrincipal, authorize } from "./route-auth";
+import { NDJSON } from "./wire";
 
 /**
  * The routes that let a person try the clusters out through the node's embedded clients:
  * - `POST /v1/produce {cluster?, topic, key?, value?, count?, partition?, transactionalId?, abort?, leaveOpen?}`;
- * - `POST /v1/consume {cluster?, topic, group?, fromBeginning?, isolation?, maxMessages?, timeoutMs?}`;
+ * - `POST /v1/consume {cluster?, topic, group?, fromBeginning?, isolation?, maxMessages?, timeoutMs?}`: every
+ *   message at the end, or, with `Accept: application/x-ndjson`, each one as it is consumed (see
+ *   ConsumeStreamLine);
+ * - `POST /v1/consume/stop {consumer, printed}`: ends a streamed consume, its group committing the first
+ *   `printed` messages it sent (a Ctrl-C of `cluster-mirror consume`);
  * - `POST /v1/topics {cluster?, topic, partitions?, replicationFactor?, configs?}`: creates a topic;
  * - `GET /v1/log?cluster=&topic=&partition=&fromOffset=&maxBatches=`: a partition's offsets and batch headers
  *   on its leader (control batches with their type: ABORT 0, COMMIT 1, MIRROR_PID_RESET 7), from `fromOffset`
@@ -57,6 +64,7 @@ export function registerClientRoutes(
     });
   });
 
+  const consumes = new ConsumeSessions();
   app.post("/v1/consume", async (req, reply) => {
     const body = fieldsOf(req.body);
     const isolation = optionalString(body, "isolation") ?? "read_uncommitted";
@@ -67,7 +75,7 @@ export function registerClientRoutes(
     const target = asPrincipal(node.cluster(optionalString(body, "cluster")), req.principal);
     authorize(target, req.principal, "READ", "TOPIC", topic);
     requireTopic(target, topic);
-    return consume(target, {
+    const request: ConsumeRequest = {
       topic,
       group: optionalString(body, "group"),
       fromBeginning: optionalBool(body, "fromBeginning"),
@@ -75,7 +83,20 @@ export function registerClientRoutes(
       maxMessages: optionalInt(body, "maxMessages", 1) ?? 1_000_000,
       timeoutMs: optionalInt(body, "timeoutMs", 0, MAX_TIMEOUT_MS) ?? 2000,
       signal: requestSignal(node.stopping, reply),
-    });
+    };
+    // A client that accepts NDJSON gets each message as it is consumed; any other, all of them at the end.
+    if (!(req.headers.accept ?? "").includes(NDJSON)) return consume(target, request);
+    const consumer = await ConsoleConsumer.open(target, request);
+    await consumes.stream(reply, req.principal, consumer);
+  });
+
+  app.post("/v1/consume/stop", async (req) => {
+    const body = fieldsOf(req.body);
+    const printed = optionalInt(body, "printed", 0);
+    if (printed === undefined) {
+      throw new BadRequestError("field 'printed' (the number of messages the client printed) is required");
+    }
+    return consumes.stop(requiredString(body, "consumer"), req.principal, printed);
   });
 
   app.post("/v1/topics", async (req) => {

@@ -1,6 +1,8 @@
-import { type Message, type Producer, sleep, type Transaction } from "@cluster-mirror/cluster";
+import type { Message, Producer, Transaction } from "@cluster-mirror/cluster";
+import { ConsoleConsumer, type ConsumedMessage, type ConsumeRequest } from "./console-consumer";
 import type { NodeCluster } from "./mirror-node";
-import { RequestCutShortError } from "./request-signal";
+
+export type { ConsumedMessage, ConsumeRequest } from "./console-consumer";
 
 /** What `cluster-mirror produce` asks for. */
 export interface ProduceRequest {
@@ -30,34 +32,8 @@ export interface ProduceResult {
   abortedOpenTransaction?: boolean;
 }
 
-/** What `cluster-mirror consume` asks for. */
-export interface ConsumeRequest {
-  topic: string;
-  /** Consumer group (offsets are committed); none: a throwaway group that is deleted afterwards. */
-  group: string | undefined;
-  fromBeginning: boolean;
-  isolation: "read_committed" | "read_uncommitted";
-  maxMessages: number;
-  /** Stop after this long without reaching `maxMessages`. */
-  timeoutMs: number;
-  /**
-   * Ends the consume early (the client went away, the node is stopping): NodeStoppingError or nothing to
-   * answer, and no offsets committed, so the group reads those messages again next time.
-   */
-  signal?: AbortSignal;
-}
-
-/** One consumed message. */
-export interface ConsumedMessage {
-  partition: number;
-  offset: string;
-  key: string | null;
-  value: string | null;
-}
-
 const idempotentProducers = new WeakMap<NodeCluster, Producer>();
 const openTransactions = new Map<string, { producer: Producer; txn: Transaction }>();
-let throwawayGroups = 0;
 
 /** Produces through the cluster's embedded producer (idempotent, or transactional with an id). */
 export async function produce(target: NodeCluster, req: ProduceRequest): Promise<ProduceResult> {
@@ -114,61 +90,19 @@ export async function produce(target: NodeCluster, req: ProduceRequest): Promise
   return result;
 }
 
-/** Consumes through a group consumer, polling until `maxMessages` or `timeoutMs` (on the cluster's clock). */
+/**
+ * Consumes through a group consumer until `maxMessages` or `timeoutMs` without a message (on the cluster's
+ * clock), and answers every message at once (`POST /v1/consume` without `Accept: application/x-ndjson`).
+ */
 export async function consume(
   target: NodeCluster,
   req: ConsumeRequest,
 ): Promise<{ messages: ConsumedMessage[] }> {
-  const groupId = req.group ?? `cluster-mirror-console-${++throwawayGroups}`;
-  const consumer = target.kafka.consumer({ groupId, isolation: req.isolation });
-  await consumer.connect();
-  const out: ConsumedMessage[] = [];
-  try {
-    await consumer.subscribe({ topic: req.topic, fromBeginning: req.fromBeginning });
-    const clock = target.cluster.clock;
-    const deadline = clock.now() + req.timeoutMs;
-    while (out.length < req.maxMessages && clock.now() < deadline && !req.signal?.aborted) {
-      const polled = await consumer.poll();
-      for (const m of polled) {
-        if (out.length >= req.maxMessages) break;
-        out.push({
-          partition: m.partition,
-          offset: m.message.offset,
-          key: m.message.key?.toString() ?? null,
-          value: m.message.value?.toString() ?? null,
-        });
-      }
-      if (polled.length === 0) await sleep(target.cluster.scheduler, 50);
-    }
-    if (req.signal?.aborted) {
-      throw new RequestCutShortError(
-        `the consume was cut short (the node is stopping, or the client went away) after ${out.length} message(s); no offsets were committed${req.group === undefined ? "" : ` for group ${req.group}`}, so they are read again next time`,
-      );
-    }
-    if (req.group !== undefined) await commitConsumed(consumer, out, req.topic);
-  } finally {
-    await consumer.disconnect();
-    if (req.group === undefined)
-      await target.kafka
-        .admin()
-        .deleteGroups([groupId])
-        .catch(() => undefined);
-  }
-  return { messages: out };
-}
-
-/** Commits, per partition, the offset after the last message returned (not past what was printed). */
-async function commitConsumed(
-  consumer: { commitOffsets(o: { topic: string; partition: number; offset: string }[]): Promise<void> },
-  messages: readonly ConsumedMessage[],
-  topic: string,
-): Promise<void> {
-  const next = new Map<number, bigint>();
-  for (const m of messages) next.set(m.partition, BigInt(m.offset) + 1n);
-  if (next.size === 0) return;
-  await consumer.commitOffsets(
-    [...next].map(([partition, offset]) => ({ topic, partition, offset: offset.toString() })),
-  );
+  const messages: ConsumedMessage[] = [];
+  await (await ConsoleConsumer.open(target, req)).run((m) => {
+    messages.push(m);
+  });
+  return { messages };
 }
 
 function recordsOf(

@@ -33,3 +33,6 @@ export function rowFromWire(row: WireDescribeRow): MirrorDescribeRow {
  * server on the port they were given (the node's metrics port, any web server), which may answer 200 `{}`.
  */
 export const NODE_HEADER = "x-cluster-mirror-node";
+
+/** The media type of the node's streamed answers (a consume's messages): one JSON value per line. */
+export const NDJSON = "application/x-ndjson";

@@ -1,5 +1,7 @@
+import { NodeRequestError } from "../client/node-client";
 import { connectNode, type NodeConnectionFlags } from "../client/node-token";
 import type { ConsumedMessage, ProduceResult } from "../node/console-clients";
+import type { ConsumeOutcome } from "../node/console-consumer";
 import { OperationError, UsageError } from "./cli-errors";
 import { intFlag, MAX_TIMEOUT_MS } from "./int-flag";
 
@@ -84,13 +86,18 @@ export async function runConsume(
   const client = connectNode(flags, Math.min(timeoutMs + CONSUME_ANSWER_MARGIN_MS, MAX_TIMEOUT_MS));
   let printed = 0;
   let consumer: string | undefined;
+  let end: ConsumeOutcome | undefined;
   let ended = false;
+  // Messages that arrived after Ctrl-C: printed only if the group committed them (see below).
+  const afterCtrlC: ConsumedMessage[] = [];
   const cancel = new AbortController();
   // Ctrl-C ends the consume as it ends kafka-console-consumer.sh: the consumer is closed, its group
   // committing what was printed (and nothing after it), the count goes to stderr, the exit code is 130.
   let stopping: Promise<void> | undefined;
   const onSigint = () => {
-    stopping ??= stopConsumer(flags, consumer, printed, err).finally(() => cancel.abort());
+    stopping ??= stopConsumer(flags, consumer, printed, ended, err).then((nodeEndsAnswer) => {
+      if (!nodeEndsAnswer) cancel.abort();
+    });
   };
   process.on("SIGINT", onSigint);
   try {
@@ -106,17 +113,21 @@ export async function runConsume(
         timeoutMs,
       },
       (line) => {
-        if (stopping !== undefined) return; // not printed, so not committed either
         const l = line as Partial<{
           consumer: string;
           message: ConsumedMessage;
           messages: ConsumedMessage[];
-          end: unknown;
+          end: ConsumeOutcome;
         }>;
         if (l.consumer !== undefined) consumer = l.consumer;
+        if (l.end !== undefined) end = l.end;
         if (l.end !== undefined || l.messages !== undefined) ended = true;
         // One message as it is consumed; or every message at once, from a node older than streamed consumes.
         for (const m of l.message === undefined ? (l.messages ?? []) : [l.message]) {
+          if (stopping !== undefined) {
+            afterCtrlC.push(m);
+            continue;
+          }
           out(`${m.value ?? "null"}\n`);
           printed++;
         }
@@ -134,6 +145,13 @@ export async function runConsume(
     );
   }
   await stopping;
+  // A consume that ended by itself (--max-messages, --timeout-ms) as Ctrl-C landed committed every message it
+  // sent, some still on their way: they are printed, as kafka-console-consumer.sh prints every record its
+  // group commits.
+  for (const m of afterCtrlC.slice(0, Math.max(0, (end?.committed ?? 0) - printed))) {
+    out(`${m.value ?? "null"}\n`);
+    printed++;
+  }
   err(`Processed a total of ${printed} messages\n`);
   if (stopping !== undefined) process.exit(SIGINT_EXIT_CODE);
 }
@@ -141,21 +159,29 @@ export async function runConsume(
 /**
  * Asks the node to stop consume `consumer` after the first `printed` messages and waits until its group
  * committed them; says on stderr if it could not (the messages after the group's offset are read again).
+ * True when the node ends its answer by itself (its `end` line says what the group committed): the stop was
+ * confirmed, or the consume had ended already.
  */
 async function stopConsumer(
   flags: ConsumeFlags,
   consumer: string | undefined,
   printed: number,
+  ended: boolean,
   err: (text: string) => void,
-): Promise<void> {
+): Promise<boolean> {
+  if (ended) return true;
   // Before the node named the consume, it sent nothing: leaving ends it, committing nothing.
-  if (consumer === undefined) return;
+  if (consumer === undefined) return false;
   try {
     await connectNode(flags).post("/v1/consume/stop", { consumer, printed });
+    return true;
   } catch (error) {
+    // UNKNOWN_MEMBER_ID: the consume ended by itself before the stop reached it; its answer is on its way.
+    if (error instanceof NodeRequestError && error.errorName === "UNKNOWN_MEMBER_ID") return true;
     err(
       `The node did not confirm that it stopped the consume${flags.group === undefined ? "" : ` and that group ${flags.group} committed the ${printed} message(s) printed`}: ${error instanceof Error ? error.message : String(error)}\n`,
     );
+    return false;
   }
 }
 

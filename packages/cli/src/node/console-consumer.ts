@@ -119,9 +119,11 @@ export class ConsoleConsumer {
           `the consume was cut short (the node is stopping, or the client went away) after ${this.handedOut.length} message(s); no offsets were committed${req.group === undefined ? "" : ` for group ${req.group}`}, so they are read again next time`,
         );
       }
+      // Decided here: a stop landing while the group commits (the consume ended by itself) changes neither.
+      const stopped = this.printed !== undefined;
       const committed = req.group === undefined ? 0 : (this.printed ?? this.handedOut.length);
       await commitFirst(consumer, this.handedOut.slice(0, committed), req.topic);
-      return { messages: this.handedOut.length, committed, stopped: this.printed !== undefined };
+      return { messages: this.handedOut.length, committed, stopped };
     } finally {
       await this.close();
     }

@@ -1,9 +1,6 @@
-import type { AddressInfo } from "node:net";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildAdminServer } from "../src/node/http-server";
-import { MirrorNode } from "../src/node/mirror-node";
 import { BIN, CLI_TEST_TIMEOUT_MS, ended, killAll, spawnBin, waitForLine } from "./cli-harness";
+import { nodeWithTopic } from "./consume-node";
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -12,48 +9,6 @@ afterEach(async () => {
 });
 
 const TOKEN = "consume-probes-test-token";
-
-async function nodeWithTopic() {
-  const node = MirrorNode.start({ name: "dr", brokers: 1, sources: [] });
-  open.push(node);
-  const app = buildAdminServer(node, pino({ level: "silent" }), {
-    adminToken: TOKEN,
-    principals: [],
-    allowedHosts: [],
-  });
-  open.push(app);
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const port = (app.server.address() as AddressInfo).port;
-  const kafka = node.destination.kafka;
-  await kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1, replicationFactor: 1 }] });
-  const producer = kafka.producer();
-  await producer.connect();
-  open.push({ close: () => producer.disconnect() });
-  const produce = async (...values: string[]) => {
-    await producer.send({ topic: "t", messages: values.map((value) => ({ value })) });
-  };
-  const committed = async (group: string) => {
-    const offsets = await kafka.admin().fetchOffsets({ groupId: group, topics: ["t"] });
-    return offsets[0]?.partitions.map((p) => p.offset);
-  };
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`http://127.0.0.1:${port}${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers },
-      body: JSON.stringify(body),
-    });
-  const consumeArgs = (...args: string[]) => [
-    "consume",
-    "--bootstrap-server",
-    `127.0.0.1:${port}`,
-    "--token",
-    TOKEN,
-    "--topic",
-    "t",
-    ...args,
-  ];
-  return { node, kafka, produce, committed, post, consumeArgs, port };
-}
 
 async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, pred: (t: string) => boolean) {
   const decoder = new TextDecoder();
@@ -70,7 +25,7 @@ describe("a streamed consume whose client misbehaves", () => {
   it(
     "a CLI killed (SIGKILL) mid-stream: the node ends the consume, commits nothing, and its consumer leaves the group",
     async () => {
-      const { kafka, produce, committed, consumeArgs } = await nodeWithTopic();
+      const { kafka, produce, committed, consumeArgs } = await nodeWithTopic(open, TOKEN);
       await produce("a", "b");
       for (const group of [["--group", "g"], []]) {
         const child = spawnBin(
@@ -97,7 +52,7 @@ describe("a streamed consume whose client misbehaves", () => {
   );
 
   it("a stop with a bad printed count, or no token, is refused and changes nothing", async () => {
-    const { produce, post, committed, port } = await nodeWithTopic();
+    const { produce, post, committed, port } = await nodeWithTopic(open, TOKEN);
     await produce("a");
     const res = await post(
       "/v1/consume",
@@ -134,7 +89,7 @@ describe("a streamed consume whose client misbehaves", () => {
   }, 60_000);
 
   it("concurrent streamed consumes get distinct ids, and each ends with its own end line", async () => {
-    const { produce, post } = await nodeWithTopic();
+    const { produce, post } = await nodeWithTopic(open, TOKEN);
     await produce("a");
     const texts = await Promise.all(
       Array.from({ length: 20 }, async () => {

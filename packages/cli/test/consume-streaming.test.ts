@@ -1,13 +1,11 @@
 import type { AddressInfo } from "node:net";
 import Fastify from "fastify";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConsoleConsumer } from "../src/node/console-consumer";
 import { ConsumeSessions } from "../src/node/consume-stream";
-import { buildAdminServer } from "../src/node/http-server";
-import { MirrorNode } from "../src/node/mirror-node";
 import { requestSignal } from "../src/node/request-signal";
 import { BIN, CLI_TEST_TIMEOUT_MS, ended, killAll, run, spawnBin, waitForLine } from "./cli-harness";
+import { nodeWithTopic } from "./consume-node";
 
 const open: { close(): unknown }[] = [];
 afterEach(async () => {
@@ -18,54 +16,13 @@ afterEach(async () => {
 const TOKEN = "consume-streaming-test-token";
 const BOB_TOKEN = "consume-streaming-test-bob-token";
 
-/** An in-memory node with topic `t` (one partition) on its destination, listening on a port. */
-async function nodeWithTopic() {
-  const node = MirrorNode.start({ name: "dr", brokers: 1, sources: [] });
-  open.push(node);
-  const app = buildAdminServer(node, pino({ level: "silent" }), {
-    adminToken: TOKEN,
-    principals: [{ principal: "User:bob", token: BOB_TOKEN }],
-    allowedHosts: [],
-  });
-  open.push(app);
-  await app.listen({ host: "127.0.0.1", port: 0 });
-  const port = (app.server.address() as AddressInfo).port;
-  const kafka = node.destination.kafka;
-  await kafka.admin().createTopics({ topics: [{ topic: "t", numPartitions: 1, replicationFactor: 1 }] });
-  const producer = kafka.producer();
-  await producer.connect();
-  open.push({ close: () => producer.disconnect() });
-  const produce = async (...values: string[]) => {
-    await producer.send({ topic: "t", messages: values.map((value) => ({ value })) });
-  };
-  const committed = async (group: string) => {
-    const offsets = await kafka.admin().fetchOffsets({ groupId: group, topics: ["t"] });
-    return offsets[0]?.partitions.map((p) => p.offset);
-  };
-  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`http://127.0.0.1:${port}${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers },
-      body: JSON.stringify(body),
-    });
-  const consumeArgs = (...args: string[]) => [
-    "consume",
-    "--bootstrap-server",
-    `127.0.0.1:${port}`,
-    "--token",
-    TOKEN,
-    "--topic",
-    "t",
-    ...args,
-  ];
-  return { node, produce, committed, post, consumeArgs };
-}
-
 describe("cluster-mirror consume prints messages as they arrive, as kafka-console-consumer.sh", () => {
   it(
     "prints each message before the consume stops; Ctrl-C reports them, exits 130, and the group starts after them",
     async () => {
-      const { produce, committed, consumeArgs } = await nodeWithTopic();
+      const { produce, committed, consumeArgs } = await nodeWithTopic(open, TOKEN, [
+        { principal: "User:bob", token: BOB_TOKEN },
+      ]);
       await produce("a", "b");
       // Ten minutes without a message before it stops by itself: only the Ctrl-C below ends it in time.
       const child = spawnBin(
@@ -93,7 +50,9 @@ describe("cluster-mirror consume prints messages as they arrive, as kafka-consol
   );
 
   it("a stop commits the messages the client printed, not the ones sent after them", async () => {
-    const { produce, committed, post } = await nodeWithTopic();
+    const { produce, committed, post } = await nodeWithTopic(open, TOKEN, [
+      { principal: "User:bob", token: BOB_TOKEN },
+    ]);
     await produce("a", "b", "c");
     const res = await post(
       "/v1/consume",
@@ -136,7 +95,7 @@ describe("cluster-mirror consume prints messages as they arrive, as kafka-consol
   }, 60_000);
 
   it("--timeout-ms is the wait for the next message (restarted by each one), not the consume's whole time", async () => {
-    const { produce, post } = await nodeWithTopic();
+    const { produce, post } = await nodeWithTopic(open, TOKEN, [{ principal: "User:bob", token: BOB_TOKEN }]);
     // One message a second for five seconds: no gap reaches the 2.5 s timeout, the whole time does.
     const producing = (async () => {
       for (const value of ["m0", "m1", "m2", "m3", "m4"]) {
@@ -151,7 +110,7 @@ describe("cluster-mirror consume prints messages as they arrive, as kafka-consol
   }, 60_000);
 
   it("a stream waiting for a message sends empty heartbeat lines, so no HTTP client gives up on it", async () => {
-    const { node } = await nodeWithTopic();
+    const { node } = await nodeWithTopic(open, TOKEN, [{ principal: "User:bob", token: BOB_TOKEN }]);
     const app = Fastify();
     open.push(app);
     const sessions = new ConsumeSessions(50);
@@ -182,7 +141,9 @@ describe("cluster-mirror consume prints messages as they arrive, as kafka-consol
   }, 60_000);
 
   it("a node that begins to stop ends a streamed consume with a 503 error line, committing nothing", async () => {
-    const { node, produce, committed, post } = await nodeWithTopic();
+    const { node, produce, committed, post } = await nodeWithTopic(open, TOKEN, [
+      { principal: "User:bob", token: BOB_TOKEN },
+    ]);
     await produce("a");
     const res = await post(
       "/v1/consume",

@@ -29,7 +29,12 @@ export function initialContext(input: MirrorPartitionInput | undefined): MirrorP
     lastMirrorEpoch: record.lastMirrorEpoch,
     lmeCaptured,
     aligned: recoveredAligned(record, lmeCaptured),
-    holdsMirroredData: cut || recoveredHoldsMirroredData(record),
+    // The log's local writes above the recorded LME overrule the records only where they cannot tell (a
+    // failover retried after STOPPED); a partition recovered MIRRORING or PAUSED holds mirrored data.
+    holdsMirroredData:
+      cut ||
+      (recoveredHoldsMirroredData(record) &&
+        (ALIGNED_STATES.has(record.state) || input?.localWritesAboveLme !== true)),
     localLeaderEpoch: input?.localLeaderEpoch ?? -1,
     // As TRUNCATED's `noteAligned`: the next record's leaderEpoch (>= 0) carries the cut to a later recovery.
     highestBatchEpoch: cut ? Math.max(record.leaderEpoch, 0) : record.leaderEpoch,
@@ -93,6 +98,13 @@ function recoveredAligned(record: RecoveredPartition, lmeCaptured: boolean): boo
  *   holds mirrored data, `leaderEpoch >= 0`: the record keeps the highest mirrored batch epoch it saw, at
  *   least 0 once PREPARING's truncation made the log a copy of the source, and starts again at -1 with
  *   each episode (PREPARING entered from UNKNOWN or STOPPED).
+ * The records cannot tell a STOPPED that failed again apart: its retry's STOPPING (previous state FAILED)
+ * keeps the episode's `leaderEpoch`, as a failover retried from FAILED after MIRRORING does, although the
+ * live coordinator's STOPPED closed the mirrored data (`holdsMirroredDataAfter`). The log tells
+ * (`MirrorPartitionInput.localWritesAboveLme`, read from the leader as the coordinator loads): data above the recorded LME was
+ * written by local producers once that failover made the topic writable, and a failover resumed over it must
+ * leave their producer state and transactions alone, as the live coordinator does (no PID reset over them,
+ * no ABORT marker over a live transaction).
  */
 function recoveredHoldsMirroredData(record: RecoveredPartition): boolean {
   if (ALIGNED_STATES.has(record.state)) return true;

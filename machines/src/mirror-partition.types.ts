@@ -198,6 +198,13 @@ export interface MirrorPartitionInput {
    */
   readonly logLatestEpoch?: number;
   /**
+   * The data partition's leader holds a data batch above the LME this cluster recorded at its last
+   * failover (a `LastMirrorEpochs` value, not a tombstone; `LocalReplica.hasDataBatchAbove`): local
+   * producers wrote there after that failover's barrier, so the log's producer state is the topic's own
+   * (see `initialContext`). Undefined when not known (no leader) or no LME is recorded.
+   */
+  readonly localWritesAboveLme?: boolean;
+  /**
    * Number in [0, 1) from the runtime's Random for the retry of a recovered FAILED partition. Required when
    * the record is a retryable FAILED one (a fresh number per recovery, so retries do not synchronize).
    */

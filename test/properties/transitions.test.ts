@@ -268,6 +268,37 @@ describe("property: faults inside transitions (A -> B)", () => {
               "(its open transaction abandoned)",
             )(sim) ?? reachesAbortAfterBarrier("b", "profiles", 0)(sim),
         },
+        {
+          // b's orders-0 failed over (STOPPED, a barrier at 0), local producers wrote, then a late fetch error
+          // failed it again: FAILED's retry ran STOPPING (previous state FAILED), and a broker crash moved
+          // __mirror_state's leadership meanwhile. The new coordinator recovered that STOPPING from its records
+          // alone, which keep the episode's leaderEpoch (0): it took the log for mirrored data, aborted every
+          // open transaction and wrote a second MIRROR_PID_RESET over the local producers' data. A recovered
+          // coordinator now reads the log: data above the recorded LME is the topic's own (as the live one,
+          // whose STOPPED closed the mirrored data, it writes no marker and no reset).
+          bug: "soak transitions FC_SEED=665: a failover retried after STOPPED, resumed by a new coordinator, wrote a MIRROR_PID_RESET over the local producers' data",
+          simSeed: 14,
+          steps: [
+            "crashSoon(133,958,236,3546)",
+            "corrupt(167,895,483)",
+            "txnBegin(261,617)",
+            "fastDisk(800)",
+            "failStopped(512,3)",
+            "loopAdd(663)",
+            "produce(356,46,1)",
+            "restartNode(255)",
+          ],
+          reaches: (sim) =>
+            reachesSteps(
+              "no STOPPED partition failed again after local writes while a b broker crashed",
+              "crash b broker",
+              "fail b-from-a orders-0 (STOPPED, writable) with a late fetch error: STOPPED and writable again",
+              /local produce to b\/orders-0: ok/,
+            )(sim) ??
+            (sim.stats.stoppedFailedAgain > 0
+              ? undefined
+              : "no local data above the barrier before the failure"),
+        },
         ...[
           [
             "a pause of the same topic",

@@ -44,6 +44,7 @@ function referenceFold(records: readonly StateLogRecord[]): Map<string, LoadedPa
         state: null,
         lastMirrorEpoch: -1,
         lastMirrorEpochSinceState: false,
+        lastMirrorEpochRecorded: false,
         // A LastMirrorEpochs tombstone that found no entry: the session's, when the state record that opens
         // the entry carries a mirrored epoch (a compacted log), else a deleted mirror's.
         alignedInSession:
@@ -63,9 +64,10 @@ function referenceFold(records: readonly StateLogRecord[]): Map<string, LoadedPa
     } else {
       e.lastMirrorEpoch = d.value === null ? -1 : (d.value as { lastMirrorEpoch: number }).lastMirrorEpoch;
       e.lastMirrorEpochSinceState = d.value !== null;
+      e.lastMirrorEpochRecorded = d.value !== null;
       e.alignedInSession = d.value === null;
     }
-    if (e.state === null && e.lastMirrorEpoch < 0) out.delete(id);
+    if (e.state === null && e.lastMirrorEpoch < 0 && !e.lastMirrorEpochRecorded) out.delete(id);
   }
   return out;
 }
@@ -149,6 +151,31 @@ describe("foldMirrorState", () => {
       lastMirrorEpoch: -1,
       lastMirrorEpochSinceState: false,
     });
+  });
+
+  it("tells whether an LME, even -1, is recorded (a value, not a tombstone), in the full and the compacted log", () => {
+    const at = foldOnePartition;
+    const state = (s: string, previousState: string, stateEpoch: number) => ({
+      kind: "MirrorPartitionState" as const,
+      value: {
+        state: s,
+        leaderEpoch: 0,
+        stateEpoch,
+        errorMessage: null,
+        retryAttempt: 0,
+        previousState,
+      } as MirrorPartitionStateValue,
+    });
+    const lme = (n: number) => ({ kind: "LastMirrorEpochs" as const, value: { lastMirrorEpoch: n } });
+    const clear = { kind: "LastMirrorEpochs" as const, value: null };
+    const retried = state("STOPPING", "FAILED", 6);
+    // Full history: the failover's LME -1, STOPPED, failed again, its retry's STOPPING.
+    const full = [state("STOPPING", "MIRRORING", 3), lme(-1), state("STOPPED", "STOPPING", 4), retried];
+    expect(at(full)).toMatchObject({ lastMirrorEpoch: -1, lastMirrorEpochRecorded: true });
+    // Compacted: the LME -1 value comes first, before any state record of the key.
+    expect(at([lme(-1), retried])).toMatchObject({ lastMirrorEpoch: -1, lastMirrorEpochRecorded: true });
+    expect(at([clear, retried])).toMatchObject({ lastMirrorEpoch: -1, lastMirrorEpochRecorded: false });
+    expect(at([retried])).toMatchObject({ lastMirrorEpochRecorded: false });
   });
 
   it("tells whether PREPARING's truncation completed in the current session (its LME tombstone since)", () => {

@@ -729,7 +729,7 @@ export class CoordinatorShard {
         ...(entry.lastMirrorEpochSinceState ? { lastMirrorEpochCaptured: true } : {}),
         ...(entry.alignedInSession ? { alignedInSession: true } : {}),
       };
-      const input = this.recoveryInput(key, record, topic.paused);
+      const input = this.recoveryInput(key, record, topic.paused, entry.lastMirrorEpochRecorded);
       partitions.set(id, new PartitionRuntime(id, key, record.stateEpoch));
       const spawns = byMirror.get(key.mirror);
       if (spawns === undefined) byMirror.set(key.mirror, [{ id, input }]);
@@ -743,16 +743,25 @@ export class CoordinatorShard {
     key: MirrorPartitionKey,
     record: RecoveredPartition,
     paused = pauseRequested(this.options.topics, key.topic),
+    lmeRecorded = false,
   ): MirrorPartitionInput {
     const o = this.options;
     const leader = o.destination.leaderOf(key.topic, key.partition);
     let localLeaderEpoch = -1;
     // The log's last epoch: a recovered PREPARING reads from it whether its truncation cut the log already.
     let logLatestEpoch: number | undefined;
+    // Local producers' data above the recorded LME: a recovered failover retried after STOPPED leaves it alone.
+    let localWritesAboveLme: boolean | undefined;
     try {
       const replica = leader >= 0 ? o.destination.replica(leader, key.topic, key.partition) : undefined;
       localLeaderEpoch = replica?.leaderEpoch() ?? -1;
       logLatestEpoch = replica?.latestEpoch();
+      // Not known when the leader cannot be read: the records decide alone, as before.
+      try {
+        localWritesAboveLme = lmeRecorded ? replica?.hasDataBatchAbove(record.lastMirrorEpoch) : undefined;
+      } catch {
+        localWritesAboveLme = undefined;
+      }
     } catch {
       localLeaderEpoch = -1;
       logLatestEpoch = undefined;
@@ -762,6 +771,7 @@ export class CoordinatorShard {
       record,
       localLeaderEpoch,
       ...(logLatestEpoch === undefined ? {} : { logLatestEpoch }),
+      ...(localWritesAboveLme === undefined ? {} : { localWritesAboveLme }),
       pauseRequested: paused,
       ...(failedRetryable ? { retryJitter: o.random.next() } : {}),
       ...(o.retry ? { retry: o.retry } : {}),

@@ -25,6 +25,8 @@ export interface LoadedPartitionState {
    * record: the LME the failover in progress captured, even when it is -1 (nothing was mirrored).
    */
   lastMirrorEpochSinceState: boolean;
+  /** The last `LastMirrorEpochs` record is a value (a failover recorded it), not a tombstone or absent. */
+  lastMirrorEpochRecorded: boolean;
   /**
    * PREPARING's truncation completed in the current mirroring session and no LME was captured since: the
    * log is a copy of the source. Read from the history as the simulator's `failoverAlignment` reads it: a
@@ -158,6 +160,7 @@ function apply(
       state: null,
       lastMirrorEpoch: -1,
       lastMirrorEpochSinceState: false,
+      lastMirrorEpochRecorded: false,
       alignedInSession:
         afterTombstone &&
         kind === "MirrorPartitionState" &&
@@ -175,7 +178,10 @@ function apply(
   } else {
     entry.lastMirrorEpoch = value === null ? -1 : (value as number);
     entry.lastMirrorEpochSinceState = value !== null;
+    entry.lastMirrorEpochRecorded = value !== null;
     entry.alignedInSession = value === null;
   }
-  if (entry.state === null && entry.lastMirrorEpoch < 0) out.delete(p.id);
+  // A recorded LME of -1 (a failover over a log that mirrored nothing) is kept as a value: the compacted log
+  // may replay it before the state record it came with.
+  if (entry.state === null && entry.lastMirrorEpoch < 0 && !entry.lastMirrorEpochRecorded) out.delete(p.id);
 }

@@ -55,4 +55,15 @@ describe("a recovered failover retried after STOPPED", () => {
       expect(r.effects.at(-1)?.map((e) => e.type)).toEqual(["appendPidReset"]);
     }
   });
+
+  it("a partition recovered MIRRORING or PAUSED holds mirrored data whatever the log says (a stale LME record)", () => {
+    for (const state of ["MIRRORING", "PAUSED"] as const) {
+      const recovered = recoverPartition({
+        record: { ...retriedStopping, state, previousState: "PREPARING", lastMirrorEpoch: 3 },
+        logLatestEpoch: 10,
+        localWritesAboveLme: true,
+      });
+      expect(recovered.snapshot.context.holdsMirroredData).toBe(true);
+    }
+  });
 });

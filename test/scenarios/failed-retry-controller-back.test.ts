@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { expectOneRetryThenCopy, failback, failedOverWithDivergentTail } from "./failed-retry-helpers";
 import {
   LONG_RETRY_BACKOFF,
   type Node,
@@ -58,7 +59,7 @@ async function failbackFailedOnNoController(t: Topology): Promise<{ a: Node; b: 
     controller.recordReplicaTruncation = record;
     return record(...args);
   };
-  const seen = await failbackPreparing(t, a, b);
+  const seen = await failbackPreparing(t, a);
   await t.until(() => !controller.isAvailable, "a's controller gone at the truncation");
   const lost = t.clock.now();
   await t.until(async () => (await onlyRowOf(a, "back")).state === "FAILED", "FAILED on NOT_CONTROLLER");
@@ -72,38 +73,12 @@ async function failbackFailedOnNoController(t: Topology): Promise<{ a: Node; b: 
 }
 
 /**
- * A failback that met no controller: one retry, the one the controller's return brought on (the budget's
- * other attempts are left), then MIRRORING with the divergent tail cut: a is b's copy, batch for batch.
- */
-function expectOneRetryThenCopy(seen: readonly string[], a: Node, b: Node): void {
-  expect(seen.slice(0, 4)).toEqual([
-    "UNKNOWN->PREPARING",
-    "PREPARING->FAILED",
-    "FAILED->PREPARING",
-    "PREPARING->MIRRORING",
-  ]);
-  expect(ordersBatches(a)).toEqual(ordersBatches(b));
-}
-
-/**
  * `orders` failed over to b (STOPPED), a kept writing (a divergent tail), and the failback to a by `back`
  * started (PREPARING: its truncation cuts that tail). Returns a's lifecycle changes of `back`.
  */
-async function failbackPreparing(t: Topology, a: Node, b: Node): Promise<string[]> {
-  await ordersOn(t, a, 3);
-  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-  await untilCaughtUp(t, b, "dr caught up");
-  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-  await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "dr STOPPED");
-  const producer = a.kafka.producer();
-  await t.run(producer.connect());
-  await t.run(producer.send({ topic: "orders", messages: [{ value: "divergent on a" }], acks: -1 }));
-
-  const seen = transitionsOf(a, "back");
-  await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
-  await t.run(a.mirroring.admin.addTopics("back", "orders"));
-  return seen;
+async function failbackPreparing(t: Topology, a: Node): Promise<string[]> {
+  await failedOverWithDivergentTail(t);
+  return failback(t, a);
 }
 
 /**
@@ -170,7 +145,7 @@ describe("a FAILED partition whose step the destination's controller refused (NO
         }
       }
     };
-    const seen = await failbackPreparing(t, a, b);
+    const seen = await failbackPreparing(t, a);
     await untilCaughtUp(t, a, "back caught up", "back");
     expect(back).toBeDefined();
     expect(t.clock.now() - back!).toBeLessThan(1_000);

@@ -1,10 +1,15 @@
 import { MIRROR_STATE_TOPIC, mirrorStatePartitionFor } from "@cluster-mirror/mirror";
 import { describe, expect, it } from "vitest";
-import { coordinatorOf, failedPreparingSourceDown } from "./failed-retry-helpers";
+import {
+  coordinatorOf,
+  expectOneRetryThenCopy,
+  failback,
+  failedOverWithDivergentTail,
+  failedPreparingSourceDown,
+} from "./failed-retry-helpers";
 import {
   failForGood,
   LONG_RETRY_BACKOFF,
-  type Node,
   onlyRowOf,
   ordersBatches,
   ordersOn,
@@ -13,40 +18,6 @@ import {
   transitionsOf,
   untilCaughtUp,
 } from "./helpers";
-
-/**
- * `orders` (3 records; on the broker `onBroker` alone when given, else on 3) mirrored to b by `dr`, failed
- * over to b (STOPPED), and a wrote on (a divergent tail): where a failback by `back` starts.
- */
-async function failedOverWithDivergentTail(t: Topology, onBroker?: number) {
-  const [a, b] = [t.node("a"), t.node("b")];
-  if (onBroker === undefined) await ordersOn(t, a, 3);
-  else {
-    const replicaAssignment = [{ partition: 0, replicas: [onBroker] }];
-    await t.run(a.kafka.admin().createTopics({ topics: [{ topic: "orders", replicaAssignment }] }));
-    const producer = a.kafka.producer({ idempotent: true });
-    await t.run(producer.connect());
-    for (let i = 0; i < 3; i++)
-      await t.run(producer.send({ topic: "orders", messages: [{ value: `v${i}` }] }));
-  }
-  await t.run(b.mirroring.admin.createMirror("dr", { "bootstrap.servers": "a:9092" }));
-  await t.run(b.mirroring.admin.addTopics("dr", "orders"));
-  await untilCaughtUp(t, b, "dr caught up");
-  await t.run(b.mirroring.admin.removeTopics("dr", "orders"));
-  await t.until(async () => (await onlyRowOf(b)).state === "STOPPED", "dr STOPPED");
-  const producer = a.kafka.producer();
-  await t.run(producer.connect());
-  await t.run(producer.send({ topic: "orders", messages: [{ value: "divergent on a" }], acks: -1 }));
-  return { a, b };
-}
-
-/** Starts the failback of `orders` to a by `back`; returns a's lifecycle changes of `back` from then on. */
-async function failback(t: Topology, a: Node): Promise<string[]> {
-  const seen = transitionsOf(a, "back");
-  await t.run(a.mirroring.admin.createMirror("back", { "bootstrap.servers": "b:9092" }));
-  await t.run(a.mirroring.admin.addTopics("back", "orders"));
-  return seen;
-}
 
 /**
  * The failback of `orders`, with a's controller gone from the moment its truncation asks it to record the
@@ -104,17 +75,6 @@ async function failbackFailedLeaderlessThenCoordinatorCrashed(t: Topology) {
   expect(await onlyRowOf(a, "back")).toMatchObject({ state: "FAILED", retryAttempt: 0 });
   expect(seen).toEqual(["UNKNOWN->PREPARING", "PREPARING->FAILED"]);
   return { a, b, seen };
-}
-
-/** The failback, through one retry: MIRRORING with the divergent tail cut, a is b's copy batch for batch. */
-function expectOneRetryThenCopy(seen: readonly string[], a: Node, b: Node): void {
-  expect(seen.slice(0, 4)).toEqual([
-    "UNKNOWN->PREPARING",
-    "PREPARING->FAILED",
-    "FAILED->PREPARING",
-    "PREPARING->MIRRORING",
-  ]);
-  expect(ordersBatches(a)).toEqual(ordersBatches(b));
 }
 
 /**
